@@ -1,0 +1,105 @@
+# gpushare — plain Makefile. `make` builds build/gpushare.
+# make test    unit + golden + CLI tests (what CI runs besides e2e)
+# make asan    the same tests under AddressSanitizer + UBSan
+# make valgrind  unit + CLI tests under valgrind (leaks are errors)
+# make e2e     end-to-end tests against the local control plane
+# make bench   benchmarks, printed as ratios against their baselines
+# make fuzz    short libFuzzer runs of every parser
+# make ci      everything .ci/run needs, deps included
+
+CC ?= cc
+BUILD ?= build
+PKGS := yaml-0.1 jansson libcurl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-missing-field-initializers -Wno-format-truncation
+OPT ?= -O2 -g
+CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Isrc -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS) $(EXTRA_LDFLAGS)
+
+SRC := $(sort $(wildcard src/*.c src/cmd/*.c))
+LIB_SRC := $(filter-out src/main.c,$(SRC))
+GEN_SRC :=
+# Module fragments (generated sources, extra rules) live in mk/*.mk.
+include $(sort $(wildcard mk/*.mk))
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ := $(BUILD)/obj/src/main.o
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all test unit golden cli asan valgrind e2e bench fuzz fuzz-build ci deps clean \
+	cluster-up cluster-down demo format
+
+all: $(BUILD)/gpushare
+
+$(BUILD)/gpushare: $(MAIN_OBJ) $(BUILD)/libgpushare.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/libgpushare.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgpushare.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(BUILD)/libgpushare.a $(LDLIBS_ALL) -lcmocka
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d)
+
+unit: $(UNIT_BIN)
+	@tests/run-unit.sh $(UNIT_BIN)
+
+golden: $(BUILD)/gpushare
+	@tests/golden/run.sh $(BUILD)/gpushare
+
+cli: $(BUILD)/gpushare
+	@tests/cli/run.sh $(BUILD)/gpushare
+
+test: unit golden cli
+
+asan:
+	$(MAKE) BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+		EXTRA_LDFLAGS="-fsanitize=address,undefined" test
+
+valgrind: all $(UNIT_BIN)
+	@GS_VALGRIND=1 tests/run-unit.sh $(UNIT_BIN)
+	@GS_VALGRIND=1 tests/cli/run.sh $(BUILD)/gpushare
+
+e2e: all
+	@tests/e2e/run.sh $(BUILD)/gpushare
+
+bench: all
+	@bench/run.sh $(BUILD)/gpushare
+
+fuzz:
+	@fuzz/run.sh $${FUZZ_SECONDS:-20}
+
+deps:
+	@scripts/deps.sh
+
+ci: deps
+	$(MAKE) all
+	$(MAKE) test
+	$(MAKE) asan
+	$(MAKE) valgrind
+
+cluster-up:
+	@scripts/cluster/up.sh
+
+cluster-down:
+	@scripts/cluster/down.sh
+
+demo: deps all
+	@scripts/demo.sh
+
+format:
+	clang-format -i $(SRC) $(wildcard src/*.h src/cmd/*.h tests/unit/*.c fuzz/*.c)
+
+clean:
+	rm -rf build

@@ -1,0 +1,18 @@
+#ifndef GS_CMD_H
+#define GS_CMD_H
+
+/*
+ * Subcommands. Each returns the process exit status:
+ * 0 ok, 1 a finding (over-limit request, lint error, ...), 2 bad input or usage.
+ * Only these files print or choose exit codes.
+ */
+enum { EXIT_OK = 0, EXIT_FINDING = 1, EXIT_USAGE = 2 };
+
+int cmd_advertise(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_lint(int argc, char **argv);
+int cmd_isolation(int argc, char **argv);
+int cmd_sync(int argc, char **argv);
+int cmd_lab(int argc, char **argv);
+
+#endif

@@ -1,0 +1,12 @@
+#include <stdio.h>
+
+#include "cmd.h"
+
+/* Placeholder until the command lands; fails loudly so nothing mistakes it for done. */
+int cmd_sync(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fputs("gpushare sync: not available in this build\n", stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,165 @@
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gs_error_clear(struct gs_error *err)
+{
+	if (!err)
+		return;
+	err->file[0] = '\0';
+	err->line = 0;
+	err->col = 0;
+	err->msg[0] = '\0';
+}
+
+void gs_error_set(struct gs_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	gs_error_clear(err);
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+void gs_error_at(struct gs_error *err, const char *file, int line, int col, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	gs_error_clear(err);
+	snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
+	err->line = line;
+	err->col = col;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+void gs_error_prefix(struct gs_error *err, const char *fmt, ...)
+{
+	char prefix[512];
+	char old[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	snprintf(err->msg, sizeof(err->msg), "%s%s", prefix, old);
+}
+
+const char *gs_error_str(const struct gs_error *err, char *buf, size_t size)
+{
+	if (err->file[0] && err->line > 0 && err->col > 0)
+		snprintf(buf, size, "%s:%d:%d: %s", err->file, err->line, err->col, err->msg);
+	else if (err->file[0] && err->line > 0)
+		snprintf(buf, size, "%s:%d: %s", err->file, err->line, err->msg);
+	else if (err->file[0])
+		snprintf(buf, size, "%s: %s", err->file, err->msg);
+	else
+		snprintf(buf, size, "%s", err->msg);
+	return buf;
+}
+
+void gs_warnings_init(struct gs_warnings *w)
+{
+	w->items = NULL;
+	w->n = 0;
+	w->cap = 0;
+}
+
+void gs_warnings_add(struct gs_warnings *w, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	s = gs_xmalloc((size_t)len + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	if (w->n == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 4;
+		w->items = gs_xrealloc(w->items, w->cap * sizeof(*w->items));
+	}
+	w->items[w->n++] = s;
+}
+
+void gs_warnings_release(struct gs_warnings *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->items[i]);
+	free(w->items);
+	gs_warnings_init(w);
+}
+
+static void oom(void)
+{
+	fputs("gpushare: out of memory\n", stderr);
+	abort();
+}
+
+void *gs_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *gs_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *gs_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom();
+	return q;
+}
+
+char *gs_xstrdup(const char *s)
+{
+	return gs_xstrndup(s, strlen(s));
+}
+
+char *gs_xstrndup(const char *s, size_t n)
+{
+	char *p = gs_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *gs_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+	char *s;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	s = gs_xmalloc((size_t)len + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}

@@ -1,0 +1,50 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "version.h"
+#include "banned.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"advertise", cmd_advertise, "print what a node would advertise (resources and labels)"},
+	{"check", cmd_check, "check pod manifests for GPU requests before deploy"},
+	{"lint", cmd_lint, "validate a device-plugin ConfigMap as the real plugin would"},
+	{"isolation", cmd_isolation, "memory and fault isolation of time-slicing, MPS and MIG"},
+	{"sync", cmd_sync, "write each node's advertisement into the cluster"},
+	{"lab", cmd_lab, "run the eight-step GPU sharing scenario against a cluster"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: gpushare <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'gpushare <command> --help' shows a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("gpushare %s\n", GPUSHARE_VERSION);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "gpushare: '%s' is not a command; see 'gpushare --help'\n", argv[1]);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,1 @@
+#define GPUSHARE_VERSION "0.1.0"

@@ -1,0 +1,83 @@
+#ifndef GS_YAML_H
+#define GS_YAML_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "error.h"
+
+/*
+ * Multi-document YAML loaded (libyaml) into jansson trees, with the source
+ * position of every node kept in a side table for error messages.
+ *
+ * Scalars resolve as Kubernetes (sigs.k8s.io/yaml, YAML 1.1-ish core) does:
+ * a quoted scalar stays a string; plain `2` is an integer, `1.5` a real,
+ * `true`/`false` booleans, `null`/`~`/empty null; anchors and aliases are
+ * expanded. Limits cap input size, nesting depth and alias expansion so a
+ * hostile file yields an error, not an exhausted machine.
+ */
+
+struct yaml_limits {
+	size_t max_bytes;           /* whole input */
+	unsigned max_depth;         /* nesting of mappings/sequences */
+	size_t max_nodes;           /* nodes after alias expansion */
+	size_t max_docs;            /* documents in one stream */
+};
+
+/* Defaults: 64 MiB, depth 256, 4M nodes, 100000 documents. */
+extern const struct yaml_limits yaml_default_limits;
+
+struct yaml_pos {
+	int line; /* 1-based; 0 = unknown */
+	int col;  /* 1-based */
+};
+
+/* Opaque: owns every document tree and the position table. */
+struct yaml_stream;
+
+/*
+ * Load a whole file / buffer. `name` is used in error messages
+ * ("name:line:col: what is wrong"). `origin` shifts positions, for YAML
+ * embedded in another file (e.g. a ConfigMap `|-` value): it is where the
+ * buffer's first character sits, and every line of the buffer is taken to
+ * start at origin.col (true of block scalars, whose indentation YAML
+ * strips). Pass {0,0} for none. On failure returns -1, *out is NULL and err
+ * has file:line:col.
+ */
+int yaml_load_file(const char *path, const struct yaml_limits *limits, struct yaml_stream **out,
+		   struct gs_error *err) GS_WUR;
+int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_pos origin,
+		     const struct yaml_limits *limits, struct yaml_stream **out,
+		     struct gs_error *err) GS_WUR;
+
+size_t yaml_stream_count(const struct yaml_stream *s);
+/* Borrowed. An empty document is json_null(). */
+json_t *yaml_stream_doc(const struct yaml_stream *s, size_t i);
+const char *yaml_stream_name(const struct yaml_stream *s);
+
+/*
+ * Where a node starts. For jansson singletons (true/false/null) the position
+ * is not unique; use yaml_stream_key_pos / yaml_stream_index_pos instead.
+ * Return 0 when found, -1 when unknown (pos set to {0,0}).
+ */
+int yaml_stream_pos(const struct yaml_stream *s, const json_t *node, struct yaml_pos *pos);
+/* Position of the value stored under `key` in `object` (falls back to the key). */
+int yaml_stream_key_pos(const struct yaml_stream *s, const json_t *object, const char *key,
+			struct yaml_pos *pos);
+int yaml_stream_index_pos(const struct yaml_stream *s, const json_t *array, size_t index,
+			  struct yaml_pos *pos);
+/*
+ * For a string scalar written as a block (`|`, `|-`, `>`), the position of
+ * its first content character, so YAML embedded in it can be loaded with
+ * that origin. For other scalars, the scalar's own start.
+ */
+int yaml_stream_content_origin(const struct yaml_stream *s, const json_t *string_node,
+			       struct yaml_pos *origin);
+
+/* Fill err with "name:line:col: msg" for node (position may be unknown). */
+void yaml_error_at(const struct yaml_stream *s, const json_t *node, struct gs_error *err,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+void yaml_stream_free(struct yaml_stream *s);
+
+#endif

@@ -1,0 +1,57 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+static void error_with_position(void **state)
+{
+	struct gs_error err;
+	char buf[2048];
+
+	(void)state;
+	gs_error_at(&err, "pod.yaml", 3, 7, "mapping values are not allowed here");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
+			    "pod.yaml:3:7: mapping values are not allowed here");
+	gs_error_prefix(&err, "unable to load config: ");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
+			    "pod.yaml:3:7: unable to load config: mapping values are not allowed here");
+}
+
+static void error_without_position(void **state)
+{
+	struct gs_error err;
+	char buf[2048];
+
+	(void)state;
+	gs_error_set(&err, "specified config %s does not exist", "mps");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)), "specified config mps does not exist");
+}
+
+static void warnings_grow_and_free(void **state)
+{
+	struct gs_warnings w;
+
+	(void)state;
+	gs_warnings_init(&w);
+	for (int i = 0; i < 20; i++)
+		gs_warnings_add(&w, "warning %d", i);
+	assert_int_equal(w.n, 20);
+	assert_string_equal(w.items[19], "warning 19");
+	gs_warnings_release(&w);
+	assert_int_equal(w.n, 0);
+	assert_null(w.items);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(error_with_position),
+		cmocka_unit_test(error_without_position),
+		cmocka_unit_test(warnings_grow_and_free),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
