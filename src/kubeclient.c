@@ -1,0 +1,1070 @@
+#include "kubeclient.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "version.h"
+#include "banned.h"
+
+#define DEF_REQUEST_TIMEOUT_MS 30000L
+#define DEF_CONNECT_TIMEOUT_MS 10000L
+#define DEF_DEADLINE_MS 60000L
+#define DEF_MAX_ATTEMPTS 8u
+#define DEF_BACKOFF_BASE_MS 200L
+#define DEF_BACKOFF_MAX_MS 10000L
+#define DEF_MAX_RESPONSE (64u * 1024 * 1024)
+#define DEF_MAX_LIST_ITEMS 1000000u
+#define DEF_PAGE_SIZE 500u
+#define MAX_URL_LEN 8192u
+#define MAX_TOKEN_FILE (64u * 1024)
+#define TOKEN_REREAD_MS 60000L /* client-go's cached file token source period */
+#define SERVER_TEXT_MAX 1024u  /* a non-Status error body quoted in a message */
+
+struct buf {
+	char *p;
+	size_t len;
+	size_t cap;
+	size_t max;
+	bool overflow;
+};
+
+struct kube_client {
+	CURL *curl;
+	char *base;    /* URL prefix requests are appended to */
+	char *ns;
+	char *trust;   /* what the server is verified against, for TLS errors */
+	char *token_file;
+	long long token_checked_ms;
+	struct timespec token_mtime;
+	struct curl_slist *connect_to;
+	struct kube_client_opts o;
+	char *user_agent;
+	char errbuf[CURL_ERROR_SIZE];
+	struct kube_status last;
+	uint64_t rng;
+	struct buf body;
+	long retry_after_hdr;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long long ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* Overwrite a secret before it goes back to the allocator. */
+static void wipe_free(char *s)
+{
+	volatile char *v = s;
+
+	if (!s)
+		return;
+	while (*v)
+		*v++ = '\0';
+	free(s);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	/* xorshift64*: jitter only, not security. */
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 2685821657736338717ULL;
+}
+
+static void trace(struct kube_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void trace(struct kube_client *c, const char *fmt, ...)
+{
+	char line[MAX_URL_LEN + 256];
+	va_list ap;
+
+	if (!c->o.trace)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	c->o.trace(c->o.trace_arg, line);
+}
+
+/* ---- Status ---------------------------------------------------------------------------- */
+
+static void status_init(struct kube_status *st)
+{
+	st->code = 0;
+	st->reason = gs_xstrdup("");
+	st->message = gs_xstrdup("");
+	st->details = NULL;
+	st->retry_after_s = 0;
+}
+
+void kube_status_release(struct kube_status *st)
+{
+	if (!st)
+		return;
+	free(st->reason);
+	free(st->message);
+	json_decref(st->details);
+	st->reason = NULL;
+	st->message = NULL;
+	st->details = NULL;
+	st->code = 0;
+	st->retry_after_s = 0;
+}
+
+/* Go's %q, close enough for a quoted server text: printable ASCII kept, the rest escaped. */
+static char *go_quote(const char *s, size_t len)
+{
+	size_t cap = len * 4 + 3, o = 0;
+	char *q = gs_xmalloc(cap);
+
+	q[o++] = '"';
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '"' || ch == '\\') {
+			q[o++] = '\\';
+			q[o++] = (char)ch;
+		} else if (ch == '\n') {
+			q[o++] = '\\';
+			q[o++] = 'n';
+		} else if (ch == '\t') {
+			q[o++] = '\\';
+			q[o++] = 't';
+		} else if (ch < 0x20 || ch == 0x7f) {
+			o += (size_t)snprintf(q + o, cap - o, "\\x%02x", ch);
+		} else {
+			q[o++] = (char)ch;
+		}
+	}
+	q[o++] = '"';
+	q[o] = '\0';
+	return q;
+}
+
+/* client-go's NewGenericServerResponse texts, for error bodies that are no Status. */
+static void generic_status(struct kube_status *st, int code, const char *method, const char *body,
+			   size_t len)
+{
+	const char *reason = "Unknown";
+	char *msg = NULL;
+	char *server;
+
+	/* client-go trims the text and quotes it; cap what we quote. */
+	while (len && (body[0] == ' ' || body[0] == '\n' || body[0] == '\r' || body[0] == '\t')) {
+		body++;
+		len--;
+	}
+	while (len && (body[len - 1] == ' ' || body[len - 1] == '\n' || body[len - 1] == '\r' ||
+		       body[len - 1] == '\t'))
+		len--;
+	if (len > SERVER_TEXT_MAX)
+		len = SERVER_TEXT_MAX;
+	server = gs_xstrndup(body ? body : "", body ? len : 0);
+
+	switch (code) {
+	case 409:
+		reason = method && !strcmp(method, "POST") ? "AlreadyExists" : "Conflict";
+		msg = gs_xstrdup("the server reported a conflict");
+		break;
+	case 404:
+		reason = "NotFound";
+		msg = gs_xstrdup("the server could not find the requested resource");
+		break;
+	case 400:
+		reason = "BadRequest";
+		msg = gs_xstrdup("the server rejected our request for an unknown reason");
+		break;
+	case 401:
+		reason = "Unauthorized";
+		msg = gs_xstrdup("the server has asked for the client to provide credentials");
+		break;
+	case 403:
+		reason = "Forbidden";
+		msg = gs_xstrdup(server[0] ? server
+					   : "the server does not allow access to the requested resource");
+		break;
+	case 405:
+		reason = "MethodNotAllowed";
+		msg = gs_xstrdup("the server does not allow this method on the requested resource");
+		break;
+	case 406:
+		reason = "NotAcceptable";
+		msg = gs_xstrdup(server[0] ? server
+					   : "the server was unable to respond with a content type that "
+					     "the client supports");
+		break;
+	case 415:
+		reason = "UnsupportedMediaType";
+		msg = gs_xstrdup(server);
+		break;
+	case 422:
+		reason = "Invalid";
+		msg = gs_xstrdup("the server rejected our request due to an error in our request");
+		break;
+	case 429:
+		reason = "TooManyRequests";
+		msg = gs_xstrdup("the server has received too many requests and has asked us to "
+				 "try again later");
+		break;
+	case 503:
+		reason = "ServiceUnavailable";
+		msg = gs_xstrdup("the server is currently unable to handle the request");
+		break;
+	case 504:
+		reason = "Timeout";
+		msg = gs_xstrdup("the server was unable to return a response in the time allotted, "
+				 "but may still be processing the request");
+		break;
+	default:
+		if (code >= 500) {
+			char *q = go_quote(server, strlen(server));
+			reason = "InternalError";
+			msg = gs_xasprintf("an error on the server (%s) has prevented the request "
+					   "from succeeding",
+					   q);
+			free(q);
+		} else {
+			msg = gs_xasprintf("the server responded with the status code %d but did "
+					   "not return more information",
+					   code);
+		}
+	}
+	free(server);
+	free(st->reason);
+	free(st->message);
+	st->reason = gs_xstrdup(reason);
+	st->message = msg;
+}
+
+void kube_status_from_response(struct kube_status *st, int http_code, const char *method,
+			       const char *body, size_t len)
+{
+	json_t *root = NULL, *v;
+	json_error_t jerr;
+	const char *kind;
+
+	status_init(st);
+	st->code = http_code;
+	if (body && len)
+		root = json_loadb(body, len, 0, &jerr);
+	kind = json_string_value(json_object_get(root, "kind"));
+	if (!json_is_object(root) || !kind || strcmp(kind, "Status") != 0) {
+		generic_status(st, http_code, method, body, body ? len : 0);
+		json_decref(root);
+		return;
+	}
+	/* Fill the generic texts first so an absent field still reads well. */
+	generic_status(st, http_code, method, "", 0);
+	v = json_object_get(root, "message");
+	if (json_is_string(v) && json_string_length(v) > 0) {
+		free(st->message);
+		st->message = gs_xstrndup(json_string_value(v), json_string_length(v));
+	}
+	v = json_object_get(root, "reason");
+	if (json_is_string(v) && json_string_length(v) > 0) {
+		free(st->reason);
+		st->reason = gs_xstrdup(json_string_value(v));
+	}
+	v = json_object_get(root, "details");
+	if (json_is_object(v)) {
+		json_t *ra = json_object_get(v, "retryAfterSeconds");
+		st->details = json_incref(v);
+		if (json_is_integer(ra) && json_integer_value(ra) > 0)
+			st->retry_after_s = (long)json_integer_value(ra);
+	}
+	json_decref(root);
+}
+
+/* ---- setup ----------------------------------------------------------------------------- */
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct buf *b = userdata;
+	size_t n = size * nmemb;
+
+	if (n > b->max - b->len) {
+		b->overflow = true;
+		return 0;
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 16384;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		b->p = gs_xrealloc(b->p, cap);
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, ptr, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return n;
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct kube_client *c = userdata;
+	size_t n = size * nmemb;
+	static const char name[] = "retry-after:";
+	size_t k = sizeof(name) - 1;
+
+	if (n > k && !strncasecmp(ptr, name, k)) {
+		long v = 0;
+		size_t i = k;
+		while (i < n && (ptr[i] == ' ' || ptr[i] == '\t'))
+			i++;
+		/* Delay-seconds only; the apiserver never sends the HTTP-date form. */
+		while (i < n && ptr[i] >= '0' && ptr[i] <= '9' && v < 86400)
+			v = v * 10 + (ptr[i++] - '0');
+		c->retry_after_hdr = v;
+	}
+	return n;
+}
+
+static int read_token_file(const char *path, char **out, struct timespec *mtime)
+{
+	FILE *f = fopen(path, "rb");
+	char *s;
+	size_t n, b = 0, e;
+	struct stat sb;
+
+	if (!f)
+		return -1;
+	if (fstat(fileno(f), &sb) == 0 && mtime)
+		*mtime = sb.st_mtim;
+	s = gs_xmalloc(MAX_TOKEN_FILE + 1);
+	n = fread(s, 1, MAX_TOKEN_FILE + 1, f);
+	fclose(f);
+	if (n > MAX_TOKEN_FILE) {
+		memset(s, 0, MAX_TOKEN_FILE + 1);
+		free(s);
+		return -1;
+	}
+	s[n] = '\0';
+	e = n;
+	while (b < e && strchr(" \t\r\n", s[b]))
+		b++;
+	while (e > b && strchr(" \t\r\n", s[e - 1]))
+		e--;
+	*out = gs_xstrndup(s + b, e - b);
+	memset(s, 0, n);
+	free(s);
+	return 0;
+}
+
+/* Bound service-account tokens rotate: look at the file again every minute. */
+static void refresh_token(struct kube_client *c)
+{
+	struct stat sb;
+	char *tok = NULL;
+	struct timespec mt;
+	long long now;
+
+	if (!c->token_file)
+		return;
+	now = now_ms();
+	if (now - c->token_checked_ms < TOKEN_REREAD_MS)
+		return;
+	c->token_checked_ms = now;
+	if (stat(c->token_file, &sb) != 0)
+		return;
+	if (sb.st_mtim.tv_sec == c->token_mtime.tv_sec &&
+	    sb.st_mtim.tv_nsec == c->token_mtime.tv_nsec)
+		return;
+	/* On a read error keep the token we have, as client-go does. */
+	if (read_token_file(c->token_file, &tok, &mt) != 0 || !tok[0]) {
+		wipe_free(tok);
+		return;
+	}
+	c->token_mtime = mt;
+	curl_easy_setopt(c->curl, CURLOPT_XOAUTH2_BEARER, tok);
+	wipe_free(tok);
+}
+
+static int set_blob(CURL *curl, CURLoption opt, const struct kube_pem *pem)
+{
+	struct curl_blob blob;
+
+	blob.data = pem->data;
+	blob.len = pem->len;
+	blob.flags = CURL_BLOB_COPY;
+	return curl_easy_setopt(curl, opt, &blob) == CURLE_OK ? 0 : -1;
+}
+
+/* Split the server URL; reject what kubectl would not dial. */
+static int parse_server(struct kube_client *c, const struct kube_config *cfg, struct gs_error *err)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *user = NULL, *q = NULL;
+	int rc = -1;
+	size_t plen;
+
+	if (!u)
+		goto out;
+	if (!cfg->server || !cfg->server[0]) {
+		gs_error_set(err, "no server in the configuration");
+		goto out;
+	}
+	if (curl_url_set(u, CURLUPART_URL, cfg->server, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK) {
+		gs_error_set(err, "server \"%s\" is not a valid URL", cfg->server);
+		goto out;
+	}
+	if (strcmp(scheme, "https") != 0 && strcmp(scheme, "http") != 0) {
+		gs_error_set(err, "server \"%s\": scheme must be https or http", cfg->server);
+		goto out;
+	}
+	/* Credentials in the URL would end up in messages; say so without echoing it. */
+	if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK) {
+		gs_error_set(err, "the server URL must not contain credentials");
+		goto out;
+	}
+	if (curl_url_get(u, CURLUPART_QUERY, &q, 0) == CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_FRAGMENT, &q, 0) == CURLUE_OK) {
+		gs_error_set(err, "server \"%s\": a query or fragment is not allowed", cfg->server);
+		goto out;
+	}
+	plen = strlen(path);
+	while (plen && path[plen - 1] == '/')
+		plen--;
+	path[plen] = '\0';
+	if (cfg->tls_server_name && cfg->tls_server_name[0] && !strcmp(scheme, "https")) {
+		/*
+		 * Go's tls.Config.ServerName: SNI and verification use the name,
+		 * the connection goes to the server's address.
+		 */
+		char *ct;
+		c->base = gs_xasprintf("%s://%s:%s%s", scheme, cfg->tls_server_name, port, path);
+		ct = gs_xasprintf("%s:%s:%s:%s", cfg->tls_server_name, port, host, port);
+		c->connect_to = curl_slist_append(NULL, ct);
+		free(ct);
+	} else {
+		c->base = gs_xasprintf("%s://%s:%s%s", scheme, host, port, path);
+	}
+	rc = 0;
+out:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_free(path);
+	curl_free(user);
+	curl_free(q);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+static void opts_defaults(struct kube_client_opts *o, const struct kube_client_opts *in)
+{
+	if (in)
+		*o = *in;
+	else
+		memset(o, 0, sizeof(*o));
+	if (o->request_timeout_ms <= 0)
+		o->request_timeout_ms = DEF_REQUEST_TIMEOUT_MS;
+	if (o->connect_timeout_ms <= 0)
+		o->connect_timeout_ms = DEF_CONNECT_TIMEOUT_MS;
+	if (o->deadline_ms <= 0)
+		o->deadline_ms = DEF_DEADLINE_MS;
+	if (!o->max_attempts)
+		o->max_attempts = DEF_MAX_ATTEMPTS;
+	if (o->backoff_base_ms <= 0)
+		o->backoff_base_ms = DEF_BACKOFF_BASE_MS;
+	if (o->backoff_max_ms <= 0)
+		o->backoff_max_ms = DEF_BACKOFF_MAX_MS;
+	if (!o->max_response_bytes)
+		o->max_response_bytes = DEF_MAX_RESPONSE;
+	if (!o->max_list_items)
+		o->max_list_items = DEF_MAX_LIST_ITEMS;
+	if (!o->list_page_size)
+		o->list_page_size = DEF_PAGE_SIZE;
+}
+
+#define SETOPT(opt, val)                                                                   \
+	do {                                                                               \
+		if (curl_easy_setopt(c->curl, opt, val) != CURLE_OK) {                     \
+			gs_error_set(err, "libcurl does not support %s", #opt);            \
+			goto fail;                                                         \
+		}                                                                          \
+	} while (0)
+
+int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
+		    const struct kube_client_opts *opts, struct gs_error *err)
+{
+	struct kube_client *c;
+
+	*out = NULL;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		gs_error_set(err, "cannot initialise libcurl");
+		return -1;
+	}
+	c = gs_xcalloc(1, sizeof(*c));
+	opts_defaults(&c->o, opts);
+	if (cfg->request_timeout_ms > 0)
+		c->o.request_timeout_ms = cfg->request_timeout_ms;
+	c->user_agent = gs_xstrdup(c->o.user_agent ? c->o.user_agent
+						   : "gpushare/" GPUSHARE_VERSION);
+	c->o.user_agent = c->user_agent;
+	c->ns = gs_xstrdup(cfg->namespace && cfg->namespace[0] ? cfg->namespace : "default");
+	c->body.max = c->o.max_response_bytes;
+	c->rng = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)c;
+	if (!c->rng)
+		c->rng = 0x9e3779b97f4a7c15ULL;
+	status_init(&c->last);
+	c->curl = curl_easy_init();
+	if (!c->curl) {
+		gs_error_set(err, "cannot initialise libcurl");
+		goto fail;
+	}
+	if (parse_server(c, cfg, err) != 0)
+		goto fail;
+
+	SETOPT(CURLOPT_NOSIGNAL, 1L);
+	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
+	SETOPT(CURLOPT_FOLLOWLOCATION, 0L);
+	SETOPT(CURLOPT_CONNECTTIMEOUT_MS, c->o.connect_timeout_ms);
+	SETOPT(CURLOPT_TCP_KEEPALIVE, 1L);
+	SETOPT(CURLOPT_ERRORBUFFER, c->errbuf);
+	SETOPT(CURLOPT_USERAGENT, c->user_agent);
+	SETOPT(CURLOPT_ACCEPT_ENCODING, "");
+	SETOPT(CURLOPT_WRITEFUNCTION, on_body);
+	SETOPT(CURLOPT_WRITEDATA, &c->body);
+	SETOPT(CURLOPT_HEADERFUNCTION, on_header);
+	SETOPT(CURLOPT_HEADERDATA, c);
+	if (c->connect_to)
+		SETOPT(CURLOPT_CONNECT_TO, c->connect_to);
+	if (cfg->proxy_url && cfg->proxy_url[0])
+		SETOPT(CURLOPT_PROXY, cfg->proxy_url);
+
+	if (cfg->insecure_skip_tls_verify) {
+		SETOPT(CURLOPT_SSL_VERIFYPEER, 0L);
+		SETOPT(CURLOPT_SSL_VERIFYHOST, 0L);
+		c->trust = gs_xstrdup("nothing (insecure-skip-tls-verify)");
+	} else {
+		SETOPT(CURLOPT_SSL_VERIFYPEER, 1L);
+		SETOPT(CURLOPT_SSL_VERIFYHOST, 2L);
+		if (cfg->ca.data) {
+			if (set_blob(c->curl, CURLOPT_CAINFO_BLOB, &cfg->ca) != 0) {
+				gs_error_set(err, "libcurl cannot take a CA from memory");
+				goto fail;
+			}
+			/* Trust only the cluster's CA, as kubectl does. */
+			SETOPT(CURLOPT_CAPATH, NULL);
+			c->trust = gs_xasprintf("the CA in %s", cfg->ca.origin ? cfg->ca.origin : "the configuration");
+		} else {
+			c->trust = gs_xstrdup("the system trust store");
+		}
+	}
+	if (cfg->client_cert.data) {
+		if (!cfg->client_key.data) {
+			gs_error_set(err, "a client certificate needs a client key");
+			goto fail;
+		}
+		if (set_blob(c->curl, CURLOPT_SSLCERT_BLOB, &cfg->client_cert) != 0 ||
+		    set_blob(c->curl, CURLOPT_SSLKEY_BLOB, &cfg->client_key) != 0) {
+			gs_error_set(err, "libcurl cannot take a client certificate from memory");
+			goto fail;
+		}
+		SETOPT(CURLOPT_SSLCERTTYPE, "PEM");
+		SETOPT(CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (cfg->token && cfg->token[0]) {
+		SETOPT(CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+		SETOPT(CURLOPT_XOAUTH2_BEARER, cfg->token);
+		if (cfg->token_file) {
+			c->token_file = gs_xstrdup(cfg->token_file);
+			c->token_checked_ms = now_ms();
+			struct stat sb;
+			if (stat(cfg->token_file, &sb) == 0)
+				c->token_mtime = sb.st_mtim;
+		}
+	} else if (cfg->username && cfg->username[0]) {
+		SETOPT(CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		SETOPT(CURLOPT_USERNAME, cfg->username);
+		SETOPT(CURLOPT_PASSWORD, cfg->password ? cfg->password : "");
+	}
+	*out = c;
+	return 0;
+fail:
+	kube_client_free(c);
+	return -1;
+}
+
+#undef SETOPT
+
+void kube_client_free(struct kube_client *c)
+{
+	if (!c)
+		return;
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	curl_slist_free_all(c->connect_to);
+	free(c->base);
+	free(c->ns);
+	free(c->trust);
+	free(c->token_file);
+	free(c->user_agent);
+	free(c->body.p);
+	kube_status_release(&c->last);
+	free(c);
+	curl_global_cleanup();
+}
+
+const struct kube_status *kube_last_status(const struct kube_client *c)
+{
+	return &c->last;
+}
+
+const char *kube_client_namespace(const struct kube_client *c)
+{
+	return c->ns;
+}
+
+/* ---- one call, with retries ------------------------------------------------------------ */
+
+static bool transient_curl(CURLcode cc)
+{
+	switch (cc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+	case CURLE_AGAIN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool tls_verify_error(CURLcode cc)
+{
+	return cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE ||
+	       cc == CURLE_SSL_CERTPROBLEM || cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+}
+
+/* Delay before attempt `n+1` (n >= 1): base * 2^(n-1), capped, with half of it jittered. */
+static long long backoff_ms(struct kube_client *c, unsigned n)
+{
+	long long d = c->o.backoff_base_ms;
+
+	for (unsigned i = 1; i < n && d < c->o.backoff_max_ms; i++)
+		d *= 2;
+	if (d > c->o.backoff_max_ms)
+		d = c->o.backoff_max_ms;
+	return d / 2 + (long long)(rng_next(&c->rng) % (uint64_t)(d / 2 + 1));
+}
+
+static bool valid_path(const char *path)
+{
+	if (!path || path[0] != '/')
+		return false;
+	for (const char *p = path; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '#')
+			return false;
+	return strlen(path) < MAX_URL_LEN;
+}
+
+static void set_last_transport(struct kube_client *c)
+{
+	kube_status_release(&c->last);
+	status_init(&c->last);
+}
+
+static void set_method(struct kube_client *c, const char *method, const char *req, size_t len)
+{
+	bool has_body = req != NULL;
+
+	curl_easy_setopt(c->curl, CURLOPT_NOBODY, 0L);
+	if (!strcmp(method, "GET") || (!has_body && strcmp(method, "POST") != 0)) {
+		curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+		curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST,
+				 strcmp(method, "GET") ? method : NULL);
+		return;
+	}
+	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, req ? req : "");
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(req ? len : 0));
+	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, strcmp(method, "POST") ? method : NULL);
+}
+
+/*
+ * Perform method on path. Idempotent verbs are retried on 5xx and on any
+ * transient connection failure; POST only on 429 and on failures before a
+ * byte of the request went out. On return c->body holds the last body.
+ */
+static int do_request(struct kube_client *c, const char *method, const char *path,
+		      const char *ctype, const char *req, size_t req_len, long long deadline,
+		      struct gs_error *err)
+{
+	bool idempotent = strcmp(method, "POST") != 0;
+	struct curl_slist *hdrs = NULL;
+	char *url, *ct_hdr = NULL;
+	long long start = now_ms();
+	unsigned attempt;
+	int rc = -1;
+
+	set_last_transport(c);
+	if (!valid_path(path)) {
+		gs_error_set(err, "invalid API path \"%.200s\"", path ? path : "");
+		return -1;
+	}
+	url = gs_xasprintf("%s%s", c->base, path);
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	if (req) {
+		ct_hdr = gs_xasprintf("Content-Type: %s", ctype ? ctype : "application/json");
+		hdrs = curl_slist_append(hdrs, ct_hdr);
+	}
+	/* No 100-continue round trip: the apiserver reads bodies at once. */
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);
+	set_method(c, method, req, req_len);
+
+	for (attempt = 1;; attempt++) {
+		long long t0 = now_ms(), left = deadline - t0, wait = -1;
+		long code = 0;
+		curl_off_t sent = 0;
+		CURLcode cc;
+		bool retry;
+
+		if (left <= 0)
+			left = 1;
+		refresh_token(c);
+		c->body.len = 0;
+		c->body.overflow = false;
+		if (c->body.p)
+			c->body.p[0] = '\0';
+		c->retry_after_hdr = 0;
+		c->errbuf[0] = '\0';
+		curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS,
+				 (long)(left < c->o.request_timeout_ms ? left : c->o.request_timeout_ms));
+		cc = curl_easy_perform(c->curl);
+		if (cc == CURLE_OK) {
+			curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
+			trace(c, "%s %s -> %ld in %lld ms (attempt %u)", method, url, code,
+			      now_ms() - t0, attempt);
+			if (code >= 200 && code < 300) {
+				rc = 0;
+				break;
+			}
+			kube_status_release(&c->last);
+			kube_status_from_response(&c->last, (int)code, method, c->body.p,
+						  c->body.len);
+			if (c->retry_after_hdr > 0)
+				c->last.retry_after_s = c->retry_after_hdr;
+			retry = code == 429 || (idempotent && code >= 500);
+			if (retry && c->retry_after_hdr > 0)
+				wait = c->retry_after_hdr * 1000LL;
+			else if (retry && code == 429 && c->last.retry_after_s > 0)
+				wait = c->last.retry_after_s * 1000LL;
+		} else {
+			curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
+			trace(c, "%s %s -> %s in %lld ms (attempt %u)", method, url,
+			      curl_easy_strerror(cc), now_ms() - t0, attempt);
+			retry = !c->body.overflow && transient_curl(cc) && (idempotent || sent == 0);
+		}
+		if (retry && attempt < c->o.max_attempts) {
+			if (wait < 0)
+				wait = backoff_ms(c, attempt);
+			if (now_ms() + wait < deadline) {
+				trace(c, "%s %s: retrying in %lld ms", method, url, wait);
+				sleep_ms(wait);
+				continue;
+			}
+		}
+		/* Final failure: say what, and how hard we tried. */
+		if (cc == CURLE_OK) {
+			gs_error_set(err, "%s", c->last.message);
+			rc = KUBE_E_STATUS;
+		} else if (c->body.overflow) {
+			gs_error_set(err, "%s %s: response larger than %zu bytes", method, url,
+				     c->o.max_response_bytes);
+		} else {
+			const char *why = c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc);
+			char tries[96] = "";
+			if (attempt > 1)
+				snprintf(tries, sizeof(tries), " (gave up after %u attempts in %.1fs)",
+					 attempt, (double)(now_ms() - start) / 1000.0);
+			if (tls_verify_error(cc))
+				gs_error_set(err, "%s %s: %s (server verified against %s)%s", method,
+					     url, why, c->trust, tries);
+			else
+				gs_error_set(err, "%s %s: %s%s", method, url, why, tries);
+		}
+		break;
+	}
+	if (rc == 0)
+		set_last_transport(c);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	free(ct_hdr);
+	free(url);
+	return rc;
+}
+
+static int decode_body(struct kube_client *c, const char *method, const char *path, json_t **out,
+		       struct gs_error *err)
+{
+	json_error_t jerr;
+	json_t *v;
+
+	if (!out)
+		return 0;
+	*out = NULL;
+	if (!c->body.len) {
+		*out = json_object();
+		return 0;
+	}
+	v = json_loadb(c->body.p, c->body.len, 0, &jerr);
+	if (!v) {
+		gs_error_set(err, "%s %s: the response is not JSON: %s", method, path, jerr.text);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int json_call(struct kube_client *c, const char *method, const char *path,
+		     const char *ctype, const json_t *obj, json_t **out, long long deadline,
+		     struct gs_error *err)
+{
+	char *req = NULL;
+	int rc;
+
+	if (out)
+		*out = NULL;
+	if (obj) {
+		req = json_dumps(obj, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (!req) {
+			gs_error_set(err, "%s %s: cannot encode the request body", method, path);
+			return -1;
+		}
+	}
+	rc = do_request(c, method, path, ctype, req, req ? strlen(req) : 0, deadline, err);
+	free(req);
+	if (rc != 0)
+		return rc;
+	return decode_body(c, method, path, out, err);
+}
+
+static long long deadline_from_now(struct kube_client *c)
+{
+	return now_ms() + c->o.deadline_ms;
+}
+
+int kube_get(struct kube_client *c, const char *path, json_t **out, struct gs_error *err)
+{
+	return json_call(c, "GET", path, NULL, NULL, out, deadline_from_now(c), err);
+}
+
+int kube_create(struct kube_client *c, const char *path, const json_t *obj, json_t **out,
+		struct gs_error *err)
+{
+	return json_call(c, "POST", path, "application/json", obj, out, deadline_from_now(c), err);
+}
+
+int kube_put(struct kube_client *c, const char *path, const json_t *obj, json_t **out,
+	     struct gs_error *err)
+{
+	return json_call(c, "PUT", path, "application/json", obj, out, deadline_from_now(c), err);
+}
+
+int kube_patch(struct kube_client *c, const char *path, enum kube_patch_type type,
+	       const json_t *patch, json_t **out, struct gs_error *err)
+{
+	const char *ct = type == KUBE_PATCH_STRATEGIC ? "application/strategic-merge-patch+json"
+			 : type == KUBE_PATCH_JSON    ? "application/json-patch+json"
+						      : "application/merge-patch+json";
+
+	if (!patch) {
+		gs_error_set(err, "PATCH %s: no patch given", path ? path : "");
+		return -1;
+	}
+	return json_call(c, "PATCH", path, ct, patch, out, deadline_from_now(c), err);
+}
+
+int kube_delete(struct kube_client *c, const char *path, const json_t *body, json_t **out,
+		struct gs_error *err)
+{
+	return json_call(c, "DELETE", path, "application/json", body, out, deadline_from_now(c),
+			 err);
+}
+
+int kube_request(struct kube_client *c, const char *method, const char *path,
+		 const char *content_type, const char *req_body, size_t req_len, char **body,
+		 size_t *len, struct gs_error *err)
+{
+	int rc;
+
+	if (body)
+		*body = NULL;
+	if (len)
+		*len = 0;
+	if (!method || !method[0] || strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(method)) {
+		gs_error_set(err, "invalid HTTP method");
+		return -1;
+	}
+	rc = do_request(c, method, path, content_type, req_body, req_len, deadline_from_now(c),
+			err);
+	if (rc != 0)
+		return rc;
+	if (body)
+		*body = gs_xstrndup(c->body.p ? c->body.p : "", c->body.len);
+	if (len)
+		*len = c->body.len;
+	return 0;
+}
+
+/* ---- LIST ------------------------------------------------------------------------------ */
+
+/* Percent-encode for a query value: RFC 3986 unreserved characters pass. */
+static void query_append(char **url, const char *key, const char *val)
+{
+	size_t n = strlen(val);
+	char *enc = gs_xmalloc(n * 3 + 1), *next;
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)val[i];
+		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+		    ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+			enc[o++] = (char)ch;
+		} else {
+			static const char hex[] = "0123456789ABCDEF";
+			enc[o++] = '%';
+			enc[o++] = hex[ch >> 4];
+			enc[o++] = hex[ch & 15];
+		}
+	}
+	enc[o] = '\0';
+	next = gs_xasprintf("%s%c%s=%s", *url, strchr(*url, '?') ? '&' : '?', key, enc);
+	free(enc);
+	free(*url);
+	*url = next;
+}
+
+static int list_once(struct kube_client *c, const char *path, const struct kube_list_opts *lo,
+		     bool paged, long long deadline, json_t **out, struct gs_error *err)
+{
+	json_t *acc = NULL, *md;
+	char *token = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	for (;;) {
+		char *p = gs_xstrdup(path);
+		json_t *resp = NULL, *pitems;
+		const char *cont;
+
+		if (lo && lo->label_selector && lo->label_selector[0])
+			query_append(&p, "labelSelector", lo->label_selector);
+		if (lo && lo->field_selector && lo->field_selector[0])
+			query_append(&p, "fieldSelector", lo->field_selector);
+		if (paged) {
+			char lim[32];
+			snprintf(lim, sizeof(lim), "%u", c->o.list_page_size);
+			query_append(&p, "limit", lim);
+		}
+		if (token)
+			query_append(&p, "continue", token);
+		free(token);
+		token = NULL;
+		rc = json_call(c, "GET", p, NULL, NULL, &resp, deadline, err);
+		free(p);
+		if (rc != 0)
+			break;
+		pitems = json_object_get(resp, "items");
+		if (!json_is_object(resp) || (pitems && !json_is_array(pitems) && !json_is_null(pitems))) {
+			gs_error_set(err, "GET %s: the response is not a list", path);
+			json_decref(resp);
+			rc = -1;
+			break;
+		}
+		cont = json_string_value(json_object_get(json_object_get(resp, "metadata"), "continue"));
+		if (cont && cont[0])
+			token = gs_xstrdup(cont);
+		if (!acc) {
+			acc = resp;
+			if (!json_is_array(pitems))
+				json_object_set_new(acc, "items", json_array());
+		} else {
+			if (json_is_array(pitems))
+				json_array_extend(json_object_get(acc, "items"), pitems);
+			json_decref(resp);
+		}
+		if (json_array_size(json_object_get(acc, "items")) > c->o.max_list_items) {
+			gs_error_set(err, "GET %s: more than %zu items", path, c->o.max_list_items);
+			rc = -1;
+			break;
+		}
+		if (!token)
+			break;
+	}
+	free(token);
+	if (rc != 0) {
+		json_decref(acc);
+		return rc;
+	}
+	md = json_object_get(acc, "metadata");
+	if (json_is_object(md)) {
+		json_object_del(md, "continue");
+		json_object_del(md, "remainingItemCount");
+	}
+	*out = acc;
+	return 0;
+}
+
+int kube_list(struct kube_client *c, const char *path, const struct kube_list_opts *lo,
+	      json_t **out, struct gs_error *err)
+{
+	long long deadline = deadline_from_now(c);
+	int rc;
+
+	*out = NULL;
+	if (path && strchr(path, '?') &&
+	    (strstr(path, "continue=") || strstr(path, "limit="))) {
+		gs_error_set(err, "GET %s: kube_list sets limit and continue itself", path);
+		return -1;
+	}
+	rc = list_once(c, path, lo, true, deadline, out, err);
+	/* An expired continue token: client-go's pager falls back to one full list. */
+	if (rc == KUBE_E_STATUS && c->last.code == 410 && !strcmp(c->last.reason, "Expired")) {
+		trace(c, "GET %s: continue token expired, listing without paging", path);
+		rc = list_once(c, path, lo, false, deadline, out, err);
+	}
+	return rc;
+}

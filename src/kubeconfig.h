@@ -1,0 +1,98 @@
+#ifndef GS_KUBECONFIG_H
+#define GS_KUBECONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+/*
+ * Where the apiserver is and how to authenticate, found the way kubectl
+ * finds it (docs/kubeclient.md): `--kubeconfig` (one file, must exist), else
+ * the colon-separated KUBECONFIG list (missing files skipped, merged: the
+ * first file to set a map key or current-context wins), else
+ * ~/.kube/config; when none of them holds anything, the in-cluster service
+ * account. Relative file paths in an entry resolve against the directory of
+ * the file that defined the entry.
+ *
+ * Secrets (token, password, client key) are held here but never appear in
+ * any message this module or kubeclient produces.
+ */
+
+/* What a command's flags may override. All fields may be NULL/false. */
+struct kube_config_opts {
+	const char *kubeconfig; /* --kubeconfig: overrides KUBECONFIG */
+	const char *context;    /* --context: overrides current-context */
+	const char *cluster;    /* --cluster: overrides the context's cluster */
+	const char *user;       /* --user: overrides the context's user */
+	const char *namespace;  /* -n/--namespace: overrides the context's namespace */
+	bool insecure_skip_tls_verify; /* --insecure-skip-tls-verify */
+	long request_timeout_ms;       /* --request-timeout; 0 = kubeclient's default */
+};
+
+/* A PEM blob read from a `*-data` field or a file, plus where it came from. */
+struct kube_pem {
+	unsigned char *data; /* NULL when absent; not NUL-terminated */
+	size_t len;
+	char *origin;        /* the file path, or e.g. `user "admin" client-key-data` */
+};
+
+struct kube_config {
+	char *source;      /* the kubeconfig file(s) used, or "in-cluster" */
+	char *context;     /* the context used; NULL for in-cluster */
+	char *cluster;     /* cluster entry name; NULL for in-cluster */
+	char *user;        /* user entry name; NULL for in-cluster */
+	char *namespace;   /* the context's namespace, else "default" */
+
+	char *server;          /* scheme://host[:port][/prefix], no trailing '/' */
+	char *tls_server_name; /* NULL = the server's host */
+	char *proxy_url;       /* NULL = the environment's proxy settings */
+	bool insecure_skip_tls_verify;
+	struct kube_pem ca;          /* NULL data = the system trust store */
+	struct kube_pem client_cert;
+	struct kube_pem client_key;  /* secret */
+
+	char *token;      /* secret; the `token` field, or tokenFile's content at load */
+	char *token_file; /* NULL, or re-read by kubeclient when it changes (rotation) */
+	char *username;   /* basic auth */
+	char *password;   /* secret */
+
+	long request_timeout_ms; /* from opts; 0 = default */
+};
+
+/* Where kube_config_load_env looks; kube_config_load fills it from the process. */
+struct kube_config_env {
+	const char *kubeconfig;   /* $KUBECONFIG, NULL/"" = unset */
+	const char *home;         /* $HOME, for ~/.kube/config */
+	const char *service_host; /* $KUBERNETES_SERVICE_HOST */
+	const char *service_port; /* $KUBERNETES_SERVICE_PORT */
+	const char *sa_dir;       /* NULL = /var/run/secrets/kubernetes.io/serviceaccount */
+};
+
+/*
+ * Load the configuration the flags and environment point at. On failure
+ * returns -1, *out is NULL and err says what is missing or wrong (with
+ * file:line:col for a malformed kubeconfig).
+ */
+int kube_config_load(struct kube_config **out, const struct kube_config_opts *opts,
+		     struct gs_error *err) GS_WUR;
+int kube_config_load_env(struct kube_config **out, const struct kube_config_opts *opts,
+			 const struct kube_config_env *env, struct gs_error *err) GS_WUR;
+
+/*
+ * Standard connection flags for commands: --kubeconfig, --context,
+ * --cluster, --user, -n/--namespace, --insecure-skip-tls-verify,
+ * --request-timeout (a number of seconds, or a duration such as 500ms, 30s,
+ * 2m). Each takes `--flag value` or `--flag=value`. Looks at argv[*i]: when
+ * it is one of these, stores it (borrowing argv), advances *i past its value
+ * and returns 1; returns 0 for any other argument; -1 with err filled for a
+ * missing or bad value.
+ */
+int kube_config_parse_flag(struct kube_config_opts *opts, int argc, char **argv, int *i,
+			   struct gs_error *err) GS_WUR;
+/* Help text for those flags, one per line, indented two spaces. */
+extern const char kube_config_flags_help[];
+
+void kube_config_free(struct kube_config *cfg);
+
+#endif
