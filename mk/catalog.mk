@@ -1,0 +1,9 @@
+# GPU catalog: data/gpus.tab is embedded as a C string (build/gen/catalog_data.c)
+# and parsed by src/catalog.c on first use.
+CATALOG_DATA := data/gpus.tab
+CATALOG_GEN := $(BUILD)/gen/catalog_data.c
+GEN_SRC += $(CATALOG_GEN)
+
+$(CATALOG_GEN): $(CATALOG_DATA) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh catalog_data $< >$@.tmp && mv $@.tmp $@
