@@ -15,7 +15,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-missing-field-initializers -Wno-format-truncation
 OPT ?= -O2 -g
-CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Isrc -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -iquote src -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS) $(EXTRA_LDFLAGS)
 
 SRC := $(sort $(wildcard src/*.c src/cmd/*.c))

@@ -80,4 +80,69 @@ void yaml_error_at(const struct yaml_stream *s, const json_t *node, struct gs_er
 
 void yaml_stream_free(struct yaml_stream *s);
 
+/*
+ * Scalar resolution, shared by the tree loader and by streaming readers
+ * (check's fast path) so both see the same values. It mirrors go-yaml v2's
+ * resolve() as vendored by sigs.k8s.io/yaml (goyaml.v2/resolve.go):
+ *   - quoted and block scalars are strings unless explicitly tagged;
+ *   - y/Y/yes/Yes/YES/true/True/TRUE/on/On/ON are true, the n/no/false/off
+ *     families false (YAML 1.1);
+ *   - "", ~, null, Null, NULL are null;
+ *   - integers as Go strconv.ParseInt(s, 0, 64) reads them after removing
+ *     every '_': sign, 0x/0o/0b prefixes, a leading 0 means octal;
+ *     values above int64 go through ParseUint;
+ *   - otherwise ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ is a
+ *     float (out-of-range floats stay strings, as in Go); .inf/.nan families;
+ *   - timestamps stay strings (go-yaml hands interface{} targets the text);
+ *   - !!str/!!int/!!float/!!bool/!!null/!!timestamp check the text
+ *     ("cannot decode !!str `x` as a !!int"); !!float accepts integers;
+ *     !!binary is base64-decoded; any other tag gives a string.
+ */
+enum yaml_scalar_type {
+	YAML_SCALAR_IS_NULL,
+	YAML_SCALAR_IS_BOOL,
+	YAML_SCALAR_IS_INT,  /* fits int64: .integer */
+	YAML_SCALAR_IS_REAL, /* .real; also integers beyond int64 (approximated) */
+	YAML_SCALAR_IS_STRING,
+	YAML_SCALAR_IS_BINARY, /* !!binary: the text is base64 */
+};
+
+struct yaml_resolved {
+	enum yaml_scalar_type type;
+	int boolean;
+	long long integer;
+	double real;
+	int merge; /* the merge key "<<" (plain, or tagged !!merge) */
+};
+
+/*
+ * tag: libyaml's resolved tag or NULL; plain: the scalar was plain and
+ * untagged (libyaml's plain_implicit). err gets the message only.
+ */
+int yaml_resolve(const char *tag, const char *text, size_t len, int plain, struct yaml_resolved *out,
+		 struct gs_error *err) GS_WUR;
+/*
+ * The resolved scalar as a new JSON value, the way sigs.k8s.io/yaml turns it
+ * into JSON. Fails for +-Inf/NaN values ("json: unsupported value: +Inf")
+ * and for invalid !!binary data.
+ */
+int yaml_resolved_json(const struct yaml_resolved *r, const char *text, size_t len, json_t **out,
+		       struct gs_error *err) GS_WUR;
+/*
+ * A scalar used as a mapping key, as sigs.k8s.io/yaml turns it into a JSON
+ * object key: ints in decimal, floats as Go FormatFloat(f, 'g', -1, 32),
+ * booleans "true"/"false"; null is an error. Returns a new string (len in
+ * *len_out, may contain NUL).
+ */
+int yaml_resolved_key(const struct yaml_resolved *r, const char *text, size_t len, char **out,
+		      size_t *len_out, struct gs_error *err) GS_WUR;
+
+/*
+ * A JSON number as Go's encoding/json writes it (what Kubernetes types such
+ * as resource.Quantity or an int field then read): integers in decimal,
+ * reals in the shortest form that round-trips, e.g. 2.0 -> "2",
+ * 1e21 -> "1e+21", 1e-7 -> "1e-7". Returns 0, or -1 if `num` is no number.
+ */
+int yaml_json_number_text(const json_t *num, char *buf, size_t size);
+
 #endif

@@ -1,0 +1,1555 @@
+/*
+ * YAML -> jansson, the way Kubernetes reads YAML (sigs.k8s.io/yaml over
+ * go-yaml v2): YAML 1.1 scalar resolution, anchors and aliases expanded,
+ * merge keys, later duplicate keys overwrite earlier ones (non-strict mode),
+ * non-string keys turned into strings. Positions live in hash tables next to
+ * the trees.
+ */
+#include "yaml.h"
+
+#include <yaml.h> /* libyaml: found in the system dirs, src/ is -iquote only */
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "readfile.h"
+#include "banned.h"
+
+const struct yaml_limits yaml_default_limits = {
+	.max_bytes = 64u << 20,
+	.max_depth = 256,
+	.max_nodes = 4u << 20,
+	.max_docs = 100000,
+};
+
+/* ---- position tables: (pointer, slot) -> position ---- */
+
+struct pos_entry {
+	uintptr_t a; /* 0 = empty */
+	uint64_t b;
+	struct yaml_pos pos;
+};
+
+struct pos_table {
+	struct pos_entry *e;
+	size_t n;
+	size_t cap; /* power of two */
+};
+
+static uint64_t pos_hash(uintptr_t a, uint64_t b)
+{
+	uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ull;
+
+	h ^= b + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9ull;
+	h ^= h >> 29;
+	return h;
+}
+
+static void pos_table_grow(struct pos_table *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 64;
+	struct pos_entry *ne = gs_xcalloc(ncap, sizeof(*ne));
+
+	for (size_t i = 0; i < t->cap; i++) {
+		struct pos_entry *o = &t->e[i];
+		size_t j;
+
+		if (!o->a)
+			continue;
+		j = pos_hash(o->a, o->b) & (ncap - 1);
+		while (ne[j].a)
+			j = (j + 1) & (ncap - 1);
+		ne[j] = *o;
+	}
+	free(t->e);
+	t->e = ne;
+	t->cap = ncap;
+}
+
+static void pos_table_put(struct pos_table *t, const void *ptr, uint64_t b, struct yaml_pos pos)
+{
+	uintptr_t a = (uintptr_t)ptr;
+	size_t j;
+
+	if ((t->n + 1) * 4 > t->cap * 3)
+		pos_table_grow(t);
+	j = pos_hash(a, b) & (t->cap - 1);
+	while (t->e[j].a) {
+		if (t->e[j].a == a && t->e[j].b == b) {
+			t->e[j].pos = pos;
+			return;
+		}
+		j = (j + 1) & (t->cap - 1);
+	}
+	t->e[j].a = a;
+	t->e[j].b = b;
+	t->e[j].pos = pos;
+	t->n++;
+}
+
+static int pos_table_get(const struct pos_table *t, const void *ptr, uint64_t b,
+			 struct yaml_pos *pos)
+{
+	uintptr_t a = (uintptr_t)ptr;
+	size_t j;
+
+	if (t->cap && a) {
+		j = pos_hash(a, b) & (t->cap - 1);
+		while (t->e[j].a) {
+			if (t->e[j].a == a && t->e[j].b == b) {
+				*pos = t->e[j].pos;
+				return 0;
+			}
+			j = (j + 1) & (t->cap - 1);
+		}
+	}
+	pos->line = 0;
+	pos->col = 0;
+	return -1;
+}
+
+/* Slots: array indices as they are, object keys as a hash with the top bit set. */
+static uint64_t key_slot(const char *key, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)key[i];
+		h *= 0x100000001b3ull;
+	}
+	return h | (1ull << 63);
+}
+
+static uint64_t index_slot(size_t i)
+{
+	return (uint64_t)i & ~(1ull << 63);
+}
+
+/* ---- the stream ---- */
+
+struct yaml_stream {
+	char *name;
+	json_t **docs;
+	size_t n_docs;
+	size_t cap_docs;
+	struct pos_table nodes;   /* node -> start */
+	struct pos_table slots;   /* (container, key/index) -> value start */
+	struct pos_table origins; /* block scalar -> first content character */
+};
+
+size_t yaml_stream_count(const struct yaml_stream *s)
+{
+	return s ? s->n_docs : 0;
+}
+
+json_t *yaml_stream_doc(const struct yaml_stream *s, size_t i)
+{
+	return s && i < s->n_docs ? s->docs[i] : NULL;
+}
+
+const char *yaml_stream_name(const struct yaml_stream *s)
+{
+	return s ? s->name : "";
+}
+
+static int is_singleton(const json_t *node)
+{
+	return !node || json_is_true(node) || json_is_false(node) || json_is_null(node);
+}
+
+int yaml_stream_pos(const struct yaml_stream *s, const json_t *node, struct yaml_pos *pos)
+{
+	if (!s || is_singleton(node)) {
+		pos->line = pos->col = 0;
+		return -1;
+	}
+	return pos_table_get(&s->nodes, node, 0, pos);
+}
+
+int yaml_stream_key_pos(const struct yaml_stream *s, const json_t *object, const char *key,
+			struct yaml_pos *pos)
+{
+	if (!s || !json_is_object(object) || !key) {
+		pos->line = pos->col = 0;
+		return -1;
+	}
+	return pos_table_get(&s->slots, object, key_slot(key, strlen(key)), pos);
+}
+
+int yaml_stream_index_pos(const struct yaml_stream *s, const json_t *array, size_t index,
+			  struct yaml_pos *pos)
+{
+	if (!s || !json_is_array(array)) {
+		pos->line = pos->col = 0;
+		return -1;
+	}
+	return pos_table_get(&s->slots, array, index_slot(index), pos);
+}
+
+int yaml_stream_content_origin(const struct yaml_stream *s, const json_t *string_node,
+			       struct yaml_pos *origin)
+{
+	if (s && json_is_string(string_node) &&
+	    pos_table_get(&s->origins, string_node, 0, origin) == 0)
+		return 0;
+	return yaml_stream_pos(s, string_node, origin);
+}
+
+void yaml_error_at(const struct yaml_stream *s, const json_t *node, struct gs_error *err,
+		   const char *fmt, ...)
+{
+	struct yaml_pos pos = {0, 0};
+	char msg[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	(void)yaml_stream_pos(s, node, &pos);
+	gs_error_at(err, yaml_stream_name(s), pos.line, pos.col, "%s", msg);
+}
+
+void yaml_stream_free(struct yaml_stream *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_docs; i++)
+		json_decref(s->docs[i]);
+	free(s->docs);
+	free(s->nodes.e);
+	free(s->slots.e);
+	free(s->origins.e);
+	free(s->name);
+	free(s);
+}
+
+/* ---- Go number syntax (strconv) ---- */
+
+/*
+ * strconv.ParseInt/ParseUint(s, 0, 64) on a string without underscores.
+ * Returns 0 (value in *mag, sign in *neg), -1 syntax error, -2 out of range
+ * for the 64-bit magnitude.
+ */
+static int go_parse_uint_base0(const char *s, size_t n, int allow_sign, int *neg, uint64_t *mag)
+{
+	size_t i = 0;
+	unsigned base = 10;
+	uint64_t v = 0;
+	int any = 0, range = 0;
+
+	*neg = 0;
+	if (allow_sign && i < n && (s[i] == '+' || s[i] == '-')) {
+		*neg = s[i] == '-';
+		i++;
+	}
+	if (i < n && s[i] == '0') {
+		if (i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+			base = 16;
+			i += 2;
+		} else if (i + 1 < n && (s[i + 1] == 'o' || s[i + 1] == 'O')) {
+			base = 8;
+			i += 2;
+		} else if (i + 1 < n && (s[i + 1] == 'b' || s[i + 1] == 'B')) {
+			base = 2;
+			i += 2;
+		} else {
+			base = 8; /* the 0 itself is a digit */
+		}
+	}
+	for (; i < n; i++) {
+		unsigned d;
+		char c = s[i];
+
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'z')
+			d = (unsigned)(c - 'a') + 10;
+		else if (c >= 'A' && c <= 'Z')
+			d = (unsigned)(c - 'A') + 10;
+		else
+			return -1;
+		if (d >= base)
+			return -1;
+		any = 1;
+		if (v > (UINT64_MAX - d) / base)
+			range = 1;
+		else
+			v = v * base + d;
+	}
+	if (!any)
+		return -1;
+	*mag = v;
+	return range ? -2 : 0;
+}
+
+/* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
+static int yaml_style_float(const char *s, size_t n)
+{
+	size_t i = 0, d = 0;
+
+	if (i < n && (s[i] == '+' || s[i] == '-'))
+		i++;
+	if (i < n && s[i] == '.') {
+		i++;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++, d++;
+		if (!d)
+			return 0;
+	} else {
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++, d++;
+		if (!d)
+			return 0;
+		if (i < n && s[i] == '.') {
+			i++;
+			while (i < n && s[i] >= '0' && s[i] <= '9')
+				i++;
+		}
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		d = 0;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++, d++;
+		if (!d)
+			return 0;
+	}
+	return i == n;
+}
+
+/* strconv.ParseFloat on text already known to be plain decimal syntax. */
+static int go_parse_float(const char *s, size_t n, double *out)
+{
+	char tmp[128];
+	char *heap = NULL, *p = tmp, *end;
+	double v;
+
+	if (n >= sizeof(tmp))
+		p = heap = gs_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	errno = 0;
+	v = strtod(p, &end);
+	free(heap);
+	/* Go reports only overflow; underflow quietly rounds toward zero. */
+	if (errno == ERANGE && isinf(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* ---- Go float formatting (strconv.FormatFloat, encoding/json) ---- */
+
+/*
+ * Shortest decimal digits that read back as the same float64 (or float32):
+ * digits without the point into dig, and the decimal exponent such that the
+ * value is 0.d1d2... * 10^dp.
+ */
+static void shortest_digits(double v, int bits32, char *dig, size_t size, int *nd, int *dp)
+{
+	char buf[64];
+	int maxp = bits32 ? 9 : 17;
+
+	for (int prec = 1; prec <= maxp; prec++) {
+		char *e;
+		int k = 0;
+
+		snprintf(buf, sizeof(buf), "%.*e", prec - 1, v);
+		if (prec < maxp) {
+			if (bits32 ? strtof(buf, NULL) != (float)v : strtod(buf, NULL) != v)
+				continue;
+		}
+		for (char *c = buf; *c && *c != 'e'; c++)
+			if (*c >= '0' && *c <= '9' && (size_t)k + 1 < size)
+				dig[k++] = *c;
+		while (k > 1 && dig[k - 1] == '0')
+			k--;
+		dig[k] = '\0';
+		e = strchr(buf, 'e');
+		*dp = (e ? atoi(e + 1) : 0) + 1;
+		*nd = k;
+		return;
+	}
+}
+
+static void append(char *buf, size_t size, size_t *at, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (*at + 1 < size)
+			buf[*at] = s[i];
+		(*at)++;
+	}
+	buf[*at < size ? *at : size - 1] = '\0';
+}
+
+static void fmt_e(char *buf, size_t size, int neg, const char *dig, int nd, int dp, int min_exp2)
+{
+	size_t at = 0;
+	char ex[16];
+	int exp = dp - 1;
+
+	if (nd == 1 && dig[0] == '0')
+		exp = 0;
+	buf[0] = '\0';
+	if (neg)
+		append(buf, size, &at, "-", 1);
+	append(buf, size, &at, dig, 1);
+	if (nd > 1) {
+		append(buf, size, &at, ".", 1);
+		append(buf, size, &at, dig + 1, (size_t)nd - 1);
+	}
+	snprintf(ex, sizeof(ex), "e%c%0*d", exp < 0 ? '-' : '+', min_exp2 ? 2 : 1,
+		 exp < 0 ? -exp : exp);
+	append(buf, size, &at, ex, strlen(ex));
+}
+
+static void fmt_f(char *buf, size_t size, int neg, const char *dig, int nd, int dp)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (neg)
+		append(buf, size, &at, "-", 1);
+	if (dp <= 0) {
+		append(buf, size, &at, "0", 1);
+	} else {
+		for (int i = 0; i < dp; i++)
+			append(buf, size, &at, i < nd ? &dig[i] : "0", 1);
+	}
+	if (nd > dp) {
+		append(buf, size, &at, ".", 1);
+		for (int i = dp; i < 0; i++)
+			append(buf, size, &at, "0", 1);
+		for (int i = dp > 0 ? dp : 0; i < nd; i++)
+			append(buf, size, &at, &dig[i], 1);
+	}
+}
+
+/* strconv.FormatFloat(v, 'g', -1, 32), with go-yaml's names for inf/nan. */
+static void go_format_g32(double v, char *buf, size_t size)
+{
+	char dig[32];
+	int nd, dp, exp;
+
+	if (isnan(v)) {
+		snprintf(buf, size, ".nan");
+		return;
+	}
+	if (isinf(v)) {
+		snprintf(buf, size, v > 0 ? ".inf" : "-.inf");
+		return;
+	}
+	if ((float)v == 0) {
+		snprintf(buf, size, signbit(v) ? "-0" : "0");
+		return;
+	}
+	if (isinf((float)v)) {
+		snprintf(buf, size, v > 0 ? ".inf" : "-.inf");
+		return;
+	}
+	shortest_digits((float)v, 1, dig, sizeof(dig), &nd, &dp);
+	exp = dp - 1;
+	if (exp < -4 || exp >= 6)
+		fmt_e(buf, size, v < 0, dig, nd, dp, 1);
+	else
+		fmt_f(buf, size, v < 0, dig, nd, dp);
+}
+
+/* encoding/json's float64 encoder. */
+static void go_format_json(double v, char *buf, size_t size)
+{
+	char dig[32];
+	int nd, dp;
+	double a = fabs(v);
+
+	if (v == 0) {
+		snprintf(buf, size, signbit(v) ? "-0" : "0");
+		return;
+	}
+	shortest_digits(v, 0, dig, sizeof(dig), &nd, &dp);
+	if (a < 1e-6 || a >= 1e21)
+		fmt_e(buf, size, v < 0, dig, nd, dp, 0);
+	else
+		fmt_f(buf, size, v < 0, dig, nd, dp);
+}
+
+int yaml_json_number_text(const json_t *num, char *buf, size_t size)
+{
+	if (json_is_integer(num)) {
+		snprintf(buf, size, "%lld", (long long)json_integer_value(num));
+		return 0;
+	}
+	if (json_is_real(num)) {
+		go_format_json(json_real_value(num), buf, size);
+		return 0;
+	}
+	if (size)
+		buf[0] = '\0';
+	return -1;
+}
+
+/* ---- scalar resolution (go-yaml v2 resolve.go) ---- */
+
+#define TAG_PREFIX "tag:yaml.org,2002:"
+
+enum tagk { T_NONE, T_STR, T_BOOL, T_INT, T_FLOAT, T_NULL, T_TIMESTAMP, T_BINARY, T_MERGE, T_OTHER };
+
+static enum tagk tag_kind(const char *tag)
+{
+	static const struct {
+		const char *name;
+		enum tagk k;
+	} tags[] = {
+		{"str", T_STR},     {"bool", T_BOOL}, {"int", T_INT},
+		{"float", T_FLOAT}, {"null", T_NULL}, {"timestamp", T_TIMESTAMP},
+		{"binary", T_BINARY}, {"merge", T_MERGE},
+	};
+
+	if (!tag || !*tag)
+		return T_NONE;
+	if (strncmp(tag, TAG_PREFIX, strlen(TAG_PREFIX)))
+		return T_OTHER;
+	tag += strlen(TAG_PREFIX);
+	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
+		if (!strcmp(tag, tags[i].name))
+			return tags[i].k;
+	return T_OTHER;
+}
+
+static const char *tag_short(enum tagk k)
+{
+	switch (k) {
+	case T_STR:
+		return "!!str";
+	case T_BOOL:
+		return "!!bool";
+	case T_INT:
+		return "!!int";
+	case T_FLOAT:
+		return "!!float";
+	case T_NULL:
+		return "!!null";
+	case T_TIMESTAMP:
+		return "!!timestamp";
+	default:
+		return "!!?";
+	}
+}
+
+static int text_is(const char *s, size_t n, const char *word)
+{
+	return strlen(word) == n && !memcmp(s, word, n);
+}
+
+static int in_list(const char *s, size_t n, const char *const *list)
+{
+	for (; *list; list++)
+		if (text_is(s, n, *list))
+			return 1;
+	return 0;
+}
+
+/* The YYYY- quick check and the date forms go-yaml accepts (time.Parse layouts, loosely). */
+static int looks_like_timestamp(const char *s, size_t n)
+{
+	size_t i = 0, d;
+
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i != 4 || i == n || s[i] != '-')
+		return 0;
+	i++;
+	for (int part = 0; part < 2; part++) {
+		d = 0;
+		while (i < n && s[i] >= '0' && s[i] <= '9' && d < 2)
+			i++, d++;
+		if (!d)
+			return 0;
+		if (part == 0) {
+			if (i == n || s[i] != '-')
+				return 0;
+			i++;
+		}
+	}
+	return i == n || s[i] == 'T' || s[i] == 't' || s[i] == ' ';
+}
+
+/* resolve() for an untagged plain scalar, or one tagged with a resolvable core tag. */
+static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struct yaml_resolved *r)
+{
+	static const char *const yes[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
+					  "on", "On", "ON", NULL};
+	static const char *const no[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
+					 "off", "Off", "OFF", NULL};
+	static const char *const nul[] = {"", "~", "null", "Null", "NULL", NULL};
+	static const char *const nan[] = {".nan", ".NaN", ".NAN", NULL};
+	static const char *const pinf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
+	static const char *const ninf[] = {"-.inf", "-.Inf", "-.INF", NULL};
+	char c = n ? s[0] : 'N';
+
+	r->type = YAML_SCALAR_IS_STRING;
+	if (!(c == '+' || c == '-' || c == '.' || (c >= '0' && c <= '9') || c == '~' || c == 'N' ||
+	      strchr("yYnNtTfFoO", c)))
+		return T_STR;
+	if (in_list(s, n, yes) || in_list(s, n, no)) {
+		r->type = YAML_SCALAR_IS_BOOL;
+		r->boolean = in_list(s, n, yes);
+		return T_BOOL;
+	}
+	if (in_list(s, n, nul)) {
+		r->type = YAML_SCALAR_IS_NULL;
+		return T_NULL;
+	}
+	if (in_list(s, n, nan) || in_list(s, n, pinf) || in_list(s, n, ninf)) {
+		r->type = YAML_SCALAR_IS_REAL;
+		r->real = in_list(s, n, nan) ? NAN : in_list(s, n, ninf) ? -INFINITY : INFINITY;
+		return T_FLOAT;
+	}
+	if (c == '.') {
+		/* strconv.ParseFloat on the text as written (no '_' removal). */
+		if (yaml_style_float(s, n) && go_parse_float(s, n, &r->real) == 0) {
+			r->type = YAML_SCALAR_IS_REAL;
+			return T_FLOAT;
+		}
+		return T_STR;
+	}
+	if (c == '+' || c == '-' || (c >= '0' && c <= '9')) {
+		char tmp[128];
+		char *plain = tmp, *heap = NULL;
+		size_t pn = 0;
+		int neg, rc;
+		uint64_t mag;
+		enum tagk out = T_STR;
+
+		if (try_timestamp && looks_like_timestamp(s, n))
+			return T_TIMESTAMP;
+		if (n >= sizeof(tmp))
+			plain = heap = gs_xmalloc(n + 1);
+		for (size_t i = 0; i < n; i++)
+			if (s[i] != '_')
+				plain[pn++] = s[i];
+		rc = go_parse_uint_base0(plain, pn, 1, &neg, &mag);
+		if (rc == 0 && (neg ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX)) {
+			r->type = YAML_SCALAR_IS_INT;
+			r->integer = neg ? (long long)(0 - mag) : (long long)mag;
+			out = T_INT;
+		} else if (go_parse_uint_base0(plain, pn, 0, &neg, &mag) == 0) {
+			/* Above int64: Go keeps a uint64; JSON numbers here are doubles. */
+			r->type = YAML_SCALAR_IS_REAL;
+			r->real = (double)mag;
+			out = T_INT;
+		} else if (yaml_style_float(plain, pn) && go_parse_float(plain, pn, &r->real) == 0) {
+			r->type = YAML_SCALAR_IS_REAL;
+			out = T_FLOAT;
+		} else if (rc == -2) {
+			/* go-yaml's big.Int fallback (e.g. a huge hex literal). */
+			long double v = 0;
+			size_t i = 0;
+			unsigned base = 10;
+			int sign = 0;
+
+			if (i < pn && (plain[i] == '+' || plain[i] == '-'))
+				sign = plain[i++] == '-';
+			if (i + 1 < pn && plain[i] == '0' && strchr("xXoObB", plain[i + 1])) {
+				base = strchr("xX", plain[i + 1]) ? 16 : strchr("oO", plain[i + 1]) ? 8 : 2;
+				i += 2;
+			} else if (i + 1 < pn && plain[i] == '0') {
+				base = 8;
+			}
+			for (; i < pn; i++) {
+				char ch = plain[i];
+				unsigned dgt = ch <= '9' ? (unsigned)(ch - '0')
+					       : (unsigned)((ch | 0x20) - 'a') + 10;
+				v = v * base + dgt;
+			}
+			r->type = YAML_SCALAR_IS_REAL;
+			r->real = (double)(sign ? -v : v);
+			out = T_INT;
+		}
+		free(heap);
+		return out;
+	}
+	return T_STR;
+}
+
+int yaml_resolve(const char *tag, const char *text, size_t len, int plain, struct yaml_resolved *r,
+		 struct gs_error *err)
+{
+	enum tagk want = tag_kind(tag), got;
+
+	memset(r, 0, sizeof(*r));
+	r->type = YAML_SCALAR_IS_STRING;
+	if (want == T_NONE) {
+		if (!plain)
+			return 0;
+		got = resolve_plain(text, len, 1, r);
+		if (got == T_TIMESTAMP)
+			r->type = YAML_SCALAR_IS_STRING;
+		/* decode.go isMerge(): a plain "<<", outside resolve()'s table lookups. */
+		r->merge = text_is(text, len, "<<");
+		return 0;
+	}
+	switch (want) {
+	case T_STR:
+	case T_OTHER:
+		return 0;
+	case T_BINARY:
+		r->type = YAML_SCALAR_IS_BINARY;
+		return 0;
+	case T_MERGE:
+		r->merge = text_is(text, len, "<<");
+		return 0;
+	default:
+		break;
+	}
+	got = resolve_plain(text, len, want == T_TIMESTAMP, r);
+	if (got == want) {
+		if (got == T_TIMESTAMP)
+			r->type = YAML_SCALAR_IS_STRING;
+		return 0;
+	}
+	if (want == T_FLOAT && got == T_INT) {
+		if (r->type == YAML_SCALAR_IS_INT) {
+			r->type = YAML_SCALAR_IS_REAL;
+			r->real = (double)r->integer;
+			return 0;
+		}
+		/* go-yaml only converts int/int64, not uint64 or big values. */
+	}
+	gs_error_set(err, "cannot decode %s `%.*s` as a %s", tag_short(got), (int)(len > 200 ? 200 : len),
+		     text, tag_short(want));
+	memset(r, 0, sizeof(*r));
+	return -1;
+}
+
+static int b64val(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* base64.StdEncoding.DecodeString: CR/LF ignored, padding required. */
+static int base64_decode(const char *s, size_t n, char **out, size_t *outlen)
+{
+	char *o = gs_xmalloc(n / 4 * 3 + 4);
+	size_t k = 0, q = 0, pad = 0;
+	unsigned acc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		int v;
+
+		if (c == '\r' || c == '\n')
+			continue;
+		if (c == '=') {
+			if (q < 2)
+				goto bad;
+			pad++;
+			acc <<= 6;
+			q++;
+		} else {
+			if (pad || (v = b64val(c)) < 0)
+				goto bad;
+			acc = acc << 6 | (unsigned)v;
+			q++;
+		}
+		if (q == 4) {
+			o[k++] = (char)(acc >> 16);
+			if (pad < 2)
+				o[k++] = (char)(acc >> 8);
+			if (pad < 1)
+				o[k++] = (char)acc;
+			q = 0;
+			acc = 0;
+			if (pad) {
+				/* Only newlines may follow the padding. */
+				for (i++; i < n; i++)
+					if (s[i] != '\r' && s[i] != '\n')
+						goto bad;
+				break;
+			}
+		}
+	}
+	if (q)
+		goto bad;
+	*out = o;
+	*outlen = k;
+	return 0;
+bad:
+	free(o);
+	return -1;
+}
+
+/* Go's json.Marshal replaces invalid UTF-8 with U+FFFD; jansson refuses it. */
+static char *utf8_sanitize(const char *s, size_t n, size_t *outlen)
+{
+	char *o = gs_xmalloc(n * 3 + 1);
+	size_t k = 0;
+
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = 0;
+		uint32_t cp = 0;
+
+		if (c < 0x80)
+			len = 1, cp = c;
+		else if ((c & 0xE0) == 0xC0)
+			len = 2, cp = c & 0x1F;
+		else if ((c & 0xF0) == 0xE0)
+			len = 3, cp = c & 0x0F;
+		else if ((c & 0xF8) == 0xF0)
+			len = 4, cp = c & 0x07;
+		if (len && i + len <= n) {
+			size_t j;
+
+			for (j = 1; j < len; j++) {
+				unsigned char cc = (unsigned char)s[i + j];
+				if ((cc & 0xC0) != 0x80)
+					break;
+				cp = cp << 6 | (cc & 0x3F);
+			}
+			if (j == len && !(len == 2 && cp < 0x80) && !(len == 3 && cp < 0x800) &&
+			    !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) &&
+			    !(cp >= 0xD800 && cp <= 0xDFFF)) {
+				memcpy(o + k, s + i, len);
+				k += len;
+				i += len;
+				continue;
+			}
+		}
+		memcpy(o + k, "\xEF\xBF\xBD", 3);
+		k += 3;
+		i++;
+	}
+	o[k] = '\0';
+	*outlen = k;
+	return o;
+}
+
+static json_t *string_json(const char *s, size_t n)
+{
+	json_t *j = json_stringn(s, n);
+
+	if (!j) {
+		size_t m;
+		char *fixed = utf8_sanitize(s, n, &m);
+
+		j = json_stringn(fixed, m);
+		free(fixed);
+	}
+	return j;
+}
+
+int yaml_resolved_json(const struct yaml_resolved *r, const char *text, size_t len, json_t **out,
+		       struct gs_error *err)
+{
+	*out = NULL;
+	switch (r->type) {
+	case YAML_SCALAR_IS_NULL:
+		*out = json_null();
+		break;
+	case YAML_SCALAR_IS_BOOL:
+		*out = json_boolean(r->boolean);
+		break;
+	case YAML_SCALAR_IS_INT:
+		*out = json_integer(r->integer);
+		break;
+	case YAML_SCALAR_IS_REAL:
+		if (isnan(r->real) || isinf(r->real)) {
+			gs_error_set(err, "json: unsupported value: %s (JSON, which Kubernetes reads, has no %s)",
+				     isnan(r->real) ? "NaN" : r->real > 0 ? "+Inf" : "-Inf",
+				     isnan(r->real) ? "NaN" : "infinity");
+			return -1;
+		}
+		*out = json_real(r->real);
+		break;
+	case YAML_SCALAR_IS_STRING:
+		*out = string_json(text, len);
+		break;
+	case YAML_SCALAR_IS_BINARY: {
+		char *data;
+		size_t n;
+
+		if (base64_decode(text, len, &data, &n)) {
+			gs_error_set(err, "!!binary value contains invalid base64 data");
+			return -1;
+		}
+		*out = string_json(data, n);
+		free(data);
+		break;
+	}
+	}
+	if (!*out) {
+		gs_error_set(err, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int yaml_resolved_key(const struct yaml_resolved *r, const char *text, size_t len, char **out,
+		      size_t *len_out, struct gs_error *err)
+{
+	char buf[64];
+
+	*out = NULL;
+	*len_out = 0;
+	switch (r->type) {
+	case YAML_SCALAR_IS_NULL:
+		gs_error_set(err, "null is not supported as a mapping key");
+		return -1;
+	case YAML_SCALAR_IS_BOOL:
+		snprintf(buf, sizeof(buf), "%s", r->boolean ? "true" : "false");
+		break;
+	case YAML_SCALAR_IS_INT:
+		snprintf(buf, sizeof(buf), "%lld", r->integer);
+		break;
+	case YAML_SCALAR_IS_REAL:
+		go_format_g32(r->real, buf, sizeof(buf));
+		break;
+	case YAML_SCALAR_IS_STRING: {
+		size_t m;
+		*out = utf8_sanitize(text, len, &m);
+		*len_out = m;
+		return 0;
+	}
+	case YAML_SCALAR_IS_BINARY: {
+		char *data;
+		size_t n, m;
+
+		if (base64_decode(text, len, &data, &n)) {
+			gs_error_set(err, "!!binary value contains invalid base64 data");
+			return -1;
+		}
+		*out = utf8_sanitize(data, n, &m);
+		*len_out = m;
+		free(data);
+		return 0;
+	}
+	}
+	*out = gs_xstrdup(buf);
+	*len_out = strlen(buf);
+	return 0;
+}
+
+/* ---- the loader ---- */
+
+struct anchor {
+	char *name;
+	json_t *node; /* a reference of its own; NULL while still open */
+	size_t count; /* nodes in the subtree, aliases expanded */
+	unsigned depth;
+};
+
+struct frame {
+	json_t *node; /* object or array */
+	char *anchor;
+	size_t nodes_before;
+	unsigned depth; /* collection levels, this one included */
+	struct yaml_pos pos;
+	int indent; /* libyaml's block indentation of this collection (0-based column) */
+	/* mappings: the key waiting for its value */
+	int have_key;
+	int merge;
+	char *key;
+	size_t key_len;
+	struct yaml_pos key_pos;
+};
+
+struct loader {
+	struct yaml_stream *s;
+	const struct yaml_limits *lim;
+	const char *buf;
+	size_t len;
+	struct yaml_pos origin;
+	struct gs_error *err;
+
+	struct frame *frames;
+	size_t n_frames;
+	size_t cap_frames;
+	struct anchor *anchors;
+	size_t n_anchors;
+	size_t cap_anchors;
+	json_t *root;
+	size_t nodes;
+};
+
+static struct yaml_pos map_mark(const struct loader *l, yaml_mark_t m)
+{
+	struct yaml_pos p;
+
+	if (l->origin.line > 0) {
+		p.line = l->origin.line + (int)m.line;
+		p.col = (l->origin.col > 0 ? l->origin.col : 1) + (int)m.column;
+	} else {
+		p.line = (int)m.line + 1;
+		p.col = (int)m.column + 1;
+	}
+	return p;
+}
+
+static int fail_at(struct loader *l, struct yaml_pos pos, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail_at(struct loader *l, struct yaml_pos pos, const char *fmt, ...)
+{
+	char msg[sizeof(l->err->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	gs_error_at(l->err, l->s->name, pos.line, pos.col, "%s", msg);
+	return -1;
+}
+
+/* Re-anchor an error filled by a helper (message only) at pos. */
+static int fail_err_at(struct loader *l, struct yaml_pos pos)
+{
+	char msg[sizeof(l->err->msg)];
+
+	memcpy(msg, l->err->msg, sizeof(msg));
+	return fail_at(l, pos, "%s", msg);
+}
+
+static struct anchor *find_anchor(struct loader *l, const char *name)
+{
+	for (size_t i = l->n_anchors; i-- > 0;)
+		if (!strcmp(l->anchors[i].name, name))
+			return &l->anchors[i];
+	return NULL;
+}
+
+/* Redefinition replaces: the newest anchor of a name wins. */
+static struct anchor *add_anchor(struct loader *l, const char *name)
+{
+	struct anchor *a = find_anchor(l, name);
+
+	if (a) {
+		json_decref(a->node);
+		a->node = NULL;
+		a->count = 0;
+		a->depth = 0;
+		return a;
+	}
+	if (l->n_anchors == l->cap_anchors) {
+		l->cap_anchors = l->cap_anchors ? l->cap_anchors * 2 : 8;
+		l->anchors = gs_xrealloc(l->anchors, l->cap_anchors * sizeof(*l->anchors));
+	}
+	a = &l->anchors[l->n_anchors++];
+	a->name = gs_xstrdup(name);
+	a->node = NULL;
+	a->count = 0;
+	a->depth = 0;
+	return a;
+}
+
+static void clear_anchors(struct loader *l)
+{
+	for (size_t i = 0; i < l->n_anchors; i++) {
+		free(l->anchors[i].name);
+		json_decref(l->anchors[i].node);
+	}
+	l->n_anchors = 0;
+}
+
+static int count_nodes(struct loader *l, size_t add, struct yaml_pos pos)
+{
+	if (add > l->lim->max_nodes || l->nodes > l->lim->max_nodes - add)
+		return fail_at(l, pos, "document has more than %zu nodes once aliases are expanded",
+			       l->lim->max_nodes);
+	l->nodes += add;
+	return 0;
+}
+
+static void merge_object(struct loader *l, json_t *dst, json_t *src)
+{
+	const char *k;
+	size_t klen;
+	json_t *v;
+	struct yaml_pos p;
+
+	json_object_keylen_foreach(src, k, klen, v)
+	{
+		json_object_setn(dst, k, klen, v);
+		if (pos_table_get(&l->s->slots, src, key_slot(k, klen), &p) == 0)
+			pos_table_put(&l->s->slots, dst, key_slot(k, klen), p);
+	}
+}
+
+/*
+ * Hang a finished value (reference stolen) where the innermost open
+ * collection wants it. `empty` marks an empty plain scalar, whose own mark
+ * points past the key; its position is the key's.
+ */
+static int attach(struct loader *l, json_t *v, struct yaml_pos pos, unsigned depth, int empty)
+{
+	struct frame *f;
+
+	if (!l->n_frames) {
+		l->root = v;
+		return 0;
+	}
+	f = &l->frames[l->n_frames - 1];
+	if (depth + 1 > f->depth)
+		f->depth = depth + 1;
+	if (json_is_array(f->node)) {
+		size_t i = json_array_size(f->node);
+
+		json_array_append_new(f->node, v);
+		pos_table_put(&l->s->slots, f->node, index_slot(i), pos);
+		return 0;
+	}
+	if (!f->have_key) {
+		json_decref(v);
+		return fail_at(l, pos, "value without a key");
+	}
+	f->have_key = 0;
+	if (f->merge) {
+		int ok = 1;
+
+		f->merge = 0;
+		if (json_is_object(v)) {
+			merge_object(l, f->node, v);
+		} else if (json_is_array(v)) {
+			size_t n = json_array_size(v);
+
+			for (size_t i = 0; i < n; i++)
+				if (!json_is_object(json_array_get(v, i)))
+					ok = 0;
+			/* Backwards: earlier maps in the list take precedence. */
+			for (size_t i = n; ok && i-- > 0;)
+				merge_object(l, f->node, json_array_get(v, i));
+		} else {
+			ok = 0;
+		}
+		json_decref(v);
+		if (!ok)
+			return fail_at(l, pos, "map merge requires map or sequence of maps as the value");
+		return 0;
+	}
+	if (json_object_setn_new(f->node, f->key, f->key_len, v)) {
+		free(f->key);
+		f->key = NULL;
+		return fail_at(l, pos, "cannot store key");
+	}
+	pos_table_put(&l->s->slots, f->node, key_slot(f->key, f->key_len), empty ? f->key_pos : pos);
+	free(f->key);
+	f->key = NULL;
+	return 0;
+}
+
+/* A JSON value used as a key (through an alias): as the scalar it came from. */
+static int key_from_json(struct loader *l, const json_t *v, struct yaml_pos pos, struct frame *f)
+{
+	char buf[64];
+	struct yaml_resolved r = {0};
+
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		f->key = gs_xstrndup(json_string_value(v), json_string_length(v));
+		f->key_len = json_string_length(v);
+		return 0;
+	case JSON_INTEGER:
+		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+		break;
+	case JSON_REAL:
+		r.type = YAML_SCALAR_IS_REAL;
+		r.real = json_real_value(v);
+		if (yaml_resolved_key(&r, NULL, 0, &f->key, &f->key_len, l->err))
+			return fail_err_at(l, pos);
+		return 0;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		snprintf(buf, sizeof(buf), "%s", json_is_true(v) ? "true" : "false");
+		break;
+	case JSON_NULL:
+		return fail_at(l, pos, "null is not supported as a mapping key");
+	default:
+		return fail_at(l, pos, "invalid map key: a mapping or sequence cannot be a key");
+	}
+	f->key = gs_xstrdup(buf);
+	f->key_len = strlen(buf);
+	return 0;
+}
+
+/* Where the text of a block scalar starts, following libyaml's indentation rules. */
+static struct yaml_pos block_origin(const struct loader *l, const yaml_event_t *ev, int parent_indent)
+{
+	const char *b = l->buf;
+	size_t i = ev->start_mark.index, n = l->len;
+	int explicit_indent = 0, max_indent = 0, indent;
+	yaml_mark_t m = ev->start_mark;
+
+	/* Header: indicator, optional chomping and indentation digits, comment. */
+	for (i++; i < n && b[i] != '\n' && b[i] != '\r'; i++) {
+		if (b[i] >= '1' && b[i] <= '9' && !explicit_indent)
+			explicit_indent = b[i] - '0';
+		if (b[i] == '#')
+			break;
+	}
+	if (explicit_indent) {
+		indent = parent_indent >= 0 ? parent_indent + explicit_indent : explicit_indent;
+	} else {
+		while (i < n && b[i] != '\n' && b[i] != '\r')
+			i++;
+		while (i < n) {
+			int sp = 0;
+
+			if (b[i] == '\r' && i + 1 < n && b[i + 1] == '\n')
+				i++;
+			i++;
+			while (i < n && b[i] == ' ')
+				i++, sp++;
+			if (sp > max_indent)
+				max_indent = sp;
+			if (i < n && b[i] != '\n' && b[i] != '\r')
+				break;
+		}
+		indent = max_indent;
+		if (indent < parent_indent + 1)
+			indent = parent_indent + 1;
+		if (indent < 1)
+			indent = 1;
+	}
+	m.line += 1;
+	m.column = (size_t)indent;
+	return map_mark(l, m);
+}
+
+static int push_frame(struct loader *l, json_t *node, const char *anchor, struct yaml_pos pos,
+		      int indent)
+{
+	struct frame *f;
+
+	if (l->n_frames >= l->lim->max_depth) {
+		json_decref(node);
+		return fail_at(l, pos, "nesting is deeper than the limit of %u levels", l->lim->max_depth);
+	}
+	if (l->n_frames == l->cap_frames) {
+		l->cap_frames = l->cap_frames ? l->cap_frames * 2 : 16;
+		l->frames = gs_xrealloc(l->frames, l->cap_frames * sizeof(*l->frames));
+	}
+	f = &l->frames[l->n_frames++];
+	memset(f, 0, sizeof(*f));
+	f->node = node;
+	f->pos = pos;
+	f->indent = indent;
+	f->depth = 1;
+	f->nodes_before = l->nodes;
+	if (anchor)
+		f->anchor = gs_xstrdup(anchor);
+	if (anchor)
+		add_anchor(l, anchor); /* open: an alias to it now is a cycle */
+	pos_table_put(&l->s->nodes, node, 0, pos);
+	return count_nodes(l, 1, pos);
+}
+
+static int pop_frame(struct loader *l)
+{
+	struct frame f = l->frames[--l->n_frames];
+
+	free(f.key);
+	if (f.anchor) {
+		struct anchor *a = find_anchor(l, f.anchor);
+
+		a->node = json_incref(f.node);
+		a->count = l->nodes - f.nodes_before;
+		a->depth = f.depth;
+		free(f.anchor);
+	}
+	return attach(l, f.node, f.pos, f.depth, 0);
+}
+
+static int parent_indent(const struct loader *l)
+{
+	return l->n_frames ? l->frames[l->n_frames - 1].indent : -1;
+}
+
+static int expecting_key(const struct loader *l)
+{
+	const struct frame *f = l->n_frames ? &l->frames[l->n_frames - 1] : NULL;
+
+	return f && json_is_object(f->node) && !f->have_key;
+}
+
+static int on_scalar(struct loader *l, const yaml_event_t *ev)
+{
+	const char *text = (const char *)ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+	const char *tag = (const char *)ev->data.scalar.tag;
+	const char *anchor = (const char *)ev->data.scalar.anchor;
+	struct yaml_pos pos = map_mark(l, ev->start_mark);
+	struct yaml_resolved r;
+	json_t *v;
+	int empty;
+
+	if (yaml_resolve(tag, text, len, ev->data.scalar.plain_implicit, &r, l->err))
+		return fail_err_at(l, pos);
+	if (expecting_key(l)) {
+		struct frame *f = &l->frames[l->n_frames - 1];
+
+		if (count_nodes(l, 1, pos))
+			return -1;
+		f->have_key = 1;
+		f->key_pos = pos;
+		if (r.merge) {
+			f->merge = 1;
+		} else if (yaml_resolved_key(&r, text, len, &f->key, &f->key_len, l->err)) {
+			return fail_err_at(l, pos);
+		}
+		if (anchor) {
+			struct anchor *a;
+
+			if (yaml_resolved_json(&r, text, len, &v, l->err))
+				return fail_err_at(l, pos);
+			if (!is_singleton(v))
+				pos_table_put(&l->s->nodes, v, 0, pos);
+			a = add_anchor(l, anchor);
+			a->node = v; /* only the anchor holds it */
+			a->count = 1;
+			a->depth = 0;
+		}
+		return 0;
+	}
+	if (count_nodes(l, 1, pos))
+		return -1;
+	if (yaml_resolved_json(&r, text, len, &v, l->err))
+		return fail_err_at(l, pos);
+	if (!is_singleton(v))
+		pos_table_put(&l->s->nodes, v, 0, pos);
+	if (json_is_string(v) && (ev->data.scalar.style == YAML_LITERAL_SCALAR_STYLE ||
+				  ev->data.scalar.style == YAML_FOLDED_SCALAR_STYLE))
+		pos_table_put(&l->s->origins, v, 0, block_origin(l, ev, parent_indent(l)));
+	if (anchor) {
+		struct anchor *a = add_anchor(l, anchor);
+
+		a->node = json_incref(v);
+		a->count = 1;
+		a->depth = 0;
+	}
+	empty = len == 0 && ev->data.scalar.plain_implicit;
+	return attach(l, v, pos, 0, empty);
+}
+
+static int on_alias(struct loader *l, const yaml_event_t *ev)
+{
+	const char *name = (const char *)ev->data.alias.anchor;
+	struct yaml_pos pos = map_mark(l, ev->start_mark);
+	struct anchor *a = find_anchor(l, name);
+
+	if (!a)
+		return fail_at(l, pos, "unknown anchor '%s' referenced", name);
+	if (!a->node)
+		return fail_at(l, pos, "anchor '%s' value contains itself", name);
+	if (count_nodes(l, a->count, pos))
+		return -1;
+	if (l->n_frames + a->depth > l->lim->max_depth)
+		return fail_at(l, pos, "nesting is deeper than the limit of %u levels", l->lim->max_depth);
+	if (expecting_key(l)) {
+		struct frame *f = &l->frames[l->n_frames - 1];
+
+		f->have_key = 1;
+		f->key_pos = pos;
+		return key_from_json(l, a->node, pos, f);
+	}
+	/* Shared, not copied: trees are read-only for their users. */
+	return attach(l, json_incref(a->node), pos, a->depth, 0);
+}
+
+static int parser_error(struct loader *l, const yaml_parser_t *p)
+{
+	struct yaml_pos pos;
+
+	switch (p->error) {
+	case YAML_MEMORY_ERROR:
+		gs_error_at(l->err, l->s->name, 0, 0, "out of memory while parsing YAML");
+		return -1;
+	case YAML_READER_ERROR: {
+		yaml_mark_t m = {0, 0, 0};
+
+		for (size_t i = 0; i < p->problem_offset && i < l->len; i++) {
+			if (l->buf[i] == '\n') {
+				m.line++;
+				m.column = 0;
+			} else if (((unsigned char)l->buf[i] & 0xC0) != 0x80) {
+				m.column++;
+			}
+		}
+		pos = map_mark(l, m);
+		if (p->problem_value != -1)
+			return fail_at(l, pos, "%s (byte 0x%02X)", p->problem ? p->problem : "invalid input",
+				       (unsigned)p->problem_value & 0xFF);
+		return fail_at(l, pos, "%s", p->problem ? p->problem : "invalid input");
+	}
+	default:
+		pos = map_mark(l, p->problem_mark);
+		if (p->context) {
+			struct yaml_pos c = map_mark(l, p->context_mark);
+
+			return fail_at(l, pos, "%s (%s at line %d column %d)",
+				       p->problem ? p->problem : "invalid YAML", p->context, c.line, c.col);
+		}
+		return fail_at(l, pos, "%s", p->problem ? p->problem : "invalid YAML");
+	}
+}
+
+static void push_doc(struct yaml_stream *s, json_t *doc)
+{
+	if (s->n_docs == s->cap_docs) {
+		s->cap_docs = s->cap_docs ? s->cap_docs * 2 : 8;
+		s->docs = gs_xrealloc(s->docs, s->cap_docs * sizeof(*s->docs));
+	}
+	s->docs[s->n_docs++] = doc;
+}
+
+static int load(struct loader *l)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int rc = 0, done = 0;
+
+	if (!yaml_parser_initialize(&p)) {
+		gs_error_set(l->err, "out of memory");
+		return -1;
+	}
+	yaml_parser_set_input_string(&p, (const unsigned char *)l->buf, l->len);
+	while (!done && rc == 0) {
+		struct yaml_pos pos;
+
+		if (!yaml_parser_parse(&p, &ev)) {
+			rc = parser_error(l, &p);
+			break;
+		}
+		pos = map_mark(l, ev.start_mark);
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			done = 1;
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			if (l->s->n_docs >= l->lim->max_docs) {
+				rc = fail_at(l, pos, "more than %zu documents", l->lim->max_docs);
+				break;
+			}
+			l->nodes = 0;
+			clear_anchors(l);
+			json_decref(l->root);
+			l->root = NULL;
+			break;
+		case YAML_DOCUMENT_END_EVENT:
+			push_doc(l->s, l->root ? l->root : json_null());
+			l->root = NULL;
+			clear_anchors(l);
+			break;
+		case YAML_SCALAR_EVENT:
+			rc = on_scalar(l, &ev);
+			break;
+		case YAML_ALIAS_EVENT:
+			rc = on_alias(l, &ev);
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT: {
+			const char *anchor = (const char *)(ev.type == YAML_SEQUENCE_START_EVENT
+								    ? ev.data.sequence_start.anchor
+								    : ev.data.mapping_start.anchor);
+			if (expecting_key(l)) {
+				rc = fail_at(l, pos, "invalid map key: a mapping or sequence cannot be a key");
+				break;
+			}
+			rc = push_frame(l, ev.type == YAML_SEQUENCE_START_EVENT ? json_array() : json_object(),
+					anchor, pos, (int)ev.start_mark.column);
+			break;
+		}
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			rc = pop_frame(l);
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
+static void loader_release(struct loader *l)
+{
+	while (l->n_frames) {
+		struct frame *f = &l->frames[--l->n_frames];
+
+		json_decref(f->node);
+		free(f->key);
+		free(f->anchor);
+	}
+	free(l->frames);
+	clear_anchors(l);
+	free(l->anchors);
+	json_decref(l->root);
+}
+
+int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_pos origin,
+		     const struct yaml_limits *limits, struct yaml_stream **out, struct gs_error *err)
+{
+	struct loader l;
+	int rc;
+
+	memset(&l, 0, sizeof(l));
+	*out = NULL;
+	l.lim = limits ? limits : &yaml_default_limits;
+	l.s = gs_xcalloc(1, sizeof(*l.s));
+	l.s->name = gs_xstrdup(name ? name : "<input>");
+	l.buf = buf;
+	l.len = len;
+	l.origin = origin;
+	l.err = err;
+	if (len > l.lim->max_bytes) {
+		gs_error_at(err, l.s->name, 0, 0, "input is larger than the limit of %zu bytes",
+			    l.lim->max_bytes);
+		yaml_stream_free(l.s);
+		return -1;
+	}
+	rc = load(&l);
+	loader_release(&l);
+	if (rc) {
+		yaml_stream_free(l.s);
+		return -1;
+	}
+	*out = l.s;
+	return 0;
+}
+
+int yaml_load_file(const char *path, const struct yaml_limits *limits, struct yaml_stream **out,
+		   struct gs_error *err)
+{
+	char *buf;
+	size_t len;
+	int rc;
+	struct yaml_pos none = {0, 0};
+
+	*out = NULL;
+	if (gs_read_file(path, (limits ? limits : &yaml_default_limits)->max_bytes, &buf, &len, err))
+		return -1;
+	rc = yaml_load_buffer(path, buf, len, none, limits, out, err);
+	free(buf);
+	return rc;
+}

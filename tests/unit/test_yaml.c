@@ -1,0 +1,545 @@
+/*
+ * Expected values follow go-yaml v2's resolve() as vendored by
+ * sigs.k8s.io/yaml (goyaml.v2/resolve.go, decode.go) and Go's strconv /
+ * encoding/json; error texts and marks are libyaml's.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yaml.h"
+
+static const struct yaml_pos no_origin = {0, 0};
+
+static struct yaml_stream *load_ok(const char *text)
+{
+	struct yaml_stream *s = NULL;
+	struct gs_error err;
+	char buf[2048];
+
+	if (yaml_load_buffer("t.yaml", text, strlen(text), no_origin, NULL, &s, &err)) {
+		print_error("unexpected error: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		fail();
+	}
+	return s;
+}
+
+/* Loads text expecting failure; returns "file:line:col: msg" in a static buffer. */
+static const char *load_err(const char *text, const struct yaml_limits *lim)
+{
+	static char buf[2048];
+	struct yaml_stream *s = NULL;
+	struct gs_error err;
+
+	assert_int_equal(yaml_load_buffer("t.yaml", text, strlen(text), no_origin, lim, &s, &err), -1);
+	assert_null(s);
+	return gs_error_str(&err, buf, sizeof(buf));
+}
+
+static json_t *get(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	if (!v)
+		print_error("missing key %s\n", k);
+	assert_non_null(v);
+	return v;
+}
+
+static void expect_int(json_t *o, const char *k, long long want)
+{
+	json_t *v = get(o, k);
+	if (!json_is_integer(v))
+		print_error("%s: not an integer (type %d)\n", k, json_typeof(v));
+	assert_true(json_is_integer(v));
+	assert_int_equal(json_integer_value(v), want);
+}
+
+static void expect_real(json_t *o, const char *k, double want)
+{
+	json_t *v = get(o, k);
+	if (!json_is_real(v))
+		print_error("%s: not a real (type %d)\n", k, json_typeof(v));
+	assert_true(json_is_real(v));
+	assert_true(json_real_value(v) == want);
+}
+
+static void expect_str(json_t *o, const char *k, const char *want)
+{
+	json_t *v = get(o, k);
+	if (!json_is_string(v))
+		print_error("%s: not a string (type %d)\n", k, json_typeof(v));
+	assert_true(json_is_string(v));
+	assert_string_equal(json_string_value(v), want);
+}
+
+static void scalars_resolve_like_go_yaml_v2(void **state)
+{
+	struct yaml_stream *s;
+	json_t *d;
+
+	(void)state;
+	s = load_ok("int: 2\n"
+		    "quoted: \"2\"\n"
+		    "single: '2'\n"
+		    "neg: -3\n"
+		    "plus: +1\n"
+		    "hex: 0x1F\n"
+		    "oct_o: 0o17\n"
+		    "oct_0: 017\n"
+		    "bin: 0b101\n"
+		    "under: 1_000\n"
+		    "not_octal: 08\n"
+		    "real: 1.5\n"
+		    "exp: 1e1\n"
+		    "dot: .5\n"
+		    "trail: 1.\n"
+		    "max: 9223372036854775807\n"
+		    "above: 9223372036854775808\n"
+		    "huge: 1e999\n"
+		    "yes: yes\n"
+		    "Yes_: Yes\n"
+		    "on_: on\n"
+		    "off_: OFF\n"
+		    "y_: y\n"
+		    "mixed: yES\n"
+		    "t: true\n"
+		    "null_: null\n"
+		    "tilde: ~\n"
+		    "empty:\n"
+		    "date: 2001-12-14\n"
+		    "merge_text: '<<'\n"
+		    "word: hello world\n"
+		    "inf_word: inf\n"
+		    "block: |\n"
+		    "  two\n"
+		    "  lines\n");
+	assert_int_equal(yaml_stream_count(s), 1);
+	d = yaml_stream_doc(s, 0);
+	expect_int(d, "int", 2);
+	expect_str(d, "quoted", "2");
+	expect_str(d, "single", "2");
+	expect_int(d, "neg", -3);
+	expect_int(d, "plus", 1);
+	expect_int(d, "hex", 31);
+	expect_int(d, "oct_o", 15);
+	expect_int(d, "oct_0", 15);
+	expect_int(d, "bin", 5);
+	expect_int(d, "under", 1000);
+	/* ParseInt("08", 0) fails, the float pattern matches: float 8. */
+	expect_real(d, "not_octal", 8.0);
+	expect_real(d, "real", 1.5);
+	expect_real(d, "exp", 10.0);
+	expect_real(d, "dot", 0.5);
+	expect_real(d, "trail", 1.0);
+	expect_int(d, "max", 9223372036854775807LL);
+	expect_real(d, "above", 9223372036854775808.0);
+	/* ParseFloat range error: go-yaml keeps the text. */
+	expect_str(d, "huge", "1e999");
+	/* The key `yes` itself is a bool, turned into the key "true". */
+	assert_true(json_is_true(get(d, "true")));
+	assert_true(json_is_true(get(d, "Yes_")));
+	assert_true(json_is_true(get(d, "on_")));
+	assert_true(json_is_false(get(d, "off_")));
+	assert_true(json_is_true(get(d, "y_")));
+	expect_str(d, "mixed", "yES");
+	assert_true(json_is_true(get(d, "t")));
+	assert_true(json_is_null(get(d, "null_")));
+	assert_true(json_is_null(get(d, "tilde")));
+	assert_true(json_is_null(get(d, "empty")));
+	expect_str(d, "date", "2001-12-14");
+	expect_str(d, "merge_text", "<<");
+	expect_str(d, "word", "hello world");
+	expect_str(d, "inf_word", "inf");
+	expect_str(d, "block", "two\nlines\n");
+	yaml_stream_free(s);
+}
+
+static void tags(void **state)
+{
+	struct yaml_stream *s;
+	json_t *d;
+
+	(void)state;
+	s = load_ok("a: !!str 2\n"
+		    "b: !!int \"12\"\n"
+		    "c: !!float 2\n"
+		    "d: !custom 5\n"
+		    "e: !!binary aGVsbG8=\n"
+		    "f: !!bool yes\n"
+		    "g: ! 7\n"
+		    "h: !!null ''\n");
+	d = yaml_stream_doc(s, 0);
+	expect_str(d, "a", "2");
+	expect_int(d, "b", 12);
+	expect_real(d, "c", 2.0);
+	expect_str(d, "d", "5");
+	expect_str(d, "e", "hello");
+	assert_true(json_is_true(get(d, "f")));
+	expect_str(d, "g", "7");
+	assert_true(json_is_null(get(d, "h")));
+	yaml_stream_free(s);
+
+	assert_string_equal(load_err("a: !!int abc\n", NULL),
+			    "t.yaml:1:4: cannot decode !!str `abc` as a !!int");
+	assert_string_equal(load_err("a: !!bool 3\n", NULL),
+			    "t.yaml:1:4: cannot decode !!int `3` as a !!bool");
+	assert_string_equal(load_err("a: !!binary '#'\n", NULL),
+			    "t.yaml:1:4: !!binary value contains invalid base64 data");
+}
+
+static void keys_become_strings(void **state)
+{
+	struct yaml_stream *s;
+	json_t *d;
+
+	(void)state;
+	s = load_ok("1: int\n"
+		    "1.5: float\n"
+		    "false: bool\n"
+		    "0x10: hex\n"
+		    "1e6: big\n"
+		    "'quoted': q\n"
+		    ".inf: inf\n");
+	d = yaml_stream_doc(s, 0);
+	expect_str(d, "1", "int");
+	expect_str(d, "1.5", "float");
+	expect_str(d, "false", "bool");
+	expect_str(d, "16", "hex");
+	/* FormatFloat(1e6, 'g', -1, 32) */
+	expect_str(d, "1e+06", "big");
+	expect_str(d, "quoted", "q");
+	expect_str(d, ".inf", "inf");
+	assert_int_equal(json_object_size(d), 7);
+	yaml_stream_free(s);
+
+	assert_string_equal(load_err("~: x\n", NULL), "t.yaml:1:1: null is not supported as a mapping key");
+	assert_string_equal(load_err("? [a]\n: b\n", NULL),
+			    "t.yaml:1:3: invalid map key: a mapping or sequence cannot be a key");
+}
+
+static void documents(void **state)
+{
+	struct yaml_stream *s;
+
+	(void)state;
+	s = load_ok("");
+	assert_int_equal(yaml_stream_count(s), 0);
+	yaml_stream_free(s);
+
+	s = load_ok("# only a comment\n");
+	assert_int_equal(yaml_stream_count(s), 0);
+	yaml_stream_free(s);
+
+	s = load_ok("a: 1\n---\n---\n- x\n...\n--- 5\n");
+	assert_int_equal(yaml_stream_count(s), 4);
+	expect_int(yaml_stream_doc(s, 0), "a", 1);
+	assert_true(json_is_null(yaml_stream_doc(s, 1)));
+	assert_string_equal(json_string_value(json_array_get(yaml_stream_doc(s, 2), 0)), "x");
+	assert_int_equal(json_integer_value(yaml_stream_doc(s, 3)), 5);
+	assert_null(yaml_stream_doc(s, 4));
+	assert_string_equal(yaml_stream_name(s), "t.yaml");
+	yaml_stream_free(s);
+}
+
+static void anchors_aliases_merges(void **state)
+{
+	struct yaml_stream *s;
+	json_t *d;
+
+	(void)state;
+	/* (keys avoid y/n: YAML 1.1 reads them as booleans) */
+	s = load_ok("base: &b {x: 1, w: 2}\n"
+		    "other: &o {w: 3, z: 4}\n"
+		    "copy: *b\n"
+		    "over: {<<: *b, x: 9}\n"
+		    "list: {<<: [*b, *o]}\n"
+		    "late: {x: 5, <<: *b}\n"
+		    "inline: {<<: {k: v}}\n"
+		    "scalar: &s hello\n"
+		    "again: *s\n"
+		    "dup: 1\n"
+		    "dup: 2\n");
+	d = yaml_stream_doc(s, 0);
+	expect_int(get(d, "copy"), "x", 1);
+	expect_int(get(d, "over"), "x", 9);
+	expect_int(get(d, "over"), "w", 2);
+	/* A merged list: earlier maps win. */
+	expect_int(get(d, "list"), "w", 2);
+	expect_int(get(d, "list"), "z", 4);
+	/* go-yaml v2 merges in place: a merge after a key overwrites it. */
+	expect_int(get(d, "late"), "x", 1);
+	expect_str(get(d, "inline"), "k", "v");
+	expect_str(d, "again", "hello");
+	/* Non-strict decoding: the last duplicate wins. */
+	expect_int(d, "dup", 2);
+	yaml_stream_free(s);
+
+	/* An anchor still referenced after its key was overwritten stays valid. */
+	s = load_ok("a: &x {k: 1}\na: 2\nb: *x\n");
+	expect_int(get(yaml_stream_doc(s, 0), "b"), "k", 1);
+	yaml_stream_free(s);
+
+	assert_string_equal(load_err("a: *nope\n", NULL), "t.yaml:1:4: unknown anchor 'nope' referenced");
+	assert_string_equal(load_err("a: &a [*a]\n", NULL),
+			    "t.yaml:1:8: anchor 'a' value contains itself");
+	assert_string_equal(load_err("a: {<<: 5}\n", NULL),
+			    "t.yaml:1:9: map merge requires map or sequence of maps as the value");
+	/* Anchors do not cross documents. */
+	assert_string_equal(load_err("a: &a 1\n---\nb: *a\n", NULL),
+			    "t.yaml:3:4: unknown anchor 'a' referenced");
+}
+
+static void non_json_values_fail(void **state)
+{
+	(void)state;
+	assert_string_equal(load_err("a:\n  b: .inf\n", NULL),
+			    "t.yaml:2:6: json: unsupported value: +Inf (JSON, which Kubernetes reads, "
+			    "has no infinity)");
+	assert_string_equal(load_err("- .nan\n", NULL),
+			    "t.yaml:1:3: json: unsupported value: NaN (JSON, which Kubernetes reads, has no NaN)");
+}
+
+static void positions(void **state)
+{
+	struct yaml_stream *s;
+	struct yaml_pos p;
+	json_t *d, *spec, *list;
+
+	(void)state;
+	s = load_ok("kind: Pod\n"
+		    "spec:\n"
+		    "  enabled: true\n"
+		    "  nothing:\n"
+		    "  list:\n"
+		    "    - 7\n"
+		    "    - null\n");
+	d = yaml_stream_doc(s, 0);
+	assert_int_equal(yaml_stream_pos(s, d, &p), 0);
+	assert_int_equal(p.line, 1);
+	assert_int_equal(p.col, 1);
+	assert_int_equal(yaml_stream_pos(s, get(d, "kind"), &p), 0);
+	assert_int_equal(p.line, 1);
+	assert_int_equal(p.col, 7);
+	spec = get(d, "spec");
+	/* Singletons have no position of their own... */
+	assert_int_equal(yaml_stream_pos(s, get(spec, "enabled"), &p), -1);
+	assert_int_equal(p.line, 0);
+	/* ...but their slot has. */
+	assert_int_equal(yaml_stream_key_pos(s, spec, "enabled", &p), 0);
+	assert_int_equal(p.line, 3);
+	assert_int_equal(p.col, 12);
+	/* An empty value sits at its key. */
+	assert_int_equal(yaml_stream_key_pos(s, spec, "nothing", &p), 0);
+	assert_int_equal(p.line, 4);
+	assert_int_equal(p.col, 3);
+	assert_int_equal(yaml_stream_key_pos(s, spec, "absent", &p), -1);
+	list = get(spec, "list");
+	assert_int_equal(yaml_stream_index_pos(s, list, 1, &p), 0);
+	assert_int_equal(p.line, 7);
+	assert_int_equal(p.col, 7);
+	assert_int_equal(yaml_stream_pos(s, json_array_get(list, 0), &p), 0);
+	assert_int_equal(p.line, 6);
+	assert_int_equal(p.col, 7);
+	assert_int_equal(yaml_stream_index_pos(s, list, 2, &p), -1);
+	yaml_stream_free(s);
+}
+
+static void error_at_node(void **state)
+{
+	struct yaml_stream *s;
+	struct gs_error err;
+	char buf[2048];
+
+	(void)state;
+	s = load_ok("a:\n  b: x\n");
+	yaml_error_at(s, get(get(yaml_stream_doc(s, 0), "a"), "b"), &err, "bad %s", "value");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)), "t.yaml:2:6: bad value");
+	yaml_stream_free(s);
+}
+
+static void syntax_errors(void **state)
+{
+	(void)state;
+	assert_string_equal(load_err("a: b: c\n", NULL),
+			    "t.yaml:1:5: mapping values are not allowed in this context");
+	assert_string_equal(load_err("a:\n  - x\n  y: z\n", NULL),
+			    "t.yaml:3:3: did not find expected '-' indicator (while parsing a block "
+			    "collection at line 2 column 3)");
+	assert_string_equal(load_err("a: \"open\n", NULL),
+			    "t.yaml:2:1: found unexpected end of stream (while scanning a quoted scalar "
+			    "at line 1 column 4)");
+	/* Reader errors: invalid UTF-8, positioned by counting characters. */
+	assert_string_equal(load_err("a: 1\nbb: \xff\n", NULL),
+			    "t.yaml:2:5: invalid leading UTF-8 octet (byte 0xFF)");
+}
+
+static void limits(void **state)
+{
+	struct yaml_limits lim = yaml_default_limits;
+	char *deep;
+	const char *laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+			     "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+			     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+			     "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+			     "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+			     "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+			     "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
+			     "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]\n";
+
+	(void)state;
+	assert_string_equal(load_err(laughs, NULL),
+			    "t.yaml:7:16: document has more than 4194304 nodes once aliases are expanded");
+
+	deep = calloc(1, 1000);
+	memset(deep, '[', 300);
+	assert_string_equal(load_err(deep, NULL), "t.yaml:1:257: nesting is deeper than the limit of 256 levels");
+	/* Depth counts through aliases too. */
+	lim.max_depth = 3;
+	assert_string_equal(load_err("a: &a [[1]]\nb: [*a]\n", &lim),
+			    "t.yaml:2:5: nesting is deeper than the limit of 3 levels");
+	free(deep);
+
+	lim = yaml_default_limits;
+	lim.max_docs = 2;
+	assert_string_equal(load_err("1\n---\n2\n---\n3\n", &lim), "t.yaml:4:1: more than 2 documents");
+	lim = yaml_default_limits;
+	lim.max_bytes = 4;
+	assert_string_equal(load_err("a: 12\n", &lim), "t.yaml: input is larger than the limit of 4 bytes");
+}
+
+static void origin_and_block_content(void **state)
+{
+	const char *cm = "apiVersion: v1\n"
+			 "kind: ConfigMap\n"
+			 "data:\n"
+			 "  shared: |-\n"
+			 "    version: v1\n"
+			 "    sharing:\n"
+			 "      timeSlicing: a: b\n"
+			 "  explicit: |2\n"
+			 "     indented\n"
+			 "  plain: x\n";
+	struct yaml_stream *s, *inner = NULL;
+	struct yaml_pos o;
+	struct gs_error err;
+	char buf[2048];
+	json_t *data, *shared;
+
+	(void)state;
+	s = load_ok(cm);
+	data = get(yaml_stream_doc(s, 0), "data");
+	shared = get(data, "shared");
+	assert_int_equal(yaml_stream_content_origin(s, shared, &o), 0);
+	assert_int_equal(o.line, 5);
+	assert_int_equal(o.col, 5);
+	/* The embedded YAML's error lands on the file's line and column. */
+	assert_int_equal(yaml_load_buffer("cm.yaml", json_string_value(shared), json_string_length(shared), o,
+					  NULL, &inner, &err),
+			 -1);
+	assert_null(inner);
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
+			    "cm.yaml:7:21: mapping values are not allowed in this context");
+	/* |2 under a key at column 3: content at column 3 + 2. */
+	assert_int_equal(yaml_stream_content_origin(s, get(data, "explicit"), &o), 0);
+	assert_int_equal(o.line, 9);
+	assert_int_equal(o.col, 5);
+	expect_str(data, "explicit", " indented\n");
+	/* Other scalars: their own start. */
+	assert_int_equal(yaml_stream_content_origin(s, get(data, "plain"), &o), 0);
+	assert_int_equal(o.line, 10);
+	assert_int_equal(o.col, 10);
+	yaml_stream_free(s);
+}
+
+static void json_number_text(void **state)
+{
+	static const struct {
+		double v;
+		const char *want;
+	} cases[] = {
+		{2.0, "2"},       {1.5, "1.5"},         {0.1, "0.1"},     {1e21, "1e+21"},
+		{1e20, "100000000000000000000"},        {1e-7, "1e-7"},   {-2.5e-7, "-2.5e-7"},
+		{1e-6, "0.000001"}, {123456789.0, "123456789"},          {-0.0, "-0"},
+		{0.3, "0.3"},     {1.0 / 3, "0.3333333333333333"},
+	};
+	char buf[64];
+	json_t *j;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		j = json_real(cases[i].v);
+		assert_int_equal(yaml_json_number_text(j, buf, sizeof(buf)), 0);
+		assert_string_equal(buf, cases[i].want);
+		json_decref(j);
+	}
+	j = json_integer(-42);
+	assert_int_equal(yaml_json_number_text(j, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "-42");
+	json_decref(j);
+	j = json_string("2");
+	assert_int_equal(yaml_json_number_text(j, buf, sizeof(buf)), -1);
+	json_decref(j);
+}
+
+static void resolve_api(void **state)
+{
+	struct yaml_resolved r;
+	struct gs_error err;
+
+	(void)state;
+	assert_int_equal(yaml_resolve(NULL, "<<", 2, 1, &r, &err), 0);
+	assert_true(r.merge);
+	assert_int_equal(yaml_resolve(NULL, "<<", 2, 0, &r, &err), 0);
+	assert_false(r.merge);
+	assert_int_equal(r.type, YAML_SCALAR_IS_STRING);
+	assert_int_equal(yaml_resolve(NULL, "-0x10", 5, 1, &r, &err), 0);
+	assert_int_equal(r.type, YAML_SCALAR_IS_INT);
+	assert_int_equal(r.integer, -16);
+	assert_int_equal(yaml_resolve(NULL, "2000m", 5, 1, &r, &err), 0);
+	assert_int_equal(r.type, YAML_SCALAR_IS_STRING);
+	assert_int_equal(yaml_resolve("tag:yaml.org,2002:float", "0x10", 4, 0, &r, &err), 0);
+	assert_int_equal(r.type, YAML_SCALAR_IS_REAL);
+	assert_true(r.real == 16.0);
+	assert_int_equal(yaml_resolve("tag:yaml.org,2002:timestamp", "2001-12-14", 10, 0, &r, &err), 0);
+	assert_int_equal(r.type, YAML_SCALAR_IS_STRING);
+	assert_int_equal(yaml_resolve("tag:yaml.org,2002:timestamp", "later", 5, 0, &r, &err), -1);
+	assert_string_equal(err.msg, "cannot decode !!str `later` as a !!timestamp");
+}
+
+static void load_file_errors(void **state)
+{
+	struct yaml_stream *s = NULL;
+	struct gs_error err;
+	char buf[2048];
+
+	(void)state;
+	assert_int_equal(yaml_load_file("/nonexistent/x.yaml", NULL, &s, &err), -1);
+	assert_null(s);
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
+			    "cannot open '/nonexistent/x.yaml': No such file or directory");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(scalars_resolve_like_go_yaml_v2),
+		cmocka_unit_test(tags),
+		cmocka_unit_test(keys_become_strings),
+		cmocka_unit_test(documents),
+		cmocka_unit_test(anchors_aliases_merges),
+		cmocka_unit_test(non_json_values_fail),
+		cmocka_unit_test(positions),
+		cmocka_unit_test(error_at_node),
+		cmocka_unit_test(syntax_errors),
+		cmocka_unit_test(limits),
+		cmocka_unit_test(origin_and_block_content),
+		cmocka_unit_test(json_number_text),
+		cmocka_unit_test(resolve_api),
+		cmocka_unit_test(load_file_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
