@@ -88,6 +88,7 @@ ci: deps
 	$(MAKE) test
 	$(MAKE) asan
 	$(MAKE) valgrind
+	$(MAKE) e2e
 
 cluster-up:
 	@scripts/cluster/up.sh

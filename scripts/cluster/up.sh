@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# Start a local Kubernetes control plane on 127.0.0.1: etcd, kube-apiserver
+# (TLS, RBAC), kube-controller-manager, kube-scheduler and kwok, which plays
+# the kubelet of every node. State lives in .cluster/ (docs/cluster.md).
+#
+# Already running and healthy: says so and exits 0. Leftovers of a dead
+# cluster are stopped and cleaned first.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+t0=$(now)
+
+admin_readyz() {
+	curl -fsS --max-time 5 --cacert "$state/pki/ca.crt" --cert "$state/pki/admin.crt" \
+		--key "$state/pki/admin.key" "https://127.0.0.1:$GS_APISERVER_PORT/readyz" >/dev/null 2>&1
+}
+
+# --- already up? ------------------------------------------------------------
+if [ -f "$state/env" ]; then
+	(
+		load_env
+		for c in "${components[@]}"; do our_pid "$c" >/dev/null || exit 1; done
+		admin_readyz
+	) && {
+		load_env
+		say "already running (apiserver https://127.0.0.1:$GS_APISERVER_PORT, state $state); nothing to do"
+		exit 0
+	}
+fi
+if compgen -G "$state/pids/*.pid" >/dev/null; then
+	say "found leftovers of an earlier cluster; stopping them"
+	stop_all
+fi
+
+# --- binaries (a cache hit builds nothing) ----------------------------------
+bins=$("$cluster_here/build.sh") || die "building the control plane failed (see above)"
+K8S_BIN=$(sed -n 's/^K8S_BIN=//p' <<<"$bins")
+ETCD_BIN=$(sed -n 's/^ETCD_BIN=//p' <<<"$bins")
+KWOK_BIN=$(sed -n 's/^KWOK_BIN=//p' <<<"$bins")
+[ -n "$K8S_BIN" ] && [ -n "$ETCD_BIN" ] && [ -n "$KWOK_BIN" ] ||
+	die "build.sh did not print K8S_BIN/ETCD_BIN/KWOK_BIN"
+
+for p in "$GS_ETCD_PORT" "$GS_ETCD_PEER_PORT" "$GS_APISERVER_PORT" "$GS_KCM_PORT" \
+	"$GS_SCHEDULER_PORT" "$GS_KWOK_PORT"; do
+	if port_open "$p"; then
+		die "port 127.0.0.1:$p is already in use by another program; pick free ports with GS_ETCD_PORT, GS_ETCD_PEER_PORT, GS_APISERVER_PORT, GS_KCM_PORT, GS_SCHEDULER_PORT, GS_KWOK_PORT (docs/cluster.md)"
+	fi
+done
+
+mkdir -p "$state"/{pki,logs,pids,bin}
+# A fresh etcd on every start: tests see an empty cluster, never the
+# objects of an earlier run.
+rm -rf "$state/etcd"
+pki=$state/pki
+
+# --- PKI (made once, reused) ------------------------------------------------
+if [ ! -f "$pki/admin.crt" ] || [ ! -f "$pki/tokens.csv" ]; then
+	say "creating the CA, certificates, service-account key and tokens in $pki"
+	(
+		cd "$pki"
+		rm -f ./*
+		umask 077
+		ossl() { openssl "$@" 2>/dev/null; }
+		ossl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 \
+			-subj "/CN=gpushare-local-ca"
+		ossl req -newkey rsa:2048 -nodes -keyout apiserver.key -out apiserver.csr \
+			-subj "/CN=kube-apiserver"
+		printf '%s\n' \
+			'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.96.0.1' \
+			'extendedKeyUsage=serverAuth' \
+			'keyUsage=critical,digitalSignature,keyEncipherment' >srv.ext
+		ossl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+			-out apiserver.crt -extfile srv.ext
+		# O= becomes the group: system:masters passes every RBAC check.
+		ossl req -newkey rsa:2048 -nodes -keyout admin.key -out admin.csr \
+			-subj "/O=system:masters/CN=gpushare-admin"
+		printf '%s\n' 'extendedKeyUsage=clientAuth' \
+			'keyUsage=critical,digitalSignature,keyEncipherment' >cli.ext
+		ossl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+			-out admin.crt -extfile cli.ext
+		ossl genrsa -out sa.key 2048
+		ossl rsa -in sa.key -pubout -out sa.pub
+		# Static tokens: token,user,uid,"groups". e2e-user has no group and
+		# no binding, so RBAC refuses it everything but discovery.
+		printf '%s,gpushare-admin,1000,"system:masters"\n' "$(openssl rand -hex 24)" >tokens.csv
+		printf '%s,e2e-user,1001,""\n' "$(openssl rand -hex 24)" >>tokens.csv
+		rm -f ./*.csr ./*.ext ca.srl
+		chmod 644 ca.crt
+	) || die "openssl failed while creating $pki"
+fi
+admin_token=$(awk -F, '$2 == "gpushare-admin" { print $1 }' "$pki/tokens.csv")
+user_token=$(awk -F, '$2 == "e2e-user" { print $1 }' "$pki/tokens.csv")
+server=https://127.0.0.1:$GS_APISERVER_PORT
+
+write_kubeconfig() { # FILE USER-LINES...
+	local f=$1
+	shift
+	{
+		cat <<-EOF
+			apiVersion: v1
+			kind: Config
+			clusters:
+			- name: gpushare
+			  cluster:
+			    server: $server
+			    certificate-authority: $pki/ca.crt
+			contexts:
+			- name: gpushare
+			  context:
+			    cluster: gpushare
+			    user: $1
+			current-context: gpushare
+			users:
+			- name: $1
+			  user:
+		EOF
+		shift
+		printf '    %s\n' "$@"
+	} >"$f.tmp"
+	chmod 600 "$f.tmp"
+	mv "$f.tmp" "$f"
+}
+write_kubeconfig "$state/kubeconfig" gpushare-admin \
+	"client-certificate: $pki/admin.crt" "client-key: $pki/admin.key"
+write_kubeconfig "$state/user.kubeconfig" e2e-user "token: $user_token"
+ln -sfn "$K8S_BIN/kubectl" "$state/bin/kubectl"
+
+umask 077
+cat >"$state/env" <<EOF
+# Written by scripts/cluster/up.sh; sourced by down.sh and the e2e tests.
+GS_ETCD_PORT=$GS_ETCD_PORT
+GS_ETCD_PEER_PORT=$GS_ETCD_PEER_PORT
+GS_APISERVER_PORT=$GS_APISERVER_PORT
+GS_KCM_PORT=$GS_KCM_PORT
+GS_SCHEDULER_PORT=$GS_SCHEDULER_PORT
+GS_KWOK_PORT=$GS_KWOK_PORT
+GS_APISERVER=$server
+GS_CA=$pki/ca.crt
+GS_ADMIN_CERT=$pki/admin.crt
+GS_ADMIN_KEY=$pki/admin.key
+GS_KUBECONFIG=$state/kubeconfig
+GS_USER_KUBECONFIG=$state/user.kubeconfig
+GS_ADMIN_TOKEN=$admin_token
+GS_USER_TOKEN=$user_token
+EOF
+umask 022
+
+# --- start ------------------------------------------------------------------
+# start NAME BINARY ARGS...: runs it in a session of its own (Ctrl-C on the
+# shell that ran `make cluster-up` must not stop the cluster), logs to
+# logs/NAME.log, records the PID.
+start() {
+	local name=$1 bin=$2
+	shift 2
+	setsid "$bin" "$@" </dev/null >"$state/logs/$name.log" 2>&1 &
+	echo $! >"$state/pids/$name.pid"
+}
+
+# wait_until SECONDS WHAT CMD...: polls CMD every 0.2 s. On timeout, shows
+# the tail of the logs, stops what was started and fails.
+wait_until() {
+	local limit=$1 what=$2 end
+	shift 2
+	end=$(($(date +%s) + limit))
+	until "$@"; do
+		local c
+		for c in "${components[@]}"; do
+			if [ -f "$state/pids/$c.pid" ] && ! our_pid "$c" >/dev/null; then
+				say "$c exited while waiting for $what; last lines of $state/logs/$c.log:"
+				tail -n 20 "$state/logs/$c.log" >&2 || true
+				stop_all
+				exit 1
+			fi
+		done
+		if [ "$(date +%s)" -ge "$end" ]; then
+			say "timed out after ${limit}s waiting for $what; logs in $state/logs/"
+			stop_all
+			exit 1
+		fi
+		sleep 0.2
+	done
+}
+
+healthz() { curl -fsk --max-time 5 "https://127.0.0.1:$1/healthz" >/dev/null 2>&1; }
+
+t_start=$(now)
+start etcd "$ETCD_BIN/etcd" \
+	--name=gpushare --data-dir="$state/etcd" \
+	--listen-client-urls="http://127.0.0.1:$GS_ETCD_PORT" \
+	--advertise-client-urls="http://127.0.0.1:$GS_ETCD_PORT" \
+	--listen-peer-urls="http://127.0.0.1:$GS_ETCD_PEER_PORT" \
+	--initial-advertise-peer-urls="http://127.0.0.1:$GS_ETCD_PEER_PORT" \
+	--initial-cluster="gpushare=http://127.0.0.1:$GS_ETCD_PEER_PORT" \
+	--unsafe-no-fsync=true --log-level=warn
+wait_until 60 "etcd /health" \
+	curl -fs --max-time 2 -o /dev/null "http://127.0.0.1:$GS_ETCD_PORT/health"
+
+# --advertise-address=127.0.0.1 needs --endpoint-reconciler-type=none: the
+# reconciler would write a loopback IP into the `kubernetes` Endpoints,
+# which validation rejects. Priority-and-fairness stays on as in a real
+# cluster: turning it off saved neither time nor memory here.
+start kube-apiserver "$K8S_BIN/kube-apiserver" \
+	--etcd-servers="http://127.0.0.1:$GS_ETCD_PORT" \
+	--bind-address=127.0.0.1 --secure-port="$GS_APISERVER_PORT" \
+	--advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+	--tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+	--client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \
+	--authorization-mode=RBAC \
+	--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+	--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+	--service-cluster-ip-range=10.96.0.0/12 \
+	--profiling=false
+wait_until 180 "kube-apiserver /readyz" admin_readyz
+t_readyz=$(now)
+
+# The controllers the lab and the tests lean on, nothing more: quota
+# status (admission reads status.hard), namespace deletion, the `default`
+# ServiceAccount, node taints and Ready, owner cascades, workloads.
+controllers=serviceaccount-controller,namespace-controller,resourcequota-controller
+controllers+=,node-lifecycle-controller,taint-eviction-controller
+controllers+=,garbage-collector-controller,pod-garbage-collector-controller
+controllers+=,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller
+controllers+=,replicaset-controller,deployment-controller,job-controller,daemonset-controller
+controllers+=,ttl-after-finished-controller
+start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
+	--kubeconfig="$state/kubeconfig" \
+	--authentication-kubeconfig="$state/kubeconfig" --authorization-kubeconfig="$state/kubeconfig" \
+	--bind-address=127.0.0.1 --secure-port="$GS_KCM_PORT" --leader-elect=false \
+	--service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
+	--controllers="$controllers" --profiling=false
+start kube-scheduler "$K8S_BIN/kube-scheduler" \
+	--kubeconfig="$state/kubeconfig" \
+	--authentication-kubeconfig="$state/kubeconfig" --authorization-kubeconfig="$state/kubeconfig" \
+	--bind-address=127.0.0.1 --secure-port="$GS_SCHEDULER_PORT" --leader-elect=false \
+	--profiling=false
+# kwok manages every node: this cluster has no kubelet, so any Node object
+# (the lab's, the tests', one made by hand) is fake by definition.
+stage=$KWOK_BIN/stage
+start kwok "$KWOK_BIN/kwok" \
+	--kubeconfig="$state/kubeconfig" \
+	--manage-all-nodes=true \
+	--node-lease-duration-seconds=40 \
+	--node-ip=127.0.0.1 --cidr=10.244.0.0/16 \
+	--server-address="127.0.0.1:$GS_KWOK_PORT" \
+	-c "$stage/node/fast/node-initialize.yaml" \
+	-c "$stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml" \
+	-c "$stage/pod/fast/pod-ready.yaml" \
+	-c "$stage/pod/fast/pod-complete.yaml" \
+	-c "$stage/pod/fast/pod-delete.yaml"
+
+wait_until 90 "kube-controller-manager /healthz" healthz "$GS_KCM_PORT"
+wait_until 90 "kube-scheduler /healthz" healthz "$GS_SCHEDULER_PORT"
+wait_until 90 "kwok /healthz" \
+	curl -fs --max-time 2 -o /dev/null "http://127.0.0.1:$GS_KWOK_PORT/healthz"
+# The serviceaccount controller works once `default` has its SA.
+wait_until 60 "ServiceAccount default/default" \
+	"$state/bin/kubectl" --kubeconfig="$state/kubeconfig" -n default get serviceaccount default \
+	-o name --request-timeout=5s >/dev/null 2>&1
+
+total=0
+parts=
+for c in etcd kube-apiserver kube-controller-manager kube-scheduler kwok; do
+	pid=$(our_pid "$c")
+	kb=$(rss_kb "$pid")
+	total=$((total + kb))
+	parts+=" $c=$((kb / 1024))MB"
+done
+say "up in $(elapsed "$t0")s: apiserver /readyz $(since "$t_start" "$t_readyz")s and every component healthy $(elapsed "$t_start")s after etcd started (build check and PKI $(since "$t0" "$t_start")s)"
+say "RSS total $((total / 1024)) MB:$parts"
+say "export KUBECONFIG=$state/kubeconfig; kubectl is $state/bin/kubectl; stop with make cluster-down"

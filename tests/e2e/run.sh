@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# End-to-end tests against the local control plane. Usage: run.sh GPUSHARE
+#
+# Starts the cluster if it is not running (and stops it at the end only
+# then), runs every tests/e2e/test_*.sh in name order with the environment
+# documented in tests/e2e/lib.sh, and exits 1 if any fails.
+#   E2E_ONLY=REGEX   run only the tests whose file name matches
+#   E2E_TIMEOUT=SEC  per-test limit (default 300)
+set -u
+[ $# = 1 ] || {
+	echo "usage: $0 GPUSHARE-BINARY" >&2
+	exit 2
+}
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+root=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$root/../.." && pwd)
+state=${GS_CLUSTER_DIR:-$top/.cluster}
+[ -x "$bin" ] || {
+	echo "e2e: $bin is not an executable" >&2
+	exit 2
+}
+
+started=
+if ! "$top/scripts/cluster/status.sh" >/dev/null 2>&1; then
+	echo "e2e: starting the local control plane"
+	"$top/scripts/cluster/up.sh" || {
+		echo "e2e: the control plane did not start; logs in $state/logs/" >&2
+		exit 1
+	}
+	started=1
+fi
+stop_cluster() {
+	if [ -n "$started" ]; then
+		echo "e2e: stopping the control plane this run started"
+		"$top/scripts/cluster/down.sh"
+	fi
+}
+trap stop_cluster EXIT
+trap 'exit 130' INT TERM
+
+# shellcheck disable=SC1091
+. "$state/env"
+# shellcheck disable=SC1091
+. "$top/scripts/cluster/versions.sh"
+export KUBECONFIG=$state/kubeconfig USER_KUBECONFIG=$state/user.kubeconfig
+export KUBECTL=$state/bin/kubectl GPUSHARE=$bin TOP=$top
+export GS_APISERVER GS_CA GS_ADMIN_TOKEN GS_USER_TOKEN K8S_VERSION
+
+pass=0 fail=0 failed=
+for t in "$root"/test_*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
+	if [ -n "${E2E_ONLY:-}" ] && ! [[ $name =~ $E2E_ONLY ]]; then
+		continue
+	fi
+	t0=$SECONDS
+	if out=$(cd "$top" && timeout -k 10 "${E2E_TIMEOUT:-300}" bash "$t" 2>&1); then
+		pass=$((pass + 1))
+		echo "ok   $name ($((SECONDS - t0))s)"
+	else
+		rc=$?
+		fail=$((fail + 1))
+		failed+=" $name"
+		[ $rc = 124 ] && out+=$'\n'"timed out after ${E2E_TIMEOUT:-300}s"
+		echo "FAIL $name ($((SECONDS - t0))s)"
+		echo "$out" | tail -40 | sed 's/^/     /'
+	fi
+done
+echo "e2e: $pass passed, $fail failed${failed:+ (${failed# })}"
+[ $fail = 0 ]
