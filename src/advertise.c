@@ -1,0 +1,971 @@
+#include "advertise.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quantity.h"
+#include "banned.h"
+
+#define RES_GPU "nvidia.com/gpu"
+#define MPS_ROOT_DEFAULT "/run/nvidia/mps" /* Helm and the GPU Operator always set MPS_ROOT (§1.10) */
+
+/* One physical GPU after mig-manager did its work. */
+struct gpu_state {
+	const struct catalog_gpu *model;
+	bool mig_enabled;
+	struct catalog_mig_count devices[8];
+	size_t n_devices;
+};
+
+struct ctx {
+	const struct catalog *cat;
+	const struct nodehw *hw;
+	const struct dpconfig *config;
+	struct advertisement *adv;
+	struct gpu_state *gpu;
+	size_t n;
+	const struct dp_sharing *sharing; /* block in force, NULL when none */
+};
+
+static void fail(struct advertisement *adv, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct advertisement *adv, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	if (adv->failure)
+		return; /* the first refusal is what the cluster shows */
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	adv->failure = gs_xmalloc((size_t)len + 1);
+	va_start(ap, fmt);
+	vsnprintf(adv->failure, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+}
+
+#define PLUGIN_FAIL "nvidia-device-plugin: error starting plugins: "
+#define BUILD_MAP                                                                                  \
+	"error getting plugins: unable to create plugins: failed to construct resource managers: " \
+	"error building device map: error building device map from config.resources: "
+
+static struct advertisement *adv_new(const struct nodehw *hw, const char *config_name)
+{
+	struct advertisement *adv = gs_xcalloc(1, sizeof(*adv));
+
+	adv->node = gs_xstrdup(hw->name);
+	adv->config_name = config_name ? gs_xstrdup(config_name) : NULL;
+	adv->gpus = json_array();
+	adv->resources = json_object();
+	adv->labels = json_object();
+	adv->owned_labels = json_object();
+	gs_warnings_init(&adv->warnings);
+	return adv;
+}
+
+void advertisement_free(struct advertisement *adv)
+{
+	if (!adv)
+		return;
+	free(adv->node);
+	free(adv->config_name);
+	free(adv->mig_strategy);
+	json_decref(adv->gpus);
+	json_decref(adv->resources);
+	json_decref(adv->labels);
+	json_decref(adv->owned_labels);
+	free(adv->failure);
+	gs_warnings_release(&adv->warnings);
+	free(adv);
+}
+
+static const char *block_name(const struct ctx *c)
+{
+	return c->adv->sharing == DP_SHARING_MPS ? "mps" : "timeSlicing";
+}
+
+/* The first sharing entry for `name` (GFD reports the first one, §1.12). */
+static const struct dp_replicated_resource *entry_for(const struct ctx *c, const char *name)
+{
+	if (!c->sharing)
+		return NULL;
+	for (size_t i = 0; i < c->sharing->n_resources; i++)
+		if (!strcmp(c->sharing->resources[i].name, name))
+			return &c->sharing->resources[i];
+	return NULL;
+}
+
+static void set_label(struct ctx *c, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_label(struct ctx *c, const char *key, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_object_set_new(c->adv->labels, key, json_string(buf));
+}
+
+static void set_rlabel(struct ctx *c, const char *res, const char *suffix, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void set_rlabel(struct ctx *c, const char *res, const char *suffix, const char *fmt, ...)
+{
+	char key[256], buf[256];
+	va_list ap;
+
+	snprintf(key, sizeof(key), "%s.%s", res, suffix);
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_object_set_new(c->adv->labels, key, json_string(buf));
+}
+
+static void add_count(json_t *obj, const char *name, json_int_t n)
+{
+	json_t *v = json_object_get(obj, name);
+	json_object_set_new(obj, name, json_integer((v ? json_integer_value(v) : 0) + n));
+}
+
+/* ---- hardware: what mig-manager leaves on each GPU (§5.4-5.5) ---- */
+
+/* The seed's trap (§5.3): a 1-slice profile that fits 7 times on other models but fewer here. */
+static void warn_short_layout(struct ctx *c, const char *layout, size_t idx,
+			      const struct gpu_state *g)
+{
+	const struct catalog_mig_profile *p, *smallest = NULL;
+	char others[512] = "";
+	size_t len = 0;
+
+	if (g->n_devices != 1)
+		return;
+	p = catalog_gpu_profile(g->model, g->devices[0].profile);
+	if (!p || p->gi_slices != 1 || g->devices[0].count >= g->model->mig->compute_slices)
+		return;
+	for (size_t i = 0; i < catalog_gpu_count(c->cat); i++) {
+		const struct catalog_gpu *o = catalog_gpu_at(c->cat, i);
+		const struct catalog_mig_profile *op = catalog_gpu_profile(o, p->name);
+		bool listed = false;
+		if (!op || o->mig == g->model->mig || op->instances != o->mig->compute_slices)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			listed |= catalog_gpu_at(c->cat, j)->mig == o->mig &&
+				  catalog_gpu_profile(catalog_gpu_at(c->cat, j), p->name);
+		if (listed)
+			continue; /* one model per geometry keeps the message short */
+		if (len + strlen(o->name) + 3 < sizeof(others))
+			len += (size_t)snprintf(others + len, sizeof(others) - len, "%s%s",
+						len ? ", " : "", o->name);
+	}
+	if (!len)
+		return;
+	for (size_t i = 0; i < g->model->mig->n_profiles; i++) {
+		const struct catalog_mig_profile *q = &g->model->mig->profiles[i];
+		if (q->gi_slices == 1 && !strchr(q->name, '+') && !strchr(q->name, '-') &&
+		    (!smallest || q->instances > smallest->instances))
+			smallest = q;
+	}
+	gs_warnings_add(&c->adv->warnings,
+			"node '%s': layout %s gives %d x %s on GPU %zu (%s), not %d: %s x %d is the "
+			"profile of other models (%s, ...)%s%s%s",
+			c->hw->name, layout, g->devices[0].count, p->name, idx, g->model->name,
+			g->model->mig->compute_slices, p->name, g->model->mig->compute_slices,
+			others, smallest ? "; this GPU's seven-way profile is " : "",
+			smallest ? smallest->name : "", smallest ? " (spec nvidia-semantics §5.3)" : "");
+}
+
+static int apply_layout(struct ctx *c)
+{
+	const char *layout = c->hw->mig_config;
+	bool any_capable = false;
+	bool warned_plain = false, warned_nomatch = false, warned_gen = false;
+
+	for (size_t i = 0; i < c->n; i++)
+		any_capable |= c->gpu[i].model->mig != NULL;
+	if (!layout)
+		return 0;
+	if (!any_capable) {
+		gs_warnings_add(&c->adv->warnings,
+				"node '%s': %s=%s is ignored: no GPU on the node is MIG-capable "
+				"(mig-manager runs only on MIG-capable nodes)",
+				c->hw->name, NODEHW_LABEL_MIG_CONFIG, layout);
+		return 0;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		struct gpu_state *g = &c->gpu[i];
+		struct catalog_gpu_mig m;
+		struct gs_error e;
+
+		if (!g->model->mig) {
+			if (!warned_plain && strcmp(layout, "all-disabled"))
+				gs_warnings_add(&c->adv->warnings,
+						"node '%s': GPU %zu (%s) is not MIG-capable; layout %s "
+						"leaves it whole",
+						c->hw->name, i, g->model->name, layout);
+			warned_plain = true;
+			continue;
+		}
+		if (catalog_layout_apply(c->cat, layout, g->model, &m, &e)) {
+			fail(c->adv, "mig-manager: %s (GPU %zu, %s=failed)", e.msg, i,
+			     "nvidia.com/mig.config.state");
+			return -1;
+		}
+		if (m.result == CATALOG_APPLY_NO_MATCH) {
+			if (!warned_nomatch)
+				gs_warnings_add(&c->adv->warnings,
+						"node '%s': layout %s has no entry for %s (every entry "
+						"has a device-filter): mig-manager leaves the GPU as it "
+						"is, taken here as MIG disabled; a generated mig config "
+						"would fail instead",
+						c->hw->name, layout, g->model->name);
+			warned_nomatch = true;
+			continue;
+		}
+		if (m.generated && !warned_gen) {
+			gs_warnings_add(&c->adv->warnings,
+					"node '%s': layout %s is not in the default mig-parted config; "
+					"built as mig-manager's generated config would (%s x %d)",
+					c->hw->name, layout, m.devices[0].profile, m.devices[0].count);
+			warned_gen = true;
+		}
+		g->mig_enabled = m.mig_enabled;
+		g->n_devices = m.n_devices;
+		memcpy(g->devices, m.devices, sizeof(m.devices));
+		warn_short_layout(c, layout, i, g);
+	}
+	return 0;
+}
+
+/* ---- the device plugin (§3.1-3.2, §1.11) ---- */
+
+static bool any_mig_enabled(const struct ctx *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->gpu[i].mig_enabled)
+			return true;
+	return false;
+}
+
+static int validate_flags(struct ctx *c)
+{
+	const char *s = c->adv->mig_strategy;
+	struct gs_error e;
+
+	if (strcmp(s, "none") && strcmp(s, "single") && strcmp(s, "mixed")) {
+		fail(c->adv, PLUGIN_FAIL "unable to validate flags: unknown MIG strategy: %s", s);
+		return -1;
+	}
+	if (c->config) {
+		/* Env beats file (§1.3): validate what is in force, with MPS_ROOT as installers set it. */
+		struct dpconfig eff = *c->config;
+		eff.mig_strategy = c->adv->mig_strategy;
+		if (!eff.mps_root || !*eff.mps_root)
+			eff.mps_root = MPS_ROOT_DEFAULT;
+		if (dpconfig_validate(&eff, &e)) {
+			fail(c->adv, PLUGIN_FAIL "unable to validate flags: %s", e.msg);
+			return -1;
+		}
+	}
+	if (c->adv->sharing == DP_SHARING_MPS && !strcmp(s, "mixed")) {
+		fail(c->adv, PLUGIN_FAIL "unable to validate flags: using --mig-strategy=mixed is "
+				       "not supported with MPS");
+		return -1;
+	}
+	return 0;
+}
+
+/* Device counts per resource before replication; 0 or a failure. */
+static int device_map(struct ctx *c, json_t *map)
+{
+	const char *strategy = c->adv->mig_strategy;
+	int full = 0, mig_devices = 0;
+	const struct catalog_mig_profile *first = NULL;
+	bool differ = false;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (!c->gpu[i].mig_enabled || !strcmp(strategy, "none"))
+			full++;
+	if (full)
+		add_count(map, RES_GPU, full);
+	if (!strcmp(strategy, "none"))
+		return 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct gpu_state *g = &c->gpu[i];
+		if (!g->mig_enabled)
+			continue;
+		if (g->n_devices == 0) {
+			if (!strcmp(strategy, "single")) {
+				fail(c->adv,
+				     PLUGIN_FAIL BUILD_MAP
+				     "invalid MIG configuration: at least one device with "
+				     "migEnabled=true was not configured correctly: device %zu has "
+				     "no MIG devices configured",
+				     i);
+				return -1;
+			}
+			gs_warnings_add(&c->adv->warnings,
+					"node '%s': GPU %zu has MIG enabled but no MIG devices: it "
+					"contributes nothing (the plugin only logs 'device %zu has no "
+					"MIG devices configured')",
+					c->hw->name, i, i);
+			continue;
+		}
+		for (size_t j = 0; j < g->n_devices; j++) {
+			const struct catalog_mig_profile *p =
+				catalog_gpu_profile(g->model, g->devices[j].profile);
+			char res[160], pr[128];
+			if (first && p != first)
+				differ = true;
+			if (!first)
+				first = p;
+			mig_devices += g->devices[j].count;
+			if (!strcmp(strategy, "mixed")) {
+				catalog_profile_resource(p->name, pr, sizeof(pr));
+				snprintf(res, sizeof(res), "nvidia.com/mig-%s", pr);
+				add_count(map, res, g->devices[j].count);
+			}
+		}
+	}
+	if (!strcmp(strategy, "single")) {
+		if (differ) {
+			fail(c->adv, PLUGIN_FAIL BUILD_MAP "invalid MIG configuration: more than one "
+							   "MIG device type present on node");
+			return -1;
+		}
+		if (full && mig_devices) {
+			fail(c->adv, PLUGIN_FAIL BUILD_MAP "all devices on the node must be "
+							   "configured with the same migEnabled value");
+			return -1;
+		}
+		if (mig_devices)
+			add_count(map, RES_GPU, mig_devices);
+	}
+	return 0;
+}
+
+/* updateDeviceMapWithReplicas: listed names are replicated (and renamed), the rest copied. */
+static void replicate(struct ctx *c, json_t *map)
+{
+	json_t *out;
+	const char *name;
+	json_t *v;
+	bool dup_warned = false;
+
+	if (!c->sharing || c->adv->sharing == DP_SHARING_NONE)
+		return;
+	out = json_object();
+	json_object_foreach(map, name, v) {
+		if (!entry_for(c, name))
+			json_object_set(out, name, v);
+	}
+	for (size_t i = 0; i < c->sharing->n_resources; i++) {
+		const struct dp_replicated_resource *r = &c->sharing->resources[i];
+		json_t *have = json_object_get(map, r->name);
+		int replicas = r->replicas;
+		bool seen = false;
+
+		for (size_t j = 0; j < i; j++)
+			seen |= !strcmp(c->sharing->resources[j].name, r->name);
+		if (seen) {
+			if (!dup_warned)
+				gs_warnings_add(&c->adv->warnings,
+						"config '%s': sharing.%s lists '%s' more than once: "
+						"replica ids overwrite each other, so each GPU gets the "
+						"largest replicas while GFD labels the first entry's",
+						c->adv->config_name, block_name(c), r->name);
+			dup_warned = true;
+			continue;
+		}
+		for (size_t j = i + 1; j < c->sharing->n_resources; j++)
+			if (!strcmp(c->sharing->resources[j].name, r->name) &&
+			    c->sharing->resources[j].replicas > replicas)
+				replicas = c->sharing->resources[j].replicas;
+		if (!have || json_integer_value(have) == 0) {
+			gs_warnings_add(&c->adv->warnings,
+					"config '%s': sharing.%s resource '%s' matches nothing on node "
+					"'%s' (it advertises %s); the plugin ignores it silently",
+					c->adv->config_name, block_name(c), r->name, c->hw->name,
+					json_object_size(map) ? "other resources" : "no GPU resource");
+			continue;
+		}
+		add_count(out, r->rename ? r->rename : r->name,
+			  json_integer_value(have) * replicas);
+		if (r->rename && !strcmp(r->name, RES_GPU))
+			gs_warnings_add(&c->adv->warnings,
+					"config '%s': renameByDefault advertises %s as %s; %s is no "
+					"longer offered on node '%s' and pods asking for it will not "
+					"fit there",
+					c->adv->config_name, r->name, r->rename, r->name, c->hw->name);
+	}
+	json_object_clear(map);
+	json_object_update(map, out);
+	json_decref(out);
+}
+
+/* After the plugin: MPS-only runtime refusals (§1.11 #16, §3.6). */
+static int check_mps(struct ctx *c)
+{
+	if (c->adv->sharing != DP_SHARING_MPS)
+		return 0;
+	if (!strcmp(c->adv->mig_strategy, "single") && any_mig_enabled(c)) {
+		fail(c->adv, PLUGIN_FAIL "error getting plugins: unable to create plugins: failed "
+					 "to create plugin: sharing using MPS is not supported for MIG "
+					 "devices");
+		return -1;
+	}
+	for (size_t i = 0; i < c->sharing->n_resources; i++) {
+		const struct dp_replicated_resource *r = &c->sharing->resources[i];
+		if (strcmp(r->name, RES_GPU))
+			continue;
+		for (size_t g = 0; g < c->n; g++) {
+			const struct catalog_gpu *m = c->gpu[g].model;
+			/* The daemon compares against 7.5 (§3.6): V100 gets 16. */
+			int max = (m->cc_major > 7 || (m->cc_major == 7 && m->cc_minor >= 5)) ? 48
+											  : 16;
+			if (r->replicas > max) {
+				fail(c->adv,
+				     "mps-control-daemon: invalid MPS configuration: invalid device "
+				     "maximum allowed replicas exceeded: %d > %d",
+				     r->replicas, max);
+				return -1;
+			}
+		}
+	}
+	if (any_mig_enabled(c)) {
+		fail(c->adv, "gpu-feature-discovery: error creating sharing labeler: failed to check "
+			     "MPS-capable: MPS sharing is not supported for mig devices");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- GPU feature discovery labels (§4) ---- */
+
+static void sharing_labels(struct ctx *c, const char *res, int *replicas, const char **strategy,
+			   bool *shared_suffix)
+{
+	const struct dp_replicated_resource *r = entry_for(c, res);
+
+	*replicas = r ? r->replicas : 1;
+	*strategy = *replicas > 1 ? dp_sharing_strategy_name(c->adv->sharing) : "none";
+	*shared_suffix = r && r->replicas > 1 && !r->rename;
+}
+
+static void full_gpu_labels(struct ctx *c)
+{
+	const struct catalog_gpu *last = NULL;
+	size_t models = 0;
+
+	/* One labeller per model, in declaration order; the last one written wins (§4.3). */
+	for (size_t i = 0; i < c->n; i++) {
+		const struct catalog_gpu *m = c->gpu[i].model;
+		int count = 0, replicas = 0;
+		bool plain = false, shared = false;
+		const char *strategy = "none";
+		bool seen = false;
+
+		for (size_t j = 0; j < i; j++)
+			seen |= c->gpu[j].model == m;
+		if (seen)
+			continue;
+		models++;
+		for (size_t j = 0; j < c->n; j++) {
+			if (c->gpu[j].model != m)
+				continue;
+			count++;
+			plain |= !c->gpu[j].mig_enabled;
+		}
+		if (plain)
+			sharing_labels(c, RES_GPU, &replicas, &strategy, &shared);
+		set_label(c, RES_GPU ".count", "%d", count);
+		set_label(c, RES_GPU ".replicas", "%d", replicas);
+		set_label(c, RES_GPU ".sharing-strategy", "%s", strategy);
+		set_label(c, RES_GPU ".product", "%s%s", m->label, shared ? "-SHARED" : "");
+		if (m->memory_mib)
+			set_label(c, RES_GPU ".memory", "%d", m->memory_mib);
+		else
+			json_object_del(c->adv->labels, RES_GPU ".memory");
+		if (m->cc_major) {
+			set_label(c, RES_GPU ".family", "%s", catalog_family(m->cc_major, m->cc_minor));
+			set_label(c, RES_GPU ".compute.major", "%d", m->cc_major);
+			set_label(c, RES_GPU ".compute.minor", "%d", m->cc_minor);
+		}
+		last = m;
+	}
+	if (models > 1)
+		gs_warnings_add(&c->adv->warnings,
+				"node '%s' has %zu GPU models: GFD writes the same nvidia.com/gpu.* "
+				"labels once per model and the last one wins in no defined order "
+				"('Multiple device types detected'); shown here: %s",
+				c->hw->name, models, last->name);
+}
+
+static void mig_labels(struct ctx *c, const char *res, const struct catalog_gpu *parent,
+		       const struct catalog_mig_profile *p, int count)
+{
+	char pr[128];
+	int replicas;
+	const char *strategy;
+	bool shared;
+
+	catalog_profile_resource(p->name, pr, sizeof(pr));
+	sharing_labels(c, res, &replicas, &strategy, &shared);
+	set_rlabel(c, res, "count", "%d", count);
+	set_rlabel(c, res, "replicas", "%d", replicas);
+	set_rlabel(c, res, "sharing-strategy", "%s", strategy);
+	set_rlabel(c, res, "product", "%s-MIG-%s%s", parent->label, pr, shared ? "-SHARED" : "");
+	set_rlabel(c, res, "memory", "%d", p->memory_mib);
+	set_rlabel(c, res, "multiprocessors", "%d", p->multiprocessors);
+	set_rlabel(c, res, "slices.gi", "%d", p->gi_slices);
+	set_rlabel(c, res, "slices.ci", "%d", p->ci_slices);
+	set_rlabel(c, res, "engines.copy", "%d", p->copy_engines);
+	set_rlabel(c, res, "engines.decoder", "%d", p->decoders);
+	set_rlabel(c, res, "engines.encoder", "%d", p->encoders);
+	set_rlabel(c, res, "engines.jpeg", "%d", p->jpeg);
+	set_rlabel(c, res, "engines.ofa", "%d", p->ofa);
+}
+
+/* Single strategy: empty MIG GPU, MIG on/off mixed, or several device types (§4.4). */
+static bool single_invalid(const struct ctx *c)
+{
+	const struct catalog_mig_profile *first = NULL;
+	bool on = false, off = false;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct gpu_state *g = &c->gpu[i];
+		on |= g->mig_enabled;
+		off |= !g->mig_enabled;
+		if (!g->mig_enabled)
+			continue;
+		if (g->n_devices == 0)
+			return true;
+		for (size_t j = 0; j < g->n_devices; j++) {
+			const struct catalog_mig_profile *p =
+				catalog_gpu_profile(g->model, g->devices[j].profile);
+			if (first && p != first)
+				return true;
+			first = p;
+		}
+	}
+	return on && off;
+}
+
+static void gfd_labels(struct ctx *c)
+{
+	const char *strategy = c->adv->mig_strategy;
+	bool capable = false;
+
+	if (c->n == 0)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		capable |= c->gpu[i].model->mig != NULL;
+	set_label(c, "nvidia.com/mig.capable", "%s", capable ? "true" : "false");
+	set_label(c, "nvidia.com/mps.capable", "%s",
+		  c->adv->sharing == DP_SHARING_MPS && !any_mig_enabled(c) ? "true" : "false");
+	if (strcmp(strategy, "none"))
+		set_label(c, NODEHW_LABEL_MIG_STRATEGY, "%s", strategy);
+	full_gpu_labels(c);
+
+	if (!strcmp(strategy, "single") && any_mig_enabled(c)) {
+		if (single_invalid(c)) {
+			set_label(c, RES_GPU ".product", "%s-MIG-INVALID", c->gpu[0].model->label);
+			set_label(c, RES_GPU ".count", "0");
+			set_label(c, RES_GPU ".replicas", "0");
+			set_label(c, RES_GPU ".sharing-strategy", "%s", "");
+			set_label(c, RES_GPU ".memory", "0");
+			return;
+		}
+		for (size_t i = 0; i < c->n; i++) {
+			const struct gpu_state *g = &c->gpu[i];
+			int total = 0;
+			if (!g->mig_enabled)
+				continue;
+			for (size_t j = 0; j < c->n; j++)
+				for (size_t k = 0; k < c->gpu[j].n_devices; k++)
+					total += c->gpu[j].devices[k].count;
+			mig_labels(c, RES_GPU, g->model,
+				   catalog_gpu_profile(g->model, g->devices[0].profile), total);
+			break;
+		}
+	} else if (!strcmp(strategy, "mixed")) {
+		for (size_t i = 0; i < c->n; i++) {
+			const struct gpu_state *g = &c->gpu[i];
+			for (size_t j = 0; g->mig_enabled && j < g->n_devices; j++) {
+				const struct catalog_mig_profile *p =
+					catalog_gpu_profile(g->model, g->devices[j].profile);
+				char pr[128], res[160];
+				int total = 0;
+				catalog_profile_resource(p->name, pr, sizeof(pr));
+				snprintf(res, sizeof(res), "nvidia.com/mig-%s", pr);
+				for (size_t a = 0; a < c->n; a++)
+					for (size_t b = 0; c->gpu[a].mig_enabled &&
+							   b < c->gpu[a].n_devices;
+					     b++)
+						if (!strcmp(c->gpu[a].devices[b].profile, p->name))
+							total += c->gpu[a].devices[b].count;
+				mig_labels(c, res, g->model, p, total);
+			}
+		}
+	}
+}
+
+/* ---- putting it together ---- */
+
+static void describe_gpus(struct ctx *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		json_t *g = json_object(), *d = json_object();
+		for (size_t j = 0; j < c->gpu[i].n_devices; j++)
+			json_object_set_new(d, c->gpu[i].devices[j].profile,
+					    json_integer(c->gpu[i].devices[j].count));
+		json_object_set_new(g, "index", json_integer((json_int_t)i));
+		json_object_set_new(g, "product", json_string(c->gpu[i].model->name));
+		json_object_set_new(g, "migEnabled", json_boolean(c->gpu[i].mig_enabled));
+		json_object_set_new(g, "migDevices", d);
+		json_array_append_new(c->adv->gpus, g);
+	}
+}
+
+static void resolve_strategy(struct ctx *c)
+{
+	const struct nodehw *hw = c->hw;
+	const char *from_config = c->config ? c->config->mig_strategy : NULL;
+
+	if (hw->declared_mig_strategy) {
+		c->adv->mig_strategy = gs_xstrdup(hw->declared_mig_strategy);
+		c->adv->mig_strategy_source = "label";
+		if (from_config && strcmp(from_config, hw->declared_mig_strategy))
+			gs_warnings_add(&c->adv->warnings,
+					"node '%s': %s=%s overrides flags.migStrategy: %s of config "
+					"'%s' (as the MIG_STRATEGY environment overrides the file)",
+					hw->name, NODEHW_LABEL_MIG_STRATEGY,
+					hw->declared_mig_strategy, from_config, c->adv->config_name);
+	} else if (from_config) {
+		c->adv->mig_strategy = gs_xstrdup(from_config);
+		c->adv->mig_strategy_source = "config";
+	} else {
+		c->adv->mig_strategy = gs_xstrdup("none");
+		c->adv->mig_strategy_source = "default";
+	}
+}
+
+static void mig_none_warning(struct ctx *c)
+{
+	if (strcmp(c->adv->mig_strategy, "none") || !any_mig_enabled(c))
+		return;
+	gs_warnings_add(&c->adv->warnings,
+			"node '%s': %s=%s enables MIG but the MIG strategy is none: the plugin "
+			"advertises whole GPUs and no MIG device (declare %s or set "
+			"flags.migStrategy)",
+			c->hw->name, NODEHW_LABEL_MIG_CONFIG, c->hw->mig_config,
+			NODEHW_LABEL_MIG_STRATEGY);
+}
+
+int advertise_compute(const struct catalog *cat, const struct nodehw *hw,
+		      const struct dpconfig *config, const char *config_name,
+		      struct advertisement **out, struct gs_error *err)
+{
+	struct ctx c = {.cat = cat, .hw = hw, .config = config};
+	json_t *map = NULL;
+	size_t k = 0;
+	const char *name;
+	json_t *v;
+
+	(void)err;
+	c.adv = adv_new(hw, config_name ? config_name : "");
+	*out = c.adv;
+	c.adv->sharing = config ? dpconfig_sharing_strategy(config) : DP_SHARING_NONE;
+	c.sharing = config && c.adv->sharing != DP_SHARING_NONE ? dpconfig_replicated(config)
+								 : NULL;
+	resolve_strategy(&c);
+
+	c.n = (size_t)hw->total;
+	c.gpu = gs_xcalloc(c.n ? c.n : 1, sizeof(*c.gpu));
+	for (size_t i = 0; i < hw->n_gpus; i++)
+		for (int j = 0; j < hw->gpus[i].count; j++)
+			c.gpu[k++].model = hw->gpus[i].model;
+	if (c.n == 0)
+		gs_warnings_add(&c.adv->warnings,
+				"node '%s' declares no GPU (annotations %s and %s); it advertises "
+				"nothing",
+				hw->name, NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
+
+	if (apply_layout(&c))
+		goto done;
+	describe_gpus(&c);
+	if (c.n == 0)
+		goto vanished;
+
+	/* GFD validates less than the plugin (§1.11): its own refusals first. */
+	if (strcmp(c.adv->mig_strategy, "none") && strcmp(c.adv->mig_strategy, "single") &&
+	    strcmp(c.adv->mig_strategy, "mixed")) {
+		validate_flags(&c);
+		goto done;
+	}
+	gfd_labels(&c);
+	if (validate_flags(&c))
+		goto done;
+	mig_none_warning(&c);
+	map = json_object();
+	if (device_map(&c, map))
+		goto done;
+	replicate(&c, map);
+	if (check_mps(&c))
+		goto done;
+	json_object_foreach(map, name, v) {
+		if (json_integer_value(v) > 0) /* §3.1 step 5: zero devices, no registration */
+			json_object_set(c.adv->resources, name, v);
+	}
+
+vanished:
+	json_object_foreach(hw->managed_resources, name, v) {
+		if (!json_object_get(c.adv->resources, name))
+			json_object_set_new(c.adv->resources, name, json_integer(0));
+	}
+	json_object_update(c.adv->owned_labels, c.adv->labels);
+	if (hw->declared_mig_strategy)
+		json_object_del(c.adv->owned_labels, NODEHW_LABEL_MIG_STRATEGY);
+done:
+	json_decref(map);
+	free(c.gpu);
+	return 0;
+}
+
+/* Which key config-manager would fail on because it does not parse, if any. */
+static bool is_parse_error(const struct dpconfig_set *set, const struct gs_error *e)
+{
+	char a[2048], b[2048];
+
+	gs_error_str(e, a, sizeof(a));
+	for (size_t i = 0; i < dpconfig_set_count(set); i++) {
+		const struct gs_error *pe = NULL;
+		if (!dpconfig_set_get(set, i, &pe) && pe && !strcmp(gs_error_str(pe, b, sizeof(b)), a))
+			return true;
+	}
+	return false;
+}
+
+int advertise_node(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
+		   const struct advertise_options *opt, struct advertisement **out,
+		   struct gs_error *err)
+{
+	struct nodehw *hw;
+	struct gs_warnings w;
+	const struct dpconfig *config = NULL;
+	const char *chosen = "";
+	int rc;
+
+	*out = NULL;
+	gs_warnings_init(&w);
+	if (nodehw_from_node(cat, node, &hw, &w, err)) {
+		gs_warnings_release(&w);
+		return -1;
+	}
+	if (set) {
+		struct gs_error e;
+		if (dpconfig_set_select(set, hw->config_label, opt ? opt->default_config : NULL,
+					opt ? opt->fallbacks : NULL, &config, &chosen, &e)) {
+			char msg[2048];
+			struct advertisement *adv = adv_new(hw, NULL);
+			gs_error_str(&e, msg, sizeof(msg));
+			if (is_parse_error(set, &e))
+				fail(adv, PLUGIN_FAIL "%s", msg);
+			else
+				fail(adv, "config-manager: %s", msg);
+			adv->mig_strategy = gs_xstrdup("none");
+			adv->mig_strategy_source = "default";
+			for (size_t i = 0; i < w.n; i++)
+				gs_warnings_add(&adv->warnings, "%s", w.items[i]);
+			gs_warnings_release(&w);
+			nodehw_free(hw);
+			*out = adv;
+			return 0;
+		}
+	}
+	rc = advertise_compute(cat, hw, config, chosen, out, err);
+	if (rc == 0 && w.n) {
+		/* Node-reading warnings first: they explain what follows. */
+		struct gs_warnings merged;
+		gs_warnings_init(&merged);
+		for (size_t i = 0; i < w.n; i++)
+			gs_warnings_add(&merged, "%s", w.items[i]);
+		for (size_t i = 0; i < (*out)->warnings.n; i++)
+			gs_warnings_add(&merged, "%s", (*out)->warnings.items[i]);
+		gs_warnings_release(&(*out)->warnings);
+		(*out)->warnings = merged;
+	}
+	gs_warnings_release(&w);
+	nodehw_free(hw);
+	return rc;
+}
+
+/* ---- the merge patch ---- */
+
+static const json_t *status_map(const json_t *node, const char *field)
+{
+	const json_t *s = json_object_get(node, "status");
+	const json_t *m = json_is_object(s) ? json_object_get(s, field) : NULL;
+	return json_is_object(m) ? m : NULL;
+}
+
+/* A quantity as the node holds it, compared by value ("8", 8 and "8000m" are all 8). */
+static bool quantity_equals(const json_t *have, json_int_t want)
+{
+	struct quantity q;
+	struct gs_error e;
+
+	return have && !quantity_from_json(&q, have, &e) && quantity_cmp_int64(&q, want) == 0;
+}
+
+static bool quantity_nonzero(const json_t *v)
+{
+	struct quantity q;
+	struct gs_error e;
+
+	return !quantity_from_json(&q, v, &e) && !quantity_is_zero(&q);
+}
+
+static void set_in(json_t *root, const char *a, const char *b, const char *key, json_t *value)
+{
+	json_t *x = json_object_get(root, a), *y;
+
+	if (!x) {
+		x = json_object();
+		json_object_set_new(root, a, x);
+	}
+	y = json_object_get(x, b);
+	if (!y) {
+		y = json_object();
+		json_object_set_new(x, b, y);
+	}
+	json_object_set_new(y, key, value);
+}
+
+static void patch_annotation(json_t *patch, const json_t *node, const char *key, char *value)
+{
+	const char *cur = nodehw_annotation(node, key);
+
+	if (!*value) {
+		if (cur)
+			set_in(patch, "metadata", "annotations", key, json_null());
+	} else if (!cur || strcmp(cur, value)) {
+		set_in(patch, "metadata", "annotations", key, json_string(value));
+	}
+	free(value);
+}
+
+int advertise_patch(const struct advertisement *adv, const json_t *node, json_t **patch,
+		    struct gs_warnings *warnings, struct gs_error *err)
+{
+	const json_t *cap = status_map(node, "capacity");
+	const json_t *alloc = status_map(node, "allocatable");
+	json_t *p, *prev_labels, *prev_res, *own_res;
+	const char *key;
+	json_t *v;
+	int ok;
+
+	*patch = NULL;
+	if (adv->failure) {
+		gs_error_set(err, "node '%s': no patch: %s", adv->node, adv->failure);
+		return -1;
+	}
+	p = json_object();
+	prev_labels = nodehw_managed_labels(node, &ok);
+	prev_res = nodehw_managed_resources(node, &ok);
+
+	json_object_foreach(adv->owned_labels, key, v) {
+		const char *cur = nodehw_label(node, key);
+		const json_t *mine = json_object_get(prev_labels, key);
+		if (cur && !strcmp(cur, json_string_value(v)))
+			continue;
+		if (cur && (!json_is_string(mine) || strcmp(json_string_value(mine), cur)))
+			gs_warnings_add(warnings,
+					"node '%s': label %s=%s was not written by gpushare; it "
+					"becomes %s as GFD would write it",
+					adv->node, key, cur, json_string_value(v));
+		set_in(p, "metadata", "labels", key, json_string(json_string_value(v)));
+	}
+	json_object_foreach(prev_labels, key, v) {
+		const char *cur = nodehw_label(node, key);
+		if (json_object_get(adv->owned_labels, key))
+			continue;
+		/* Only what is still as gpushare left it; a changed value is a person's now. */
+		if (cur && !strcmp(cur, json_string_value(v)) && !json_object_get(adv->labels, key))
+			set_in(p, "metadata", "labels", key, json_null());
+	}
+
+	own_res = json_object();
+	json_object_foreach(adv->resources, key, v) {
+		char q[32];
+		const json_t *hc = cap ? json_object_get(cap, key) : NULL;
+		const json_t *ha = alloc ? json_object_get(alloc, key) : NULL;
+		snprintf(q, sizeof(q), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		if (json_integer_value(v) > 0) {
+			json_object_set_new(own_res, key, json_true());
+		} else if (!hc && !ha) {
+			continue; /* nothing left to zero */
+		}
+		if (!quantity_equals(hc, json_integer_value(v)))
+			set_in(p, "status", "capacity", key, json_string(q));
+		if (!quantity_equals(ha, json_integer_value(v)))
+			set_in(p, "status", "allocatable", key, json_string(q));
+	}
+	/* nvidia.com resources on the node that nobody here accounts for. */
+	if (cap) {
+		json_object_foreach((json_t *)cap, key, v) {
+			if (strncmp(key, "nvidia.com/", 11) || json_object_get(adv->resources, key) ||
+			    json_object_get(prev_res, key) || !quantity_nonzero(v))
+				continue;
+			gs_warnings_add(warnings,
+					"node '%s': status has %s which gpushare did not write and "
+					"the node's hardware would not advertise; left as it is",
+					adv->node, key);
+		}
+	}
+	patch_annotation(p, node, NODEHW_ANN_MANAGED_LABELS,
+			 nodehw_format_labels(adv->owned_labels));
+	patch_annotation(p, node, NODEHW_ANN_MANAGED_RESOURCES, nodehw_format_names(own_res));
+	json_decref(own_res);
+	json_decref(prev_labels);
+	json_decref(prev_res);
+	*patch = p;
+	return 0;
+}
+
+json_t *advertisement_to_json(const struct advertisement *adv)
+{
+	json_t *o = json_object(), *cap = json_object();
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(adv->resources, key, v) {
+		char q[32];
+		snprintf(q, sizeof(q), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		json_object_set_new(cap, key, json_string(q));
+	}
+	json_object_set_new(o, "node", json_string(adv->node));
+	json_object_set_new(o, "config", adv->config_name ? json_string(adv->config_name)
+							  : json_null());
+	json_object_set_new(o, "migStrategy",
+			    adv->mig_strategy ? json_string(adv->mig_strategy) : json_null());
+	json_object_set_new(o, "migStrategySource", adv->mig_strategy_source
+							     ? json_string(adv->mig_strategy_source)
+							     : json_null());
+	json_object_set_new(o, "sharingStrategy", json_string(dp_sharing_strategy_name(adv->sharing)));
+	json_object_set(o, "gpus", adv->gpus);
+	json_object_set(o, "capacity", cap);
+	json_object_set_new(o, "allocatable", json_deep_copy(cap));
+	json_decref(cap);
+	json_object_set(o, "labels", adv->labels);
+	if (adv->failure)
+		json_object_set_new(o, "error", json_string(adv->failure));
+	return o;
+}

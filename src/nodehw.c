@@ -1,0 +1,363 @@
+#include "nodehw.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "banned.h"
+
+static const json_t *meta_map(const json_t *node, const char *field)
+{
+	const json_t *m = json_object_get(node, "metadata");
+	const json_t *f = json_is_object(m) ? json_object_get(m, field) : NULL;
+	return json_is_object(f) ? f : NULL;
+}
+
+static const char *meta_string(const json_t *node, const char *field, const char *key)
+{
+	const json_t *m = meta_map(node, field);
+	const json_t *v = m ? json_object_get(m, key) : NULL;
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+const char *nodehw_label(const json_t *node, const char *key)
+{
+	return meta_string(node, "labels", key);
+}
+
+const char *nodehw_annotation(const json_t *node, const char *key)
+{
+	return meta_string(node, "annotations", key);
+}
+
+/* Every value of metadata.<field> must be a string, as the apiserver demands. */
+static int check_strings(const json_t *node, const char *name, const char *field,
+			 struct gs_error *err)
+{
+	const json_t *m = json_object_get(json_object_get(node, "metadata"), field);
+	const char *k;
+	json_t *v;
+
+	if (!m || json_is_null(m))
+		return 0;
+	if (!json_is_object(m)) {
+		gs_error_set(err, "node '%s': metadata.%s is not a map", name, field);
+		return -1;
+	}
+	json_object_foreach((json_t *)m, k, v) {
+		if (!json_is_string(v)) {
+			gs_error_set(err, "node '%s': %s '%s' must be a string (quote it)", name,
+				     field, k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static char *dup_nonempty(const char *s)
+{
+	return s && *s ? gs_xstrdup(s) : NULL;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
+/* Split a copy of `s` at commas; items are trimmed. Returns the count, or -1 past max. */
+static int split(char *s, char **items, int max)
+{
+	int n = 0;
+	char *p = s;
+
+	for (;;) {
+		char *comma = strchr(p, ',');
+		if (n == max)
+			return -1;
+		if (comma)
+			*comma = '\0';
+		items[n++] = trim(p);
+		if (!comma)
+			return n;
+		p = comma + 1;
+	}
+}
+
+static int parse_count(const char *s, int *out)
+{
+	int v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > NODEHW_MAX_GPUS)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t *node,
+		     struct gs_error *err)
+{
+	const char *prod = nodehw_annotation(node, NODEHW_ANN_PRODUCT);
+	const char *cnt = nodehw_annotation(node, NODEHW_ANN_COUNT);
+	char *pbuf, *cbuf, *pitems[NODEHW_MAX_MODELS], *citems[NODEHW_MAX_MODELS];
+	int np, nc, rc = -1;
+
+	if ((!prod || !*prod) && (!cnt || !*cnt))
+		return 0;
+	if (!prod || !*prod) {
+		gs_error_set(err, "node '%s': annotation %s is set but %s is missing", hw->name,
+			     NODEHW_ANN_COUNT, NODEHW_ANN_PRODUCT);
+		return -1;
+	}
+	if (!cnt || !*cnt) {
+		gs_error_set(err, "node '%s': annotation %s is set but %s is missing", hw->name,
+			     NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
+		return -1;
+	}
+	pbuf = gs_xstrdup(prod);
+	cbuf = gs_xstrdup(cnt);
+	np = split(pbuf, pitems, NODEHW_MAX_MODELS);
+	nc = split(cbuf, citems, NODEHW_MAX_MODELS);
+	if (np < 0) {
+		gs_error_set(err, "node '%s': annotation %s lists more than %d models", hw->name,
+			     NODEHW_ANN_PRODUCT, NODEHW_MAX_MODELS);
+		goto out;
+	}
+	if (nc != np) {
+		gs_error_set(err,
+			     "node '%s': annotations %s and %s must list as many entries (one "
+			     "count per product)",
+			     hw->name, NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
+		goto out;
+	}
+	hw->gpus = gs_xcalloc((size_t)np, sizeof(*hw->gpus));
+	for (int i = 0; i < np; i++) {
+		const struct catalog_gpu *g = catalog_find_gpu(cat, pitems[i]);
+		int c;
+		if (!g) {
+			gs_error_set(err,
+				     "node '%s': unknown GPU model '%s' in annotation %s (see "
+				     "'gpushare advertise --list-gpus')",
+				     hw->name, pitems[i], NODEHW_ANN_PRODUCT);
+			goto out;
+		}
+		if (parse_count(citems[i], &c) || c == 0) {
+			gs_error_set(err,
+				     "node '%s': annotation %s: '%s' is not a GPU count from 1 to %d",
+				     hw->name, NODEHW_ANN_COUNT, citems[i], NODEHW_MAX_GPUS);
+			goto out;
+		}
+		if (hw->total + c > NODEHW_MAX_GPUS) {
+			gs_error_set(err, "node '%s': more than %d GPUs declared", hw->name,
+				     NODEHW_MAX_GPUS);
+			goto out;
+		}
+		hw->gpus[hw->n_gpus].model = g;
+		hw->gpus[hw->n_gpus].count = c;
+		hw->n_gpus++;
+		hw->total += c;
+	}
+	rc = 0;
+out:
+	free(pbuf);
+	free(cbuf);
+	return rc;
+}
+
+/*
+ * Parse "k=v,k=v" (with_values) or "a,b" into an object. On malformed input
+ * returns NULL; the caller warns and owns nothing.
+ */
+static json_t *parse_record(const char *s, int with_values)
+{
+	json_t *obj = json_object();
+	char *buf, *p;
+
+	if (!s || !*s)
+		return obj;
+	if (strlen(s) > NODEHW_MAX_RECORD) {
+		json_decref(obj);
+		return NULL;
+	}
+	buf = gs_xstrdup(s);
+	p = buf;
+	for (;;) {
+		char *comma = strchr(p, ',');
+		char *eq;
+		if (comma)
+			*comma = '\0';
+		eq = strchr(p, '=');
+		if (!*p || (with_values && (!eq || eq == p)) || (!with_values && eq)) {
+			json_decref(obj);
+			obj = NULL;
+			break;
+		}
+		if (with_values) {
+			*eq = '\0';
+			json_object_set_new(obj, p, json_string(eq + 1));
+		} else {
+			json_object_set_new(obj, p, json_true());
+		}
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	free(buf);
+	return obj;
+}
+
+static json_t *managed(const json_t *node, const char *key, int with_values, int *ok)
+{
+	json_t *o = parse_record(nodehw_annotation(node, key), with_values);
+
+	*ok = o != NULL;
+	return o ? o : json_object();
+}
+
+json_t *nodehw_managed_labels(const json_t *node, int *ok)
+{
+	return managed(node, NODEHW_ANN_MANAGED_LABELS, 1, ok);
+}
+
+json_t *nodehw_managed_resources(const json_t *node, int *ok)
+{
+	return managed(node, NODEHW_ANN_MANAGED_RESOURCES, 0, ok);
+}
+
+int nodehw_from_node(const struct catalog *cat, const json_t *node, struct nodehw **out,
+		     struct gs_warnings *warnings, struct gs_error *err)
+{
+	struct nodehw *hw;
+	const json_t *meta = json_is_object(node) ? json_object_get(node, "metadata") : NULL;
+	const json_t *name = json_is_object(meta) ? json_object_get(meta, "name") : NULL;
+	const json_t *kind = json_is_object(node) ? json_object_get(node, "kind") : NULL;
+	const char *s;
+	int ok;
+
+	*out = NULL;
+	if (!json_is_object(node) || (kind && !(json_is_string(kind) &&
+						!strcmp(json_string_value(kind), "Node")))) {
+		gs_error_set(err, "not a Node object");
+		return -1;
+	}
+	if (!json_is_string(name) || !*json_string_value(name)) {
+		gs_error_set(err, "Node object has no metadata.name");
+		return -1;
+	}
+	if (check_strings(node, json_string_value(name), "labels", err) ||
+	    check_strings(node, json_string_value(name), "annotations", err))
+		return -1;
+
+	hw = gs_xcalloc(1, sizeof(*hw));
+	hw->name = gs_xstrdup(json_string_value(name));
+	if (read_gpus(cat, hw, node, err)) {
+		nodehw_free(hw);
+		return -1;
+	}
+	hw->config_label = dup_nonempty(nodehw_label(node, NODEHW_LABEL_CONFIG));
+	hw->mig_config = dup_nonempty(nodehw_label(node, NODEHW_LABEL_MIG_CONFIG));
+
+	hw->managed_labels = nodehw_managed_labels(node, &ok);
+	if (!ok)
+		gs_warnings_add(warnings,
+				"node '%s': annotation %s is not a k=v,... list; treating every "
+				"label as not written by gpushare",
+				hw->name, NODEHW_ANN_MANAGED_LABELS);
+	hw->managed_resources = nodehw_managed_resources(node, &ok);
+	if (!ok)
+		gs_warnings_add(warnings,
+				"node '%s': annotation %s is not a name,... list; no resource is "
+				"taken as advertised by gpushare before",
+				hw->name, NODEHW_ANN_MANAGED_RESOURCES);
+
+	/* A strategy label equal to what gpushare recorded is its own output, not a declaration. */
+	s = nodehw_label(node, NODEHW_LABEL_MIG_STRATEGY);
+	if (s && *s) {
+		const json_t *mine = json_object_get(hw->managed_labels, NODEHW_LABEL_MIG_STRATEGY);
+		if (!json_is_string(mine) || strcmp(json_string_value(mine), s))
+			hw->declared_mig_strategy = gs_xstrdup(s);
+	}
+	*out = hw;
+	return 0;
+}
+
+void nodehw_free(struct nodehw *hw)
+{
+	if (!hw)
+		return;
+	free(hw->name);
+	free(hw->gpus);
+	free(hw->config_label);
+	free(hw->mig_config);
+	free(hw->declared_mig_strategy);
+	json_decref(hw->managed_labels);
+	json_decref(hw->managed_resources);
+	free(hw);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static char *format_record(const json_t *obj, int with_values)
+{
+	size_t n = json_object_size(obj), i = 0, len = 1;
+	const char **keys;
+	const char *k;
+	json_t *v;
+	char *out, *p;
+
+	if (n == 0)
+		return gs_xstrdup("");
+	keys = gs_xcalloc(n, sizeof(*keys));
+	json_object_foreach((json_t *)obj, k, v) {
+		keys[i++] = k;
+		len += strlen(k) + 2;
+		if (with_values && json_is_string(v))
+			len += strlen(json_string_value(v));
+	}
+	qsort(keys, n, sizeof(*keys), cmp_str);
+	out = p = gs_xmalloc(len);
+	for (i = 0; i < n; i++) {
+		const json_t *val = json_object_get(obj, keys[i]);
+		size_t kl = strlen(keys[i]);
+		if (i)
+			*p++ = ',';
+		memcpy(p, keys[i], kl);
+		p += kl;
+		if (with_values) {
+			const char *vs = json_is_string(val) ? json_string_value(val) : "";
+			size_t vl = strlen(vs);
+			*p++ = '=';
+			memcpy(p, vs, vl);
+			p += vl;
+		}
+	}
+	*p = '\0';
+	free(keys);
+	return out;
+}
+
+char *nodehw_format_labels(const json_t *labels)
+{
+	return format_record(labels, 1);
+}
+
+char *nodehw_format_names(const json_t *names)
+{
+	return format_record(names, 0);
+}

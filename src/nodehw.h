@@ -1,0 +1,80 @@
+#ifndef GS_NODEHW_H
+#define GS_NODEHW_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "catalog.h"
+#include "error.h"
+
+/*
+ * A node's declared GPU hardware and what gpushare wrote on it before, read
+ * from a Node object (jansson tree, from YAML or the apiserver). The
+ * contract of the annotations is in docs/advertise.md.
+ */
+
+/* Declarations a person (or the lab) puts on the node. */
+#define NODEHW_ANN_PRODUCT "gpushare.io/gpu-product" /* NVML name or label form; a,b for several */
+#define NODEHW_ANN_COUNT "gpushare.io/gpu-count"     /* "2"; "1,1" with several products */
+/* gpushare's own records: what it wrote last time. */
+#define NODEHW_ANN_MANAGED_LABELS "gpushare.io/managed-labels"       /* "k=v,k=v" sorted */
+#define NODEHW_ANN_MANAGED_RESOURCES "gpushare.io/managed-resources" /* "r1,r2" sorted */
+
+/* Labels read from the node (written by people or other NVIDIA components). */
+#define NODEHW_LABEL_CONFIG "nvidia.com/device-plugin.config"
+#define NODEHW_LABEL_MIG_CONFIG "nvidia.com/mig.config"
+#define NODEHW_LABEL_MIG_STRATEGY "nvidia.com/mig.strategy"
+
+#define NODEHW_MAX_GPUS 256       /* per node, all models */
+#define NODEHW_MAX_MODELS 16      /* entries in gpushare.io/gpu-product */
+#define NODEHW_MAX_RECORD 65536   /* bytes of one managed-* annotation */
+
+struct nodehw_gpus {
+	const struct catalog_gpu *model; /* borrowed from the catalog */
+	int count;
+};
+
+struct nodehw {
+	char *name;
+	struct nodehw_gpus *gpus; /* declaration order = NVML index order */
+	size_t n_gpus;
+	int total;                /* GPUs on the node */
+	char *config_label;       /* nvidia.com/device-plugin.config; NULL when absent or "" */
+	char *mig_config;         /* nvidia.com/mig.config; NULL when absent or "" */
+	/*
+	 * nvidia.com/mig.strategy when a person set it: present, non-empty,
+	 * and not the value gpushare recorded writing. NULL otherwise.
+	 */
+	char *declared_mig_strategy;
+	json_t *managed_labels;    /* object key -> string, from NODEHW_ANN_MANAGED_LABELS */
+	json_t *managed_resources; /* object name -> true, from NODEHW_ANN_MANAGED_RESOURCES */
+};
+
+/*
+ * Read `node`. Fails (bad input) when it is not a Node with a name, when a
+ * label or annotation is not a string, or when the hardware annotations are
+ * malformed or name a model the catalog does not know. A node without the
+ * hardware annotations has no GPUs. An unreadable managed-* record is a
+ * warning and counts as empty (gpushare then owns nothing on the node).
+ */
+int nodehw_from_node(const struct catalog *cat, const json_t *node, struct nodehw **out,
+		     struct gs_warnings *warnings, struct gs_error *err) GS_WUR;
+void nodehw_free(struct nodehw *hw);
+
+/*
+ * gpushare's records on `node` (NODEHW_ANN_MANAGED_*): new objects, empty
+ * when absent. *ok is set to 0 when the annotation was malformed (then the
+ * object is empty too), else 1.
+ */
+json_t *nodehw_managed_labels(const json_t *node, int *ok);
+json_t *nodehw_managed_resources(const json_t *node, int *ok);
+
+/* The annotation texts: "k=v,k=v" from an object of strings, "a,b" from an object's keys. */
+char *nodehw_format_labels(const json_t *labels);
+char *nodehw_format_names(const json_t *names);
+
+/* Helpers for Node trees: a string under metadata.<field>.<key>, or NULL. */
+const char *nodehw_label(const json_t *node, const char *key);
+const char *nodehw_annotation(const json_t *node, const char *key);
+
+#endif
