@@ -1,52 +1,10 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "isolation.h"
 #include "banned.h"
-
-/*
- * Isolation of the three ways to share a GPU (MISSION table; spec
- * nvidia-semantics §1.7, §3.2, §3.6, §5, §6.4). Values are yes / partial /
- * no: yes = enforced by hardware, partial = a limit exists but is not an
- * isolation boundary, no = none.
- */
-struct method {
-	const char *name;
-	const char *resource;
-	const char *divides;
-	const char *memory;
-	const char *memory_why;
-	const char *fault;
-	const char *fault_why;
-};
-
-static const struct method methods[] = {
-	{"time-slicing", "nvidia.com/gpu x replicas",
-	 "nothing: the same GPU is registered N times (replicas), so N pods each get \"a GPU\"",
-	 "no",
-	 "all replicas share one undivided VRAM; a greedy pod can make the others run out of "
-	 "memory (the plugin sets no limit, spec §3.2)",
-	 "no",
-	 "the pods' contexts are time-sliced on one GPU; a fault that resets the GPU hits every "
-	 "replica on it"},
-	{"mps", "nvidia.com/gpu x replicas",
-	 "compute: kernels of several processes run truly concurrently in one MPS context",
-	 "partial",
-	 "the MPS control daemon sets a per-client pinned-memory limit (total / replicas, spec "
-	 "§6.4) and an active-thread share, but clients share one context: a limit, not an "
-	 "isolation boundary",
-	 "no",
-	 "one client crashing can take down the MPS server and the other clients with it"},
-	{"mig", "nvidia.com/mig-<profile> (mixed) or nvidia.com/gpu (single)",
-	 "the hardware: each instance gets its own SMs, memory slices, caches and engines",
-	 "yes",
-	 "each MIG instance has its own memory slices (spec §5.2); one instance cannot use "
-	 "another's memory",
-	 "yes",
-	 "faults stay inside the GPU instance; other instances keep running"},
-};
-
-#define N_METHODS (sizeof(methods) / sizeof(methods[0]))
 
 static void usage(FILE *out)
 {
@@ -62,22 +20,23 @@ static void usage(FILE *out)
 
 static void print_env(void)
 {
-	/* The seed's keys, in the seed's order (MISSION step 7). */
-	printf("TIMESLICING_MEMORY_ISOLATION=%s\n", methods[0].memory);
-	printf("MPS_MEMORY_ISOLATION=%s\n", methods[1].memory);
-	printf("MIG_MEMORY_ISOLATION=%s\n", methods[2].memory);
-	printf("TIMESLICING_FAULT_ISOLATION=%s\n", methods[0].fault);
-	printf("MIG_FAULT_ISOLATION=%s\n", methods[2].fault);
+	char *text = isolation_env_text();
+
+	fputs(text, stdout);
+	free(text);
 }
 
 static void print_table(void)
 {
+	size_t n;
+	const struct isolation_method *methods = isolation_methods(&n);
+
 	printf("%-13s %-17s %-16s %s\n", "METHOD", "MEMORY ISOLATION", "FAULT ISOLATION",
 	       "RESOURCE");
-	for (size_t i = 0; i < N_METHODS; i++)
+	for (size_t i = 0; i < n; i++)
 		printf("%-13s %-17s %-16s %s\n", methods[i].name, methods[i].memory,
 		       methods[i].fault, methods[i].resource);
-	for (size_t i = 0; i < N_METHODS; i++) {
+	for (size_t i = 0; i < n; i++) {
 		printf("\n%s\n", methods[i].name);
 		printf("  divides: %s\n", methods[i].divides);
 		printf("  memory %s: %s\n", methods[i].memory, methods[i].memory_why);
