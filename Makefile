@@ -21,7 +21,9 @@ LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS) $(EXTRA_LDFLAGS)
 SRC := $(sort $(wildcard src/*.c src/cmd/*.c))
 LIB_SRC := $(filter-out src/main.c,$(SRC))
 GEN_SRC :=
-# Module fragments (generated sources, extra rules) live in mk/*.mk.
+# Module fragments (generated sources, extra rules) live in mk/*.mk; their
+# rules must not become the default goal.
+.DEFAULT_GOAL := all
 include $(sort $(wildcard mk/*.mk))
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:%.c=$(BUILD)/obj/%.o)

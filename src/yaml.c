@@ -961,7 +961,9 @@ struct anchor {
 };
 
 struct frame {
-	json_t *node; /* object or array */
+	json_t *node; /* object or array; NULL for a part a filter skips */
+	int is_map;
+	int role; /* YAML_KEEP_ALL or a filter's role */
 	char *anchor;
 	size_t nodes_before;
 	unsigned depth; /* collection levels, this one included */
@@ -970,14 +972,21 @@ struct frame {
 	/* mappings: the key waiting for its value */
 	int have_key;
 	int merge;
+	int child_role;
 	char *key;
 	size_t key_len;
 	struct yaml_pos key_pos;
+	/* sequences that are a merge value: elements must be mappings */
+	int merge_seq;
+	int merge_bad;
 };
+
+#define RESTART_UNFILTERED (-2)
 
 struct loader {
 	struct yaml_stream *s;
 	const struct yaml_limits *lim;
+	const struct yaml_filter *filter;
 	const char *buf;
 	size_t len;
 	struct yaml_pos origin;
@@ -1112,16 +1121,12 @@ static int attach(struct loader *l, json_t *v, struct yaml_pos pos, unsigned dep
 	f = &l->frames[l->n_frames - 1];
 	if (depth + 1 > f->depth)
 		f->depth = depth + 1;
-	if (json_is_array(f->node)) {
+	if (!f->is_map) {
 		size_t i = json_array_size(f->node);
 
 		json_array_append_new(f->node, v);
 		pos_table_put(&l->s->slots, f->node, index_slot(i), pos);
 		return 0;
-	}
-	if (!f->have_key) {
-		json_decref(v);
-		return fail_at(l, pos, "value without a key");
 	}
 	f->have_key = 0;
 	if (f->merge) {
@@ -1156,6 +1161,54 @@ static int attach(struct loader *l, json_t *v, struct yaml_pos pos, unsigned dep
 	free(f->key);
 	f->key = NULL;
 	return 0;
+}
+
+enum skipped_kind { SKIPPED_SCALAR, SKIPPED_MAP, SKIPPED_SEQ };
+
+/*
+ * A value a filter dropped is complete: leave the parent as attach() would,
+ * and raise the merge errors attach() would have raised.
+ */
+static int skipped(struct loader *l, enum skipped_kind kind, struct yaml_pos pos)
+{
+	struct frame *f;
+
+	if (!l->n_frames)
+		return 0;
+	f = &l->frames[l->n_frames - 1];
+	if (!f->is_map) {
+		if (f->merge_seq && kind != SKIPPED_MAP)
+			f->merge_bad = 1;
+		return 0;
+	}
+	f->have_key = 0;
+	free(f->key);
+	f->key = NULL;
+	if (f->merge) {
+		f->merge = 0;
+		if (kind == SKIPPED_SCALAR)
+			return fail_at(l, pos, "map merge requires map or sequence of maps as the value");
+	}
+	return 0;
+}
+
+/* The role the next value gets, or YAML_SKIP. */
+static int value_role(const struct loader *l)
+{
+	const struct frame *f;
+
+	if (!l->n_frames)
+		return l->filter ? l->filter->root_role : YAML_KEEP_ALL;
+	f = &l->frames[l->n_frames - 1];
+	if (!f->node)
+		return YAML_SKIP;
+	if (f->role == YAML_KEEP_ALL)
+		return YAML_KEEP_ALL;
+	if (f->is_map)
+		return f->merge ? f->role : f->child_role;
+	if (f->merge_seq)
+		return f->role;
+	return l->filter->child_role(l->filter->ctx, f->role, NULL, 0);
 }
 
 /* A JSON value used as a key (through an alias): as the scalar it came from. */
@@ -1236,10 +1289,11 @@ static struct yaml_pos block_origin(const struct loader *l, const yaml_event_t *
 	return map_mark(l, m);
 }
 
-static int push_frame(struct loader *l, json_t *node, const char *anchor, struct yaml_pos pos,
-		      int indent)
+static int push_frame(struct loader *l, json_t *node, int is_map, int role, const char *anchor,
+		      struct yaml_pos pos, int indent)
 {
-	struct frame *f;
+	struct frame *f, *parent = l->n_frames ? &l->frames[l->n_frames - 1] : NULL;
+	int merge_seq = !is_map && parent && parent->is_map && parent->merge;
 
 	if (l->n_frames >= l->lim->max_depth) {
 		json_decref(node);
@@ -1252,15 +1306,20 @@ static int push_frame(struct loader *l, json_t *node, const char *anchor, struct
 	f = &l->frames[l->n_frames++];
 	memset(f, 0, sizeof(*f));
 	f->node = node;
+	f->is_map = is_map;
+	f->role = role;
 	f->pos = pos;
 	f->indent = indent;
 	f->depth = 1;
+	f->merge_seq = merge_seq;
 	f->nodes_before = l->nodes;
-	if (anchor)
-		f->anchor = gs_xstrdup(anchor);
-	if (anchor)
-		add_anchor(l, anchor); /* open: an alias to it now is a cycle */
-	pos_table_put(&l->s->nodes, node, 0, pos);
+	if (node) {
+		if (anchor) {
+			f->anchor = gs_xstrdup(anchor);
+			add_anchor(l, anchor); /* open: an alias to it now is a cycle */
+		}
+		pos_table_put(&l->s->nodes, node, 0, pos);
+	}
 	return count_nodes(l, 1, pos);
 }
 
@@ -1269,6 +1328,11 @@ static int pop_frame(struct loader *l)
 	struct frame f = l->frames[--l->n_frames];
 
 	free(f.key);
+	if (!f.node) {
+		if (f.merge_seq && f.merge_bad)
+			return fail_at(l, f.pos, "map merge requires map or sequence of maps as the value");
+		return skipped(l, f.is_map ? SKIPPED_MAP : SKIPPED_SEQ, f.pos);
+	}
 	if (f.anchor) {
 		struct anchor *a = find_anchor(l, f.anchor);
 
@@ -1289,7 +1353,53 @@ static int expecting_key(const struct loader *l)
 {
 	const struct frame *f = l->n_frames ? &l->frames[l->n_frames - 1] : NULL;
 
-	return f && json_is_object(f->node) && !f->have_key;
+	return f && f->is_map && !f->have_key;
+}
+
+static int on_key(struct loader *l, const yaml_event_t *ev, const struct yaml_resolved *r,
+		  struct yaml_pos pos)
+{
+	const char *text = (const char *)ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+	const char *anchor = (const char *)ev->data.scalar.anchor;
+	struct frame *f = &l->frames[l->n_frames - 1];
+	json_t *v;
+
+	if (count_nodes(l, 1, pos))
+		return -1;
+	f->have_key = 1;
+	f->key_pos = pos;
+	if (r->merge) {
+		f->merge = 1;
+		return 0;
+	}
+	if (!f->node) {
+		/* Skipped: only what could fail. */
+		if (r->type == YAML_SCALAR_IS_NULL || r->type == YAML_SCALAR_IS_BINARY) {
+			if (yaml_resolved_key(r, text, len, &f->key, &f->key_len, l->err))
+				return fail_err_at(l, pos);
+			free(f->key);
+			f->key = NULL;
+		}
+		return 0;
+	}
+	if (yaml_resolved_key(r, text, len, &f->key, &f->key_len, l->err))
+		return fail_err_at(l, pos);
+	if (f->role != YAML_KEEP_ALL)
+		f->child_role = l->filter->child_role(l->filter->ctx, f->role, f->key, f->key_len);
+	if (anchor) {
+		struct anchor *a;
+
+		if (yaml_resolved_json(r, text, len, &v, l->err))
+			return fail_err_at(l, pos);
+		if (!is_singleton(v))
+			pos_table_put(&l->s->nodes, v, 0, pos);
+		a = add_anchor(l, anchor);
+		a->node = v; /* only the anchor holds it */
+		a->count = 1;
+		a->depth = 0;
+	}
+	return 0;
 }
 
 static int on_scalar(struct loader *l, const yaml_event_t *ev)
@@ -1305,34 +1415,19 @@ static int on_scalar(struct loader *l, const yaml_event_t *ev)
 
 	if (yaml_resolve(tag, text, len, ev->data.scalar.plain_implicit, &r, l->err))
 		return fail_err_at(l, pos);
-	if (expecting_key(l)) {
-		struct frame *f = &l->frames[l->n_frames - 1];
-
-		if (count_nodes(l, 1, pos))
-			return -1;
-		f->have_key = 1;
-		f->key_pos = pos;
-		if (r.merge) {
-			f->merge = 1;
-		} else if (yaml_resolved_key(&r, text, len, &f->key, &f->key_len, l->err)) {
-			return fail_err_at(l, pos);
-		}
-		if (anchor) {
-			struct anchor *a;
-
-			if (yaml_resolved_json(&r, text, len, &v, l->err))
-				return fail_err_at(l, pos);
-			if (!is_singleton(v))
-				pos_table_put(&l->s->nodes, v, 0, pos);
-			a = add_anchor(l, anchor);
-			a->node = v; /* only the anchor holds it */
-			a->count = 1;
-			a->depth = 0;
-		}
-		return 0;
-	}
+	if (expecting_key(l))
+		return on_key(l, ev, &r, pos);
 	if (count_nodes(l, 1, pos))
 		return -1;
+	if (value_role(l) == YAML_SKIP) {
+		if ((r.type == YAML_SCALAR_IS_REAL && !isfinite(r.real)) ||
+		    r.type == YAML_SCALAR_IS_BINARY) {
+			if (yaml_resolved_json(&r, text, len, &v, l->err))
+				return fail_err_at(l, pos);
+			json_decref(v);
+		}
+		return skipped(l, SKIPPED_SCALAR, pos);
+	}
 	if (yaml_resolved_json(&r, text, len, &v, l->err))
 		return fail_err_at(l, pos);
 	if (!is_singleton(v))
@@ -1355,8 +1450,12 @@ static int on_alias(struct loader *l, const yaml_event_t *ev)
 {
 	const char *name = (const char *)ev->data.alias.anchor;
 	struct yaml_pos pos = map_mark(l, ev->start_mark);
-	struct anchor *a = find_anchor(l, name);
+	struct anchor *a;
 
+	/* The anchor may sit in a skipped part: start again, keeping everything. */
+	if (l->filter)
+		return RESTART_UNFILTERED;
+	a = find_anchor(l, name);
 	if (!a)
 		return fail_at(l, pos, "unknown anchor '%s' referenced", name);
 	if (!a->node)
@@ -1471,12 +1570,16 @@ static int load(struct loader *l)
 			const char *anchor = (const char *)(ev.type == YAML_SEQUENCE_START_EVENT
 								    ? ev.data.sequence_start.anchor
 								    : ev.data.mapping_start.anchor);
+			int is_map = ev.type == YAML_MAPPING_START_EVENT;
+			int role;
+
 			if (expecting_key(l)) {
 				rc = fail_at(l, pos, "invalid map key: a mapping or sequence cannot be a key");
 				break;
 			}
-			rc = push_frame(l, ev.type == YAML_SEQUENCE_START_EVENT ? json_array() : json_object(),
-					anchor, pos, (int)ev.start_mark.column);
+			role = value_role(l);
+			rc = push_frame(l, role == YAML_SKIP ? NULL : is_map ? json_object() : json_array(),
+					is_map, role, anchor, pos, (int)ev.start_mark.column);
 			break;
 		}
 		case YAML_SEQUENCE_END_EVENT:
@@ -1507,8 +1610,9 @@ static void loader_release(struct loader *l)
 	json_decref(l->root);
 }
 
-int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_pos origin,
-		     const struct yaml_limits *limits, struct yaml_stream **out, struct gs_error *err)
+static int load_with(const char *name, const char *buf, size_t len, struct yaml_pos origin,
+		     const struct yaml_limits *limits, const struct yaml_filter *filter,
+		     struct yaml_stream **out, struct gs_error *err)
 {
 	struct loader l;
 	int rc;
@@ -1516,6 +1620,7 @@ int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_
 	memset(&l, 0, sizeof(l));
 	*out = NULL;
 	l.lim = limits ? limits : &yaml_default_limits;
+	l.filter = filter;
 	l.s = gs_xcalloc(1, sizeof(*l.s));
 	l.s->name = gs_xstrdup(name ? name : "<input>");
 	l.buf = buf;
@@ -1532,10 +1637,27 @@ int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_
 	loader_release(&l);
 	if (rc) {
 		yaml_stream_free(l.s);
-		return -1;
+		return rc;
 	}
 	*out = l.s;
 	return 0;
+}
+
+int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_pos origin,
+		     const struct yaml_limits *limits, struct yaml_stream **out, struct gs_error *err)
+{
+	return load_with(name, buf, len, origin, limits, NULL, out, err) ? -1 : 0;
+}
+
+int yaml_load_buffer_filtered(const char *name, const char *buf, size_t len, struct yaml_pos origin,
+			      const struct yaml_limits *limits, const struct yaml_filter *filter,
+			      struct yaml_stream **out, struct gs_error *err)
+{
+	int rc = load_with(name, buf, len, origin, limits, filter, out, err);
+
+	if (rc == RESTART_UNFILTERED)
+		rc = load_with(name, buf, len, origin, limits, NULL, out, err);
+	return rc ? -1 : 0;
 }
 
 int yaml_load_file(const char *path, const struct yaml_limits *limits, struct yaml_stream **out,

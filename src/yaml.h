@@ -50,6 +50,32 @@ int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_
 		     const struct yaml_limits *limits, struct yaml_stream **out,
 		     struct gs_error *err) GS_WUR;
 
+/*
+ * Loading only part of each document, for readers that look at a few paths
+ * of big streams (check). Every node has a role: the root gets root_role;
+ * the value under key K of a mapping with role R gets child_role(ctx, R, K,
+ * len), an element of a sequence with role R gets child_role(ctx, R, NULL,
+ * 0). YAML_SKIP drops the node (mapping keys vanish, sequence indices shift,
+ * so keep whole sequences whose indices matter); YAML_KEEP_ALL keeps the
+ * whole subtree without asking again. A merge value (<<) has its mapping's
+ * role. Dropped parts are still parsed and checked as yaml_load_buffer
+ * would, so a filtered load fails exactly when a full one fails, with the
+ * same message. A stream with an alias is loaded in full (the anchor may be
+ * in a dropped part).
+ */
+#define YAML_KEEP_ALL 0
+#define YAML_SKIP (-1)
+
+struct yaml_filter {
+	int root_role;
+	int (*child_role)(void *ctx, int parent_role, const char *key, size_t key_len);
+	void *ctx;
+};
+
+int yaml_load_buffer_filtered(const char *name, const char *buf, size_t len, struct yaml_pos origin,
+			      const struct yaml_limits *limits, const struct yaml_filter *filter,
+			      struct yaml_stream **out, struct gs_error *err) GS_WUR;
+
 size_t yaml_stream_count(const struct yaml_stream *s);
 /* Borrowed. An empty document is json_null(). */
 json_t *yaml_stream_doc(const struct yaml_stream *s, size_t i);

@@ -523,6 +523,53 @@ static void load_file_errors(void **state)
 			    "cannot open '/nonexistent/x.yaml': No such file or directory");
 }
 
+static int keep_only_keep(void *ctx, int parent, const char *key, size_t len)
+{
+	(void)ctx;
+	(void)parent;
+	return key && len == 4 && !memcmp(key, "keep", 4) ? YAML_KEEP_ALL : YAML_SKIP;
+}
+
+static void filtered_load(void **state)
+{
+	static const struct yaml_filter filter = {1, keep_only_keep, NULL};
+	struct yaml_stream *s;
+	struct gs_error err;
+	struct yaml_pos p;
+	json_t *d;
+	const char *text = "drop: {a: [1, 2]}\nkeep:\n  b: 2\n";
+	const char *aliased = "drop: &d {a: 1}\nkeep: *d\n";
+
+	(void)state;
+	assert_int_equal(yaml_load_buffer_filtered("f.yaml", text, strlen(text), no_origin, NULL, &filter,
+						   &s, &err),
+			 0);
+	d = yaml_stream_doc(s, 0);
+	assert_int_equal(json_object_size(d), 1);
+	expect_int(get(d, "keep"), "b", 2);
+	assert_int_equal(yaml_stream_pos(s, json_object_get(get(d, "keep"), "b"), &p), 0);
+	assert_int_equal(p.line, 3);
+	assert_int_equal(p.col, 6);
+	yaml_stream_free(s);
+
+	/* An alias may point into a dropped part: the load keeps everything. */
+	assert_int_equal(yaml_load_buffer_filtered("f.yaml", aliased, strlen(aliased), no_origin, NULL,
+						   &filter, &s, &err),
+			 0);
+	d = yaml_stream_doc(s, 0);
+	expect_int(get(d, "keep"), "a", 1);
+	expect_int(get(d, "drop"), "a", 1);
+	yaml_stream_free(s);
+
+	/* Dropped parts fail as they would in a full load. */
+	assert_int_equal(yaml_load_buffer_filtered("f.yaml", "drop: [.nan]\n", 13, no_origin, NULL, &filter,
+						   &s, &err),
+			 -1);
+	assert_null(s);
+	assert_int_equal(err.line, 1);
+	assert_int_equal(err.col, 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +587,7 @@ int main(void)
 		cmocka_unit_test(json_number_text),
 		cmocka_unit_test(resolve_api),
 		cmocka_unit_test(load_file_errors),
+		cmocka_unit_test(filtered_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

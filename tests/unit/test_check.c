@@ -1,0 +1,160 @@
+/*
+ * check: the two engines (filtered stream, full tree) must agree on every
+ * input, findings and errors alike; expected verdicts follow the lab's
+ * contract (MISSION step 6) and spec nvidia-semantics §6.5.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* Everything a run produced, as text, so runs compare with one strcmp. */
+static char *run(const char *text, unsigned rules, enum check_engine engine)
+{
+	struct check_report rep;
+	struct gs_error err;
+	char buf[2048];
+	char *out = gs_xstrdup(""), *next;
+	int rc;
+
+	check_report_init(&rep);
+	rc = check_buffer("in.yaml", text, strlen(text), rules, engine, &rep, &err);
+	if (rc) {
+		assert_int_equal(rep.n, 0);
+		next = gs_xasprintf("error: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		free(out);
+		out = next;
+	}
+	for (size_t i = 0; i < rep.n; i++) {
+		const struct check_finding *f = &rep.items[i];
+
+		if (f->kind == CHECK_OVER)
+			next = gs_xasprintf("%sOVER=%s=%s\n", out, f->container, f->count);
+		else
+			next = gs_xasprintf("%s%s\n", out, f->text);
+		free(out);
+		out = next;
+	}
+	check_report_release(&rep);
+	return out;
+}
+
+static void expect(const char *text, unsigned rules, const char *want)
+{
+	char *a = run(text, rules, CHECK_ENGINE_STREAM);
+	char *b = run(text, rules, CHECK_ENGINE_TREE);
+
+	if (strcmp(a, b))
+		print_error("engines differ on:\n%s\nstream:\n%s\ntree:\n%s\n", text, a, b);
+	assert_string_equal(a, b);
+	if (want)
+		assert_string_equal(a, want);
+	free(a);
+	free(b);
+}
+
+static void contract(void **state)
+{
+	(void)state;
+	expect("", 0, "");
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: {nvidia.com/gpu: 2}}\n",
+	       0, "OVER=a=2\n");
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {requests: {nvidia.com/gpu: '3'}}\n",
+	       0, "OVER=a=3\n");
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: {nvidia.com/gpu: 1}}\n",
+	       0, "");
+	/* Both over 1: the larger. */
+	expect("kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}, "
+	       "requests: {nvidia.com/gpu: 5}}}]}\n",
+	       0, "OVER=a=5\n");
+	/* Quantity forms: 2000m is 2, 2.0 is 2, null is 0. */
+	expect("kind: Pod\nspec: {containers: [{name: m, resources: {limits: {nvidia.com/gpu: 2000m}}},"
+	       " {name: f, resources: {limits: {nvidia.com/gpu: 2.0}}},"
+	       " {name: n, resources: {limits: {nvidia.com/gpu: null}}}]}\n",
+	       0, "OVER=m=2\nOVER=f=2\n");
+	/* A numeric container name reads as text. */
+	expect("kind: Pod\nspec: {containers: [{name: 42, resources: {limits: {nvidia.com/gpu: 2}}}]}\n", 0,
+	       "OVER=42=2\n");
+	/* Duplicate keys: the last wins, as in non-strict decoding. */
+	expect("kind: Pod\nspec:\n  containers: [{name: gone, resources: {limits: {nvidia.com/gpu: 9}}}]\n"
+	       "  containers: [{name: kept, resources: {limits: {nvidia.com/gpu: 2}}}]\n",
+	       0, "OVER=kept=2\n");
+	expect("kind: Pod\nkind: Service\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}]}\n",
+	       0, "");
+}
+
+static void engines_agree_on_errors(void **state)
+{
+	static const char *const inputs[] = {
+		"a: b: c\n",
+		"kind: Pod\nspec: {containers: {name: x}}\n",
+		"kind: Pod\nspec: {containers: [5]}\n",
+		"kind: Pod\nspec: {containers: [{name: [x]}]}\n",
+		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: abc}}}]}\n",
+		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: [1]}}}]}\n",
+		"kind: Pod\nspec: {containers: [{name: a, resources: 7}]}\n",
+		"kind: List\nitems: {a: 1}\n",
+		"kind: List\nitems: [1]\n",
+		/* Errors inside parts the stream engine drops must still be errors. */
+		"kind: Pod\nmetadata: {labels: {a: .inf}}\n",
+		"kind: Pod\nmetadata: {labels: {a: !!int x}}\n",
+		"kind: Pod\nmetadata: {labels: {~: x}}\n",
+		"kind: Pod\nmetadata: {labels: {? [a] : x}}\n",
+		"kind: Pod\nmetadata: {<<: 5}\n",
+		"kind: Pod\nmetadata: {<<: [{a: 1}, 5]}\n",
+		"kind: Pod\nmetadata: {<<: [{a: 1}, [2], !!int q]}\n",
+		"kind: Pod\nmetadata: {x: !!binary '*'}\n",
+		"kind: Pod\nmetadata: {!!binary '*': x}\n",
+		"kind: Pod\nmetadata: &m {a: 1}\nspec: {containers: [{<<: *m, name: q, resources: {limits: {nvidia.com/gpu: 3}}}]}\n",
+		"kind: Pod\nmetadata: {a: *nope}\n",
+		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}]}\n---\n[\n",
+		"kind: Pod\nspec:\n  containers:\n  - {name: a, resources: {limits: {example.com/x: -1, "
+		"nvidia.com/gpu: 1.5}, requests: {nvidia.com/gpu: 1, nvidia.com/mig-1g.5gb: 4}}}\n",
+		"kind: Deployment\nspec:\n  template:\n    spec:\n      <<: {containers: [{name: m, resources: "
+		"{limits: {nvidia.com/gpu: 2}}}]}\n",
+		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}], "
+		"initContainers: x}\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
+		expect(inputs[i], CHECK_API_RULES | CHECK_SHARED_RESOURCES, NULL);
+	/* and a few verdicts among them */
+	expect(inputs[0], 0, "error: in.yaml:1:5: mapping values are not allowed in this context\n");
+	expect(inputs[9], 0, "error: in.yaml:2:24: json: unsupported value: +Inf (JSON, which Kubernetes reads, has no infinity)\n");
+	expect(inputs[13], 0, "error: in.yaml:2:16: map merge requires map or sequence of maps as the value\n");
+	expect(inputs[18], 0, "OVER=q=3\n");
+	expect(inputs[22], 0, "OVER=m=2\n");
+}
+
+static void api_rules_texts(void **state)
+{
+	(void)state;
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources:\n      limits: {nvidia.com/gpu: 2}\n"
+	       "      requests: {nvidia.com/gpu: 1}\n",
+	       CHECK_API_RULES,
+	       "OVER=a=2\nin.yaml:7:34: container \"a\": spec.containers[0].resources.requests: Invalid value: "
+	       "\"1\": must be equal to nvidia.com/gpu limit of 2\n");
+	/* cpu is no extended resource: it may be overcommitted and fractional. */
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {requests: {cpu: 500m}}\n",
+	       CHECK_API_RULES, "");
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: {example.com/dev: -1}}\n",
+	       CHECK_API_RULES,
+	       "in.yaml:5:43: container \"a\": spec.containers[0].resources.limits[example.com/dev]: Invalid "
+	       "value: \"-1\": must be greater than or equal to 0\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(contract),
+		cmocka_unit_test(engines_agree_on_errors),
+		cmocka_unit_test(api_rules_texts),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
