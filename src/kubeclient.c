@@ -28,6 +28,7 @@
 #define MAX_TOKEN_FILE (64u * 1024)
 #define TOKEN_REREAD_MS 60000L /* client-go's cached file token source period */
 #define SERVER_TEXT_MAX 1024u  /* a non-Status error body quoted in a message */
+#define WAIT_POLL_FLOOR_MS 1000L
 
 struct buf {
 	char *p;
@@ -849,7 +850,7 @@ static int decode_body(struct kube_client *c, const char *method, const char *pa
 		*out = json_object();
 		return 0;
 	}
-	v = json_loadb(c->body.p, c->body.len, 0, &jerr);
+	v = json_loadb(c->body.p, c->body.len, JSON_DECODE_ANY, &jerr);
 	if (!v) {
 		gs_error_set(err, "%s %s: the response is not JSON: %s", method, path, jerr.text);
 		return -1;
@@ -1067,4 +1068,64 @@ int kube_list(struct kube_client *c, const char *path, const struct kube_list_op
 		rc = list_once(c, path, lo, false, deadline, out, err);
 	}
 	return rc;
+}
+
+/* ---- wait ------------------------------------------------------------------------------ */
+
+int kube_wait(struct kube_client *c, const char *path, kube_wait_fn pred, void *arg,
+	      long timeout_ms, long interval_ms, json_t **out, struct gs_error *err)
+{
+	long long start = now_ms(), deadline = start + (timeout_ms > 0 ? timeout_ms : 0);
+	struct gs_error why;
+
+	if (out)
+		*out = NULL;
+	if (interval_ms <= 0)
+		interval_ms = 200;
+	gs_error_clear(&why);
+	for (;;) {
+		json_t *obj = NULL;
+		long long left = deadline - now_ms();
+		int rc, r;
+
+		/*
+		 * One GET may retry within the wait's own deadline, but always
+		 * gets a floor of one request (or a second) so the last poll
+		 * is a real one.
+		 */
+		if (left < WAIT_POLL_FLOOR_MS)
+			left = WAIT_POLL_FLOOR_MS < c->o.request_timeout_ms ? WAIT_POLL_FLOOR_MS
+									   : c->o.request_timeout_ms;
+		if (left > c->o.deadline_ms)
+			left = c->o.deadline_ms;
+		rc = json_call(c, "GET", path, NULL, NULL, &obj, now_ms() + left, err);
+		if (rc == KUBE_E_STATUS && c->last.code == 404)
+			obj = NULL;
+		else if (rc != 0)
+			return rc;
+		gs_error_clear(&why);
+		r = pred(obj, arg, &why);
+		if (r > 0) {
+			set_last_transport(c);
+			if (out)
+				*out = obj;
+			else
+				json_decref(obj);
+			return 0;
+		}
+		json_decref(obj);
+		if (r < 0) {
+			gs_error_set(err, "waiting for %s: %s", path,
+				     why.msg[0] ? why.msg : "the condition failed");
+			return -1;
+		}
+		left = deadline - now_ms();
+		if (left <= 0) {
+			gs_error_set(err, "timed out after %.1fs waiting for %s%s%s",
+				     (double)(now_ms() - start) / 1000.0, path, why.msg[0] ? ": " : "",
+				     why.msg);
+			return -1;
+		}
+		sleep_ms(left < interval_ms ? left : interval_ms);
+	}
 }

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""A network-fault peer for tests/unit/test_kubeclient.c (not an apiserver).
+
+Listens on 127.0.0.1 (ephemeral port, printed as the first stdout line) and
+answers by path, for any method:
+
+  /echo...                     200, JSON describing the request it received
+  /flaky/<key>/<n>/<code>[/<retry-after>]
+                               the first n hits of <key> get <code> (a Status
+                               body; Retry-After header when given), then echo
+  /drop/<key>/<n>              the first n hits close the connection after
+                               reading the request, without answering; then echo
+  /count/<key>                 {"count": hits of <key>} (does not count itself)
+  /fixture/<name>/<code>       tests/unit/data/kube/<name>.json with <code>
+  /text/<code>                 a text/plain body "oops: backend down\\n"
+  /slow/<ms>                   sleeps, then echo
+  /big/<bytes>                 a JSON string of that many bytes
+  /api/v1/pods                 a 7-pod list, paged by limit/continue; each item
+                               records the selectors it was listed with
+  /api/v1/expiring             like pods, but every continue token is expired
+                               (410 Expired); unpaged lists succeed
+
+Options: --tls CERT KEY [--client-ca CA] serves HTTPS (client certificate
+required when --client-ca is given; echo then reports the client's CN).
+"""
+import json
+import os
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "data", "kube")
+hits = {}
+lock = threading.Lock()
+
+
+def hit(key):
+    with lock:
+        hits[key] = hits.get(key, 0) + 1
+        return hits[key]
+
+
+def status(code, reason, message):
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the apiserver
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, code, body, ctype="application/json", headers=None):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def read_body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n).decode("utf-8", "replace") if n else ""
+
+    def echo(self, body, extra=None):
+        peer = None
+        if isinstance(self.connection, ssl.SSLSocket):
+            cert = self.connection.getpeercert()
+            if cert:
+                peer = dict(x[0] for x in cert["subject"]).get("commonName")
+        out = {
+            "method": self.command,
+            "path": self.path,
+            "body": body,
+            "clientPort": self.client_address[1],
+            "clientCN": peer,
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+        }
+        out.update(extra or {})
+        self.send(200, out)
+
+    def pods(self, expiring):
+        u = urllib.parse.urlparse(self.path)
+        q = urllib.parse.parse_qs(u.query)
+        limit = int(q.get("limit", ["0"])[0])
+        cont = q.get("continue", [None])[0]
+        if cont and expiring:
+            self.send(410, status(410, "Expired",
+                                  "The provided continue parameter is too old to display a "
+                                  "consistent list result. You can start a new list without "
+                                  "the continue parameter."))
+            return
+        start = int(cont[4:]) if cont else 0
+        end = 7 if not limit else min(7, start + limit)
+        items = [{"metadata": {"name": "pod-%d" % i, "annotations": {
+            "labelSelector": q.get("labelSelector", [""])[0],
+            "fieldSelector": q.get("fieldSelector", [""])[0]}}} for i in range(start, end)]
+        md = {"resourceVersion": "4242"}
+        if end < 7:
+            md["continue"] = "tok-%d" % end
+            md["remainingItemCount"] = 7 - end
+        self.send(200, {"kind": "PodList", "apiVersion": "v1", "metadata": md, "items": items})
+
+    def handle_any(self):
+        body = self.read_body()
+        parts = urllib.parse.urlparse(self.path).path.strip("/").split("/")
+        head = parts[0] if parts else ""
+        if head == "echo":
+            self.echo(body)
+        elif head == "flaky":
+            key, n, code = parts[1], int(parts[2]), int(parts[3])
+            c = hit(key)
+            if c <= n:
+                hdrs = {"Retry-After": parts[4]} if len(parts) > 4 else {}
+                self.send(code, status(code, "TooManyRequests" if code == 429 else
+                                       "InternalError", "flaky %s attempt %d" % (key, c)),
+                          headers=hdrs)
+            else:
+                self.echo(body, {"attempts": c})
+        elif head == "drop":
+            key, n = parts[1], int(parts[2])
+            c = hit(key)
+            if c <= n:
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
+            self.echo(body, {"attempts": c})
+        elif head == "count":
+            with lock:
+                self.send(200, {"count": hits.get(parts[1], 0)})
+        elif head == "fixture":
+            with open(os.path.join(FIXTURES, parts[1] + ".json"), "rb") as f:
+                self.send(int(parts[2]), f.read())
+        elif head == "text":
+            self.send(int(parts[1]), b"oops: backend down\n", "text/plain; charset=utf-8")
+        elif head == "slow":
+            time.sleep(int(parts[1]) / 1000.0)
+            self.echo(body)
+        elif head == "big":
+            self.send(200, json.dumps("x" * int(parts[1])).encode())
+        elif parts[:3] == ["api", "v1", "pods"]:
+            self.pods(False)
+        elif parts[:3] == ["api", "v1", "expiring"]:
+            self.pods(True)
+        else:
+            self.send(404, b"404 page not found\n", "text/plain; charset=utf-8")
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # dropped connections and refused handshakes are the point
+
+
+def main():
+    srv = Server(("127.0.0.1", 0), Handler)
+    args = sys.argv[1:]
+    if args[:1] == ["--tls"]:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args[1], args[2])
+        if args[3:4] == ["--client-ca"]:
+            ctx.load_verify_locations(args[4])
+            ctx.verify_mode = ssl.CERT_REQUIRED
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    print(srv.server_address[1], flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1038 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kubeclient.h"
+
+/*
+ * The client against recorded apiserver bodies (tests/unit/data/kube, see
+ * its README) and against kube_fault_server.py, a local peer that fails on
+ * purpose. Expected texts come from docs/kubeclient.md and
+ * spec/control-plane.md §5.1, not from the program's output.
+ */
+
+#define DATA "tests/unit/data/kube"
+#define SERVER "tests/unit/kube_fault_server.py"
+#define QUOTA_MSG                                                                               \
+	"pods \"team-over\" is forbidden: exceeded quota: gpu-quota, requested: "                 \
+	"requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: "                  \
+	"requests.nvidia.com/gpu=2"
+
+/* ---- recorded Status bodies ------------------------------------------------------------ */
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = calloc(1, 1 << 16);
+
+	assert_non_null(f);
+	*len = fread(b, 1, (1 << 16) - 1, f);
+	fclose(f);
+	return b;
+}
+
+static void parse_fixture(const char *name, int code, const char *method, struct kube_status *st)
+{
+	char path[256];
+	size_t n;
+	char *body;
+
+	snprintf(path, sizeof(path), DATA "/%s.json", name);
+	body = slurp(path, &n);
+	kube_status_from_response(st, code, method, body, n);
+	free(body);
+}
+
+static void status_quota_verbatim(void **state)
+{
+	struct kube_status st;
+
+	(void)state;
+	parse_fixture("status-403-quota", 403, "POST", &st);
+	assert_int_equal(st.code, 403);
+	assert_string_equal(st.reason, "Forbidden");
+	assert_string_equal(st.message, QUOTA_MSG);
+	assert_string_equal(json_string_value(json_object_get(st.details, "name")), "team-over");
+	assert_string_equal(json_string_value(json_object_get(st.details, "kind")), "pods");
+	kube_status_release(&st);
+}
+
+static void status_fixtures(void **state)
+{
+	static const struct {
+		const char *file;
+		int code;
+		const char *method, *reason, *message;
+		long retry_after;
+	} cases[] = {
+		{"status-404-notfound", 404, "GET", "NotFound", "pods \"nope\" not found", 0},
+		{"status-409-alreadyexists", 409, "POST", "AlreadyExists",
+		 "namespaces \"gpu-share\" already exists", 0},
+		{"status-409-conflict", 409, "PUT", "Conflict",
+		 "Operation cannot be fulfilled on nodes \"lab-node-0\": the object has been "
+		 "modified; please apply your changes to the latest version and try again",
+		 0},
+		{"status-422-invalid", 422, "POST", "Invalid",
+		 "Pod \"bad-request\" is invalid: spec.containers[0].resources.requests[nvidia.com/"
+		 "gpu]: Invalid value: \"2\": must be equal to nvidia.com/gpu limit of 1",
+		 0},
+		{"status-401-unauthorized", 401, "GET", "Unauthorized", "Unauthorized", 0},
+		{"status-403-rbac", 403, "GET", "Forbidden",
+		 "nodes is forbidden: User \"e2e-user\" cannot list resource \"nodes\" in API group "
+		 "\"\" at the cluster scope",
+		 0},
+		{"status-429-toomany", 429, "GET", "TooManyRequests",
+		 "Too many requests, please try again later.", 1},
+		{"status-500-internal", 500, "GET", "InternalError",
+		 "Internal error occurred: resource quota evaluation timed out", 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kube_status st;
+		parse_fixture(cases[i].file, cases[i].code, cases[i].method, &st);
+		assert_int_equal(st.code, cases[i].code);
+		assert_string_equal(st.reason, cases[i].reason);
+		assert_string_equal(st.message, cases[i].message);
+		assert_int_equal(st.retry_after_s, cases[i].retry_after);
+		kube_status_release(&st);
+	}
+	{
+		struct kube_status st;
+		json_t *causes;
+		parse_fixture("status-422-invalid", 422, "POST", &st);
+		causes = json_object_get(st.details, "causes");
+		assert_int_equal(json_array_size(causes), 1);
+		assert_string_equal(
+			json_string_value(json_object_get(json_array_get(causes, 0), "field")),
+			"spec.containers[0].resources.requests[nvidia.com/gpu]");
+		kube_status_release(&st);
+	}
+}
+
+/* client-go's NewGenericServerResponse texts for bodies that are no Status. */
+static void status_generic(void **state)
+{
+	static const struct {
+		int code;
+		const char *method, *body, *reason, *message;
+	} cases[] = {
+		{404, "GET", "404 page not found\n", "NotFound",
+		 "the server could not find the requested resource"},
+		{409, "POST", "", "AlreadyExists", "the server reported a conflict"},
+		{409, "PUT", "", "Conflict", "the server reported a conflict"},
+		{401, "GET", "", "Unauthorized",
+		 "the server has asked for the client to provide credentials"},
+		{403, "GET", "  denied by proxy\n", "Forbidden", "denied by proxy"},
+		{500, "GET", "oops: \"backend\" down\n", "InternalError",
+		 "an error on the server (\"oops: \\\"backend\\\" down\") has prevented the request "
+		 "from succeeding"},
+		{502, "GET", "<html>bad gateway</html>", "InternalError",
+		 "an error on the server (\"<html>bad gateway</html>\") has prevented the request "
+		 "from succeeding"},
+		{503, "GET", "", "ServiceUnavailable",
+		 "the server is currently unable to handle the request"},
+		{504, "GET", "", "Timeout",
+		 "the server was unable to return a response in the time allotted, but may still "
+		 "be processing the request"},
+		{418, "GET", "teapot", "Unknown",
+		 "the server responded with the status code 418 but did not return more "
+		 "information"},
+		/* JSON that is no Status counts as text. */
+		{404, "GET", "{\"kind\":\"Pod\"}", "NotFound",
+		 "the server could not find the requested resource"},
+		/* A Status without message or reason falls back to the generic ones. */
+		{404, "GET", "{\"kind\":\"Status\",\"code\":404}", "NotFound",
+		 "the server could not find the requested resource"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kube_status st;
+		kube_status_from_response(&st, cases[i].code, cases[i].method, cases[i].body,
+					  strlen(cases[i].body));
+		assert_int_equal(st.code, cases[i].code);
+		assert_string_equal(st.reason, cases[i].reason);
+		assert_string_equal(st.message, cases[i].message);
+		assert_null(st.details);
+		kube_status_release(&st);
+	}
+}
+
+/* ---- against the fault server ---------------------------------------------------------- */
+
+struct peer {
+	pid_t pid;
+	int port;
+	char dir[64]; /* PKI, for the TLS server */
+};
+
+static struct peer plain, tls;
+
+static int start_peer(struct peer *p, const char *const *extra)
+{
+	int fds[2];
+	char line[32];
+	FILE *f;
+	const char *argv[12] = {"python3", SERVER};
+	size_t n = 2;
+
+	for (; extra && *extra && n < 11; extra++)
+		argv[n++] = *extra;
+	argv[n] = NULL;
+	if (access(SERVER, R_OK) != 0 || system("python3 -c '' 2>/dev/null") != 0)
+		return -1;
+	if (pipe(fds) != 0)
+		return -1;
+	p->pid = fork();
+	if (p->pid < 0)
+		return -1;
+	if (p->pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execvp("python3", (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (!f || !fgets(line, sizeof(line), f)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	p->port = atoi(line);
+	return p->port > 0 ? 0 : -1;
+}
+
+static void stop_peer(struct peer *p)
+{
+	if (p->pid > 0) {
+		kill(p->pid, SIGTERM);
+		waitpid(p->pid, NULL, 0);
+		p->pid = 0;
+	}
+}
+
+static int setup_plain(void **state)
+{
+	(void)state;
+	if (start_peer(&plain, NULL) != 0)
+		plain.port = 0; /* tests skip */
+	return 0;
+}
+
+static int teardown_plain(void **state)
+{
+	(void)state;
+	stop_peer(&plain);
+	return 0;
+}
+
+struct tracelog {
+	int lines;
+	int retries;
+	char last[512];
+};
+
+static void on_trace(void *arg, const char *line)
+{
+	struct tracelog *t = arg;
+
+	t->lines++;
+	if (strstr(line, ": retrying in "))
+		t->retries++;
+	snprintf(t->last, sizeof(t->last), "%s", line);
+}
+
+static struct kube_config *cfg_for(const char *scheme, int port)
+{
+	struct kube_config *cfg = calloc(1, sizeof(*cfg));
+
+	cfg->server = gs_xasprintf("%s://127.0.0.1:%d", scheme, port);
+	cfg->namespace = gs_xstrdup("team-a");
+	return cfg;
+}
+
+/* A client for the plain peer with fast retries; tl may be NULL. */
+static struct kube_client *client(struct tracelog *tl, const char *token)
+{
+	struct kube_client_opts o = {
+		.backoff_base_ms = 20,
+		.backoff_max_ms = 100,
+		.deadline_ms = 5000,
+		.list_page_size = 3,
+		.trace = on_trace,
+		.trace_arg = tl,
+	};
+	struct kube_config *cfg = cfg_for("http", plain.port);
+	struct kube_client *c;
+	struct gs_error err;
+
+	if (!tl)
+		o.trace = NULL;
+	if (token)
+		cfg->token = gs_xstrdup(token);
+	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+	kube_config_free(cfg);
+	return c;
+}
+
+static long long ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *hdr(const json_t *echo, const char *name)
+{
+	return json_string_value(json_object_get(json_object_get(echo, "headers"), name));
+}
+
+static long count_of(struct kube_client *c, const char *key)
+{
+	char path[128];
+	json_t *o;
+	struct gs_error err;
+	long n;
+
+	snprintf(path, sizeof(path), "/count/%s", key);
+	assert_int_equal(kube_get(c, path, &o, &err), 0);
+	n = (long)json_integer_value(json_object_get(o, "count"));
+	json_decref(o);
+	return n;
+}
+
+#define NEED_PEER(p)                                                                      \
+	do {                                                                              \
+		if (!(p).port)                                                            \
+			skip();                                                           \
+	} while (0)
+
+static void get_headers_and_keepalive(void **state)
+{
+	struct kube_client *c;
+	json_t *a, *b;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(NULL, "test-token");
+	assert_string_equal(kube_client_namespace(c), "team-a");
+	assert_int_equal(kube_get(c, "/echo/api/v1/nodes?x=1", &a, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(a, "method")), "GET");
+	assert_string_equal(json_string_value(json_object_get(a, "path")), "/echo/api/v1/nodes?x=1");
+	assert_string_equal(hdr(a, "accept"), "application/json");
+	assert_string_equal(hdr(a, "authorization"), "Bearer test-token");
+	assert_string_equal(hdr(a, "user-agent"), "gpushare/0.1.0");
+	assert_null(hdr(a, "expect"));
+	assert_int_equal(kube_get(c, "/echo/2", &b, &err), 0);
+	/* One connection for both: keep-alive. */
+	assert_int_equal(json_integer_value(json_object_get(a, "clientPort")),
+			 json_integer_value(json_object_get(b, "clientPort")));
+	json_decref(a);
+	json_decref(b);
+	assert_int_equal(kube_last_status(c)->code, 0);
+	kube_client_free(c);
+}
+
+static void basic_auth(void **state)
+{
+	struct kube_config *cfg;
+	struct kube_client *c;
+	json_t *a;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	cfg = cfg_for("http", plain.port);
+	cfg->username = gs_xstrdup("user");
+	cfg->password = gs_xstrdup("pass");
+	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), 0);
+	kube_config_free(cfg);
+	assert_int_equal(kube_get(c, "/echo", &a, &err), 0);
+	assert_string_equal(hdr(a, "authorization"), "Basic dXNlcjpwYXNz"); /* base64 user:pass */
+	json_decref(a);
+	kube_client_free(c);
+}
+
+static void verbs_and_content_types(void **state)
+{
+	static const struct {
+		enum kube_patch_type t;
+		const char *ct;
+	} patches[] = {
+		{KUBE_PATCH_MERGE, "application/merge-patch+json"},
+		{KUBE_PATCH_STRATEGIC, "application/strategic-merge-patch+json"},
+		{KUBE_PATCH_JSON, "application/json-patch+json"},
+	};
+	struct kube_client *c;
+	json_t *obj = json_pack("{s:s,s:{s:s}}", "kind", "Namespace", "metadata", "name", "gpu-share");
+	json_t *r, *sent;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(NULL, NULL);
+	assert_int_equal(kube_create(c, "/echo/api/v1/namespaces", obj, &r, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "method")), "POST");
+	assert_string_equal(hdr(r, "content-type"), "application/json");
+	assert_null(hdr(r, "authorization"));
+	sent = json_loads(json_string_value(json_object_get(r, "body")), 0, NULL);
+	assert_true(json_equal(sent, obj));
+	json_decref(sent);
+	json_decref(r);
+
+	assert_int_equal(kube_put(c, "/echo/put", obj, &r, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "method")), "PUT");
+	json_decref(r);
+
+	for (size_t i = 0; i < 3; i++) {
+		json_t *p = json_pack("{s:{s:{s:s}}}", "status", "capacity", "nvidia.com/gpu", "8");
+		assert_int_equal(kube_patch(c, "/echo/api/v1/nodes/lab-node-1/status", patches[i].t,
+					    p, &r, &err),
+				 0);
+		assert_string_equal(json_string_value(json_object_get(r, "method")), "PATCH");
+		assert_string_equal(hdr(r, "content-type"), patches[i].ct);
+		sent = json_loads(json_string_value(json_object_get(r, "body")), 0, NULL);
+		assert_true(json_equal(sent, p));
+		json_decref(sent);
+		json_decref(r);
+		json_decref(p);
+	}
+
+	assert_int_equal(kube_delete(c, "/echo/del", NULL, &r, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "method")), "DELETE");
+	assert_string_equal(json_string_value(json_object_get(r, "body")), "");
+	json_decref(r);
+	/* GET after a body-carrying verb sends no body. */
+	assert_int_equal(kube_get(c, "/echo/after", &r, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "method")), "GET");
+	assert_string_equal(json_string_value(json_object_get(r, "body")), "");
+	json_decref(r);
+	json_decref(obj);
+	kube_client_free(c);
+}
+
+static void status_failures_reach_caller(void **state)
+{
+	struct kube_client *c;
+	struct tracelog tl = {0};
+	json_t *obj = json_pack("{s:s}", "kind", "Pod"), *r = (json_t *)1;
+	const struct kube_status *st;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(&tl, NULL);
+	assert_int_equal(kube_create(c, "/fixture/status-403-quota/403", obj, &r, &err),
+			 KUBE_E_STATUS);
+	assert_null(r);
+	assert_string_equal(err.msg, QUOTA_MSG); /* byte for byte */
+	st = kube_last_status(c);
+	assert_int_equal(st->code, 403);
+	assert_string_equal(st->reason, "Forbidden");
+	assert_string_equal(st->message, QUOTA_MSG);
+	assert_string_equal(json_string_value(json_object_get(st->details, "name")), "team-over");
+	assert_int_equal(tl.retries, 0); /* 4xx: no retry */
+
+	assert_int_equal(kube_get(c, "/fixture/status-404-notfound/404", &r, &err), KUBE_E_STATUS);
+	assert_string_equal(kube_last_status(c)->reason, "NotFound");
+	assert_string_equal(err.msg, "pods \"nope\" not found");
+	assert_int_equal(kube_get(c, "/no/such/route", &r, &err), KUBE_E_STATUS);
+	assert_string_equal(err.msg, "the server could not find the requested resource");
+	assert_int_equal(tl.retries, 0);
+
+	/* A success clears the last status. */
+	assert_int_equal(kube_get(c, "/echo", NULL, &err), 0);
+	assert_int_equal(kube_last_status(c)->code, 0);
+	assert_string_equal(kube_last_status(c)->message, "");
+
+	/* A Status of success on DELETE is success. */
+	assert_int_equal(kube_delete(c, "/fixture/status-200-delete-success/200", NULL, &r, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "status")), "Success");
+	json_decref(r);
+	json_decref(obj);
+	kube_client_free(c);
+}
+
+static void retry_idempotent_on_5xx(void **state)
+{
+	struct kube_client *c;
+	struct tracelog tl = {0};
+	json_t *r, *obj;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(&tl, NULL);
+	assert_int_equal(kube_get(c, "/flaky/g503/2/503", &r, &err), 0);
+	assert_int_equal(json_integer_value(json_object_get(r, "attempts")), 3);
+	assert_int_equal(tl.retries, 2);
+	json_decref(r);
+	tl.retries = 0;
+	obj = json_object();
+	assert_int_equal(kube_patch(c, "/flaky/p500/1/500", KUBE_PATCH_MERGE, obj, &r, &err), 0);
+	json_decref(r);
+	json_decref(obj);
+	assert_int_equal(tl.retries, 1);
+	kube_client_free(c);
+}
+
+static void post_not_retried_on_5xx(void **state)
+{
+	struct kube_client *c;
+	struct tracelog tl = {0};
+	json_t *obj = json_object(), *r;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(&tl, NULL);
+	assert_int_equal(kube_create(c, "/flaky/c503/1/503", obj, &r, &err), KUBE_E_STATUS);
+	assert_int_equal(kube_last_status(c)->code, 503);
+	assert_string_equal(err.msg, "flaky c503 attempt 1");
+	assert_int_equal(tl.retries, 0);
+	assert_int_equal(count_of(c, "c503"), 1);
+	json_decref(obj);
+	kube_client_free(c);
+}
+
+static void retry_after_honoured_for_post(void **state)
+{
+	struct kube_client *c;
+	struct tracelog tl = {0};
+	json_t *obj = json_object(), *r;
+	struct gs_error err;
+	long long t0;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(&tl, NULL);
+	t0 = ms_now();
+	assert_int_equal(kube_create(c, "/flaky/c429/1/429/1", obj, &r, &err), 0);
+	/* Retry-After: 1 means a full second, not the 20 ms backoff. */
+	assert_true(ms_now() - t0 >= 1000);
+	assert_int_equal(json_integer_value(json_object_get(r, "attempts")), 2);
+	assert_int_equal(tl.retries, 1);
+	json_decref(r);
+	json_decref(obj);
+	kube_client_free(c);
+}
+
+static void retry_after_beyond_deadline_gives_up(void **state)
+{
+	struct kube_client_opts o = {.deadline_ms = 500, .backoff_base_ms = 10};
+	struct kube_config *cfg;
+	struct kube_client *c;
+	struct gs_error err;
+	long long t0;
+
+	(void)state;
+	NEED_PEER(plain);
+	cfg = cfg_for("http", plain.port);
+	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+	kube_config_free(cfg);
+	t0 = ms_now();
+	assert_int_equal(kube_get(c, "/flaky/late/5/429/30", NULL, &err), KUBE_E_STATUS);
+	assert_true(ms_now() - t0 < 400); /* did not sleep 30 s into a 0.5 s deadline */
+	assert_int_equal(kube_last_status(c)->code, 429);
+	assert_int_equal(kube_last_status(c)->retry_after_s, 30);
+	kube_client_free(c);
+}
+
+static void connection_loss(void **state)
+{
+	struct kube_client *c;
+	struct tracelog tl = {0};
+	json_t *obj = json_object(), *r;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	/* A fresh client: the POST is its first request on a new connection. */
+	c = client(&tl, NULL);
+	assert_int_equal(kube_create(c, "/drop/cpost/1", obj, &r, &err), -1);
+	assert_int_equal(kube_last_status(c)->code, 0);
+	assert_non_null(strstr(err.msg, "POST http://127.0.0.1:"));
+	assert_int_equal(tl.retries, 0); /* the request went out: may have been applied */
+	assert_int_equal(count_of(c, "cpost"), 1);
+	kube_client_free(c);
+
+	c = client(&tl, NULL);
+	tl.retries = 0;
+	assert_int_equal(kube_get(c, "/drop/cget/2", &r, &err), 0);
+	assert_int_equal(json_integer_value(json_object_get(r, "attempts")), 3);
+	json_decref(r);
+	json_decref(obj);
+	kube_client_free(c);
+}
+
+static int closed_port(void)
+{
+	/* Start and stop a peer: its port is then (very likely) closed. */
+	struct peer p = {0};
+	int port;
+
+	if (start_peer(&p, NULL) != 0)
+		return 0;
+	port = p.port;
+	stop_peer(&p);
+	return port;
+}
+
+static void connect_refused_retried_until_deadline(void **state)
+{
+	struct kube_client_opts o = {.deadline_ms = 600, .backoff_base_ms = 50, .backoff_max_ms = 100};
+	struct tracelog tl = {0};
+	struct kube_config *cfg;
+	struct kube_client *c;
+	json_t *obj = json_object();
+	struct gs_error err;
+	int port = closed_port();
+	long long t0;
+
+	(void)state;
+	if (!port)
+		skip();
+	o.trace = on_trace;
+	o.trace_arg = &tl;
+	cfg = cfg_for("http", port);
+	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+	kube_config_free(cfg);
+	t0 = ms_now();
+	/* Nothing was sent, so even POST is retried. */
+	assert_int_equal(kube_create(c, "/api/v1/namespaces", obj, NULL, &err), -1);
+	assert_true(ms_now() - t0 < 1500);
+	assert_true(tl.retries >= 2);
+	assert_non_null(strstr(err.msg, "POST http://127.0.0.1:"));
+	assert_non_null(strstr(err.msg, " (gave up after "));
+	assert_int_equal(kube_last_status(c)->code, 0);
+	json_decref(obj);
+	kube_client_free(c);
+}
+
+static void request_timeout(void **state)
+{
+	struct kube_client_opts o = {.request_timeout_ms = 200, .deadline_ms = 700,
+				     .backoff_base_ms = 10};
+	struct kube_config *cfg;
+	struct kube_client *c;
+	struct gs_error err;
+	long long t0;
+
+	(void)state;
+	NEED_PEER(plain);
+	cfg = cfg_for("http", plain.port);
+	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+	kube_config_free(cfg);
+	t0 = ms_now();
+	assert_int_equal(kube_get(c, "/slow/3000", NULL, &err), -1);
+	assert_true(ms_now() - t0 < 1500);
+	assert_non_null(strstr(err.msg, "GET http://127.0.0.1:"));
+	assert_non_null(strstr(err.msg, "/slow/3000: "));
+	assert_non_null(strstr(err.msg, "(gave up after "));
+	kube_client_free(c);
+}
+
+static void response_cap(void **state)
+{
+	struct kube_client_opts o = {.max_response_bytes = 1000};
+	struct kube_config *cfg;
+	struct kube_client *c;
+	struct gs_error err;
+	json_t *r;
+	char want[128];
+
+	(void)state;
+	NEED_PEER(plain);
+	cfg = cfg_for("http", plain.port);
+	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+	kube_config_free(cfg);
+	assert_int_equal(kube_get(c, "/big/900", &r, &err), 0);
+	assert_int_equal(json_string_length(r), 900);
+	json_decref(r);
+	assert_int_equal(kube_get(c, "/big/5000", &r, &err), -1);
+	snprintf(want, sizeof(want),
+		 "GET http://127.0.0.1:%d/big/5000: response larger than 1000 bytes", plain.port);
+	assert_string_equal(err.msg, want);
+	kube_client_free(c);
+}
+
+static void list_follows_continue(void **state)
+{
+	struct kube_list_opts lo = {.label_selector = "app=x,tier in (a,b)",
+				    .field_selector = "spec.nodeName=lab-node-1"};
+	struct kube_client *c;
+	struct tracelog tl = {0};
+	json_t *l, *items, *md;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(&tl, NULL);
+	assert_int_equal(kube_list(c, "/api/v1/pods", &lo, &l, &err), 0);
+	assert_int_equal(tl.lines, 3); /* 7 items, pages of 3 */
+	assert_non_null(strstr(tl.last, "continue=tok-6"));
+	items = json_object_get(l, "items");
+	assert_int_equal(json_array_size(items), 7);
+	for (size_t i = 0; i < 7; i++) {
+		json_t *m = json_object_get(json_array_get(items, i), "metadata");
+		char name[16];
+		snprintf(name, sizeof(name), "pod-%zu", i);
+		assert_string_equal(json_string_value(json_object_get(m, "name")), name);
+		assert_string_equal(json_string_value(json_object_get(
+					    json_object_get(m, "annotations"), "labelSelector")),
+				    "app=x,tier in (a,b)");
+		assert_string_equal(json_string_value(json_object_get(
+					    json_object_get(m, "annotations"), "fieldSelector")),
+				    "spec.nodeName=lab-node-1");
+	}
+	md = json_object_get(l, "metadata");
+	assert_string_equal(json_string_value(json_object_get(md, "resourceVersion")), "4242");
+	assert_null(json_object_get(md, "continue"));
+	assert_null(json_object_get(md, "remainingItemCount"));
+	assert_string_equal(json_string_value(json_object_get(l, "kind")), "PodList");
+	json_decref(l);
+	kube_client_free(c);
+}
+
+static void list_restarts_when_continue_expires(void **state)
+{
+	struct kube_client *c;
+	struct tracelog tl = {0};
+	json_t *l;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(&tl, NULL);
+	assert_int_equal(kube_list(c, "/api/v1/expiring", NULL, &l, &err), 0);
+	assert_int_equal(json_array_size(json_object_get(l, "items")), 7);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_array_get(json_object_get(l, "items"), 0),
+						    "metadata"),
+				    "name")),
+			    "pod-0");
+	json_decref(l);
+	assert_int_equal(kube_list(c, "/api/v1/pods?limit=2", NULL, &l, &err), -1);
+	kube_client_free(c);
+}
+
+static int wait_for_attempts(const json_t *obj, void *arg, struct gs_error *why)
+{
+	(void)arg;
+	if (!obj) {
+		gs_error_set(why, "the object does not exist yet");
+		return 0;
+	}
+	return json_object_get(obj, "attempts") != NULL;
+}
+
+static int never(const json_t *obj, void *arg, struct gs_error *why)
+{
+	(void)obj;
+	(void)arg;
+	gs_error_set(why, "pod \"nope\" does not exist");
+	return 0;
+}
+
+static int refuse(const json_t *obj, void *arg, struct gs_error *why)
+{
+	(void)obj;
+	(void)arg;
+	gs_error_set(why, "pod failed");
+	return -1;
+}
+
+static void wait_polls(void **state)
+{
+	struct kube_client *c;
+	json_t *r;
+	struct gs_error err;
+	long long t0;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(NULL, NULL);
+	/* Two 404s (absent), then the object. */
+	assert_int_equal(kube_wait(c, "/flaky/w404/2/404", wait_for_attempts, NULL, 5000, 20, &r,
+				   &err),
+			 0);
+	assert_int_equal(json_integer_value(json_object_get(r, "attempts")), 3);
+	json_decref(r);
+	t0 = ms_now();
+	assert_int_equal(kube_wait(c, "/fixture/status-404-notfound/404", never, NULL, 300, 50, &r,
+				   &err),
+			 -1);
+	assert_true(ms_now() - t0 >= 300);
+	assert_null(r);
+	assert_non_null(strstr(err.msg, "timed out after 0."));
+	assert_non_null(strstr(err.msg, "s waiting for /fixture/status-404-notfound/404: pod "
+					"\"nope\" does not exist"));
+	assert_int_equal(kube_wait(c, "/echo", refuse, NULL, 300, 50, NULL, &err), -1);
+	assert_string_equal(err.msg, "waiting for /echo: pod failed");
+	/* Errors other than 404 end the wait at once. */
+	assert_int_equal(kube_wait(c, "/fixture/status-403-rbac/403", never, NULL, 5000, 50, NULL,
+				   &err),
+			 KUBE_E_STATUS);
+	kube_client_free(c);
+}
+
+static void bad_arguments(void **state)
+{
+	struct kube_config *cfg;
+	struct kube_client *c;
+	struct gs_error err;
+
+	(void)state;
+	cfg = cfg_for("http", 1);
+	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), 0);
+	assert_int_equal(kube_get(c, "api/v1/nodes", NULL, &err), -1);
+	assert_string_equal(err.msg, "invalid API path \"api/v1/nodes\"");
+	assert_int_equal(kube_get(c, "/api/v1/nodes?labelSelector=a b", NULL, &err), -1);
+	assert_int_equal(kube_request(c, "get", "/x", NULL, NULL, 0, NULL, NULL, &err), -1);
+	kube_client_free(c);
+
+	free(cfg->server);
+	cfg->server = gs_xstrdup("https://admin:hunter2@127.0.0.1:6443");
+	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), -1);
+	assert_null(c);
+	assert_string_equal(err.msg, "the server URL must not contain credentials");
+	assert_null(strstr(err.msg, "hunter2"));
+	free(cfg->server);
+	cfg->server = gs_xstrdup("ftp://127.0.0.1");
+	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), -1);
+	assert_string_equal(err.msg, "server \"ftp://127.0.0.1\": scheme must be https or http");
+	kube_config_free(cfg);
+}
+
+static void raw_request(void **state)
+{
+	struct kube_client *c;
+	char *body;
+	size_t len;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(NULL, NULL);
+	assert_int_equal(kube_request(c, "POST", "/echo/raw", "text/plain", "hi", 2, &body, &len,
+				      &err),
+			 0);
+	assert_int_equal(len, strlen(body));
+	assert_non_null(strstr(body, "\"body\": \"hi\""));
+	assert_non_null(strstr(body, "\"content-type\": \"text/plain\""));
+	free(body);
+	kube_client_free(c);
+}
+
+/* ---- TLS ------------------------------------------------------------------------------- */
+
+static int setup_tls(void **state)
+{
+	char cmd[256], cert[128], key[128], ca[128];
+	const char *args[6] = {"--tls", cert, key, "--client-ca", ca, NULL};
+
+	(void)state;
+	snprintf(tls.dir, sizeof(tls.dir), "/tmp/gs-kubeclient-XXXXXX");
+	tls.port = 0;
+	if (!mkdtemp(tls.dir))
+		return 0;
+	snprintf(cmd, sizeof(cmd), DATA "/mkpki.sh %s >/dev/null 2>&1", tls.dir);
+	if (system(cmd) != 0)
+		return 0;
+	snprintf(cert, sizeof(cert), "%s/srv.crt", tls.dir);
+	snprintf(key, sizeof(key), "%s/srv.key", tls.dir);
+	snprintf(ca, sizeof(ca), "%s/ca.crt", tls.dir);
+	if (start_peer(&tls, args) != 0)
+		tls.port = 0;
+	return 0;
+}
+
+static int teardown_tls(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	stop_peer(&tls);
+	if (tls.dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tls.dir);
+		if (system(cmd) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void load_pem(struct kube_pem *p, const char *name)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", tls.dir, name);
+	p->data = (unsigned char *)slurp(path, &p->len);
+	p->origin = gs_xstrdup(path);
+}
+
+static struct kube_config *tls_cfg(const char *ca, bool client_cert)
+{
+	struct kube_config *cfg = cfg_for("https", tls.port);
+
+	if (ca)
+		load_pem(&cfg->ca, ca);
+	if (client_cert) {
+		load_pem(&cfg->client_cert, "cli.crt");
+		load_pem(&cfg->client_key, "cli.key");
+	}
+	return cfg;
+}
+
+static int tls_get(struct kube_config *cfg, json_t **r, struct tracelog *tl, struct gs_error *err)
+{
+	struct kube_client_opts o = {.deadline_ms = 5000, .backoff_base_ms = 20,
+				     .trace = on_trace, .trace_arg = tl};
+	struct kube_client *c;
+	int rc;
+
+	assert_int_equal(kube_client_new(&c, cfg, &o, err), 0);
+	kube_config_free(cfg);
+	rc = kube_get(c, "/echo", r, err);
+	kube_client_free(c);
+	return rc;
+}
+
+static void tls_verified_with_client_cert(void **state)
+{
+	struct tracelog tl = {0};
+	struct gs_error err;
+	json_t *r;
+
+	(void)state;
+	NEED_PEER(tls);
+	assert_int_equal(tls_get(tls_cfg("ca.crt", true), &r, &tl, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "clientCN")), "gs-test-client");
+	json_decref(r);
+}
+
+static void tls_server_name(void **state)
+{
+	struct tracelog tl = {0};
+	struct kube_config *cfg;
+	struct gs_error err;
+	json_t *r;
+
+	(void)state;
+	NEED_PEER(tls);
+	/* The certificate names "kubernetes"; the address is 127.0.0.1. */
+	cfg = tls_cfg("ca.crt", true);
+	cfg->tls_server_name = gs_xstrdup("kubernetes");
+	assert_int_equal(tls_get(cfg, &r, &tl, &err), 0);
+	assert_non_null(hdr(r, "host"));
+	assert_memory_equal(hdr(r, "host"), "kubernetes:", 11);
+	json_decref(r);
+
+	cfg = tls_cfg("ca.crt", true);
+	cfg->tls_server_name = gs_xstrdup("wrong.example");
+	assert_int_equal(tls_get(cfg, &r, &tl, &err), -1);
+	assert_non_null(strstr(err.msg, "https://wrong.example:"));
+	assert_non_null(strstr(err.msg, "(server verified against the CA in "));
+	assert_int_equal(tl.retries, 0); /* verification failures are final */
+}
+
+static void tls_wrong_ca(void **state)
+{
+	struct tracelog tl = {0};
+	struct gs_error err;
+	json_t *r;
+	char want[192];
+
+	(void)state;
+	NEED_PEER(tls);
+	assert_int_equal(tls_get(tls_cfg("other.crt", true), &r, &tl, &err), -1);
+	assert_non_null(strstr(err.msg, "SSL certificate problem"));
+	snprintf(want, sizeof(want), "(server verified against the CA in %s/other.crt)", tls.dir);
+	assert_non_null(strstr(err.msg, want));
+	assert_int_equal(tl.retries, 0);
+	/* No CA at all: the system store does not know our test CA either. */
+	assert_int_equal(tls_get(tls_cfg(NULL, true), &r, &tl, &err), -1);
+	assert_non_null(strstr(err.msg, "(server verified against the system trust store)"));
+}
+
+static void tls_insecure(void **state)
+{
+	struct tracelog tl = {0};
+	struct kube_config *cfg;
+	struct gs_error err;
+	json_t *r;
+
+	(void)state;
+	NEED_PEER(tls);
+	cfg = tls_cfg(NULL, true);
+	cfg->insecure_skip_tls_verify = true;
+	assert_int_equal(tls_get(cfg, &r, &tl, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "clientCN")), "gs-test-client");
+	json_decref(r);
+}
+
+static void tls_client_cert_required(void **state)
+{
+	struct tracelog tl = {0};
+	struct gs_error err;
+	json_t *r;
+
+	(void)state;
+	NEED_PEER(tls);
+	assert_int_equal(tls_get(tls_cfg("ca.crt", false), &r, &tl, &err), -1);
+	assert_non_null(strstr(err.msg, "GET https://127.0.0.1:"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest offline[] = {
+		cmocka_unit_test(status_quota_verbatim),
+		cmocka_unit_test(status_fixtures),
+		cmocka_unit_test(status_generic),
+		cmocka_unit_test(bad_arguments),
+	};
+	const struct CMUnitTest net[] = {
+		cmocka_unit_test(get_headers_and_keepalive),
+		cmocka_unit_test(basic_auth),
+		cmocka_unit_test(verbs_and_content_types),
+		cmocka_unit_test(status_failures_reach_caller),
+		cmocka_unit_test(retry_idempotent_on_5xx),
+		cmocka_unit_test(post_not_retried_on_5xx),
+		cmocka_unit_test(retry_after_honoured_for_post),
+		cmocka_unit_test(retry_after_beyond_deadline_gives_up),
+		cmocka_unit_test(connection_loss),
+		cmocka_unit_test(connect_refused_retried_until_deadline),
+		cmocka_unit_test(request_timeout),
+		cmocka_unit_test(response_cap),
+		cmocka_unit_test(list_follows_continue),
+		cmocka_unit_test(list_restarts_when_continue_expires),
+		cmocka_unit_test(wait_polls),
+		cmocka_unit_test(raw_request),
+	};
+	const struct CMUnitTest tlsnet[] = {
+		cmocka_unit_test(tls_verified_with_client_cert),
+		cmocka_unit_test(tls_server_name),
+		cmocka_unit_test(tls_wrong_ca),
+		cmocka_unit_test(tls_insecure),
+		cmocka_unit_test(tls_client_cert_required),
+	};
+	int fails = 0;
+
+	fails += cmocka_run_group_tests(offline, NULL, NULL);
+	fails += cmocka_run_group_tests(net, setup_plain, teardown_plain);
+	fails += cmocka_run_group_tests(tlsnet, setup_tls, teardown_tls);
+	return fails ? 1 : 0;
+}
