@@ -25,14 +25,30 @@ struct dp_replicated_resource {
 	char *name;   /* normalised, e.g. "nvidia.com/gpu" */
 	int replicas; /* >= 2 */
 	char *rename; /* NULL, or "<name>.shared" when renameByDefault */
+	struct yaml_pos pos;          /* the list element */
+	struct yaml_pos replicas_pos; /* the replicas value */
 };
 
 struct dp_sharing {
 	bool present;           /* the block was in the file (and decoded) */
 	bool rename_by_default;
-	int fail_requests_greater_than_one; /* -1 unset, 0 false, 1 true */
+	/*
+	 * -1 unset, 0 false, 1 true. Unset means false for timeSlicing; for mps
+	 * v0.20 defaults it to true and v0.15-v0.19 force it to true (§3.4).
+	 */
+	int fail_requests_greater_than_one;
 	struct dp_replicated_resource *resources;
 	size_t n_resources;
+	struct yaml_pos pos;                   /* the block's value ({0,0}: absent) */
+	struct yaml_pos rename_by_default_pos; /* {0,0} when not written */
+	struct yaml_pos fail_requests_pos;     /* {0,0} when not written */
+};
+
+/* A key the decoder recognised, by its canonical path, and where it was written. */
+struct dp_key {
+	char *path; /* "flags.plugin.deviceIDStrategy", "sharing.mps", "imex.channelIDs" */
+	char *written; /* the key as written ("timeslicing" for sharing.timeSlicing) */
+	struct yaml_pos pos; /* the value, or the key when the value is null */
 };
 
 struct dpconfig {
@@ -49,7 +65,70 @@ struct dpconfig {
 
 	struct dp_sharing time_slicing;
 	struct dp_sharing mps;
+
+	/* Further flags and fields (NULL / -1 / empty when unset). */
+	char *version;                  /* as written (after Go's coercion), NULL if absent */
+	char **device_list_strategies;  /* every entry of flags.plugin.deviceListStrategy */
+	size_t n_device_list_strategies;
+	char *nvidia_driver_root;
+	int *imex_channel_ids;
+	size_t n_imex_channel_ids;
+	bool imex_required;
+	bool resources_customised; /* resources.gpus/mig were non-empty (then discarded, §1.6) */
+
+	/* Every recognised key, in document order, for tools that point at them. */
+	struct dp_key *keys;
+	size_t n_keys;
 };
+
+/* Where a recognised key was written; NULL when it was not. */
+const struct dp_key *dpconfig_key(const struct dpconfig *c, const char *path);
+
+/*
+ * Findings about a config. Errors carry upstream's innermost message; the
+ * one the plugin itself would stop at (the first fatal one, in the order
+ * Go decodes: sorted keys, type mismatches saved, custom decoders fatal) has
+ * `upstream` set, the others would surface once it is fixed. Warnings are
+ * upstream's log lines (§1.12) or silent traps; notes are explanations.
+ */
+enum dp_level { DP_ERROR, DP_WARNING, DP_NOTE };
+
+/* Which upstream wrapping an error gets (§1.11 "Outer wrapping"). */
+enum dp_stage {
+	DP_STAGE_NONE,     /* ours: no upstream chain */
+	DP_STAGE_YAML,     /* YAML syntax: "...unmarshal error: error converting YAML to JSON: " */
+	DP_STAGE_DECODE,   /* row 1 */
+	DP_STAGE_VERSION,  /* row 2 */
+	DP_STAGE_VALIDATE, /* rows 3-11 */
+	DP_STAGE_SELECT,   /* config-manager (§2.2) */
+};
+
+struct dp_diag {
+	enum dp_level level;
+	enum dp_stage stage;
+	bool upstream;
+	char *file; /* the name positions refer to */
+	struct yaml_pos pos;
+	char *msg;
+};
+
+struct dp_diags {
+	struct dp_diag *items;
+	size_t n, cap;
+};
+
+void dp_diags_init(struct dp_diags *d);
+void dp_diags_release(struct dp_diags *d);
+void dp_diags_add(struct dp_diags *d, enum dp_level level, enum dp_stage stage, const char *file,
+		  struct yaml_pos pos, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/*
+ * The whole line the real component logs for an error, e.g.
+ * "error starting plugins: unable to load config: unable to finalize config:
+ * unable to parse config file: error parsing config file: unmarshal error:
+ * error unmarshaling JSON: while decoding JSON: no resources specified".
+ * Returns buf.
+ */
+const char *dp_diag_chain(const struct dp_diag *d, char *buf, size_t size);
 
 /* MPS wins when present (§1.7). */
 enum dp_sharing_strategy dpconfig_sharing_strategy(const struct dpconfig *c);
@@ -66,9 +145,34 @@ const char *dp_sharing_strategy_name(enum dp_sharing_strategy s); /* "none", "ti
  */
 int dpconfig_parse(const char *name, const char *text, size_t len, struct yaml_pos origin,
 		   struct dpconfig **out, struct gs_warnings *warnings, struct gs_error *err) GS_WUR;
-/* The plugin's start-time flag validation (§1.11 rows 3-11), hardware-free part. */
+/*
+ * The same, for tools: `file` names positions, `key` becomes c->name (NULL:
+ * file). Every error found goes to diags (not just the first), with the
+ * §1.12 warnings and lint-level warnings (unknown keys, case-folded keys).
+ * On failure *out is NULL and err is the upstream error.
+ */
+int dpconfig_parse_diags(const char *file, const char *key, const char *text, size_t len,
+			 struct yaml_pos origin, struct dpconfig **out, struct dp_diags *diags,
+			 struct gs_error *err) GS_WUR;
+/*
+ * The plugin's start-time flag validation (§1.11 rows 3, 5-11; row 4 needs
+ * NVML), on the file's values with built-in defaults for unset ones. Row 8
+ * (MPS without mpsRoot) is an error here, as for a bare plugin: the Helm
+ * chart and the GPU Operator always set MPS_ROOT=/run/nvidia/mps, so a
+ * caller modelling them sets c->mps_root (a shallow copy is fine).
+ */
 int dpconfig_validate(const struct dpconfig *c, struct gs_error *err) GS_WUR;
+/* Every rule's error, in upstream's order, into diags (stage VALIDATE); returns their count. */
+size_t dpconfig_validate_all(const struct dpconfig *c, const char *file, struct dp_diags *diags);
 void dpconfig_free(struct dpconfig *c);
+
+/* Built-in defaults of the flags dpconfig_validate looks at (§1.3, §1.4). */
+#define DP_DEFAULT_MIG_STRATEGY "none"
+#define DP_DEFAULT_DEVICE_LIST_STRATEGY "envvar"
+#define DP_DEFAULT_DEVICE_ID_STRATEGY "uuid"
+#define DP_DEFAULT_DEVICE_DISCOVERY_STRATEGY "auto"
+#define DP_DEFAULT_ALLOCATION_POLICY "distributed"
+#define DP_INSTALLER_MPS_ROOT "/run/nvidia/mps"
 
 /* A ConfigMap of named configs: key = config name (§2.1). */
 struct dpconfig_set;
@@ -78,10 +182,25 @@ struct dpconfig_set;
  * came from, for positions, or NULL (e.g. JSON from the apiserver). A key
  * whose config does not parse is kept with its error: only nodes choosing
  * it fail.
+ *
+ * `binaryData` keys count too: the ConfigMap is mounted as a volume and the
+ * kubelet writes both maps as files, so config-manager sees them alike; the
+ * value is the base64-decoded content. Keys starting with ".." are skipped
+ * as config-manager skips such files (the apiserver refuses them anyway).
+ * A `data` value that is a YAML number or boolean is taken as its text, as
+ * kubectl's YAML decoding does for a map of strings; null is "".
  */
 int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *configmap,
 				struct dpconfig_set **out, struct gs_error *err) GS_WUR;
 size_t dpconfig_set_count(const struct dpconfig_set *set);
+/* Everything found while parsing key i (errors, warnings), for lint. */
+const struct dp_diags *dpconfig_set_diags(const struct dpconfig_set *set, size_t i);
+/* Keys that were skipped (".."-prefixed) or refused (not a string), with why. */
+const struct dp_diags *dpconfig_set_own_diags(const struct dpconfig_set *set);
+/* Where key i's value starts in the stream, {0,0} when unknown. */
+struct yaml_pos dpconfig_set_key_pos(const struct dpconfig_set *set, size_t i);
+/* The index of `key`, or -1. */
+long dpconfig_set_find(const struct dpconfig_set *set, const char *key);
 const char *dpconfig_set_key(const struct dpconfig_set *set, size_t i);
 /* The parsed config of key i, or NULL with *err filled when it did not parse. */
 const struct dpconfig *dpconfig_set_get(const struct dpconfig_set *set, size_t i,
