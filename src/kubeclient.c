@@ -620,6 +620,20 @@ fail:
 
 #undef SETOPT
 
+int kube_client_open(struct kube_client **out, const struct kube_config_opts *opts,
+		     const struct kube_client_opts *copts, struct gs_error *err)
+{
+	struct kube_config *cfg;
+	int rc;
+
+	*out = NULL;
+	if (kube_config_load(&cfg, opts, err) != 0)
+		return -1;
+	rc = kube_client_new(out, cfg, copts, err);
+	kube_config_free(cfg);
+	return rc;
+}
+
 void kube_client_free(struct kube_client *c)
 {
 	if (!c)

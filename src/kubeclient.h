@@ -36,7 +36,8 @@ struct kube_client_opts {
 	long deadline_ms;        /* all attempts and waits of one call [60000] */
 	unsigned max_attempts;   /* [8] */
 	long backoff_base_ms;    /* first retry delay [200] */
-	long backoff_max_ms;     /* cap of one delay, Retry-After included [10000] */
+	long backoff_max_ms;     /* cap of one backoff delay [10000]; Retry-After is
+				    honoured as sent, within the deadline */
 	size_t max_response_bytes; /* one response body [64 MiB] */
 	size_t max_list_items;     /* kube_list total [1000000] */
 	unsigned list_page_size;   /* kube_list `limit` [500] */
@@ -73,6 +74,12 @@ struct kube_client;
 int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 		    const struct kube_client_opts *opts, struct gs_error *err) GS_WUR;
 void kube_client_free(struct kube_client *c);
+/*
+ * What commands call: kube_config_load(opts) then kube_client_new(copts),
+ * the configuration freed in between. copts may be NULL.
+ */
+int kube_client_open(struct kube_client **out, const struct kube_config_opts *opts,
+		     const struct kube_client_opts *copts, struct gs_error *err) GS_WUR;
 
 /* The Status of the last failed call (code 0 after success or a transport failure). */
 const struct kube_status *kube_last_status(const struct kube_client *c);
@@ -131,6 +138,9 @@ typedef int (*kube_wait_fn)(const json_t *obj, void *arg, struct gs_error *why);
  * GET path every interval_ms until pred holds or timeout_ms passes. On
  * success *out (may be NULL) receives the last object (NULL if it did not
  * exist). Timeout message: `timed out after <n>s waiting for <path>: <why>`.
+ * Errors other than 404 end the wait with that error. The last poll may
+ * run past timeout_ms by up to one request (at most a second or the
+ * request timeout).
  */
 int kube_wait(struct kube_client *c, const char *path, kube_wait_fn pred, void *arg,
 	      long timeout_ms, long interval_ms, json_t **out, struct gs_error *err) GS_WUR;

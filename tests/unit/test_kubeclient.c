@@ -75,14 +75,14 @@ static void status_fixtures(void **state)
 	} cases[] = {
 		{"status-404-notfound", 404, "GET", "NotFound", "pods \"nope\" not found", 0},
 		{"status-409-alreadyexists", 409, "POST", "AlreadyExists",
-		 "namespaces \"gpu-share\" already exists", 0},
+		 "namespaces \"default\" already exists", 0},
 		{"status-409-conflict", 409, "PUT", "Conflict",
-		 "Operation cannot be fulfilled on nodes \"lab-node-0\": the object has been "
+		 "Operation cannot be fulfilled on namespaces \"default\": the object has been "
 		 "modified; please apply your changes to the latest version and try again",
 		 0},
 		{"status-422-invalid", 422, "POST", "Invalid",
-		 "Pod \"bad-request\" is invalid: spec.containers[0].resources.requests[nvidia.com/"
-		 "gpu]: Invalid value: \"2\": must be equal to nvidia.com/gpu limit of 1",
+		 "Pod \"bad-request\" is invalid: spec.containers[0].resources.requests: Invalid "
+		 "value: \"2\": must be equal to nvidia.com/gpu limit of 1",
 		 0},
 		{"status-401-unauthorized", 401, "GET", "Unauthorized", "Unauthorized", 0},
 		{"status-403-rbac", 403, "GET", "Forbidden",
@@ -113,7 +113,7 @@ static void status_fixtures(void **state)
 		assert_int_equal(json_array_size(causes), 1);
 		assert_string_equal(
 			json_string_value(json_object_get(json_array_get(causes, 0), "field")),
-			"spec.containers[0].resources.requests[nvidia.com/gpu]");
+			"spec.containers[0].resources.requests");
 		kube_status_release(&st);
 	}
 }
@@ -838,6 +838,48 @@ static void raw_request(void **state)
 	kube_client_free(c);
 }
 
+static void open_from_kubeconfig(void **state)
+{
+	char path[] = "/tmp/gs-kubeclient-kc-XXXXXX";
+	struct kube_config_opts o = {.kubeconfig = path, .namespace = "gpu-share",
+				     .request_timeout_ms = 300};
+	struct kube_client_opts co = {.deadline_ms = 400};
+	struct kube_client *c;
+	struct gs_error err;
+	json_t *r;
+	FILE *f;
+	int fd;
+	long long t0;
+
+	(void)state;
+	NEED_PEER(plain);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f,
+		"apiVersion: v1\nkind: Config\ncurrent-context: peer\n"
+		"clusters:\n- name: peer\n  cluster:\n    server: http://127.0.0.1:%d\n"
+		"users:\n- name: u\n  user:\n    token: from-kubeconfig\n"
+		"contexts:\n- name: peer\n  context: {cluster: peer, user: u}\n",
+		plain.port);
+	fclose(f);
+	assert_int_equal(kube_client_open(&c, &o, &co, &err), 0);
+	unlink(path);
+	assert_string_equal(kube_client_namespace(c), "gpu-share");
+	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
+	assert_string_equal(hdr(r, "authorization"), "Bearer from-kubeconfig");
+	json_decref(r);
+	/* --request-timeout reaches the client. */
+	t0 = ms_now();
+	assert_int_equal(kube_get(c, "/slow/2000", NULL, &err), -1);
+	assert_true(ms_now() - t0 < 1000);
+	kube_client_free(c);
+
+	assert_int_equal(kube_client_open(&c, &o, NULL, &err), -1);
+	assert_null(c);
+	assert_non_null(strstr(err.msg, "No such file or directory"));
+}
+
 /* ---- TLS ------------------------------------------------------------------------------- */
 
 static int setup_tls(void **state)
@@ -1021,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(list_restarts_when_continue_expires),
 		cmocka_unit_test(wait_polls),
 		cmocka_unit_test(raw_request),
+		cmocka_unit_test(open_from_kubeconfig),
 	};
 	const struct CMUnitTest tlsnet[] = {
 		cmocka_unit_test(tls_verified_with_client_cert),
