@@ -9,7 +9,6 @@
 #include "banned.h"
 
 #define RES_GPU "nvidia.com/gpu"
-#define MPS_ROOT_DEFAULT "/run/nvidia/mps" /* Helm and the GPU Operator always set MPS_ROOT (§1.10) */
 
 /* One physical GPU after mig-manager did its work. */
 struct gpu_state {
@@ -263,11 +262,11 @@ static int validate_flags(struct ctx *c)
 		return -1;
 	}
 	if (c->config) {
-		/* Env beats file (§1.3): validate what is in force, with MPS_ROOT as installers set it. */
+		/* Env beats file (§1.3): validate what is in force, with MPS_ROOT as installers set it (§1.10). */
 		struct dpconfig eff = *c->config;
 		eff.mig_strategy = c->adv->mig_strategy;
 		if (!eff.mps_root || !*eff.mps_root)
-			eff.mps_root = MPS_ROOT_DEFAULT;
+			eff.mps_root = DP_INSTALLER_MPS_ROOT;
 		if (dpconfig_validate(&eff, &e)) {
 			fail(c->adv, PLUGIN_FAIL "unable to validate flags: %s", e.msg);
 			return -1;
@@ -739,8 +738,8 @@ done:
 	return 0;
 }
 
-/* Which key config-manager would fail on because it does not parse, if any. */
-static bool is_parse_error(const struct dpconfig_set *set, const struct gs_error *e)
+/* The key whose parse error config-manager's choice failed with, or -1. */
+static long failed_key(const struct dpconfig_set *set, const struct gs_error *e)
 {
 	char a[2048], b[2048];
 
@@ -748,9 +747,50 @@ static bool is_parse_error(const struct dpconfig_set *set, const struct gs_error
 	for (size_t i = 0; i < dpconfig_set_count(set); i++) {
 		const struct gs_error *pe = NULL;
 		if (!dpconfig_set_get(set, i, &pe) && pe && !strcmp(gs_error_str(pe, b, sizeof(b)), a))
-			return true;
+			return (long)i;
 	}
-	return false;
+	return -1;
+}
+
+/* The plugin's whole log line for key i's fatal error, with where it is. */
+static void parse_failure(struct advertisement *adv, const struct dpconfig_set *set, size_t i,
+			  const struct gs_error *e)
+{
+	const struct dp_diags *d = dpconfig_set_diags(set, i);
+	char chain[2048], where[512];
+
+	for (size_t k = 0; d && k < d->n; k++) {
+		const struct dp_diag *x = &d->items[k];
+		if (x->level != DP_ERROR || !x->upstream)
+			continue;
+		if (x->pos.line > 0)
+			snprintf(where, sizeof(where), " (%s:%d:%d)", x->file, x->pos.line,
+				 x->pos.col);
+		else
+			where[0] = '\0';
+		fail(adv, "nvidia-device-plugin: %s%s", dp_diag_chain(x, chain, sizeof(chain)),
+		     where);
+		return;
+	}
+	fail(adv, PLUGIN_FAIL "%s", gs_error_str(e, chain, sizeof(chain)));
+}
+
+/* What upstream logs (or does silently) about the chosen config (§1.12). */
+static void config_warnings(struct gs_warnings *w, const struct dpconfig_set *set, const char *key)
+{
+	long i = *key ? dpconfig_set_find(set, key) : -1;
+	const struct dp_diags *d = i >= 0 ? dpconfig_set_diags(set, (size_t)i) : NULL;
+
+	for (size_t k = 0; d && k < d->n; k++) {
+		const struct dp_diag *x = &d->items[k];
+		if (x->level != DP_WARNING)
+			continue;
+		if (x->pos.line > 0)
+			gs_warnings_add(w, "%s:%d:%d: config '%s': %s", x->file, x->pos.line,
+					x->pos.col, key, x->msg);
+		else
+			gs_warnings_add(w, "config '%s': %s", key, x->msg);
+	}
 }
 
 int advertise_node(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
@@ -775,11 +815,11 @@ int advertise_node(const struct catalog *cat, const json_t *node, const struct d
 					opt ? opt->fallbacks : NULL, &config, &chosen, &e)) {
 			char msg[2048];
 			struct advertisement *adv = adv_new(hw, NULL);
-			gs_error_str(&e, msg, sizeof(msg));
-			if (is_parse_error(set, &e))
-				fail(adv, PLUGIN_FAIL "%s", msg);
+			long bad = failed_key(set, &e);
+			if (bad >= 0)
+				parse_failure(adv, set, (size_t)bad, &e);
 			else
-				fail(adv, "config-manager: %s", msg);
+				fail(adv, "config-manager: %s", gs_error_str(&e, msg, sizeof(msg)));
 			adv->mig_strategy = gs_xstrdup("none");
 			adv->mig_strategy_source = "default";
 			for (size_t i = 0; i < w.n; i++)
@@ -790,6 +830,8 @@ int advertise_node(const struct catalog *cat, const json_t *node, const struct d
 			return 0;
 		}
 	}
+	if (set)
+		config_warnings(&w, set, chosen);
 	rc = advertise_compute(cat, hw, config, chosen, out, err);
 	if (rc == 0 && w.n) {
 		/* Node-reading warnings first: they explain what follows. */
