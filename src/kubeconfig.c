@@ -617,6 +617,12 @@ static int load_cluster(struct kube_config *cfg, const struct kc_entry *e,
 		at_key(e->file, e->body ? e->body : e->item, NULL, err, "%s has no server", what);
 		goto out;
 	}
+	if (strstr(server, "://") && strncmp(server, "https://", 8) != 0 &&
+	    strncmp(server, "http://", 7) != 0) {
+		at_key(e->file, ee.body, "server", err, "%s: server \"%s\" must be an https:// or http:// URL",
+		       what, server);
+		goto out;
+	}
 	if (opts && opts->insecure_skip_tls_verify) {
 		/* The flag clears the CA, as kubectl's override does. */
 		insecure = true;

@@ -391,6 +391,8 @@ static void rejected_combinations(void **state)
 		     "cluster \"c\": certificate-authority-data holds no PEM certificate");
 	p = with_entries("noserver.yaml", "    insecure-skip-tls-verify: true\n", "    token: t\n");
 	expect_error(p, 5, 5, "cluster \"c\" has no server");
+	p = with_entries("scheme.yaml", "    server: ftp://x\n", "    token: t\n");
+	expect_error(p, 5, 13, "cluster \"c\": server \"ftp://x\" must be an https:// or http:// URL");
 	p = with_entries("type.yaml", "    server: https://x\n    insecure-skip-tls-verify: yes-please\n",
 			 "    token: t\n");
 	expect_error(p, 6, 31, "cluster \"c\": insecure-skip-tls-verify must be true or false");
