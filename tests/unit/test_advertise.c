@@ -556,6 +556,32 @@ static void refusals(void **state)
 	advertisement_free(a);
 }
 
+/* §1.9 rule 4 and §1.12: names that match nothing, and the same name twice. */
+static void sharing_warnings(void **state)
+{
+	struct dpconfig c = cfg_share("ts", NULL, false, "nvidia.com/mig-1g.10gb", 4, false);
+	struct dp_replicated_resource two[2] = {{"nvidia.com/gpu", 2, NULL}, {"nvidia.com/gpu", 4, NULL}};
+	struct advertisement *a = run(NULL, hw("Tesla T4", "2"), &c);
+
+	(void)state;
+	ok(a);
+	assert_int_equal(res(a, "nvidia.com/gpu"), 2);
+	assert_true(warned(a, "'nvidia.com/mig-1g.10gb' matches nothing"));
+	/* The time-sliced name matched nothing, so GFD reports no sharing for the GPU. */
+	assert_string_equal(lab(a, "nvidia.com/gpu.replicas"), "1");
+	advertisement_free(a);
+
+	c.time_slicing.resources = two;
+	c.time_slicing.n_resources = 2;
+	a = run(NULL, hw("Tesla T4", "2"), &c);
+	ok(a);
+	/* Replica ids overwrite each other: max(replicas) per GPU; GFD shows the first entry. */
+	assert_int_equal(res(a, "nvidia.com/gpu"), 8);
+	assert_string_equal(lab(a, "nvidia.com/gpu.replicas"), "2");
+	assert_true(warned(a, "more than once"));
+	advertisement_free(a);
+}
+
 static void no_gpus(void **state)
 {
 	struct advertisement *a = run(NULL, NULL, NULL);
@@ -851,6 +877,7 @@ int main(void)
 		cmocka_unit_test(mixed_edges),
 		cmocka_unit_test(seed_outcomes),
 		cmocka_unit_test(refusals),
+		cmocka_unit_test(sharing_warnings),
 		cmocka_unit_test(no_gpus),
 		cmocka_unit_test(bad_nodes),
 		cmocka_unit_test(patch_lifecycle),
