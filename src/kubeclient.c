@@ -26,7 +26,7 @@
 #define DEF_PAGE_SIZE 500u
 #define MAX_URL_LEN 8192u
 #define MAX_TOKEN_FILE (64u * 1024)
-#define TOKEN_REREAD_MS 60000L /* client-go's cached file token source period */
+#define DEF_TOKEN_REREAD_MS 60000L /* client-go's cached file token source period */
 #define SERVER_TEXT_MAX 1024u  /* a non-Status error body quoted in a message */
 #define WAIT_POLL_FLOOR_MS 1000L
 
@@ -389,7 +389,7 @@ static void refresh_token(struct kube_client *c)
 	if (!c->token_file)
 		return;
 	now = now_ms();
-	if (now - c->token_checked_ms < TOKEN_REREAD_MS)
+	if (now - c->token_checked_ms < c->o.token_reread_ms)
 		return;
 	c->token_checked_ms = now;
 	if (stat(c->token_file, &sb) != 0)
@@ -506,6 +506,8 @@ static void opts_defaults(struct kube_client_opts *o, const struct kube_client_o
 		o->max_list_items = DEF_MAX_LIST_ITEMS;
 	if (!o->list_page_size)
 		o->list_page_size = DEF_PAGE_SIZE;
+	if (o->token_reread_ms <= 0)
+		o->token_reread_ms = DEF_TOKEN_REREAD_MS;
 }
 
 #define SETOPT(opt, val)                                                                   \

@@ -42,6 +42,7 @@ struct kube_client_opts {
 	size_t max_list_items;     /* kube_list total [1000000] */
 	unsigned list_page_size;   /* kube_list `limit` [500] */
 	const char *user_agent;    /* ["gpushare/<version>"] */
+	long token_reread_ms;      /* look at a tokenFile again after this long [60000] */
 	/*
 	 * One line per attempt and per retry decision (method, URL, HTTP
 	 * status, timing); never headers or bodies. NULL = silent.

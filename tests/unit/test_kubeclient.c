@@ -2,10 +2,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -880,6 +882,62 @@ static void open_from_kubeconfig(void **state)
 	assert_non_null(strstr(err.msg, "No such file or directory"));
 }
 
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void token_file_rotation(void **state)
+{
+	char path[] = "/tmp/gs-kubeclient-token-XXXXXX";
+	struct kube_client_opts o = {.token_reread_ms = 50};
+	struct kube_config *cfg;
+	struct kube_client *c;
+	struct gs_error err;
+	struct timespec later[2];
+	json_t *r;
+	int fd;
+
+	(void)state;
+	NEED_PEER(plain);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, "first-token\n");
+	cfg = cfg_for("http", plain.port);
+	cfg->token = gs_xstrdup("first-token");
+	cfg->token_file = gs_xstrdup(path);
+	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+	kube_config_free(cfg);
+	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
+	assert_string_equal(hdr(r, "authorization"), "Bearer first-token");
+	json_decref(r);
+	/* The kubelet swaps the file; a new mtime is what the client looks for. */
+	write_file(path, "  rotated-token\n");
+	clock_gettime(CLOCK_REALTIME, &later[0]);
+	later[0].tv_sec += 5;
+	later[1] = later[0];
+	assert_int_equal(utimensat(AT_FDCWD, path, later, 0), 0);
+	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
+	assert_string_equal(hdr(r, "authorization"), "Bearer first-token"); /* not yet due */
+	json_decref(r);
+	nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
+	assert_string_equal(hdr(r, "authorization"), "Bearer rotated-token");
+	json_decref(r);
+	/* An unreadable file keeps the token in use. */
+	unlink(path);
+	nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
+	assert_string_equal(hdr(r, "authorization"), "Bearer rotated-token");
+	json_decref(r);
+	kube_client_free(c);
+}
+
 /* ---- TLS ------------------------------------------------------------------------------- */
 
 static int setup_tls(void **state)
@@ -1064,6 +1122,7 @@ int main(void)
 		cmocka_unit_test(wait_polls),
 		cmocka_unit_test(raw_request),
 		cmocka_unit_test(open_from_kubeconfig),
+		cmocka_unit_test(token_file_rotation),
 	};
 	const struct CMUnitTest tlsnet[] = {
 		cmocka_unit_test(tls_verified_with_client_cert),
