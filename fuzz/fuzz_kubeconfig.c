@@ -14,9 +14,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static char path[64];
+
+static void remove_tmp(void)
+{
+	unlink(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char path[64];
 	struct kube_config_env env = {.home = "/nonexistent"};
 	struct kube_config *cfg;
 	struct gs_error err;
@@ -29,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fd < 0)
 			abort();
 		close(fd);
+		atexit(remove_tmp);
 	}
 	f = fopen(path, "wb");
 	if (!f)
