@@ -5,6 +5,15 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 load_env
+[ -d "$state" ] || {
+	say "not running (no $state)"
+	exit 0
+}
+exec 9>"$state/lock"
+flock -n 9 || {
+	say "waiting for another up.sh or down.sh of $state to finish"
+	flock 9
+}
 
 if ! compgen -G "$state/pids/*.pid" >/dev/null; then
 	say "not running (no pid files in $state/pids)"

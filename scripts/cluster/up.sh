@@ -10,6 +10,14 @@ set -euo pipefail
 
 t0=$(now)
 
+# One up.sh per state dir at a time.
+mkdir -p "$state"
+exec 9>"$state/lock"
+flock -n 9 || {
+	say "waiting for another up.sh or down.sh of $state to finish"
+	flock 9
+}
+
 admin_readyz() {
 	curl -fsS --max-time 5 --cacert "$state/pki/ca.crt" --cert "$state/pki/admin.crt" \
 		--key "$state/pki/admin.key" "https://127.0.0.1:$GS_APISERVER_PORT/readyz" >/dev/null 2>&1
@@ -33,7 +41,14 @@ if compgen -G "$state/pids/*.pid" >/dev/null; then
 fi
 
 # --- binaries (a cache hit builds nothing) ----------------------------------
-bins=$("$cluster_here/build.sh") || die "building the control plane failed (see above)"
+# .ci/run puts Go on PATH; a shell that lacks it still finds the usual one.
+command -v go >/dev/null || [ ! -x /usr/local/go/bin/go ] || PATH=$PATH:/usr/local/go/bin
+# One build per cache at a time: a second checkout waits for the first
+# one's cold build, then hits its cache.
+cache=${GPUSHARE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpushare}
+mkdir -p "$cache"
+bins=$(flock "$cache/.build.lock" "$cluster_here/build.sh") ||
+	die "building the control plane failed (see above)"
 K8S_BIN=$(sed -n 's/^K8S_BIN=//p' <<<"$bins")
 ETCD_BIN=$(sed -n 's/^ETCD_BIN=//p' <<<"$bins")
 KWOK_BIN=$(sed -n 's/^KWOK_BIN=//p' <<<"$bins")
@@ -152,7 +167,8 @@ umask 022
 start() {
 	local name=$1 bin=$2
 	shift 2
-	setsid "$bin" "$@" </dev/null >"$state/logs/$name.log" 2>&1 &
+	# 9>&-: the daemons must not inherit (and so hold) the state lock.
+	setsid "$bin" "$@" </dev/null >"$state/logs/$name.log" 2>&1 9>&- &
 	echo $! >"$state/pids/$name.pid"
 }
 
