@@ -13,6 +13,7 @@
 #include "check.h"
 #include "isolation.h"
 #include "kubeclient.h"
+#include "quantity.h"
 #include "sync.h"
 #include "yaml.h"
 #include "banned.h"
@@ -152,6 +153,27 @@ static int quota_enforced(const json_t *q, void *arg, struct gs_error *why)
 			  "kube-controller-manager has not synced it, and until it does the "
 			  "apiserver admits everything",
 		     QUOTA_KEY);
+	return 0;
+}
+
+/*
+ * Quota admission reads the quota from an informer cache: until that cache
+ * has seen usage of the pods just created, a further pod could slip
+ * through. Wait until status.used reaches what was admitted.
+ */
+static int quota_used_reaches(const json_t *q, void *arg, struct gs_error *why)
+{
+	const json_t *used = json_object_get(json_object_get(json_object_get(q, "status"), "used"),
+					     QUOTA_KEY);
+	int64_t want = *(const int64_t *)arg, have = 0;
+	struct quantity qty;
+	struct gs_error ignored;
+
+	if (used && quantity_from_json(&qty, used, &ignored) == 0 &&
+	    quantity_value(&qty, &have) == 0 && have >= want)
+		return 1;
+	gs_error_set(why, "status.used %s is %s, want %lld", QUOTA_KEY,
+		     json_is_string(used) ? json_string_value(used) : "unset", (long long)want);
 	return 0;
 }
 
@@ -498,6 +520,42 @@ static int step_mig_job(struct lab *lab, struct gs_error *err)
 	return 0;
 }
 
+/* Sum of nvidia.com/gpu limits of the pods in a manifest (requests default to limits). */
+static int gpus_requested(struct lab *lab, const char *rel, int64_t *sum, struct gs_error *err)
+{
+	struct yaml_stream *s;
+	int rc = 0;
+
+	*sum = 0;
+	if (load(lab, rel, &s, err) < 0)
+		return -1;
+	for (size_t i = 0; i < yaml_stream_count(s) && rc == 0; i++) {
+		const json_t *c;
+		size_t j;
+
+		json_array_foreach(json_object_get(json_object_get(yaml_stream_doc(s, i), "spec"),
+						   "containers"),
+				   j, c) {
+			const json_t *v = json_object_get(
+				json_object_get(json_object_get(c, "resources"), "limits"),
+				"nvidia.com/gpu");
+			struct quantity q;
+			int64_t n;
+
+			if (!v)
+				continue;
+			if (quantity_from_json(&q, v, err) < 0 || quantity_value(&q, &n) < 0) {
+				gs_error_prefix(err, "%s: ", rel);
+				rc = -1;
+				break;
+			}
+			*sum += n;
+		}
+	}
+	yaml_stream_free(s);
+	return rc;
+}
+
 static int step_quota(struct lab *lab, struct gs_error *err)
 {
 	struct yaml_stream *s = NULL;
@@ -514,6 +572,13 @@ static int step_quota(struct lab *lab, struct gs_error *err)
 		return -1;
 	if (place_pods(lab, "k8s/team-a-pods.yaml", err) < 0)
 		return -1;
+	{
+		int64_t admitted = 0;
+		if (gpus_requested(lab, "k8s/team-a-pods.yaml", &admitted, err) < 0 ||
+		    kube_wait(lab->c, "/api/v1/namespaces/" TEAM_NS "/resourcequotas/" QUOTA_NAME,
+			      quota_used_reaches, &admitted, lab->wait_ms, 250, NULL, err) < 0)
+			return -1;
+	}
 
 	if (load(lab, "k8s/team-over.yaml", &s, err) < 0)
 		return -1;
