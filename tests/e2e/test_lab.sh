@@ -112,3 +112,17 @@ expect_eq "$(res lab-node-1 capacity nvidia.com/gpu)" 8 "replicas 4 again"
 expect_eq "$(res lab-node-1 allocatable nvidia.com/gpu)" 8 "replicas 4 again"
 expect_eq "$(k -n team-a get pods -o name | wc -l)" 2 "still exactly two team-a pods"
 expect_eq "$(cat out/placement.txt)" "$want" "same placement after re-run"
+
+# Only what changed is written: a sync with nothing new leaves every node's
+# resourceVersion alone.
+before=$(for n in lab-node-0 lab-node-1 lab-node-2; do jp node $n '{.metadata.resourceVersion} '; done)
+run "$GPUSHARE" sync
+expect_rc 0 "sync with nothing to do"
+expect_eq "$(printf '%s\n' "$out" | grep -c ': unchanged')" 3 "all three lab nodes unchanged"
+after=$(for n in lab-node-0 lab-node-1 lab-node-2; do jp node $n '{.metadata.resourceVersion} '; done)
+expect_eq "$after" "$before" "no write when nothing changed"
+
+# A user without rights gets the apiserver's own refusal, and nothing is written.
+run "$GPUSHARE" sync --kubeconfig "$USER_KUBECONFIG"
+expect_rc 2 "sync as e2e-user"
+expect_has "$err" 'configmaps "device-plugin-configs" is forbidden: User "e2e-user" cannot get resource "configmaps" in API group "" in the namespace "gpu-share"' "apiserver's 403 message"
