@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{"isolation", cmd_isolation, "memory and fault isolation of time-slicing, MPS and MIG"},
 	{"sync", cmd_sync, "write each node's advertisement into the cluster"},
 	{"lab", cmd_lab, "run the eight-step GPU sharing scenario against a cluster"},
+	{"explain", cmd_explain, "why a pod landed where it did or is pending; quota headroom"},
 };
 
 static void usage(FILE *out)

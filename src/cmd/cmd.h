@@ -14,5 +14,6 @@ int cmd_lint(int argc, char **argv);
 int cmd_isolation(int argc, char **argv);
 int cmd_sync(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 
 #endif

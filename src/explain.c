@@ -1,0 +1,1012 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "explain.h"
+#include "quantity.h"
+#include "banned.h"
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static const char *str_of(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+	return s ? s : "";
+}
+
+static const char *meta(const json_t *obj, const char *key)
+{
+	return str_of(json_object_get(obj, "metadata"), key);
+}
+
+static const char *label(const json_t *node, const char *key)
+{
+	return json_string_value(
+		json_object_get(json_object_get(json_object_get(node, "metadata"), "labels"), key));
+}
+
+static char *qstr(const struct quantity *q)
+{
+	char buf[QUANTITY_STR_MAX];
+	return gs_xstrdup(quantity_string(q, buf, sizeof(buf)));
+}
+
+static int qparse(struct quantity *q, const json_t *v, const char *what, struct gs_error *err)
+{
+	if (quantity_from_json(q, v, err) < 0) {
+		gs_error_prefix(err, "%s: ", what);
+		return -1;
+	}
+	return 0;
+}
+
+/* a - b; the result's format is a's. */
+static int qsub(struct quantity *out, const struct quantity *a, const struct quantity *b,
+		struct gs_error *err)
+{
+	struct quantity nb = *b;
+
+	if (!quantity_is_zero(&nb))
+		nb.negative = !nb.negative;
+	nb.text[0] = '\0';
+	return quantity_add(out, a, &nb, err);
+}
+
+/* obj[key] += q (obj maps names to quantity strings). */
+static int add_into(json_t *obj, const char *key, const struct quantity *q, struct gs_error *err)
+{
+	struct quantity cur;
+	const json_t *v = json_object_get(obj, key);
+
+	if (v) {
+		if (qparse(&cur, v, key, err) < 0 || quantity_add(&cur, &cur, q, err) < 0)
+			return -1;
+	} else {
+		cur = *q;
+	}
+	char *s = qstr(&cur);
+	json_object_set_new(obj, key, json_string(s));
+	free(s);
+	return 0;
+}
+
+/* obj[key] = max(obj[key], q). */
+static int max_into(json_t *obj, const char *key, const struct quantity *q, struct gs_error *err)
+{
+	struct quantity cur;
+	const json_t *v = json_object_get(obj, key);
+
+	if (v) {
+		if (qparse(&cur, v, key, err) < 0)
+			return -1;
+		if (quantity_cmp(&cur, q) >= 0)
+			return 0;
+	}
+	char *s = qstr(q);
+	json_object_set_new(obj, key, json_string(s));
+	free(s);
+	return 0;
+}
+
+/* ---- what a pod asks for -------------------------------------------------- */
+
+/* A container's requests; a limit without a request counts as the request (API defaulting). */
+static int container_requests(const json_t *c, json_t *into, int mode, struct gs_error *err)
+{
+	const json_t *res = json_object_get(c, "resources");
+	const json_t *req = json_object_get(res, "requests");
+	const json_t *lim = json_object_get(res, "limits");
+	const char *k;
+	json_t *v;
+	struct quantity q;
+
+	json_object_foreach((json_t *)req, k, v) {
+		if (qparse(&q, v, k, err) < 0)
+			return -1;
+		if ((mode ? max_into(into, k, &q, err) : add_into(into, k, &q, err)) < 0)
+			return -1;
+	}
+	json_object_foreach((json_t *)lim, k, v) {
+		if (json_object_get(req, k))
+			continue;
+		if (qparse(&q, v, k, err) < 0)
+			return -1;
+		if ((mode ? max_into(into, k, &q, err) : add_into(into, k, &q, err)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static bool is_sidecar(const json_t *c)
+{
+	return !strcmp(str_of(c, "restartPolicy"), "Always");
+}
+
+/*
+ * The scheduler's effective request (computePodResourceRequest): the sum of
+ * the containers and sidecars, or an init container's own (plus the
+ * sidecars started before it) when larger, plus spec.overhead.
+ */
+static int pod_requests(const json_t *pod, json_t **out, struct gs_error *err)
+{
+	const json_t *spec = json_object_get(pod, "spec");
+	json_t *sum = json_object(), *sidecars = json_object(), *tmp;
+	const json_t *c;
+	const char *k;
+	json_t *v;
+	size_t i;
+	struct quantity q;
+
+	json_array_foreach(json_object_get(spec, "containers"), i, c)
+		if (container_requests(c, sum, 0, err) < 0)
+			goto fail;
+	json_array_foreach(json_object_get(spec, "initContainers"), i, c) {
+		if (is_sidecar(c)) {
+			if (container_requests(c, sidecars, 0, err) < 0 ||
+			    container_requests(c, sum, 0, err) < 0)
+				goto fail;
+			continue;
+		}
+		tmp = json_deep_copy(sidecars);
+		if (container_requests(c, tmp, 0, err) < 0) {
+			json_decref(tmp);
+			goto fail;
+		}
+		json_object_foreach(tmp, k, v) {
+			if (qparse(&q, v, k, err) < 0 || max_into(sum, k, &q, err) < 0) {
+				json_decref(tmp);
+				goto fail;
+			}
+		}
+		json_decref(tmp);
+	}
+	json_object_foreach(json_object_get(spec, "overhead"), k, v)
+		if (qparse(&q, v, k, err) < 0 || add_into(sum, k, &q, err) < 0)
+			goto fail;
+	json_decref(sidecars);
+	*out = sum;
+	return 0;
+fail:
+	json_decref(sum);
+	json_decref(sidecars);
+	return -1;
+}
+
+static bool pod_terminal(const json_t *pod)
+{
+	const char *phase = str_of(json_object_get(pod, "status"), "phase");
+	return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+}
+
+static bool same_pod(const json_t *a, const json_t *b)
+{
+	const char *ua = meta(a, "uid"), *ub = meta(b, "uid");
+
+	if (*ua && *ub)
+		return !strcmp(ua, ub);
+	return !strcmp(meta(a, "namespace"), meta(b, "namespace")) &&
+	       !strcmp(meta(a, "name"), meta(b, "name"));
+}
+
+/* ---- node filters --------------------------------------------------------- */
+
+static bool tolerates(const json_t *tols, const json_t *taint)
+{
+	const json_t *t;
+	size_t i;
+
+	json_array_foreach(tols, i, t) {
+		const char *eff = str_of(t, "effect"), *key = str_of(t, "key");
+		const char *op = str_of(t, "operator");
+
+		if (*eff && strcmp(eff, str_of(taint, "effect")))
+			continue;
+		if (*key && strcmp(key, str_of(taint, "key")))
+			continue;
+		if (!strcmp(op, "Exists"))
+			return true;
+		if ((!*op || !strcmp(op, "Equal")) && *key &&
+		    !strcmp(str_of(t, "value"), str_of(taint, "value")))
+			return true;
+	}
+	return false;
+}
+
+static bool value_in(const json_t *values, const char *v)
+{
+	const json_t *x;
+	size_t i;
+
+	json_array_foreach(values, i, x)
+		if (json_is_string(x) && !strcmp(json_string_value(x), v))
+			return true;
+	return false;
+}
+
+static bool int_of(const char *s, long long *out)
+{
+	char *end;
+
+	if (!*s)
+		return false;
+	*out = strtoll(s, &end, 10);
+	return !*end;
+}
+
+/* One matchExpressions/matchFields requirement against a value (NULL = absent). */
+static bool requirement_holds(const json_t *r, const char *have)
+{
+	const char *op = str_of(r, "operator");
+	const json_t *values = json_object_get(r, "values");
+	long long a, b;
+
+	if (!strcmp(op, "In"))
+		return have && value_in(values, have);
+	if (!strcmp(op, "NotIn"))
+		return !have || !value_in(values, have);
+	if (!strcmp(op, "Exists"))
+		return have != NULL;
+	if (!strcmp(op, "DoesNotExist"))
+		return have == NULL;
+	if (!strcmp(op, "Gt") || !strcmp(op, "Lt")) {
+		const json_t *v0 = json_array_get(values, 0);
+		if (!have || json_array_size(values) != 1 || !int_of(have, &a) ||
+		    !int_of(json_is_string(v0) ? json_string_value(v0) : "", &b))
+			return false;
+		return !strcmp(op, "Gt") ? a > b : a < b;
+	}
+	return false;
+}
+
+static bool term_matches(const json_t *term, const json_t *node)
+{
+	const json_t *exprs = json_object_get(term, "matchExpressions");
+	const json_t *fields = json_object_get(term, "matchFields");
+	const json_t *r;
+	size_t i;
+
+	/* An empty term selects nothing (NodeSelectorTerm's contract). */
+	if (!json_array_size(exprs) && !json_array_size(fields))
+		return false;
+	json_array_foreach(exprs, i, r)
+		if (!requirement_holds(r, label(node, str_of(r, "key"))))
+			return false;
+	json_array_foreach(fields, i, r) {
+		const char *have = !strcmp(str_of(r, "key"), "metadata.name") ? meta(node, "name") : NULL;
+		if (!requirement_holds(r, have))
+			return false;
+	}
+	return true;
+}
+
+/* NULL when the node passes nodeSelector and required node affinity, else why not. */
+static char *selector_mismatch(const json_t *spec, const json_t *node)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(json_object_get(spec, "nodeSelector"), k, v) {
+		const char *want = json_is_string(v) ? json_string_value(v) : "";
+		const char *have = label(node, k);
+		if (!have)
+			return gs_xasprintf("nodeSelector %s=%s: the node has no such label", k, want);
+		if (strcmp(have, want))
+			return gs_xasprintf("nodeSelector %s=%s: the node has %s=%s", k, want, k, have);
+	}
+	const json_t *req = json_object_get(
+		json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+				"requiredDuringSchedulingIgnoredDuringExecution"),
+		"nodeSelectorTerms");
+	if (req) {
+		const json_t *t;
+		size_t i;
+		json_array_foreach(req, i, t)
+			if (term_matches(t, node))
+				return NULL;
+		return gs_xstrdup("no term of the required node affinity matches");
+	}
+	return NULL;
+}
+
+/* ---- GPU hints ------------------------------------------------------------ */
+
+static int64_t alloc_int(const json_t *node, const char *res)
+{
+	const json_t *v = json_object_get(
+		json_object_get(json_object_get(node, "status"), "allocatable"), res);
+	struct quantity q;
+	struct gs_error e;
+	int64_t n = 0;
+
+	if (!v || quantity_from_json(&q, v, &e) < 0 || quantity_value(&q, &n) < 0)
+		return 0;
+	return n;
+}
+
+static char *advertised(const json_t *node, const char *prefix)
+{
+	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
+	size_t len = strlen(prefix), used = 0;
+	char buf[1024] = "";
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)alloc, k, v) {
+		if (strncmp(k, prefix, len) || alloc_int(node, k) <= 0)
+			continue;
+		if (used < sizeof(buf))
+			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s=%s",
+						 used ? " " : "", k, json_string_value(v));
+	}
+	return gs_xstrdup(buf);
+}
+
+/* The model on a node: its GFD product label (suffixes cut), else gpushare's annotation. */
+static const struct catalog_gpu *node_model(const struct catalog *cat, const json_t *node)
+{
+	const char *p = label(node, "nvidia.com/gpu.product");
+	char buf[256];
+
+	if (p) {
+		snprintf(buf, sizeof(buf), "%s", p);
+		char *mig = strstr(buf, "-MIG-");
+		size_t n = strlen(buf);
+		if (mig)
+			*mig = '\0';
+		else if (n > 7 && !strcmp(buf + n - 7, "-SHARED"))
+			buf[n - 7] = '\0';
+		const struct catalog_gpu *g = catalog_find_gpu(cat, buf);
+		if (g)
+			return g;
+	}
+	p = json_string_value(json_object_get(
+		json_object_get(json_object_get(node, "metadata"), "annotations"),
+		"gpushare.io/gpu-product"));
+	if (p) {
+		snprintf(buf, sizeof(buf), "%s", p);
+		char *comma = strchr(buf, ',');
+		if (comma)
+			*comma = '\0';
+		return catalog_find_gpu(cat, buf);
+	}
+	return NULL;
+}
+
+static bool gpu_offers(const struct catalog_gpu *g, const char *profile_res)
+{
+	char buf[64];
+
+	if (!g || !g->mig)
+		return false;
+	for (size_t i = 0; i < g->mig->n_profiles; i++) {
+		catalog_profile_resource(g->mig->profiles[i].name, buf, sizeof(buf));
+		if (!strcmp(buf, profile_res))
+			return true;
+	}
+	return false;
+}
+
+/* nvidia.com/mig-<p>: no node's GPU model has profile p. */
+static void hint_mig_profile(struct explain_pod *e, const struct explain_pod_input *in,
+			     const char *res)
+{
+	char prof[64], models[512] = "", offer[512] = "";
+	size_t mu = 0, ou = 0, n_offer = 0;
+	const json_t *node;
+	size_t i;
+
+	snprintf(prof, sizeof(prof), "%s", res + strlen("nvidia.com/mig-"));
+	size_t pl = strlen(prof);
+	if (pl > 7 && !strcmp(prof + pl - 7, ".shared"))
+		prof[pl - 7] = '\0';
+	json_array_foreach(json_object_get(in->nodes, "items"), i, node) {
+		const struct catalog_gpu *g = node_model(in->cat, node);
+		if (!g)
+			continue;
+		if (gpu_offers(g, prof))
+			return;
+		if (mu < sizeof(models) && !strstr(models, g->name))
+			mu += (size_t)snprintf(models + mu, sizeof(models) - mu, "%s%s",
+					       mu ? ", " : "", g->name);
+	}
+	for (size_t g = 0; g < catalog_gpu_count(in->cat); g++) {
+		const struct catalog_gpu *m = catalog_gpu_at(in->cat, g);
+		if (!gpu_offers(m, prof) || strstr(offer, m->name))
+			continue;
+		if (n_offer++ < 4 && ou < sizeof(offer))
+			ou += (size_t)snprintf(offer + ou, sizeof(offer) - ou, "%s%s",
+					       ou ? ", " : "", m->name);
+	}
+	gs_warnings_add(&e->hints,
+			"%s: no node's GPU offers MIG profile %s (nodes have: %s); %s%s",
+			res, prof, *models ? models : "no known GPU model",
+			n_offer ? "it exists on " : "no known GPU model has it",
+			n_offer ? offer : "");
+}
+
+/* nodeSelector nvidia.com/<R>.product=V where the nodes say V-SHARED or V-MIG-<profile>. */
+static void hint_product_selector(struct explain_pod *e, const struct explain_pod_input *in)
+{
+	const json_t *spec = json_object_get(in->pod, "spec");
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(json_object_get(spec, "nodeSelector"), k, v) {
+		size_t kl = strlen(k);
+		if (strncmp(k, "nvidia.com/", 11) || kl < 8 || strcmp(k + kl - 8, ".product") ||
+		    !json_is_string(v))
+			continue;
+		const char *want = json_string_value(v);
+		size_t wl = strlen(want);
+		const json_t *node;
+		size_t i;
+		char *near = NULL;
+		bool exact = false;
+
+		json_array_foreach(json_object_get(in->nodes, "items"), i, node) {
+			const char *have = label(node, k);
+			if (!have)
+				continue;
+			if (!strcmp(have, want))
+				exact = true;
+			else if (!near && !strncmp(have, want, wl) &&
+				 (!strcmp(have + wl, "-SHARED") || !strncmp(have + wl, "-MIG-", 5)))
+				near = gs_xasprintf("%s is labelled %s=%s", meta(node, "name"), k, have);
+		}
+		if (!exact && near)
+			gs_warnings_add(&e->hints,
+					"nodeSelector %s=%s matches no node, but %s: GPU feature discovery "
+					"appends -SHARED to the product of a shared (time-sliced or MPS) "
+					"resource and -MIG-<profile> to a MIG one",
+					k, want, near);
+		free(near);
+	}
+}
+
+/* Per node: the request would reach Allocate and fail there (§3.4). */
+static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_input *in,
+			       const json_t *node)
+{
+	const struct dpconfig *cfg = NULL;
+	const char *cfg_name = NULL;
+	struct gs_error e;
+
+	if (!in->configs ||
+	    dpconfig_set_select(in->configs, label(node, "nvidia.com/device-plugin.config"), NULL,
+				NULL, &cfg, &cfg_name, &e) < 0 ||
+	    !cfg)
+		return;
+	enum dp_sharing_strategy st = dpconfig_sharing_strategy(cfg);
+	const struct dp_sharing *sh = dpconfig_replicated(cfg);
+	if (st == DP_SHARING_NONE)
+		return;
+	/* time-slicing: only when set; MPS: default true (v0.20), forced before. */
+	bool enforced = st == DP_SHARING_MPS ? sh->fail_requests_greater_than_one != 0
+					     : sh->fail_requests_greater_than_one == 1;
+	if (!enforced)
+		return;
+	const json_t *spec = json_object_get(in->pod, "spec");
+	const char *lists[] = {"initContainers", "containers"};
+	for (size_t l = 0; l < 2; l++) {
+		const json_t *c;
+		size_t i;
+		json_array_foreach(json_object_get(spec, lists[l]), i, c) {
+			json_t *r = json_object();
+			if (container_requests(c, r, 0, &e) < 0) {
+				json_decref(r);
+				continue;
+			}
+			for (size_t k = 0; k < sh->n_resources; k++) {
+				const char *name = sh->resources[k].rename ? sh->resources[k].rename
+									   : sh->resources[k].name;
+				const json_t *v = json_object_get(r, name);
+				struct quantity q;
+				int64_t cnt;
+				if (!v || quantity_from_json(&q, v, &e) < 0 ||
+				    quantity_value(&q, &cnt) < 0 || cnt <= 1)
+					continue;
+				gs_warnings_add(
+					&n->hints,
+					"container \"%s\" asks for %lld %s, shared by %s with "
+					"failRequestsGreaterThanOne (config \"%s\"): the scheduler admits it "
+					"but the device plugin refuses it at Allocate, the pod fails with "
+					"UnexpectedAdmissionError: Allocate failed due to rpc error: code = "
+					"Unknown desc = invalid allocation request for \"%s\": invalid "
+					"request: maximum request size for shared resources is 1; found "
+					"%lld, which is unexpected",
+					str_of(c, "name"), (long long)cnt, name,
+					dp_sharing_strategy_name(st), cfg_name, name, (long long)cnt);
+			}
+			json_decref(r);
+		}
+	}
+}
+
+/* Per node: the pod asks for a name the node publishes differently. */
+static void hint_names(struct explain_node *n, const json_t *requests, const json_t *node)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)requests, k, v) {
+		if (strncmp(k, "nvidia.com/", 11) || alloc_int(node, k) > 0)
+			continue;
+		char *shared = gs_xasprintf("%s.shared", k);
+		if (alloc_int(node, shared) > 0) {
+			gs_warnings_add(&n->hints,
+					"advertises %s, not %s: its device-plugin config sets "
+					"renameByDefault, so shared GPUs go by the .shared name; ask for %s",
+					shared, k, shared);
+		} else if (!strcmp(k, "nvidia.com/gpu")) {
+			char *migs = advertised(node, "nvidia.com/mig-");
+			if (*migs)
+				gs_warnings_add(&n->hints,
+						"this node advertises profiles, not whole GPUs (MIG mixed "
+						"strategy): %s; ask for one of those instead of "
+						"nvidia.com/gpu",
+						migs);
+			free(migs);
+		}
+		free(shared);
+	}
+}
+
+/* ---- explain pod ---------------------------------------------------------- */
+
+static int explain_one_node(struct explain_pod *e, const struct explain_pod_input *in,
+			    const json_t *node, struct explain_node *n, struct gs_error *err)
+{
+	const json_t *spec = json_object_get(in->pod, "spec");
+	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
+	json_t *used = json_object();
+	const json_t *p;
+	size_t i, bound_pods = 0;
+	const char *k;
+	json_t *v;
+
+	n->name = gs_xstrdup(meta(node, "name"));
+	n->bound = e->node && !strcmp(e->node, n->name);
+	n->advertised = advertised(node, "nvidia.com/");
+	gs_warnings_init(&n->reasons);
+	gs_warnings_init(&n->hints);
+
+	json_array_foreach(json_object_get(in->pods, "items"), i, p) {
+		if (strcmp(str_of(json_object_get(p, "spec"), "nodeName"), n->name) ||
+		    pod_terminal(p) || same_pod(p, in->pod))
+			continue;
+		json_t *r;
+		bound_pods++;
+		if (pod_requests(p, &r, err) < 0) {
+			gs_error_prefix(err, "pod %s/%s: ", meta(p, "namespace"), meta(p, "name"));
+			json_decref(used);
+			return -1;
+		}
+		json_object_foreach(r, k, v) {
+			struct quantity q;
+			if (qparse(&q, v, k, err) < 0 || add_into(used, k, &q, err) < 0) {
+				json_decref(r);
+				json_decref(used);
+				return -1;
+			}
+		}
+		json_decref(r);
+	}
+
+	n->res = gs_xcalloc(json_object_size(e->requests) + 1, sizeof(*n->res));
+	json_object_foreach(e->requests, k, v) {
+		struct explain_resource *r = &n->res[n->n_res++];
+		struct quantity want, have, busy, left;
+		const json_t *a = json_object_get(alloc, k), *u = json_object_get(used, k);
+
+		quantity_from_int64(&have, 0, QUANTITY_DECIMAL_SI);
+		quantity_from_int64(&busy, 0, QUANTITY_DECIMAL_SI);
+		r->name = gs_xstrdup(k);
+		if (qparse(&want, v, k, err) < 0 || (a && qparse(&have, a, k, err) < 0) ||
+		    (u && qparse(&busy, u, k, err) < 0) || qsub(&left, &have, &busy, err) < 0) {
+			json_decref(used);
+			return -1;
+		}
+		r->requested = qstr(&want);
+		r->allocatable = qstr(&have);
+		r->used = qstr(&busy);
+		r->free = qstr(&left);
+		/* Zero requests are skipped by NodeResourcesFit. */
+		r->fits = quantity_is_zero(&want) || quantity_cmp(&want, &left) <= 0;
+		if (!r->fits)
+			gs_warnings_add(&n->reasons, "Insufficient %s", k);
+	}
+	json_decref(used);
+	if (alloc_int(node, "pods") < (int64_t)bound_pods + 1)
+		gs_warnings_add(&n->reasons, "Too many pods");
+
+	char *why = selector_mismatch(spec, node);
+	if (why) {
+		gs_warnings_add(&n->reasons, "node(s) didn't match Pod's node affinity/selector (%s)",
+				why);
+		free(why);
+	}
+	const json_t *tols = json_object_get(spec, "tolerations");
+	const json_t *nspec = json_object_get(node, "spec");
+	if (json_is_true(json_object_get(nspec, "unschedulable"))) {
+		json_t *t = json_pack("{s:s,s:s}", "key", "node.kubernetes.io/unschedulable", "effect",
+				      "NoSchedule");
+		if (!tolerates(tols, t))
+			gs_warnings_add(&n->reasons, "node(s) were unschedulable");
+		json_decref(t);
+	}
+	const json_t *t;
+	json_array_foreach(json_object_get(nspec, "taints"), i, t) {
+		const char *eff = str_of(t, "effect");
+		if (strcmp(eff, "NoSchedule") && strcmp(eff, "NoExecute"))
+			continue;
+		if (!tolerates(tols, t))
+			gs_warnings_add(&n->reasons, "node(s) had untolerated taint {%s: %s}",
+					str_of(t, "key"), str_of(t, "value"));
+	}
+	n->fits = n->reasons.n == 0;
+
+	hint_names(n, e->requests, node);
+	if (n->fits || n->bound)
+		hint_fail_over_one(n, in, node);
+	return 0;
+}
+
+int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, struct gs_error *err)
+{
+	const json_t *status = json_object_get(in->pod, "status");
+	const json_t *nodes = json_object_get(in->nodes, "items");
+	struct explain_pod *e;
+	const json_t *c, *node;
+	size_t i;
+
+	*out = NULL;
+	if (!json_is_object(in->pod) || strcmp(str_of(in->pod, "kind"), "Pod") ||
+	    !*meta(in->pod, "name")) {
+		gs_error_set(err, "not a Pod object");
+		return -1;
+	}
+	if (!json_is_array(nodes)) {
+		gs_error_set(err, "the node list has no items");
+		return -1;
+	}
+	if (json_array_size(nodes) > EXPLAIN_MAX_NODES ||
+	    json_array_size(json_object_get(in->pods, "items")) > EXPLAIN_MAX_PODS) {
+		gs_error_set(err, "more than %d nodes or %d pods", EXPLAIN_MAX_NODES, EXPLAIN_MAX_PODS);
+		return -1;
+	}
+	e = gs_xcalloc(1, sizeof(*e));
+	gs_warnings_init(&e->hints);
+	e->namespace = gs_xstrdup(meta(in->pod, "namespace"));
+	e->name = gs_xstrdup(meta(in->pod, "name"));
+	const char *nn = str_of(json_object_get(in->pod, "spec"), "nodeName");
+	e->node = *nn ? gs_xstrdup(nn) : NULL;
+	e->phase = gs_xstrdup(str_of(status, "phase"));
+	if (json_object_get(status, "reason")) {
+		e->status_reason = gs_xstrdup(str_of(status, "reason"));
+		e->status_message = gs_xstrdup(str_of(status, "message"));
+	}
+	e->scheduled = -1;
+	json_array_foreach(json_object_get(status, "conditions"), i, c) {
+		if (strcmp(str_of(c, "type"), "PodScheduled"))
+			continue;
+		e->scheduled = !strcmp(str_of(c, "status"), "True");
+		if (json_object_get(c, "reason"))
+			e->sched_reason = gs_xstrdup(str_of(c, "reason"));
+		if (json_object_get(c, "message"))
+			e->sched_message = gs_xstrdup(str_of(c, "message"));
+	}
+	if (pod_requests(in->pod, &e->requests, err) < 0) {
+		gs_error_prefix(err, "pod %s/%s: ", e->namespace, e->name);
+		explain_pod_free(e);
+		return -1;
+	}
+
+	e->nodes = gs_xcalloc(json_array_size(nodes) + 1, sizeof(*e->nodes));
+	json_array_foreach(nodes, i, node) {
+		if (explain_one_node(e, in, node, &e->nodes[e->n_nodes++], err) < 0) {
+			explain_pod_free(e);
+			return -1;
+		}
+	}
+
+	hint_product_selector(e, in);
+	if (in->cat) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(e->requests, k, v)
+			if (!strncmp(k, "nvidia.com/mig-", 15))
+				hint_mig_profile(e, in, k);
+	}
+	*out = e;
+	return 0;
+}
+
+bool explain_pod_is_placed(const struct explain_pod *e)
+{
+	return e->node && strcmp(e->phase, "Failed");
+}
+
+void explain_pod_free(struct explain_pod *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_nodes; i++) {
+		struct explain_node *n = &e->nodes[i];
+		for (size_t r = 0; r < n->n_res; r++) {
+			free(n->res[r].name);
+			free(n->res[r].requested);
+			free(n->res[r].allocatable);
+			free(n->res[r].used);
+			free(n->res[r].free);
+		}
+		free(n->res);
+		free(n->name);
+		free(n->advertised);
+		gs_warnings_release(&n->reasons);
+		gs_warnings_release(&n->hints);
+	}
+	free(e->nodes);
+	free(e->namespace);
+	free(e->name);
+	free(e->node);
+	free(e->phase);
+	free(e->status_reason);
+	free(e->status_message);
+	free(e->sched_reason);
+	free(e->sched_message);
+	json_decref(e->requests);
+	gs_warnings_release(&e->hints);
+	free(e);
+}
+
+/* ---- explain quota -------------------------------------------------------- */
+
+#define EXPLAIN_MAX_ARG 256
+
+int explain_quota_add_request(json_t **usage, const char *arg, struct gs_error *err)
+{
+	const char *eq = strchr(arg, '=');
+	struct quantity q, one;
+	char name[EXPLAIN_MAX_ARG];
+
+	if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof(name)) {
+		gs_error_set(err, "--request takes RESOURCE=QUANTITY, not '%s'", arg);
+		return -1;
+	}
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = '\0';
+	if (quantity_parse(&q, eq + 1, strlen(eq + 1), err) < 0) {
+		gs_error_prefix(err, "--request %s: ", name);
+		return -1;
+	}
+	if (quantity_sign(&q) < 0) {
+		gs_error_set(err, "--request %s: a request cannot be negative", name);
+		return -1;
+	}
+	if (!*usage) {
+		*usage = json_object();
+		quantity_from_int64(&one, 1, QUANTITY_DECIMAL_SI);
+		if (add_into(*usage, "pods", &one, err) < 0 ||
+		    add_into(*usage, "count/pods", &one, err) < 0)
+			return -1;
+	}
+	if (!strncmp(name, "requests.", 9) || !strncmp(name, "limits.", 7) ||
+	    !strncmp(name, "count/", 6) || !strcmp(name, "pods"))
+		return add_into(*usage, name, &q, err);
+	/* The pod evaluator (pkg/quota/v1/evaluator/core/pods.go). */
+	if (!strcmp(name, "cpu") || !strcmp(name, "memory") || !strcmp(name, "ephemeral-storage") ||
+	    !strncmp(name, "hugepages-", 10)) {
+		char *req = gs_xasprintf("requests.%s", name);
+		int r = add_into(*usage, name, &q, err) < 0 || add_into(*usage, req, &q, err) < 0;
+		free(req);
+		return r ? -1 : 0;
+	}
+	char *req = gs_xasprintf("requests.%s", name);
+	int r = add_into(*usage, req, &q, err);
+	free(req);
+	return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* prettyPrint: "k=v,k=v", keys sorted, of `list` restricted to `keys`. */
+static char *pretty(const json_t *list, const char **keys, size_t n)
+{
+	size_t cap = 1;
+	for (size_t i = 0; i < n; i++)
+		cap += strlen(keys[i]) + QUANTITY_STR_MAX + 2;
+	char *buf = gs_xmalloc(cap);
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		struct quantity q;
+		struct gs_error e;
+		char qb[QUANTITY_STR_MAX];
+		const json_t *v = json_object_get(list, keys[i]);
+		const char *s = "0";
+		if (v && quantity_from_json(&q, v, &e) == 0)
+			s = quantity_string(&q, qb, sizeof(qb));
+		used += (size_t)snprintf(buf + used, cap - used, "%s%s=%s", i ? "," : "", keys[i], s);
+	}
+	return buf;
+}
+
+/* checkRequest of k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go. */
+static int judge(struct explain_quota *eq, const json_t *quota, const json_t *usage,
+		 const char *container, struct gs_error *err)
+{
+	const json_t *st = json_object_get(quota, "status");
+	const json_t *hard = json_object_get(st, "hard"), *used = json_object_get(st, "used");
+	const char **exceeded = gs_xcalloc(json_object_size(usage) + 1, sizeof(char *));
+	const char **unknown = gs_xcalloc(json_object_size(usage) + 1, sizeof(char *));
+	size_t n_ex = 0, n_unk = 0;
+	const char *k;
+	json_t *v;
+	int rc = 0;
+
+	eq->verdict = EXPLAIN_ADMIT;
+	if (!json_object_size(hard)) {
+		eq->verdict = EXPLAIN_UNCONSTRAINED;
+		goto out;
+	}
+	/*
+	 * Constraints: cpu/memory keys in a quota require every container to
+	 * declare them; the message names the containers that do not.
+	 */
+	static const char *const constrained[] = {"cpu", "limits.cpu", "limits.memory", "memory",
+						  "requests.cpu", "requests.memory"};
+	char *missing = NULL;
+	for (size_t i = 0; i < sizeof(constrained) / sizeof(constrained[0]); i++) {
+		if (!json_object_get(hard, constrained[i]) || json_object_get(usage, constrained[i]))
+			continue;
+		char *t = gs_xasprintf("%s%s%s for: %s", missing ? missing : "", missing ? "; " : "",
+				       constrained[i], container);
+		free(missing);
+		missing = t;
+	}
+	if (missing) {
+		eq->verdict = EXPLAIN_REFUSE;
+		eq->message = gs_xasprintf("failed quota: %s: must specify %s", eq->name, missing);
+		free(missing);
+		goto out;
+	}
+	json_object_foreach((json_t *)usage, k, v) {
+		const json_t *h = json_object_get(hard, k);
+		if (!h)
+			continue;
+		if (!json_object_get(used, k))
+			unknown[n_unk++] = k;
+	}
+	if (n_unk) {
+		qsort(unknown, n_unk, sizeof(*unknown), cmp_str);
+		char *names = gs_xstrdup("");
+		for (size_t i = 0; i < n_unk; i++) {
+			char *t = gs_xasprintf("%s%s%s", names, i ? "," : "", unknown[i]);
+			free(names);
+			names = t;
+		}
+		eq->verdict = EXPLAIN_REFUSE;
+		eq->message = gs_xasprintf("status unknown for quota: %s, resources: %s", eq->name, names);
+		free(names);
+		goto out;
+	}
+	json_object_foreach((json_t *)usage, k, v) {
+		const json_t *h = json_object_get(hard, k);
+		struct quantity qh, qu, qr, sum;
+		if (!h)
+			continue;
+		if (qparse(&qh, h, k, err) < 0 || qparse(&qu, json_object_get(used, k), k, err) < 0 ||
+		    qparse(&qr, v, k, err) < 0 || quantity_add(&sum, &qu, &qr, err) < 0) {
+			rc = -1;
+			goto out;
+		}
+		if (quantity_cmp(&sum, &qh) > 0)
+			exceeded[n_ex++] = k;
+	}
+	if (n_ex) {
+		qsort(exceeded, n_ex, sizeof(*exceeded), cmp_str);
+		char *r = pretty(usage, exceeded, n_ex), *u = pretty(used, exceeded, n_ex);
+		char *h = pretty(hard, exceeded, n_ex);
+		eq->verdict = EXPLAIN_REFUSE;
+		eq->message = gs_xasprintf("exceeded quota: %s, requested: %s, used: %s, limited: %s",
+					   eq->name, r, u, h);
+		free(r);
+		free(u);
+		free(h);
+	}
+out:
+	free(exceeded);
+	free(unknown);
+	return rc;
+}
+
+int explain_quota(const json_t *quota_list, const json_t *usage, const char *container,
+		  struct explain_quota_report **out, struct gs_error *err)
+{
+	const json_t *items = json_object_get(quota_list, "items");
+	struct explain_quota_report *r;
+	const json_t *q;
+	size_t i;
+
+	*out = NULL;
+	if (!json_is_array(items)) {
+		gs_error_set(err, "the ResourceQuota list has no items");
+		return -1;
+	}
+	if (json_array_size(items) > EXPLAIN_MAX_NODES) {
+		gs_error_set(err, "more than %d quotas", EXPLAIN_MAX_NODES);
+		return -1;
+	}
+	r = gs_xcalloc(1, sizeof(*r));
+	r->quotas = gs_xcalloc(json_array_size(items) + 1, sizeof(*r->quotas));
+	r->usage = usage ? json_deep_copy(usage) : NULL;
+	json_array_foreach(items, i, q) {
+		struct explain_quota *eq = &r->quotas[r->n++];
+		const json_t *spec = json_object_get(q, "spec"), *st = json_object_get(q, "status");
+		const json_t *hard = json_object_get(st, "hard"), *used = json_object_get(st, "used");
+		const char *k;
+		json_t *v;
+
+		if (!r->namespace)
+			r->namespace = gs_xstrdup(meta(q, "namespace"));
+		eq->name = gs_xstrdup(meta(q, "name"));
+		eq->enforced = json_object_size(hard) > 0;
+		eq->scoped = json_array_size(json_object_get(spec, "scopes")) > 0 ||
+			     json_object_get(spec, "scopeSelector") != NULL;
+		if (!eq->enforced)
+			hard = json_object_get(spec, "hard");
+		eq->items = gs_xcalloc(json_object_size(hard) + 1, sizeof(*eq->items));
+		/* jansson keeps insertion order; the apiserver's is sorted already. */
+		json_object_foreach((json_t *)hard, k, v) {
+			struct explain_quota_item *it = &eq->items[eq->n_items++];
+			struct quantity qh, qu, left;
+			const json_t *u = json_object_get(used, k);
+			it->resource = gs_xstrdup(k);
+			if (qparse(&qh, v, k, err) < 0)
+				goto fail;
+			it->hard = qstr(&qh);
+			if (u && eq->enforced) {
+				if (qparse(&qu, u, k, err) < 0 || qsub(&left, &qh, &qu, err) < 0)
+					goto fail;
+				it->used = qstr(&qu);
+				it->headroom = qstr(&left);
+			}
+		}
+		eq->verdict = EXPLAIN_NO_REQUEST;
+		if (usage && judge(eq, q, usage, container ? container : "main", err) < 0)
+			goto fail;
+		continue;
+fail:
+		gs_error_prefix(err, "quota %s: ", eq->name);
+		explain_quota_report_free(r);
+		return -1;
+	}
+	if (!r->namespace)
+		r->namespace = gs_xstrdup(meta(quota_list, "namespace"));
+	*out = r;
+	return 0;
+}
+
+void explain_quota_report_free(struct explain_quota_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		struct explain_quota *q = &r->quotas[i];
+		for (size_t j = 0; j < q->n_items; j++) {
+			free(q->items[j].resource);
+			free(q->items[j].hard);
+			free(q->items[j].used);
+			free(q->items[j].headroom);
+		}
+		free(q->items);
+		free(q->name);
+		free(q->message);
+	}
+	free(r->quotas);
+	free(r->namespace);
+	json_decref(r->usage);
+	free(r);
+}

@@ -1,0 +1,135 @@
+#ifndef GS_EXPLAIN_H
+#define GS_EXPLAIN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "catalog.h"
+#include "dpconfig.h"
+#include "error.h"
+
+/*
+ * Why a pod landed where it did or stays Pending, and whether a namespace's
+ * quotas would admit one more pod (docs/explain.md). Pure: objects in, a
+ * report out, no I/O. The objects are as the apiserver returns them.
+ */
+
+/* One resource the pod asks for, on one node. Quantities as Quantity.String(). */
+struct explain_resource {
+	char *name;
+	char *requested;   /* by the pod (its effective request) */
+	char *allocatable; /* status.allocatable, "0" when the node lacks it */
+	char *used;        /* requested by the other non-terminal pods bound to the node */
+	char *free;        /* allocatable - used */
+	bool fits;
+};
+
+struct explain_node {
+	char *name;
+	bool fits;         /* no reason below: the scheduler's filters would pass it */
+	bool bound;        /* the pod is bound to this node */
+	struct explain_resource *res;
+	size_t n_res;
+	char *advertised;  /* "nvidia.com/gpu=8 ..." non-zero nvidia.com/ allocatable, "" if none */
+	/* The scheduler's filter words, each with what made it so, e.g.
+	 * "Insufficient nvidia.com/gpu", "node(s) had untolerated taint {k: v}". */
+	struct gs_warnings reasons;
+	struct gs_warnings hints; /* GPU-sharing traps on this node (spec nvidia-semantics §6.5) */
+};
+
+struct explain_pod {
+	char *namespace;
+	char *name;
+	char *node;           /* spec.nodeName, NULL when unbound */
+	char *phase;          /* status.phase, "" when absent */
+	char *status_reason;  /* status.reason (e.g. UnexpectedAdmissionError), NULL when absent */
+	char *status_message;
+	int scheduled;        /* PodScheduled condition: 1 True, 0 False, -1 absent */
+	char *sched_reason;   /* its reason and message, verbatim; NULL when absent */
+	char *sched_message;
+	json_t *requests;     /* resource -> quantity string: the pod's effective requests */
+	struct explain_node *nodes;
+	size_t n_nodes;
+	struct gs_warnings hints; /* pod-wide GPU-sharing traps */
+};
+
+struct explain_pod_input {
+	const json_t *pod;
+	const json_t *nodes; /* a NodeList */
+	const json_t *pods;  /* a PodList of every pod (what bound pods use); NULL = none */
+	const struct dpconfig_set *configs; /* the device-plugin ConfigMap; NULL = absent */
+	const struct catalog *cat;          /* for MIG profile hints; NULL = none */
+};
+
+#define EXPLAIN_MAX_NODES 5000
+#define EXPLAIN_MAX_PODS 150000
+
+/*
+ * Explain one pod against the nodes. Fails only for input that is not a pod
+ * or a list, or quantities that do not parse (err says which).
+ */
+int explain_pod(const struct explain_pod_input *in, struct explain_pod **out,
+		struct gs_error *err) GS_WUR;
+/* True when the pod is bound and not Failed. */
+bool explain_pod_is_placed(const struct explain_pod *e);
+void explain_pod_free(struct explain_pod *e);
+
+/* One hard/used pair of a quota. */
+struct explain_quota_item {
+	char *resource;
+	char *hard;     /* status.hard, or spec.hard when status.hard is unset */
+	char *used;     /* status.used, NULL when absent */
+	char *headroom; /* hard - used, NULL when used is absent */
+};
+
+enum explain_verdict {
+	EXPLAIN_NO_REQUEST, /* nothing asked */
+	EXPLAIN_ADMIT,
+	EXPLAIN_REFUSE,
+	EXPLAIN_UNCONSTRAINED, /* status.hard unset: the quota limits nothing yet */
+};
+
+struct explain_quota {
+	char *name;
+	bool enforced;  /* status.hard is set (control-plane §4.3) */
+	bool scoped;    /* spec.scopes or spec.scopeSelector: only some pods count */
+	struct explain_quota_item *items;
+	size_t n_items;
+	enum explain_verdict verdict;
+	/* EXPLAIN_REFUSE: the apiserver's error, e.g. "exceeded quota: q, requested: ...". */
+	char *message;
+};
+
+struct explain_quota_report {
+	char *namespace;
+	struct explain_quota *quotas;
+	size_t n;
+	json_t *usage; /* what one more pod would add, quota resource name -> quantity; NULL = no request */
+};
+
+/*
+ * Parse "RES=N" (e.g. "nvidia.com/gpu=2", "cpu=500m", "requests.cpu=1")
+ * and add what a pod asking for it counts against quotas into *usage
+ * (created when NULL): pods and count/pods 1, cpu/memory/ephemeral-storage
+ * and hugepages-* as both the plain and the requests. name, other resources
+ * as requests.<name>; names already prefixed (requests., limits., count/)
+ * as written. Fails on a malformed argument.
+ */
+int explain_quota_add_request(json_t **usage, const char *arg, struct gs_error *err) GS_WUR;
+
+/*
+ * Every quota of a ResourceQuotaList, and with usage (NULL = none) what
+ * admission would say to a pod of one container (named `container`, NULL =
+ * "main") that adds it, message as the 1.34 apiserver words it
+ * (control-plane §5.1): "exceeded quota: ...", "failed quota: q: must
+ * specify requests.cpu for: main" (cpu/memory keys in the quota and none in
+ * the request), "status unknown for quota: ...". Quota scopes are not
+ * evaluated: a scoped quota is judged as if it selected the pod. Fails on a
+ * malformed list.
+ */
+int explain_quota(const json_t *quota_list, const json_t *usage, const char *container,
+		  struct explain_quota_report **out, struct gs_error *err) GS_WUR;
+void explain_quota_report_free(struct explain_quota_report *r);
+
+#endif
