@@ -90,6 +90,7 @@ ci: deps
 	$(MAKE) test
 	$(MAKE) asan
 	$(MAKE) valgrind
+	FUZZ_SECONDS=10 $(MAKE) fuzz
 	$(MAKE) e2e
 
 cluster-up:

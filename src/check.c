@@ -59,6 +59,41 @@ static void report_truncate(struct check_report *r, size_t n)
 
 /* ---- the walk ---- */
 
+/*
+ * Field paths ("spec.containers[0]") are built for every container, so
+ * without printf: this runs per pod of big streams.
+ */
+struct path {
+	char s[512];
+	size_t n;
+};
+
+static void path_add(struct path *p, const char *part)
+{
+	size_t len = strlen(part);
+
+	if (len > sizeof(p->s) - 1 - p->n)
+		len = sizeof(p->s) - 1 - p->n;
+	memcpy(p->s + p->n, part, len);
+	p->n += len;
+	p->s[p->n] = '\0';
+}
+
+static void path_add_index(struct path *p, size_t i)
+{
+	char num[24];
+	size_t k = sizeof(num) - 1;
+
+	num[k] = '\0';
+	do {
+		num[--k] = (char)('0' + i % 10);
+		i /= 10;
+	} while (i);
+	path_add(p, "[");
+	path_add(p, num + k);
+	path_add(p, "]");
+}
+
 struct walk {
 	const struct yaml_stream *s;
 	unsigned rules;
@@ -390,11 +425,12 @@ static int check_container(struct walk *w, const json_t *c, const char *path)
 	if (get_map(w, c, "resources", path, &resources))
 		goto out;
 	if (resources) {
-		char rpath[512];
+		struct path rpath = {"", 0};
 
-		snprintf(rpath, sizeof(rpath), "%s.resources", path);
-		if (get_map(w, resources, "limits", rpath, &limits) ||
-		    get_map(w, resources, "requests", rpath, &requests))
+		path_add(&rpath, path);
+		path_add(&rpath, ".resources");
+		if (get_map(w, resources, "limits", rpath.s, &limits) ||
+		    get_map(w, resources, "requests", rpath.s, &requests))
 			goto out;
 	}
 	if ((limits && read_quantity(w, limits, GPU, path, "limits", &lim)) ||
@@ -426,15 +462,18 @@ static int check_podspec(struct walk *w, const json_t *spec, const char *path)
 			return -1;
 		json_array_foreach(arr, i, c)
 		{
-			char cpath[512];
+			struct path cpath = {"", 0};
 
 			if (json_is_null(c))
 				continue;
-			snprintf(cpath, sizeof(cpath), "%s.%s[%zu]", path, lists[l], i);
+			path_add(&cpath, path);
+			path_add(&cpath, ".");
+			path_add(&cpath, lists[l]);
+			path_add_index(&cpath, i);
 			if (!json_is_object(c))
-				return fail_at(w, index_pos(w, arr, i), "%s: expected a mapping, found %s", cpath,
+				return fail_at(w, index_pos(w, arr, i), "%s: expected a mapping, found %s", cpath.s,
 					       type_name(c));
-			if (check_container(w, c, cpath))
+			if (check_container(w, c, cpath.s))
 				return -1;
 		}
 	}
@@ -444,18 +483,20 @@ static int check_podspec(struct walk *w, const json_t *spec, const char *path)
 /* Follow keys through mappings; *out NULL when a step is absent or null. */
 static int descend(struct walk *w, const json_t *obj, const char *const *keys, json_t **out)
 {
-	char path[256] = "";
+	struct path path = {"", 0};
 	const json_t *cur = obj;
 
 	*out = NULL;
 	for (; *keys; keys++) {
 		json_t *next;
 
-		if (get_map(w, cur, *keys, path, &next))
+		if (get_map(w, cur, *keys, path.s, &next))
 			return -1;
 		if (!next)
 			return 0;
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s", *path ? "." : "", *keys);
+		if (path.n)
+			path_add(&path, ".");
+		path_add(&path, *keys);
 		cur = next;
 	}
 	*out = (json_t *)cur;
@@ -481,7 +522,7 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 	const char *kind = json_is_string(kindv) ? json_string_value(kindv) : NULL;
 	const char *const *path = NULL;
 	json_t *spec;
-	char pathstr[256];
+	struct path pathstr = {"", 0};
 
 	if (!kind || !*kind)
 		kind = default_kind;
@@ -524,11 +565,12 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 		return -1;
 	if (!spec)
 		return 0;
-	pathstr[0] = '\0';
-	for (const char *const *k = path; *k; k++)
-		snprintf(pathstr + strlen(pathstr), sizeof(pathstr) - strlen(pathstr), "%s%s",
-			 k == path ? "" : ".", *k);
-	return check_podspec(w, spec, pathstr);
+	for (const char *const *k = path; *k; k++) {
+		if (k != path)
+			path_add(&pathstr, ".");
+		path_add(&pathstr, *k);
+	}
+	return check_podspec(w, spec, pathstr.s);
 }
 
 int check_stream(const struct yaml_stream *s, unsigned rules, struct check_report *rep,
@@ -558,12 +600,10 @@ enum role {
 	R_CONTAINERS,
 	R_CONTAINER,
 	R_RESOURCES,
+	R_RESOURCE_LIST,
 };
 
-static int key_is(const char *key, size_t len, const char *want)
-{
-	return key && len == strlen(want) && !memcmp(key, want, len);
-}
+#define key_is(key, len, want) ((key) && (len) == sizeof(want) - 1 && !memcmp((key), (want), (len)))
 
 static int child_role(void *ctx, int parent, const char *key, size_t len)
 {
@@ -598,8 +638,11 @@ static int child_role(void *ctx, int parent, const char *key, size_t len)
 		return key_is(key, len, "resources") ? R_RESOURCES : YAML_SKIP;
 	case R_RESOURCES:
 		if (key_is(key, len, "limits") || key_is(key, len, "requests"))
-			return YAML_KEEP_ALL;
+			return R_RESOURCE_LIST;
 		return YAML_SKIP;
+	case R_RESOURCE_LIST:
+		/* Every rule is about domain-qualified names: cpu and memory never matter. */
+		return key && memchr(key, '/', len) ? YAML_KEEP_ALL : YAML_SKIP;
 	default:
 		return YAML_SKIP;
 	}
@@ -607,18 +650,41 @@ static int child_role(void *ctx, int parent, const char *key, size_t len)
 
 static const struct yaml_filter check_filter = {R_OBJECT, child_role, NULL};
 
+struct each {
+	struct walk w;
+	size_t before;
+};
+
+static int check_one_document(void *ctx, const struct yaml_stream *s, json_t *doc, size_t index,
+			      struct gs_error *err)
+{
+	struct each *e = ctx;
+
+	(void)err;
+	if (index == 0) /* also after a restart in full */
+		report_truncate(e->w.rep, e->before);
+	e->w.s = s;
+	return json_is_object(doc) ? check_object(&e->w, doc, NULL, 0) : 0;
+}
+
 int check_buffer(const char *name, const char *buf, size_t len, unsigned rules,
 		 enum check_engine engine, struct check_report *rep, struct gs_error *err)
 {
 	struct yaml_stream *s;
 	struct yaml_pos none = {0, 0};
+	struct each e = {{NULL, rules, rep, err}, rep->n};
 	int rc;
 
-	if (engine == CHECK_ENGINE_TREE)
-		rc = yaml_load_buffer(name, buf, len, none, NULL, &s, err);
-	else
-		rc = yaml_load_buffer_filtered(name, buf, len, none, NULL, &check_filter, &s, err);
-	if (rc)
+	if (engine == CHECK_ENGINE_STREAM) {
+		/* Document by document, building only what check_object() reads. */
+		if (yaml_each_document(name, buf, len, none, NULL, &check_filter, check_one_document, &e,
+				       err)) {
+			report_truncate(rep, e.before);
+			return -1;
+		}
+		return 0;
+	}
+	if (yaml_load_buffer(name, buf, len, none, NULL, &s, err))
 		return -1;
 	rc = check_stream(s, rules, rep, err);
 	yaml_stream_free(s);
@@ -628,13 +694,12 @@ int check_buffer(const char *name, const char *buf, size_t len, unsigned rules,
 int check_file(const char *path, unsigned rules, enum check_engine engine,
 	       struct check_report *rep, struct gs_error *err)
 {
-	char *buf;
-	size_t len;
+	struct gs_file f;
 	int rc;
 
-	if (gs_read_file(path, yaml_default_limits.max_bytes, &buf, &len, err))
+	if (gs_file_open(path, yaml_default_limits.max_bytes, &f, err))
 		return -1;
-	rc = check_buffer(strcmp(path, "-") ? path : "<stdin>", buf, len, rules, engine, rep, err);
-	free(buf);
+	rc = check_buffer(strcmp(path, "-") ? path : "<stdin>", f.data, f.len, rules, engine, rep, err);
+	gs_file_release(&f);
 	return rc;
 }

@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,4 +80,62 @@ fail_fd:
 	if (fd != STDIN_FILENO)
 		close(fd);
 	return -1;
+}
+
+int gs_file_open(const char *path, size_t max_bytes, struct gs_file *out, struct gs_error *err)
+{
+	struct stat st;
+	int fd;
+
+	out->data = NULL;
+	out->len = 0;
+	out->mapped = 0;
+	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *p;
+
+		if ((unsigned long long)st.st_size > max_bytes) {
+			gs_error_set(err, "'%s' is larger than the limit of %zu bytes", path, max_bytes);
+			return -1;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			gs_error_set(err, "cannot open '%s': %s", path, strerror(errno));
+			return -1;
+		}
+		/* Size again from the descriptor: the file may have changed since stat. */
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    (unsigned long long)st.st_size <= max_bytes) {
+			p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+			if (p != MAP_FAILED) {
+				close(fd);
+				out->data = p;
+				out->len = (size_t)st.st_size;
+				out->mapped = 1;
+				return 0;
+			}
+		}
+		close(fd);
+	}
+	{
+		char *buf;
+		size_t len;
+
+		if (gs_read_file(path, max_bytes, &buf, &len, err))
+			return -1;
+		out->data = buf;
+		out->len = len;
+	}
+	return 0;
+}
+
+void gs_file_release(struct gs_file *f)
+{
+	if (!f || !f->data)
+		return;
+	if (f->mapped)
+		munmap((void *)(uintptr_t)f->data, f->len);
+	else
+		free((void *)(uintptr_t)f->data);
+	f->data = NULL;
+	f->len = 0;
 }

@@ -12,12 +12,14 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "readfile.h"
+#include "yamlfast.h"
 #include "banned.h"
 
 const struct yaml_limits yaml_default_limits = {
@@ -552,14 +554,6 @@ static int text_is(const char *s, size_t n, const char *word)
 	return strlen(word) == n && !memcmp(s, word, n);
 }
 
-static int in_list(const char *s, size_t n, const char *const *list)
-{
-	for (; *list; list++)
-		if (text_is(s, n, *list))
-			return 1;
-	return 0;
-}
-
 /* The YYYY- quick check and the date forms go-yaml accepts (time.Parse layouts, loosely). */
 static int looks_like_timestamp(const char *s, size_t n)
 {
@@ -585,36 +579,91 @@ static int looks_like_timestamp(const char *s, size_t n)
 	return i == n || s[i] == 'T' || s[i] == 't' || s[i] == ' ';
 }
 
+enum word { W_NONE, W_TRUE, W_FALSE, W_NULL, W_NAN, W_PINF, W_NINF };
+
+/* resolve.go's resolveMap (every entry is at most 5 characters). */
+static enum word map_word(const char *s, size_t n)
+{
+#define IS(w) (!memcmp(s, w, n))
+	switch (n) {
+	case 0:
+		return W_NULL;
+	case 1:
+		return *s == 'y' || *s == 'Y' ? W_TRUE : *s == 'n' || *s == 'N' ? W_FALSE : *s == '~' ? W_NULL : W_NONE;
+	case 2:
+		return IS("on") || IS("On") || IS("ON") ? W_TRUE : IS("no") || IS("No") || IS("NO") ? W_FALSE : W_NONE;
+	case 3:
+		if (IS("yes") || IS("Yes") || IS("YES"))
+			return W_TRUE;
+		return IS("off") || IS("Off") || IS("OFF") ? W_FALSE : W_NONE;
+	case 4:
+		if (IS("true") || IS("True") || IS("TRUE"))
+			return W_TRUE;
+		if (IS("null") || IS("Null") || IS("NULL"))
+			return W_NULL;
+		if (IS(".nan") || IS(".NaN") || IS(".NAN"))
+			return W_NAN;
+		return IS(".inf") || IS(".Inf") || IS(".INF") ? W_PINF : W_NONE;
+	case 5:
+		if (IS("false") || IS("False") || IS("FALSE"))
+			return W_FALSE;
+		if (IS("+.inf") || IS("+.Inf") || IS("+.INF"))
+			return W_PINF;
+		return IS("-.inf") || IS("-.Inf") || IS("-.INF") ? W_NINF : W_NONE;
+	default:
+		return W_NONE;
+	}
+#undef IS
+}
+
+/* Characters of Go number syntax; anything else makes a plain scalar a string at once. */
+static int maybe_number(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+		      c == '_' || c == '+' || c == '-' || c == '.' || c == 'x' || c == 'X' || c == 'o' ||
+		      c == 'O'))
+			return 0;
+	}
+	return 1;
+}
+
 /* resolve() for an untagged plain scalar, or one tagged with a resolvable core tag. */
 static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struct yaml_resolved *r)
 {
-	static const char *const yes[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-					  "on", "On", "ON", NULL};
-	static const char *const no[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
-					 "off", "Off", "OFF", NULL};
-	static const char *const nul[] = {"", "~", "null", "Null", "NULL", NULL};
-	static const char *const nan[] = {".nan", ".NaN", ".NAN", NULL};
-	static const char *const pinf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
-	static const char *const ninf[] = {"-.inf", "-.Inf", "-.INF", NULL};
 	char c = n ? s[0] : 'N';
 
 	r->type = YAML_SCALAR_IS_STRING;
-	if (!(c == '+' || c == '-' || c == '.' || (c >= '0' && c <= '9') || c == '~' || c == 'N' ||
-	      strchr("yYnNtTfFoO", c)))
+	/* resolve.go's hint table: only these first characters can be anything but a string. */
+	switch (c) {
+	case '+': case '-': case '.': case '~':
+	case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+	case 'y': case 'Y': case 'n': case 'N': case 't':
+	case 'T': case 'f': case 'F': case 'o': case 'O':
+		break;
+	default:
 		return T_STR;
-	if (in_list(s, n, yes) || in_list(s, n, no)) {
-		r->type = YAML_SCALAR_IS_BOOL;
-		r->boolean = in_list(s, n, yes);
-		return T_BOOL;
 	}
-	if (in_list(s, n, nul)) {
+	switch (map_word(s, n)) {
+	case W_TRUE:
+	case W_FALSE:
+		r->type = YAML_SCALAR_IS_BOOL;
+		r->boolean = map_word(s, n) == W_TRUE;
+		return T_BOOL;
+	case W_NULL:
 		r->type = YAML_SCALAR_IS_NULL;
 		return T_NULL;
-	}
-	if (in_list(s, n, nan) || in_list(s, n, pinf) || in_list(s, n, ninf)) {
+	case W_NAN:
+	case W_PINF:
+	case W_NINF:
 		r->type = YAML_SCALAR_IS_REAL;
-		r->real = in_list(s, n, nan) ? NAN : in_list(s, n, ninf) ? -INFINITY : INFINITY;
+		r->real = map_word(s, n) == W_NAN ? NAN : map_word(s, n) == W_NINF ? -INFINITY : INFINITY;
 		return T_FLOAT;
+	case W_NONE:
+		break;
 	}
 	if (c == '.') {
 		/* strconv.ParseFloat on the text as written (no '_' removal). */
@@ -623,6 +672,10 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 			return T_FLOAT;
 		}
 		return T_STR;
+	}
+	if (c == '+' || c == '-' || (c >= '0' && c <= '9')) {
+		if (!maybe_number(s, n))
+			return try_timestamp && looks_like_timestamp(s, n) ? T_TIMESTAMP : T_STR;
 	}
 	if (c == '+' || c == '-' || (c >= '0' && c <= '9')) {
 		char tmp[128];
@@ -803,8 +856,17 @@ bad:
 /* Go's json.Marshal replaces invalid UTF-8 with U+FFFD; jansson refuses it. */
 static char *utf8_sanitize(const char *s, size_t n, size_t *outlen)
 {
-	char *o = gs_xmalloc(n * 3 + 1);
+	char *o;
 	size_t k = 0;
+
+	while (k < n && !((unsigned char)s[k] & 0x80))
+		k++;
+	if (k == n) {
+		*outlen = n;
+		return gs_xstrndup(s, n);
+	}
+	o = gs_xmalloc(n * 3 + 1);
+	k = 0;
 
 	for (size_t i = 0; i < n;) {
 		unsigned char c = (unsigned char)s[i];
@@ -958,6 +1020,9 @@ struct anchor {
 	json_t *node; /* a reference of its own; NULL while still open */
 	size_t count; /* nodes in the subtree, aliases expanded */
 	unsigned depth;
+	/* a key scalar with no JSON value (.nan, .inf): fine as a key, an error as a value */
+	char *bad;
+	struct yaml_resolved bad_scalar;
 };
 
 struct frame {
@@ -982,6 +1047,7 @@ struct frame {
 };
 
 #define RESTART_UNFILTERED (-2)
+#define RESTART_LIBYAML (-3)
 
 struct loader {
 	struct yaml_stream *s;
@@ -1000,6 +1066,10 @@ struct loader {
 	size_t cap_anchors;
 	json_t *root;
 	size_t nodes;
+	size_t docs; /* documents started so far */
+	yaml_doc_fn each;
+	void *each_ctx;
+	int fast; /* events from yamlfast.c, not libyaml */
 };
 
 static struct yaml_pos map_mark(const struct loader *l, yaml_mark_t m)
@@ -1055,7 +1125,9 @@ static struct anchor *add_anchor(struct loader *l, const char *name)
 
 	if (a) {
 		json_decref(a->node);
+		free(a->bad);
 		a->node = NULL;
+		a->bad = NULL;
 		a->count = 0;
 		a->depth = 0;
 		return a;
@@ -1067,6 +1139,7 @@ static struct anchor *add_anchor(struct loader *l, const char *name)
 	a = &l->anchors[l->n_anchors++];
 	a->name = gs_xstrdup(name);
 	a->node = NULL;
+	a->bad = NULL;
 	a->count = 0;
 	a->depth = 0;
 	return a;
@@ -1076,6 +1149,7 @@ static void clear_anchors(struct loader *l)
 {
 	for (size_t i = 0; i < l->n_anchors; i++) {
 		free(l->anchors[i].name);
+		free(l->anchors[i].bad);
 		json_decref(l->anchors[i].node);
 	}
 	l->n_anchors = 0;
@@ -1336,6 +1410,8 @@ static int pop_frame(struct loader *l)
 	if (f.anchor) {
 		struct anchor *a = find_anchor(l, f.anchor);
 
+		/* an inner node may have taken the name meanwhile ("&a [&a x]") */
+		json_decref(a->node);
 		a->node = json_incref(f.node);
 		a->count = l->nodes - f.nodes_before;
 		a->depth = f.depth;
@@ -1383,21 +1459,31 @@ static int on_key(struct loader *l, const yaml_event_t *ev, const struct yaml_re
 		}
 		return 0;
 	}
+	if (f->role != YAML_KEEP_ALL && r->type == YAML_SCALAR_IS_STRING && !anchor) {
+		/* libyaml's text is already valid UTF-8: ask before copying it. */
+		f->child_role = l->filter->child_role(l->filter->ctx, f->role, text, len);
+		if (f->child_role == YAML_SKIP)
+			return 0;
+	}
 	if (yaml_resolved_key(r, text, len, &f->key, &f->key_len, l->err))
 		return fail_err_at(l, pos);
 	if (f->role != YAML_KEEP_ALL)
 		f->child_role = l->filter->child_role(l->filter->ctx, f->role, f->key, f->key_len);
 	if (anchor) {
-		struct anchor *a;
+		struct anchor *a = add_anchor(l, anchor);
 
-		if (yaml_resolved_json(r, text, len, &v, l->err))
-			return fail_err_at(l, pos);
-		if (!is_singleton(v))
-			pos_table_put(&l->s->nodes, v, 0, pos);
-		a = add_anchor(l, anchor);
-		a->node = v; /* only the anchor holds it */
 		a->count = 1;
 		a->depth = 0;
+		if (yaml_resolved_json(r, text, len, &v, l->err)) {
+			/* only an alias using it as a value fails, as go-yaml's JSON step would */
+			a->bad = gs_xstrdup(l->err->msg);
+			a->bad_scalar = *r;
+			a->node = json_null(); /* complete, not open */
+			return 0;
+		}
+		if (!is_singleton(v))
+			pos_table_put(&l->s->nodes, v, 0, pos);
+		a->node = v; /* only the anchor holds it */
 	}
 	return 0;
 }
@@ -1469,8 +1555,17 @@ static int on_alias(struct loader *l, const yaml_event_t *ev)
 
 		f->have_key = 1;
 		f->key_pos = pos;
+		if (a->bad) {
+			if (yaml_resolved_key(&a->bad_scalar, NULL, 0, &f->key, &f->key_len, l->err))
+				return fail_err_at(l, pos);
+			if (f->role != YAML_KEEP_ALL && l->filter)
+				f->child_role = l->filter->child_role(l->filter->ctx, f->role, f->key, f->key_len);
+			return 0;
+		}
 		return key_from_json(l, a->node, pos, f);
 	}
+	if (a->bad)
+		return fail_at(l, pos, "%s", a->bad);
 	/* Shared, not copied: trees are read-only for their users. */
 	return attach(l, json_incref(a->node), pos, a->depth, 0);
 }
@@ -1512,6 +1607,24 @@ static int parser_error(struct loader *l, const yaml_parser_t *p)
 	}
 }
 
+static void pos_table_clear(struct pos_table *t)
+{
+	if (t->n)
+		memset(t->e, 0, t->cap * sizeof(*t->e));
+	t->n = 0;
+}
+
+/* Forget every document and position, keeping the memory for the next. */
+static void stream_clear(struct yaml_stream *s)
+{
+	for (size_t i = 0; i < s->n_docs; i++)
+		json_decref(s->docs[i]);
+	s->n_docs = 0;
+	pos_table_clear(&s->nodes);
+	pos_table_clear(&s->slots);
+	pos_table_clear(&s->origins);
+}
+
 static void push_doc(struct yaml_stream *s, json_t *doc)
 {
 	if (s->n_docs == s->cap_docs) {
@@ -1521,7 +1634,64 @@ static void push_doc(struct yaml_stream *s, json_t *doc)
 	s->docs[s->n_docs++] = doc;
 }
 
-static int load(struct loader *l)
+/* One event, from libyaml or from the fast scanner (yamlfast.h). */
+static int on_event(void *ctx, const yaml_event_t *ev)
+{
+	struct loader *l = ctx;
+	struct yaml_pos pos = map_mark(l, ev->start_mark);
+	int rc = 0;
+
+	switch (ev->type) {
+	case YAML_DOCUMENT_START_EVENT:
+		if (l->docs >= l->lim->max_docs)
+			return fail_at(l, pos, "more than %zu documents", l->lim->max_docs);
+		l->docs++;
+		l->nodes = 0;
+		clear_anchors(l);
+		json_decref(l->root);
+		l->root = NULL;
+		break;
+	case YAML_DOCUMENT_END_EVENT:
+		push_doc(l->s, l->root ? l->root : json_null());
+		l->root = NULL;
+		clear_anchors(l);
+		if (l->each) {
+			rc = l->each(l->each_ctx, l->s, l->s->docs[0], l->docs - 1, l->err) ? -1 : 0;
+			stream_clear(l->s);
+		}
+		break;
+	case YAML_SCALAR_EVENT:
+		rc = on_scalar(l, ev);
+		break;
+	case YAML_ALIAS_EVENT:
+		rc = on_alias(l, ev);
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT: {
+		const char *anchor = (const char *)(ev->type == YAML_SEQUENCE_START_EVENT
+							    ? ev->data.sequence_start.anchor
+							    : ev->data.mapping_start.anchor);
+		int is_map = ev->type == YAML_MAPPING_START_EVENT;
+		int role;
+
+		if (expecting_key(l))
+			return fail_at(l, pos, "invalid map key: a mapping or sequence cannot be a key");
+		role = value_role(l);
+		rc = push_frame(l, role == YAML_SKIP ? NULL : is_map ? json_object() : json_array(), is_map,
+				role, anchor, pos, (int)ev->start_mark.column);
+		break;
+	}
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		rc = pop_frame(l);
+		break;
+	default:
+		break;
+	}
+	return rc;
+}
+
+static int load_libyaml(struct loader *l)
 {
 	yaml_parser_t p;
 	yaml_event_t ev;
@@ -1533,66 +1703,33 @@ static int load(struct loader *l)
 	}
 	yaml_parser_set_input_string(&p, (const unsigned char *)l->buf, l->len);
 	while (!done && rc == 0) {
-		struct yaml_pos pos;
-
 		if (!yaml_parser_parse(&p, &ev)) {
 			rc = parser_error(l, &p);
 			break;
 		}
-		pos = map_mark(l, ev.start_mark);
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = 1;
-			break;
-		case YAML_DOCUMENT_START_EVENT:
-			if (l->s->n_docs >= l->lim->max_docs) {
-				rc = fail_at(l, pos, "more than %zu documents", l->lim->max_docs);
-				break;
-			}
-			l->nodes = 0;
-			clear_anchors(l);
-			json_decref(l->root);
-			l->root = NULL;
-			break;
-		case YAML_DOCUMENT_END_EVENT:
-			push_doc(l->s, l->root ? l->root : json_null());
-			l->root = NULL;
-			clear_anchors(l);
-			break;
-		case YAML_SCALAR_EVENT:
-			rc = on_scalar(l, &ev);
-			break;
-		case YAML_ALIAS_EVENT:
-			rc = on_alias(l, &ev);
-			break;
-		case YAML_SEQUENCE_START_EVENT:
-		case YAML_MAPPING_START_EVENT: {
-			const char *anchor = (const char *)(ev.type == YAML_SEQUENCE_START_EVENT
-								    ? ev.data.sequence_start.anchor
-								    : ev.data.mapping_start.anchor);
-			int is_map = ev.type == YAML_MAPPING_START_EVENT;
-			int role;
-
-			if (expecting_key(l)) {
-				rc = fail_at(l, pos, "invalid map key: a mapping or sequence cannot be a key");
-				break;
-			}
-			role = value_role(l);
-			rc = push_frame(l, role == YAML_SKIP ? NULL : is_map ? json_object() : json_array(),
-					is_map, role, anchor, pos, (int)ev.start_mark.column);
-			break;
-		}
-		case YAML_SEQUENCE_END_EVENT:
-		case YAML_MAPPING_END_EVENT:
-			rc = pop_frame(l);
-			break;
-		default:
-			break;
-		}
+		done = ev.type == YAML_STREAM_END_EVENT;
+		rc = on_event(l, &ev);
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&p);
 	return rc;
+}
+
+/*
+ * The fast scanner is optimistic: it declines what it does not know, and
+ * any error at all (its events are then suspect as to which error comes
+ * first) sends the caller back to libyaml for the authoritative answer.
+ */
+static int load(struct loader *l)
+{
+	int rc;
+
+	if (!l->fast)
+		return load_libyaml(l);
+	rc = yaml_fast_parse(l->buf, l->len, on_event, l);
+	if (rc == RESTART_UNFILTERED)
+		return rc;
+	return rc ? RESTART_LIBYAML : 0;
 }
 
 static void loader_release(struct loader *l)
@@ -1611,8 +1748,8 @@ static void loader_release(struct loader *l)
 }
 
 static int load_with(const char *name, const char *buf, size_t len, struct yaml_pos origin,
-		     const struct yaml_limits *limits, const struct yaml_filter *filter,
-		     struct yaml_stream **out, struct gs_error *err)
+		     const struct yaml_limits *limits, const struct yaml_filter *filter, int fast,
+		     yaml_doc_fn each, void *each_ctx, struct yaml_stream **out, struct gs_error *err)
 {
 	struct loader l;
 	int rc;
@@ -1621,6 +1758,9 @@ static int load_with(const char *name, const char *buf, size_t len, struct yaml_
 	*out = NULL;
 	l.lim = limits ? limits : &yaml_default_limits;
 	l.filter = filter;
+	l.each = each;
+	l.each_ctx = each_ctx;
+	l.fast = fast;
 	l.s = gs_xcalloc(1, sizeof(*l.s));
 	l.s->name = gs_xstrdup(name ? name : "<input>");
 	l.buf = buf;
@@ -1646,17 +1786,39 @@ static int load_with(const char *name, const char *buf, size_t len, struct yaml_
 int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_pos origin,
 		     const struct yaml_limits *limits, struct yaml_stream **out, struct gs_error *err)
 {
-	return load_with(name, buf, len, origin, limits, NULL, out, err) ? -1 : 0;
+	return load_with(name, buf, len, origin, limits, NULL, 0, NULL, NULL, out, err) ? -1 : 0;
 }
 
 int yaml_load_buffer_filtered(const char *name, const char *buf, size_t len, struct yaml_pos origin,
 			      const struct yaml_limits *limits, const struct yaml_filter *filter,
 			      struct yaml_stream **out, struct gs_error *err)
 {
-	int rc = load_with(name, buf, len, origin, limits, filter, out, err);
+	int rc = load_with(name, buf, len, origin, limits, filter, 0, NULL, NULL, out, err);
 
 	if (rc == RESTART_UNFILTERED)
-		rc = load_with(name, buf, len, origin, limits, NULL, out, err);
+		rc = load_with(name, buf, len, origin, limits, NULL, 0, NULL, NULL, out, err);
+	return rc ? -1 : 0;
+}
+
+
+
+struct each_ctx {
+	yaml_doc_fn fn;
+	void *ctx;
+};
+
+int yaml_each_document(const char *name, const char *buf, size_t len, struct yaml_pos origin,
+		       const struct yaml_limits *limits, const struct yaml_filter *filter,
+		       yaml_doc_fn fn, void *ctx, struct gs_error *err)
+{
+	struct yaml_stream *s;
+	int rc = load_with(name, buf, len, origin, limits, filter, 1, fn, ctx, &s, err);
+
+	if (rc == RESTART_LIBYAML)
+		rc = load_with(name, buf, len, origin, limits, filter, 0, fn, ctx, &s, err);
+	if (rc == RESTART_UNFILTERED)
+		rc = load_with(name, buf, len, origin, limits, NULL, 0, fn, ctx, &s, err);
+	yaml_stream_free(s);
 	return rc ? -1 : 0;
 }
 

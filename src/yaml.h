@@ -76,6 +76,21 @@ int yaml_load_buffer_filtered(const char *name, const char *buf, size_t len, str
 			      const struct yaml_limits *limits, const struct yaml_filter *filter,
 			      struct yaml_stream **out, struct gs_error *err) GS_WUR;
 
+/*
+ * One document at a time, for streams too big to hold: after each
+ * document, fn runs with a stream that holds just that document (index 0,
+ * with its positions), which is dropped afterwards. `index` counts
+ * documents from 0; when a filtered load has to start again in full (an
+ * alias), fn sees index 0 again and must drop what it kept. fn returns 0 to
+ * go on, or -1 having filled err. filter may be NULL (keep everything).
+ */
+typedef int (*yaml_doc_fn)(void *ctx, const struct yaml_stream *s, json_t *doc, size_t index,
+			   struct gs_error *err);
+
+int yaml_each_document(const char *name, const char *buf, size_t len, struct yaml_pos origin,
+		       const struct yaml_limits *limits, const struct yaml_filter *filter,
+		       yaml_doc_fn fn, void *ctx, struct gs_error *err) GS_WUR;
+
 size_t yaml_stream_count(const struct yaml_stream *s);
 /* Borrowed. An empty document is json_null(). */
 json_t *yaml_stream_doc(const struct yaml_stream *s, size_t i);

@@ -119,6 +119,11 @@ static void engines_agree_on_errors(void **state)
 		"{limits: {nvidia.com/gpu: 2}}}]}\n",
 		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}], "
 		"initContainers: x}\n",
+		/* an anchored .nan key is fine until an alias makes it a value */
+		"kind: Pod\nx: [&n .NaN: 1]\n",
+		"kind: Pod\nx: [&n .NaN: 1]\ny: *n\n",
+		"kind: Pod\nx: {&n .inf: 1}\ny: {*n : 2}\n",
+		"x: [&a [&a 1], *a]\n",
 	};
 
 	(void)state;
