@@ -660,10 +660,10 @@ static int check_one_document(void *ctx, const struct yaml_stream *s, json_t *do
 {
 	struct each *e = ctx;
 
-	(void)err;
 	if (index == 0) /* also after a restart in full */
 		report_truncate(e->w.rep, e->before);
 	e->w.s = s;
+	e->w.err = err;
 	return json_is_object(doc) ? check_object(&e->w, doc, NULL, 0) : 0;
 }
 

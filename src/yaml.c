@@ -1070,6 +1070,8 @@ struct loader {
 	yaml_doc_fn each;
 	void *each_ctx;
 	int fast; /* events from yamlfast.c, not libyaml */
+	int each_failed;
+	struct gs_error each_err;
 };
 
 static struct yaml_pos map_mark(const struct loader *l, yaml_mark_t m)
@@ -1656,7 +1658,10 @@ static int on_event(void *ctx, const yaml_event_t *ev)
 		l->root = NULL;
 		clear_anchors(l);
 		if (l->each) {
-			rc = l->each(l->each_ctx, l->s, l->s->docs[0], l->docs - 1, l->err) ? -1 : 0;
+			/* fn's error waits: a YAML error further on takes precedence */
+			if (!l->each_failed &&
+			    l->each(l->each_ctx, l->s, l->s->docs[0], l->docs - 1, &l->each_err))
+				l->each_failed = 1;
 			stream_clear(l->s);
 		}
 		break;
@@ -1774,6 +1779,10 @@ static int load_with(const char *name, const char *buf, size_t len, struct yaml_
 		return -1;
 	}
 	rc = load(&l);
+	if (rc == 0 && l.each_failed) {
+		*err = l.each_err;
+		rc = -1;
+	}
 	loader_release(&l);
 	if (rc) {
 		yaml_stream_free(l.s);

@@ -82,7 +82,10 @@ int yaml_load_buffer_filtered(const char *name, const char *buf, size_t len, str
  * with its positions), which is dropped afterwards. `index` counts
  * documents from 0; when a filtered load has to start again in full (an
  * alias), fn sees index 0 again and must drop what it kept. fn returns 0 to
- * go on, or -1 having filled err. filter may be NULL (keep everything).
+ * go on, or -1 having filled err; the rest of the stream is then still
+ * parsed (fn is not called again) and a YAML error there is what this
+ * returns, so a stream is judged as if loaded whole first. filter may be
+ * NULL (keep everything).
  */
 typedef int (*yaml_doc_fn)(void *ctx, const struct yaml_stream *s, json_t *doc, size_t index,
 			   struct gs_error *err);

@@ -135,6 +135,10 @@ static void engines_agree_on_errors(void **state)
 	expect(inputs[13], 0, "error: in.yaml:2:16: map merge requires map or sequence of maps as the value\n");
 	expect(inputs[18], 0, "OVER=q=3\n");
 	expect(inputs[22], 0, "OVER=m=2\n");
+	/* A YAML error anywhere beats a bad value earlier on, as if the stream were loaded first. */
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: {nvidia.com/gpu: two}}\n"
+	       "---\n[\n",
+	       0, "error: in.yaml:8:1: did not find expected node content (while parsing a flow node at line 8 column 1)\n");
 }
 
 static void api_rules_texts(void **state)
