@@ -1,0 +1,526 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explain.h"
+
+/*
+ * Objects recorded from the e2e apiserver (v1.34, kwok nodes as the lab
+ * sets them up): tests/unit/data/explain. Expected scheduler and quota texts
+ * are the ones that apiserver and scheduler produced (quota-refusal.txt,
+ * the PodScheduled conditions), in the formats of spec control-plane §5;
+ * hint texts quote spec nvidia-semantics §3.4 and §6.5.
+ */
+#define DATA "tests/unit/data/explain/"
+
+static json_t *load(const char *name)
+{
+	json_error_t je;
+	json_t *j = json_load_file(name, 0, &je);
+	if (!j)
+		fail_msg("%s: %s", name, je.text);
+	return j;
+}
+
+static json_t *loads(const char *text)
+{
+	json_error_t je;
+	json_t *j = json_loads(text, 0, &je);
+	if (!j)
+		fail_msg("bad test JSON: %s: %s", je.text, text);
+	return j;
+}
+
+static const struct catalog *cat(void)
+{
+	const struct catalog *c;
+	struct gs_error err;
+	if (catalog_builtin(&c, &err))
+		fail_msg("catalog: %s", err.msg);
+	return c;
+}
+
+static struct dpconfig_set *configs(void)
+{
+	json_t *cm = load(DATA "configmap.json");
+	struct dpconfig_set *set;
+	struct gs_error err;
+	if (dpconfig_set_from_configmap(NULL, cm, &set, &err))
+		fail_msg("configmap: %s", err.msg);
+	json_decref(cm);
+	return set;
+}
+
+static struct explain_pod *run(json_t *pod, json_t *nodes, json_t *pods,
+			       const struct dpconfig_set *set)
+{
+	struct explain_pod_input in = {pod, nodes, pods, set, cat()};
+	struct explain_pod *e;
+	struct gs_error err;
+	if (explain_pod(&in, &e, &err))
+		fail_msg("explain_pod: %s", err.msg);
+	return e;
+}
+
+static const struct explain_node *node_of(const struct explain_pod *e, const char *name)
+{
+	for (size_t i = 0; i < e->n_nodes; i++)
+		if (!strcmp(e->nodes[i].name, name))
+			return &e->nodes[i];
+	fail_msg("no node %s", name);
+	return NULL;
+}
+
+static bool has(const struct gs_warnings *w, const char *needle)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (strstr(w->items[i], needle))
+			return true;
+	return false;
+}
+
+static const struct explain_resource *res_of(const struct explain_node *n, const char *name)
+{
+	for (size_t i = 0; i < n->n_res; i++)
+		if (!strcmp(n->res[i].name, name))
+			return &n->res[i];
+	fail_msg("node %s: no resource %s", n->name, name);
+	return NULL;
+}
+
+/* notebook: bound to lab-node-1 (8 time-sliced GPUs, team-a-0/1 use 2). */
+static void test_scheduled(void **state)
+{
+	(void)state;
+	json_t *pod = load(DATA "pod-scheduled.json"), *nodes = load(DATA "nodes.json");
+	json_t *pods = load(DATA "pods.json");
+	struct explain_pod *e = run(pod, nodes, pods, NULL);
+
+	assert_true(explain_pod_is_placed(e));
+	assert_string_equal(e->node, "lab-node-1");
+	assert_int_equal(e->scheduled, 1);
+	const struct explain_node *n1 = node_of(e, "lab-node-1");
+	assert_true(n1->fits);
+	assert_true(n1->bound);
+	const struct explain_resource *r = res_of(n1, "nvidia.com/gpu");
+	assert_string_equal(r->allocatable, "8");
+	assert_string_equal(r->used, "2"); /* the pod itself is not counted */
+	assert_string_equal(r->free, "6");
+	/* node-0: config default, its 2 GPUs held by plain-gpu and batch-train. */
+	const struct explain_node *n0 = node_of(e, "lab-node-0");
+	assert_false(n0->fits);
+	assert_true(has(&n0->reasons, "Insufficient nvidia.com/gpu"));
+	assert_true(has(&n0->reasons, "node(s) didn't match Pod's node affinity/selector"));
+	assert_string_equal(res_of(n0, "nvidia.com/gpu")->free, "0");
+	/* node-2: MIG mixed, profiles only (§3.5). */
+	const struct explain_node *n2 = node_of(e, "lab-node-2");
+	assert_string_equal(res_of(n2, "nvidia.com/gpu")->allocatable, "0");
+	assert_true(has(&n2->hints, "advertises profiles, not whole GPUs"));
+	explain_pod_free(e);
+	json_decref(pod);
+	json_decref(nodes);
+	json_decref(pods);
+}
+
+static void test_pending_insufficient(void **state)
+{
+	(void)state;
+	json_t *pod = load(DATA "pod-pending-insufficient.json"), *nodes = load(DATA "nodes.json");
+	json_t *pods = load(DATA "pods.json");
+	struct explain_pod *e = run(pod, nodes, pods, NULL);
+
+	assert_false(explain_pod_is_placed(e));
+	assert_null(e->node);
+	assert_int_equal(e->scheduled, 0);
+	assert_string_equal(e->sched_reason, "Unschedulable");
+	/* verbatim, as the scheduler wrote it */
+	assert_string_equal(e->sched_message,
+			    "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. no new claims to "
+			    "deallocate, preemption: 0/3 nodes are available: 3 Preemption is not "
+			    "helpful for scheduling.");
+	for (size_t i = 0; i < e->n_nodes; i++) {
+		assert_false(e->nodes[i].fits);
+		assert_true(has(&e->nodes[i].reasons, "Insufficient nvidia.com/gpu"));
+	}
+	assert_string_equal(res_of(node_of(e, "lab-node-1"), "nvidia.com/gpu")->free, "5");
+	explain_pod_free(e);
+	json_decref(pod);
+	json_decref(nodes);
+	json_decref(pods);
+}
+
+/* The scheduler counted 1 Insufficient + 2 selector mismatches; so do we. */
+static void test_gpu_on_mig(void **state)
+{
+	(void)state;
+	json_t *pod = load(DATA "pod-gpu-on-mig.json"), *nodes = load(DATA "nodes.json");
+	json_t *pods = load(DATA "pods.json");
+	struct explain_pod *e = run(pod, nodes, pods, NULL);
+	int insufficient_only = 0, selector = 0;
+
+	for (size_t i = 0; i < e->n_nodes; i++) {
+		const struct explain_node *n = &e->nodes[i];
+		if (has(&n->reasons, "didn't match Pod's node affinity/selector"))
+			selector++;
+		else if (has(&n->reasons, "Insufficient nvidia.com/gpu"))
+			insufficient_only++;
+	}
+	assert_int_equal(insufficient_only, 1);
+	assert_int_equal(selector, 2);
+	assert_true(has(&node_of(e, "lab-node-2")->hints,
+			"this node advertises profiles, not whole GPUs (MIG mixed strategy): "
+			"nvidia.com/mig-1g.10gb=7"));
+	assert_true(strstr(e->sched_message, "1 Insufficient nvidia.com/gpu, 2 node(s) didn't "
+					     "match Pod's node affinity/selector"));
+	explain_pod_free(e);
+	json_decref(pod);
+	json_decref(nodes);
+	json_decref(pods);
+}
+
+/* 2 x nvidia.com/gpu on the time-sliced node, config with failRequestsGreaterThanOne: §3.4. */
+static void test_fail_requests_greater_than_one(void **state)
+{
+	(void)state;
+	json_t *pod = load(DATA "pod-two.json"), *nodes = load(DATA "nodes.json");
+	json_t *pods = load(DATA "pods.json");
+	struct dpconfig_set *set = configs();
+	struct explain_pod *e = run(pod, nodes, pods, set);
+
+	const struct explain_node *n1 = node_of(e, "lab-node-1");
+	assert_true(has(&n1->hints,
+			"UnexpectedAdmissionError: Allocate failed due to rpc error: code = Unknown "
+			"desc = invalid allocation request for \"nvidia.com/gpu\": invalid request: "
+			"maximum request size for shared resources is 1; found 2, which is "
+			"unexpected"));
+	/* node-0 has config default (no sharing): no such trap there. */
+	assert_int_equal(node_of(e, "lab-node-0")->hints.n, 0);
+	explain_pod_free(e);
+
+	/* Without the ConfigMap nothing is known about sharing: no hint. */
+	e = run(pod, nodes, pods, NULL);
+	assert_int_equal(node_of(e, "lab-node-1")->hints.n, 0);
+	explain_pod_free(e);
+	dpconfig_set_free(set);
+	json_decref(pod);
+	json_decref(nodes);
+	json_decref(pods);
+}
+
+static json_t *synthetic_pod(const char *limits, const char *extra_spec)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+		 "\"spec\":{%s%s\"containers\":[{\"name\":\"main\",\"resources\":{\"limits\":{%s}}}]},"
+		 "\"status\":{\"phase\":\"Pending\"}}",
+		 extra_spec ? extra_spec : "", extra_spec ? "," : "", limits);
+	return loads(buf);
+}
+
+static json_t *synthetic_nodes(void)
+{
+	return loads(
+		"{\"kind\":\"NodeList\",\"items\":["
+		"{\"metadata\":{\"name\":\"renamed\",\"labels\":{\"nvidia.com/gpu.product\":\"Tesla-T4\","
+		"\"nvidia.com/device-plugin.config\":\"mps\"}},"
+		" \"status\":{\"allocatable\":{\"pods\":\"110\",\"nvidia.com/gpu\":\"0\","
+		"\"nvidia.com/gpu.shared\":\"8\"}}},"
+		"{\"metadata\":{\"name\":\"shared\",\"labels\":{\"nvidia.com/gpu.product\":"
+		"\"NVIDIA-A100-SXM4-80GB-SHARED\"}},"
+		" \"spec\":{\"taints\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"},"
+		"{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"}]},"
+		" \"status\":{\"allocatable\":{\"pods\":\"110\",\"nvidia.com/gpu\":\"8\"}}},"
+		"{\"metadata\":{\"name\":\"cordoned\",\"labels\":{\"zone\":\"b\"}},"
+		" \"spec\":{\"unschedulable\":true},"
+		" \"status\":{\"allocatable\":{\"pods\":\"110\",\"nvidia.com/gpu\":\"2\"}}}]}");
+}
+
+static void test_renamed_taints_unschedulable(void **state)
+{
+	(void)state;
+	json_t *pod = synthetic_pod("\"nvidia.com/gpu\":\"1\"", NULL);
+	json_t *nodes = synthetic_nodes();
+	struct explain_pod *e = run(pod, nodes, NULL, NULL);
+
+	const struct explain_node *r = node_of(e, "renamed");
+	assert_true(has(&r->hints, "advertises nvidia.com/gpu.shared, not nvidia.com/gpu"));
+	assert_true(has(&r->reasons, "Insufficient nvidia.com/gpu"));
+	const struct explain_node *s = node_of(e, "shared");
+	assert_int_equal(s->reasons.n, 1); /* PreferNoSchedule does not filter */
+	assert_string_equal(s->reasons.items[0], "node(s) had untolerated taint {gpu: yes}");
+	assert_string_equal(node_of(e, "cordoned")->reasons.items[0], "node(s) were unschedulable");
+	explain_pod_free(e);
+	json_decref(pod);
+
+	/* Tolerations: Equal with the value, and an empty-key Exists for everything. */
+	pod = synthetic_pod("\"nvidia.com/gpu\":\"1\"",
+			    "\"tolerations\":[{\"key\":\"gpu\",\"value\":\"yes\"}]");
+	e = run(pod, nodes, NULL, NULL);
+	assert_true(node_of(e, "shared")->fits);
+	assert_false(node_of(e, "cordoned")->fits);
+	explain_pod_free(e);
+	json_decref(pod);
+	pod = synthetic_pod("\"nvidia.com/gpu\":\"1\"", "\"tolerations\":[{\"operator\":\"Exists\"}]");
+	e = run(pod, nodes, NULL, NULL);
+	assert_true(node_of(e, "shared")->fits);
+	assert_true(node_of(e, "cordoned")->fits);
+	explain_pod_free(e);
+	json_decref(pod);
+	json_decref(nodes);
+}
+
+static void test_product_selector_and_affinity(void **state)
+{
+	(void)state;
+	json_t *nodes = synthetic_nodes();
+	json_t *pod = synthetic_pod(
+		"\"nvidia.com/gpu\":\"1\"",
+		"\"nodeSelector\":{\"nvidia.com/gpu.product\":\"NVIDIA-A100-SXM4-80GB\"}");
+	struct explain_pod *e = run(pod, nodes, NULL, NULL);
+
+	assert_true(has(&e->hints, "nodeSelector nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB "
+				   "matches no node, but shared is labelled "
+				   "nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB-SHARED"));
+	explain_pod_free(e);
+	json_decref(pod);
+
+	/* Exact match: no hint. */
+	pod = synthetic_pod("\"nvidia.com/gpu\":\"1\"",
+			    "\"nodeSelector\":{\"nvidia.com/gpu.product\":\"Tesla-T4\"}");
+	e = run(pod, nodes, NULL, NULL);
+	assert_int_equal(e->hints.n, 0);
+	explain_pod_free(e);
+	json_decref(pod);
+
+	pod = synthetic_pod(
+		"\"nvidia.com/gpu\":\"1\"",
+		"\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+		"{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\","
+		"\"values\":[\"a\",\"b\"]}]},{\"matchFields\":[{\"key\":\"metadata.name\","
+		"\"operator\":\"In\",\"values\":[\"renamed\"]}]}]}}}");
+	e = run(pod, nodes, NULL, NULL);
+	assert_false(has(&node_of(e, "cordoned")->reasons, "affinity"));
+	assert_false(has(&node_of(e, "renamed")->reasons, "affinity"));
+	assert_true(has(&node_of(e, "shared")->reasons,
+			"node(s) didn't match Pod's node affinity/selector"));
+	explain_pod_free(e);
+	json_decref(pod);
+	json_decref(nodes);
+}
+
+/* 1g.5gb is an A100-40GB profile; the lab's A100-80GB has 1g.10gb (§5.3). */
+static void test_mig_profile_no_node_offers(void **state)
+{
+	(void)state;
+	json_t *nodes = load(DATA "nodes.json");
+	json_t *pod = synthetic_pod("\"nvidia.com/mig-1g.5gb\":\"1\"", NULL);
+	struct explain_pod *e = run(pod, nodes, NULL, NULL);
+
+	assert_true(has(&e->hints, "nvidia.com/mig-1g.5gb: no node's GPU offers MIG profile 1g.5gb"));
+	assert_true(has(&e->hints, "A100-SXM4-40GB"));
+	explain_pod_free(e);
+	json_decref(pod);
+
+	pod = synthetic_pod("\"nvidia.com/mig-1g.10gb\":\"1\"", NULL);
+	e = run(pod, nodes, NULL, NULL);
+	assert_int_equal(e->hints.n, 0);
+	explain_pod_free(e);
+	json_decref(pod);
+	json_decref(nodes);
+}
+
+/* Init containers: the max of an init container and the sum of the app containers. */
+static void test_effective_request(void **state)
+{
+	(void)state;
+	json_t *nodes = synthetic_nodes();
+	json_t *pod = loads(
+		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{"
+		"\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}],"
+		"\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"500m\"},"
+		"\"limits\":{\"nvidia.com/gpu\":\"1\"}}},"
+		"{\"name\":\"b\",\"resources\":{\"requests\":{\"cpu\":\"1\"},"
+		"\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}");
+	struct explain_pod *e = run(pod, nodes, NULL, NULL);
+
+	assert_string_equal(json_string_value(json_object_get(e->requests, "cpu")), "3");
+	assert_string_equal(json_string_value(json_object_get(e->requests, "nvidia.com/gpu")), "2");
+	assert_true(has(&node_of(e, "renamed")->reasons, "Insufficient cpu"));
+	explain_pod_free(e);
+	json_decref(pod);
+	json_decref(nodes);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	json_t *nodes = synthetic_nodes(), *notpod = loads("{\"kind\":\"Node\"}");
+	json_t *badq = synthetic_pod("\"nvidia.com/gpu\":\"x1\"", NULL);
+	struct explain_pod_input in = {notpod, nodes, NULL, NULL, NULL};
+	struct explain_pod *e;
+	struct gs_error err;
+
+	assert_int_equal(explain_pod(&in, &e, &err), -1);
+	assert_null(e);
+	in.pod = badq;
+	assert_int_equal(explain_pod(&in, &e, &err), -1);
+	assert_non_null(strstr(err.msg, "quantities must match"));
+	json_decref(nodes);
+	json_decref(notpod);
+	json_decref(badq);
+}
+
+/* The apiserver's message from the recorded refusal, from "exceeded quota: " to the line end. */
+static void refusal_text(char *out, size_t size)
+{
+	char line[4096];
+	FILE *f = fopen(DATA "quota-refusal.txt", "r");
+	if (!f || !fgets(line, sizeof(line), f))
+		fail_msg("cannot read quota-refusal.txt");
+	fclose(f);
+	const char *at = strstr(line, "exceeded quota: ");
+	if (!at)
+		fail_msg("no refusal in quota-refusal.txt");
+	snprintf(out, size, "%.*s", (int)strcspn(at, "\n"), at);
+}
+
+/* The prediction is the apiserver's own refusal, byte for byte. */
+static void test_quota_exceeded(void **state)
+{
+	(void)state;
+	json_t *list = load(DATA "quota-list-used.json"), *usage = NULL;
+	struct explain_quota_report *r;
+	struct gs_error err;
+
+	assert_int_equal(explain_quota_add_request(&usage, "nvidia.com/gpu=2", &err), 0);
+	assert_int_equal(explain_quota_add_request(&usage, "cpu=4", &err), 0);
+	assert_string_equal(json_string_value(json_object_get(usage, "requests.nvidia.com/gpu")), "2");
+	assert_string_equal(json_string_value(json_object_get(usage, "requests.cpu")), "4");
+	assert_string_equal(json_string_value(json_object_get(usage, "pods")), "1");
+	assert_null(json_object_get(usage, "limits.nvidia.com/gpu"));
+	assert_int_equal(explain_quota(list, usage, NULL, &r, &err), 0);
+	assert_int_equal(r->n, 1);
+	assert_true(r->quotas[0].enforced);
+	assert_int_equal(r->quotas[0].verdict, EXPLAIN_REFUSE);
+	char want[4096];
+	refusal_text(want, sizeof(want));
+	assert_string_equal(r->quotas[0].message, want);
+	/* headroom = hard - used */
+	assert_string_equal(r->quotas[0].items[2].resource, "requests.nvidia.com/gpu");
+	assert_string_equal(r->quotas[0].items[2].headroom, "1");
+	explain_quota_report_free(r);
+	json_decref(usage);
+
+	/* One GPU and one CPU fit. */
+	usage = NULL;
+	assert_int_equal(explain_quota_add_request(&usage, "nvidia.com/gpu=1", &err), 0);
+	assert_int_equal(explain_quota_add_request(&usage, "cpu=1", &err), 0);
+	assert_int_equal(explain_quota(list, usage, NULL, &r, &err), 0);
+	assert_int_equal(r->quotas[0].verdict, EXPLAIN_ADMIT);
+	explain_quota_report_free(r);
+	json_decref(usage);
+
+	/* No cpu in the request but requests.cpu in the quota: the Constraints refusal. */
+	usage = NULL;
+	assert_int_equal(explain_quota_add_request(&usage, "nvidia.com/gpu=1", &err), 0);
+	assert_int_equal(explain_quota(list, usage, "main", &r, &err), 0);
+	assert_string_equal(r->quotas[0].message,
+			    "failed quota: gpu-quota: must specify requests.cpu for: main");
+	explain_quota_report_free(r);
+	json_decref(usage);
+	json_decref(list);
+}
+
+/* The lab's quota: full at 2/2 (seed step 5). */
+static void test_quota_lab(void **state)
+{
+	(void)state;
+	json_t *list = load(DATA "quota-team-a.json"), *usage = NULL;
+	struct explain_quota_report *r;
+	struct gs_error err;
+
+	assert_int_equal(explain_quota_add_request(&usage, "nvidia.com/gpu=1", &err), 0);
+	assert_int_equal(explain_quota(list, usage, NULL, &r, &err), 0);
+	assert_string_equal(r->quotas[0].message,
+			    "exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, used: "
+			    "requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2");
+	explain_quota_report_free(r);
+	json_decref(usage);
+	json_decref(list);
+}
+
+/* control-plane §4.3: an empty status.hard constrains nothing. */
+static void test_quota_not_enforced(void **state)
+{
+	(void)state;
+	json_t *q = load(DATA "quota-fresh.json");
+	json_t *list = json_pack("{s:s,s:[O]}", "kind", "ResourceQuotaList", "items", q);
+	json_t *usage = NULL;
+	struct explain_quota_report *r;
+	struct gs_error err;
+
+	assert_int_equal(explain_quota_add_request(&usage, "nvidia.com/gpu=100", &err), 0);
+	assert_int_equal(explain_quota(list, usage, NULL, &r, &err), 0);
+	assert_false(r->quotas[0].enforced);
+	assert_int_equal(r->quotas[0].verdict, EXPLAIN_UNCONSTRAINED);
+	/* spec.hard is shown, used is unknown */
+	assert_int_equal(r->quotas[0].n_items, 3);
+	assert_null(r->quotas[0].items[0].used);
+	explain_quota_report_free(r);
+
+	/* status.hard lists a resource status.used lacks: status unknown. */
+	json_object_set_new(json_object_get(q, "status"), "hard",
+			    loads("{\"requests.nvidia.com/gpu\":\"3\"}"));
+	json_object_set_new(json_object_get(q, "status"), "used", json_object());
+	assert_int_equal(explain_quota(list, usage, NULL, &r, &err), 0);
+	assert_string_equal(r->quotas[0].message,
+			    "status unknown for quota: gpu-quota, resources: requests.nvidia.com/gpu");
+	explain_quota_report_free(r);
+	json_decref(usage);
+	json_decref(q);
+	json_decref(list);
+}
+
+static void test_quota_request_args(void **state)
+{
+	(void)state;
+	json_t *usage = NULL;
+	struct gs_error err;
+
+	assert_int_equal(explain_quota_add_request(&usage, "nvidia.com/gpu", &err), -1);
+	assert_int_equal(explain_quota_add_request(&usage, "=1", &err), -1);
+	assert_int_equal(explain_quota_add_request(&usage, "cpu=abc", &err), -1);
+	assert_int_equal(explain_quota_add_request(&usage, "cpu=-1", &err), -1);
+	assert_int_equal(explain_quota_add_request(&usage, "memory=1Gi", &err), 0);
+	assert_int_equal(explain_quota_add_request(&usage, "memory=1Gi", &err), 0);
+	assert_string_equal(json_string_value(json_object_get(usage, "memory")), "2Gi");
+	assert_string_equal(json_string_value(json_object_get(usage, "requests.memory")), "2Gi");
+	assert_int_equal(explain_quota_add_request(&usage, "limits.memory=1Gi", &err), 0);
+	assert_string_equal(json_string_value(json_object_get(usage, "limits.memory")), "1Gi");
+	json_decref(usage);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scheduled),
+		cmocka_unit_test(test_pending_insufficient),
+		cmocka_unit_test(test_gpu_on_mig),
+		cmocka_unit_test(test_fail_requests_greater_than_one),
+		cmocka_unit_test(test_renamed_taints_unschedulable),
+		cmocka_unit_test(test_product_selector_and_affinity),
+		cmocka_unit_test(test_mig_profile_no_node_offers),
+		cmocka_unit_test(test_effective_request),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_quota_exceeded),
+		cmocka_unit_test(test_quota_lab),
+		cmocka_unit_test(test_quota_not_enforced),
+		cmocka_unit_test(test_quota_request_args),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
