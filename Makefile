@@ -11,7 +11,8 @@ CC ?= cc
 BUILD ?= build
 PKGS := yaml-0.1 jansson libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libcurl is dlopen()ed by kubeclient.c on first use: headers only.
+PKG_LIBS := $(shell pkg-config --libs yaml-0.1 jansson 2>/dev/null) -ldl
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-missing-field-initializers -Wno-format-truncation
 OPT ?= -O2 -g
