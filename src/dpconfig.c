@@ -629,6 +629,25 @@ static void unknown_key(struct dec *d, const char *key, const char *const *known
 		dec_warn(d, false, pos, "unknown key '%s' is ignored", key);
 }
 
+/* Warn about every key of a hand-decoded map that its decoder never reads. */
+static void warn_unread_keys(struct dec *d, const json_t *v, const char *const *known, size_t n)
+{
+	const char *k;
+	json_t *val;
+
+	if (!json_is_object(v))
+		return;
+	json_object_foreach((json_t *)v, k, val)
+	{
+		bool found = false;
+		(void)val;
+		for (size_t i = 0; i < n; i++)
+			found |= !strcmp(k, known[i]);
+		if (!found)
+			unknown_key(d, k, known, n, true, key_pos(d, v, k));
+	}
+}
+
 /* ------------------------------------------------------ resource names */
 
 static bool rfc1123_subdomain(const char *s, size_t n)
@@ -886,8 +905,6 @@ static void decode_replicated_resource(struct dec *d, const json_t *v, struct ya
 				       struct raw_resource *r)
 {
 	const json_t *x;
-	const char *k;
-	json_t *val;
 	size_t before = d->diags->n;
 
 	memset(r, 0, sizeof(*r));
@@ -896,17 +913,7 @@ static void decode_replicated_resource(struct dec *d, const json_t *v, struct ya
 		value_error(d, v, NULL, "map[string]json.RawMessage", pos);
 		return;
 	}
-	if (json_is_object(v)) {
-		json_object_foreach((json_t *)v, k, val)
-		{
-			bool known = false;
-			(void)val;
-			for (size_t i = 0; i < 4; i++)
-				known |= !strcmp(k, resource_keys[i]);
-			if (!known)
-				unknown_key(d, k, resource_keys, 4, true, key_pos(d, v, k));
-		}
-	}
+	warn_unread_keys(d, v, resource_keys, 4);
 	x = json_is_object(v) ? json_object_get(v, "name") : NULL;
 	if (!x)
 		dec_error(d, true, pos, "no resource name specified");
@@ -964,8 +971,6 @@ static void decode_replicated(struct dec *d, const json_t *v, struct yaml_pos po
 			      struct dp_sharing *sh, const char *id)
 {
 	const json_t *x;
-	const char *k;
-	json_t *val;
 	int flag;
 	struct raw_resource *raw = NULL;
 	size_t n = 0;
@@ -979,17 +984,7 @@ static void decode_replicated(struct dec *d, const json_t *v, struct yaml_pos po
 		value_error(d, v, NULL, "map[string]json.RawMessage", pos);
 		return;
 	}
-	if (json_is_object(v)) {
-		json_object_foreach((json_t *)v, k, val)
-		{
-			bool known = false;
-			(void)val;
-			for (size_t i = 0; i < 3; i++)
-				known |= !strcmp(k, replicated_keys[i]);
-			if (!known)
-				unknown_key(d, k, replicated_keys, 3, true, key_pos(d, v, k));
-		}
-	}
+	warn_unread_keys(d, v, replicated_keys, 3);
 
 	x = json_is_object(v) ? json_object_get(v, "renameByDefault") : NULL;
 	if (x) {
