@@ -217,22 +217,11 @@ int cmd_explain(int argc, char **argv)
 						    "--pod-file",  "--nodes-file", "--pods-file",
 						    "--configmap-file", "--quota-file",
 						    "--container"};
-		size_t which = sizeof(names) / sizeof(names[0]);
 		const char *val = NULL;
-		for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
-			size_t len = strlen(names[n]);
-			if (!strcmp(a, names[n])) {
-				if (i + 1 >= argc) {
-					gs_error_set(&err, "%s needs a value", names[n]);
-					goto usage_error;
-				}
-				val = argv[++i];
-				which = n;
-			} else if (!strncmp(a, names[n], len) && a[len] == '=') {
-				val = a + len + 1;
-				which = n;
-			}
-		}
+		int which = cmd_option_value(argc, argv, &i, names, sizeof(names) / sizeof(names[0]),
+					     &val, &err);
+		if (which == -2)
+			goto usage_error;
 		switch (which) {
 		case 0:
 			free(cm_ns);
