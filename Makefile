@@ -33,7 +33,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all test unit golden cli asan valgrind e2e bench fuzz fuzz-build ci deps clean \
-	cluster-up cluster-down demo format
+	cluster-up cluster-down demo format format-check
 
 all: $(BUILD)/gpushare
 
@@ -87,6 +87,7 @@ deps:
 	@scripts/deps.sh
 
 ci: deps
+	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) test
 	$(MAKE) asan
@@ -102,6 +103,9 @@ cluster-down:
 
 demo: deps all
 	@scripts/demo.sh
+
+format-check:
+	clang-format --dry-run --Werror $(SRC) $(wildcard src/*.h src/cmd/*.h tests/unit/*.c fuzz/*.c)
 
 format:
 	clang-format -i $(SRC) $(wildcard src/*.h src/cmd/*.h tests/unit/*.c fuzz/*.c)

@@ -65,10 +65,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const struct dpconfig *chosen;
 			const char *name;
 			for (size_t i = 0; i < dpconfig_set_count(set); i++)
-				check_one(dpconfig_set_diags(set, i), dpconfig_set_get(set, i, NULL) ? 0 : -1);
+				check_one(dpconfig_set_diags(set, i),
+					  dpconfig_set_get(set, i, NULL) ? 0 : -1);
 			for (size_t i = 0; i < 3; i++)
 				if (dpconfig_set_select(set, labels[i], NULL, NULL, &chosen, &name,
-							&err) < 0 && !err.msg[0])
+							&err) < 0 &&
+				    !err.msg[0])
 					abort();
 			dp_diags_init(&d);
 			dplint_options_init(&o);

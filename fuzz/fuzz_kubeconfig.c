@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	if (!cfg->server || (strncmp(cfg->server, "https://", 8) && strncmp(cfg->server, "http://", 7)) ||
+	if (!cfg->server ||
+	    (strncmp(cfg->server, "https://", 8) && strncmp(cfg->server, "http://", 7)) ||
 	    !cfg->namespace || !cfg->namespace[0] || !cfg->source)
 		abort();
 	if ((cfg->client_cert.data == NULL) != (cfg->client_key.data == NULL))

@@ -38,8 +38,7 @@ static void dump(const struct yaml_stream *s, json_t *node, struct evlog *out)
 		const char *k;
 		json_t *v;
 
-		json_object_foreach(node, k, v)
-		{
+		json_object_foreach (node, k, v) {
 			yaml_stream_key_pos(s, node, k, &p);
 			snprintf(buf, sizeof(buf), "key %d:%d\n", p.line, p.col);
 			evlog_put(out, buf, strlen(buf));
@@ -49,8 +48,7 @@ static void dump(const struct yaml_stream *s, json_t *node, struct evlog *out)
 		size_t i;
 		json_t *v;
 
-		json_array_foreach(node, i, v)
-		{
+		json_array_foreach (node, i, v) {
 			yaml_stream_index_pos(s, node, i, &p);
 			snprintf(buf, sizeof(buf), "index %d:%d\n", p.line, p.col);
 			evlog_put(out, buf, strlen(buf));

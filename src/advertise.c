@@ -171,13 +171,14 @@ static void warn_short_layout(struct ctx *c, const char *layout, size_t idx,
 		    (!smallest || q->instances > smallest->instances))
 			smallest = q;
 	}
-	gs_warnings_add(&c->adv->warnings,
-			"node '%s': layout %s gives %d x %s on GPU %zu (%s), not %d: %s x %d is the "
-			"profile of other models (%s, ...)%s%s%s",
-			c->hw->name, layout, g->devices[0].count, p->name, idx, g->model->name,
-			g->model->mig->compute_slices, p->name, g->model->mig->compute_slices,
-			others, smallest ? "; this GPU's seven-way profile is " : "",
-			smallest ? smallest->name : "", smallest ? " (spec nvidia-semantics §5.3)" : "");
+	gs_warnings_add(
+		&c->adv->warnings,
+		"node '%s': layout %s gives %d x %s on GPU %zu (%s), not %d: %s x %d is the "
+		"profile of other models (%s, ...)%s%s%s",
+		c->hw->name, layout, g->devices[0].count, p->name, idx, g->model->name,
+		g->model->mig->compute_slices, p->name, g->model->mig->compute_slices, others,
+		smallest ? "; this GPU's seven-way profile is " : "",
+		smallest ? smallest->name : "", smallest ? " (spec nvidia-semantics §5.3)" : "");
 }
 
 static int apply_layout(struct ctx *c)
@@ -204,10 +205,11 @@ static int apply_layout(struct ctx *c)
 
 		if (!g->model->mig) {
 			if (!warned_plain && strcmp(layout, "all-disabled"))
-				gs_warnings_add(&c->adv->warnings,
-						"node '%s': GPU %zu (%s) is not MIG-capable; layout %s "
-						"leaves it whole",
-						c->hw->name, i, g->model->name, layout);
+				gs_warnings_add(
+					&c->adv->warnings,
+					"node '%s': GPU %zu (%s) is not MIG-capable; layout %s "
+					"leaves it whole",
+					c->hw->name, i, g->model->name, layout);
 			warned_plain = true;
 			continue;
 		}
@@ -218,20 +220,22 @@ static int apply_layout(struct ctx *c)
 		}
 		if (m.result == CATALOG_APPLY_NO_MATCH) {
 			if (!warned_nomatch)
-				gs_warnings_add(&c->adv->warnings,
-						"node '%s': layout %s has no entry for %s (every entry "
-						"has a device-filter): mig-manager leaves the GPU as it "
-						"is, taken here as MIG disabled; a generated mig config "
-						"would fail instead",
-						c->hw->name, layout, g->model->name);
+				gs_warnings_add(
+					&c->adv->warnings,
+					"node '%s': layout %s has no entry for %s (every entry "
+					"has a device-filter): mig-manager leaves the GPU as it "
+					"is, taken here as MIG disabled; a generated mig config "
+					"would fail instead",
+					c->hw->name, layout, g->model->name);
 			warned_nomatch = true;
 			continue;
 		}
 		if (m.generated && !warned_gen) {
-			gs_warnings_add(&c->adv->warnings,
-					"node '%s': layout %s is not in the default mig-parted config; "
-					"built as mig-manager's generated config would (%s x %d)",
-					c->hw->name, layout, m.devices[0].profile, m.devices[0].count);
+			gs_warnings_add(
+				&c->adv->warnings,
+				"node '%s': layout %s is not in the default mig-parted config; "
+				"built as mig-manager's generated config would (%s x %d)",
+				c->hw->name, layout, m.devices[0].profile, m.devices[0].count);
 			warned_gen = true;
 		}
 		g->mig_enabled = m.mig_enabled;
@@ -262,7 +266,8 @@ static int validate_flags(struct ctx *c)
 		return -1;
 	}
 	if (c->config) {
-		/* Env beats file (§1.3): validate what is in force, with MPS_ROOT as installers set it (§1.10). */
+		/* Env beats file (§1.3): validate what is in force, with MPS_ROOT as installers set
+		 * it (§1.10). */
 		struct dpconfig eff = *c->config;
 		eff.mig_strategy = c->adv->mig_strategy;
 		if (!eff.mps_root || !*eff.mps_root)
@@ -274,7 +279,7 @@ static int validate_flags(struct ctx *c)
 	}
 	if (c->adv->sharing == DP_SHARING_MPS && !strcmp(s, "mixed")) {
 		fail(c->adv, PLUGIN_FAIL "unable to validate flags: using --mig-strategy=mixed is "
-				       "not supported with MPS");
+					 "not supported with MPS");
 		return -1;
 	}
 	return 0;
@@ -310,11 +315,12 @@ static int device_map(struct ctx *c, json_t *map)
 				     i);
 				return -1;
 			}
-			gs_warnings_add(&c->adv->warnings,
-					"node '%s': GPU %zu has MIG enabled but no MIG devices: it "
-					"contributes nothing (the plugin only logs 'device %zu has no "
-					"MIG devices configured')",
-					c->hw->name, i, i);
+			gs_warnings_add(
+				&c->adv->warnings,
+				"node '%s': GPU %zu has MIG enabled but no MIG devices: it "
+				"contributes nothing (the plugin only logs 'device %zu has no "
+				"MIG devices configured')",
+				c->hw->name, i, i);
 			continue;
 		}
 		for (size_t j = 0; j < g->n_devices; j++) {
@@ -335,13 +341,15 @@ static int device_map(struct ctx *c, json_t *map)
 	}
 	if (!strcmp(strategy, "single")) {
 		if (differ) {
-			fail(c->adv, PLUGIN_FAIL BUILD_MAP "invalid MIG configuration: more than one "
-							   "MIG device type present on node");
+			fail(c->adv,
+			     PLUGIN_FAIL BUILD_MAP "invalid MIG configuration: more than one "
+						   "MIG device type present on node");
 			return -1;
 		}
 		if (full && mig_devices) {
-			fail(c->adv, PLUGIN_FAIL BUILD_MAP "all devices on the node must be "
-							   "configured with the same migEnabled value");
+			fail(c->adv,
+			     PLUGIN_FAIL BUILD_MAP "all devices on the node must be "
+						   "configured with the same migEnabled value");
 			return -1;
 		}
 		if (mig_devices)
@@ -361,7 +369,7 @@ static void replicate(struct ctx *c, json_t *map)
 	if (!c->sharing || c->adv->sharing == DP_SHARING_NONE)
 		return;
 	out = json_object();
-	json_object_foreach(map, name, v) {
+	json_object_foreach (map, name, v) {
 		if (!entry_for(c, name))
 			json_object_set(out, name, v);
 	}
@@ -375,11 +383,12 @@ static void replicate(struct ctx *c, json_t *map)
 			seen |= !strcmp(c->sharing->resources[j].name, r->name);
 		if (seen) {
 			if (!dup_warned)
-				gs_warnings_add(&c->adv->warnings,
-						"config '%s': sharing.%s lists '%s' more than once: "
-						"replica ids overwrite each other, so each GPU gets the "
-						"largest replicas while GFD labels the first entry's",
-						c->adv->config_name, block_name(c), r->name);
+				gs_warnings_add(
+					&c->adv->warnings,
+					"config '%s': sharing.%s lists '%s' more than once: "
+					"replica ids overwrite each other, so each GPU gets the "
+					"largest replicas while GFD labels the first entry's",
+					c->adv->config_name, block_name(c), r->name);
 			dup_warned = true;
 			continue;
 		}
@@ -388,21 +397,23 @@ static void replicate(struct ctx *c, json_t *map)
 			    c->sharing->resources[j].replicas > replicas)
 				replicas = c->sharing->resources[j].replicas;
 		if (!have || json_integer_value(have) == 0) {
-			gs_warnings_add(&c->adv->warnings,
-					"config '%s': sharing.%s resource '%s' matches nothing on node "
-					"'%s' (it advertises %s); the plugin ignores it silently",
-					c->adv->config_name, block_name(c), r->name, c->hw->name,
-					json_object_size(map) ? "other resources" : "no GPU resource");
+			gs_warnings_add(
+				&c->adv->warnings,
+				"config '%s': sharing.%s resource '%s' matches nothing on node "
+				"'%s' (it advertises %s); the plugin ignores it silently",
+				c->adv->config_name, block_name(c), r->name, c->hw->name,
+				json_object_size(map) ? "other resources" : "no GPU resource");
 			continue;
 		}
 		add_count(out, r->rename ? r->rename : r->name,
 			  json_integer_value(have) * replicas);
 		if (r->rename && !strcmp(r->name, RES_GPU))
-			gs_warnings_add(&c->adv->warnings,
-					"config '%s': renameByDefault advertises %s as %s; %s is no "
-					"longer offered on node '%s' and pods asking for it will not "
-					"fit there",
-					c->adv->config_name, r->name, r->rename, r->name, c->hw->name);
+			gs_warnings_add(
+				&c->adv->warnings,
+				"config '%s': renameByDefault advertises %s as %s; %s is no "
+				"longer offered on node '%s' and pods asking for it will not "
+				"fit there",
+				c->adv->config_name, r->name, r->rename, r->name, c->hw->name);
 	}
 	json_object_clear(map);
 	json_object_update(map, out);
@@ -415,9 +426,10 @@ static int check_mps(struct ctx *c)
 	if (c->adv->sharing != DP_SHARING_MPS)
 		return 0;
 	if (!strcmp(c->adv->mig_strategy, "single") && any_mig_enabled(c)) {
-		fail(c->adv, PLUGIN_FAIL "error getting plugins: unable to create plugins: failed "
-					 "to create plugin: sharing using MPS is not supported for MIG "
-					 "devices");
+		fail(c->adv,
+		     PLUGIN_FAIL "error getting plugins: unable to create plugins: failed "
+				 "to create plugin: sharing using MPS is not supported for MIG "
+				 "devices");
 		return -1;
 	}
 	for (size_t i = 0; i < c->sharing->n_resources; i++) {
@@ -428,10 +440,11 @@ static int check_mps(struct ctx *c)
 			const struct catalog_gpu *m = c->gpu[g].model;
 			/* The daemon compares against 7.5 (§3.6): V100 gets 16. */
 			int max = (m->cc_major > 7 || (m->cc_major == 7 && m->cc_minor >= 5)) ? 48
-											  : 16;
+											      : 16;
 			if (r->replicas > max) {
 				fail(c->adv,
-				     "mps-control-daemon: invalid MPS configuration: invalid device "
+				     "mps-control-daemon: invalid MPS configuration: invalid "
+				     "device "
 				     "maximum allowed replicas exceeded: %d > %d",
 				     r->replicas, max);
 				return -1;
@@ -439,8 +452,9 @@ static int check_mps(struct ctx *c)
 		}
 	}
 	if (any_mig_enabled(c)) {
-		fail(c->adv, "gpu-feature-discovery: error creating sharing labeler: failed to check "
-			     "MPS-capable: MPS sharing is not supported for mig devices");
+		fail(c->adv,
+		     "gpu-feature-discovery: error creating sharing labeler: failed to check "
+		     "MPS-capable: MPS sharing is not supported for mig devices");
 		return -1;
 	}
 	return 0;
@@ -493,18 +507,20 @@ static void full_gpu_labels(struct ctx *c)
 		else
 			json_object_del(c->adv->labels, RES_GPU ".memory");
 		if (m->cc_major) {
-			set_label(c, RES_GPU ".family", "%s", catalog_family(m->cc_major, m->cc_minor));
+			set_label(c, RES_GPU ".family", "%s",
+				  catalog_family(m->cc_major, m->cc_minor));
 			set_label(c, RES_GPU ".compute.major", "%d", m->cc_major);
 			set_label(c, RES_GPU ".compute.minor", "%d", m->cc_minor);
 		}
 		last = m;
 	}
 	if (models > 1)
-		gs_warnings_add(&c->adv->warnings,
-				"node '%s' has %zu GPU models: GFD writes the same nvidia.com/gpu.* "
-				"labels once per model and the last one wins in no defined order "
-				"('Multiple device types detected'); shown here: %s",
-				c->hw->name, models, last->name);
+		gs_warnings_add(
+			&c->adv->warnings,
+			"node '%s' has %zu GPU models: GFD writes the same nvidia.com/gpu.* "
+			"labels once per model and the last one wins in no defined order "
+			"('Multiple device types detected'); shown here: %s",
+			c->hw->name, models, last->name);
 }
 
 static void mig_labels(struct ctx *c, const char *res, const struct catalog_gpu *parent,
@@ -605,9 +621,8 @@ static void gfd_labels(struct ctx *c)
 				catalog_profile_resource(p->name, pr, sizeof(pr));
 				snprintf(res, sizeof(res), "nvidia.com/mig-%s", pr);
 				for (size_t a = 0; a < c->n; a++)
-					for (size_t b = 0; c->gpu[a].mig_enabled &&
-							   b < c->gpu[a].n_devices;
-					     b++)
+					for (size_t b = 0;
+					     c->gpu[a].mig_enabled && b < c->gpu[a].n_devices; b++)
 						if (!strcmp(c->gpu[a].devices[b].profile, p->name))
 							total += c->gpu[a].devices[b].count;
 				mig_labels(c, res, g->model, p, total);
@@ -642,11 +657,12 @@ static void resolve_strategy(struct ctx *c)
 		c->adv->mig_strategy = gs_xstrdup(hw->declared_mig_strategy);
 		c->adv->mig_strategy_source = "label";
 		if (from_config && strcmp(from_config, hw->declared_mig_strategy))
-			gs_warnings_add(&c->adv->warnings,
-					"node '%s': %s=%s overrides flags.migStrategy: %s of config "
-					"'%s' (as the MIG_STRATEGY environment overrides the file)",
-					hw->name, NODEHW_LABEL_MIG_STRATEGY,
-					hw->declared_mig_strategy, from_config, c->adv->config_name);
+			gs_warnings_add(
+				&c->adv->warnings,
+				"node '%s': %s=%s overrides flags.migStrategy: %s of config "
+				"'%s' (as the MIG_STRATEGY environment overrides the file)",
+				hw->name, NODEHW_LABEL_MIG_STRATEGY, hw->declared_mig_strategy,
+				from_config, c->adv->config_name);
 	} else if (from_config) {
 		c->adv->mig_strategy = gs_xstrdup(from_config);
 		c->adv->mig_strategy_source = "config";
@@ -682,8 +698,8 @@ int advertise_compute(const struct catalog *cat, const struct nodehw *hw,
 	c.adv = adv_new(hw, config_name ? config_name : "");
 	*out = c.adv;
 	c.adv->sharing = config ? dpconfig_sharing_strategy(config) : DP_SHARING_NONE;
-	c.sharing = config && c.adv->sharing != DP_SHARING_NONE ? dpconfig_replicated(config)
-								 : NULL;
+	c.sharing =
+		config && c.adv->sharing != DP_SHARING_NONE ? dpconfig_replicated(config) : NULL;
 	resolve_strategy(&c);
 
 	c.n = (size_t)hw->total;
@@ -719,13 +735,13 @@ int advertise_compute(const struct catalog *cat, const struct nodehw *hw,
 	replicate(&c, map);
 	if (check_mps(&c))
 		goto done;
-	json_object_foreach(map, name, v) {
+	json_object_foreach (map, name, v) {
 		if (json_integer_value(v) > 0) /* §3.1 step 5: zero devices, no registration */
 			json_object_set(c.adv->resources, name, v);
 	}
 
 vanished:
-	json_object_foreach(hw->managed_resources, name, v) {
+	json_object_foreach (hw->managed_resources, name, v) {
 		if (!json_object_get(c.adv->resources, name))
 			json_object_set_new(c.adv->resources, name, json_integer(0));
 	}
@@ -746,7 +762,8 @@ static long failed_key(const struct dpconfig_set *set, const struct gs_error *e)
 	gs_error_str(e, a, sizeof(a));
 	for (size_t i = 0; i < dpconfig_set_count(set); i++) {
 		const struct gs_error *pe = NULL;
-		if (!dpconfig_set_get(set, i, &pe) && pe && !strcmp(gs_error_str(pe, b, sizeof(b)), a))
+		if (!dpconfig_set_get(set, i, &pe) && pe &&
+		    !strcmp(gs_error_str(pe, b, sizeof(b)), a))
 			return (long)i;
 	}
 	return -1;
@@ -923,7 +940,7 @@ int advertise_patch(const struct advertisement *adv, const json_t *node, json_t 
 	prev_labels = nodehw_managed_labels(node, &ok);
 	prev_res = nodehw_managed_resources(node, &ok);
 
-	json_object_foreach(adv->owned_labels, key, v) {
+	json_object_foreach (adv->owned_labels, key, v) {
 		const char *cur = nodehw_label(node, key);
 		const json_t *mine = json_object_get(prev_labels, key);
 		if (cur && !strcmp(cur, json_string_value(v)))
@@ -935,7 +952,7 @@ int advertise_patch(const struct advertisement *adv, const json_t *node, json_t 
 					adv->node, key, cur, json_string_value(v));
 		set_in(p, "metadata", "labels", key, json_string(json_string_value(v)));
 	}
-	json_object_foreach(prev_labels, key, v) {
+	json_object_foreach (prev_labels, key, v) {
 		const char *cur = nodehw_label(node, key);
 		if (json_object_get(adv->owned_labels, key))
 			continue;
@@ -945,7 +962,7 @@ int advertise_patch(const struct advertisement *adv, const json_t *node, json_t 
 	}
 
 	own_res = json_object();
-	json_object_foreach(adv->resources, key, v) {
+	json_object_foreach (adv->resources, key, v) {
 		char q[32];
 		const json_t *hc = cap ? json_object_get(cap, key) : NULL;
 		const json_t *ha = alloc ? json_object_get(alloc, key) : NULL;
@@ -962,8 +979,9 @@ int advertise_patch(const struct advertisement *adv, const json_t *node, json_t 
 	}
 	/* nvidia.com resources on the node that nobody here accounts for. */
 	if (cap) {
-		json_object_foreach((json_t *)cap, key, v) {
-			if (strncmp(key, "nvidia.com/", 11) || json_object_get(adv->resources, key) ||
+		json_object_foreach ((json_t *)cap, key, v) {
+			if (strncmp(key, "nvidia.com/", 11) ||
+			    json_object_get(adv->resources, key) ||
 			    json_object_get(prev_res, key) || !quantity_nonzero(v))
 				continue;
 			gs_warnings_add(warnings,
@@ -988,20 +1006,21 @@ json_t *advertisement_to_json(const struct advertisement *adv)
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(adv->resources, key, v) {
+	json_object_foreach (adv->resources, key, v) {
 		char q[32];
 		snprintf(q, sizeof(q), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 		json_object_set_new(cap, key, json_string(q));
 	}
 	json_object_set_new(o, "node", json_string(adv->node));
-	json_object_set_new(o, "config", adv->config_name ? json_string(adv->config_name)
-							  : json_null());
+	json_object_set_new(o, "config",
+			    adv->config_name ? json_string(adv->config_name) : json_null());
 	json_object_set_new(o, "migStrategy",
 			    adv->mig_strategy ? json_string(adv->mig_strategy) : json_null());
-	json_object_set_new(o, "migStrategySource", adv->mig_strategy_source
-							     ? json_string(adv->mig_strategy_source)
-							     : json_null());
-	json_object_set_new(o, "sharingStrategy", json_string(dp_sharing_strategy_name(adv->sharing)));
+	json_object_set_new(o, "migStrategySource",
+			    adv->mig_strategy_source ? json_string(adv->mig_strategy_source)
+						     : json_null());
+	json_object_set_new(o, "sharingStrategy",
+			    json_string(dp_sharing_strategy_name(adv->sharing)));
 	json_object_set(o, "gpus", adv->gpus);
 	json_object_set(o, "capacity", cap);
 	json_object_set_new(o, "allocatable", json_deep_copy(cap));

@@ -20,13 +20,13 @@
 
 struct advertise_options {
 	const char *default_config; /* DEFAULT_CONFIG; NULL = unset */
-	const char *fallbacks;      /* FALLBACK_STRATEGIES; NULL = "named,single" (Helm chart) */
+	const char *fallbacks;	    /* FALLBACK_STRATEGIES; NULL = "named,single" (Helm chart) */
 };
 
 struct advertisement {
 	char *node;
-	char *config_name;         /* chosen ConfigMap key, "" = the empty config, NULL = none chosen */
-	char *mig_strategy;        /* in force: none, single, mixed (or the bad value) */
+	char *config_name;  /* chosen ConfigMap key, "" = the empty config, NULL = none chosen */
+	char *mig_strategy; /* in force: none, single, mixed (or the bad value) */
 	const char *mig_strategy_source; /* "label", "config" or "default" */
 	enum dp_sharing_strategy sharing;
 	/*
@@ -36,7 +36,7 @@ struct advertisement {
 	 */
 	json_t *gpus;
 	json_t *resources;
-	json_t *labels;       /* every GFD label: key -> string */
+	json_t *labels;	      /* every GFD label: key -> string */
 	json_t *owned_labels; /* the labels gpushare owns: `labels` minus a person's mig.strategy */
 	/*
 	 * Non-NULL when the real stack would refuse this node (crash-looping

@@ -91,12 +91,12 @@ static void patch_map(json_t *patch, const char *key, const json_t *want, const 
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)want, k, v) {
+	json_object_foreach ((json_t *)want, k, v) {
 		if (!json_equal(v, json_object_get(have, k)))
 			json_object_set(delta, k, v);
 	}
 	if (remove_absent)
-		json_object_foreach((json_t *)have, k, v) {
+		json_object_foreach ((json_t *)have, k, v) {
 			if (!json_object_get(want, k))
 				json_object_set_new(delta, k, json_null());
 		}
@@ -116,7 +116,7 @@ static int subset_equal(const json_t *want, const json_t *have)
 	if (json_is_object(want)) {
 		if (!json_is_object(have))
 			return 0;
-		json_object_foreach((json_t *)want, k, v) {
+		json_object_foreach ((json_t *)want, k, v) {
 			if (!subset_equal(v, json_object_get(have, k)))
 				return 0;
 		}
@@ -125,7 +125,7 @@ static int subset_equal(const json_t *want, const json_t *have)
 	if (json_is_array(want)) {
 		if (!json_is_array(have) || json_array_size(want) != json_array_size(have))
 			return 0;
-		json_array_foreach(want, i, v) {
+		json_array_foreach (want, i, v) {
 			if (!subset_equal(v, json_array_get(have, i)))
 				return 0;
 		}
@@ -148,19 +148,20 @@ static int pod_compatible(const json_t *want, const json_t *have, struct gs_erro
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		const json_t *w = json_object_get(ws, fields[i]);
 		if (w && !subset_equal(w, json_object_get(hs, fields[i]))) {
-			gs_error_set(err,
-				     "pod %s/%s exists with a different spec.%s; a pod's spec cannot "
-				     "change: delete it first",
-				     str_at(have, "metadata", "namespace"),
-				     str_at(have, "metadata", "name"), fields[i]);
+			gs_error_set(
+				err,
+				"pod %s/%s exists with a different spec.%s; a pod's spec cannot "
+				"change: delete it first",
+				str_at(have, "metadata", "namespace"),
+				str_at(have, "metadata", "name"), fields[i]);
 			return -1;
 		}
 	}
 	return 0;
 }
 
-int apply_object(struct kube_client *c, const json_t *obj, enum apply_result *result,
-		 json_t **out, struct gs_error *err)
+int apply_object(struct kube_client *c, const json_t *obj, enum apply_result *result, json_t **out,
+		 struct gs_error *err)
 {
 	char *coll = NULL, *item = NULL;
 	json_t *have = NULL, *patch = NULL, *meta_patch;
@@ -195,8 +196,8 @@ int apply_object(struct kube_client *c, const json_t *obj, enum apply_result *re
 	else
 		json_decref(meta_patch);
 	if (!strcmp(kind, "ConfigMap"))
-		patch_map(patch, "data", json_object_get(obj, "data"), json_object_get(have, "data"),
-			  1);
+		patch_map(patch, "data", json_object_get(obj, "data"),
+			  json_object_get(have, "data"), 1);
 	else if (strcmp(kind, "Pod") && strcmp(kind, "Node") && json_object_get(obj, "spec") &&
 		 !subset_equal(json_object_get(obj, "spec"), json_object_get(have, "spec")))
 		json_object_set(patch, "spec", json_object_get(obj, "spec"));

@@ -38,7 +38,7 @@ int apply_paths(const json_t *obj, char **collection, char **item, struct gs_err
  * (gpushare sync owns it). On failure err holds the apiserver's message
  * verbatim (kube_last_status has the code).
  */
-int apply_object(struct kube_client *c, const json_t *obj, enum apply_result *result,
-		 json_t **out, struct gs_error *err) GS_WUR;
+int apply_object(struct kube_client *c, const json_t *obj, enum apply_result *result, json_t **out,
+		 struct gs_error *err) GS_WUR;
 
 #endif

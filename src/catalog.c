@@ -182,8 +182,8 @@ static bool valid_name(const char *s)
 		return -1;                                                                         \
 	} while (0)
 
-static int rec_pci(struct catalog *cat, const char *name, int lineno, const struct token *t,
-		   int n, struct gs_error *err)
+static int rec_pci(struct catalog *cat, const char *name, int lineno, const struct token *t, int n,
+		   struct gs_error *err)
 {
 	struct pci_group *g;
 
@@ -236,9 +236,9 @@ static int rec_migset(struct catalog *cat, const char *name, int lineno, const s
 static int rec_mig(struct catalog *cat, const char *name, int lineno, const struct token *t, int n,
 		   struct gs_error *err)
 {
-	static const char *const what[] = {"instances", "memory MiB", "SMs",     "GI slices",
+	static const char *const what[] = {"instances", "memory MiB",	"SMs",	    "GI slices",
 					   "CI slices", "copy engines", "decoders", "encoders",
-					   "jpeg",      "ofa"};
+					   "jpeg",	"ofa"};
 	static const int max[] = {64, 1 << 22, 1024, 16, 16, 64, 64, 64, 64, 64};
 	struct catalog_migset *ms;
 	struct catalog_mig_profile *p;
@@ -653,15 +653,16 @@ int catalog_layout_apply(const struct catalog *cat, const char *layout_name,
 		return -1;
 	}
 	for (size_t i = 0; i < e->n_devices; i++) {
-		const struct catalog_mig_profile *p = catalog_gpu_profile(gpu, e->devices[i].profile);
+		const struct catalog_mig_profile *p =
+			catalog_gpu_profile(gpu, e->devices[i].profile);
 		if (!p) {
-			gs_error_set(err, "layout %s asks for MIG profile %s, which %s does not have",
+			gs_error_set(err,
+				     "layout %s asks for MIG profile %s, which %s does not have",
 				     layout_name, e->devices[i].profile, gpu->name);
 			return -1;
 		}
 		if (e->devices[i].count > p->instances) {
-			gs_error_set(err,
-				     "layout %s asks for %d x %s, but at most %d fit on %s",
+			gs_error_set(err, "layout %s asks for %d x %s, but at most %d fit on %s",
 				     layout_name, e->devices[i].count, p->name, p->instances,
 				     gpu->name);
 			return -1;

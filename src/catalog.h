@@ -20,8 +20,8 @@ struct catalog;
 /* One GPU-instance profile of a MIG geometry (§5.2). */
 struct catalog_mig_profile {
 	const char *name;    /* as NVML names it: "1g.10gb", "1g.10gb+me" */
-	int instances;       /* max instances on one GPU */
-	int memory_mib;      /* the nvidia.com/mig-*.memory label value */
+	int instances;	     /* max instances on one GPU */
+	int memory_mib;	     /* the nvidia.com/mig-*.memory label value */
 	int multiprocessors; /* SMs */
 	int gi_slices;
 	int ci_slices;
@@ -43,12 +43,12 @@ struct catalog_migset {
 
 /* One model as one driver generation names it. */
 struct catalog_gpu {
-	const char *name;  /* NVML name: "NVIDIA A100-SXM4-80GB", "Tesla T4" */
-	const char *label; /* sanitized for labels: "NVIDIA-A100-SXM4-80GB" */
+	const char *name;     /* NVML name: "NVIDIA A100-SXM4-80GB", "Tesla T4" */
+	const char *label;    /* sanitized for labels: "NVIDIA-A100-SXM4-80GB" */
 	unsigned long pci_id; /* device id as in device-filters: 0x20B210DE */
 	int cc_major;
 	int cc_minor;
-	int memory_mib;   /* nvidia.com/gpu.memory */
+	int memory_mib; /* nvidia.com/gpu.memory */
 	const char *source;
 	const struct catalog_migset *mig; /* NULL: not MIG-capable */
 };
@@ -100,7 +100,7 @@ const struct catalog_layout *catalog_find_layout(const struct catalog *cat, cons
 
 /* What a layout does to one GPU. */
 enum catalog_apply {
-	CATALOG_APPLY_OK,       /* an entry matched; mig_enabled and devices are set */
+	CATALOG_APPLY_OK,	/* an entry matched; mig_enabled and devices are set */
 	CATALOG_APPLY_NO_MATCH, /* every entry has a device-filter and none fits: GPU left as is */
 };
 

@@ -165,8 +165,8 @@ static int get_map(struct walk *w, const json_t *obj, const char *key, const cha
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_object(v))
-		return fail_at(w, key_pos(w, obj, key), "%s%s%s: expected a mapping, found %s", path,
-			       *path ? "." : "", key, type_name(v));
+		return fail_at(w, key_pos(w, obj, key), "%s%s%s: expected a mapping, found %s",
+			       path, *path ? "." : "", key, type_name(v));
 	*out = v;
 	return 0;
 }
@@ -216,8 +216,8 @@ static int container_name(struct walk *w, const json_t *c, const char *path, cha
 		*out = gs_xstrdup(json_is_true(v) ? "true" : "false");
 		return 0;
 	default:
-		return fail_at(w, key_pos(w, c, "name"), "%s.name: expected a string, found %s", path,
-			       type_name(v));
+		return fail_at(w, key_pos(w, c, "name"), "%s.name: expected a string, found %s",
+			       path, type_name(v));
 	}
 }
 
@@ -270,7 +270,8 @@ static void note(struct walk *w, const char *container, struct yaml_pos pos, con
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (pos.line > 0)
-		snprintf(where, sizeof(where), "%s:%d:%d", yaml_stream_name(w->s), pos.line, pos.col);
+		snprintf(where, sizeof(where), "%s:%d:%d", yaml_stream_name(w->s), pos.line,
+			 pos.col);
 	else
 		snprintf(where, sizeof(where), "%s", yaml_stream_name(w->s));
 	f->text = gs_xasprintf("%s: container \"%s\": %s", where, container, msg);
@@ -302,8 +303,8 @@ static int is_extended_resource(const char *name)
 		if (!is_dns_label_char(name[i]))
 			return 0;
 	for (const char *c = slash + 1; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-		      *c == '-' || *c == '_' || *c == '.'))
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
 			return 0;
 	return 1;
 }
@@ -316,11 +317,13 @@ static void api_value_rules(struct walk *w, const char *cname, const char *path,
 
 	if (quantity_sign(&v->q) < 0)
 		note(w, cname, v->pos,
-		     "%s.resources.%s[%s]: Invalid value: \"%s\": must be greater than or equal to 0", path,
-		     which, res, quantity_string(&v->q, qs, sizeof(qs)));
-	if (!quantity_is_k8s_integer(&v->q))
-		note(w, cname, v->pos, "%s.resources.%s[%s]: Invalid value: \"%s\": must be an integer",
+		     "%s.resources.%s[%s]: Invalid value: \"%s\": must be greater than or equal to "
+		     "0",
 		     path, which, res, quantity_string(&v->q, qs, sizeof(qs)));
+	if (!quantity_is_k8s_integer(&v->q))
+		note(w, cname, v->pos,
+		     "%s.resources.%s[%s]: Invalid value: \"%s\": must be an integer", path, which,
+		     res, quantity_string(&v->q, qs, sizeof(qs)));
 }
 
 /* validateResourceRequirements, restricted to extended resources, in its order. */
@@ -332,16 +335,14 @@ static int api_rules(struct walk *w, const char *cname, const char *path, const 
 	struct res_value lim, req;
 	char qs[QUANTITY_STR_MAX], ls[QUANTITY_STR_MAX];
 
-	json_object_foreach((json_t *)limits, res, v)
-	{
+	json_object_foreach ((json_t *)limits, res, v) {
 		if (!is_extended_resource(res))
 			continue;
 		if (read_quantity(w, limits, res, path, "limits", &lim))
 			return -1;
 		api_value_rules(w, cname, path, "limits", res, &lim);
 	}
-	json_object_foreach((json_t *)requests, res, v)
-	{
+	json_object_foreach ((json_t *)requests, res, v) {
 		if (!is_extended_resource(res))
 			continue;
 		if (read_quantity(w, requests, res, path, "requests", &req))
@@ -352,12 +353,14 @@ static int api_rules(struct walk *w, const char *cname, const char *path, const 
 				return -1;
 			if (quantity_cmp(&req.q, &lim.q) != 0)
 				note(w, cname, req.pos,
-				     "%s.resources.requests: Invalid value: \"%s\": must be equal to %s limit of %s",
+				     "%s.resources.requests: Invalid value: \"%s\": must be equal "
+				     "to %s limit of %s",
 				     path, quantity_string(&req.q, qs, sizeof(qs)), res,
 				     quantity_string(&lim.q, ls, sizeof(ls)));
 		} else {
 			note(w, cname, req.pos,
-			     "%s.resources.limits: Required value: Limit must be set for non overcommitable "
+			     "%s.resources.limits: Required value: Limit must be set for non "
+			     "overcommitable "
 			     "resources (%s is requested without a limit)",
 			     path, res);
 		}
@@ -365,8 +368,8 @@ static int api_rules(struct walk *w, const char *cname, const char *path, const 
 	return 0;
 }
 
-static int shared_rule_one(struct walk *w, const char *cname, const char *path, const json_t *limits,
-			   const json_t *requests, const char *res)
+static int shared_rule_one(struct walk *w, const char *cname, const char *path,
+			   const json_t *limits, const json_t *requests, const char *res)
 {
 	struct res_value lim = {0}, req = {0};
 	const struct quantity *over;
@@ -379,7 +382,8 @@ static int shared_rule_one(struct walk *w, const char *cname, const char *path, 
 	over = over_one(&lim, &req);
 	if (over)
 		note(w, cname, over == &lim.q ? lim.pos : req.pos,
-		     "%s: %s asks for more than 1; where the device plugin shares it (time-slicing, or "
+		     "%s: %s asks for more than 1; where the device plugin shares it "
+		     "(time-slicing, or "
 		     "MPS) with failRequestsGreaterThanOne, the pod fails admission "
 		     "(UnexpectedAdmissionError: maximum request size for shared resources is 1)",
 		     res, quantity_string(over, qs, sizeof(qs)));
@@ -397,13 +401,11 @@ static int shared_rule(struct walk *w, const char *cname, const char *path, cons
 	const char *res;
 	json_t *v;
 
-	json_object_foreach((json_t *)limits, res, v)
-	{
+	json_object_foreach ((json_t *)limits, res, v) {
 		if (is_other_nvidia(res) && shared_rule_one(w, cname, path, limits, requests, res))
 			return -1;
 	}
-	json_object_foreach((json_t *)requests, res, v)
-	{
+	json_object_foreach ((json_t *)requests, res, v) {
 		if (is_other_nvidia(res) && !(limits && json_object_get(limits, res)) &&
 		    shared_rule_one(w, cname, path, NULL, requests, res))
 			return -1;
@@ -460,8 +462,7 @@ static int check_podspec(struct walk *w, const json_t *spec, const char *path)
 
 		if (get_list(w, spec, lists[l], path, &arr))
 			return -1;
-		json_array_foreach(arr, i, c)
-		{
+		json_array_foreach (arr, i, c) {
 			struct path cpath = {"", 0};
 
 			if (json_is_null(c))
@@ -471,7 +472,8 @@ static int check_podspec(struct walk *w, const json_t *spec, const char *path)
 			path_add(&cpath, lists[l]);
 			path_add_index(&cpath, i);
 			if (!json_is_object(c))
-				return fail_at(w, index_pos(w, arr, i), "%s: expected a mapping, found %s", cpath.s,
+				return fail_at(w, index_pos(w, arr, i),
+					       "%s: expected a mapping, found %s", cpath.s,
 					       type_name(c));
 			if (check_container(w, c, cpath.s))
 				return -1;
@@ -514,10 +516,12 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 {
 	static const char *const pod[] = {"spec", NULL};
 	static const char *const workload[] = {"spec", "template", "spec", NULL};
-	static const char *const cronjob[] = {"spec", "jobTemplate", "spec", "template", "spec", NULL};
+	static const char *const cronjob[] = {"spec",	  "jobTemplate", "spec",
+					      "template", "spec",	 NULL};
 	static const char *const podtemplate[] = {"template", "spec", NULL};
-	static const char *const workload_kinds[] = {"Deployment", "StatefulSet", "DaemonSet",
-						     "ReplicaSet", "ReplicationController", "Job", NULL};
+	static const char *const workload_kinds[] = {
+		"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
+		"Job",	      NULL};
 	json_t *kindv = json_object_get(obj, "kind");
 	const char *kind = json_is_string(kindv) ? json_string_value(kindv) : NULL;
 	const char *const *path = NULL;
@@ -538,13 +542,13 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 		if (get_list(w, obj, "items", "", &items))
 			return -1;
 		snprintf(item_kind, sizeof(item_kind), "%.*s", (int)(strlen(kind) - 4), kind);
-		json_array_foreach(items, i, item)
-		{
+		json_array_foreach (items, i, item) {
 			if (json_is_null(item))
 				continue;
 			if (!json_is_object(item))
-				return fail_at(w, index_pos(w, items, i), "items[%zu]: expected a mapping, found %s",
-					       i, type_name(item));
+				return fail_at(w, index_pos(w, items, i),
+					       "items[%zu]: expected a mapping, found %s", i,
+					       type_name(item));
 			if (check_object(w, item, item_kind[0] ? item_kind : NULL, nesting + 1))
 				return -1;
 		}
@@ -677,8 +681,8 @@ int check_buffer(const char *name, const char *buf, size_t len, unsigned rules,
 
 	if (engine == CHECK_ENGINE_STREAM) {
 		/* Document by document, building only what check_object() reads. */
-		if (yaml_each_document(name, buf, len, none, NULL, &check_filter, check_one_document, &e,
-				       err)) {
+		if (yaml_each_document(name, buf, len, none, NULL, &check_filter,
+				       check_one_document, &e, err)) {
 			report_truncate(rep, e.before);
 			return -1;
 		}
@@ -691,15 +695,16 @@ int check_buffer(const char *name, const char *buf, size_t len, unsigned rules,
 	return rc;
 }
 
-int check_file(const char *path, unsigned rules, enum check_engine engine,
-	       struct check_report *rep, struct gs_error *err)
+int check_file(const char *path, unsigned rules, enum check_engine engine, struct check_report *rep,
+	       struct gs_error *err)
 {
 	struct gs_file f;
 	int rc;
 
 	if (gs_file_open(path, yaml_default_limits.max_bytes, &f, err))
 		return -1;
-	rc = check_buffer(strcmp(path, "-") ? path : "<stdin>", f.data, f.len, rules, engine, rep, err);
+	rc = check_buffer(strcmp(path, "-") ? path : "<stdin>", f.data, f.len, rules, engine, rep,
+			  err);
 	gs_file_release(&f);
 	return rc;
 }

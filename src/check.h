@@ -50,8 +50,8 @@ enum check_finding_kind {
 struct check_finding {
 	enum check_finding_kind kind;
 	char *container; /* container name as decoded ("" when absent) */
-	char *count;     /* CHECK_OVER: the quantity, as Quantity.String() prints it */
-	char *text;      /* CHECK_NOTE: "file:line:col: container \"c\": ..." */
+	char *count;	 /* CHECK_OVER: the quantity, as Quantity.String() prints it */
+	char *text;	 /* CHECK_NOTE: "file:line:col: container \"c\": ..." */
 };
 
 struct check_report {
@@ -74,7 +74,7 @@ int check_stream(const struct yaml_stream *s, unsigned rules, struct check_repor
 /* Load (with the chosen engine) and check a buffer or a file ("-" = stdin). */
 int check_buffer(const char *name, const char *buf, size_t len, unsigned rules,
 		 enum check_engine engine, struct check_report *rep, struct gs_error *err) GS_WUR;
-int check_file(const char *path, unsigned rules, enum check_engine engine,
-	       struct check_report *rep, struct gs_error *err) GS_WUR;
+int check_file(const char *path, unsigned rules, enum check_engine engine, struct check_report *rep,
+	       struct gs_error *err) GS_WUR;
 
 #endif

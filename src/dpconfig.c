@@ -30,7 +30,7 @@
 #define MAX_RESOURCE_NAME_LENGTH 63
 #define RFC1123_MSG                                                                                \
 	"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "  \
-	"or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "     \
+	"or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "      \
 	"regex used for validation is "                                                            \
 	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 
@@ -91,7 +91,7 @@ void dp_diags_add(struct dp_diags *d, enum dp_level level, enum dp_stage stage, 
 }
 
 #define LOAD_CHAIN                                                                                 \
-	"error starting plugins: unable to load config: unable to finalize config: unable to "    \
+	"error starting plugins: unable to load config: unable to finalize config: unable to "     \
 	"parse config file: error parsing config file: "
 
 const char *dp_diag_chain(const struct dp_diag *d, char *buf, size_t size)
@@ -103,7 +103,8 @@ const char *dp_diag_chain(const struct dp_diag *d, char *buf, size_t size)
 		prefix = LOAD_CHAIN "unmarshal error: error converting YAML to JSON: ";
 		break;
 	case DP_STAGE_DECODE:
-		prefix = LOAD_CHAIN "unmarshal error: error unmarshaling JSON: while decoding JSON: ";
+		prefix = LOAD_CHAIN
+			"unmarshal error: error unmarshaling JSON: while decoding JSON: ";
 		break;
 	case DP_STAGE_VERSION:
 		prefix = LOAD_CHAIN;
@@ -310,8 +311,7 @@ static const char **sorted_keys(const json_t *obj, size_t *n)
 	json_t *v;
 	size_t i = 0;
 
-	json_object_foreach((json_t *)obj, k, v)
-	{
+	json_object_foreach ((json_t *)obj, k, v) {
 		(void)v;
 		keys[i++] = k;
 	}
@@ -427,7 +427,7 @@ struct dec {
 	struct dp_diags *diags;
 	struct dpconfig *c;
 	size_t first_hard, first_saved; /* diag indexes, SIZE_MAX: none */
-	char path[512];                 /* Go's FieldStack, joined with '.' */
+	char path[512];			/* Go's FieldStack, joined with '.' */
 };
 
 static struct yaml_pos no_pos(void)
@@ -508,8 +508,9 @@ static void type_error(struct dec *d, const char *go_struct, const json_t *v, co
 	else
 		snprintf(what, sizeof(what), "%s", kind_word(v));
 	if (go_struct)
-		dec_error(d, false, pos, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-			  what, go_struct, d->path, type);
+		dec_error(d, false, pos,
+			  "json: cannot unmarshal %s into Go struct field %s.%s of type %s", what,
+			  go_struct, d->path, type);
 	else
 		dec_error(d, false, pos, "json: cannot unmarshal %s into Go value of type %s", what,
 			  type);
@@ -520,8 +521,8 @@ static void value_error(struct dec *d, const json_t *v, const char *lit, const c
 			struct yaml_pos pos)
 {
 	if (lit)
-		dec_error(d, true, pos, "json: cannot unmarshal number %s into Go value of type %s", lit,
-			  type);
+		dec_error(d, true, pos, "json: cannot unmarshal number %s into Go value of type %s",
+			  lit, type);
 	else
 		dec_error(d, true, pos, "json: cannot unmarshal %s into Go value of type %s",
 			  kind_word(v), type);
@@ -613,7 +614,8 @@ static void unknown_key(struct dec *d, const char *key, const char *const *known
 	for (size_t i = 0; i < n; i++) {
 		if (case_sensitive && equal_fold(known[i], key)) {
 			dec_warn(d, false, pos,
-				 "key '%s' is ignored: keys here are case-sensitive; did you mean '%s'?",
+				 "key '%s' is ignored: keys here are case-sensitive; did you mean "
+				 "'%s'?",
 				 key, known[i]);
 			return;
 		}
@@ -624,7 +626,8 @@ static void unknown_key(struct dec *d, const char *key, const char *const *known
 		}
 	}
 	if (best)
-		dec_warn(d, false, pos, "unknown key '%s' is ignored; did you mean '%s'?", key, best);
+		dec_warn(d, false, pos, "unknown key '%s' is ignored; did you mean '%s'?", key,
+			 best);
 	else
 		dec_warn(d, false, pos, "unknown key '%s' is ignored", key);
 }
@@ -637,8 +640,7 @@ static void warn_unread_keys(struct dec *d, const json_t *v, const char *const *
 
 	if (!json_is_object(v))
 		return;
-	json_object_foreach((json_t *)v, k, val)
-	{
+	json_object_foreach ((json_t *)v, k, val) {
 		bool found = false;
 		(void)val;
 		for (size_t i = 0; i < n; i++)
@@ -695,13 +697,15 @@ static char *new_resource_name(const char *raw, size_t len, char *msg, size_t si
 		len += plen;
 	}
 	if (len > MAX_RESOURCE_NAME_LENGTH) {
-		snprintf(msg, size, "fully-qualified resource name must be %d characters or less: %s",
+		snprintf(msg, size,
+			 "fully-qualified resource name must be %d characters or less: %s",
 			 MAX_RESOURCE_NAME_LENGTH, n);
 		free(n);
 		return NULL;
 	}
 	if (strlen(n) != len || !rfc1123_subdomain(n + plen, len - plen)) {
-		snprintf(msg, size, "incorrect format for resource name '%s': [%s]", n, RFC1123_MSG);
+		snprintf(msg, size, "incorrect format for resource name '%s': [%s]", n,
+			 RFC1123_MSG);
 		free(n);
 		return NULL;
 	}
@@ -828,13 +832,15 @@ static int decode_devices(struct dec *d, const json_t *v, struct yaml_pos pos)
 		const char *s = json_is_string(v) ? json_string_value(v) : "";
 		if (strcmp(s, "all") || json_string_length(v) != 3)
 			dec_error(d, true, pos,
-				  "devices set as '%s' but the only valid string input is 'all'", s);
+				  "devices set as '%s' but the only valid string input is 'all'",
+				  s);
 		return 0;
 	}
 	if (json_is_number(v) && json_to_int(v, &count, lit, sizeof(lit)) == 0) {
 		if (count <= 0)
 			dec_error(d, true, pos,
-				  "devices set as '%lld' but a count of devices must be > 0", count);
+				  "devices set as '%lld' but a count of devices must be > 0",
+				  count);
 		return 1;
 	}
 	if (json_is_array(v)) {
@@ -937,7 +943,8 @@ static void decode_replicated_resource(struct dec *d, const json_t *v, struct ya
 			if (json_to_int(x, &n, lit, sizeof(lit)) < 0)
 				value_error(d, x, lit, "int", r->replicas_pos);
 			else if (n < 2)
-				dec_error(d, true, r->replicas_pos, "number of replicas must be >= 2");
+				dec_error(d, true, r->replicas_pos,
+					  "number of replicas must be >= 2");
 			else if (n > DP_MAX_REPLICAS)
 				dec_error(d, true, r->replicas_pos,
 					  "%lld replicas is more than gpushare handles (%d)", n,
@@ -1061,7 +1068,8 @@ static void decode_replicated(struct dec *d, const json_t *v, struct yaml_pos po
 	free(raw);
 	if (warn_rename)
 		dec_warn(d, true, rename_at,
-			 "Setting the 'rename' field in sharing.%s.resources is not yet supported in "
+			 "Setting the 'rename' field in sharing.%s.resources is not yet supported "
+			 "in "
 			 "the config. Ignoring...",
 			 id);
 	if (warn_devices)
@@ -1108,8 +1116,7 @@ static void decode_resource_list(struct dec *d, const json_t *v, struct yaml_pos
 			continue;
 		}
 		if (json_is_object(e))
-			json_object_foreach((json_t *)e, k, val)
-			{
+			json_object_foreach ((json_t *)e, k, val) {
 				(void)val;
 				if (strcmp(k, "pattern") && strcmp(k, "name"))
 					unknown_key(d, k, keys, 2, true, key_pos(d, e, k));
@@ -1125,7 +1132,8 @@ static void decode_resource_list(struct dec *d, const json_t *v, struct yaml_pos
 			continue;
 		}
 		if (!json_is_string(pattern) && !json_is_null(pattern))
-			value_error(d, pattern, NULL, "v1.ResourcePattern", key_pos(d, e, "pattern"));
+			value_error(d, pattern, NULL, "v1.ResourcePattern",
+				    key_pos(d, e, "pattern"));
 		free(decode_resource_name(d, name, key_pos(d, e, "name")));
 	}
 }
@@ -1133,15 +1141,15 @@ static void decode_resource_list(struct dec *d, const json_t *v, struct yaml_pos
 /* ------------------------------------------------- Go struct decoding */
 
 enum fkind {
-	FK_STRING,      /* *string (or string: version) */
-	FK_BOOL,        /* *bool */
-	FK_BOOL_VALUE,  /* bool */
-	FK_DURATION,    /* *Duration */
-	FK_DLS,         /* *deviceListStrategyFlag */
-	FK_INT_SLICE,   /* []int */
-	FK_STRUCT,      /* a nested struct value */
-	FK_STRUCT_PTR,  /* a pointer to a nested struct */
-	FK_REPLICATED,  /* ReplicatedResources (value: null still decodes) */
+	FK_STRING,     /* *string (or string: version) */
+	FK_BOOL,       /* *bool */
+	FK_BOOL_VALUE, /* bool */
+	FK_DURATION,   /* *Duration */
+	FK_DLS,	       /* *deviceListStrategyFlag */
+	FK_INT_SLICE,  /* []int */
+	FK_STRUCT,     /* a nested struct value */
+	FK_STRUCT_PTR, /* a pointer to a nested struct */
+	FK_REPLICATED, /* ReplicatedResources (value: null still decodes) */
 	FK_REPLICATED_PTR,
 	FK_RESOURCE_LIST, /* []Resource */
 };
@@ -1195,10 +1203,8 @@ static const struct gotype plugin_type = {"PluginCommandLineFlags", "v1.PluginCo
 					  plugin_fields, N(plugin_fields)};
 
 static const struct field gfd_fields[] = {
-	{"oneshot", FK_BOOL, F_NONE, NULL},
-	{"noTimestamp", FK_BOOL, F_NONE, NULL},
-	{"sleepInterval", FK_DURATION, F_NONE, NULL},
-	{"outputFile", FK_STRING, F_NONE, NULL},
+	{"oneshot", FK_BOOL, F_NONE, NULL},	      {"noTimestamp", FK_BOOL, F_NONE, NULL},
+	{"sleepInterval", FK_DURATION, F_NONE, NULL}, {"outputFile", FK_STRING, F_NONE, NULL},
 	{"machineTypeFile", FK_STRING, F_NONE, NULL},
 };
 static const struct gotype gfd_type = {"GFDCommandLineFlags", "v1.GFDCommandLineFlags", gfd_fields,
@@ -1302,7 +1308,8 @@ static void clear_plugin(struct dpconfig *c)
 static int go_parse_duration(const char *orig, char *msg, size_t size)
 {
 	const char *s = orig;
-	static const char *const units[] = {"ns", "us", "\xc2\xb5s", "\xce\xbcs", "ms", "s", "m", "h"};
+	static const char *const units[] = {"ns", "us", "\xc2\xb5s", "\xce\xbcs",
+					    "ms", "s",	"m",	     "h"};
 
 	if (*s == '-' || *s == '+')
 		s++;
@@ -1336,10 +1343,11 @@ static int go_parse_duration(const char *orig, char *msg, size_t size)
 		}
 		bool known = false;
 		for (size_t i = 0; i < N(units); i++)
-			known |= strlen(units[i]) == (size_t)(s - u) && !memcmp(units[i], u, (size_t)(s - u));
+			known |= strlen(units[i]) == (size_t)(s - u) &&
+				 !memcmp(units[i], u, (size_t)(s - u));
 		if (!known) {
-			snprintf(msg, size, "time: unknown unit \"%.*s\" in duration \"%s\"", (int)(s - u),
-				 u, orig);
+			snprintf(msg, size, "time: unknown unit \"%.*s\" in duration \"%s\"",
+				 (int)(s - u), u, orig);
 			return -1;
 		}
 	}
@@ -1368,11 +1376,13 @@ static void decode_field(struct dec *d, const struct field *f, const struct goty
 		} else if (f->id == F_VERSION && (json_is_number(v) || json_is_boolean(v))) {
 			/* sigs.k8s.io/yaml turns a scalar aimed at a string field into text */
 			if (json_is_integer(v))
-				snprintf(lit, sizeof(lit), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+				snprintf(lit, sizeof(lit), "%" JSON_INTEGER_FORMAT,
+					 json_integer_value(v));
 			else if (json_is_real(v))
 				go_format_float(json_real_value(v), 32, 'g', lit, sizeof(lit));
 			else
-				snprintf(lit, sizeof(lit), "%s", json_is_true(v) ? "true" : "false");
+				snprintf(lit, sizeof(lit), "%s",
+					 json_is_true(v) ? "true" : "false");
 			set_string(d->c, f->id, lit, strlen(lit));
 		} else {
 			type_error(d, owner->name, v, NULL, "string", pos);
@@ -1464,7 +1474,9 @@ static void decode_field(struct dec *d, const struct field *f, const struct goty
 				type_error(d, owner->name, e, lit, "int", ep);
 				continue;
 			}
-			d->c->imex_channel_ids[i] = n > INT_MAX ? INT_MAX : n < INT_MIN ? INT_MIN : (int)n;
+			d->c->imex_channel_ids[i] = n > INT_MAX	  ? INT_MAX
+						    : n < INT_MIN ? INT_MIN
+								  : (int)n;
 		}
 		break;
 	case FK_STRUCT:
@@ -1530,14 +1542,17 @@ static void decode_struct(struct dec *d, const json_t *v, struct yaml_pos pos,
 			continue;
 		}
 		if (strcmp(f->name, keys[i]))
-			dec_note(d, vp, "key '%s' is read as '%s' (Go matches struct fields "
-					"case-insensitively)", keys[i], f->name);
+			dec_note(d, vp,
+				 "key '%s' is read as '%s' (Go matches struct fields "
+				 "case-insensitively)",
+				 keys[i], f->name);
 
 		char sub[512];
 		size_t saved = strlen(d->path);
 		snprintf(sub, sizeof(sub), "%s%s%s", canon, *canon ? "." : "", f->name);
 		record_key(d, sub, keys[i], vp);
-		snprintf(d->path + saved, sizeof(d->path) - saved, "%s%s", saved ? "." : "", f->name);
+		snprintf(d->path + saved, sizeof(d->path) - saved, "%s%s", saved ? "." : "",
+			 f->name);
 		decode_field(d, f, t, val, vp, sub);
 		d->path[saved] = '\0';
 	}
@@ -1636,8 +1651,8 @@ int dpconfig_parse_diags(const char *file, const char *key, const char *text, si
 	if (yaml_load_buffer(file, text, len, origin, &yaml_default_limits, &s, &yerr) < 0) {
 		struct yaml_pos p = {yerr.line, yerr.col};
 		struct dp_diag *x;
-		dp_diags_add(diags, DP_ERROR, DP_STAGE_YAML, yerr.file[0] ? yerr.file : file, p, "%s",
-			     yerr.msg);
+		dp_diags_add(diags, DP_ERROR, DP_STAGE_YAML, yerr.file[0] ? yerr.file : file, p,
+			     "%s", yerr.msg);
 		x = &diags->items[diags->n - 1];
 		x->upstream = true;
 		diag_to_error(x, err);
@@ -1665,8 +1680,8 @@ int dpconfig_parse_diags(const char *file, const char *key, const char *text, si
 		const struct dp_key *vk = dpconfig_key(d.c, "version");
 		const char *ver = d.c->version && *d.c->version ? d.c->version : "v1";
 		if (strcmp(ver, "v1")) {
-			dp_diags_add(diags, DP_ERROR, DP_STAGE_VERSION, file, vk ? vk->pos : no_pos(),
-				     "unknown version: %s", ver);
+			dp_diags_add(diags, DP_ERROR, DP_STAGE_VERSION, file,
+				     vk ? vk->pos : no_pos(), "unknown version: %s", ver);
 			up = diags->n - 1;
 		}
 	}
@@ -1738,9 +1753,11 @@ size_t dpconfig_validate_all(const struct dpconfig *c, const char *file, struct 
 	static const char *const discovery[] = {"auto", "nvml", "tegra"};
 	static const char *const mig[] = {"none", "single", "mixed"};
 	const char *mig_strategy = c->mig_strategy ? c->mig_strategy : DP_DEFAULT_MIG_STRATEGY;
-	const char *id = c->device_id_strategy ? c->device_id_strategy : DP_DEFAULT_DEVICE_ID_STRATEGY;
-	const char *policy = c->shared_devices_allocation_policy ? c->shared_devices_allocation_policy
-								 : DP_DEFAULT_ALLOCATION_POLICY;
+	const char *id =
+		c->device_id_strategy ? c->device_id_strategy : DP_DEFAULT_DEVICE_ID_STRATEGY;
+	const char *policy = c->shared_devices_allocation_policy
+				     ? c->shared_devices_allocation_policy
+				     : DP_DEFAULT_ALLOCATION_POLICY;
 	const char *disc = c->device_discovery_strategy ? c->device_discovery_strategy
 							: DP_DEFAULT_DEVICE_DISCOVERY_STRATEGY;
 	size_t before = diags->n;
@@ -1753,7 +1770,8 @@ size_t dpconfig_validate_all(const struct dpconfig *c, const char *file, struct 
 			if (!one_of(c->device_list_strategies[i], dls, N(dls))) {
 				dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file,
 					     where(c, "flags.plugin.deviceListStrategy"),
-					     "invalid --device-list-strategy option: invalid strategy: %s",
+					     "invalid --device-list-strategy option: invalid "
+					     "strategy: %s",
 					     c->device_list_strategies[i]);
 				break;
 			}
@@ -1786,8 +1804,9 @@ size_t dpconfig_validate_all(const struct dpconfig *c, const char *file, struct 
 			     where(c, "flags.deviceDiscoveryStrategy"),
 			     "invalid --device-discovery-strategy option %s", disc);
 	if (!one_of(mig_strategy, mig, N(mig)))
-		dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file, where(c, "flags.migStrategy"),
-			     "unknown MIG strategy: %s", mig_strategy);
+		dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file,
+			     where(c, "flags.migStrategy"), "unknown MIG strategy: %s",
+			     mig_strategy);
 	if (!(c->n_imex_channel_ids == 0 ||
 	      (c->n_imex_channel_ids == 1 && c->imex_channel_ids[0] == 0))) {
 		struct sbuf b = {NULL, 0, 0};
@@ -1798,10 +1817,11 @@ size_t dpconfig_validate_all(const struct dpconfig *c, const char *file, struct 
 			sb_puts(&b, num);
 		}
 		sb_puts(&b, "]");
-		dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file, where(c, "imex.channelIDs"),
-			     "invalid IMEX channel IDs: invalid IMEX config: channelIDs must be [] or "
-			     "[0]; found %s",
-			     b.s);
+		dp_diags_add(
+			diags, DP_ERROR, DP_STAGE_VALIDATE, file, where(c, "imex.channelIDs"),
+			"invalid IMEX channel IDs: invalid IMEX config: channelIDs must be [] or "
+			"[0]; found %s",
+			b.s);
 		free(b.s);
 	}
 	if (diags->n > before)
@@ -1984,7 +2004,8 @@ int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *confi
 	}
 	if (bin && !json_is_object(bin) && !json_is_null(bin)) {
 		if (s)
-			yaml_error_at(s, bin, err, "ConfigMap binaryData must be a mapping of strings");
+			yaml_error_at(s, bin, err,
+				      "ConfigMap binaryData must be a mapping of strings");
 		else
 			gs_error_set(err, "ConfigMap binaryData must be a mapping of strings");
 		return -1;
@@ -1993,8 +2014,7 @@ int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *confi
 	set = gs_xcalloc(1, sizeof(*set));
 	dp_diags_init(&set->own);
 	if (json_is_object(data)) {
-		json_object_foreach((json_t *)data, k, v)
-		{
+		json_object_foreach ((json_t *)data, k, v) {
 			struct yaml_pos pos = key_pos(&pd, data, k), origin = {0, 0};
 			char lit[64];
 			if (skipped_key(set, file, k, pos))
@@ -2002,23 +2022,26 @@ int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *confi
 			if (json_is_string(v)) {
 				if (s && yaml_stream_content_origin(s, v, &origin) < 0)
 					origin = no_pos();
-				set_add(set, s, file, k, json_string_value(v), json_string_length(v),
-					origin, pos, false);
+				set_add(set, s, file, k, json_string_value(v),
+					json_string_length(v), origin, pos, false);
 				continue;
 			}
 			/* sigs.k8s.io/yaml gives a map of strings the scalar's text */
 			if (json_is_integer(v))
-				snprintf(lit, sizeof(lit), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+				snprintf(lit, sizeof(lit), "%" JSON_INTEGER_FORMAT,
+					 json_integer_value(v));
 			else if (json_is_real(v))
 				go_format_float(json_real_value(v), 32, 'g', lit, sizeof(lit));
 			else if (json_is_boolean(v))
-				snprintf(lit, sizeof(lit), "%s", json_is_true(v) ? "true" : "false");
+				snprintf(lit, sizeof(lit), "%s",
+					 json_is_true(v) ? "true" : "false");
 			else if (json_is_null(v))
 				lit[0] = '\0';
 			else {
 				char msg[160];
 				snprintf(msg, sizeof(msg),
-					 "json: cannot unmarshal %s into Go struct field ConfigMap.data "
+					 "json: cannot unmarshal %s into Go struct field "
+					 "ConfigMap.data "
 					 "of type string",
 					 kind_word(v));
 				set_entry_error(set, file, k, pos, msg);
@@ -2028,8 +2051,7 @@ int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *confi
 		}
 	}
 	if (json_is_object(bin)) {
-		json_object_foreach((json_t *)bin, k, v)
-		{
+		json_object_foreach ((json_t *)bin, k, v) {
 			struct yaml_pos pos = key_pos(&pd, bin, k);
 			char *text;
 			size_t len;
@@ -2047,7 +2069,8 @@ int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *confi
 						"binaryData values must be base64 strings");
 				continue;
 			}
-			if (base64_decode(json_string_value(v), json_string_length(v), &text, &len)) {
+			if (base64_decode(json_string_value(v), json_string_length(v), &text,
+					  &len)) {
 				set_entry_error(set, file, k, pos,
 						"illegal base64 data in binaryData value");
 				continue;

@@ -22,15 +22,15 @@ enum dp_sharing_strategy {
 
 /* One entry of sharing.{timeSlicing,mps}.resources[], after runtime overrides (§1.12). */
 struct dp_replicated_resource {
-	char *name;   /* normalised, e.g. "nvidia.com/gpu" */
-	int replicas; /* >= 2 */
-	char *rename; /* NULL, or "<name>.shared" when renameByDefault */
-	struct yaml_pos pos;          /* the list element */
+	char *name;		      /* normalised, e.g. "nvidia.com/gpu" */
+	int replicas;		      /* >= 2 */
+	char *rename;		      /* NULL, or "<name>.shared" when renameByDefault */
+	struct yaml_pos pos;	      /* the list element */
 	struct yaml_pos replicas_pos; /* the replicas value */
 };
 
 struct dp_sharing {
-	bool present;           /* the block was in the file (and decoded) */
+	bool present; /* the block was in the file (and decoded) */
 	bool rename_by_default;
 	/*
 	 * -1 unset, 0 false, 1 true. Unset means false for timeSlicing; for mps
@@ -39,15 +39,15 @@ struct dp_sharing {
 	int fail_requests_greater_than_one;
 	struct dp_replicated_resource *resources;
 	size_t n_resources;
-	struct yaml_pos pos;                   /* the block's value ({0,0}: absent) */
+	struct yaml_pos pos;		       /* the block's value ({0,0}: absent) */
 	struct yaml_pos rename_by_default_pos; /* {0,0} when not written */
 	struct yaml_pos fail_requests_pos;     /* {0,0} when not written */
 };
 
 /* A key the decoder recognised, by its canonical path, and where it was written. */
 struct dp_key {
-	char *path; /* "flags.plugin.deviceIDStrategy", "sharing.mps", "imex.channelIDs" */
-	char *written; /* the key as written ("timeslicing" for sharing.timeSlicing) */
+	char *path;	     /* "flags.plugin.deviceIDStrategy", "sharing.mps", "imex.channelIDs" */
+	char *written;	     /* the key as written ("timeslicing" for sharing.timeSlicing) */
 	struct yaml_pos pos; /* the value, or the key when the value is null */
 };
 
@@ -67,8 +67,8 @@ struct dpconfig {
 	struct dp_sharing mps;
 
 	/* Further flags and fields (NULL / -1 / empty when unset). */
-	char *version;                  /* as written (after Go's coercion), NULL if absent */
-	char **device_list_strategies;  /* every entry of flags.plugin.deviceListStrategy */
+	char *version;		       /* as written (after Go's coercion), NULL if absent */
+	char **device_list_strategies; /* every entry of flags.plugin.deviceListStrategy */
 	size_t n_device_list_strategies;
 	char *nvidia_driver_root;
 	int *imex_channel_ids;
@@ -95,8 +95,8 @@ enum dp_level { DP_ERROR, DP_WARNING, DP_NOTE };
 
 /* Which upstream wrapping an error gets (§1.11 "Outer wrapping"). */
 enum dp_stage {
-	DP_STAGE_NONE,     /* ours: no upstream chain */
-	DP_STAGE_YAML,     /* YAML syntax: "...unmarshal error: error converting YAML to JSON: " */
+	DP_STAGE_NONE,	   /* ours: no upstream chain */
+	DP_STAGE_YAML,	   /* YAML syntax: "...unmarshal error: error converting YAML to JSON: " */
 	DP_STAGE_DECODE,   /* row 1 */
 	DP_STAGE_VERSION,  /* row 2 */
 	DP_STAGE_VALIDATE, /* rows 3-11 */
@@ -134,7 +134,8 @@ const char *dp_diag_chain(const struct dp_diag *d, char *buf, size_t size);
 enum dp_sharing_strategy dpconfig_sharing_strategy(const struct dpconfig *c);
 /* The block that is in force: mps when present, else timeSlicing. Never NULL. */
 const struct dp_sharing *dpconfig_replicated(const struct dpconfig *c);
-const char *dp_sharing_strategy_name(enum dp_sharing_strategy s); /* "none", "time-slicing", "mps" */
+const char *
+dp_sharing_strategy_name(enum dp_sharing_strategy s); /* "none", "time-slicing", "mps" */
 
 /*
  * Parse one config document: the text of a ConfigMap value or a file.
@@ -144,7 +145,8 @@ const char *dp_sharing_strategy_name(enum dp_sharing_strategy s); /* "none", "ti
  * behaviours (§1.12). An empty text is a valid, empty config.
  */
 int dpconfig_parse(const char *name, const char *text, size_t len, struct yaml_pos origin,
-		   struct dpconfig **out, struct gs_warnings *warnings, struct gs_error *err) GS_WUR;
+		   struct dpconfig **out, struct gs_warnings *warnings,
+		   struct gs_error *err) GS_WUR;
 /*
  * The same, for tools: `file` names positions, `key` becomes c->name (NULL:
  * file). Every error found goes to diags (not just the first), with the

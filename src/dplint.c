@@ -131,16 +131,18 @@ static void lint_names(const struct dp_sharing *sh, bool mps, const char *mig_st
 			continue;
 		}
 		if (is_mig && !mig_profile_known(part + 4))
-			dp_diags_add(out, DP_WARNING, DP_STAGE_NONE, file, r->pos,
-				     "no known GPU has a MIG profile named '%s': this entry matches "
-				     "nothing and is silently ignored",
-				     part + 4);
+			dp_diags_add(
+				out, DP_WARNING, DP_STAGE_NONE, file, r->pos,
+				"no known GPU has a MIG profile named '%s': this entry matches "
+				"nothing and is silently ignored",
+				part + 4);
 		if (is_mig && mps) {
-			dp_diags_add(out, DP_WARNING, DP_STAGE_NONE, file, r->pos,
-				     "MPS shares full GPUs only: '%s' is a MIG device (the plugin "
-				     "fails with 'sharing using MPS is not supported for MIG devices' "
-				     "where it exists, and the MPS daemon skips it)",
-				     r->name);
+			dp_diags_add(
+				out, DP_WARNING, DP_STAGE_NONE, file, r->pos,
+				"MPS shares full GPUs only: '%s' is a MIG device (the plugin "
+				"fails with 'sharing using MPS is not supported for MIG devices' "
+				"where it exists, and the MPS daemon skips it)",
+				r->name);
 		} else if (is_mig && strcmp(mig_strategy, "mixed")) {
 			dp_diags_add(out, DP_NOTE, DP_STAGE_NONE, file, r->pos,
 				     "'%s' exists only with migStrategy mixed (in force here: %s); "
@@ -148,19 +150,21 @@ static void lint_names(const struct dp_sharing *sh, bool mps, const char *mig_st
 				     r->name, mig_strategy);
 		}
 		if (mps && r->replicas > MPS_MAX_CLIENTS)
-			dp_diags_add(out, DP_WARNING, DP_STAGE_NONE, file, r->replicas_pos,
-				     "MPS serves at most %d clients per GPU (compute capability >= "
-				     "7.5): the MPS control daemon fails with 'invalid MPS "
-				     "configuration: invalid device maximum allowed replicas exceeded: "
-				     "%d > %d' and nothing is advertised",
-				     MPS_MAX_CLIENTS, r->replicas, MPS_MAX_CLIENTS);
+			dp_diags_add(
+				out, DP_WARNING, DP_STAGE_NONE, file, r->replicas_pos,
+				"MPS serves at most %d clients per GPU (compute capability >= "
+				"7.5): the MPS control daemon fails with 'invalid MPS "
+				"configuration: invalid device maximum allowed replicas exceeded: "
+				"%d > %d' and nothing is advertised",
+				MPS_MAX_CLIENTS, r->replicas, MPS_MAX_CLIENTS);
 		else if (mps && r->replicas > MPS_MAX_CLIENTS_OLD)
-			dp_diags_add(out, DP_NOTE, DP_STAGE_NONE, file, r->replicas_pos,
-				     "on GPUs below compute capability 7.5 (V100 included) MPS serves "
-				     "at most %d clients: there the MPS control daemon fails with "
-				     "'invalid MPS configuration: invalid device maximum allowed "
-				     "replicas exceeded: %d > %d'",
-				     MPS_MAX_CLIENTS_OLD, r->replicas, MPS_MAX_CLIENTS_OLD);
+			dp_diags_add(
+				out, DP_NOTE, DP_STAGE_NONE, file, r->replicas_pos,
+				"on GPUs below compute capability 7.5 (V100 included) MPS serves "
+				"at most %d clients: there the MPS control daemon fails with "
+				"'invalid MPS configuration: invalid device maximum allowed "
+				"replicas exceeded: %d > %d'",
+				MPS_MAX_CLIENTS_OLD, r->replicas, MPS_MAX_CLIENTS_OLD);
 	}
 }
 
@@ -184,15 +188,17 @@ void dplint_config(const struct dpconfig *c, const char *file, const struct dpli
 		bool parent_reported = false;
 		for (size_t j = 0; j < i; j++) {
 			size_t n = strlen(c->keys[j].path);
-			if (!strncmp(c->keys[i].path, c->keys[j].path, n) && c->keys[i].path[n] == '.' &&
+			if (!strncmp(c->keys[i].path, c->keys[j].path, n) &&
+			    c->keys[i].path[n] == '.' &&
 			    !known_in(c->keys[j].path, o->plugin_minor))
 				parent_reported = true;
 		}
 		if (!parent_reported)
-			dp_diags_add(out, DP_WARNING, DP_STAGE_NONE, file, c->keys[i].pos,
-				     "'%s' is unknown to plugin v0.%d and silently ignored (it came "
-				     "later)",
-				     c->keys[i].path, o->plugin_minor);
+			dp_diags_add(
+				out, DP_WARNING, DP_STAGE_NONE, file, c->keys[i].pos,
+				"'%s' is unknown to plugin v0.%d and silently ignored (it came "
+				"later)",
+				c->keys[i].path, o->plugin_minor);
 	}
 	if (o->plugin_minor < 15)
 		eff.mps.present = false;
@@ -209,12 +215,13 @@ void dplint_config(const struct dpconfig *c, const char *file, const struct dpli
 	if (o->installer == DPLINT_OPERATOR) {
 		eff.mig_strategy = (char *)cp_mig_strategy(o);
 		if (file_mig)
-			dp_diags_add(out, strcmp(file_mig, eff.mig_strategy) ? DP_WARNING : DP_NOTE,
-				     DP_STAGE_NONE, file, key_at(c, "flags.migStrategy"),
-				     "flags.migStrategy '%s' is overridden under the GPU Operator: it "
-				     "sets MIG_STRATEGY=%s from ClusterPolicy spec.mig.strategy, and "
-				     "the environment beats the file",
-				     file_mig, eff.mig_strategy);
+			dp_diags_add(
+				out, strcmp(file_mig, eff.mig_strategy) ? DP_WARNING : DP_NOTE,
+				DP_STAGE_NONE, file, key_at(c, "flags.migStrategy"),
+				"flags.migStrategy '%s' is overridden under the GPU Operator: it "
+				"sets MIG_STRATEGY=%s from ClusterPolicy spec.mig.strategy, and "
+				"the environment beats the file",
+				file_mig, eff.mig_strategy);
 	}
 	mig_strategy = eff.mig_strategy ? eff.mig_strategy : DP_DEFAULT_MIG_STRATEGY;
 	strategy = dpconfig_sharing_strategy(&eff);
@@ -222,12 +229,13 @@ void dplint_config(const struct dpconfig *c, const char *file, const struct dpli
 
 	/* §1.11 in the deployment's terms */
 	if (strategy == DP_SHARING_MPS && (!eff.mps_root || !*eff.mps_root) && sets_mps_root(o)) {
-		dp_diags_add(out, DP_WARNING, DP_STAGE_NONE, file, c->mps.pos,
-			     "MPS needs mpsRoot: the %s sets MPS_ROOT=%s so this works there, but a "
-			     "plugin started without it fails with 'using MPS requires --mps-root "
-			     "to be specified' (pass --no-mps-root to lint for such a deployment)",
-			     o->installer == DPLINT_OPERATOR ? "GPU Operator" : "Helm chart",
-			     DP_INSTALLER_MPS_ROOT);
+		dp_diags_add(
+			out, DP_WARNING, DP_STAGE_NONE, file, c->mps.pos,
+			"MPS needs mpsRoot: the %s sets MPS_ROOT=%s so this works there, but a "
+			"plugin started without it fails with 'using MPS requires --mps-root "
+			"to be specified' (pass --no-mps-root to lint for such a deployment)",
+			o->installer == DPLINT_OPERATOR ? "GPU Operator" : "Helm chart",
+			DP_INSTALLER_MPS_ROOT);
 		eff.mps_root = (char *)DP_INSTALLER_MPS_ROOT;
 	}
 	dpconfig_validate_all(&eff, file, out);
@@ -249,23 +257,26 @@ void dplint_config(const struct dpconfig *c, const char *file, const struct dpli
 	/* §3.4: failRequestsGreaterThanOne by version */
 	if (strategy == DP_SHARING_MPS && active->fail_requests_greater_than_one == 0) {
 		if (o->plugin_minor >= 20)
-			dp_diags_add(out, DP_NOTE, DP_STAGE_NONE, file, active->fail_requests_pos,
-				     "failRequestsGreaterThanOne: false under mps is honoured from "
-				     "v0.20 only: containers may get several MPS replicas here, while "
-				     "v0.15-v0.19 ignore it and reject requests for more than 1");
+			dp_diags_add(
+				out, DP_NOTE, DP_STAGE_NONE, file, active->fail_requests_pos,
+				"failRequestsGreaterThanOne: false under mps is honoured from "
+				"v0.20 only: containers may get several MPS replicas here, while "
+				"v0.15-v0.19 ignore it and reject requests for more than 1");
 		else
-			dp_diags_add(out, DP_WARNING, DP_STAGE_NONE, file, active->fail_requests_pos,
-				     "failRequestsGreaterThanOne: false under mps is ignored by "
-				     "plugin v0.%d: it forces true and rejects requests for more than "
-				     "1 (honoured from v0.20)",
-				     o->plugin_minor);
+			dp_diags_add(
+				out, DP_WARNING, DP_STAGE_NONE, file, active->fail_requests_pos,
+				"failRequestsGreaterThanOne: false under mps is ignored by "
+				"plugin v0.%d: it forces true and rejects requests for more than "
+				"1 (honoured from v0.20)",
+				o->plugin_minor);
 	}
 	if (strategy == DP_SHARING_TIME_SLICING && active->fail_requests_greater_than_one != 1)
-		dp_diags_add(out, DP_NOTE, DP_STAGE_NONE, file,
-			     active->fail_requests_pos.line ? active->fail_requests_pos : active->pos,
-			     "failRequestsGreaterThanOne is not true: a container asking for 2 or "
-			     "more replicas is admitted and may get replicas of the same GPU, which "
-			     "it then sees only once");
+		dp_diags_add(
+			out, DP_NOTE, DP_STAGE_NONE, file,
+			active->fail_requests_pos.line ? active->fail_requests_pos : active->pos,
+			"failRequestsGreaterThanOne is not true: a container asking for 2 or "
+			"more replicas is admitted and may get replicas of the same GPU, which "
+			"it then sees only once");
 
 	/* renameByDefault: the plain name disappears from the node */
 	if (active->rename_by_default && active->n_resources)
@@ -304,17 +315,18 @@ void dplint_set(const struct dpconfig_set *set, const char *file, struct yaml_po
 				     LABEL, name);
 			return;
 		}
-		dp_diags_add(out, DP_WARNING, DP_STAGE_NONE, file, at,
-			     "nodes without the %s label get no config: config-manager fails with "
-			     "'%s' (FALLBACK_STRATEGIES=%s), the pod stays in Init:CrashLoopBackOff "
-			     "and nothing is advertised%s",
-			     LABEL, err.msg, fallbacks,
-			     o->installer == DPLINT_HELM && n > 1 && !o->default_config
-				     ? "; add a key named 'default' or set the chart's "
-				       "config.default (with an embedded config.map the chart "
-				       "refuses to render: 'A default config must be provided when "
-				       "more than one configuration is set in 'config.map'.')"
-				     : "");
+		dp_diags_add(
+			out, DP_WARNING, DP_STAGE_NONE, file, at,
+			"nodes without the %s label get no config: config-manager fails with "
+			"'%s' (FALLBACK_STRATEGIES=%s), the pod stays in Init:CrashLoopBackOff "
+			"and nothing is advertised%s",
+			LABEL, err.msg, fallbacks,
+			o->installer == DPLINT_HELM && n > 1 && !o->default_config
+				? "; add a key named 'default' or set the chart's "
+				  "config.default (with an embedded config.map the chart "
+				  "refuses to render: 'A default config must be provided when "
+				  "more than one configuration is set in 'config.map'.')"
+				: "");
 		return;
 	}
 	if (!*name)

@@ -15,9 +15,9 @@
  */
 
 enum dplint_installer {
-	DPLINT_HELM,     /* k8s-device-plugin chart: MPS_ROOT set, fallbacks named,single */
+	DPLINT_HELM,	 /* k8s-device-plugin chart: MPS_ROOT set, fallbacks named,single */
 	DPLINT_OPERATOR, /* GPU Operator: MPS_ROOT and MIG_STRATEGY set, fallback empty */
-	DPLINT_BARE,     /* the plugin on its own: nothing set for it */
+	DPLINT_BARE,	 /* the plugin on its own: nothing set for it */
 };
 
 struct dplint_options {
@@ -25,9 +25,9 @@ struct dplint_options {
 	int plugin_minor; /* the plugin release v0.<minor>; 12..20 */
 	/* GPU Operator: ClusterPolicy spec.mig.strategy (NULL: the chart's "single"). */
 	const char *cluster_policy_mig_strategy;
-	bool no_mps_root;           /* the deployment does not set MPS_ROOT */
+	bool no_mps_root;	    /* the deployment does not set MPS_ROOT */
 	const char *default_config; /* DEFAULT_CONFIG, NULL: unset */
-	const char *fallbacks;      /* FALLBACK_STRATEGIES, NULL: the installer's */
+	const char *fallbacks;	    /* FALLBACK_STRATEGIES, NULL: the installer's */
 };
 
 #define DPLINT_LATEST_MINOR 20

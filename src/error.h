@@ -19,8 +19,7 @@ struct gs_error {
 #define GS_WUR __attribute__((warn_unused_result))
 
 void gs_error_clear(struct gs_error *err);
-void gs_error_set(struct gs_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void gs_error_set(struct gs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gs_error_at(struct gs_error *err, const char *file, int line, int col, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 /* Prefix the message with "<prefix>", keeping the position. */

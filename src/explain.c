@@ -99,13 +99,13 @@ static int container_requests(const json_t *c, json_t *into, int mode, struct gs
 	json_t *v;
 	struct quantity q;
 
-	json_object_foreach((json_t *)req, k, v) {
+	json_object_foreach ((json_t *)req, k, v) {
 		if (qparse(&q, v, k, err) < 0)
 			return -1;
 		if ((mode ? max_into(into, k, &q, err) : add_into(into, k, &q, err)) < 0)
 			return -1;
 	}
-	json_object_foreach((json_t *)lim, k, v) {
+	json_object_foreach ((json_t *)lim, k, v) {
 		if (json_object_get(req, k))
 			continue;
 		if (qparse(&q, v, k, err) < 0)
@@ -136,10 +136,10 @@ static int pod_requests(const json_t *pod, json_t **out, struct gs_error *err)
 	size_t i;
 	struct quantity q;
 
-	json_array_foreach(json_object_get(spec, "containers"), i, c)
+	json_array_foreach (json_object_get(spec, "containers"), i, c)
 		if (container_requests(c, sum, 0, err) < 0)
 			goto fail;
-	json_array_foreach(json_object_get(spec, "initContainers"), i, c) {
+	json_array_foreach (json_object_get(spec, "initContainers"), i, c) {
 		if (is_sidecar(c)) {
 			if (container_requests(c, sidecars, 0, err) < 0 ||
 			    container_requests(c, sum, 0, err) < 0)
@@ -151,7 +151,7 @@ static int pod_requests(const json_t *pod, json_t **out, struct gs_error *err)
 			json_decref(tmp);
 			goto fail;
 		}
-		json_object_foreach(tmp, k, v) {
+		json_object_foreach (tmp, k, v) {
 			if (qparse(&q, v, k, err) < 0 || max_into(sum, k, &q, err) < 0) {
 				json_decref(tmp);
 				goto fail;
@@ -159,7 +159,7 @@ static int pod_requests(const json_t *pod, json_t **out, struct gs_error *err)
 		}
 		json_decref(tmp);
 	}
-	json_object_foreach(json_object_get(spec, "overhead"), k, v)
+	json_object_foreach (json_object_get(spec, "overhead"), k, v)
 		if (qparse(&q, v, k, err) < 0 || add_into(sum, k, &q, err) < 0)
 			goto fail;
 	json_decref(sidecars);
@@ -194,7 +194,7 @@ static bool tolerates(const json_t *tols, const json_t *taint)
 	const json_t *t;
 	size_t i;
 
-	json_array_foreach(tols, i, t) {
+	json_array_foreach (tols, i, t) {
 		const char *eff = str_of(t, "effect"), *key = str_of(t, "key");
 		const char *op = str_of(t, "operator");
 
@@ -216,7 +216,7 @@ static bool value_in(const json_t *values, const char *v)
 	const json_t *x;
 	size_t i;
 
-	json_array_foreach(values, i, x)
+	json_array_foreach (values, i, x)
 		if (json_is_string(x) && !strcmp(json_string_value(x), v))
 			return true;
 	return false;
@@ -267,11 +267,12 @@ static bool term_matches(const json_t *term, const json_t *node)
 	/* An empty term selects nothing (NodeSelectorTerm's contract). */
 	if (!json_array_size(exprs) && !json_array_size(fields))
 		return false;
-	json_array_foreach(exprs, i, r)
+	json_array_foreach (exprs, i, r)
 		if (!requirement_holds(r, label(node, str_of(r, "key"))))
 			return false;
-	json_array_foreach(fields, i, r) {
-		const char *have = !strcmp(str_of(r, "key"), "metadata.name") ? meta(node, "name") : NULL;
+	json_array_foreach (fields, i, r) {
+		const char *have =
+			!strcmp(str_of(r, "key"), "metadata.name") ? meta(node, "name") : NULL;
 		if (!requirement_holds(r, have))
 			return false;
 	}
@@ -284,13 +285,15 @@ static char *selector_mismatch(const json_t *spec, const json_t *node)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach(json_object_get(spec, "nodeSelector"), k, v) {
+	json_object_foreach (json_object_get(spec, "nodeSelector"), k, v) {
 		const char *want = json_is_string(v) ? json_string_value(v) : "";
 		const char *have = label(node, k);
 		if (!have)
-			return gs_xasprintf("nodeSelector %s=%s: the node has no such label", k, want);
+			return gs_xasprintf("nodeSelector %s=%s: the node has no such label", k,
+					    want);
 		if (strcmp(have, want))
-			return gs_xasprintf("nodeSelector %s=%s: the node has %s=%s", k, want, k, have);
+			return gs_xasprintf("nodeSelector %s=%s: the node has %s=%s", k, want, k,
+					    have);
 	}
 	const json_t *req = json_object_get(
 		json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
@@ -299,7 +302,7 @@ static char *selector_mismatch(const json_t *spec, const json_t *node)
 	if (req) {
 		const json_t *t;
 		size_t i;
-		json_array_foreach(req, i, t)
+		json_array_foreach (req, i, t)
 			if (term_matches(t, node))
 				return NULL;
 		return gs_xstrdup("no term of the required node affinity matches");
@@ -330,7 +333,7 @@ static char *advertised(const json_t *node, const char *prefix)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)alloc, k, v) {
+	json_object_foreach ((json_t *)alloc, k, v) {
 		if (strncmp(k, prefix, len) || alloc_int(node, k) <= 0)
 			continue;
 		if (used < sizeof(buf))
@@ -358,9 +361,9 @@ static const struct catalog_gpu *node_model(const struct catalog *cat, const jso
 		if (g)
 			return g;
 	}
-	p = json_string_value(json_object_get(
-		json_object_get(json_object_get(node, "metadata"), "annotations"),
-		"gpushare.io/gpu-product"));
+	p = json_string_value(
+		json_object_get(json_object_get(json_object_get(node, "metadata"), "annotations"),
+				"gpushare.io/gpu-product"));
 	if (p) {
 		snprintf(buf, sizeof(buf), "%s", p);
 		char *comma = strchr(buf, ',');
@@ -398,7 +401,7 @@ static void hint_mig_profile(struct explain_pod *e, const struct explain_pod_inp
 	size_t pl = strlen(prof);
 	if (pl > 7 && !strcmp(prof + pl - 7, ".shared"))
 		prof[pl - 7] = '\0';
-	json_array_foreach(json_object_get(in->nodes, "items"), i, node) {
+	json_array_foreach (json_object_get(in->nodes, "items"), i, node) {
 		const struct catalog_gpu *g = node_model(in->cat, node);
 		if (!g)
 			continue;
@@ -416,8 +419,7 @@ static void hint_mig_profile(struct explain_pod *e, const struct explain_pod_inp
 			ou += (size_t)snprintf(offer + ou, sizeof(offer) - ou, "%s%s",
 					       ou ? ", " : "", m->name);
 	}
-	gs_warnings_add(&e->hints,
-			"%s: no node's GPU offers MIG profile %s (nodes have: %s); %s%s",
+	gs_warnings_add(&e->hints, "%s: no node's GPU offers MIG profile %s (nodes have: %s); %s%s",
 			res, prof, *models ? models : "no known GPU model",
 			n_offer ? "it exists on " : "no known GPU model has it",
 			n_offer ? offer : "");
@@ -430,7 +432,7 @@ static void hint_product_selector(struct explain_pod *e, const struct explain_po
 	const char *k;
 	json_t *v;
 
-	json_object_foreach(json_object_get(spec, "nodeSelector"), k, v) {
+	json_object_foreach (json_object_get(spec, "nodeSelector"), k, v) {
 		size_t kl = strlen(k);
 		if (strncmp(k, "nvidia.com/", 11) || kl < 8 || strcmp(k + kl - 8, ".product") ||
 		    !json_is_string(v))
@@ -442,7 +444,7 @@ static void hint_product_selector(struct explain_pod *e, const struct explain_po
 		char *near = NULL;
 		bool exact = false;
 
-		json_array_foreach(json_object_get(in->nodes, "items"), i, node) {
+		json_array_foreach (json_object_get(in->nodes, "items"), i, node) {
 			const char *have = label(node, k);
 			if (!have)
 				continue;
@@ -450,14 +452,16 @@ static void hint_product_selector(struct explain_pod *e, const struct explain_po
 				exact = true;
 			else if (!near && !strncmp(have, want, wl) &&
 				 (!strcmp(have + wl, "-SHARED") || !strncmp(have + wl, "-MIG-", 5)))
-				near = gs_xasprintf("%s is labelled %s=%s", meta(node, "name"), k, have);
+				near = gs_xasprintf("%s is labelled %s=%s", meta(node, "name"), k,
+						    have);
 		}
 		if (!exact && near)
-			gs_warnings_add(&e->hints,
-					"nodeSelector %s=%s matches no node, but %s: GPU feature discovery "
-					"appends -SHARED to the product of a shared (time-sliced or MPS) "
-					"resource and -MIG-<profile> to a MIG one",
-					k, want, near);
+			gs_warnings_add(
+				&e->hints,
+				"nodeSelector %s=%s matches no node, but %s: GPU feature discovery "
+				"appends -SHARED to the product of a shared (time-sliced or MPS) "
+				"resource and -MIG-<profile> to a MIG one",
+				k, want, near);
 		free(near);
 	}
 }
@@ -489,7 +493,7 @@ static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_
 	for (size_t l = 0; l < 2; l++) {
 		const json_t *c;
 		size_t i;
-		json_array_foreach(json_object_get(spec, lists[l]), i, c) {
+		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
 			json_t *r = json_object();
 			if (container_requests(c, r, 0, &e) < 0) {
 				json_decref(r);
@@ -507,14 +511,20 @@ static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_
 				gs_warnings_add(
 					&n->hints,
 					"container \"%s\" asks for %lld %s, shared by %s with "
-					"failRequestsGreaterThanOne (config \"%s\"): the scheduler admits it "
-					"but the device plugin refuses it at Allocate, the pod fails with "
-					"UnexpectedAdmissionError: Allocate failed due to rpc error: code = "
-					"Unknown desc = invalid allocation request for \"%s\": invalid "
-					"request: maximum request size for shared resources is 1; found "
+					"failRequestsGreaterThanOne (config \"%s\"): the scheduler "
+					"admits it "
+					"but the device plugin refuses it at Allocate, the pod "
+					"fails with "
+					"UnexpectedAdmissionError: Allocate failed due to rpc "
+					"error: code = "
+					"Unknown desc = invalid allocation request for \"%s\": "
+					"invalid "
+					"request: maximum request size for shared resources is 1; "
+					"found "
 					"%lld, which is unexpected",
 					str_of(c, "name"), (long long)cnt, name,
-					dp_sharing_strategy_name(st), cfg_name, name, (long long)cnt);
+					dp_sharing_strategy_name(st), cfg_name, name,
+					(long long)cnt);
 			}
 			json_decref(r);
 		}
@@ -527,23 +537,25 @@ static void hint_names(struct explain_node *n, const json_t *requests, const jso
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)requests, k, v) {
+	json_object_foreach ((json_t *)requests, k, v) {
 		if (strncmp(k, "nvidia.com/", 11) || alloc_int(node, k) > 0)
 			continue;
 		char *shared = gs_xasprintf("%s.shared", k);
 		if (alloc_int(node, shared) > 0) {
 			gs_warnings_add(&n->hints,
 					"advertises %s, not %s: its device-plugin config sets "
-					"renameByDefault, so shared GPUs go by the .shared name; ask for %s",
+					"renameByDefault, so shared GPUs go by the .shared name; "
+					"ask for %s",
 					shared, k, shared);
 		} else if (!strcmp(k, "nvidia.com/gpu")) {
 			char *migs = advertised(node, "nvidia.com/mig-");
 			if (*migs)
-				gs_warnings_add(&n->hints,
-						"this node advertises profiles, not whole GPUs (MIG mixed "
-						"strategy): %s; ask for one of those instead of "
-						"nvidia.com/gpu",
-						migs);
+				gs_warnings_add(
+					&n->hints,
+					"this node advertises profiles, not whole GPUs (MIG mixed "
+					"strategy): %s; ask for one of those instead of "
+					"nvidia.com/gpu",
+					migs);
 			free(migs);
 		}
 		free(shared);
@@ -569,7 +581,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 	gs_warnings_init(&n->reasons);
 	gs_warnings_init(&n->hints);
 
-	json_array_foreach(json_object_get(in->pods, "items"), i, p) {
+	json_array_foreach (json_object_get(in->pods, "items"), i, p) {
 		if (strcmp(str_of(json_object_get(p, "spec"), "nodeName"), n->name) ||
 		    pod_terminal(p) || same_pod(p, in->pod))
 			continue;
@@ -580,7 +592,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 			json_decref(used);
 			return -1;
 		}
-		json_object_foreach(r, k, v) {
+		json_object_foreach (r, k, v) {
 			struct quantity q;
 			if (qparse(&q, v, k, err) < 0 || add_into(used, k, &q, err) < 0) {
 				json_decref(r);
@@ -592,7 +604,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 	}
 
 	n->res = gs_xcalloc(json_object_size(e->requests) + 1, sizeof(*n->res));
-	json_object_foreach(e->requests, k, v) {
+	json_object_foreach (e->requests, k, v) {
 		struct explain_resource *r = &n->res[n->n_res++];
 		struct quantity want, have, busy, left;
 		const json_t *a = json_object_get(alloc, k), *u = json_object_get(used, k);
@@ -620,21 +632,21 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 
 	char *why = selector_mismatch(spec, node);
 	if (why) {
-		gs_warnings_add(&n->reasons, "node(s) didn't match Pod's node affinity/selector (%s)",
-				why);
+		gs_warnings_add(&n->reasons,
+				"node(s) didn't match Pod's node affinity/selector (%s)", why);
 		free(why);
 	}
 	const json_t *tols = json_object_get(spec, "tolerations");
 	const json_t *nspec = json_object_get(node, "spec");
 	if (json_is_true(json_object_get(nspec, "unschedulable"))) {
-		json_t *t = json_pack("{s:s,s:s}", "key", "node.kubernetes.io/unschedulable", "effect",
-				      "NoSchedule");
+		json_t *t = json_pack("{s:s,s:s}", "key", "node.kubernetes.io/unschedulable",
+				      "effect", "NoSchedule");
 		if (!tolerates(tols, t))
 			gs_warnings_add(&n->reasons, "node(s) were unschedulable");
 		json_decref(t);
 	}
 	const json_t *t;
-	json_array_foreach(json_object_get(nspec, "taints"), i, t) {
+	json_array_foreach (json_object_get(nspec, "taints"), i, t) {
 		const char *eff = str_of(t, "effect");
 		if (strcmp(eff, "NoSchedule") && strcmp(eff, "NoExecute"))
 			continue;
@@ -670,7 +682,8 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 	}
 	if (json_array_size(nodes) > EXPLAIN_MAX_NODES ||
 	    json_array_size(json_object_get(in->pods, "items")) > EXPLAIN_MAX_PODS) {
-		gs_error_set(err, "more than %d nodes or %d pods", EXPLAIN_MAX_NODES, EXPLAIN_MAX_PODS);
+		gs_error_set(err, "more than %d nodes or %d pods", EXPLAIN_MAX_NODES,
+			     EXPLAIN_MAX_PODS);
 		return -1;
 	}
 	e = gs_xcalloc(1, sizeof(*e));
@@ -685,7 +698,7 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 		e->status_message = gs_xstrdup(str_of(status, "message"));
 	}
 	e->scheduled = -1;
-	json_array_foreach(json_object_get(status, "conditions"), i, c) {
+	json_array_foreach (json_object_get(status, "conditions"), i, c) {
 		if (strcmp(str_of(c, "type"), "PodScheduled"))
 			continue;
 		e->scheduled = !strcmp(str_of(c, "status"), "True");
@@ -701,7 +714,7 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 	}
 
 	e->nodes = gs_xcalloc(json_array_size(nodes) + 1, sizeof(*e->nodes));
-	json_array_foreach(nodes, i, node) {
+	json_array_foreach (nodes, i, node) {
 		if (explain_one_node(e, in, node, &e->nodes[e->n_nodes++], err) < 0) {
 			explain_pod_free(e);
 			return -1;
@@ -712,7 +725,7 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 	if (in->cat) {
 		const char *k;
 		json_t *v;
-		json_object_foreach(e->requests, k, v)
+		json_object_foreach (e->requests, k, v)
 			if (!strncmp(k, "nvidia.com/mig-", 15))
 				hint_mig_profile(e, in, k);
 	}
@@ -828,7 +841,8 @@ static char *pretty(const json_t *list, const char **keys, size_t n)
 		const char *s = "0";
 		if (v && quantity_from_json(&q, v, &e) == 0)
 			s = quantity_string(&q, qb, sizeof(qb));
-		used += (size_t)snprintf(buf + used, cap - used, "%s%s=%s", i ? "," : "", keys[i], s);
+		used += (size_t)snprintf(buf + used, cap - used, "%s%s=%s", i ? "," : "", keys[i],
+					 s);
 	}
 	return buf;
 }
@@ -855,14 +869,15 @@ static int judge(struct explain_quota *eq, const json_t *quota, const json_t *us
 	 * Constraints: cpu/memory keys in a quota require every container to
 	 * declare them; the message names the containers that do not.
 	 */
-	static const char *const constrained[] = {"cpu", "limits.cpu", "limits.memory", "memory",
-						  "requests.cpu", "requests.memory"};
+	static const char *const constrained[] = {"cpu",    "limits.cpu",   "limits.memory",
+						  "memory", "requests.cpu", "requests.memory"};
 	char *missing = NULL;
 	for (size_t i = 0; i < sizeof(constrained) / sizeof(constrained[0]); i++) {
-		if (!json_object_get(hard, constrained[i]) || json_object_get(usage, constrained[i]))
+		if (!json_object_get(hard, constrained[i]) ||
+		    json_object_get(usage, constrained[i]))
 			continue;
-		char *t = gs_xasprintf("%s%s%s for: %s", missing ? missing : "", missing ? "; " : "",
-				       constrained[i], container);
+		char *t = gs_xasprintf("%s%s%s for: %s", missing ? missing : "",
+				       missing ? "; " : "", constrained[i], container);
 		free(missing);
 		missing = t;
 	}
@@ -872,7 +887,7 @@ static int judge(struct explain_quota *eq, const json_t *quota, const json_t *us
 		free(missing);
 		goto out;
 	}
-	json_object_foreach((json_t *)usage, k, v) {
+	json_object_foreach ((json_t *)usage, k, v) {
 		const json_t *h = json_object_get(hard, k);
 		if (!h)
 			continue;
@@ -888,16 +903,18 @@ static int judge(struct explain_quota *eq, const json_t *quota, const json_t *us
 			names = t;
 		}
 		eq->verdict = EXPLAIN_REFUSE;
-		eq->message = gs_xasprintf("status unknown for quota: %s, resources: %s", eq->name, names);
+		eq->message = gs_xasprintf("status unknown for quota: %s, resources: %s", eq->name,
+					   names);
 		free(names);
 		goto out;
 	}
-	json_object_foreach((json_t *)usage, k, v) {
+	json_object_foreach ((json_t *)usage, k, v) {
 		const json_t *h = json_object_get(hard, k);
 		struct quantity qh, qu, qr, sum;
 		if (!h)
 			continue;
-		if (qparse(&qh, h, k, err) < 0 || qparse(&qu, json_object_get(used, k), k, err) < 0 ||
+		if (qparse(&qh, h, k, err) < 0 ||
+		    qparse(&qu, json_object_get(used, k), k, err) < 0 ||
 		    qparse(&qr, v, k, err) < 0 || quantity_add(&sum, &qu, &qr, err) < 0) {
 			rc = -1;
 			goto out;
@@ -910,8 +927,9 @@ static int judge(struct explain_quota *eq, const json_t *quota, const json_t *us
 		char *r = pretty(usage, exceeded, n_ex), *u = pretty(used, exceeded, n_ex);
 		char *h = pretty(hard, exceeded, n_ex);
 		eq->verdict = EXPLAIN_REFUSE;
-		eq->message = gs_xasprintf("exceeded quota: %s, requested: %s, used: %s, limited: %s",
-					   eq->name, r, u, h);
+		eq->message =
+			gs_xasprintf("exceeded quota: %s, requested: %s, used: %s, limited: %s",
+				     eq->name, r, u, h);
 		free(r);
 		free(u);
 		free(h);
@@ -942,10 +960,11 @@ int explain_quota(const json_t *quota_list, const json_t *usage, const char *con
 	r = gs_xcalloc(1, sizeof(*r));
 	r->quotas = gs_xcalloc(json_array_size(items) + 1, sizeof(*r->quotas));
 	r->usage = usage ? json_deep_copy(usage) : NULL;
-	json_array_foreach(items, i, q) {
+	json_array_foreach (items, i, q) {
 		struct explain_quota *eq = &r->quotas[r->n++];
 		const json_t *spec = json_object_get(q, "spec"), *st = json_object_get(q, "status");
-		const json_t *hard = json_object_get(st, "hard"), *used = json_object_get(st, "used");
+		const json_t *hard = json_object_get(st, "hard"),
+			     *used = json_object_get(st, "used");
 		const char *k;
 		json_t *v;
 
@@ -959,7 +978,7 @@ int explain_quota(const json_t *quota_list, const json_t *usage, const char *con
 			hard = json_object_get(spec, "hard");
 		eq->items = gs_xcalloc(json_object_size(hard) + 1, sizeof(*eq->items));
 		/* jansson keeps insertion order; the apiserver's is sorted already. */
-		json_object_foreach((json_t *)hard, k, v) {
+		json_object_foreach ((json_t *)hard, k, v) {
 			struct explain_quota_item *it = &eq->items[eq->n_items++];
 			struct quantity qh, qu, left;
 			const json_t *u = json_object_get(used, k);
@@ -978,7 +997,7 @@ int explain_quota(const json_t *quota_list, const json_t *usage, const char *con
 		if (usage && judge(eq, q, usage, container ? container : "main", err) < 0)
 			goto fail;
 		continue;
-fail:
+	fail:
 		gs_error_prefix(err, "quota %s: ", eq->name);
 		explain_quota_report_free(r);
 		return -1;

@@ -20,18 +20,18 @@ struct explain_resource {
 	char *name;
 	char *requested;   /* by the pod (its effective request) */
 	char *allocatable; /* status.allocatable, "0" when the node lacks it */
-	char *used;        /* requested by the other non-terminal pods bound to the node */
-	char *free;        /* allocatable - used */
+	char *used;	   /* requested by the other non-terminal pods bound to the node */
+	char *free;	   /* allocatable - used */
 	bool fits;
 };
 
 struct explain_node {
 	char *name;
-	bool fits;         /* no reason below: the scheduler's filters would pass it */
-	bool bound;        /* the pod is bound to this node */
+	bool fits;  /* no reason below: the scheduler's filters would pass it */
+	bool bound; /* the pod is bound to this node */
 	struct explain_resource *res;
 	size_t n_res;
-	char *advertised;  /* "nvidia.com/gpu=8 ..." non-zero nvidia.com/ allocatable, "" if none */
+	char *advertised; /* "nvidia.com/gpu=8 ..." non-zero nvidia.com/ allocatable, "" if none */
 	/* The scheduler's filter words, each with what made it so, e.g.
 	 * "Insufficient nvidia.com/gpu", "node(s) had untolerated taint {k: v}". */
 	struct gs_warnings reasons;
@@ -41,14 +41,14 @@ struct explain_node {
 struct explain_pod {
 	char *namespace;
 	char *name;
-	char *node;           /* spec.nodeName, NULL when unbound */
-	char *phase;          /* status.phase, "" when absent */
-	char *status_reason;  /* status.reason (e.g. UnexpectedAdmissionError), NULL when absent */
+	char *node;	     /* spec.nodeName, NULL when unbound */
+	char *phase;	     /* status.phase, "" when absent */
+	char *status_reason; /* status.reason (e.g. UnexpectedAdmissionError), NULL when absent */
 	char *status_message;
-	int scheduled;        /* PodScheduled condition: 1 True, 0 False, -1 absent */
-	char *sched_reason;   /* its reason and message, verbatim; NULL when absent */
+	int scheduled;	    /* PodScheduled condition: 1 True, 0 False, -1 absent */
+	char *sched_reason; /* its reason and message, verbatim; NULL when absent */
 	char *sched_message;
-	json_t *requests;     /* resource -> quantity string: the pod's effective requests */
+	json_t *requests; /* resource -> quantity string: the pod's effective requests */
 	struct explain_node *nodes;
 	size_t n_nodes;
 	struct gs_warnings hints; /* pod-wide GPU-sharing traps */
@@ -59,7 +59,7 @@ struct explain_pod_input {
 	const json_t *nodes; /* a NodeList */
 	const json_t *pods;  /* a PodList of every pod (what bound pods use); NULL = none */
 	const struct dpconfig_set *configs; /* the device-plugin ConfigMap; NULL = absent */
-	const struct catalog *cat;          /* for MIG profile hints; NULL = none */
+	const struct catalog *cat;	    /* for MIG profile hints; NULL = none */
 };
 
 #define EXPLAIN_MAX_NODES 5000
@@ -78,8 +78,8 @@ void explain_pod_free(struct explain_pod *e);
 /* One hard/used pair of a quota. */
 struct explain_quota_item {
 	char *resource;
-	char *hard;     /* status.hard, or spec.hard when status.hard is unset */
-	char *used;     /* status.used, NULL when absent */
+	char *hard;	/* status.hard, or spec.hard when status.hard is unset */
+	char *used;	/* status.used, NULL when absent */
 	char *headroom; /* hard - used, NULL when used is absent */
 };
 
@@ -92,8 +92,8 @@ enum explain_verdict {
 
 struct explain_quota {
 	char *name;
-	bool enforced;  /* status.hard is set (control-plane §4.3) */
-	bool scoped;    /* spec.scopes or spec.scopeSelector: only some pods count */
+	bool enforced; /* status.hard is set (control-plane §4.3) */
+	bool scoped;   /* spec.scopes or spec.scopeSelector: only some pods count */
 	struct explain_quota_item *items;
 	size_t n_items;
 	enum explain_verdict verdict;
@@ -105,7 +105,8 @@ struct explain_quota_report {
 	char *namespace;
 	struct explain_quota *quotas;
 	size_t n;
-	json_t *usage; /* what one more pod would add, quota resource name -> quantity; NULL = no request */
+	json_t *usage; /* what one more pod would add, quota resource name -> quantity; NULL = no
+			  request */
 };
 
 /*

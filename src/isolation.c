@@ -24,15 +24,12 @@ static const struct isolation_method methods[] = {
 	 "the MPS control daemon sets a per-client pinned-memory limit (total / replicas, spec "
 	 "§6.4) and an active-thread share, but clients share one context: a limit, not an "
 	 "isolation boundary",
-	 "no",
-	 "one client crashing can take down the MPS server and the other clients with it"},
+	 "no", "one client crashing can take down the MPS server and the other clients with it"},
 	{"mig", "nvidia.com/mig-<profile> (mixed) or nvidia.com/gpu (single)",
-	 "the hardware: each instance gets its own SMs, memory slices, caches and engines",
-	 "yes",
+	 "the hardware: each instance gets its own SMs, memory slices, caches and engines", "yes",
 	 "each MIG instance has its own memory slices (spec §5.2); one instance cannot use "
 	 "another's memory",
-	 "yes",
-	 "faults stay inside the GPU instance; other instances keep running"},
+	 "yes", "faults stay inside the GPU instance; other instances keep running"},
 };
 
 #define N_METHODS (sizeof(methods) / sizeof(methods[0]))
@@ -51,6 +48,6 @@ char *isolation_env_text(void)
 			    "MIG_MEMORY_ISOLATION=%s\n"
 			    "TIMESLICING_FAULT_ISOLATION=%s\n"
 			    "MIG_FAULT_ISOLATION=%s\n",
-			    methods[0].memory, methods[1].memory, methods[2].memory, methods[0].fault,
-			    methods[2].fault);
+			    methods[0].memory, methods[1].memory, methods[2].memory,
+			    methods[0].fault, methods[2].fault);
 }

@@ -118,7 +118,7 @@ static int curl_api_load(struct gs_error *err)
 #define MAX_URL_LEN 8192u
 #define MAX_TOKEN_FILE (64u * 1024)
 #define DEF_TOKEN_REREAD_MS 60000L /* client-go's cached file token source period */
-#define SERVER_TEXT_MAX 1024u  /* a non-Status error body quoted in a message */
+#define SERVER_TEXT_MAX 1024u	   /* a non-Status error body quoted in a message */
 #define WAIT_POLL_FLOOR_MS 1000L
 
 struct buf {
@@ -131,9 +131,9 @@ struct buf {
 
 struct kube_client {
 	CURL *curl;
-	char *base;    /* URL prefix requests are appended to */
+	char *base; /* URL prefix requests are appended to */
 	char *ns;
-	char *trust;   /* what the server is verified against, for TLS errors */
+	char *trust; /* what the server is verified against, for TLS errors */
 	char *token_file;
 	long long token_checked_ms;
 	struct timespec token_mtime;
@@ -191,7 +191,8 @@ static uint64_t rng_next(uint64_t *s)
 	return x * 2685821657736338717ULL;
 }
 
-static void trace(struct kube_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void trace(struct kube_client *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void trace(struct kube_client *c, const char *fmt, ...)
 {
@@ -299,8 +300,9 @@ static void generic_status(struct kube_status *st, int code, const char *method,
 		break;
 	case 403:
 		reason = "Forbidden";
-		msg = gs_xstrdup(server[0] ? server
-					   : "the server does not allow access to the requested resource");
+		msg = gs_xstrdup(
+			server[0] ? server
+				  : "the server does not allow access to the requested resource");
 		break;
 	case 405:
 		reason = "MethodNotAllowed";
@@ -308,9 +310,10 @@ static void generic_status(struct kube_status *st, int code, const char *method,
 		break;
 	case 406:
 		reason = "NotAcceptable";
-		msg = gs_xstrdup(server[0] ? server
-					   : "the server was unable to respond with a content type that "
-					     "the client supports");
+		msg = gs_xstrdup(
+			server[0] ? server
+				  : "the server was unable to respond with a content type that "
+				    "the client supports");
 		break;
 	case 415:
 		reason = "UnsupportedMediaType";
@@ -601,12 +604,12 @@ static void opts_defaults(struct kube_client_opts *o, const struct kube_client_o
 		o->token_reread_ms = DEF_TOKEN_REREAD_MS;
 }
 
-#define SETOPT(opt, val)                                                                   \
-	do {                                                                               \
-		if (curl_easy_setopt(c->curl, opt, val) != CURLE_OK) {                     \
-			gs_error_set(err, "libcurl does not support %s", #opt);            \
-			goto fail;                                                         \
-		}                                                                          \
+#define SETOPT(opt, val)                                                                           \
+	do {                                                                                       \
+		if (curl_easy_setopt(c->curl, opt, val) != CURLE_OK) {                             \
+			gs_error_set(err, "libcurl does not support %s", #opt);                    \
+			goto fail;                                                                 \
+		}                                                                                  \
 	} while (0)
 
 int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
@@ -625,8 +628,8 @@ int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 	opts_defaults(&c->o, opts);
 	if (cfg->request_timeout_ms > 0)
 		c->o.request_timeout_ms = cfg->request_timeout_ms;
-	c->user_agent = gs_xstrdup(c->o.user_agent ? c->o.user_agent
-						   : "gpushare/" GPUSHARE_VERSION);
+	c->user_agent =
+		gs_xstrdup(c->o.user_agent ? c->o.user_agent : "gpushare/" GPUSHARE_VERSION);
 	c->o.user_agent = c->user_agent;
 	c->ns = gs_xstrdup(cfg->namespace && cfg->namespace[0] ? cfg->namespace : "default");
 	c->body.max = c->o.max_response_bytes;
@@ -673,7 +676,9 @@ int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 			}
 			/* Trust only the cluster's CA, as kubectl does. */
 			SETOPT(CURLOPT_CAPATH, NULL);
-			c->trust = gs_xasprintf("the CA in %s", cfg->ca.origin ? cfg->ca.origin : "the configuration");
+			c->trust =
+				gs_xasprintf("the CA in %s",
+					     cfg->ca.origin ? cfg->ca.origin : "the configuration");
 		} else {
 			c->trust = gs_xstrdup("the system trust store");
 		}
@@ -880,8 +885,9 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 			c->body.p[0] = '\0';
 		c->retry_after_hdr = 0;
 		c->errbuf[0] = '\0';
-		curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS,
-				 (long)(left < c->o.request_timeout_ms ? left : c->o.request_timeout_ms));
+		curl_easy_setopt(
+			c->curl, CURLOPT_TIMEOUT_MS,
+			(long)(left < c->o.request_timeout_ms ? left : c->o.request_timeout_ms));
 		cc = curl_easy_perform(c->curl);
 		if (cc == CURLE_OK) {
 			curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
@@ -905,7 +911,8 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 			curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
 			trace(c, "%s %s -> %s in %lld ms (attempt %u)", method, url,
 			      curl_easy_strerror(cc), now_ms() - t0, attempt);
-			retry = !c->body.overflow && transient_curl(cc) && (idempotent || sent == 0);
+			retry = !c->body.overflow && transient_curl(cc) &&
+				(idempotent || sent == 0);
 		}
 		if (retry && attempt < c->o.max_attempts) {
 			if (wait < 0)
@@ -927,11 +934,12 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 			const char *why = c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc);
 			char tries[96] = "";
 			if (attempt > 1)
-				snprintf(tries, sizeof(tries), " (gave up after %u attempts in %.1fs)",
-					 attempt, (double)(now_ms() - start) / 1000.0);
+				snprintf(tries, sizeof(tries),
+					 " (gave up after %u attempts in %.1fs)", attempt,
+					 (double)(now_ms() - start) / 1000.0);
 			if (tls_verify_error(cc))
-				gs_error_set(err, "%s %s: %s (server verified against %s)%s", method,
-					     url, why, c->trust, tries);
+				gs_error_set(err, "%s %s: %s (server verified against %s)%s",
+					     method, url, why, c->trust, tries);
 			else
 				gs_error_set(err, "%s %s: %s%s", method, url, why, tries);
 		}
@@ -968,9 +976,8 @@ static int decode_body(struct kube_client *c, const char *method, const char *pa
 	return 0;
 }
 
-static int json_call(struct kube_client *c, const char *method, const char *path,
-		     const char *ctype, const json_t *obj, json_t **out, long long deadline,
-		     struct gs_error *err)
+static int json_call(struct kube_client *c, const char *method, const char *path, const char *ctype,
+		     const json_t *obj, json_t **out, long long deadline, struct gs_error *err)
 {
 	char *req = NULL;
 	int rc;
@@ -1044,7 +1051,8 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 		*body = NULL;
 	if (len)
 		*len = 0;
-	if (!method || !method[0] || strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(method)) {
+	if (!method || !method[0] ||
+	    strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(method)) {
 		gs_error_set(err, "invalid HTTP method");
 		return -1;
 	}
@@ -1070,8 +1078,8 @@ static void query_append(char **url, const char *key, const char *val)
 
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)val[i];
-		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-		    ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
 			enc[o++] = (char)ch;
 		} else {
 			static const char hex[] = "0123456789ABCDEF";
@@ -1118,13 +1126,15 @@ static int list_once(struct kube_client *c, const char *path, const struct kube_
 		if (rc != 0)
 			break;
 		pitems = json_object_get(resp, "items");
-		if (!json_is_object(resp) || (pitems && !json_is_array(pitems) && !json_is_null(pitems))) {
+		if (!json_is_object(resp) ||
+		    (pitems && !json_is_array(pitems) && !json_is_null(pitems))) {
 			gs_error_set(err, "GET %s: the response is not a list", path);
 			json_decref(resp);
 			rc = -1;
 			break;
 		}
-		cont = json_string_value(json_object_get(json_object_get(resp, "metadata"), "continue"));
+		cont = json_string_value(
+			json_object_get(json_object_get(resp, "metadata"), "continue"));
 		if (cont && cont[0])
 			token = gs_xstrdup(cont);
 		if (!acc) {
@@ -1165,8 +1175,7 @@ int kube_list(struct kube_client *c, const char *path, const struct kube_list_op
 	int rc;
 
 	*out = NULL;
-	if (path && strchr(path, '?') &&
-	    (strstr(path, "continue=") || strstr(path, "limit="))) {
+	if (path && strchr(path, '?') && (strstr(path, "continue=") || strstr(path, "limit="))) {
 		gs_error_set(err, "GET %s: kube_list sets limit and continue itself", path);
 		return -1;
 	}
@@ -1203,8 +1212,9 @@ int kube_wait(struct kube_client *c, const char *path, kube_wait_fn pred, void *
 		 * is a real one.
 		 */
 		if (left < WAIT_POLL_FLOOR_MS)
-			left = WAIT_POLL_FLOOR_MS < c->o.request_timeout_ms ? WAIT_POLL_FLOOR_MS
-									   : c->o.request_timeout_ms;
+			left = WAIT_POLL_FLOOR_MS < c->o.request_timeout_ms
+				       ? WAIT_POLL_FLOOR_MS
+				       : c->o.request_timeout_ms;
 		if (left > c->o.deadline_ms)
 			left = c->o.deadline_ms;
 		rc = json_call(c, "GET", path, NULL, NULL, &obj, now_ms() + left, err);
@@ -1231,8 +1241,8 @@ int kube_wait(struct kube_client *c, const char *path, kube_wait_fn pred, void *
 		left = deadline - now_ms();
 		if (left <= 0) {
 			gs_error_set(err, "timed out after %.1fs waiting for %s%s%s",
-				     (double)(now_ms() - start) / 1000.0, path, why.msg[0] ? ": " : "",
-				     why.msg);
+				     (double)(now_ms() - start) / 1000.0, path,
+				     why.msg[0] ? ": " : "", why.msg);
 			return -1;
 		}
 		sleep_ms(left < interval_ms ? left : interval_ms);

@@ -31,18 +31,18 @@ enum { KUBE_E_STATUS = -2 };
 
 /* Zero fields take the defaults in brackets. */
 struct kube_client_opts {
-	long request_timeout_ms; /* one attempt, connect included [30000] */
-	long connect_timeout_ms; /* [10000] */
-	long deadline_ms;        /* all attempts and waits of one call [60000] */
-	unsigned max_attempts;   /* [8] */
-	long backoff_base_ms;    /* first retry delay [200] */
-	long backoff_max_ms;     /* cap of one backoff delay [10000]; Retry-After is
-				    honoured as sent, within the deadline */
+	long request_timeout_ms;   /* one attempt, connect included [30000] */
+	long connect_timeout_ms;   /* [10000] */
+	long deadline_ms;	   /* all attempts and waits of one call [60000] */
+	unsigned max_attempts;	   /* [8] */
+	long backoff_base_ms;	   /* first retry delay [200] */
+	long backoff_max_ms;	   /* cap of one backoff delay [10000]; Retry-After is
+				      honoured as sent, within the deadline */
 	size_t max_response_bytes; /* one response body [64 MiB] */
-	size_t max_list_items;     /* kube_list total [1000000] */
+	size_t max_list_items;	   /* kube_list total [1000000] */
 	unsigned list_page_size;   /* kube_list `limit` [500] */
-	const char *user_agent;    /* ["gpushare/<version>"] */
-	long token_reread_ms;      /* look at a tokenFile again after this long [60000] */
+	const char *user_agent;	   /* ["gpushare/<version>"] */
+	long token_reread_ms;	   /* look at a tokenFile again after this long [60000] */
 	/*
 	 * One line per attempt and per retry decision (method, URL, HTTP
 	 * status, timing); never headers or bodies. NULL = silent.
@@ -53,10 +53,10 @@ struct kube_client_opts {
 
 /* A failed request's Status (metav1.Status). Strings are "" when absent, never NULL. */
 struct kube_status {
-	int code;         /* HTTP status, 0 when no response arrived */
-	char *reason;     /* e.g. "NotFound", "AlreadyExists", "Forbidden", "Conflict" */
-	char *message;    /* verbatim, untruncated */
-	json_t *details;  /* the `details` object or NULL; owned by the status */
+	int code;	    /* HTTP status, 0 when no response arrived */
+	char *reason;	    /* e.g. "NotFound", "AlreadyExists", "Forbidden", "Conflict" */
+	char *message;	    /* verbatim, untruncated */
+	json_t *details;    /* the `details` object or NULL; owned by the status */
 	long retry_after_s; /* Retry-After header or details.retryAfterSeconds, else 0 */
 };
 

@@ -239,7 +239,8 @@ bad:
 
 /* Error at `key` of `obj` inside file f, "file:line:col: ...". */
 static void at_key(const struct kc_file *f, const json_t *obj, const char *key,
-		   struct gs_error *err, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+		   struct gs_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 static void at_key(const struct kc_file *f, const json_t *obj, const char *key,
 		   struct gs_error *err, const char *fmt, ...)
@@ -338,7 +339,7 @@ static int merge_list(struct kc_merged *m, struct kc_map *map, const struct kc_f
 		at_key(f, f->doc, list, err, "%s must be a list", list);
 		return -1;
 	}
-	json_array_foreach(arr, i, item) {
+	json_array_foreach (arr, i, item) {
 		json_t *name = json_object_get(item, "name"), *body;
 		const struct kc_entry *old;
 
@@ -619,8 +620,8 @@ static int load_cluster(struct kube_config *cfg, const struct kc_entry *e,
 	}
 	if (strstr(server, "://") && strncmp(server, "https://", 8) != 0 &&
 	    strncmp(server, "http://", 7) != 0) {
-		at_key(e->file, ee.body, "server", err, "%s: server \"%s\" must be an https:// or http:// URL",
-		       what, server);
+		at_key(e->file, ee.body, "server", err,
+		       "%s: server \"%s\" must be an https:// or http:// URL", what, server);
 		goto out;
 	}
 	if (opts && opts->insecure_skip_tls_verify) {
@@ -654,7 +655,7 @@ out:
 /* "<key>" when the mapping has it, else "<key>-data": where to point an error. */
 static const char *some_key(const json_t *body, const char *key)
 {
-	return json_object_get(body, key) ? key
+	return json_object_get(body, key)   ? key
 	       : !strcmp(key, "client-key") ? "client-key-data"
 					    : "client-certificate-data";
 }
@@ -681,7 +682,8 @@ static int load_user(struct kube_config *cfg, const struct kc_entry *e, struct g
 	for (size_t i = 0; i < sizeof(unsupported_user_fields) / sizeof(unsupported_user_fields[0]);
 	     i++) {
 		json_t *v = json_object_get(e->body, unsupported_user_fields[i][0]);
-		bool empty = !v || json_is_null(v) || (json_is_string(v) && !json_string_length(v)) ||
+		bool empty = !v || json_is_null(v) ||
+			     (json_is_string(v) && !json_string_length(v)) ||
 			     (json_is_array(v) && !json_array_size(v)) ||
 			     (json_is_object(v) && !json_object_size(v));
 		if (!empty) {
@@ -778,8 +780,8 @@ static char *source_of(const struct kc_merged *m)
 static int from_kubeconfig(struct kube_config *cfg, const struct kc_merged *m,
 			   const struct kube_config_opts *opts, struct gs_error *err)
 {
-	const char *ctx_name = opts && opts->context && opts->context[0] ? opts->context
-									 : m->current_context;
+	const char *ctx_name =
+		opts && opts->context && opts->context[0] ? opts->context : m->current_context;
 	const char *cluster_name = NULL, *user_name = NULL, *ns = NULL;
 	const struct kc_entry *ctx = NULL, *cl, *us = NULL;
 
@@ -793,7 +795,8 @@ static int from_kubeconfig(struct kube_config *cfg, const struct kc_merged *m,
 		cfg->context = gs_xstrdup(ctx_name);
 		if (ctx->body) {
 			char *what = gs_xasprintf("context \"%s\"", ctx_name);
-			int r = get_str(ctx->file, ctx->body, "cluster", what, &cluster_name, err) ||
+			int r = get_str(ctx->file, ctx->body, "cluster", what, &cluster_name,
+					err) ||
 				get_str(ctx->file, ctx->body, "user", what, &user_name, err) ||
 				get_str(ctx->file, ctx->body, "namespace", what, &ns, err);
 			free(what);
@@ -937,14 +940,16 @@ int kube_config_load_env(struct kube_config **out, const struct kube_config_opts
 			rc = in_cluster(cfg, opts, env, err);
 		} else if (m.n_files) {
 			char *src = source_of(&m);
-			gs_error_set(err, "kubeconfig %s is empty and KUBERNETES_SERVICE_HOST is not "
-					  "set; pass --kubeconfig",
+			gs_error_set(err,
+				     "kubeconfig %s is empty and KUBERNETES_SERVICE_HOST is not "
+				     "set; pass --kubeconfig",
 				     src);
 			free(src);
 		} else {
-			gs_error_set(err, "no kubeconfig found (%s) and not running in a cluster "
-					  "(KUBERNETES_SERVICE_HOST is not set); pass --kubeconfig "
-					  "or set KUBECONFIG",
+			gs_error_set(err,
+				     "no kubeconfig found (%s) and not running in a cluster "
+				     "(KUBERNETES_SERVICE_HOST is not set); pass --kubeconfig "
+				     "or set KUBECONFIG",
 				     env->kubeconfig && env->kubeconfig[0]
 					     ? "no file in KUBECONFIG exists"
 				     : env->home && env->home[0] ? "~/.kube/config does not exist"

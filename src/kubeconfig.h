@@ -21,11 +21,11 @@
 
 /* What a command's flags may override. All fields may be NULL/false. */
 struct kube_config_opts {
-	const char *kubeconfig; /* --kubeconfig: overrides KUBECONFIG */
-	const char *context;    /* --context: overrides current-context */
-	const char *cluster;    /* --cluster: overrides the context's cluster */
-	const char *user;       /* --user: overrides the context's user */
-	const char *namespace;  /* -n/--namespace: overrides the context's namespace */
+	const char *kubeconfig;	       /* --kubeconfig: overrides KUBECONFIG */
+	const char *context;	       /* --context: overrides current-context */
+	const char *cluster;	       /* --cluster: overrides the context's cluster */
+	const char *user;	       /* --user: overrides the context's user */
+	const char *namespace;	       /* -n/--namespace: overrides the context's namespace */
 	bool insecure_skip_tls_verify; /* --insecure-skip-tls-verify */
 	long request_timeout_ms;       /* --request-timeout; 0 = kubeclient's default */
 };
@@ -34,39 +34,39 @@ struct kube_config_opts {
 struct kube_pem {
 	unsigned char *data; /* NULL when absent; not NUL-terminated */
 	size_t len;
-	char *origin;        /* the file path, or e.g. `user "admin" client-key-data` */
+	char *origin; /* the file path, or e.g. `user "admin" client-key-data` */
 };
 
 struct kube_config {
-	char *source;      /* the kubeconfig file(s) used, or "in-cluster" */
-	char *context;     /* the context used; NULL for in-cluster */
-	char *cluster;     /* cluster entry name; NULL for in-cluster */
-	char *user;        /* user entry name; NULL for in-cluster */
-	char *namespace;   /* the context's namespace, else "default" */
+	char *source;	 /* the kubeconfig file(s) used, or "in-cluster" */
+	char *context;	 /* the context used; NULL for in-cluster */
+	char *cluster;	 /* cluster entry name; NULL for in-cluster */
+	char *user;	 /* user entry name; NULL for in-cluster */
+	char *namespace; /* the context's namespace, else "default" */
 
-	char *server;          /* scheme://host[:port][/prefix], no trailing '/' */
+	char *server;	       /* scheme://host[:port][/prefix], no trailing '/' */
 	char *tls_server_name; /* NULL = the server's host */
 	char *proxy_url;       /* NULL = the environment's proxy settings */
 	bool insecure_skip_tls_verify;
-	struct kube_pem ca;          /* NULL data = the system trust store */
+	struct kube_pem ca; /* NULL data = the system trust store */
 	struct kube_pem client_cert;
-	struct kube_pem client_key;  /* secret */
+	struct kube_pem client_key; /* secret */
 
-	char *token;      /* secret; the `token` field, or tokenFile's content at load */
+	char *token;	  /* secret; the `token` field, or tokenFile's content at load */
 	char *token_file; /* NULL, or re-read by kubeclient when it changes (rotation) */
-	char *username;   /* basic auth */
-	char *password;   /* secret */
+	char *username;	  /* basic auth */
+	char *password;	  /* secret */
 
 	long request_timeout_ms; /* from opts; 0 = default */
 };
 
 /* Where kube_config_load_env looks; kube_config_load fills it from the process. */
 struct kube_config_env {
-	const char *kubeconfig;   /* $KUBECONFIG, NULL/"" = unset */
-	const char *home;         /* $HOME, for ~/.kube/config */
+	const char *kubeconfig;	  /* $KUBECONFIG, NULL/"" = unset */
+	const char *home;	  /* $HOME, for ~/.kube/config */
 	const char *service_host; /* $KUBERNETES_SERVICE_HOST */
 	const char *service_port; /* $KUBERNETES_SERVICE_PORT */
-	const char *sa_dir;       /* NULL = /var/run/secrets/kubernetes.io/serviceaccount */
+	const char *sa_dir;	  /* NULL = /var/run/secrets/kubernetes.io/serviceaccount */
 };
 
 /*

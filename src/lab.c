@@ -75,8 +75,8 @@ static int apply_one(struct lab *lab, const json_t *obj, struct gs_error *err)
 	const char *ns = str_at(obj, "metadata", "namespace");
 
 	if (apply_object(lab->c, obj, &r, NULL, err) < 0) {
-		gs_error_prefix(err, "%s %s%s%s: ", str_at(obj, "kind", NULL),
-				ns ? ns : "", ns ? "/" : "", str_at(obj, "metadata", "name"));
+		gs_error_prefix(err, "%s %s%s%s: ", str_at(obj, "kind", NULL), ns ? ns : "",
+				ns ? "/" : "", str_at(obj, "metadata", "name"));
 		return -1;
 	}
 	say(lab, "  %s %s%s%s %s", str_at(obj, "kind", NULL), ns ? ns : "", ns ? "/" : "",
@@ -125,15 +125,16 @@ static int node_ready(const json_t *node, void *arg, struct gs_error *why)
 		gs_error_set(why, "the node does not exist");
 		return 0;
 	}
-	json_array_foreach(conds, i, v) {
+	json_array_foreach (conds, i, v) {
 		if (!strcmp(str_at(v, "type", NULL) ? str_at(v, "type", NULL) : "", "Ready"))
-			ready = str_at(v, "status", NULL) && !strcmp(str_at(v, "status", NULL), "True");
+			ready = str_at(v, "status", NULL) &&
+				!strcmp(str_at(v, "status", NULL), "True");
 	}
 	if (!ready) {
 		gs_error_set(why, "condition Ready is not True (is kwok running?)");
 		return 0;
 	}
-	json_array_foreach(taints, i, v) {
+	json_array_foreach (taints, i, v) {
 		const char *key = str_at(v, "key", NULL);
 		if (key && !strcmp(key, "node.kubernetes.io/not-ready")) {
 			gs_error_set(why, "taint node.kubernetes.io/not-ready is still set "
@@ -149,9 +150,10 @@ static int quota_enforced(const json_t *q, void *arg, struct gs_error *why)
 	(void)arg;
 	if (q && json_object_get(json_object_get(json_object_get(q, "status"), "hard"), QUOTA_KEY))
 		return 1;
-	gs_error_set(why, "status.hard has no %s yet: the resource quota controller of "
-			  "kube-controller-manager has not synced it, and until it does the "
-			  "apiserver admits everything",
+	gs_error_set(why,
+		     "status.hard has no %s yet: the resource quota controller of "
+		     "kube-controller-manager has not synced it, and until it does the "
+		     "apiserver admits everything",
 		     QUOTA_KEY);
 	return 0;
 }
@@ -163,8 +165,8 @@ static int quota_enforced(const json_t *q, void *arg, struct gs_error *why)
  */
 static int quota_used_reaches(const json_t *q, void *arg, struct gs_error *why)
 {
-	const json_t *used = json_object_get(json_object_get(json_object_get(q, "status"), "used"),
-					     QUOTA_KEY);
+	const json_t *used =
+		json_object_get(json_object_get(json_object_get(q, "status"), "used"), QUOTA_KEY);
 	int64_t want = *(const int64_t *)arg, have = 0;
 	struct quantity qty;
 	struct gs_error ignored;
@@ -191,7 +193,7 @@ static int pod_scheduled(const json_t *pod, void *arg, struct gs_error *why)
 	}
 	if (str_at(pod, "spec", "nodeName"))
 		return 1;
-	json_array_foreach(conds, i, v) {
+	json_array_foreach (conds, i, v) {
 		const char *type = str_at(v, "type", NULL);
 		const char *msg = str_at(v, "message", NULL);
 		if (type && !strcmp(type, "PodScheduled") && msg) {
@@ -354,9 +356,10 @@ static int sync_nodes(struct lab *lab, struct gs_error *err)
 
 		if (n->outcome == SYNC_SKIPPED)
 			continue;
-		json_object_foreach(n->resources, k, v) {
-			used += (size_t)snprintf(res + used, used < sizeof(res) ? sizeof(res) - used : 0,
-						 "%s%s=%s", used ? " " : "", k, json_string_value(v));
+		json_object_foreach (n->resources, k, v) {
+			used += (size_t)snprintf(
+				res + used, used < sizeof(res) ? sizeof(res) - used : 0, "%s%s=%s",
+				used ? " " : "", k, json_string_value(v));
 			if (used >= sizeof(res))
 				break;
 		}
@@ -416,7 +419,7 @@ static void placement_add(struct lab *lab, const char *ns, const char *pod, cons
 	}
 	rep->pods = gs_xrealloc(rep->pods, (rep->n_pods + 1) * sizeof(*rep->pods));
 	rep->pods[rep->n_pods++] = (struct lab_placement){gs_xstrdup(ns), gs_xstrdup(pod),
-							   gs_xstrdup(node), gs_xstrdup(why)};
+							  gs_xstrdup(node), gs_xstrdup(why)};
 }
 
 /* Why the scheduler could only choose where it did: resources, then selectors. */
@@ -435,10 +438,11 @@ static char *explain(const struct lab *lab, const json_t *pod)
 #define ADD(...)                                                                                   \
 	do {                                                                                       \
 		if (used < sizeof(buf))                                                            \
-			used += (size_t)snprintf(buf + used, sizeof(buf) - used, __VA_ARGS__);      \
+			used += (size_t)snprintf(buf + used, sizeof(buf) - used, __VA_ARGS__);     \
 	} while (0)
-	json_array_foreach(containers, i, c) {
-		json_object_foreach(json_object_get(json_object_get(c, "resources"), "limits"), k, v) {
+	json_array_foreach (containers, i, c) {
+		json_object_foreach (json_object_get(json_object_get(c, "resources"), "limits"), k,
+				     v) {
 			if (strncmp(k, "nvidia.com/", 11))
 				continue;
 			ADD("%sneeds %s; advertised by", used ? "; " : "", k);
@@ -446,7 +450,8 @@ static char *explain(const struct lab *lab, const json_t *pod)
 			for (size_t n = 0; n < lab->rep->n_nodes; n++) {
 				const json_t *q = json_object_get(lab->rep->nodes[n].resources, k);
 				if (q && strcmp(json_string_value(q), "0")) {
-					ADD(" %s(%s)", lab->rep->nodes[n].name, json_string_value(q));
+					ADD(" %s(%s)", lab->rep->nodes[n].name,
+					    json_string_value(q));
 					any = 1;
 				}
 			}
@@ -454,7 +459,7 @@ static char *explain(const struct lab *lab, const json_t *pod)
 				ADD(" no node");
 		}
 	}
-	json_object_foreach((json_t *)sel, k, v) {
+	json_object_foreach ((json_t *)sel, k, v) {
 		ADD("%snodeSelector %s=%s", used ? "; " : "", k,
 		    json_is_string(v) ? json_string_value(v) : "?");
 	}
@@ -533,9 +538,9 @@ static int gpus_requested(struct lab *lab, const char *rel, int64_t *sum, struct
 		const json_t *c;
 		size_t j;
 
-		json_array_foreach(json_object_get(json_object_get(yaml_stream_doc(s, i), "spec"),
-						   "containers"),
-				   j, c) {
+		json_array_foreach (json_object_get(json_object_get(yaml_stream_doc(s, i), "spec"),
+						    "containers"),
+				    j, c) {
 			const json_t *v = json_object_get(
 				json_object_get(json_object_get(c, "resources"), "limits"),
 				"nvidia.com/gpu");
@@ -615,8 +620,10 @@ static int step_quota(struct lab *lab, struct gs_error *err)
 		goto out;
 	{
 		const json_t *st = json_object_get(q, "status");
-		const char *u = json_string_value(json_object_get(json_object_get(st, "used"), QUOTA_KEY));
-		const char *h = json_string_value(json_object_get(json_object_get(st, "hard"), QUOTA_KEY));
+		const char *u =
+			json_string_value(json_object_get(json_object_get(st, "used"), QUOTA_KEY));
+		const char *h =
+			json_string_value(json_object_get(json_object_get(st, "hard"), QUOTA_KEY));
 		free(lab->rep->quota_used);
 		lab->rep->quota_used = gs_xasprintf("%s/%s", u ? u : "?", h ? h : "?");
 	}
@@ -653,7 +660,8 @@ static int step_check(struct lab *lab, struct gs_error *err)
 		if (rc == 0) {
 			say(lab, "  %s: %s", files[i], cr.n ? "OVER" : "OK");
 			for (size_t f = 0; f < cr.n; f++)
-				say(lab, "    OVER=%s=%s", cr.items[f].container, cr.items[f].count);
+				say(lab, "    OVER=%s=%s", cr.items[f].container,
+				    cr.items[f].count);
 		}
 		check_report_release(&cr);
 		free(path);
@@ -697,8 +705,8 @@ int lab_run(struct kube_client *c, const struct lab_opts *o, struct lab_report *
 {
 	struct lab lab = {c, o, rep, o->dir ? o->dir : ".", o->wait_ms ? o->wait_ms : 120000};
 	int (*steps[])(struct lab *, struct gs_error *) = {
-		step_namespaces_and_configmap, step_nodes, step_mig_job, step_quota,
-		step_check, step_mps_and_isolation, step_placement,
+		step_namespaces_and_configmap, step_nodes,     step_mig_job, step_quota, step_check,
+		step_mps_and_isolation,	       step_placement,
 	};
 
 	memset(rep, 0, sizeof(*rep));

@@ -14,8 +14,8 @@ struct kube_client;
  */
 
 struct lab_opts {
-	const char *dir;     /* the working directory holding k8s/ and bin/; NULL = "." */
-	long wait_ms;        /* longest wait for one condition; 0 = 120000 */
+	const char *dir; /* the working directory holding k8s/ and bin/; NULL = "." */
+	long wait_ms;	 /* longest wait for one condition; 0 = 120000 */
 	/* Called with one line per thing done (no trailing newline). */
 	void (*progress)(void *arg, const char *line);
 	void *progress_arg;
@@ -30,7 +30,7 @@ struct lab_placement {
 
 struct lab_node {
 	char *name;
-	char *config;     /* chosen device-plugin config */
+	char *config;	   /* chosen device-plugin config */
 	json_t *resources; /* what it advertises: {"nvidia.com/gpu": "8"} */
 };
 
@@ -39,8 +39,8 @@ struct lab_report {
 	size_t n_nodes;
 	struct lab_placement *pods;
 	size_t n_pods;
-	char *quota_denied;  /* the apiserver's refusal of team-over, verbatim */
-	char *quota_used;    /* e.g. "2/2" */
+	char *quota_denied;	  /* the apiserver's refusal of team-over, verbatim */
+	char *quota_used;	  /* e.g. "2/2" */
 	struct gs_warnings notes; /* things the user should know (seed mistakes, ...) */
 };
 

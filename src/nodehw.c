@@ -44,7 +44,7 @@ static int check_strings(const json_t *node, const char *name, const char *field
 		gs_error_set(err, "node '%s': metadata.%s is not a map", name, field);
 		return -1;
 	}
-	json_object_foreach((json_t *)m, k, v) {
+	json_object_foreach ((json_t *)m, k, v) {
 		if (!json_is_string(v)) {
 			gs_error_set(err, "node '%s': %s '%s' must be a string (quote it)", name,
 				     field, k);
@@ -155,9 +155,10 @@ static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t 
 			goto out;
 		}
 		if (parse_count(citems[i], &c) || c == 0) {
-			gs_error_set(err,
-				     "node '%s': annotation %s: '%s' is not a GPU count from 1 to %d",
-				     hw->name, NODEHW_ANN_COUNT, citems[i], NODEHW_MAX_GPUS);
+			gs_error_set(
+				err,
+				"node '%s': annotation %s: '%s' is not a GPU count from 1 to %d",
+				hw->name, NODEHW_ANN_COUNT, citems[i], NODEHW_MAX_GPUS);
 			goto out;
 		}
 		if (hw->total + c > NODEHW_MAX_GPUS) {
@@ -248,8 +249,8 @@ int nodehw_from_node(const struct catalog *cat, const json_t *node, struct nodeh
 	int ok;
 
 	*out = NULL;
-	if (!json_is_object(node) || (kind && !(json_is_string(kind) &&
-						!strcmp(json_string_value(kind), "Node")))) {
+	if (!json_is_object(node) ||
+	    (kind && !(json_is_string(kind) && !strcmp(json_string_value(kind), "Node")))) {
 		gs_error_set(err, "not a Node object");
 		return -1;
 	}
@@ -324,7 +325,7 @@ static char *format_record(const json_t *obj, int with_values)
 	if (n == 0)
 		return gs_xstrdup("");
 	keys = gs_xcalloc(n, sizeof(*keys));
-	json_object_foreach((json_t *)obj, k, v) {
+	json_object_foreach ((json_t *)obj, k, v) {
 		keys[i++] = k;
 		len += strlen(k) + 2;
 		if (with_values && json_is_string(v))

@@ -13,21 +13,25 @@
  * contract of the annotations is in docs/advertise.md.
  */
 
-/* Declarations a person (or the lab) puts on the node. */
-#define NODEHW_ANN_PRODUCT "gpushare.io/gpu-product" /* NVML name or label form; a,b for several */
-#define NODEHW_ANN_COUNT "gpushare.io/gpu-count"     /* "2"; "1,1" with several products */
-/* gpushare's own records: what it wrote last time. */
-#define NODEHW_ANN_MANAGED_LABELS "gpushare.io/managed-labels"       /* "k=v,k=v" sorted */
-#define NODEHW_ANN_MANAGED_RESOURCES "gpushare.io/managed-resources" /* "r1,r2" sorted */
+/*
+ * Declarations a person (or the lab) puts on the node: the NVML name or its
+ * label form ("a,b" for several models), and the count ("2"; "1,1" with
+ * several products).
+ */
+#define NODEHW_ANN_PRODUCT "gpushare.io/gpu-product"
+#define NODEHW_ANN_COUNT "gpushare.io/gpu-count"
+/* gpushare's own records of what it wrote last time: "k=v,k=v" and "r1,r2", sorted. */
+#define NODEHW_ANN_MANAGED_LABELS "gpushare.io/managed-labels"
+#define NODEHW_ANN_MANAGED_RESOURCES "gpushare.io/managed-resources"
 
 /* Labels read from the node (written by people or other NVIDIA components). */
 #define NODEHW_LABEL_CONFIG "nvidia.com/device-plugin.config"
 #define NODEHW_LABEL_MIG_CONFIG "nvidia.com/mig.config"
 #define NODEHW_LABEL_MIG_STRATEGY "nvidia.com/mig.strategy"
 
-#define NODEHW_MAX_GPUS 256       /* per node, all models */
-#define NODEHW_MAX_MODELS 16      /* entries in gpushare.io/gpu-product */
-#define NODEHW_MAX_RECORD 65536   /* bytes of one managed-* annotation */
+#define NODEHW_MAX_GPUS 256	/* per node, all models */
+#define NODEHW_MAX_MODELS 16	/* entries in gpushare.io/gpu-product */
+#define NODEHW_MAX_RECORD 65536 /* bytes of one managed-* annotation */
 
 struct nodehw_gpus {
 	const struct catalog_gpu *model; /* borrowed from the catalog */
@@ -38,15 +42,15 @@ struct nodehw {
 	char *name;
 	struct nodehw_gpus *gpus; /* declaration order = NVML index order */
 	size_t n_gpus;
-	int total;                /* GPUs on the node */
-	char *config_label;       /* nvidia.com/device-plugin.config; NULL when absent or "" */
-	char *mig_config;         /* nvidia.com/mig.config; NULL when absent or "" */
+	int total;	    /* GPUs on the node */
+	char *config_label; /* nvidia.com/device-plugin.config; NULL when absent or "" */
+	char *mig_config;   /* nvidia.com/mig.config; NULL when absent or "" */
 	/*
 	 * nvidia.com/mig.strategy when a person set it: present, non-empty,
 	 * and not the value gpushare recorded writing. NULL otherwise.
 	 */
 	char *declared_mig_strategy;
-	json_t *managed_labels;    /* object key -> string, from NODEHW_ANN_MANAGED_LABELS */
+	json_t *managed_labels;	   /* object key -> string, from NODEHW_ANN_MANAGED_LABELS */
 	json_t *managed_resources; /* object name -> true, from NODEHW_ANN_MANAGED_RESOURCES */
 };
 

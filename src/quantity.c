@@ -220,10 +220,9 @@ struct suffix {
 };
 
 static const struct suffix suffixes[] = {
-	{"", 10, 0},    {"n", 10, -9},  {"u", 10, -6},  {"m", 10, -3},  {"k", 10, 3},
-	{"M", 10, 6},   {"G", 10, 9},   {"T", 10, 12},  {"P", 10, 15},  {"E", 10, 18},
-	{"Ki", 2, 10},  {"Mi", 2, 20},  {"Gi", 2, 30},  {"Ti", 2, 40},  {"Pi", 2, 50},
-	{"Ei", 2, 60},
+	{"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"k", 10, 3},  {"M", 10, 6},
+	{"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
+	{"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60},
 };
 
 /* strconv.ParseInt(s, 10, 64). */
@@ -369,7 +368,8 @@ int quantity_parse(struct quantity *out, const char *s, size_t len, struct gs_er
 		return fail(out, err, QUANTITY_ERR_NUMERIC);
 	for (int64_t i = 0; i < exponent / 10; i++)
 		if (digits_mul_small(&d, 1024) < 0)
-			return fail(out, err, QUANTITY_ERR_NUMERIC); /* unreachable with the length cap */
+			return fail(out, err,
+				    QUANTITY_ERR_NUMERIC); /* unreachable with the length cap */
 	set_value(out, &d, -(int64_t)den.n);
 	out->negative = negative && out->ndigits;
 	round_up_to_nano(out);

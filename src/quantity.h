@@ -41,17 +41,17 @@
 #define QUANTITY_STR_MAX 160
 
 enum quantity_format {
-	QUANTITY_DECIMAL_SI,       /* 500m, 2, 1k, 1G */
-	QUANTITY_BINARY_SI,        /* 1Ki, 1Gi */
+	QUANTITY_DECIMAL_SI,	   /* 500m, 2, 1k, 1G */
+	QUANTITY_BINARY_SI,	   /* 1Ki, 1Gi */
 	QUANTITY_DECIMAL_EXPONENT, /* 1e3, 80e-3 */
 };
 
 /* A plain value type: copy it freely, nothing to free. */
 struct quantity {
 	bool negative;
-	unsigned char ndigits;           /* 0 for zero */
+	unsigned char ndigits;		  /* 0 for zero */
 	char digits[QUANTITY_MAX_DIGITS]; /* coefficient, '1'..'9' first and last */
-	int64_t exp;                     /* value = coefficient * 10^exp */
+	int64_t exp;			  /* value = coefficient * 10^exp */
 	enum quantity_format format;
 	/* Upstream keeps the input text when it judges it canonical and prints
 	 * it back verbatim ("+1", "1.234", "1E3"); "" otherwise. */

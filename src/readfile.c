@@ -94,7 +94,8 @@ int gs_file_open(const char *path, size_t max_bytes, struct gs_file *out, struct
 		void *p;
 
 		if ((unsigned long long)st.st_size > max_bytes) {
-			gs_error_set(err, "'%s' is larger than the limit of %zu bytes", path, max_bytes);
+			gs_error_set(err, "'%s' is larger than the limit of %zu bytes", path,
+				     max_bytes);
 			return -1;
 		}
 		fd = open(path, O_RDONLY | O_CLOEXEC);

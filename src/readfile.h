@@ -23,7 +23,8 @@ struct gs_file {
 	int mapped;
 };
 
-int gs_file_open(const char *path, size_t max_bytes, struct gs_file *out, struct gs_error *err) GS_WUR;
+int gs_file_open(const char *path, size_t max_bytes, struct gs_file *out,
+		 struct gs_error *err) GS_WUR;
 void gs_file_release(struct gs_file *f);
 
 #endif

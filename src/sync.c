@@ -52,7 +52,7 @@ static json_t *resources_as_strings(const json_t *resources)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)resources, k, v) {
+	json_object_foreach ((json_t *)resources, k, v) {
 		if (json_is_integer(v)) {
 			char buf[32];
 			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
@@ -180,7 +180,7 @@ int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_repor
 			goto out;
 	}
 	rc = 0;
-	json_array_foreach(json_object_get(nodes, "items"), i, node) {
+	json_array_foreach (json_object_get(nodes, "items"), i, node) {
 		sync_one(c, cat, node, set, o, rep);
 		if (rep->nodes[rep->n - 1].outcome == SYNC_FAILED)
 			rc = 1;

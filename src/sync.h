@@ -19,11 +19,11 @@ struct kube_client;
 
 struct sync_opts {
 	const char *configmap_namespace; /* NULL = "gpu-share" */
-	const char *configmap_name;      /* NULL = "device-plugin-configs" */
-	const char *default_config;      /* DEFAULT_CONFIG; NULL = unset */
-	const char *fallbacks;           /* FALLBACK_STRATEGIES; NULL = "named,single" */
-	const char *only_node;           /* NULL = every declaring node */
-	bool dry_run;                    /* compute and report, write nothing */
+	const char *configmap_name;	 /* NULL = "device-plugin-configs" */
+	const char *default_config;	 /* DEFAULT_CONFIG; NULL = unset */
+	const char *fallbacks;		 /* FALLBACK_STRATEGIES; NULL = "named,single" */
+	const char *only_node;		 /* NULL = every declaring node */
+	bool dry_run;			 /* compute and report, write nothing */
 };
 
 enum sync_outcome {
@@ -36,10 +36,10 @@ enum sync_outcome {
 struct sync_node {
 	char *name;
 	enum sync_outcome outcome;
-	char *config;       /* the chosen ConfigMap key; "" for the empty config */
-	char *message;      /* why it failed or was skipped; NULL otherwise */
-	json_t *patch;      /* the merge patch written (or that would be); NULL if none */
-	json_t *resources;  /* advertised extended resources: {"nvidia.com/gpu": "8"} */
+	char *config;	   /* the chosen ConfigMap key; "" for the empty config */
+	char *message;	   /* why it failed or was skipped; NULL otherwise */
+	json_t *patch;	   /* the merge patch written (or that would be); NULL if none */
+	json_t *resources; /* advertised extended resources: {"nvidia.com/gpu": "8"} */
 	struct gs_warnings warnings;
 };
 

@@ -141,8 +141,8 @@ struct yaml_stream {
 	json_t **docs;
 	size_t n_docs;
 	size_t cap_docs;
-	struct pos_table nodes;   /* node -> start */
-	struct pos_table slots;   /* (container, key/index) -> value start */
+	struct pos_table nodes;	  /* node -> start */
+	struct pos_table slots;	  /* (container, key/index) -> value start */
 	struct pos_table origins; /* block scalar -> first content character */
 };
 
@@ -505,7 +505,18 @@ int yaml_json_number_text(const json_t *num, char *buf, size_t size)
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 
-enum tagk { T_NONE, T_STR, T_BOOL, T_INT, T_FLOAT, T_NULL, T_TIMESTAMP, T_BINARY, T_MERGE, T_OTHER };
+enum tagk {
+	T_NONE,
+	T_STR,
+	T_BOOL,
+	T_INT,
+	T_FLOAT,
+	T_NULL,
+	T_TIMESTAMP,
+	T_BINARY,
+	T_MERGE,
+	T_OTHER
+};
 
 static enum tagk tag_kind(const char *tag)
 {
@@ -513,8 +524,8 @@ static enum tagk tag_kind(const char *tag)
 		const char *name;
 		enum tagk k;
 	} tags[] = {
-		{"str", T_STR},     {"bool", T_BOOL}, {"int", T_INT},
-		{"float", T_FLOAT}, {"null", T_NULL}, {"timestamp", T_TIMESTAMP},
+		{"str", T_STR},	      {"bool", T_BOOL},	  {"int", T_INT},
+		{"float", T_FLOAT},   {"null", T_NULL},	  {"timestamp", T_TIMESTAMP},
 		{"binary", T_BINARY}, {"merge", T_MERGE},
 	};
 
@@ -589,9 +600,14 @@ static enum word map_word(const char *s, size_t n)
 	case 0:
 		return W_NULL;
 	case 1:
-		return *s == 'y' || *s == 'Y' ? W_TRUE : *s == 'n' || *s == 'N' ? W_FALSE : *s == '~' ? W_NULL : W_NONE;
+		return *s == 'y' || *s == 'Y'	? W_TRUE
+		       : *s == 'n' || *s == 'N' ? W_FALSE
+		       : *s == '~'		? W_NULL
+						: W_NONE;
 	case 2:
-		return IS("on") || IS("On") || IS("ON") ? W_TRUE : IS("no") || IS("No") || IS("NO") ? W_FALSE : W_NONE;
+		return IS("on") || IS("On") || IS("ON")	  ? W_TRUE
+		       : IS("no") || IS("No") || IS("NO") ? W_FALSE
+							  : W_NONE;
 	case 3:
 		if (IS("yes") || IS("Yes") || IS("YES"))
 			return W_TRUE;
@@ -623,8 +639,8 @@ static int maybe_number(const char *s, size_t n)
 		char c = s[i];
 
 		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
-		      c == '_' || c == '+' || c == '-' || c == '.' || c == 'x' || c == 'X' || c == 'o' ||
-		      c == 'O'))
+		      c == '_' || c == '+' || c == '-' || c == '.' || c == 'x' || c == 'X' ||
+		      c == 'o' || c == 'O'))
 			return 0;
 	}
 	return 1;
@@ -638,11 +654,30 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 	r->type = YAML_SCALAR_IS_STRING;
 	/* resolve.go's hint table: only these first characters can be anything but a string. */
 	switch (c) {
-	case '+': case '-': case '.': case '~':
-	case '0': case '1': case '2': case '3': case '4':
-	case '5': case '6': case '7': case '8': case '9':
-	case 'y': case 'Y': case 'n': case 'N': case 't':
-	case 'T': case 'f': case 'F': case 'o': case 'O':
+	case '+':
+	case '-':
+	case '.':
+	case '~':
+	case '0':
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+	case '5':
+	case '6':
+	case '7':
+	case '8':
+	case '9':
+	case 'y':
+	case 'Y':
+	case 'n':
+	case 'N':
+	case 't':
+	case 'T':
+	case 'f':
+	case 'F':
+	case 'o':
+	case 'O':
 		break;
 	default:
 		return T_STR;
@@ -660,7 +695,9 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 	case W_PINF:
 	case W_NINF:
 		r->type = YAML_SCALAR_IS_REAL;
-		r->real = map_word(s, n) == W_NAN ? NAN : map_word(s, n) == W_NINF ? -INFINITY : INFINITY;
+		r->real = map_word(s, n) == W_NAN    ? NAN
+			  : map_word(s, n) == W_NINF ? -INFINITY
+						     : INFINITY;
 		return T_FLOAT;
 	case W_NONE:
 		break;
@@ -693,7 +730,8 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 			if (s[i] != '_')
 				plain[pn++] = s[i];
 		rc = go_parse_uint_base0(plain, pn, 1, &neg, &mag);
-		if (rc == 0 && (neg ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX)) {
+		if (rc == 0 &&
+		    (neg ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX)) {
 			r->type = YAML_SCALAR_IS_INT;
 			r->integer = neg ? (long long)(0 - mag) : (long long)mag;
 			out = T_INT;
@@ -702,7 +740,8 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 			r->type = YAML_SCALAR_IS_REAL;
 			r->real = (double)mag;
 			out = T_INT;
-		} else if (yaml_style_float(plain, pn) && go_parse_float(plain, pn, &r->real) == 0) {
+		} else if (yaml_style_float(plain, pn) &&
+			   go_parse_float(plain, pn, &r->real) == 0) {
 			r->type = YAML_SCALAR_IS_REAL;
 			out = T_FLOAT;
 		} else if (rc == -2) {
@@ -715,7 +754,9 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 			if (i < pn && (plain[i] == '+' || plain[i] == '-'))
 				sign = plain[i++] == '-';
 			if (i + 1 < pn && plain[i] == '0' && strchr("xXoObB", plain[i + 1])) {
-				base = strchr("xX", plain[i + 1]) ? 16 : strchr("oO", plain[i + 1]) ? 8 : 2;
+				base = strchr("xX", plain[i + 1])   ? 16
+				       : strchr("oO", plain[i + 1]) ? 8
+								    : 2;
 				i += 2;
 			} else if (i + 1 < pn && plain[i] == '0') {
 				base = 8;
@@ -723,7 +764,7 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 			for (; i < pn; i++) {
 				char ch = plain[i];
 				unsigned dgt = ch <= '9' ? (unsigned)(ch - '0')
-					       : (unsigned)((ch | 0x20) - 'a') + 10;
+							 : (unsigned)((ch | 0x20) - 'a') + 10;
 				v = v * base + dgt;
 			}
 			r->type = YAML_SCALAR_IS_REAL;
@@ -780,8 +821,8 @@ int yaml_resolve(const char *tag, const char *text, size_t len, int plain, struc
 		}
 		/* go-yaml only converts int/int64, not uint64 or big values. */
 	}
-	gs_error_set(err, "cannot decode %s `%.*s` as a %s", tag_short(got), (int)(len > 200 ? 200 : len),
-		     text, tag_short(want));
+	gs_error_set(err, "cannot decode %s `%.*s` as a %s", tag_short(got),
+		     (int)(len > 200 ? 200 : len), text, tag_short(want));
 	memset(r, 0, sizeof(*r));
 	return -1;
 }
@@ -938,8 +979,12 @@ int yaml_resolved_json(const struct yaml_resolved *r, const char *text, size_t l
 		break;
 	case YAML_SCALAR_IS_REAL:
 		if (isnan(r->real) || isinf(r->real)) {
-			gs_error_set(err, "json: unsupported value: %s (JSON, which Kubernetes reads, has no %s)",
-				     isnan(r->real) ? "NaN" : r->real > 0 ? "+Inf" : "-Inf",
+			gs_error_set(err,
+				     "json: unsupported value: %s (JSON, which Kubernetes reads, "
+				     "has no %s)",
+				     isnan(r->real) ? "NaN"
+				     : r->real > 0  ? "+Inf"
+						    : "-Inf",
 				     isnan(r->real) ? "NaN" : "infinity");
 			return -1;
 		}
@@ -1225,7 +1270,8 @@ static int attach(struct loader *l, json_t *v, struct yaml_pos pos, unsigned dep
 		}
 		json_decref(v);
 		if (!ok)
-			return fail_at(l, pos, "map merge requires map or sequence of maps as the value");
+			return fail_at(l, pos,
+				       "map merge requires map or sequence of maps as the value");
 		return 0;
 	}
 	if (json_object_setn_new(f->node, f->key, f->key_len, v)) {
@@ -1233,7 +1279,8 @@ static int attach(struct loader *l, json_t *v, struct yaml_pos pos, unsigned dep
 		f->key = NULL;
 		return fail_at(l, pos, "cannot store key");
 	}
-	pos_table_put(&l->s->slots, f->node, key_slot(f->key, f->key_len), empty ? f->key_pos : pos);
+	pos_table_put(&l->s->slots, f->node, key_slot(f->key, f->key_len),
+		      empty ? f->key_pos : pos);
 	free(f->key);
 	f->key = NULL;
 	return 0;
@@ -1263,7 +1310,8 @@ static int skipped(struct loader *l, enum skipped_kind kind, struct yaml_pos pos
 	if (f->merge) {
 		f->merge = 0;
 		if (kind == SKIPPED_SCALAR)
-			return fail_at(l, pos, "map merge requires map or sequence of maps as the value");
+			return fail_at(l, pos,
+				       "map merge requires map or sequence of maps as the value");
 	}
 	return 0;
 }
@@ -1322,7 +1370,8 @@ static int key_from_json(struct loader *l, const json_t *v, struct yaml_pos pos,
 }
 
 /* Where the text of a block scalar starts, following libyaml's indentation rules. */
-static struct yaml_pos block_origin(const struct loader *l, const yaml_event_t *ev, int parent_indent)
+static struct yaml_pos block_origin(const struct loader *l, const yaml_event_t *ev,
+				    int parent_indent)
 {
 	const char *b = l->buf;
 	size_t i = ev->start_mark.index, n = l->len;
@@ -1373,7 +1422,8 @@ static int push_frame(struct loader *l, json_t *node, int is_map, int role, cons
 
 	if (l->n_frames >= l->lim->max_depth) {
 		json_decref(node);
-		return fail_at(l, pos, "nesting is deeper than the limit of %u levels", l->lim->max_depth);
+		return fail_at(l, pos, "nesting is deeper than the limit of %u levels",
+			       l->lim->max_depth);
 	}
 	if (l->n_frames == l->cap_frames) {
 		l->cap_frames = l->cap_frames ? l->cap_frames * 2 : 16;
@@ -1406,7 +1456,8 @@ static int pop_frame(struct loader *l)
 	free(f.key);
 	if (!f.node) {
 		if (f.merge_seq && f.merge_bad)
-			return fail_at(l, f.pos, "map merge requires map or sequence of maps as the value");
+			return fail_at(l, f.pos,
+				       "map merge requires map or sequence of maps as the value");
 		return skipped(l, f.is_map ? SKIPPED_MAP : SKIPPED_SEQ, f.pos);
 	}
 	if (f.anchor) {
@@ -1551,17 +1602,20 @@ static int on_alias(struct loader *l, const yaml_event_t *ev)
 	if (count_nodes(l, a->count, pos))
 		return -1;
 	if (l->n_frames + a->depth > l->lim->max_depth)
-		return fail_at(l, pos, "nesting is deeper than the limit of %u levels", l->lim->max_depth);
+		return fail_at(l, pos, "nesting is deeper than the limit of %u levels",
+			       l->lim->max_depth);
 	if (expecting_key(l)) {
 		struct frame *f = &l->frames[l->n_frames - 1];
 
 		f->have_key = 1;
 		f->key_pos = pos;
 		if (a->bad) {
-			if (yaml_resolved_key(&a->bad_scalar, NULL, 0, &f->key, &f->key_len, l->err))
+			if (yaml_resolved_key(&a->bad_scalar, NULL, 0, &f->key, &f->key_len,
+					      l->err))
 				return fail_err_at(l, pos);
 			if (f->role != YAML_KEEP_ALL && l->filter)
-				f->child_role = l->filter->child_role(l->filter->ctx, f->role, f->key, f->key_len);
+				f->child_role = l->filter->child_role(l->filter->ctx, f->role,
+								      f->key, f->key_len);
 			return 0;
 		}
 		return key_from_json(l, a->node, pos, f);
@@ -1593,7 +1647,8 @@ static int parser_error(struct loader *l, const yaml_parser_t *p)
 		}
 		pos = map_mark(l, m);
 		if (p->problem_value != -1)
-			return fail_at(l, pos, "%s (byte 0x%02X)", p->problem ? p->problem : "invalid input",
+			return fail_at(l, pos, "%s (byte 0x%02X)",
+				       p->problem ? p->problem : "invalid input",
 				       (unsigned)p->problem_value & 0xFF);
 		return fail_at(l, pos, "%s", p->problem ? p->problem : "invalid input");
 	}
@@ -1603,7 +1658,8 @@ static int parser_error(struct loader *l, const yaml_parser_t *p)
 			struct yaml_pos c = map_mark(l, p->context_mark);
 
 			return fail_at(l, pos, "%s (%s at line %d column %d)",
-				       p->problem ? p->problem : "invalid YAML", p->context, c.line, c.col);
+				       p->problem ? p->problem : "invalid YAML", p->context, c.line,
+				       c.col);
 		}
 		return fail_at(l, pos, "%s", p->problem ? p->problem : "invalid YAML");
 	}
@@ -1680,10 +1736,14 @@ static int on_event(void *ctx, const yaml_event_t *ev)
 		int role;
 
 		if (expecting_key(l))
-			return fail_at(l, pos, "invalid map key: a mapping or sequence cannot be a key");
+			return fail_at(l, pos,
+				       "invalid map key: a mapping or sequence cannot be a key");
 		role = value_role(l);
-		rc = push_frame(l, role == YAML_SKIP ? NULL : is_map ? json_object() : json_array(), is_map,
-				role, anchor, pos, (int)ev->start_mark.column);
+		rc = push_frame(l,
+				role == YAML_SKIP ? NULL
+				: is_map	  ? json_object()
+						  : json_array(),
+				is_map, role, anchor, pos, (int)ev->start_mark.column);
 		break;
 	}
 	case YAML_SEQUENCE_END_EVENT:
@@ -1754,7 +1814,8 @@ static void loader_release(struct loader *l)
 
 static int load_with(const char *name, const char *buf, size_t len, struct yaml_pos origin,
 		     const struct yaml_limits *limits, const struct yaml_filter *filter, int fast,
-		     yaml_doc_fn each, void *each_ctx, struct yaml_stream **out, struct gs_error *err)
+		     yaml_doc_fn each, void *each_ctx, struct yaml_stream **out,
+		     struct gs_error *err)
 {
 	struct loader l;
 	int rc;
@@ -1793,7 +1854,8 @@ static int load_with(const char *name, const char *buf, size_t len, struct yaml_
 }
 
 int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_pos origin,
-		     const struct yaml_limits *limits, struct yaml_stream **out, struct gs_error *err)
+		     const struct yaml_limits *limits, struct yaml_stream **out,
+		     struct gs_error *err)
 {
 	return load_with(name, buf, len, origin, limits, NULL, 0, NULL, NULL, out, err) ? -1 : 0;
 }
@@ -1808,8 +1870,6 @@ int yaml_load_buffer_filtered(const char *name, const char *buf, size_t len, str
 		rc = load_with(name, buf, len, origin, limits, NULL, 0, NULL, NULL, out, err);
 	return rc ? -1 : 0;
 }
-
-
 
 struct each_ctx {
 	yaml_doc_fn fn;
@@ -1840,7 +1900,8 @@ int yaml_load_file(const char *path, const struct yaml_limits *limits, struct ya
 	struct yaml_pos none = {0, 0};
 
 	*out = NULL;
-	if (gs_read_file(path, (limits ? limits : &yaml_default_limits)->max_bytes, &buf, &len, err))
+	if (gs_read_file(path, (limits ? limits : &yaml_default_limits)->max_bytes, &buf, &len,
+			 err))
 		return -1;
 	rc = yaml_load_buffer(path, buf, len, none, limits, out, err);
 	free(buf);

@@ -18,10 +18,10 @@
  */
 
 struct yaml_limits {
-	size_t max_bytes;           /* whole input */
-	unsigned max_depth;         /* nesting of mappings/sequences */
-	size_t max_nodes;           /* nodes after alias expansion */
-	size_t max_docs;            /* documents in one stream */
+	size_t max_bytes;   /* whole input */
+	unsigned max_depth; /* nesting of mappings/sequences */
+	size_t max_nodes;   /* nodes after alias expansion */
+	size_t max_docs;    /* documents in one stream */
 };
 
 /* Defaults: 64 MiB, depth 256, 4M nodes, 100000 documents. */
@@ -163,8 +163,8 @@ struct yaml_resolved {
  * tag: libyaml's resolved tag or NULL; plain: the scalar was plain and
  * untagged (libyaml's plain_implicit). err gets the message only.
  */
-int yaml_resolve(const char *tag, const char *text, size_t len, int plain, struct yaml_resolved *out,
-		 struct gs_error *err) GS_WUR;
+int yaml_resolve(const char *tag, const char *text, size_t len, int plain,
+		 struct yaml_resolved *out, struct gs_error *err) GS_WUR;
 /*
  * The resolved scalar as a new JSON value, the way sigs.k8s.io/yaml turns it
  * into JSON. Fails for +-Inf/NaN values ("json: unsupported value: +Inf")

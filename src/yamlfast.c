@@ -94,10 +94,12 @@ static int emit_start(struct fast *f, yaml_event_type_t type, size_t at, int flo
 	ev.start_mark = ev.end_mark = mark(f, at);
 	if (type == YAML_MAPPING_START_EVENT) {
 		ev.data.mapping_start.implicit = 1;
-		ev.data.mapping_start.style = flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE;
+		ev.data.mapping_start.style =
+			flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE;
 	} else {
 		ev.data.sequence_start.implicit = 1;
-		ev.data.sequence_start.style = flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE;
+		ev.data.sequence_start.style =
+			flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE;
 	}
 	if (++f->depth > MAX_NESTING)
 		return give_up(f);
@@ -241,7 +243,8 @@ static enum plain_end scan_plain(const struct fast *f, size_t p, size_t *end, si
 	enum plain_end why = PLAIN_EOL;
 
 	for (; q < f->n && f->b[q] != '\n'; q++) {
-		if (f->b[q] == ':' && (q + 1 == f->n || f->b[q + 1] == ' ' || f->b[q + 1] == '\n')) {
+		if (f->b[q] == ':' &&
+		    (q + 1 == f->n || f->b[q + 1] == ' ' || f->b[q + 1] == '\n')) {
 			why = PLAIN_COLON;
 			break;
 		}
@@ -377,7 +380,8 @@ static int flow_scalar(struct fast *f, size_t p, size_t *after)
 						     : YAML_SINGLE_QUOTED_SCALAR_STYLE);
 	}
 	if (!flow_plain_char(f->b[p]) ||
-	    (f->b[p] == '-' && !(p + 1 < f->n && flow_plain_char(f->b[p + 1]) && f->b[p + 1] != '-')))
+	    (f->b[p] == '-' &&
+	     !(p + 1 < f->n && flow_plain_char(f->b[p + 1]) && f->b[p + 1] != '-')))
 		return give_up(f);
 	while (q < f->n && flow_plain_char(f->b[q]))
 		q++;
@@ -409,7 +413,8 @@ static int flow_collection(struct fast *f, size_t p, size_t *after)
 			if (flow_scalar(f, q, &q) == STOP)
 				return STOP;
 			q = skip_spaces(f, q);
-			if (q + 1 >= f->n || f->b[q] != ':' || f->b[q + 1] != ' ' || q - key > MAX_KEY)
+			if (q + 1 >= f->n || f->b[q] != ':' || f->b[q + 1] != ' ' ||
+			    q - key > MAX_KEY)
 				return give_up(f);
 			q = skip_spaces(f, q + 1);
 			if (q >= f->n || f->b[q] == ',' || f->b[q] == '}' || f->b[q] == '\n')
@@ -618,11 +623,11 @@ static int plain_ascii(const char *b, size_t n)
 		uint64_t w, nl, del, ctrl;
 
 		memcpy(&w, b + i, 8);
-		ctrl = ~((w & low7) + 0x60 * ones) & high;      /* byte < 0x20 (or >= 0x80) */
+		ctrl = ~((w & low7) + 0x60 * ones) & high; /* byte < 0x20 (or >= 0x80) */
 		nl = w ^ (0x0A * ones);
-		nl = (((nl & low7) + low7) | nl) & high;          /* byte != '\n' */
+		nl = (((nl & low7) + low7) | nl) & high; /* byte != '\n' */
 		del = w ^ (0x7F * ones);
-		del = ~(((del & low7) + low7) | del) & high;      /* byte == 0x7F */
+		del = ~(((del & low7) + low7) | del) & high; /* byte == 0x7F */
 		bad |= (w & high) | (ctrl & nl) | del;
 	}
 	for (; i < n; i++)
@@ -652,14 +657,16 @@ static int stream(struct fast *f)
 			if (col == STOP)
 				return STOP;
 			if (col < 0) {
-				if (emit_scalar_at(f, mark(f, f->i), "", 0, YAML_PLAIN_SCALAR_STYLE) == STOP)
+				if (emit_scalar_at(f, mark(f, f->i), "", 0,
+						   YAML_PLAIN_SCALAR_STYLE) == STOP)
 					return STOP;
 			} else {
 				f->i += (size_t)col;
 				col = block_node(f, -1, 0);
 			}
 		} else {
-			if (emit_simple(f, YAML_DOCUMENT_START_EVENT, mark(f, f->i + (size_t)col)) == STOP)
+			if (emit_simple(f, YAML_DOCUMENT_START_EVENT,
+					mark(f, f->i + (size_t)col)) == STOP)
 				return STOP;
 			f->i += (size_t)col;
 			col = block_node(f, -1, 0);

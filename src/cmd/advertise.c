@@ -17,7 +17,8 @@ static void usage(FILE *out)
 	      "plugin and GPU feature discovery would publish for its declared GPUs:\n"
 	      "status.capacity/allocatable and labels (see docs/advertise.md).\n"
 	      "\n"
-	      "  --configmap FILE            the device-plugin ConfigMap of named configs; without\n"
+	      "  --configmap FILE            the device-plugin ConfigMap of named configs; "
+	      "without\n"
 	      "                              it the node runs the empty config (no sharing)\n"
 	      "  --node NAME                 the Node to use when NODE.yaml holds several\n"
 	      "  --default-config NAME       config-manager's DEFAULT_CONFIG\n"
@@ -81,15 +82,14 @@ static int list_gpus(void)
 		const struct catalog_gpu *g = catalog_gpu_at(cat, i);
 		char cc[16];
 		snprintf(cc, sizeof(cc), "%d.%d", g->cc_major, g->cc_minor);
-		printf("%-46s %-8d %-4s %s\n", g->name, g->memory_mib, cc,
-		       g->mig ? "yes" : "no");
+		printf("%-46s %-8d %-4s %s\n", g->name, g->memory_mib, cc, g->mig ? "yes" : "no");
 	}
 	return EXIT_OK;
 }
 
 /* The one ConfigMap of the file. */
-static int load_configmap(const char *path, struct yaml_stream **stream,
-			  struct dpconfig_set **set, struct gs_error *err)
+static int load_configmap(const char *path, struct yaml_stream **stream, struct dpconfig_set **set,
+			  struct gs_error *err)
 {
 	const json_t *cm = NULL;
 
@@ -100,8 +100,9 @@ static int load_configmap(const char *path, struct yaml_stream **stream,
 		if (strcmp(kind_of(doc), "ConfigMap"))
 			continue;
 		if (cm) {
-			gs_error_set(err, "%s: more than one ConfigMap; keep the device-plugin one "
-					  "alone in the file",
+			gs_error_set(err,
+				     "%s: more than one ConfigMap; keep the device-plugin one "
+				     "alone in the file",
 				     path);
 			return -1;
 		}

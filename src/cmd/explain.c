@@ -17,7 +17,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: gpushare explain pod NS/NAME [--configmap NS/NAME] [connection flags]\n"
-		"       gpushare explain quota NS [--request RES=N]... [--name POD] [connection flags]\n"
+		"       gpushare explain quota NS [--request RES=N]... [--name POD] [connection "
+		"flags]\n"
 		"\n"
 		"pod: where the pod landed and why, or why it is not scheduled. For every node:\n"
 		"what it has left of each resource the pod asks for (allocatable minus what the\n"
@@ -32,8 +33,10 @@ static void usage(FILE *out)
 		"enforced yet (status.hard set); with --request, whether one more pod asking for\n"
 		"that would be admitted, in the apiserver's words.\n"
 		"\n"
-		"  --configmap NS/NAME   device-plugin ConfigMap [gpu-share/device-plugin-configs]\n"
-		"  --request RES=N       what the pod asks for (nvidia.com/gpu=1, cpu=500m, ...); repeatable\n"
+		"  --configmap NS/NAME   device-plugin ConfigMap "
+		"[gpu-share/device-plugin-configs]\n"
+		"  --request RES=N       what the pod asks for (nvidia.com/gpu=1, cpu=500m, ...); "
+		"repeatable\n"
 		"  --name POD            the pod name used in the refusal message [POD]\n"
 		"  --container NAME      its one container's name, for \"must specify\" [main]\n"
 		"\n"
@@ -94,7 +97,7 @@ static void print_pod(const struct explain_pod *e)
 	if (e->status_reason)
 		printf("status: %s: %s\n", e->status_reason, e->status_message);
 	printf("requests:");
-	json_object_foreach(e->requests, k, v) {
+	json_object_foreach (e->requests, k, v) {
 		printf(" %s=%s", k, json_string_value(v));
 		first = 0;
 	}
@@ -107,7 +110,8 @@ static void print_pod(const struct explain_pod *e)
 			printf("  - %s\n", n->reasons.items[r]);
 		for (size_t r = 0; r < n->n_res; r++) {
 			const struct explain_resource *x = &n->res[r];
-			printf("  %s: requested %s, allocatable %s, used by bound pods %s, free %s%s\n",
+			printf("  %s: requested %s, allocatable %s, used by bound pods %s, free "
+			       "%s%s\n",
 			       x->name, x->requested, x->allocatable, x->used, x->free,
 			       x->fits ? "" : " (insufficient)");
 		}
@@ -133,14 +137,15 @@ static void print_quota(const struct explain_quota_report *r, const char *pod_na
 	for (size_t i = 0; i < r->n; i++) {
 		const struct explain_quota *q = &r->quotas[i];
 		printf("quota %s/%s:%s%s\n", r->namespace, q->name,
-		       q->enforced ? "" : " status.hard not set yet: it limits nothing until "
-					   "kube-controller-manager fills it",
+		       q->enforced ? ""
+				   : " status.hard not set yet: it limits nothing until "
+				     "kube-controller-manager fills it",
 		       q->scoped ? " (scoped: counts only the pods its scopes select)" : "");
 		for (size_t j = 0; j < q->n_items; j++) {
 			const struct explain_quota_item *it = &q->items[j];
 			if (it->used)
-				printf("  %s: hard %s, used %s, headroom %s\n", it->resource, it->hard,
-				       it->used, it->headroom);
+				printf("  %s: hard %s, used %s, headroom %s\n", it->resource,
+				       it->hard, it->used, it->headroom);
 			else
 				printf("  %s: hard %s, used unknown\n", it->resource, it->hard);
 		}
@@ -213,13 +218,13 @@ int cmd_explain(int argc, char **argv)
 			rc = EXIT_OK;
 			goto out;
 		}
-		static const char *const names[] = {"--configmap", "--request",   "--name",
-						    "--pod-file",  "--nodes-file", "--pods-file",
-						    "--configmap-file", "--quota-file",
-						    "--container"};
+		static const char *const names[] = {
+			"--configmap",	    "--request",    "--name",
+			"--pod-file",	    "--nodes-file", "--pods-file",
+			"--configmap-file", "--quota-file", "--container"};
 		const char *val = NULL;
-		int which = cmd_option_value(argc, argv, &i, names, sizeof(names) / sizeof(names[0]),
-					     &val, &err);
+		int which = cmd_option_value(argc, argv, &i, names,
+					     sizeof(names) / sizeof(names[0]), &val, &err);
 		if (which == -2)
 			goto usage_error;
 		switch (which) {
@@ -302,7 +307,8 @@ int cmd_explain(int argc, char **argv)
 			goto fail;
 		if (is_pod) {
 			char *p = gs_xasprintf("/api/v1/namespaces/%s/pods/%s", pod_ns, pname);
-			char *c = gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", cm_ns, cm_name);
+			char *c =
+				gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", cm_ns, cm_name);
 			struct kube_list_opts lo = {
 				.field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
 			int r = kube_get(kc, p, &pod, &err);

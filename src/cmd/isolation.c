@@ -71,7 +71,8 @@ int cmd_isolation(int argc, char **argv)
 	} else if (!strcmp(format, "table")) {
 		print_table();
 	} else {
-		fprintf(stderr, "gpushare isolation: unknown output format '%s' (want table or env)\n",
+		fprintf(stderr,
+			"gpushare isolation: unknown output format '%s' (want table or env)\n",
 			format);
 		return EXIT_USAGE;
 	}

@@ -42,7 +42,7 @@ static void summary(const struct lab_report *rep)
 
 		printf("  %-11s config %-8s", rep->nodes[i].name,
 		       *rep->nodes[i].config ? rep->nodes[i].config : "(empty)");
-		json_object_foreach(rep->nodes[i].resources, k, v)
+		json_object_foreach (rep->nodes[i].resources, k, v)
 			printf(" %s=%s", k, json_string_value(v));
 		printf("\n");
 	}
@@ -52,7 +52,8 @@ static void summary(const struct lab_report *rep)
 		printf("  %-24s -> %-11s %s\n", pod, rep->pods[i].node, rep->pods[i].why);
 	}
 	if (rep->quota_used)
-		printf("  quota team-a/gpu-quota requests.nvidia.com/gpu %s; team-over refused: %s\n",
+		printf("  quota team-a/gpu-quota requests.nvidia.com/gpu %s; team-over refused: "
+		       "%s\n",
 		       rep->quota_used, rep->quota_denied ? rep->quota_denied : "");
 	printf("  files: k8s/*.yaml, bin/check-request.sh, out/quota-denied.txt, "
 	       "out/isolation.txt, out/placement.txt\n");

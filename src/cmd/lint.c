@@ -149,7 +149,8 @@ static void lint_configmap(const struct yaml_stream *s, const json_t *cm, const 
 		}
 		if (c)
 			dplint_config(c, yaml_stream_name(s), &o->lint, &all);
-		snprintf(tag, sizeof(tag), "%s%s%s", cm_name ? cm_name : "", cm_name ? "/" : "", key);
+		snprintf(tag, sizeof(tag), "%s%s%s", cm_name ? cm_name : "", cm_name ? "/" : "",
+			 key);
 		print_diags(&all, tag, o, t);
 		dp_diags_release(&all);
 	}
@@ -159,7 +160,8 @@ static void lint_configmap(const struct yaml_stream *s, const json_t *cm, const 
 		const struct dp_diags *own = dpconfig_set_own_diags(set);
 		for (size_t j = 0; j < own->n; j++)
 			dp_diags_add(&whole, own->items[j].level, own->items[j].stage,
-				     own->items[j].file, own->items[j].pos, "%s", own->items[j].msg);
+				     own->items[j].file, own->items[j].pos, "%s",
+				     own->items[j].msg);
 		dplint_set(set, yaml_stream_name(s), at, &o->lint, &whole);
 		print_diags(&whole, NULL, o, t);
 		dp_diags_release(&whole);
@@ -195,8 +197,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->file = a;
 			continue;
 		}
-		snprintf(name, sizeof(name), "%.*s", eq && a[1] == '-' ? (int)(eq - a) : (int)strlen(a),
-			 a);
+		snprintf(name, sizeof(name), "%.*s",
+			 eq && a[1] == '-' ? (int)(eq - a) : (int)strlen(a), a);
 		if (eq && a[1] == '-')
 			val = eq + 1;
 #define TAKES_VALUE()                                                                              \
@@ -225,15 +227,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(name, "--installer")) {
 			TAKES_VALUE();
 			if (dplint_parse_installer(val, &o->lint.installer)) {
-				fprintf(stderr, "gpushare lint: --installer: '%s' is not helm, operator "
-						"or none\n", val);
+				fprintf(stderr,
+					"gpushare lint: --installer: '%s' is not helm, operator "
+					"or none\n",
+					val);
 				return -1;
 			}
 		} else if (!strcmp(name, "--plugin-version")) {
 			TAKES_VALUE();
 			if (dplint_parse_version(val, &o->lint.plugin_minor)) {
-				fprintf(stderr, "gpushare lint: --plugin-version: '%s' is not a release "
-						"between v0.12 and v0.20\n", val);
+				fprintf(stderr,
+					"gpushare lint: --plugin-version: '%s' is not a release "
+					"between v0.12 and v0.20\n",
+					val);
 				return -1;
 			}
 		} else if (!strcmp(name, "--mig-strategy")) {

@@ -32,7 +32,8 @@ static void usage(FILE *out)
 		"status.capacity and status.allocatable. A node whose config is invalid or\n"
 		"missing is left untouched and reported; the others are still synced.\n"
 		"\n"
-		"  --configmap NS/NAME        device-plugin ConfigMap [gpu-share/device-plugin-configs]\n"
+		"  --configmap NS/NAME        device-plugin ConfigMap "
+		"[gpu-share/device-plugin-configs]\n"
 		"  --node NAME                sync only this node\n"
 		"  --dry-run                  print the patches, write nothing\n"
 		"  --default-config KEY       config-manager's DEFAULT_CONFIG [unset]\n"
@@ -64,7 +65,7 @@ static void print_report(const struct sync_report *rep, int dry_run)
 		printf("%s: %s%s [config %s]", n->name, sync_outcome_name(n->outcome),
 		       dry_run && n->outcome == SYNC_UPDATED ? " (dry run)" : "",
 		       n->config && *n->config ? n->config : "(empty)");
-		json_object_foreach(n->resources, k, v)
+		json_object_foreach (n->resources, k, v)
 			printf(" %s=%s", k, json_string_value(v));
 		printf("\n");
 		if (dry_run && n->patch) {
@@ -109,15 +110,16 @@ int cmd_sync(int argc, char **argv)
 		}
 		const char *names[] = {"--configmap", "--node", "--default-config",
 				       "--fallback-strategies", "--interval"};
-		int which = cmd_option_value(argc, argv, &i, names, sizeof(names) / sizeof(names[0]),
-					     &val, &err);
+		int which = cmd_option_value(argc, argv, &i, names,
+					     sizeof(names) / sizeof(names[0]), &val, &err);
 		if (which == -2)
 			goto usage_error;
 		switch (which) {
 		case 0: {
 			const char *slash = strchr(val, '/');
 			if (!slash || slash == val || !slash[1] || strchr(slash + 1, '/')) {
-				gs_error_set(&err, "--configmap takes NAMESPACE/NAME, not '%s'", val);
+				gs_error_set(&err, "--configmap takes NAMESPACE/NAME, not '%s'",
+					     val);
 				goto usage_error;
 			}
 			free(cm_ns);
@@ -139,7 +141,8 @@ int cmd_sync(int argc, char **argv)
 			char *end;
 			interval = strtol(val, &end, 10);
 			if (*end || interval <= 0 || interval > 86400) {
-				gs_error_set(&err, "--interval takes a number of seconds, not '%s'", val);
+				gs_error_set(&err, "--interval takes a number of seconds, not '%s'",
+					     val);
 				goto usage_error;
 			}
 			break;
@@ -165,7 +168,8 @@ int cmd_sync(int argc, char **argv)
 		print_report(&rep, so.dry_run);
 		sync_report_release(&rep);
 		if (r < 0) {
-			fprintf(stderr, "gpushare sync: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+			fprintf(stderr, "gpushare sync: %s\n",
+				gs_error_str(&err, buf, sizeof(buf)));
 			rc = EXIT_USAGE;
 		} else {
 			rc = r > 0 ? EXIT_FINDING : EXIT_OK;

@@ -30,13 +30,14 @@ static json_t *node(const char *labels, const char *annotations, const char *sta
 	json_error_t je;
 	json_t *n;
 
-	snprintf(buf, sizeof(buf),
-		 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\","
-		 "\"labels\":{%s},\"annotations\":{%s}},\"status\":%s}",
-		 labels ? labels : "", annotations ? annotations : "",
-		 status ? status
-			: "{\"capacity\":{\"cpu\":\"32\",\"memory\":\"256Gi\",\"pods\":\"110\"},"
-			  "\"allocatable\":{\"cpu\":\"32\",\"memory\":\"256Gi\",\"pods\":\"110\"}}");
+	snprintf(
+		buf, sizeof(buf),
+		"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\","
+		"\"labels\":{%s},\"annotations\":{%s}},\"status\":%s}",
+		labels ? labels : "", annotations ? annotations : "",
+		status ? status
+		       : "{\"capacity\":{\"cpu\":\"32\",\"memory\":\"256Gi\",\"pods\":\"110\"},"
+			 "\"allocatable\":{\"cpu\":\"32\",\"memory\":\"256Gi\",\"pods\":\"110\"}}");
 	n = json_loads(buf, 0, &je);
 	if (!n)
 		fail_msg("bad test node: %s: %s", je.text, buf);
@@ -46,8 +47,9 @@ static json_t *node(const char *labels, const char *annotations, const char *sta
 static char hwbuf[512];
 static const char *hw(const char *product, const char *count)
 {
-	snprintf(hwbuf, sizeof(hwbuf), "\"gpushare.io/gpu-product\":\"%s\",\"gpushare.io/gpu-count\":\"%s\"",
-		 product, count);
+	snprintf(hwbuf, sizeof(hwbuf),
+		 "\"gpushare.io/gpu-product\":\"%s\",\"gpushare.io/gpu-count\":\"%s\"", product,
+		 count);
 	return hwbuf;
 }
 
@@ -250,12 +252,13 @@ static void mps_max_replicas(void **state)
 /* §3.2: per-resource rename is ignored → same as no rename (dpconfig resets it). */
 static void mig_none_any_state(void **state)
 {
-	struct advertisement *a =
-		run("\"nvidia.com/mig.config\":\"all-1g.10gb\"", hw("NVIDIA H100 80GB HBM3", "2"), NULL);
+	struct advertisement *a = run("\"nvidia.com/mig.config\":\"all-1g.10gb\"",
+				      hw("NVIDIA H100 80GB HBM3", "2"), NULL);
 
 	(void)state;
 	ok(a);
-	/* §3.2 "MIG none, any MIG state": whole GPUs. §4.3: MIG parents labelled without sharing. */
+	/* §3.2 "MIG none, any MIG state": whole GPUs. §4.3: MIG parents labelled without sharing.
+	 */
 	assert_int_equal(res(a, "nvidia.com/gpu"), 2);
 	assert_int_equal(json_object_size(a->resources), 1);
 	assert_string_equal(lab(a, "nvidia.com/gpu.replicas"), "0");
@@ -321,8 +324,8 @@ static void single_h100(void **state)
 static void single_timeslicing(void **state)
 {
 	struct dpconfig c = cfg_share("ts", "single", false, "nvidia.com/gpu", 2, false);
-	struct advertisement *a = run("\"nvidia.com/mig.config\":\"all-1g.5gb\"",
-				      hw("A100-SXM4-40GB", "1"), &c);
+	struct advertisement *a =
+		run("\"nvidia.com/mig.config\":\"all-1g.5gb\"", hw("A100-SXM4-40GB", "1"), &c);
 
 	(void)state;
 	ok(a);
@@ -560,7 +563,8 @@ static void refusals(void **state)
 static void sharing_warnings(void **state)
 {
 	struct dpconfig c = cfg_share("ts", NULL, false, "nvidia.com/mig-1g.10gb", 4, false);
-	struct dp_replicated_resource two[2] = {{"nvidia.com/gpu", 2, NULL}, {"nvidia.com/gpu", 4, NULL}};
+	struct dp_replicated_resource two[2] = {{"nvidia.com/gpu", 2, NULL},
+						{"nvidia.com/gpu", 4, NULL}};
 	struct advertisement *a = run(NULL, hw("Tesla T4", "2"), &c);
 
 	(void)state;
@@ -639,7 +643,7 @@ static void merge(json_t *target, const json_t *patch)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)patch, k, v) {
+	json_object_foreach ((json_t *)patch, k, v) {
 		if (json_is_null(v)) {
 			json_object_del(target, k);
 		} else if (json_is_object(v)) {
@@ -803,9 +807,10 @@ static void strategy_ownership(void **state)
 
 static void foreign_things(void **state)
 {
-	json_t *n = node("\"nvidia.com/gpu.product\":\"NVIDIA-A100-SXM4-40GB\"", hw("Tesla T4", "1"),
-			 "{\"capacity\":{\"cpu\":\"4\",\"nvidia.com/mig-1g.10gb\":\"7\"},"
-			 "\"allocatable\":{\"cpu\":\"4\",\"nvidia.com/mig-1g.10gb\":\"7\"}}");
+	json_t *n =
+		node("\"nvidia.com/gpu.product\":\"NVIDIA-A100-SXM4-40GB\"", hw("Tesla T4", "1"),
+		     "{\"capacity\":{\"cpu\":\"4\",\"nvidia.com/mig-1g.10gb\":\"7\"},"
+		     "\"allocatable\":{\"cpu\":\"4\",\"nvidia.com/mig-1g.10gb\":\"7\"}}");
 	struct advertisement *a = compute(n, NULL);
 	struct gs_warnings w;
 	struct gs_error err;
@@ -845,8 +850,9 @@ static void records_roundtrip(void **state)
 	json_object_set_new(o, "a", json_string(""));
 	s = nodehw_format_labels(o);
 	assert_string_equal(s, "a=,b=2");
-	n = node(NULL, "\"gpushare.io/managed-labels\":\"a=,b=2\","
-		       "\"gpushare.io/managed-resources\":\"x,,y\"",
+	n = node(NULL,
+		 "\"gpushare.io/managed-labels\":\"a=,b=2\","
+		 "\"gpushare.io/managed-resources\":\"x,,y\"",
 		 NULL);
 	back = nodehw_managed_labels(n, &ok_);
 	assert_int_equal(ok_, 1);

@@ -23,16 +23,19 @@ static void paths_of_namespaced_and_cluster_kinds(void **state)
 		{"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"team-over\","
 		 "\"namespace\":\"team-a\"}}",
 		 "/api/v1/namespaces/team-a/pods", "/api/v1/namespaces/team-a/pods/team-over"},
-		{"{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"gpu-quota\","
+		{"{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"gpu-"
+		 "quota\","
 		 "\"namespace\":\"team-a\"}}",
 		 "/api/v1/namespaces/team-a/resourcequotas",
 		 "/api/v1/namespaces/team-a/resourcequotas/gpu-quota"},
 		/* kubectl's default namespace when the manifest names none */
 		{"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\"}}",
-		 "/api/v1/namespaces/default/configmaps", "/api/v1/namespaces/default/configmaps/c"},
+		 "/api/v1/namespaces/default/configmaps",
+		 "/api/v1/namespaces/default/configmaps/c"},
 		{"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"lab-node-2\"}}",
 		 "/api/v1/nodes", "/api/v1/nodes/lab-node-2"},
-		{"{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"gpu-share\","
+		{"{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"gpu-"
+		 "share\","
 		 "\"namespace\":\"ignored\"}}",
 		 "/api/v1/namespaces", "/api/v1/namespaces/gpu-share"},
 	};
@@ -54,9 +57,11 @@ static void paths_of_namespaced_and_cluster_kinds(void **state)
 static void unsupported_or_unnamed_objects_fail(void **state)
 {
 	const char *bad[][2] = {
-		{"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"}}",
+		{"{\"apiVersion\":\"apps/"
+		 "v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"}}",
 		 "apps/v1 Deployment is not a kind gpushare applies"},
-		{"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{}}", "Pod has no metadata.name"},
+		{"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{}}",
+		 "Pod has no metadata.name"},
 		{"{\"kind\":\"Pod\"}", "object has no apiVersion or kind"},
 	};
 	(void)state;

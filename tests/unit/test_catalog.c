@@ -103,10 +103,18 @@ static void models_by_any_name(void **state)
 static void coverage(void **state)
 {
 	static const char *const mig[] = {
-		"NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB", "NVIDIA A100-SXM4-80GB",
-		"NVIDIA A100 80GB PCIe", "NVIDIA A30",            "NVIDIA H100 80GB HBM3",
-		"NVIDIA H100 PCIe",      "NVIDIA H100 NVL",       "NVIDIA GH200 480GB",
-		"NVIDIA H200",           "NVIDIA B200",           "NVIDIA GB200",
+		"NVIDIA A100-SXM4-40GB",
+		"NVIDIA A100-PCIE-40GB",
+		"NVIDIA A100-SXM4-80GB",
+		"NVIDIA A100 80GB PCIe",
+		"NVIDIA A30",
+		"NVIDIA H100 80GB HBM3",
+		"NVIDIA H100 PCIe",
+		"NVIDIA H100 NVL",
+		"NVIDIA GH200 480GB",
+		"NVIDIA H200",
+		"NVIDIA B200",
+		"NVIDIA GB200",
 	};
 	static const char *const plain[] = {"Tesla T4", "Tesla V100-SXM2-16GB", "NVIDIA A10",
 					    "NVIDIA L4", "NVIDIA L40S"};
@@ -197,9 +205,9 @@ static int one_count(const struct catalog_gpu_mig *m, const char *profile)
 static void layout_all_1g_10gb(void **state)
 {
 	struct catalog_gpu_mig m;
-	static const char *const unmatched[] = {"NVIDIA A30", "NVIDIA H100 NVL",
+	static const char *const unmatched[] = {"NVIDIA A30",	      "NVIDIA H100 NVL",
 						"NVIDIA GH200 480GB", "NVIDIA H200",
-						"NVIDIA B200", "NVIDIA GB200"};
+						"NVIDIA B200",	      "NVIDIA GB200"};
 
 	(void)state;
 	assert_int_equal(apply("all-1g.10gb", "NVIDIA A100-SXM4-40GB", &m), 0);
@@ -277,9 +285,9 @@ static void layout_other_cases(void **state)
 	assert_int_equal(one_count(&m, "1g.10gb+me"), 1);
 
 	/* §5.5: no device-filter, GPU lacks the profile → apply fails. */
-	assert_int_equal(catalog_layout_apply(cat(), "all-1g.5gb", gpu("NVIDIA H100 80GB HBM3"),
-					      &m, &err),
-			 -1);
+	assert_int_equal(
+		catalog_layout_apply(cat(), "all-1g.5gb", gpu("NVIDIA H100 80GB HBM3"), &m, &err),
+		-1);
 	assert_non_null(strstr(err.msg, "1g.5gb"));
 	assert_int_equal(catalog_layout_apply(cat(), "all-1g.5gb", gpu("Tesla T4"), &m, &err), -1);
 	assert_non_null(strstr(err.msg, "not MIG-capable"));
@@ -303,8 +311,10 @@ static void parse_errors(void **state)
 		const char *msg;
 	} cases[] = {
 		{"bogus 1\n", 1, 1, "unknown record 'bogus'"},
-		{"# c\n\nmig nope 1g.5gb 7 1 1 1 1 1 0 0 0 0 x\n", 3, 5, "mig: unknown migset 'nope'"},
-		{"migset m 7 8\nmig m 1g 7 x 1 1 1 1 0 0 0 0 s\n", 2, 12, "mig: bad memory MiB 'x'"},
+		{"# c\n\nmig nope 1g.5gb 7 1 1 1 1 1 0 0 0 0 x\n", 3, 5,
+		 "mig: unknown migset 'nope'"},
+		{"migset m 7 8\nmig m 1g 7 x 1 1 1 1 0 0 0 0 s\n", 2, 12,
+		 "mig: bad memory MiB 'x'"},
 		{"gpu 0x1 7.5 100 - s \"T4\n", 1, 21, "unterminated quote"},
 		{"gpu 0x1 75 100 - s T4\n", 1, 9, "gpu: bad compute capability '75' (want 8.0)"},
 		{"gpu 0x1 7.5 100 nope s T4\n", 1, 17, "gpu: unknown migset 'nope'"},
@@ -312,7 +322,8 @@ static void parse_errors(void **state)
 		{"layout a - maybe\n", 1, 12, "layout: want on or off, not 'maybe'"},
 		{"layout a - off 1g=1\n", 1, 16, "layout: MIG devices on an entry with MIG off"},
 		{"pci g 0xZZ\n", 1, 7, "pci: bad PCI id '0xZZ' (want 0x20B010DE)"},
-		{"gpu 0x1 7.5 100 - s T4\ngpu 0x2 7.5 100 - s T4\n", 2, 21, "gpu: 'T4' listed twice"},
+		{"gpu 0x1 7.5 100 - s T4\ngpu 0x2 7.5 100 - s T4\n", 2, 21,
+		 "gpu: 'T4' listed twice"},
 	};
 	struct catalog *c;
 	struct gs_error err;
@@ -320,9 +331,8 @@ static void parse_errors(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		c = (struct catalog *)1;
-		assert_int_equal(catalog_parse("t.tab", cases[i].text, strlen(cases[i].text), &c,
-					       &err),
-				 -1);
+		assert_int_equal(
+			catalog_parse("t.tab", cases[i].text, strlen(cases[i].text), &c, &err), -1);
 		assert_null(c);
 		assert_string_equal(err.file, "t.tab");
 		assert_int_equal(err.line, cases[i].line);
@@ -340,16 +350,11 @@ static void parse_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(sanitize_rule),
-		cmocka_unit_test(families),
-		cmocka_unit_test(models_by_any_name),
-		cmocka_unit_test(coverage),
-		cmocka_unit_test(profiles),
-		cmocka_unit_test(profile_resource_names),
-		cmocka_unit_test(layout_all_1g_10gb),
-		cmocka_unit_test(layout_all_balanced),
-		cmocka_unit_test(layout_other_cases),
-		cmocka_unit_test(parse_errors),
+		cmocka_unit_test(sanitize_rule),      cmocka_unit_test(families),
+		cmocka_unit_test(models_by_any_name), cmocka_unit_test(coverage),
+		cmocka_unit_test(profiles),	      cmocka_unit_test(profile_resource_names),
+		cmocka_unit_test(layout_all_1g_10gb), cmocka_unit_test(layout_all_balanced),
+		cmocka_unit_test(layout_other_cases), cmocka_unit_test(parse_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

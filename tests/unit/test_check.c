@@ -62,29 +62,36 @@ static void contract(void **state)
 {
 	(void)state;
 	expect("", 0, "");
-	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: {nvidia.com/gpu: 2}}\n",
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: "
+	       "{nvidia.com/gpu: 2}}\n",
 	       0, "OVER=a=2\n");
-	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {requests: {nvidia.com/gpu: '3'}}\n",
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {requests: "
+	       "{nvidia.com/gpu: '3'}}\n",
 	       0, "OVER=a=3\n");
-	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: {nvidia.com/gpu: 1}}\n",
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: "
+	       "{nvidia.com/gpu: 1}}\n",
 	       0, "");
 	/* Both over 1: the larger. */
 	expect("kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}, "
 	       "requests: {nvidia.com/gpu: 5}}}]}\n",
 	       0, "OVER=a=5\n");
 	/* Quantity forms: 2000m is 2, 2.0 is 2, null is 0. */
-	expect("kind: Pod\nspec: {containers: [{name: m, resources: {limits: {nvidia.com/gpu: 2000m}}},"
+	expect("kind: Pod\nspec: {containers: [{name: m, resources: {limits: {nvidia.com/gpu: "
+	       "2000m}}},"
 	       " {name: f, resources: {limits: {nvidia.com/gpu: 2.0}}},"
 	       " {name: n, resources: {limits: {nvidia.com/gpu: null}}}]}\n",
 	       0, "OVER=m=2\nOVER=f=2\n");
 	/* A numeric container name reads as text. */
-	expect("kind: Pod\nspec: {containers: [{name: 42, resources: {limits: {nvidia.com/gpu: 2}}}]}\n", 0,
-	       "OVER=42=2\n");
+	expect("kind: Pod\nspec: {containers: [{name: 42, resources: {limits: {nvidia.com/gpu: "
+	       "2}}}]}\n",
+	       0, "OVER=42=2\n");
 	/* Duplicate keys: the last wins, as in non-strict decoding. */
-	expect("kind: Pod\nspec:\n  containers: [{name: gone, resources: {limits: {nvidia.com/gpu: 9}}}]\n"
+	expect("kind: Pod\nspec:\n  containers: [{name: gone, resources: {limits: {nvidia.com/gpu: "
+	       "9}}}]\n"
 	       "  containers: [{name: kept, resources: {limits: {nvidia.com/gpu: 2}}}]\n",
 	       0, "OVER=kept=2\n");
-	expect("kind: Pod\nkind: Service\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}]}\n",
+	expect("kind: Pod\nkind: Service\nspec: {containers: [{name: a, resources: {limits: "
+	       "{nvidia.com/gpu: 2}}}]}\n",
 	       0, "");
 }
 
@@ -95,8 +102,10 @@ static void engines_agree_on_errors(void **state)
 		"kind: Pod\nspec: {containers: {name: x}}\n",
 		"kind: Pod\nspec: {containers: [5]}\n",
 		"kind: Pod\nspec: {containers: [{name: [x]}]}\n",
-		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: abc}}}]}\n",
-		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: [1]}}}]}\n",
+		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: "
+		"abc}}}]}\n",
+		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: "
+		"[1]}}}]}\n",
 		"kind: Pod\nspec: {containers: [{name: a, resources: 7}]}\n",
 		"kind: List\nitems: {a: 1}\n",
 		"kind: List\nitems: [1]\n",
@@ -110,14 +119,19 @@ static void engines_agree_on_errors(void **state)
 		"kind: Pod\nmetadata: {<<: [{a: 1}, [2], !!int q]}\n",
 		"kind: Pod\nmetadata: {x: !!binary '*'}\n",
 		"kind: Pod\nmetadata: {!!binary '*': x}\n",
-		"kind: Pod\nmetadata: &m {a: 1}\nspec: {containers: [{<<: *m, name: q, resources: {limits: {nvidia.com/gpu: 3}}}]}\n",
+		"kind: Pod\nmetadata: &m {a: 1}\nspec: {containers: [{<<: *m, name: q, resources: "
+		"{limits: {nvidia.com/gpu: 3}}}]}\n",
 		"kind: Pod\nmetadata: {a: *nope}\n",
-		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}]}\n---\n[\n",
-		"kind: Pod\nspec:\n  containers:\n  - {name: a, resources: {limits: {example.com/x: -1, "
+		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: "
+		"2}}}]}\n---\n[\n",
+		"kind: Pod\nspec:\n  containers:\n  - {name: a, resources: {limits: "
+		"{example.com/x: -1, "
 		"nvidia.com/gpu: 1.5}, requests: {nvidia.com/gpu: 1, nvidia.com/mig-1g.5gb: 4}}}\n",
-		"kind: Deployment\nspec:\n  template:\n    spec:\n      <<: {containers: [{name: m, resources: "
+		"kind: Deployment\nspec:\n  template:\n    spec:\n      <<: {containers: [{name: "
+		"m, resources: "
 		"{limits: {nvidia.com/gpu: 2}}}]}\n",
-		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}], "
+		"kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: "
+		"2}}}], "
 		"initContainers: x}\n",
 		/* an anchored .nan key is fine until an alias makes it a value */
 		"kind: Pod\nx: [&n .NaN: 1]\n",
@@ -130,31 +144,44 @@ static void engines_agree_on_errors(void **state)
 	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
 		expect(inputs[i], CHECK_API_RULES | CHECK_SHARED_RESOURCES, NULL);
 	/* and a few verdicts among them */
-	expect(inputs[0], 0, "error: in.yaml:1:5: mapping values are not allowed in this context\n");
-	expect(inputs[9], 0, "error: in.yaml:2:24: json: unsupported value: +Inf (JSON, which Kubernetes reads, has no infinity)\n");
-	expect(inputs[13], 0, "error: in.yaml:2:16: map merge requires map or sequence of maps as the value\n");
+	expect(inputs[0], 0,
+	       "error: in.yaml:1:5: mapping values are not allowed in this context\n");
+	expect(inputs[9], 0,
+	       "error: in.yaml:2:24: json: unsupported value: +Inf (JSON, which Kubernetes reads, "
+	       "has no infinity)\n");
+	expect(inputs[13], 0,
+	       "error: in.yaml:2:16: map merge requires map or sequence of maps as the value\n");
 	expect(inputs[18], 0, "OVER=q=3\n");
 	expect(inputs[22], 0, "OVER=m=2\n");
-	/* A YAML error anywhere beats a bad value earlier on, as if the stream were loaded first. */
-	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: {nvidia.com/gpu: two}}\n"
+	/* A YAML error anywhere beats a bad value earlier on, as if the stream were loaded first.
+	 */
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: "
+	       "{nvidia.com/gpu: two}}\n"
 	       "---\n[\n",
-	       0, "error: in.yaml:8:1: did not find expected node content (while parsing a flow node at line 8 column 1)\n");
+	       0,
+	       "error: in.yaml:8:1: did not find expected node content (while parsing a flow node "
+	       "at line 8 column 1)\n");
 }
 
 static void api_rules_texts(void **state)
 {
 	(void)state;
-	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources:\n      limits: {nvidia.com/gpu: 2}\n"
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources:\n      limits: "
+	       "{nvidia.com/gpu: 2}\n"
 	       "      requests: {nvidia.com/gpu: 1}\n",
 	       CHECK_API_RULES,
-	       "OVER=a=2\nin.yaml:7:34: container \"a\": spec.containers[0].resources.requests: Invalid value: "
+	       "OVER=a=2\nin.yaml:7:34: container \"a\": spec.containers[0].resources.requests: "
+	       "Invalid value: "
 	       "\"1\": must be equal to nvidia.com/gpu limit of 2\n");
 	/* cpu is no extended resource: it may be overcommitted and fractional. */
-	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {requests: {cpu: 500m}}\n",
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {requests: {cpu: "
+	       "500m}}\n",
 	       CHECK_API_RULES, "");
-	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: {example.com/dev: -1}}\n",
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: "
+	       "{example.com/dev: -1}}\n",
 	       CHECK_API_RULES,
-	       "in.yaml:5:43: container \"a\": spec.containers[0].resources.limits[example.com/dev]: Invalid "
+	       "in.yaml:5:43: container \"a\": "
+	       "spec.containers[0].resources.limits[example.com/dev]: Invalid "
 	       "value: \"-1\": must be greater than or equal to 0\n");
 }
 

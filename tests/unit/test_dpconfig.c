@@ -14,7 +14,7 @@
 
 #define RFC1123                                                                                    \
 	"[a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' " \
-	"or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "     \
+	"or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "      \
 	"regex used for validation is "                                                            \
 	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')]"
 
@@ -110,8 +110,9 @@ static void empty_and_version(void **state)
 	/* sigs.k8s.io/yaml hands a number aimed at a string field over as text */
 	expect_error("version: 1\n", "unknown version: 1");
 	expect_error("version: 1.0\n", "unknown version: 1");
-	expect_error("version: [v1]\n",
-		     "json: cannot unmarshal array into Go struct field Config.version of type string");
+	expect_error(
+		"version: [v1]\n",
+		"json: cannot unmarshal array into Go struct field Config.version of type string");
 	/* a document that is not a mapping */
 	expect_error("- a\n- b\n", "json: cannot unmarshal array into Go value of type v1.Config");
 	expect_error("hello\n", "json: cannot unmarshal string into Go value of type v1.Config");
@@ -138,12 +139,15 @@ static void key_case_rules(void **state)
 	assert_int_equal(c->n_imex_channel_ids, 1);
 	dpconfig_free(c);
 
-	expect_error("sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      Replicas: 4\n",
-		     "no replicas specified");
-	expect_error("sharing:\n  timeSlicing:\n    resources:\n    - Name: gpu\n      replicas: 4\n",
-		     "no resource name specified");
-	expect_error("sharing:\n  timeSlicing:\n    Resources:\n    - name: gpu\n      replicas: 4\n",
-		     "no resources specified");
+	expect_error(
+		"sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      Replicas: 4\n",
+		"no replicas specified");
+	expect_error(
+		"sharing:\n  timeSlicing:\n    resources:\n    - Name: gpu\n      replicas: 4\n",
+		"no resource name specified");
+	expect_error(
+		"sharing:\n  timeSlicing:\n    Resources:\n    - name: gpu\n      replicas: 4\n",
+		"no resources specified");
 	/* RenameByDefault is not renameByDefault: ignored */
 	c = parse_ok("sharing:\n  timeSlicing:\n    RenameByDefault: true\n    resources:\n"
 		     "    - name: gpu\n      replicas: 4\n");
@@ -165,10 +169,11 @@ static void key_case_rules(void **state)
 	dp_diags_release(&d);
 	dpconfig_free(c);
 
-	assert_int_equal(parse_diags("sharing:\n  timeSlicing:\n    failRequestGreaterThanOne: true\n"
-				     "    resources:\n    - name: gpu\n      replicas: 2\n",
-				     &c, &d),
-			 0);
+	assert_int_equal(
+		parse_diags("sharing:\n  timeSlicing:\n    failRequestGreaterThanOne: true\n"
+			    "    resources:\n    - name: gpu\n      replicas: 2\n",
+			    &c, &d),
+		0);
 	assert_true(has_diag(&d, DP_WARNING,
 			     "unknown key 'failRequestGreaterThanOne' is ignored; did you mean "
 			     "'failRequestsGreaterThanOne'?"));
@@ -205,20 +210,24 @@ static void flag_types(void **state)
 	assert_string_equal(c->device_list_strategy, "volume-mounts");
 	dpconfig_free(c);
 	/* no coercion under flags: Flags embeds CommandLineFlags */
-	expect_error("flags:\n  migStrategy: 1\n",
-		     "json: cannot unmarshal number into Go struct field Flags.flags.migStrategy of "
-		     "type string");
-	expect_error("flags:\n  failOnInitError: \"yes\"\n",
-		     "json: cannot unmarshal string into Go struct field Flags.flags.failOnInitError "
-		     "of type bool");
+	expect_error(
+		"flags:\n  migStrategy: 1\n",
+		"json: cannot unmarshal number into Go struct field Flags.flags.migStrategy of "
+		"type string");
+	expect_error(
+		"flags:\n  failOnInitError: \"yes\"\n",
+		"json: cannot unmarshal string into Go struct field Flags.flags.failOnInitError "
+		"of type bool");
 	expect_error("flags:\n  plugin:\n    deviceIDStrategy: [uuid]\n",
 		     "json: cannot unmarshal array into Go struct field "
 		     "PluginCommandLineFlags.flags.plugin.deviceIDStrategy of type string");
-	expect_error("flags: [1]\n",
-		     "json: cannot unmarshal array into Go struct field Config.flags of type v1.Flags");
-	expect_error("flags:\n  plugin: 3\n",
-		     "json: cannot unmarshal number into Go struct field Flags.flags.plugin of type "
-		     "v1.PluginCommandLineFlags");
+	expect_error(
+		"flags: [1]\n",
+		"json: cannot unmarshal array into Go struct field Config.flags of type v1.Flags");
+	expect_error(
+		"flags:\n  plugin: 3\n",
+		"json: cannot unmarshal number into Go struct field Flags.flags.plugin of type "
+		"v1.PluginCommandLineFlags");
 	expect_error("flags:\n  plugin:\n    deviceListStrategy: 5\n",
 		     "invalid deviceListStrategy: 5");
 	expect_error("flags:\n  plugin:\n    deviceListStrategy: [envvar, 1]\n",
@@ -250,20 +259,22 @@ static void resources_section(void **state)
 		     "incorrect format for resource name 'nvidia.com/A100': " RFC1123);
 	expect_error("resources: []\n", "json: cannot unmarshal array into Go struct field "
 					"Config.resources of type v1.Resources");
-	assert_int_equal(parse_diags("resources:\n  gpus:\n  - pattern: '*A100*'\n    name: a100\n",
-				     &c, &d),
-			 0);
+	assert_int_equal(
+		parse_diags("resources:\n  gpus:\n  - pattern: '*A100*'\n    name: a100\n", &c, &d),
+		0);
 	assert_true(c->resources_customised);
-	assert_true(has_diag(&d, DP_WARNING,
-			     "Customizing the 'resources' field is not yet supported in the config. "
-			     "Ignoring..."));
+	assert_true(
+		has_diag(&d, DP_WARNING,
+			 "Customizing the 'resources' field is not yet supported in the config. "
+			 "Ignoring..."));
 	dp_diags_release(&d);
 	dpconfig_free(c);
 	/* empty lists: nothing to discard, no warning */
 	assert_int_equal(parse_diags("resources:\n  gpus: []\n", &c, &d), 0);
-	assert_false(has_diag(&d, DP_WARNING,
-			      "Customizing the 'resources' field is not yet supported in the config. "
-			      "Ignoring..."));
+	assert_false(
+		has_diag(&d, DP_WARNING,
+			 "Customizing the 'resources' field is not yet supported in the config. "
+			 "Ignoring..."));
 	dp_diags_release(&d);
 	dpconfig_free(c);
 }
@@ -297,10 +308,12 @@ static void sharing_blocks(void **state)
 			"number of replicas must be >= 2", 5, 17);
 	expect_error("sharing:\n  mps:\n    resources:\n    - name: gpu\n      replicas: 1\n",
 		     "number of replicas must be >= 2");
-	expect_error("sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 0\n",
-		     "number of replicas must be >= 2");
-	expect_error("sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: -3\n",
-		     "number of replicas must be >= 2");
+	expect_error(
+		"sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 0\n",
+		"number of replicas must be >= 2");
+	expect_error(
+		"sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: -3\n",
+		"number of replicas must be >= 2");
 	expect_error("sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas:\n",
 		     "number of replicas must be >= 2");
 	expect_error("sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n"
@@ -311,16 +324,19 @@ static void sharing_blocks(void **state)
 		     "json: cannot unmarshal number 2.5 into Go value of type int");
 	expect_error("sharing:\n  timeSlicing:\n    resources: {name: gpu}\n",
 		     "json: cannot unmarshal object into Go value of type []v1.ReplicatedResource");
-	expect_error("sharing:\n  timeSlicing: [1]\n",
-		     "json: cannot unmarshal array into Go value of type map[string]json.RawMessage");
-	expect_error("sharing:\n  timeSlicing:\n    resources:\n    - gpu\n",
-		     "json: cannot unmarshal string into Go value of type map[string]json.RawMessage");
+	expect_error(
+		"sharing:\n  timeSlicing: [1]\n",
+		"json: cannot unmarshal array into Go value of type map[string]json.RawMessage");
+	expect_error(
+		"sharing:\n  timeSlicing:\n    resources:\n    - gpu\n",
+		"json: cannot unmarshal string into Go value of type map[string]json.RawMessage");
 	expect_error("sharing:\n  timeSlicing:\n    renameByDefault: \"yes\"\n    resources:\n"
 		     "    - name: gpu\n      replicas: 2\n",
 		     "json: cannot unmarshal string into Go value of type bool");
 
 	/* a float that is whole reaches Go as "4" */
-	c = parse_ok("sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 4.0\n");
+	c = parse_ok(
+		"sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 4.0\n");
 	assert_int_equal(c->time_slicing.resources[0].replicas, 4);
 	dpconfig_free(c);
 
@@ -339,8 +355,9 @@ static void sharing_blocks(void **state)
 	dpconfig_free(c);
 
 	/* renameByDefault: <name>.shared; name normalised */
-	c = parse_ok("sharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
-		     "    - name: gpu\n      replicas: 2\n    - name: mig-1g.10gb\n      replicas: 3\n");
+	c = parse_ok(
+		"sharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+		"    - name: gpu\n      replicas: 2\n    - name: mig-1g.10gb\n      replicas: 3\n");
 	assert_string_equal(c->time_slicing.resources[0].name, "nvidia.com/gpu");
 	assert_string_equal(c->time_slicing.resources[0].rename, "nvidia.com/gpu.shared");
 	assert_string_equal(c->time_slicing.resources[1].rename, "nvidia.com/mig-1g.10gb.shared");
@@ -348,8 +365,9 @@ static void sharing_blocks(void **state)
 	dpconfig_free(c);
 
 	/* both set: MPS silently wins */
-	c = parse_ok("sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 8\n"
-		     "  mps:\n    resources:\n    - name: gpu\n      replicas: 2\n");
+	c = parse_ok(
+		"sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 8\n"
+		"  mps:\n    resources:\n    - name: gpu\n      replicas: 2\n");
 	assert_int_equal(dpconfig_sharing_strategy(c), DP_SHARING_MPS);
 	assert_ptr_equal(dpconfig_replicated(c), &c->mps);
 	assert_int_equal(dpconfig_replicated(c)->resources[0].replicas, 2);
@@ -398,9 +416,10 @@ static void devices_union(void **state)
 		 "        MIG-GPU-b1028956-cfa2-0990-bf4a-5da9abb51763/3/0]\n",
 		 head);
 	assert_int_equal(parse_diags(yaml, &c, &d), 0);
-	assert_true(has_diag(&d, DP_WARNING,
-			     "Customizing the 'devices' field in sharing.timeSlicing.resources is not "
-			     "yet supported in the config. Ignoring..."));
+	assert_true(
+		has_diag(&d, DP_WARNING,
+			 "Customizing the 'devices' field in sharing.timeSlicing.resources is not "
+			 "yet supported in the config. Ignoring..."));
 	dp_diags_release(&d);
 	dpconfig_free(c);
 	snprintf(yaml, sizeof(yaml), "%s      devices: 2\n", head);
@@ -421,7 +440,8 @@ static void resource_names(void **state)
 	static const char *fmt =
 		"sharing:\n  timeSlicing:\n    resources:\n    - name: %s\n      replicas: 2\n";
 	snprintf(yaml, sizeof(yaml), fmt, "example.com/gpu");
-	expect_error(yaml, "incorrect format for resource name 'nvidia.com/example.com/gpu': " RFC1123);
+	expect_error(yaml,
+		     "incorrect format for resource name 'nvidia.com/example.com/gpu': " RFC1123);
 	snprintf(yaml, sizeof(yaml), fmt, "GPU");
 	expect_error(yaml, "incorrect format for resource name 'nvidia.com/GPU': " RFC1123);
 	snprintf(yaml, sizeof(yaml), fmt, "my_gpu");
@@ -447,13 +467,15 @@ static void resource_names(void **state)
 	snprintf(yaml, sizeof(yaml), fmt, name);
 	char want[160];
 	snprintf(want, sizeof(want),
-		 "fully-qualified resource name must be 63 characters or less: nvidia.com/%s", name);
+		 "fully-qualified resource name must be 63 characters or less: nvidia.com/%s",
+		 name);
 	expect_error(yaml, want);
 
 	/* rename follows the same rules */
-	expect_error("sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 2\n"
-		     "      rename: Shared\n",
-		     "incorrect format for resource name 'nvidia.com/Shared': " RFC1123);
+	expect_error(
+		"sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 2\n"
+		"      rename: Shared\n",
+		"incorrect format for resource name 'nvidia.com/Shared': " RFC1123);
 	/* not checked against what exists */
 	snprintf(yaml, sizeof(yaml), fmt, "foo");
 	c = parse_ok(yaml);
@@ -464,7 +486,8 @@ static void resource_names(void **state)
 /* §1.11 rows 3, 5-11 */
 static void validation(void **state)
 {
-	static const char *mps = "sharing:\n  mps:\n    resources:\n    - name: gpu\n      replicas: 2\n";
+	static const char *mps =
+		"sharing:\n  mps:\n    resources:\n    - name: gpu\n      replicas: 2\n";
 	char yaml[512];
 
 	(void)state;
@@ -489,9 +512,10 @@ static void validation(void **state)
 			"invalid --device-discovery-strategy option vfio");
 	expect_validate("flags:\n  migStrategy: Mixed\n", "unknown MIG strategy: Mixed");
 	expect_validate("flags:\n  migStrategy: \"\"\n", "unknown MIG strategy: ");
-	expect_validate("imex:\n  channelIDs: [1, 2]\n",
-			"invalid IMEX channel IDs: invalid IMEX config: channelIDs must be [] or [0]; "
-			"found [1 2]");
+	expect_validate(
+		"imex:\n  channelIDs: [1, 2]\n",
+		"invalid IMEX channel IDs: invalid IMEX config: channelIDs must be [] or [0]; "
+		"found [1 2]");
 	expect_validate("imex:\n  channelIDs: [0]\n", NULL);
 	expect_validate("imex:\n  channelIDs: []\n", NULL);
 	/* rows in upstream's order: the device-ID strategy before the MIG strategy */
@@ -512,24 +536,27 @@ static void chains(void **state)
 	(void)state;
 	assert_int_equal(parse_diags("sharing:\n  timeSlicing:\n", &c, &d), -1);
 	assert_true(d.items[0].upstream);
-	assert_string_equal(dp_diag_chain(&d.items[0], buf, sizeof(buf)),
-			    "error starting plugins: unable to load config: unable to finalize "
-			    "config: unable to parse config file: error parsing config file: unmarshal "
-			    "error: error unmarshaling JSON: while decoding JSON: no resources "
-			    "specified");
+	assert_string_equal(
+		dp_diag_chain(&d.items[0], buf, sizeof(buf)),
+		"error starting plugins: unable to load config: unable to finalize "
+		"config: unable to parse config file: error parsing config file: unmarshal "
+		"error: error unmarshaling JSON: while decoding JSON: no resources "
+		"specified");
 	dp_diags_release(&d);
 	assert_int_equal(parse_diags("version: v2\n", &c, &d), -1);
-	assert_string_equal(dp_diag_chain(&d.items[d.n - 1], buf, sizeof(buf)),
-			    "error starting plugins: unable to load config: unable to finalize "
-			    "config: unable to parse config file: error parsing config file: unknown "
-			    "version: v2");
+	assert_string_equal(
+		dp_diag_chain(&d.items[d.n - 1], buf, sizeof(buf)),
+		"error starting plugins: unable to load config: unable to finalize "
+		"config: unable to parse config file: error parsing config file: unknown "
+		"version: v2");
 	dp_diags_release(&d);
 	c = parse_ok("flags:\n  migStrategy: bogus\n");
 	dp_diags_init(&d);
 	assert_int_equal(dpconfig_validate_all(c, "c.yaml", &d), 1);
-	assert_string_equal(dp_diag_chain(&d.items[0], buf, sizeof(buf)),
-			    "error starting plugins: unable to validate flags: unknown MIG strategy: "
-			    "bogus");
+	assert_string_equal(
+		dp_diag_chain(&d.items[0], buf, sizeof(buf)),
+		"error starting plugins: unable to validate flags: unknown MIG strategy: "
+		"bogus");
 	assert_int_equal(d.items[0].pos.line, 2);
 	dp_diags_release(&d);
 	dpconfig_free(c);
@@ -547,12 +574,14 @@ static void upstream_pick(void **state)
 	expect_error("flags:\n  migStrategy: 1\nsharing:\n  timeSlicing: {}\n",
 		     "no resources specified");
 	/* two saved mismatches: the first in sorted order */
-	expect_error("version: [1]\nflags:\n  mpsRoot: 2\n",
-		     "json: cannot unmarshal number into Go struct field Flags.flags.mpsRoot of type "
-		     "string");
+	expect_error(
+		"version: [1]\nflags:\n  mpsRoot: 2\n",
+		"json: cannot unmarshal number into Go struct field Flags.flags.mpsRoot of type "
+		"string");
 	/* within one resource: name, devices, replicas, rename */
-	expect_error("sharing:\n  timeSlicing:\n    resources:\n    - name: Bad\n      replicas: 1\n",
-		     "incorrect format for resource name 'nvidia.com/Bad': " RFC1123);
+	expect_error(
+		"sharing:\n  timeSlicing:\n    resources:\n    - name: Bad\n      replicas: 1\n",
+		"incorrect format for resource name 'nvidia.com/Bad': " RFC1123);
 	/* decode errors come before the version check */
 	expect_error("version: v3\nsharing:\n  mps: {}\n", "no resources specified");
 }
@@ -573,21 +602,24 @@ static void silent_overrides(void **state)
 				     &c, &d),
 			 0);
 	assert_null(c->time_slicing.resources[0].rename);
-	assert_true(has_diag(&d, DP_WARNING,
-			     "Setting the 'rename' field in sharing.timeSlicing.resources is not yet "
-			     "supported in the config. Ignoring..."));
+	assert_true(
+		has_diag(&d, DP_WARNING,
+			 "Setting the 'rename' field in sharing.timeSlicing.resources is not yet "
+			 "supported in the config. Ignoring..."));
 	dp_diags_release(&d);
 	dpconfig_free(c);
 	/* renameByDefault with another rename: forced to <name>.shared; mps variant */
-	assert_int_equal(parse_diags("flags:\n  mpsRoot: /m\nsharing:\n  mps:\n    renameByDefault: "
-				     "true\n    resources:\n    - name: gpu\n      replicas: 2\n"
-				     "      rename: other\n",
-				     &c, &d),
-			 0);
+	assert_int_equal(
+		parse_diags("flags:\n  mpsRoot: /m\nsharing:\n  mps:\n    renameByDefault: "
+			    "true\n    resources:\n    - name: gpu\n      replicas: 2\n"
+			    "      rename: other\n",
+			    &c, &d),
+		0);
 	assert_string_equal(c->mps.resources[0].rename, "nvidia.com/gpu.shared");
-	assert_true(has_diag(&d, DP_WARNING,
-			     "Setting the 'rename' field in sharing.mps.resources is not yet supported "
-			     "in the config. Ignoring..."));
+	assert_true(
+		has_diag(&d, DP_WARNING,
+			 "Setting the 'rename' field in sharing.mps.resources is not yet supported "
+			 "in the config. Ignoring..."));
 	dp_diags_release(&d);
 	dpconfig_free(c);
 	/* renameByDefault with rename equal to the default: no warning */
@@ -606,10 +638,11 @@ static void silent_overrides(void **state)
 	assert_true(c->mps.fail_requests_pos.line == 3);
 	dpconfig_free(c);
 	/* the same name twice: both kept, a warning */
-	assert_int_equal(parse_diags("sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n"
-				     "      replicas: 2\n    - name: nvidia.com/gpu\n      replicas: 4\n",
-				     &c, &d),
-			 0);
+	assert_int_equal(
+		parse_diags("sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n"
+			    "      replicas: 2\n    - name: nvidia.com/gpu\n      replicas: 4\n",
+			    &c, &d),
+		0);
 	assert_int_equal(c->time_slicing.n_resources, 2);
 	assert_int_equal(d.n, 1);
 	assert_int_equal(d.items[0].level, DP_WARNING);
@@ -753,7 +786,7 @@ static void selection(void **state)
 	assert_string_equal(select_msg(set, NULL, NULL, "single", &name),
 			    "no config was set, no default was provided, and all fallbacks failed");
 	assert_null(dpconfig_set_select(set, NULL, NULL, "single,empty", &c, &name, &err) ? "x"
-											    : NULL);
+											  : NULL);
 	assert_null(c);
 	assert_string_equal(name, "");
 	assert_string_equal(select_msg(set, NULL, NULL, "bogus,named", &name),
@@ -836,13 +869,20 @@ static void configmap_shapes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(empty_and_version), cmocka_unit_test(key_case_rules),
-		cmocka_unit_test(flag_types),	     cmocka_unit_test(resources_section),
-		cmocka_unit_test(sharing_blocks),    cmocka_unit_test(devices_union),
-		cmocka_unit_test(resource_names),    cmocka_unit_test(validation),
-		cmocka_unit_test(chains),	     cmocka_unit_test(upstream_pick),
-		cmocka_unit_test(silent_overrides),  cmocka_unit_test(keys_recorded),
-		cmocka_unit_test(selection),	     cmocka_unit_test(configmap_shapes),
+		cmocka_unit_test(empty_and_version),
+		cmocka_unit_test(key_case_rules),
+		cmocka_unit_test(flag_types),
+		cmocka_unit_test(resources_section),
+		cmocka_unit_test(sharing_blocks),
+		cmocka_unit_test(devices_union),
+		cmocka_unit_test(resource_names),
+		cmocka_unit_test(validation),
+		cmocka_unit_test(chains),
+		cmocka_unit_test(upstream_pick),
+		cmocka_unit_test(silent_overrides),
+		cmocka_unit_test(keys_recorded),
+		cmocka_unit_test(selection),
+		cmocka_unit_test(configmap_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

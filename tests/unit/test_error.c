@@ -17,8 +17,9 @@ static void error_with_position(void **state)
 	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
 			    "pod.yaml:3:7: mapping values are not allowed here");
 	gs_error_prefix(&err, "unable to load config: ");
-	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
-			    "pod.yaml:3:7: unable to load config: mapping values are not allowed here");
+	assert_string_equal(
+		gs_error_str(&err, buf, sizeof(buf)),
+		"pod.yaml:3:7: unable to load config: mapping values are not allowed here");
 }
 
 static void error_without_position(void **state)
@@ -28,7 +29,8 @@ static void error_without_position(void **state)
 
 	(void)state;
 	gs_error_set(&err, "specified config %s does not exist", "mps");
-	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)), "specified config mps does not exist");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
+			    "specified config mps does not exist");
 }
 
 static void warnings_grow_and_free(void **state)

@@ -138,10 +138,11 @@ static void test_pending_insufficient(void **state)
 	assert_int_equal(e->scheduled, 0);
 	assert_string_equal(e->sched_reason, "Unschedulable");
 	/* verbatim, as the scheduler wrote it */
-	assert_string_equal(e->sched_message,
-			    "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. no new claims to "
-			    "deallocate, preemption: 0/3 nodes are available: 3 Preemption is not "
-			    "helpful for scheduling.");
+	assert_string_equal(
+		e->sched_message,
+		"0/3 nodes are available: 3 Insufficient nvidia.com/gpu. no new claims to "
+		"deallocate, preemption: 0/3 nodes are available: 3 Preemption is not "
+		"helpful for scheduling.");
 	for (size_t i = 0; i < e->n_nodes; i++) {
 		assert_false(e->nodes[i].fits);
 		assert_true(has(&e->nodes[i].reasons, "Insufficient nvidia.com/gpu"));
@@ -192,11 +193,12 @@ static void test_fail_requests_greater_than_one(void **state)
 	struct explain_pod *e = run(pod, nodes, pods, set);
 
 	const struct explain_node *n1 = node_of(e, "lab-node-1");
-	assert_true(has(&n1->hints,
-			"UnexpectedAdmissionError: Allocate failed due to rpc error: code = Unknown "
-			"desc = invalid allocation request for \"nvidia.com/gpu\": invalid request: "
-			"maximum request size for shared resources is 1; found 2, which is "
-			"unexpected"));
+	assert_true(
+		has(&n1->hints,
+		    "UnexpectedAdmissionError: Allocate failed due to rpc error: code = Unknown "
+		    "desc = invalid allocation request for \"nvidia.com/gpu\": invalid request: "
+		    "maximum request size for shared resources is 1; found 2, which is "
+		    "unexpected"));
 	/* node-0 has config default (no sharing): no such trap there. */
 	assert_int_equal(node_of(e, "lab-node-0")->hints.n, 0);
 	explain_pod_free(e);
@@ -216,7 +218,8 @@ static json_t *synthetic_pod(const char *limits, const char *extra_spec)
 	char buf[4096];
 	snprintf(buf, sizeof(buf),
 		 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
-		 "\"spec\":{%s%s\"containers\":[{\"name\":\"main\",\"resources\":{\"limits\":{%s}}}]},"
+		 "\"spec\":{%s%s\"containers\":[{\"name\":\"main\",\"resources\":{\"limits\":{%s}}}"
+		 "]},"
 		 "\"status\":{\"phase\":\"Pending\"}}",
 		 extra_spec ? extra_spec : "", extra_spec ? "," : "", limits);
 	return loads(buf);
@@ -226,13 +229,15 @@ static json_t *synthetic_nodes(void)
 {
 	return loads(
 		"{\"kind\":\"NodeList\",\"items\":["
-		"{\"metadata\":{\"name\":\"renamed\",\"labels\":{\"nvidia.com/gpu.product\":\"Tesla-T4\","
+		"{\"metadata\":{\"name\":\"renamed\",\"labels\":{\"nvidia.com/"
+		"gpu.product\":\"Tesla-T4\","
 		"\"nvidia.com/device-plugin.config\":\"mps\"}},"
 		" \"status\":{\"allocatable\":{\"pods\":\"110\",\"nvidia.com/gpu\":\"0\","
 		"\"nvidia.com/gpu.shared\":\"8\"}}},"
 		"{\"metadata\":{\"name\":\"shared\",\"labels\":{\"nvidia.com/gpu.product\":"
 		"\"NVIDIA-A100-SXM4-80GB-SHARED\"}},"
-		" \"spec\":{\"taints\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"},"
+		" \"spec\":{\"taints\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":"
+		"\"NoSchedule\"},"
 		"{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"}]},"
 		" \"status\":{\"allocatable\":{\"pods\":\"110\",\"nvidia.com/gpu\":\"8\"}}},"
 		"{\"metadata\":{\"name\":\"cordoned\",\"labels\":{\"zone\":\"b\"}},"
@@ -265,7 +270,8 @@ static void test_renamed_taints_unschedulable(void **state)
 	assert_false(node_of(e, "cordoned")->fits);
 	explain_pod_free(e);
 	json_decref(pod);
-	pod = synthetic_pod("\"nvidia.com/gpu\":\"1\"", "\"tolerations\":[{\"operator\":\"Exists\"}]");
+	pod = synthetic_pod("\"nvidia.com/gpu\":\"1\"",
+			    "\"tolerations\":[{\"operator\":\"Exists\"}]");
 	e = run(pod, nodes, NULL, NULL);
 	assert_true(node_of(e, "shared")->fits);
 	assert_true(node_of(e, "cordoned")->fits);
@@ -299,8 +305,10 @@ static void test_product_selector_and_affinity(void **state)
 
 	pod = synthetic_pod(
 		"\"nvidia.com/gpu\":\"1\"",
-		"\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
-		"{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\","
+		"\"affinity\":{\"nodeAffinity\":{"
+		"\"requiredDuringSchedulingIgnoredDuringExecution\":"
+		"{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":"
+		"\"In\","
 		"\"values\":[\"a\",\"b\"]}]},{\"matchFields\":[{\"key\":\"metadata.name\","
 		"\"operator\":\"In\",\"values\":[\"renamed\"]}]}]}}}");
 	e = run(pod, nodes, NULL, NULL);
@@ -321,7 +329,8 @@ static void test_mig_profile_no_node_offers(void **state)
 	json_t *pod = synthetic_pod("\"nvidia.com/mig-1g.5gb\":\"1\"", NULL);
 	struct explain_pod *e = run(pod, nodes, NULL, NULL);
 
-	assert_true(has(&e->hints, "nvidia.com/mig-1g.5gb: no node's GPU offers MIG profile 1g.5gb"));
+	assert_true(
+		has(&e->hints, "nvidia.com/mig-1g.5gb: no node's GPU offers MIG profile 1g.5gb"));
 	assert_true(has(&e->hints, "A100-SXM4-40GB"));
 	explain_pod_free(e);
 	json_decref(pod);
@@ -341,7 +350,8 @@ static void test_effective_request(void **state)
 	json_t *nodes = synthetic_nodes();
 	json_t *pod = loads(
 		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{"
-		"\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}],"
+		"\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]"
+		","
 		"\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"500m\"},"
 		"\"limits\":{\"nvidia.com/gpu\":\"1\"}}},"
 		"{\"name\":\"b\",\"resources\":{\"requests\":{\"cpu\":\"1\"},"
@@ -399,7 +409,8 @@ static void test_quota_exceeded(void **state)
 
 	assert_int_equal(explain_quota_add_request(&usage, "nvidia.com/gpu=2", &err), 0);
 	assert_int_equal(explain_quota_add_request(&usage, "cpu=4", &err), 0);
-	assert_string_equal(json_string_value(json_object_get(usage, "requests.nvidia.com/gpu")), "2");
+	assert_string_equal(json_string_value(json_object_get(usage, "requests.nvidia.com/gpu")),
+			    "2");
 	assert_string_equal(json_string_value(json_object_get(usage, "requests.cpu")), "4");
 	assert_string_equal(json_string_value(json_object_get(usage, "pods")), "1");
 	assert_null(json_object_get(usage, "limits.nvidia.com/gpu"));
@@ -446,9 +457,10 @@ static void test_quota_lab(void **state)
 
 	assert_int_equal(explain_quota_add_request(&usage, "nvidia.com/gpu=1", &err), 0);
 	assert_int_equal(explain_quota(list, usage, NULL, &r, &err), 0);
-	assert_string_equal(r->quotas[0].message,
-			    "exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, used: "
-			    "requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2");
+	assert_string_equal(
+		r->quotas[0].message,
+		"exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, used: "
+		"requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2");
 	explain_quota_report_free(r);
 	json_decref(usage);
 	json_decref(list);
@@ -478,8 +490,9 @@ static void test_quota_not_enforced(void **state)
 			    loads("{\"requests.nvidia.com/gpu\":\"3\"}"));
 	json_object_set_new(json_object_get(q, "status"), "used", json_object());
 	assert_int_equal(explain_quota(list, usage, NULL, &r, &err), 0);
-	assert_string_equal(r->quotas[0].message,
-			    "status unknown for quota: gpu-quota, resources: requests.nvidia.com/gpu");
+	assert_string_equal(
+		r->quotas[0].message,
+		"status unknown for quota: gpu-quota, resources: requests.nvidia.com/gpu");
 	explain_quota_report_free(r);
 	json_decref(usage);
 	json_decref(q);

@@ -23,9 +23,9 @@
 
 #define DATA "tests/unit/data/kube"
 #define SERVER "tests/unit/kube_fault_server.py"
-#define QUOTA_MSG                                                                               \
-	"pods \"team-over\" is forbidden: exceeded quota: gpu-quota, requested: "                 \
-	"requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: "                  \
+#define QUOTA_MSG                                                                                  \
+	"pods \"team-over\" is forbidden: exceeded quota: gpu-quota, requested: "                  \
+	"requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: "                    \
 	"requests.nvidia.com/gpu=2"
 
 /* ---- recorded Status bodies ------------------------------------------------------------ */
@@ -88,7 +88,8 @@ static void status_fixtures(void **state)
 		 0},
 		{"status-401-unauthorized", 401, "GET", "Unauthorized", "Unauthorized", 0},
 		{"status-403-rbac", 403, "GET", "Forbidden",
-		 "nodes is forbidden: User \"e2e-user\" cannot list resource \"nodes\" in API group "
+		 "nodes is forbidden: User \"e2e-user\" cannot list resource \"nodes\" in API "
+		 "group "
 		 "\"\" at the cluster scope",
 		 0},
 		{"status-429-toomany", 429, "GET", "TooManyRequests",
@@ -135,7 +136,8 @@ static void status_generic(void **state)
 		 "the server has asked for the client to provide credentials"},
 		{403, "GET", "  denied by proxy\n", "Forbidden", "denied by proxy"},
 		{500, "GET", "oops: \"backend\" down\n", "InternalError",
-		 "an error on the server (\"oops: \\\"backend\\\" down\") has prevented the request "
+		 "an error on the server (\"oops: \\\"backend\\\" down\") has prevented the "
+		 "request "
 		 "from succeeding"},
 		{502, "GET", "<html>bad gateway</html>", "InternalError",
 		 "an error on the server (\"<html>bad gateway</html>\") has prevented the request "
@@ -316,10 +318,10 @@ static long count_of(struct kube_client *c, const char *key)
 	return n;
 }
 
-#define NEED_PEER(p)                                                                      \
-	do {                                                                              \
-		if (!(p).port)                                                            \
-			skip();                                                           \
+#define NEED_PEER(p)                                                                               \
+	do {                                                                                       \
+		if (!(p).port)                                                                     \
+			skip();                                                                    \
 	} while (0)
 
 static void get_headers_and_keepalive(void **state)
@@ -334,7 +336,8 @@ static void get_headers_and_keepalive(void **state)
 	assert_string_equal(kube_client_namespace(c), "team-a");
 	assert_int_equal(kube_get(c, "/echo/api/v1/nodes?x=1", &a, &err), 0);
 	assert_string_equal(json_string_value(json_object_get(a, "method")), "GET");
-	assert_string_equal(json_string_value(json_object_get(a, "path")), "/echo/api/v1/nodes?x=1");
+	assert_string_equal(json_string_value(json_object_get(a, "path")),
+			    "/echo/api/v1/nodes?x=1");
 	assert_string_equal(hdr(a, "accept"), "application/json");
 	assert_string_equal(hdr(a, "authorization"), "Bearer test-token");
 	assert_string_equal(hdr(a, "user-agent"), "gpushare/0.1.0");
@@ -380,7 +383,8 @@ static void verbs_and_content_types(void **state)
 		{KUBE_PATCH_JSON, "application/json-patch+json"},
 	};
 	struct kube_client *c;
-	json_t *obj = json_pack("{s:s,s:{s:s}}", "kind", "Namespace", "metadata", "name", "gpu-share");
+	json_t *obj =
+		json_pack("{s:s,s:{s:s}}", "kind", "Namespace", "metadata", "name", "gpu-share");
 	json_t *r, *sent;
 	struct gs_error err;
 
@@ -462,7 +466,8 @@ static void status_failures_reach_caller(void **state)
 	assert_string_equal(kube_last_status(c)->message, "");
 
 	/* A Status of success on DELETE is success. */
-	assert_int_equal(kube_delete(c, "/fixture/status-200-delete-success/200", NULL, &r, &err), 0);
+	assert_int_equal(kube_delete(c, "/fixture/status-200-delete-success/200", NULL, &r, &err),
+			 0);
 	assert_string_equal(json_string_value(json_object_get(r, "status")), "Success");
 	json_decref(r);
 	json_decref(obj);
@@ -596,7 +601,8 @@ static int closed_port(void)
 
 static void connect_refused_retried_until_deadline(void **state)
 {
-	struct kube_client_opts o = {.deadline_ms = 600, .backoff_base_ms = 50, .backoff_max_ms = 100};
+	struct kube_client_opts o = {
+		.deadline_ms = 600, .backoff_base_ms = 50, .backoff_max_ms = 100};
 	struct tracelog tl = {0};
 	struct kube_config *cfg;
 	struct kube_client *c;
@@ -627,8 +633,8 @@ static void connect_refused_retried_until_deadline(void **state)
 
 static void request_timeout(void **state)
 {
-	struct kube_client_opts o = {.request_timeout_ms = 200, .deadline_ms = 700,
-				     .backoff_base_ms = 10};
+	struct kube_client_opts o = {
+		.request_timeout_ms = 200, .deadline_ms = 700, .backoff_base_ms = 10};
 	struct kube_config *cfg;
 	struct kube_client *c;
 	struct gs_error err;
@@ -722,11 +728,11 @@ static void list_restarts_when_continue_expires(void **state)
 	c = client(&tl, NULL);
 	assert_int_equal(kube_list(c, "/api/v1/expiring", NULL, &l, &err), 0);
 	assert_int_equal(json_array_size(json_object_get(l, "items")), 7);
-	assert_string_equal(json_string_value(json_object_get(
-				    json_object_get(json_array_get(json_object_get(l, "items"), 0),
-						    "metadata"),
-				    "name")),
-			    "pod-0");
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_array_get(json_object_get(l, "items"), 0), "metadata"),
+			"name")),
+		"pod-0");
 	json_decref(l);
 	assert_int_equal(kube_list(c, "/api/v1/pods?limit=2", NULL, &l, &err), -1);
 	kube_client_free(c);
@@ -769,15 +775,14 @@ static void wait_polls(void **state)
 	NEED_PEER(plain);
 	c = client(NULL, NULL);
 	/* Two 404s (absent), then the object. */
-	assert_int_equal(kube_wait(c, "/flaky/w404/2/404", wait_for_attempts, NULL, 5000, 20, &r,
-				   &err),
-			 0);
+	assert_int_equal(
+		kube_wait(c, "/flaky/w404/2/404", wait_for_attempts, NULL, 5000, 20, &r, &err), 0);
 	assert_int_equal(json_integer_value(json_object_get(r, "attempts")), 3);
 	json_decref(r);
 	t0 = ms_now();
-	assert_int_equal(kube_wait(c, "/fixture/status-404-notfound/404", never, NULL, 300, 50, &r,
-				   &err),
-			 -1);
+	assert_int_equal(
+		kube_wait(c, "/fixture/status-404-notfound/404", never, NULL, 300, 50, &r, &err),
+		-1);
 	assert_true(ms_now() - t0 >= 300);
 	assert_null(r);
 	assert_non_null(strstr(err.msg, "timed out after 0."));
@@ -786,9 +791,9 @@ static void wait_polls(void **state)
 	assert_int_equal(kube_wait(c, "/echo", refuse, NULL, 300, 50, NULL, &err), -1);
 	assert_string_equal(err.msg, "waiting for /echo: pod failed");
 	/* Errors other than 404 end the wait at once. */
-	assert_int_equal(kube_wait(c, "/fixture/status-403-rbac/403", never, NULL, 5000, 50, NULL,
-				   &err),
-			 KUBE_E_STATUS);
+	assert_int_equal(
+		kube_wait(c, "/fixture/status-403-rbac/403", never, NULL, 5000, 50, NULL, &err),
+		KUBE_E_STATUS);
 	kube_client_free(c);
 }
 
@@ -830,9 +835,8 @@ static void raw_request(void **state)
 	(void)state;
 	NEED_PEER(plain);
 	c = client(NULL, NULL);
-	assert_int_equal(kube_request(c, "POST", "/echo/raw", "text/plain", "hi", 2, &body, &len,
-				      &err),
-			 0);
+	assert_int_equal(
+		kube_request(c, "POST", "/echo/raw", "text/plain", "hi", 2, &body, &len, &err), 0);
 	assert_int_equal(len, strlen(body));
 	assert_non_null(strstr(body, "\"body\": \"hi\""));
 	assert_non_null(strstr(body, "\"content-type\": \"text/plain\""));
@@ -843,8 +847,8 @@ static void raw_request(void **state)
 static void open_from_kubeconfig(void **state)
 {
 	char path[] = "/tmp/gs-kubeclient-kc-XXXXXX";
-	struct kube_config_opts o = {.kubeconfig = path, .namespace = "gpu-share",
-				     .request_timeout_ms = 300};
+	struct kube_config_opts o = {
+		.kubeconfig = path, .namespace = "gpu-share", .request_timeout_ms = 300};
 	struct kube_client_opts co = {.deadline_ms = 400};
 	struct kube_client *c;
 	struct gs_error err;
@@ -999,8 +1003,8 @@ static struct kube_config *tls_cfg(const char *ca, bool client_cert)
 
 static int tls_get(struct kube_config *cfg, json_t **r, struct tracelog *tl, struct gs_error *err)
 {
-	struct kube_client_opts o = {.deadline_ms = 5000, .backoff_base_ms = 20,
-				     .trace = on_trace, .trace_arg = tl};
+	struct kube_client_opts o = {
+		.deadline_ms = 5000, .backoff_base_ms = 20, .trace = on_trace, .trace_arg = tl};
 	struct kube_client *c;
 	int rc;
 

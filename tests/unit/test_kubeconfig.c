@@ -185,8 +185,8 @@ static void missing_list_entries_are_skipped(void **state)
 	struct gs_error err;
 
 	(void)state;
-	assert_int_equal(load("/nonexistent/one::" DATA "/a.yaml:" DATA "/a.yaml", NULL, &cfg, &err),
-			 0);
+	assert_int_equal(
+		load("/nonexistent/one::" DATA "/a.yaml:" DATA "/a.yaml", NULL, &cfg, &err), 0);
 	assert_string_equal(cfg->source, DATA "/a.yaml"); /* empty and duplicate entries dropped */
 	assert_string_equal(cfg->context, "ctx-a");
 	kube_config_free(cfg);
@@ -346,7 +346,8 @@ static void missing_files_named(void **state)
 		 tmpdir);
 	expect_error(p, 6, 28, want);
 	p = with_entries("tf.yaml", "    server: https://x\n", "    tokenFile: /nonexistent/tok\n");
-	expect_error(p, 9, 16, "user \"u\": tokenFile \"/nonexistent/tok\": No such file or directory");
+	expect_error(p, 9, 16,
+		     "user \"u\": tokenFile \"/nonexistent/tok\": No such file or directory");
 }
 
 static void rejected_combinations(void **state)
@@ -357,9 +358,10 @@ static void rejected_combinations(void **state)
 	p = with_entries("exec.yaml", "    server: https://x\n",
 			 "    exec:\n      command: aws\n      apiVersion: "
 			 "client.authentication.k8s.io/v1\n");
-	expect_error(p, 10, 7,
-		     "user \"u\": exec credential plugins are not supported; use a token, tokenFile "
-		     "or client certificate");
+	expect_error(
+		p, 10, 7,
+		"user \"u\": exec credential plugins are not supported; use a token, tokenFile "
+		"or client certificate");
 	p = with_entries("basic.yaml", "    server: https://x\n",
 			 "    token: tok-SECRET\n    username: admin\n    password: pw-SECRET\n");
 	expect_error(p, 10, 15,
@@ -371,12 +373,14 @@ static void rejected_combinations(void **state)
 			 "    insecure-skip-tls-verify: true\n"
 			 "    certificate-authority: ca.crt\n",
 			 "    token: t\n");
-	expect_error(p, 6, 31,
-		     "cluster \"c\": a certificate authority and insecure-skip-tls-verify cannot both "
-		     "be set");
+	expect_error(
+		p, 6, 31,
+		"cluster \"c\": a certificate authority and insecure-skip-tls-verify cannot both "
+		"be set");
 	p = with_entries("certonly.yaml", "    server: https://x\n",
 			 "    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n");
-	expect_error(p, 9, 30, "user \"u\": client-certificate needs client-key (or client-key-data)");
+	expect_error(p, 9, 30,
+		     "user \"u\": client-certificate needs client-key (or client-key-data)");
 	p = with_entries("both.yaml", "    server: https://x\n",
 			 "    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n"
 			 "    client-certificate: x.crt\n");
@@ -384,16 +388,19 @@ static void rejected_combinations(void **state)
 		     "user \"u\": client-certificate-data and client-certificate are both "
 		     "specified; use one");
 	/* "not a cert" in base64: decodes, but is no PEM. */
-	p = with_entries("notpem.yaml",
-			 "    server: https://x\n    certificate-authority-data: bm90IGEgY2VydA==\n",
-			 "    token: t\n");
+	p = with_entries(
+		"notpem.yaml",
+		"    server: https://x\n    certificate-authority-data: bm90IGEgY2VydA==\n",
+		"    token: t\n");
 	expect_error(p, 6, 33,
 		     "cluster \"c\": certificate-authority-data holds no PEM certificate");
 	p = with_entries("noserver.yaml", "    insecure-skip-tls-verify: true\n", "    token: t\n");
 	expect_error(p, 5, 5, "cluster \"c\" has no server");
 	p = with_entries("scheme.yaml", "    server: ftp://x\n", "    token: t\n");
-	expect_error(p, 5, 13, "cluster \"c\": server \"ftp://x\" must be an https:// or http:// URL");
-	p = with_entries("type.yaml", "    server: https://x\n    insecure-skip-tls-verify: yes-please\n",
+	expect_error(p, 5, 13,
+		     "cluster \"c\": server \"ftp://x\" must be an https:// or http:// URL");
+	p = with_entries("type.yaml",
+			 "    server: https://x\n    insecure-skip-tls-verify: yes-please\n",
 			 "    token: t\n");
 	expect_error(p, 6, 31, "cluster \"c\": insecure-skip-tls-verify must be true or false");
 }
@@ -411,8 +418,8 @@ static void duplicate_names_in_one_file(void **state)
 	p = write_tmp("nocc.yaml", "clusters:\n- name: c\n  cluster: {server: \"https://a\"}\n");
 	{
 		char want[256];
-		snprintf(want, sizeof(want), "no current-context is set in kubeconfig %s; pass --context",
-			 p);
+		snprintf(want, sizeof(want),
+			 "no current-context is set in kubeconfig %s; pass --context", p);
 		expect_error(p, 0, 0, want);
 	}
 	p = write_tmp("list.yaml", "- just\n- a list\n");
@@ -432,7 +439,8 @@ static void secrets_never_in_messages(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct kube_config_opts o = {
-			.kubeconfig = with_entries(cases[i][0], "    server: https://x\n", cases[i][1])};
+			.kubeconfig =
+				with_entries(cases[i][0], "    server: https://x\n", cases[i][1])};
 		struct kube_config *cfg;
 		struct gs_error err;
 		char buf[2048];
@@ -448,8 +456,8 @@ static void secrets_never_in_messages(void **state)
 
 static void in_cluster_fallback(void **state)
 {
-	struct kube_config_env env = {.home = tmpdir, .service_host = "10.96.0.1",
-				      .service_port = "443"};
+	struct kube_config_env env = {
+		.home = tmpdir, .service_host = "10.96.0.1", .service_port = "443"};
 	struct kube_config_opts o = {.namespace = "override"};
 	struct kube_config *cfg;
 	struct gs_error err;
@@ -522,9 +530,18 @@ static void nothing_found(void **state)
 
 static void flags(void **state)
 {
-	char *argv[] = {"sync",      "--kubeconfig", "/k", "--context=lab", "-n", "team-a",
-			"--insecure-skip-tls-verify", "--request-timeout", "1m30s", "node-0",
-			"--user", NULL};
+	char *argv[] = {"sync",
+			"--kubeconfig",
+			"/k",
+			"--context=lab",
+			"-n",
+			"team-a",
+			"--insecure-skip-tls-verify",
+			"--request-timeout",
+			"1m30s",
+			"node-0",
+			"--user",
+			NULL};
 	int argc = 11, i = 1, r;
 	struct kube_config_opts o = {0};
 	struct gs_error err;
@@ -544,16 +561,18 @@ static void flags(void **state)
 	assert_string_equal(err.msg, "option '--user' requires a value");
 
 	{
-		char *a2[] = {"x", "--request-timeout=500ms", "--request-timeout", "7",
-			      "--request-timeout", "soon", "--contextual"};
+		char *a2[] = {"x",	     "--request-timeout=500ms", "--request-timeout",
+			      "7",	     "--request-timeout",	"soon",
+			      "--contextual"};
 		i = 1;
 		assert_int_equal(kube_config_parse_flag(&o, 7, a2, &i, &err), 1);
 		assert_int_equal(o.request_timeout_ms, 500);
 		assert_int_equal(kube_config_parse_flag(&o, 7, a2, &i, &err), 1);
 		assert_int_equal(o.request_timeout_ms, 7000);
 		assert_int_equal(kube_config_parse_flag(&o, 7, a2, &i, &err), -1);
-		assert_string_equal(err.msg, "invalid --request-timeout \"soon\": want seconds or a "
-					     "duration such as 30s, 2m, 500ms (at most 24h)");
+		assert_string_equal(err.msg,
+				    "invalid --request-timeout \"soon\": want seconds or a "
+				    "duration such as 30s, 2m, 500ms (at most 24h)");
 		i = 6;
 		assert_int_equal(kube_config_parse_flag(&o, 7, a2, &i, &err), 0);
 	}

@@ -218,7 +218,8 @@ static void parse_invalid(void **state)
 		if (quantity_parse(&q, table[i].in, strlen(table[i].in), &err) == 0)
 			fail_msg("'%s' parsed unexpectedly", table[i].in);
 		if (strcmp(err.msg, table[i].msg))
-			fail_msg("'%s': message '%s', want '%s'", table[i].in, err.msg, table[i].msg);
+			fail_msg("'%s': message '%s', want '%s'", table[i].in, err.msg,
+				 table[i].msg);
 	}
 	/* the length cap */
 	char longq[QUANTITY_MAX_LEN + 2];
@@ -393,9 +394,9 @@ static void compare(void **state)
 		const char *x, *y;
 		int expect;
 	} table[] = {
-		{"0", "0", 0},         {"100m", "50m", 1},   {"50m", "100m", -1},
-		{"10000T", "100Gi", 1}, {"1", "1000m", 0},    {"1Ki", "1024", 0},
-		{"-1", "0", -1},       {"1e3", "1k", 0},     {"12E", "9Ei", 1},
+		{"0", "0", 0},		{"100m", "50m", 1}, {"50m", "100m", -1},
+		{"10000T", "100Gi", 1}, {"1", "1000m", 0},  {"1Ki", "1024", 0},
+		{"-1", "0", -1},	{"1e3", "1k", 0},   {"12E", "9Ei", 1},
 	};
 	struct {
 		struct quantity a, b;
@@ -423,7 +424,8 @@ static void compare(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		struct quantity a = parse_ok(table[i].x), b = parse_ok(table[i].y);
-		if (quantity_cmp(&a, &b) != table[i].expect || quantity_cmp(&b, &a) != -table[i].expect)
+		if (quantity_cmp(&a, &b) != table[i].expect ||
+		    quantity_cmp(&b, &a) != -table[i].expect)
 			fail_msg("cmp(%s, %s) != %d", table[i].x, table[i].y, table[i].expect);
 	}
 	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
@@ -531,7 +533,7 @@ static void from_json(void **state)
 		{"1.5", "1500m", 0},
 		{"1000", "1k", 0},
 		{"1e3", "1k", 0},
-		{"1e21", "1e+21", 0}, /* "1e+21" is canonical in upstream's eyes */
+		{"1e21", "1e+21", 0},  /* "1e+21" is canonical in upstream's eyes */
 		{"1e-7", "100e-9", 0}, /* "1e-7" is DecimalExponent */
 		{"0.1", "100m", 0},
 		{"\"2\"", "2", 0},

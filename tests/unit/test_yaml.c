@@ -35,7 +35,8 @@ static const char *load_err(const char *text, const struct yaml_limits *lim)
 	struct yaml_stream *s = NULL;
 	struct gs_error err;
 
-	assert_int_equal(yaml_load_buffer("t.yaml", text, strlen(text), no_origin, lim, &s, &err), -1);
+	assert_int_equal(yaml_load_buffer("t.yaml", text, strlen(text), no_origin, lim, &s, &err),
+			 -1);
 	assert_null(s);
 	return gs_error_str(&err, buf, sizeof(buf));
 }
@@ -216,7 +217,8 @@ static void keys_become_strings(void **state)
 	assert_int_equal(json_object_size(d), 7);
 	yaml_stream_free(s);
 
-	assert_string_equal(load_err("~: x\n", NULL), "t.yaml:1:1: null is not supported as a mapping key");
+	assert_string_equal(load_err("~: x\n", NULL),
+			    "t.yaml:1:1: null is not supported as a mapping key");
 	assert_string_equal(load_err("? [a]\n: b\n", NULL),
 			    "t.yaml:1:3: invalid map key: a mapping or sequence cannot be a key");
 }
@@ -283,7 +285,8 @@ static void anchors_aliases_merges(void **state)
 	expect_int(get(yaml_stream_doc(s, 0), "b"), "k", 1);
 	yaml_stream_free(s);
 
-	assert_string_equal(load_err("a: *nope\n", NULL), "t.yaml:1:4: unknown anchor 'nope' referenced");
+	assert_string_equal(load_err("a: *nope\n", NULL),
+			    "t.yaml:1:4: unknown anchor 'nope' referenced");
 	assert_string_equal(load_err("a: &a [*a]\n", NULL),
 			    "t.yaml:1:8: anchor 'a' value contains itself");
 	assert_string_equal(load_err("a: {<<: 5}\n", NULL),
@@ -296,11 +299,13 @@ static void anchors_aliases_merges(void **state)
 static void non_json_values_fail(void **state)
 {
 	(void)state;
-	assert_string_equal(load_err("a:\n  b: .inf\n", NULL),
-			    "t.yaml:2:6: json: unsupported value: +Inf (JSON, which Kubernetes reads, "
-			    "has no infinity)");
+	assert_string_equal(
+		load_err("a:\n  b: .inf\n", NULL),
+		"t.yaml:2:6: json: unsupported value: +Inf (JSON, which Kubernetes reads, "
+		"has no infinity)");
 	assert_string_equal(load_err("- .nan\n", NULL),
-			    "t.yaml:1:3: json: unsupported value: NaN (JSON, which Kubernetes reads, has no NaN)");
+			    "t.yaml:1:3: json: unsupported value: NaN (JSON, which Kubernetes "
+			    "reads, has no NaN)");
 }
 
 static void positions(void **state)
@@ -366,12 +371,14 @@ static void syntax_errors(void **state)
 	(void)state;
 	assert_string_equal(load_err("a: b: c\n", NULL),
 			    "t.yaml:1:5: mapping values are not allowed in this context");
-	assert_string_equal(load_err("a:\n  - x\n  y: z\n", NULL),
-			    "t.yaml:3:3: did not find expected '-' indicator (while parsing a block "
-			    "collection at line 2 column 3)");
-	assert_string_equal(load_err("a: \"open\n", NULL),
-			    "t.yaml:2:1: found unexpected end of stream (while scanning a quoted scalar "
-			    "at line 1 column 4)");
+	assert_string_equal(
+		load_err("a:\n  - x\n  y: z\n", NULL),
+		"t.yaml:3:3: did not find expected '-' indicator (while parsing a block "
+		"collection at line 2 column 3)");
+	assert_string_equal(
+		load_err("a: \"open\n", NULL),
+		"t.yaml:2:1: found unexpected end of stream (while scanning a quoted scalar "
+		"at line 1 column 4)");
 	/* Reader errors: invalid UTF-8, positioned by counting characters. */
 	assert_string_equal(load_err("a: 1\nbb: \xff\n", NULL),
 			    "t.yaml:2:5: invalid leading UTF-8 octet (byte 0xFF)");
@@ -391,12 +398,14 @@ static void limits(void **state)
 			     "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]\n";
 
 	(void)state;
-	assert_string_equal(load_err(laughs, NULL),
-			    "t.yaml:7:16: document has more than 4194304 nodes once aliases are expanded");
+	assert_string_equal(
+		load_err(laughs, NULL),
+		"t.yaml:7:16: document has more than 4194304 nodes once aliases are expanded");
 
 	deep = calloc(1, 1000);
 	memset(deep, '[', 300);
-	assert_string_equal(load_err(deep, NULL), "t.yaml:1:257: nesting is deeper than the limit of 256 levels");
+	assert_string_equal(load_err(deep, NULL),
+			    "t.yaml:1:257: nesting is deeper than the limit of 256 levels");
 	/* Depth counts through aliases too. */
 	lim.max_depth = 3;
 	assert_string_equal(load_err("a: &a [[1]]\nb: [*a]\n", &lim),
@@ -405,10 +414,12 @@ static void limits(void **state)
 
 	lim = yaml_default_limits;
 	lim.max_docs = 2;
-	assert_string_equal(load_err("1\n---\n2\n---\n3\n", &lim), "t.yaml:4:1: more than 2 documents");
+	assert_string_equal(load_err("1\n---\n2\n---\n3\n", &lim),
+			    "t.yaml:4:1: more than 2 documents");
 	lim = yaml_default_limits;
 	lim.max_bytes = 4;
-	assert_string_equal(load_err("a: 12\n", &lim), "t.yaml: input is larger than the limit of 4 bytes");
+	assert_string_equal(load_err("a: 12\n", &lim),
+			    "t.yaml: input is larger than the limit of 4 bytes");
 }
 
 static void origin_and_block_content(void **state)
@@ -437,8 +448,8 @@ static void origin_and_block_content(void **state)
 	assert_int_equal(o.line, 5);
 	assert_int_equal(o.col, 5);
 	/* The embedded YAML's error lands on the file's line and column. */
-	assert_int_equal(yaml_load_buffer("cm.yaml", json_string_value(shared), json_string_length(shared), o,
-					  NULL, &inner, &err),
+	assert_int_equal(yaml_load_buffer("cm.yaml", json_string_value(shared),
+					  json_string_length(shared), o, NULL, &inner, &err),
 			 -1);
 	assert_null(inner);
 	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
@@ -461,10 +472,18 @@ static void json_number_text(void **state)
 		double v;
 		const char *want;
 	} cases[] = {
-		{2.0, "2"},       {1.5, "1.5"},         {0.1, "0.1"},     {1e21, "1e+21"},
-		{1e20, "100000000000000000000"},        {1e-7, "1e-7"},   {-2.5e-7, "-2.5e-7"},
-		{1e-6, "0.000001"}, {123456789.0, "123456789"},          {-0.0, "-0"},
-		{0.3, "0.3"},     {1.0 / 3, "0.3333333333333333"},
+		{2.0, "2"},
+		{1.5, "1.5"},
+		{0.1, "0.1"},
+		{1e21, "1e+21"},
+		{1e20, "100000000000000000000"},
+		{1e-7, "1e-7"},
+		{-2.5e-7, "-2.5e-7"},
+		{1e-6, "0.000001"},
+		{123456789.0, "123456789"},
+		{-0.0, "-0"},
+		{0.3, "0.3"},
+		{1.0 / 3, "0.3333333333333333"},
 	};
 	char buf[64];
 	json_t *j;
@@ -504,7 +523,8 @@ static void resolve_api(void **state)
 	assert_int_equal(yaml_resolve("tag:yaml.org,2002:float", "0x10", 4, 0, &r, &err), 0);
 	assert_int_equal(r.type, YAML_SCALAR_IS_REAL);
 	assert_true(r.real == 16.0);
-	assert_int_equal(yaml_resolve("tag:yaml.org,2002:timestamp", "2001-12-14", 10, 0, &r, &err), 0);
+	assert_int_equal(yaml_resolve("tag:yaml.org,2002:timestamp", "2001-12-14", 10, 0, &r, &err),
+			 0);
 	assert_int_equal(r.type, YAML_SCALAR_IS_STRING);
 	assert_int_equal(yaml_resolve("tag:yaml.org,2002:timestamp", "later", 5, 0, &r, &err), -1);
 	assert_string_equal(err.msg, "cannot decode !!str `later` as a !!timestamp");
@@ -541,8 +561,8 @@ static void filtered_load(void **state)
 	const char *aliased = "drop: &d {a: 1}\nkeep: *d\n";
 
 	(void)state;
-	assert_int_equal(yaml_load_buffer_filtered("f.yaml", text, strlen(text), no_origin, NULL, &filter,
-						   &s, &err),
+	assert_int_equal(yaml_load_buffer_filtered("f.yaml", text, strlen(text), no_origin, NULL,
+						   &filter, &s, &err),
 			 0);
 	d = yaml_stream_doc(s, 0);
 	assert_int_equal(json_object_size(d), 1);
@@ -553,8 +573,8 @@ static void filtered_load(void **state)
 	yaml_stream_free(s);
 
 	/* An alias may point into a dropped part: the load keeps everything. */
-	assert_int_equal(yaml_load_buffer_filtered("f.yaml", aliased, strlen(aliased), no_origin, NULL,
-						   &filter, &s, &err),
+	assert_int_equal(yaml_load_buffer_filtered("f.yaml", aliased, strlen(aliased), no_origin,
+						   NULL, &filter, &s, &err),
 			 0);
 	d = yaml_stream_doc(s, 0);
 	expect_int(get(d, "keep"), "a", 1);
@@ -562,8 +582,8 @@ static void filtered_load(void **state)
 	yaml_stream_free(s);
 
 	/* Dropped parts fail as they would in a full load. */
-	assert_int_equal(yaml_load_buffer_filtered("f.yaml", "drop: [.nan]\n", 13, no_origin, NULL, &filter,
-						   &s, &err),
+	assert_int_equal(yaml_load_buffer_filtered("f.yaml", "drop: [.nan]\n", 13, no_origin, NULL,
+						   &filter, &s, &err),
 			 -1);
 	assert_null(s);
 	assert_int_equal(err.line, 1);

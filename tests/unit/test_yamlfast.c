@@ -99,7 +99,8 @@ static const char *const other[] = {
 	"- a\n  - b\n",
 	"a:\n- b\n - c\n",
 	"a:\x7f\n",
-	"\xef\xbb\xbf" "a: 1\n",
+	"\xef\xbb\xbf"
+	"a: 1\n",
 	"-x: 1\n",
 	"a: [-]\n",
 	"a: [--x]\n",
@@ -120,7 +121,8 @@ static void agrees_and_takes_plain_manifests(void **state)
 		int rc = diff(accepted[i]);
 
 		if (rc != 1)
-			print_error("case %zu (%s): %s\n", i, rc ? "disagrees" : "declined", accepted[i]);
+			print_error("case %zu (%s): %s\n", i, rc ? "disagrees" : "declined",
+				    accepted[i]);
 		assert_int_equal(rc, 1);
 	}
 }
@@ -195,8 +197,8 @@ static void long_keys(void **state)
 
 	(void)state;
 	for (int n = 1020; n <= 1030; n++) {
-		static const char *const shapes[] = {"%s: v\n", "a: {%s: v}\n", "a: {x: 1, %s: v}\n",
-						     "- %s: v\n", "'%s': v\n"};
+		static const char *const shapes[] = {
+			"%s: v\n", "a: {%s: v}\n", "a: {x: 1, %s: v}\n", "- %s: v\n", "'%s': v\n"};
 		char key[1100];
 
 		memset(key, 'k', (size_t)n);
