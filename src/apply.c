@@ -38,7 +38,7 @@ const char *apply_result_name(enum apply_result r)
 	return "?";
 }
 
-static const char *str_at(const json_t *obj, const char *a, const char *b)
+const char *apply_string_at(const json_t *obj, const char *a, const char *b)
 {
 	const json_t *v = json_object_get(obj, a);
 	if (b)
@@ -48,10 +48,10 @@ static const char *str_at(const json_t *obj, const char *a, const char *b)
 
 int apply_paths(const json_t *obj, char **collection, char **item, struct gs_error *err)
 {
-	const char *av = str_at(obj, "apiVersion", NULL);
-	const char *kind = str_at(obj, "kind", NULL);
-	const char *name = str_at(obj, "metadata", "name");
-	const char *ns = str_at(obj, "metadata", "namespace");
+	const char *av = apply_string_at(obj, "apiVersion", NULL);
+	const char *kind = apply_string_at(obj, "kind", NULL);
+	const char *name = apply_string_at(obj, "metadata", "name");
+	const char *ns = apply_string_at(obj, "metadata", "namespace");
 	const struct kind_info *k = NULL;
 	char *coll;
 
@@ -152,8 +152,8 @@ static int pod_compatible(const json_t *want, const json_t *have, struct gs_erro
 				err,
 				"pod %s/%s exists with a different spec.%s; a pod's spec cannot "
 				"change: delete it first",
-				str_at(have, "metadata", "namespace"),
-				str_at(have, "metadata", "name"), fields[i]);
+				apply_string_at(have, "metadata", "namespace"),
+				apply_string_at(have, "metadata", "name"), fields[i]);
 			return -1;
 		}
 	}
@@ -165,7 +165,7 @@ int apply_object(struct kube_client *c, const json_t *obj, enum apply_result *re
 {
 	char *coll = NULL, *item = NULL;
 	json_t *have = NULL, *patch = NULL, *meta_patch;
-	const char *kind = str_at(obj, "kind", NULL);
+	const char *kind = apply_string_at(obj, "kind", NULL);
 	int rc = -1;
 
 	if (apply_paths(obj, &coll, &item, err) < 0)

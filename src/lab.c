@@ -61,26 +61,19 @@ static int load(struct lab *lab, const char *rel, struct yaml_stream **s, struct
 	return rc;
 }
 
-static const char *str_at(const json_t *obj, const char *a, const char *b)
-{
-	const json_t *v = json_object_get(obj, a);
-	if (b)
-		v = json_object_get(v, b);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
 static int apply_one(struct lab *lab, const json_t *obj, struct gs_error *err)
 {
 	enum apply_result r;
-	const char *ns = str_at(obj, "metadata", "namespace");
+	const char *ns = apply_string_at(obj, "metadata", "namespace");
 
 	if (apply_object(lab->c, obj, &r, NULL, err) < 0) {
-		gs_error_prefix(err, "%s %s%s%s: ", str_at(obj, "kind", NULL), ns ? ns : "",
-				ns ? "/" : "", str_at(obj, "metadata", "name"));
+		gs_error_prefix(err, "%s %s%s%s: ", apply_string_at(obj, "kind", NULL),
+				ns ? ns : "", ns ? "/" : "",
+				apply_string_at(obj, "metadata", "name"));
 		return -1;
 	}
-	say(lab, "  %s %s%s%s %s", str_at(obj, "kind", NULL), ns ? ns : "", ns ? "/" : "",
-	    str_at(obj, "metadata", "name"), apply_result_name(r));
+	say(lab, "  %s %s%s%s %s", apply_string_at(obj, "kind", NULL), ns ? ns : "", ns ? "/" : "",
+	    apply_string_at(obj, "metadata", "name"), apply_result_name(r));
 	return 0;
 }
 
@@ -126,16 +119,18 @@ static int node_ready(const json_t *node, void *arg, struct gs_error *why)
 		return 0;
 	}
 	json_array_foreach (conds, i, v) {
-		if (!strcmp(str_at(v, "type", NULL) ? str_at(v, "type", NULL) : "", "Ready"))
-			ready = str_at(v, "status", NULL) &&
-				!strcmp(str_at(v, "status", NULL), "True");
+		if (!strcmp(apply_string_at(v, "type", NULL) ? apply_string_at(v, "type", NULL)
+							     : "",
+			    "Ready"))
+			ready = apply_string_at(v, "status", NULL) &&
+				!strcmp(apply_string_at(v, "status", NULL), "True");
 	}
 	if (!ready) {
 		gs_error_set(why, "condition Ready is not True (is kwok running?)");
 		return 0;
 	}
 	json_array_foreach (taints, i, v) {
-		const char *key = str_at(v, "key", NULL);
+		const char *key = apply_string_at(v, "key", NULL);
 		if (key && !strcmp(key, "node.kubernetes.io/not-ready")) {
 			gs_error_set(why, "taint node.kubernetes.io/not-ready is still set "
 					  "(is kube-controller-manager running?)");
@@ -191,11 +186,11 @@ static int pod_scheduled(const json_t *pod, void *arg, struct gs_error *why)
 		gs_error_set(why, "the pod does not exist");
 		return 0;
 	}
-	if (str_at(pod, "spec", "nodeName"))
+	if (apply_string_at(pod, "spec", "nodeName"))
 		return 1;
 	json_array_foreach (conds, i, v) {
-		const char *type = str_at(v, "type", NULL);
-		const char *msg = str_at(v, "message", NULL);
+		const char *type = apply_string_at(v, "type", NULL);
+		const char *msg = apply_string_at(v, "message", NULL);
 		if (type && !strcmp(type, "PodScheduled") && msg) {
 			gs_error_set(why, "%s", msg);
 			return 0;
@@ -269,7 +264,7 @@ static int step_namespaces_and_configmap(struct lab *lab, struct gs_error *err)
 		return -1;
 	for (size_t i = 0; i < yaml_stream_count(s); i++) {
 		const json_t *d = yaml_stream_doc(s, i);
-		const char *kind = str_at(d, "kind", NULL);
+		const char *kind = apply_string_at(d, "kind", NULL);
 		if (kind && !strcmp(kind, "ConfigMap"))
 			cm = json_deep_copy(d);
 	}
@@ -477,8 +472,8 @@ static int place_pods(struct lab *lab, const char *rel, struct gs_error *err)
 		return -1;
 	for (size_t i = 0; i < yaml_stream_count(s) && rc == 0; i++) {
 		const json_t *doc = yaml_stream_doc(s, i);
-		const char *ns = str_at(doc, "metadata", "namespace");
-		const char *name = str_at(doc, "metadata", "name");
+		const char *ns = apply_string_at(doc, "metadata", "namespace");
+		const char *name = apply_string_at(doc, "metadata", "name");
 		char *item = NULL;
 		json_t *pod = NULL;
 		char *why;
@@ -495,8 +490,9 @@ static int place_pods(struct lab *lab, const char *rel, struct gs_error *err)
 			break;
 		}
 		why = explain(lab, doc);
-		placement_add(lab, ns, name, str_at(pod, "spec", "nodeName"), why);
-		say(lab, "  pod %s/%s -> %s (%s)", ns, name, str_at(pod, "spec", "nodeName"), why);
+		placement_add(lab, ns, name, apply_string_at(pod, "spec", "nodeName"), why);
+		say(lab, "  pod %s/%s -> %s (%s)", ns, name,
+		    apply_string_at(pod, "spec", "nodeName"), why);
 		free(why);
 		json_decref(pod);
 	}
