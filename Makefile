@@ -10,6 +10,8 @@
 CC ?= cc
 BUILD ?= build
 PKGS := yaml-0.1 jansson libcurl
+# Read when make starts: targets that install deps first (demo, ci) build in
+# a sub-make, which reads them again.
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libcurl is dlopen()ed by kubeclient.c on first use: headers only.
 PKG_LIBS := $(shell pkg-config --libs yaml-0.1 jansson 2>/dev/null) -ldl
@@ -101,7 +103,10 @@ cluster-up:
 cluster-down:
 	@scripts/cluster/down.sh
 
-demo: deps all
+# deps first, then a fresh make: this one read pkg-config's answers before
+# deps could install the packages they name.
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
 
 format-check:

@@ -32,12 +32,12 @@ static void check_one(const struct dp_diags *d, int rc)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct yaml_pos origin = {0, 0};
+	const struct ydoc_pos origin = {0, 0};
 	struct dpconfig *c = NULL;
 	struct dp_diags d;
 	struct gs_error err;
 	struct dplint_options o;
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	int rc;
 
 	dp_diags_init(&d);
@@ -56,11 +56,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dpconfig_free(c);
 	}
 
-	if (yaml_load_buffer("f.yaml", (const char *)data, size, origin, &yaml_default_limits, &s,
+	if (ydoc_load_buffer("f.yaml", (const char *)data, size, origin, &ydoc_default_limits, &s,
 			     &err) == 0) {
 		struct dpconfig_set *set;
-		if (yaml_stream_count(s) &&
-		    dpconfig_set_from_configmap(s, yaml_stream_doc(s, 0), &set, &err) == 0) {
+		if (ydoc_stream_count(s) &&
+		    dpconfig_set_from_configmap(s, ydoc_stream_doc(s, 0), &set, &err) == 0) {
 			static const char *const labels[] = {NULL, "default", "x"};
 			const struct dpconfig *chosen;
 			const char *name;
@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			dp_diags_release(&d);
 			dpconfig_set_free(set);
 		}
-		yaml_stream_free(s);
+		ydoc_stream_free(s);
 	}
 	return 0;
 }

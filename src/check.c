@@ -95,7 +95,7 @@ static void path_add_index(struct path *p, size_t i)
 }
 
 struct walk {
-	const struct yaml_stream *s;
+	const struct ydoc_stream *s;
 	unsigned rules;
 	struct check_report *rep;
 	struct gs_error *err;
@@ -121,10 +121,10 @@ static const char *type_name(const json_t *v)
 	}
 }
 
-static int fail_at(struct walk *w, struct yaml_pos pos, const char *fmt, ...)
+static int fail_at(struct walk *w, struct ydoc_pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail_at(struct walk *w, struct yaml_pos pos, const char *fmt, ...)
+static int fail_at(struct walk *w, struct ydoc_pos pos, const char *fmt, ...)
 {
 	char msg[sizeof(w->err->msg)];
 	va_list ap;
@@ -132,23 +132,23 @@ static int fail_at(struct walk *w, struct yaml_pos pos, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	gs_error_at(w->err, yaml_stream_name(w->s), pos.line, pos.col, "%s", msg);
+	gs_error_at(w->err, ydoc_stream_name(w->s), pos.line, pos.col, "%s", msg);
 	return -1;
 }
 
-static struct yaml_pos key_pos(const struct walk *w, const json_t *obj, const char *key)
+static struct ydoc_pos key_pos(const struct walk *w, const json_t *obj, const char *key)
 {
-	struct yaml_pos p;
+	struct ydoc_pos p;
 
-	(void)yaml_stream_key_pos(w->s, obj, key, &p);
+	(void)ydoc_stream_key_pos(w->s, obj, key, &p);
 	return p;
 }
 
-static struct yaml_pos index_pos(const struct walk *w, const json_t *arr, size_t i)
+static struct ydoc_pos index_pos(const struct walk *w, const json_t *arr, size_t i)
 {
-	struct yaml_pos p;
+	struct ydoc_pos p;
 
-	(void)yaml_stream_index_pos(w->s, arr, i, &p);
+	(void)ydoc_stream_index_pos(w->s, arr, i, &p);
 	return p;
 }
 
@@ -190,7 +190,7 @@ static int get_list(struct walk *w, const json_t *obj, const char *key, const ch
 static int container_name(struct walk *w, const json_t *c, const char *path, char **out)
 {
 	json_t *v = json_object_get(c, "name");
-	struct yaml_resolved r = {0};
+	struct ydoc_resolved r = {0};
 	char num[64];
 	size_t len;
 
@@ -208,9 +208,9 @@ static int container_name(struct walk *w, const json_t *c, const char *path, cha
 		*out = gs_xstrdup(num);
 		return 0;
 	case JSON_REAL:
-		r.type = YAML_SCALAR_IS_REAL;
+		r.type = YDOC_SCALAR_IS_REAL;
 		r.real = json_real_value(v);
-		return yaml_resolved_key(&r, NULL, 0, out, &len, w->err);
+		return ydoc_resolved_key(&r, NULL, 0, out, &len, w->err);
 	case JSON_TRUE:
 	case JSON_FALSE:
 		*out = gs_xstrdup(json_is_true(v) ? "true" : "false");
@@ -224,7 +224,7 @@ static int container_name(struct walk *w, const json_t *c, const char *path, cha
 struct res_value {
 	int present;
 	struct quantity q;
-	struct yaml_pos pos;
+	struct ydoc_pos pos;
 };
 
 static int read_quantity(struct walk *w, const json_t *list, const char *key, const char *path,
@@ -257,10 +257,10 @@ static const struct quantity *over_one(const struct res_value *lim, const struct
 	return l ? &lim->q : r ? &req->q : NULL;
 }
 
-static void note(struct walk *w, const char *container, struct yaml_pos pos, const char *fmt, ...)
+static void note(struct walk *w, const char *container, struct ydoc_pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static void note(struct walk *w, const char *container, struct yaml_pos pos, const char *fmt, ...)
+static void note(struct walk *w, const char *container, struct ydoc_pos pos, const char *fmt, ...)
 {
 	struct check_finding *f = report_add(w->rep, CHECK_NOTE, container);
 	char msg[1024], where[512];
@@ -270,10 +270,10 @@ static void note(struct walk *w, const char *container, struct yaml_pos pos, con
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (pos.line > 0)
-		snprintf(where, sizeof(where), "%s:%d:%d", yaml_stream_name(w->s), pos.line,
+		snprintf(where, sizeof(where), "%s:%d:%d", ydoc_stream_name(w->s), pos.line,
 			 pos.col);
 	else
-		snprintf(where, sizeof(where), "%s", yaml_stream_name(w->s));
+		snprintf(where, sizeof(where), "%s", ydoc_stream_name(w->s));
 	f->text = gs_xasprintf("%s: container \"%s\": %s", where, container, msg);
 }
 
@@ -577,14 +577,14 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 	return check_podspec(w, spec, pathstr.s);
 }
 
-int check_stream(const struct yaml_stream *s, unsigned rules, struct check_report *rep,
+int check_stream(const struct ydoc_stream *s, unsigned rules, struct check_report *rep,
 		 struct gs_error *err)
 {
 	struct walk w = {s, rules, rep, err};
 	size_t before = rep->n;
 
-	for (size_t i = 0; i < yaml_stream_count(s); i++) {
-		json_t *doc = yaml_stream_doc(s, i);
+	for (size_t i = 0; i < ydoc_stream_count(s); i++) {
+		json_t *doc = ydoc_stream_doc(s, i);
 
 		if (json_is_object(doc) && check_object(&w, doc, NULL, 0)) {
 			report_truncate(rep, before);
@@ -615,51 +615,51 @@ static int child_role(void *ctx, int parent, const char *key, size_t len)
 	switch (parent) {
 	case R_OBJECT:
 		if (key_is(key, len, "kind"))
-			return YAML_KEEP_ALL;
+			return YDOC_KEEP_ALL;
 		if (key_is(key, len, "spec"))
 			return R_SPEC;
 		if (key_is(key, len, "items"))
 			return R_ITEMS;
 		if (key_is(key, len, "template"))
 			return R_TEMPLATE;
-		return YAML_SKIP;
+		return YDOC_SKIP;
 	case R_ITEMS:
-		return key ? YAML_SKIP : R_OBJECT;
+		return key ? YDOC_SKIP : R_OBJECT;
 	case R_SPEC:
 		/* Pod spec, workload spec and job spec at once: kind may come later. */
 		if (key_is(key, len, "containers") || key_is(key, len, "initContainers"))
 			return R_CONTAINERS;
 		if (key_is(key, len, "template") || key_is(key, len, "jobTemplate"))
 			return R_TEMPLATE;
-		return YAML_SKIP;
+		return YDOC_SKIP;
 	case R_TEMPLATE:
-		return key_is(key, len, "spec") ? R_SPEC : YAML_SKIP;
+		return key_is(key, len, "spec") ? R_SPEC : YDOC_SKIP;
 	case R_CONTAINERS:
-		return key ? YAML_SKIP : R_CONTAINER;
+		return key ? YDOC_SKIP : R_CONTAINER;
 	case R_CONTAINER:
 		if (key_is(key, len, "name"))
-			return YAML_KEEP_ALL;
-		return key_is(key, len, "resources") ? R_RESOURCES : YAML_SKIP;
+			return YDOC_KEEP_ALL;
+		return key_is(key, len, "resources") ? R_RESOURCES : YDOC_SKIP;
 	case R_RESOURCES:
 		if (key_is(key, len, "limits") || key_is(key, len, "requests"))
 			return R_RESOURCE_LIST;
-		return YAML_SKIP;
+		return YDOC_SKIP;
 	case R_RESOURCE_LIST:
 		/* Every rule is about domain-qualified names: cpu and memory never matter. */
-		return key && memchr(key, '/', len) ? YAML_KEEP_ALL : YAML_SKIP;
+		return key && memchr(key, '/', len) ? YDOC_KEEP_ALL : YDOC_SKIP;
 	default:
-		return YAML_SKIP;
+		return YDOC_SKIP;
 	}
 }
 
-static const struct yaml_filter check_filter = {R_OBJECT, child_role, NULL};
+static const struct ydoc_filter check_filter = {R_OBJECT, child_role, NULL};
 
 struct each {
 	struct walk w;
 	size_t before;
 };
 
-static int check_one_document(void *ctx, const struct yaml_stream *s, json_t *doc, size_t index,
+static int check_one_document(void *ctx, const struct ydoc_stream *s, json_t *doc, size_t index,
 			      struct gs_error *err)
 {
 	struct each *e = ctx;
@@ -674,24 +674,24 @@ static int check_one_document(void *ctx, const struct yaml_stream *s, json_t *do
 int check_buffer(const char *name, const char *buf, size_t len, unsigned rules,
 		 enum check_engine engine, struct check_report *rep, struct gs_error *err)
 {
-	struct yaml_stream *s;
-	struct yaml_pos none = {0, 0};
+	struct ydoc_stream *s;
+	struct ydoc_pos none = {0, 0};
 	struct each e = {{NULL, rules, rep, err}, rep->n};
 	int rc;
 
 	if (engine == CHECK_ENGINE_STREAM) {
 		/* Document by document, building only what check_object() reads. */
-		if (yaml_each_document(name, buf, len, none, NULL, &check_filter,
+		if (ydoc_each_document(name, buf, len, none, NULL, &check_filter,
 				       check_one_document, &e, err)) {
 			report_truncate(rep, e.before);
 			return -1;
 		}
 		return 0;
 	}
-	if (yaml_load_buffer(name, buf, len, none, NULL, &s, err))
+	if (ydoc_load_buffer(name, buf, len, none, NULL, &s, err))
 		return -1;
 	rc = check_stream(s, rules, rep, err);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 	return rc;
 }
 
@@ -701,7 +701,7 @@ int check_file(const char *path, unsigned rules, enum check_engine engine, struc
 	struct gs_file f;
 	int rc;
 
-	if (gs_file_open(path, yaml_default_limits.max_bytes, &f, err))
+	if (gs_file_open(path, ydoc_default_limits.max_bytes, &f, err))
 		return -1;
 	rc = check_buffer(strcmp(path, "-") ? path : "<stdin>", f.data, f.len, rules, engine, rep,
 			  err);

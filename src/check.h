@@ -4,7 +4,7 @@
 #include <stddef.h>
 
 #include "error.h"
-#include "yaml.h"
+#include "ydoc.h"
 
 /*
  * Pre-deploy checks of GPU requests in manifests (the lab's
@@ -68,7 +68,7 @@ void check_report_release(struct check_report *r);
  * appended to rep; on error nothing from this stream is kept and err has
  * "file:line:col: what".
  */
-int check_stream(const struct yaml_stream *s, unsigned rules, struct check_report *rep,
+int check_stream(const struct ydoc_stream *s, unsigned rules, struct check_report *rep,
 		 struct gs_error *err) GS_WUR;
 
 /* Load (with the chosen engine) and check a buffer or a file ("-" = stdin). */

@@ -56,7 +56,7 @@ void dp_diags_release(struct dp_diags *d)
 }
 
 static struct dp_diag *diag_vadd(struct dp_diags *d, enum dp_level level, enum dp_stage stage,
-				 const char *file, struct yaml_pos pos, const char *fmt, va_list ap)
+				 const char *file, struct ydoc_pos pos, const char *fmt, va_list ap)
 {
 	struct dp_diag *x;
 	va_list aq;
@@ -81,7 +81,7 @@ static struct dp_diag *diag_vadd(struct dp_diags *d, enum dp_level level, enum d
 }
 
 void dp_diags_add(struct dp_diags *d, enum dp_level level, enum dp_stage stage, const char *file,
-		  struct yaml_pos pos, const char *fmt, ...)
+		  struct ydoc_pos pos, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -218,7 +218,7 @@ static void go_format_float(double f, int bits, char fmt, char *buf, size_t size
 /* A JSON number as Go's encoding/json writes it. */
 static void go_json_number(const json_t *v, char *buf, size_t size)
 {
-	if (yaml_json_number_text(v, buf, size) < 0)
+	if (ydoc_json_number_text(v, buf, size) < 0)
 		snprintf(buf, size, "0");
 }
 
@@ -422,7 +422,7 @@ static char *go_marshal_str(const json_t *v)
 /* ------------------------------------------------------ decoder state */
 
 struct dec {
-	const struct yaml_stream *s;
+	const struct ydoc_stream *s;
 	const char *file;
 	struct dp_diags *diags;
 	struct dpconfig *c;
@@ -430,35 +430,35 @@ struct dec {
 	char path[512];			/* Go's FieldStack, joined with '.' */
 };
 
-static struct yaml_pos no_pos(void)
+static struct ydoc_pos no_pos(void)
 {
-	struct yaml_pos p = {0, 0};
+	struct ydoc_pos p = {0, 0};
 	return p;
 }
 
-static struct yaml_pos key_pos(const struct dec *d, const json_t *obj, const char *key)
+static struct ydoc_pos key_pos(const struct dec *d, const json_t *obj, const char *key)
 {
-	struct yaml_pos p = {0, 0};
+	struct ydoc_pos p = {0, 0};
 
-	if (d->s && yaml_stream_key_pos(d->s, obj, key, &p) < 0)
+	if (d->s && ydoc_stream_key_pos(d->s, obj, key, &p) < 0)
 		p = no_pos();
 	return p;
 }
 
-static struct yaml_pos idx_pos(const struct dec *d, const json_t *arr, size_t i)
+static struct ydoc_pos idx_pos(const struct dec *d, const json_t *arr, size_t i)
 {
-	struct yaml_pos p = {0, 0};
+	struct ydoc_pos p = {0, 0};
 
-	if (d->s && yaml_stream_index_pos(d->s, arr, i, &p) < 0)
+	if (d->s && ydoc_stream_index_pos(d->s, arr, i, &p) < 0)
 		p = no_pos();
 	return p;
 }
 
-static void dec_error(struct dec *d, bool hard, struct yaml_pos pos, const char *fmt, ...)
+static void dec_error(struct dec *d, bool hard, struct ydoc_pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* hard: a custom UnmarshalJSON failed (Go stops); else a saved type mismatch. */
-static void dec_error(struct dec *d, bool hard, struct yaml_pos pos, const char *fmt, ...)
+static void dec_error(struct dec *d, bool hard, struct ydoc_pos pos, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -471,10 +471,10 @@ static void dec_error(struct dec *d, bool hard, struct yaml_pos pos, const char 
 		d->first_saved = d->diags->n - 1;
 }
 
-static void dec_warn(struct dec *d, bool upstream, struct yaml_pos pos, const char *fmt, ...)
+static void dec_warn(struct dec *d, bool upstream, struct ydoc_pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static void dec_warn(struct dec *d, bool upstream, struct yaml_pos pos, const char *fmt, ...)
+static void dec_warn(struct dec *d, bool upstream, struct ydoc_pos pos, const char *fmt, ...)
 {
 	va_list ap;
 	struct dp_diag *x;
@@ -485,10 +485,10 @@ static void dec_warn(struct dec *d, bool upstream, struct yaml_pos pos, const ch
 	x->upstream = upstream;
 }
 
-static void dec_note(struct dec *d, struct yaml_pos pos, const char *fmt, ...)
+static void dec_note(struct dec *d, struct ydoc_pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void dec_note(struct dec *d, struct yaml_pos pos, const char *fmt, ...)
+static void dec_note(struct dec *d, struct ydoc_pos pos, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -499,7 +499,7 @@ static void dec_note(struct dec *d, struct yaml_pos pos, const char *fmt, ...)
 
 /* json: cannot unmarshal X into Go struct field S.path of type T (a saved error). */
 static void type_error(struct dec *d, const char *go_struct, const json_t *v, const char *lit,
-		       const char *type, struct yaml_pos pos)
+		       const char *type, struct ydoc_pos pos)
 {
 	char what[96];
 
@@ -518,7 +518,7 @@ static void type_error(struct dec *d, const char *go_struct, const json_t *v, co
 
 /* The same text from inside a hand-written decoder (json.Unmarshal on a plain value). */
 static void value_error(struct dec *d, const json_t *v, const char *lit, const char *type,
-			struct yaml_pos pos)
+			struct ydoc_pos pos)
 {
 	if (lit)
 		dec_error(d, true, pos, "json: cannot unmarshal number %s into Go value of type %s",
@@ -528,7 +528,7 @@ static void value_error(struct dec *d, const json_t *v, const char *lit, const c
 			  kind_word(v), type);
 }
 
-static void record_key(struct dec *d, const char *path, const char *written, struct yaml_pos pos)
+static void record_key(struct dec *d, const char *path, const char *written, struct ydoc_pos pos)
 {
 	struct dpconfig *c = d->c;
 
@@ -606,7 +606,7 @@ static size_t edit_distance(const char *a, const char *b)
 
 /* "unknown key" warning, with a suggestion among `known`. */
 static void unknown_key(struct dec *d, const char *key, const char *const *known, size_t n,
-			bool case_sensitive, struct yaml_pos pos)
+			bool case_sensitive, struct ydoc_pos pos)
 {
 	const char *best = NULL;
 	size_t best_d = 3;
@@ -713,7 +713,7 @@ static char *new_resource_name(const char *raw, size_t len, char *msg, size_t si
 }
 
 /* ResourceName.UnmarshalJSON: a string (null reads as ""), then NewResourceName. */
-static char *decode_resource_name(struct dec *d, const json_t *v, struct yaml_pos pos)
+static char *decode_resource_name(struct dec *d, const json_t *v, struct ydoc_pos pos)
 {
 	char msg[512];
 	char *name;
@@ -823,7 +823,7 @@ static bool device_ref_ok(const char *s, size_t n)
 }
 
 /* ReplicatedDevices.UnmarshalJSON (§1.8). Returns 1 when not "all". */
-static int decode_devices(struct dec *d, const json_t *v, struct yaml_pos pos)
+static int decode_devices(struct dec *d, const json_t *v, struct ydoc_pos pos)
 {
 	long long count;
 	char lit[64];
@@ -882,7 +882,7 @@ static void sharing_reset(struct dp_sharing *sh)
 }
 
 /* json.Unmarshal(raw, &bool) from a hand-written decoder. */
-static int decode_plain_bool(struct dec *d, const json_t *v, struct yaml_pos pos, int *out)
+static int decode_plain_bool(struct dec *d, const json_t *v, struct ydoc_pos pos, int *out)
 {
 	if (json_is_boolean(v)) {
 		*out = json_is_true(v);
@@ -902,12 +902,12 @@ struct raw_resource {
 	char *name, *rename;
 	bool rename_set, devices_custom;
 	int replicas;
-	struct yaml_pos pos, replicas_pos, rename_pos, devices_pos;
+	struct ydoc_pos pos, replicas_pos, rename_pos, devices_pos;
 	bool ok;
 };
 
 /* ReplicatedResource.UnmarshalJSON: name, devices, replicas, rename, in that order. */
-static void decode_replicated_resource(struct dec *d, const json_t *v, struct yaml_pos pos,
+static void decode_replicated_resource(struct dec *d, const json_t *v, struct ydoc_pos pos,
 				       struct raw_resource *r)
 {
 	const json_t *x;
@@ -974,7 +974,7 @@ static void decode_replicated_resource(struct dec *d, const json_t *v, struct ya
  * ReplicatedResources.UnmarshalJSON (§1.7) into sh, then the runtime
  * overrides of DisableResourceNamingInConfig (§1.12) with their warnings.
  */
-static void decode_replicated(struct dec *d, const json_t *v, struct yaml_pos pos,
+static void decode_replicated(struct dec *d, const json_t *v, struct ydoc_pos pos,
 			      struct dp_sharing *sh, const char *id)
 {
 	const json_t *x;
@@ -982,7 +982,7 @@ static void decode_replicated(struct dec *d, const json_t *v, struct yaml_pos po
 	struct raw_resource *raw = NULL;
 	size_t n = 0;
 	bool warn_rename = false, warn_devices = false;
-	struct yaml_pos rename_at = {0, 0}, devices_at = {0, 0};
+	struct ydoc_pos rename_at = {0, 0}, devices_at = {0, 0};
 
 	sharing_reset(sh);
 	sh->present = true;
@@ -1013,7 +1013,7 @@ static void decode_replicated(struct dec *d, const json_t *v, struct yaml_pos po
 		dec_error(d, true, pos, "no resources specified");
 		return;
 	}
-	struct yaml_pos rpos = key_pos(d, v, "resources");
+	struct ydoc_pos rpos = key_pos(d, v, "resources");
 	if (json_is_null(x) || (json_is_array(x) && json_array_size(x) == 0)) {
 		dec_error(d, true, rpos, "no resources specified");
 		return;
@@ -1091,7 +1091,7 @@ static void decode_replicated(struct dec *d, const json_t *v, struct yaml_pos po
 
 /* ------------------------------------------------- resources.{gpus,mig} */
 
-static void decode_resource_list(struct dec *d, const json_t *v, struct yaml_pos pos,
+static void decode_resource_list(struct dec *d, const json_t *v, struct ydoc_pos pos,
 				 const char *go_struct)
 {
 	static const char *const keys[] = {"pattern", "name"};
@@ -1106,7 +1106,7 @@ static void decode_resource_list(struct dec *d, const json_t *v, struct yaml_pos
 		d->c->resources_customised = true;
 	for (size_t i = 0; i < json_array_size(v); i++) {
 		const json_t *e = json_array_get(v, i);
-		struct yaml_pos ep = idx_pos(d, v, i);
+		struct ydoc_pos ep = idx_pos(d, v, i);
 		const json_t *pattern, *name;
 		const char *k;
 		json_t *val;
@@ -1357,11 +1357,11 @@ invalid:
 	return -1;
 }
 
-static void decode_struct(struct dec *d, const json_t *v, struct yaml_pos pos,
+static void decode_struct(struct dec *d, const json_t *v, struct ydoc_pos pos,
 			  const struct gotype *t, const char *outer, const char *canon);
 
 static void decode_field(struct dec *d, const struct field *f, const struct gotype *owner,
-			 const json_t *v, struct yaml_pos pos, const char *canon)
+			 const json_t *v, struct ydoc_pos pos, const char *canon)
 {
 	char lit[64];
 	long long n;
@@ -1463,7 +1463,7 @@ static void decode_field(struct dec *d, const struct field *f, const struct goty
 		d->c->imex_channel_ids = gs_xcalloc(json_array_size(v) + 1, sizeof(int));
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			const json_t *e = json_array_get(v, i);
-			struct yaml_pos ep = idx_pos(d, v, i);
+			struct ydoc_pos ep = idx_pos(d, v, i);
 			if (json_is_null(e))
 				continue;
 			if (!json_is_number(e)) {
@@ -1510,7 +1510,7 @@ static void decode_field(struct dec *d, const struct field *f, const struct goty
  * Decode an object into Go struct t. `outer` is the struct holding this
  * value (NULL at the top) for Go's error text; canon the canonical path.
  */
-static void decode_struct(struct dec *d, const json_t *v, struct yaml_pos pos,
+static void decode_struct(struct dec *d, const json_t *v, struct ydoc_pos pos,
 			  const struct gotype *t, const char *outer, const char *canon)
 {
 	size_t nk;
@@ -1529,7 +1529,7 @@ static void decode_struct(struct dec *d, const json_t *v, struct yaml_pos pos,
 	for (size_t i = 0; i < nk; i++) {
 		const struct field *f = NULL;
 		const json_t *val = json_object_get(v, keys[i]);
-		struct yaml_pos vp = key_pos(d, v, keys[i]);
+		struct ydoc_pos vp = key_pos(d, v, keys[i]);
 
 		for (size_t j = 0; j < t->n && !f; j++)
 			if (!strcmp(t->fields[j].name, keys[i]))
@@ -1632,10 +1632,10 @@ const char *dp_sharing_strategy_name(enum dp_sharing_strategy s)
 }
 
 int dpconfig_parse_diags(const char *file, const char *key, const char *text, size_t len,
-			 struct yaml_pos origin, struct dpconfig **out, struct dp_diags *diags,
+			 struct ydoc_pos origin, struct dpconfig **out, struct dp_diags *diags,
 			 struct gs_error *err)
 {
-	struct yaml_stream *s = NULL;
+	struct ydoc_stream *s = NULL;
 	struct gs_error yerr;
 	struct dp_diags local;
 	struct dec d;
@@ -1648,8 +1648,8 @@ int dpconfig_parse_diags(const char *file, const char *key, const char *text, si
 	}
 	if (!file)
 		file = key ? key : "";
-	if (yaml_load_buffer(file, text, len, origin, &yaml_default_limits, &s, &yerr) < 0) {
-		struct yaml_pos p = {yerr.line, yerr.col};
+	if (ydoc_load_buffer(file, text, len, origin, &ydoc_default_limits, &s, &yerr) < 0) {
+		struct ydoc_pos p = {yerr.line, yerr.col};
 		struct dp_diag *x;
 		dp_diags_add(diags, DP_ERROR, DP_STAGE_YAML, yerr.file[0] ? yerr.file : file, p,
 			     "%s", yerr.msg);
@@ -1667,10 +1667,10 @@ int dpconfig_parse_diags(const char *file, const char *key, const char *text, si
 	d.diags = diags;
 	d.c = dpconfig_new(key ? key : file);
 	d.first_hard = d.first_saved = SIZE_MAX;
-	doc = yaml_stream_count(s) ? yaml_stream_doc(s, 0) : NULL;
+	doc = ydoc_stream_count(s) ? ydoc_stream_doc(s, 0) : NULL;
 	if (doc) {
-		struct yaml_pos top = {0, 0};
-		if (yaml_stream_pos(s, doc, &top) < 0)
+		struct ydoc_pos top = {0, 0};
+		if (ydoc_stream_pos(s, doc, &top) < 0)
 			top = no_pos();
 		decode_struct(&d, doc, top, &config_type, NULL, "");
 	}
@@ -1691,7 +1691,7 @@ int dpconfig_parse_diags(const char *file, const char *key, const char *text, si
 			 "Customizing the 'resources' field is not yet supported in the config. "
 			 "Ignoring...");
 	}
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 	if (up != SIZE_MAX) {
 		diags->items[up].upstream = true;
 		diag_to_error(&diags->items[up], err);
@@ -1706,7 +1706,7 @@ int dpconfig_parse_diags(const char *file, const char *key, const char *text, si
 	return 0;
 }
 
-int dpconfig_parse(const char *name, const char *text, size_t len, struct yaml_pos origin,
+int dpconfig_parse(const char *name, const char *text, size_t len, struct ydoc_pos origin,
 		   struct dpconfig **out, struct gs_warnings *warnings, struct gs_error *err)
 {
 	struct dp_diags diags;
@@ -1739,7 +1739,7 @@ static bool one_of(const char *s, const char *const *set, size_t n)
 	return false;
 }
 
-static struct yaml_pos where(const struct dpconfig *c, const char *path)
+static struct ydoc_pos where(const struct dpconfig *c, const char *path)
 {
 	const struct dp_key *k = dpconfig_key(c, path);
 	return k ? k->pos : no_pos();
@@ -1851,7 +1851,7 @@ struct set_entry {
 	struct dpconfig *config;
 	struct gs_error err;
 	struct dp_diags diags;
-	struct yaml_pos pos;
+	struct ydoc_pos pos;
 };
 
 struct dpconfig_set {
@@ -1910,9 +1910,9 @@ bad:
 	return -1;
 }
 
-static void set_add(struct dpconfig_set *set, const struct yaml_stream *s, const char *file,
-		    const char *key, const char *text, size_t len, struct yaml_pos origin,
-		    struct yaml_pos pos, bool relocate)
+static void set_add(struct dpconfig_set *set, const struct ydoc_stream *s, const char *file,
+		    const char *key, const char *text, size_t len, struct ydoc_pos origin,
+		    struct ydoc_pos pos, bool relocate)
 {
 	struct set_entry *e;
 
@@ -1937,7 +1937,7 @@ static void set_add(struct dpconfig_set *set, const struct yaml_stream *s, const
 }
 
 static void set_entry_error(struct dpconfig_set *set, const char *file, const char *key,
-			    struct yaml_pos pos, const char *msg)
+			    struct ydoc_pos pos, const char *msg)
 {
 	struct set_entry *e;
 
@@ -1953,7 +1953,7 @@ static void set_entry_error(struct dpconfig_set *set, const char *file, const ch
 }
 
 static bool skipped_key(struct dpconfig_set *set, const char *file, const char *key,
-			struct yaml_pos pos)
+			struct ydoc_pos pos)
 {
 	if (strncmp(key, "..", 2))
 		return false;
@@ -1964,10 +1964,10 @@ static bool skipped_key(struct dpconfig_set *set, const char *file, const char *
 	return true;
 }
 
-int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *configmap,
+int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *configmap,
 				struct dpconfig_set **out, struct gs_error *err)
 {
-	const char *file = s ? yaml_stream_name(s) : "configmap";
+	const char *file = s ? ydoc_stream_name(s) : "configmap";
 	struct dpconfig_set *set;
 	const json_t *data, *bin, *kind;
 	struct dec pd; /* for positions only */
@@ -1979,7 +1979,7 @@ int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *confi
 	pd.s = s;
 	if (!json_is_object(configmap)) {
 		if (s)
-			yaml_error_at(s, configmap, err, "a ConfigMap must be a mapping");
+			ydoc_error_at(s, configmap, err, "a ConfigMap must be a mapping");
 		else
 			gs_error_set(err, "a ConfigMap must be a mapping");
 		return -1;
@@ -1987,7 +1987,7 @@ int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *confi
 	kind = json_object_get(configmap, "kind");
 	if (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "ConfigMap"))) {
 		if (s)
-			yaml_error_at(s, kind, err, "expected kind ConfigMap, found %s",
+			ydoc_error_at(s, kind, err, "expected kind ConfigMap, found %s",
 				      json_is_string(kind) ? json_string_value(kind) : "no string");
 		else
 			gs_error_set(err, "expected kind ConfigMap");
@@ -1997,14 +1997,14 @@ int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *confi
 	bin = json_object_get(configmap, "binaryData");
 	if (data && !json_is_object(data) && !json_is_null(data)) {
 		if (s)
-			yaml_error_at(s, data, err, "ConfigMap data must be a mapping of strings");
+			ydoc_error_at(s, data, err, "ConfigMap data must be a mapping of strings");
 		else
 			gs_error_set(err, "ConfigMap data must be a mapping of strings");
 		return -1;
 	}
 	if (bin && !json_is_object(bin) && !json_is_null(bin)) {
 		if (s)
-			yaml_error_at(s, bin, err,
+			ydoc_error_at(s, bin, err,
 				      "ConfigMap binaryData must be a mapping of strings");
 		else
 			gs_error_set(err, "ConfigMap binaryData must be a mapping of strings");
@@ -2015,12 +2015,12 @@ int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *confi
 	dp_diags_init(&set->own);
 	if (json_is_object(data)) {
 		json_object_foreach ((json_t *)data, k, v) {
-			struct yaml_pos pos = key_pos(&pd, data, k), origin = {0, 0};
+			struct ydoc_pos pos = key_pos(&pd, data, k), origin = {0, 0};
 			char lit[64];
 			if (skipped_key(set, file, k, pos))
 				continue;
 			if (json_is_string(v)) {
-				if (s && yaml_stream_content_origin(s, v, &origin) < 0)
+				if (s && ydoc_stream_content_origin(s, v, &origin) < 0)
 					origin = no_pos();
 				set_add(set, s, file, k, json_string_value(v),
 					json_string_length(v), origin, pos, false);
@@ -2052,7 +2052,7 @@ int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *confi
 	}
 	if (json_is_object(bin)) {
 		json_object_foreach ((json_t *)bin, k, v) {
-			struct yaml_pos pos = key_pos(&pd, bin, k);
+			struct ydoc_pos pos = key_pos(&pd, bin, k);
 			char *text;
 			size_t len;
 			if (skipped_key(set, file, k, pos))
@@ -2113,7 +2113,7 @@ const struct dp_diags *dpconfig_set_own_diags(const struct dpconfig_set *set)
 	return &set->own;
 }
 
-struct yaml_pos dpconfig_set_key_pos(const struct dpconfig_set *set, size_t i)
+struct ydoc_pos dpconfig_set_key_pos(const struct dpconfig_set *set, size_t i)
 {
 	return i < set->n ? set->e[i].pos : no_pos();
 }

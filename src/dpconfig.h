@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "error.h"
-#include "yaml.h"
+#include "ydoc.h"
 
 /*
  * The NVIDIA device-plugin / GFD config file, `version: v1`
@@ -25,8 +25,8 @@ struct dp_replicated_resource {
 	char *name;		      /* normalised, e.g. "nvidia.com/gpu" */
 	int replicas;		      /* >= 2 */
 	char *rename;		      /* NULL, or "<name>.shared" when renameByDefault */
-	struct yaml_pos pos;	      /* the list element */
-	struct yaml_pos replicas_pos; /* the replicas value */
+	struct ydoc_pos pos;	      /* the list element */
+	struct ydoc_pos replicas_pos; /* the replicas value */
 };
 
 struct dp_sharing {
@@ -39,16 +39,16 @@ struct dp_sharing {
 	int fail_requests_greater_than_one;
 	struct dp_replicated_resource *resources;
 	size_t n_resources;
-	struct yaml_pos pos;		       /* the block's value ({0,0}: absent) */
-	struct yaml_pos rename_by_default_pos; /* {0,0} when not written */
-	struct yaml_pos fail_requests_pos;     /* {0,0} when not written */
+	struct ydoc_pos pos;		       /* the block's value ({0,0}: absent) */
+	struct ydoc_pos rename_by_default_pos; /* {0,0} when not written */
+	struct ydoc_pos fail_requests_pos;     /* {0,0} when not written */
 };
 
 /* A key the decoder recognised, by its canonical path, and where it was written. */
 struct dp_key {
 	char *path;	     /* "flags.plugin.deviceIDStrategy", "sharing.mps", "imex.channelIDs" */
 	char *written;	     /* the key as written ("timeslicing" for sharing.timeSlicing) */
-	struct yaml_pos pos; /* the value, or the key when the value is null */
+	struct ydoc_pos pos; /* the value, or the key when the value is null */
 };
 
 struct dpconfig {
@@ -108,7 +108,7 @@ struct dp_diag {
 	enum dp_stage stage;
 	bool upstream;
 	char *file; /* the name positions refer to */
-	struct yaml_pos pos;
+	struct ydoc_pos pos;
 	char *msg;
 };
 
@@ -120,7 +120,7 @@ struct dp_diags {
 void dp_diags_init(struct dp_diags *d);
 void dp_diags_release(struct dp_diags *d);
 void dp_diags_add(struct dp_diags *d, enum dp_level level, enum dp_stage stage, const char *file,
-		  struct yaml_pos pos, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+		  struct ydoc_pos pos, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /*
  * The whole line the real component logs for an error, e.g.
  * "error starting plugins: unable to load config: unable to finalize config:
@@ -140,11 +140,11 @@ dp_sharing_strategy_name(enum dp_sharing_strategy s); /* "none", "time-slicing",
 /*
  * Parse one config document: the text of a ConfigMap value or a file.
  * `name` labels errors; `origin` is where the text starts in its file (see
- * yaml_load_buffer), {0,0} when it has no file. Errors carry upstream's exact
+ * ydoc_load_buffer), {0,0} when it has no file. Errors carry upstream's exact
  * message (§1.11 row 1/2 innermost text); warnings get upstream's silent
  * behaviours (§1.12). An empty text is a valid, empty config.
  */
-int dpconfig_parse(const char *name, const char *text, size_t len, struct yaml_pos origin,
+int dpconfig_parse(const char *name, const char *text, size_t len, struct ydoc_pos origin,
 		   struct dpconfig **out, struct gs_warnings *warnings,
 		   struct gs_error *err) GS_WUR;
 /*
@@ -154,7 +154,7 @@ int dpconfig_parse(const char *name, const char *text, size_t len, struct yaml_p
  * On failure *out is NULL and err is the upstream error.
  */
 int dpconfig_parse_diags(const char *file, const char *key, const char *text, size_t len,
-			 struct yaml_pos origin, struct dpconfig **out, struct dp_diags *diags,
+			 struct ydoc_pos origin, struct dpconfig **out, struct dp_diags *diags,
 			 struct gs_error *err) GS_WUR;
 /*
  * The plugin's start-time flag validation (§1.11 rows 3, 5-11; row 4 needs
@@ -192,7 +192,7 @@ struct dpconfig_set;
  * A `data` value that is a YAML number or boolean is taken as its text, as
  * kubectl's YAML decoding does for a map of strings; null is "".
  */
-int dpconfig_set_from_configmap(const struct yaml_stream *s, const json_t *configmap,
+int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *configmap,
 				struct dpconfig_set **out, struct gs_error *err) GS_WUR;
 size_t dpconfig_set_count(const struct dpconfig_set *set);
 /* Everything found while parsing key i (errors, warnings), for lint. */
@@ -200,7 +200,7 @@ const struct dp_diags *dpconfig_set_diags(const struct dpconfig_set *set, size_t
 /* Keys that were skipped (".."-prefixed) or refused (not a string), with why. */
 const struct dp_diags *dpconfig_set_own_diags(const struct dpconfig_set *set);
 /* Where key i's value starts in the stream, {0,0} when unknown. */
-struct yaml_pos dpconfig_set_key_pos(const struct dpconfig_set *set, size_t i);
+struct ydoc_pos dpconfig_set_key_pos(const struct dpconfig_set *set, size_t i);
 /* The index of `key`, or -1. */
 long dpconfig_set_find(const struct dpconfig_set *set, const char *key);
 const char *dpconfig_set_key(const struct dpconfig_set *set, size_t i);

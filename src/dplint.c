@@ -57,10 +57,10 @@ static bool sets_mps_root(const struct dplint_options *o)
 	return o->installer != DPLINT_BARE && !o->no_mps_root;
 }
 
-static struct yaml_pos key_at(const struct dpconfig *c, const char *path)
+static struct ydoc_pos key_at(const struct dpconfig *c, const char *path)
 {
 	const struct dp_key *k = dpconfig_key(c, path);
-	struct yaml_pos none = {0, 0};
+	struct ydoc_pos none = {0, 0};
 
 	return k ? k->pos : none;
 }
@@ -289,7 +289,7 @@ void dplint_config(const struct dpconfig *c, const char *file, const struct dpli
 	lint_names(active, strategy == DP_SHARING_MPS, mig_strategy, file, out);
 }
 
-void dplint_set(const struct dpconfig_set *set, const char *file, struct yaml_pos at,
+void dplint_set(const struct dpconfig_set *set, const char *file, struct ydoc_pos at,
 		const struct dplint_options *o, struct dp_diags *out)
 {
 	const char *fallbacks = o->fallbacks;

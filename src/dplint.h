@@ -44,7 +44,7 @@ void dplint_config(const struct dpconfig *c, const char *file, const struct dpli
 		   struct dp_diags *out);
 
 /* Findings for the ConfigMap as a whole: what unlabelled nodes get. `at` locates the data. */
-void dplint_set(const struct dpconfig_set *set, const char *file, struct yaml_pos at,
+void dplint_set(const struct dpconfig_set *set, const char *file, struct ydoc_pos at,
 		const struct dplint_options *o, struct dp_diags *out);
 
 #endif

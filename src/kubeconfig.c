@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "yaml.h"
+#include "ydoc.h"
 #include "banned.h"
 
 #define MAX_KUBECONFIG_BYTES (16u * 1024 * 1024)
@@ -31,7 +31,7 @@ const char kube_config_flags_help[] =
 struct kc_file {
 	char *path;
 	char *dir; /* for relative paths in its entries */
-	struct yaml_stream *ys;
+	struct ydoc_stream *ys;
 	json_t *doc; /* borrowed from ys; NULL when the file is empty */
 };
 
@@ -245,7 +245,7 @@ static void at_key(const struct kc_file *f, const json_t *obj, const char *key,
 static void at_key(const struct kc_file *f, const json_t *obj, const char *key,
 		   struct gs_error *err, const char *fmt, ...)
 {
-	struct yaml_pos pos = {0, 0};
+	struct ydoc_pos pos = {0, 0};
 	char msg[sizeof(err->msg)];
 	va_list ap;
 
@@ -253,8 +253,8 @@ static void at_key(const struct kc_file *f, const json_t *obj, const char *key,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (f && f->ys && obj) {
-		if (!key || yaml_stream_key_pos(f->ys, obj, key, &pos) != 0)
-			(void)yaml_stream_pos(f->ys, obj, &pos);
+		if (!key || ydoc_stream_key_pos(f->ys, obj, key, &pos) != 0)
+			(void)ydoc_stream_pos(f->ys, obj, &pos);
 	}
 	gs_error_at(err, f ? f->path : "", pos.line, pos.col, "%s", msg);
 }
@@ -303,7 +303,7 @@ static void merged_release(struct kc_merged *m)
 	for (size_t i = 0; i < m->n_files; i++) {
 		free(m->files[i].path);
 		free(m->files[i].dir);
-		yaml_stream_free(m->files[i].ys);
+		ydoc_stream_free(m->files[i].ys);
 	}
 	free(m->files);
 	free(m->clusters.v);
@@ -380,7 +380,7 @@ static int merge_list(struct kc_merged *m, struct kc_map *map, const struct kc_f
 
 static int load_one(struct kc_merged *m, const char *path, bool must_exist, struct gs_error *err)
 {
-	struct yaml_limits lim = yaml_default_limits;
+	struct ydoc_limits lim = ydoc_default_limits;
 	struct kc_file *f;
 	struct stat sb;
 	json_t *doc = NULL, *cc;
@@ -397,7 +397,7 @@ static int load_one(struct kc_merged *m, const char *path, bool must_exist, stru
 	f = &m->files[m->n_files];
 	memset(f, 0, sizeof(*f));
 	lim.max_bytes = MAX_KUBECONFIG_BYTES;
-	if (yaml_load_file(path, &lim, &f->ys, err) != 0) {
+	if (ydoc_load_file(path, &lim, &f->ys, err) != 0) {
 		if (!err->file[0])
 			gs_error_prefix(err, "kubeconfig \"%s\": ", path);
 		return -1;
@@ -405,13 +405,13 @@ static int load_one(struct kc_merged *m, const char *path, bool must_exist, stru
 	f->path = gs_xstrdup(path);
 	f->dir = dir_of(path);
 	m->n_files++;
-	ndocs = yaml_stream_count(f->ys);
+	ndocs = ydoc_stream_count(f->ys);
 	for (size_t i = 0; i < ndocs; i++) {
-		json_t *d = yaml_stream_doc(f->ys, i);
+		json_t *d = ydoc_stream_doc(f->ys, i);
 		if (!d || json_is_null(d))
 			continue;
 		if (doc) {
-			yaml_error_at(f->ys, d, err, "a kubeconfig holds one YAML document");
+			ydoc_error_at(f->ys, d, err, "a kubeconfig holds one YAML document");
 			return -1;
 		}
 		doc = d;
@@ -419,7 +419,7 @@ static int load_one(struct kc_merged *m, const char *path, bool must_exist, stru
 	if (!doc)
 		return 0; /* an empty file is an empty config */
 	if (!json_is_object(doc)) {
-		yaml_error_at(f->ys, doc, err, "a kubeconfig must be a mapping");
+		ydoc_error_at(f->ys, doc, err, "a kubeconfig must be a mapping");
 		return -1;
 	}
 	f->doc = doc;

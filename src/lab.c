@@ -15,7 +15,7 @@
 #include "kubeclient.h"
 #include "quantity.h"
 #include "sync.h"
-#include "yaml.h"
+#include "ydoc.h"
 #include "banned.h"
 
 #define LAB_NS "gpu-share"
@@ -52,10 +52,10 @@ static char *lab_path(const struct lab *lab, const char *rel)
 	return gs_xasprintf("%s/%s", lab->dir, rel);
 }
 
-static int load(struct lab *lab, const char *rel, struct yaml_stream **s, struct gs_error *err)
+static int load(struct lab *lab, const char *rel, struct ydoc_stream **s, struct gs_error *err)
 {
 	char *path = lab_path(lab, rel);
-	int rc = yaml_load_file(path, NULL, s, err);
+	int rc = ydoc_load_file(path, NULL, s, err);
 
 	free(path);
 	return rc;
@@ -80,17 +80,17 @@ static int apply_one(struct lab *lab, const json_t *obj, struct gs_error *err)
 /* Apply every document of a manifest file, in order. */
 static int apply_file(struct lab *lab, const char *rel, struct gs_error *err)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	int rc = 0;
 
 	if (load(lab, rel, &s, err) < 0)
 		return -1;
-	for (size_t i = 0; i < yaml_stream_count(s) && rc == 0; i++) {
-		json_t *doc = yaml_stream_doc(s, i);
+	for (size_t i = 0; i < ydoc_stream_count(s) && rc == 0; i++) {
+		json_t *doc = ydoc_stream_doc(s, i);
 		if (json_is_object(doc))
 			rc = apply_one(lab, doc, err);
 	}
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 	return rc;
 }
 
@@ -244,7 +244,7 @@ out:
 
 static int step_namespaces_and_configmap(struct lab *lab, struct gs_error *err)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	json_t *cm = NULL;
 	const char *nss[] = {LAB_NS, TEAM_NS};
 	int rc = -1;
@@ -262,13 +262,13 @@ static int step_namespaces_and_configmap(struct lab *lab, struct gs_error *err)
 	}
 	if (load(lab, "k8s/device-plugin-configs.yaml", &s, err) < 0)
 		return -1;
-	for (size_t i = 0; i < yaml_stream_count(s); i++) {
-		const json_t *d = yaml_stream_doc(s, i);
+	for (size_t i = 0; i < ydoc_stream_count(s); i++) {
+		const json_t *d = ydoc_stream_doc(s, i);
 		const char *kind = apply_string_at(d, "kind", NULL);
 		if (kind && !strcmp(kind, "ConfigMap"))
 			cm = json_deep_copy(d);
 	}
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 	if (!cm) {
 		gs_error_set(err, "k8s/device-plugin-configs.yaml holds no ConfigMap");
 		return -1;
@@ -465,13 +465,13 @@ static char *explain(const struct lab *lab, const json_t *pod)
 /* Create the pods of a file, then wait for the scheduler's verdict on each. */
 static int place_pods(struct lab *lab, const char *rel, struct gs_error *err)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	int rc = 0;
 
 	if (apply_file(lab, rel, err) < 0 || load(lab, rel, &s, err) < 0)
 		return -1;
-	for (size_t i = 0; i < yaml_stream_count(s) && rc == 0; i++) {
-		const json_t *doc = yaml_stream_doc(s, i);
+	for (size_t i = 0; i < ydoc_stream_count(s) && rc == 0; i++) {
+		const json_t *doc = ydoc_stream_doc(s, i);
 		const char *ns = apply_string_at(doc, "metadata", "namespace");
 		const char *name = apply_string_at(doc, "metadata", "name");
 		char *item = NULL;
@@ -496,7 +496,7 @@ static int place_pods(struct lab *lab, const char *rel, struct gs_error *err)
 		free(why);
 		json_decref(pod);
 	}
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 	return rc;
 }
 
@@ -524,17 +524,17 @@ static int step_mig_job(struct lab *lab, struct gs_error *err)
 /* Sum of nvidia.com/gpu limits of the pods in a manifest (requests default to limits). */
 static int gpus_requested(struct lab *lab, const char *rel, int64_t *sum, struct gs_error *err)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	int rc = 0;
 
 	*sum = 0;
 	if (load(lab, rel, &s, err) < 0)
 		return -1;
-	for (size_t i = 0; i < yaml_stream_count(s) && rc == 0; i++) {
+	for (size_t i = 0; i < ydoc_stream_count(s) && rc == 0; i++) {
 		const json_t *c;
 		size_t j;
 
-		json_array_foreach (json_object_get(json_object_get(yaml_stream_doc(s, i), "spec"),
+		json_array_foreach (json_object_get(json_object_get(ydoc_stream_doc(s, i), "spec"),
 						    "containers"),
 				    j, c) {
 			const json_t *v = json_object_get(
@@ -553,13 +553,13 @@ static int gpus_requested(struct lab *lab, const char *rel, int64_t *sum, struct
 			*sum += n;
 		}
 	}
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 	return rc;
 }
 
 static int step_quota(struct lab *lab, struct gs_error *err)
 {
-	struct yaml_stream *s = NULL;
+	struct ydoc_stream *s = NULL;
 	const json_t *over;
 	json_t *q = NULL;
 	char *item = NULL, *coll = NULL, *text = NULL;
@@ -583,7 +583,7 @@ static int step_quota(struct lab *lab, struct gs_error *err)
 
 	if (load(lab, "k8s/team-over.yaml", &s, err) < 0)
 		return -1;
-	over = yaml_stream_count(s) ? yaml_stream_doc(s, 0) : NULL;
+	over = ydoc_stream_count(s) ? ydoc_stream_doc(s, 0) : NULL;
 	if (!json_is_object(over) || apply_paths(over, &coll, &item, err) < 0) {
 		if (!err->msg[0])
 			gs_error_set(err, "k8s/team-over.yaml holds no object");
@@ -626,7 +626,7 @@ static int step_quota(struct lab *lab, struct gs_error *err)
 	rc = 0;
 out:
 	json_decref(q);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 	free(item);
 	free(coll);
 	free(text);

@@ -163,17 +163,37 @@ umask 022
 # --- start ------------------------------------------------------------------
 # start NAME BINARY ARGS...: runs it in a session of its own (Ctrl-C on the
 # shell that ran `make cluster-up` must not stop the cluster), logs to
-# logs/NAME.log, records the PID.
+# logs/NAME.log, records the PID. The PID is written by the process that
+# then execs the binary (setsid may fork, so $! can name a parent that has
+# already exited), and start returns only once the exec happened: until then
+# /proc/PID/exe is still the shell, and a slow exec under load must not look
+# like a dead component.
 start() {
-	local name=$1 bin=$2
+	local name=$1 bin=$2 pidf=$state/pids/$1.pid i pid=
 	shift 2
+	rm -f "$pidf" "$pidf.tmp"
 	# 9>&-: the daemons must not inherit (and so hold) the state lock.
-	setsid "$bin" "$@" </dev/null >"$state/logs/$name.log" 2>&1 9>&- &
-	echo $! >"$state/pids/$name.pid"
+	setsid sh -c 'echo $$ >"$1.tmp" && mv "$1.tmp" "$1" && shift && exec "$@"' \
+		sh "$pidf" "$bin" "$@" </dev/null >"$state/logs/$name.log" 2>&1 9>&- &
+	for ((i = 0; i < 600; i++)); do
+		if [ -z "$pid" ] && [ -f "$pidf" ]; then read -r pid <"$pidf" || pid=; fi
+		if [ -n "$pid" ]; then
+			our_pid "$name" >/dev/null && return 0
+			if ! [ -d "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
+				break
+			fi
+		fi
+		sleep 0.1
+	done
+	say "$name did not start; last lines of $state/logs/$name.log:"
+	tail -n 20 "$state/logs/$name.log" >&2 || true
+	stop_all
+	exit 1
 }
 
 # wait_until SECONDS WHAT CMD...: polls CMD every 0.2 s. On timeout, shows
-# the tail of the logs, stops what was started and fails.
+# the tail of the logs, stops what was started and fails. A component counts
+# as dead only once its process is gone (start made sure it had exec'd).
 wait_until() {
 	local limit=$1 what=$2 end
 	shift 2

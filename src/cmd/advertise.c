@@ -6,7 +6,7 @@
 #include "advertise.h"
 #include "catalog.h"
 #include "dpconfig.h"
-#include "yaml.h"
+#include "ydoc.h"
 #include "banned.h"
 
 static void usage(FILE *out)
@@ -88,15 +88,15 @@ static int list_gpus(void)
 }
 
 /* The one ConfigMap of the file. */
-static int load_configmap(const char *path, struct yaml_stream **stream, struct dpconfig_set **set,
+static int load_configmap(const char *path, struct ydoc_stream **stream, struct dpconfig_set **set,
 			  struct gs_error *err)
 {
 	const json_t *cm = NULL;
 
-	if (yaml_load_file(path, &yaml_default_limits, stream, err))
+	if (ydoc_load_file(path, &ydoc_default_limits, stream, err))
 		return -1;
-	for (size_t i = 0; i < yaml_stream_count(*stream); i++) {
-		const json_t *doc = yaml_stream_doc(*stream, i);
+	for (size_t i = 0; i < ydoc_stream_count(*stream); i++) {
+		const json_t *doc = ydoc_stream_doc(*stream, i);
 		if (strcmp(kind_of(doc), "ConfigMap"))
 			continue;
 		if (cm) {
@@ -115,14 +115,14 @@ static int load_configmap(const char *path, struct yaml_stream **stream, struct 
 	return dpconfig_set_from_configmap(*stream, cm, set, err);
 }
 
-static int find_node(const struct yaml_stream *s, const char *path, const char *want,
+static int find_node(const struct ydoc_stream *s, const char *path, const char *want,
 		     const json_t **out, struct gs_error *err)
 {
 	size_t nodes = 0;
 
 	*out = NULL;
-	for (size_t i = 0; i < yaml_stream_count(s); i++) {
-		const json_t *doc = yaml_stream_doc(s, i);
+	for (size_t i = 0; i < ydoc_stream_count(s); i++) {
+		const json_t *doc = ydoc_stream_doc(s, i);
 		if (strcmp(kind_of(doc), "Node"))
 			continue;
 		nodes++;
@@ -149,7 +149,7 @@ int cmd_advertise(int argc, char **argv)
 	const char *cm_path = NULL, *node_path = NULL, *node_name = NULL;
 	struct advertise_options opt = {0};
 	bool full = false;
-	struct yaml_stream *cm_stream = NULL, *node_stream = NULL;
+	struct ydoc_stream *cm_stream = NULL, *node_stream = NULL;
 	struct dpconfig_set *set = NULL;
 	const struct catalog *cat;
 	const json_t *node;
@@ -203,7 +203,7 @@ int cmd_advertise(int argc, char **argv)
 	gs_warnings_init(&w);
 	if (catalog_builtin(&cat, &err) ||
 	    (cm_path && load_configmap(cm_path, &cm_stream, &set, &err)) ||
-	    yaml_load_file(node_path, &yaml_default_limits, &node_stream, &err) ||
+	    ydoc_load_file(node_path, &ydoc_default_limits, &node_stream, &err) ||
 	    find_node(node_stream, node_path, node_name, &node, &err) ||
 	    advertise_node(cat, node, set, &opt, &adv, &err)) {
 		print_error(&err);
@@ -242,7 +242,7 @@ out:
 	advertisement_free(adv);
 	gs_warnings_release(&w);
 	dpconfig_set_free(set);
-	yaml_stream_free(cm_stream);
-	yaml_stream_free(node_stream);
+	ydoc_stream_free(cm_stream);
+	ydoc_stream_free(node_stream);
 	return rc;
 }

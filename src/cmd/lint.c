@@ -6,7 +6,7 @@
 #include "dpconfig.h"
 #include "dplint.h"
 #include "readfile.h"
-#include "yaml.h"
+#include "ydoc.h"
 #include "banned.h"
 
 static void usage(FILE *out)
@@ -116,21 +116,21 @@ static void print_diags(const struct dp_diags *d, const char *tag, const struct 
 	free(v);
 }
 
-static void lint_configmap(const struct yaml_stream *s, const json_t *cm, const char *cm_name,
+static void lint_configmap(const struct ydoc_stream *s, const json_t *cm, const char *cm_name,
 			   const struct opts *o, struct tally *t, int *status)
 {
 	struct dpconfig_set *set;
 	struct gs_error err;
 	char buf[2048];
-	struct yaml_pos at = {0, 0};
+	struct ydoc_pos at = {0, 0};
 
 	if (dpconfig_set_from_configmap(s, cm, &set, &err)) {
 		fprintf(stderr, "gpushare lint: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		*status = EXIT_USAGE;
 		return;
 	}
-	if (yaml_stream_key_pos(s, cm, "data", &at) < 0 &&
-	    yaml_stream_key_pos(s, cm, "binaryData", &at) < 0 && yaml_stream_pos(s, cm, &at) < 0)
+	if (ydoc_stream_key_pos(s, cm, "data", &at) < 0 &&
+	    ydoc_stream_key_pos(s, cm, "binaryData", &at) < 0 && ydoc_stream_pos(s, cm, &at) < 0)
 		at.line = at.col = 0;
 	for (size_t i = 0; i < dpconfig_set_count(set); i++) {
 		const char *key = dpconfig_set_key(set, i);
@@ -148,7 +148,7 @@ static void lint_configmap(const struct yaml_stream *s, const json_t *cm, const 
 			all.items[all.n - 1].upstream = x->upstream;
 		}
 		if (c)
-			dplint_config(c, yaml_stream_name(s), &o->lint, &all);
+			dplint_config(c, ydoc_stream_name(s), &o->lint, &all);
 		snprintf(tag, sizeof(tag), "%s%s%s", cm_name ? cm_name : "", cm_name ? "/" : "",
 			 key);
 		print_diags(&all, tag, o, t);
@@ -162,7 +162,7 @@ static void lint_configmap(const struct yaml_stream *s, const json_t *cm, const 
 			dp_diags_add(&whole, own->items[j].level, own->items[j].stage,
 				     own->items[j].file, own->items[j].pos, "%s",
 				     own->items[j].msg);
-		dplint_set(set, yaml_stream_name(s), at, &o->lint, &whole);
+		dplint_set(set, ydoc_stream_name(s), at, &o->lint, &whole);
 		print_diags(&whole, NULL, o, t);
 		dp_diags_release(&whole);
 	} else if (dpconfig_set_find(set, o->key) < 0) {
@@ -277,7 +277,7 @@ int cmd_lint(int argc, char **argv)
 	struct opts o;
 	struct tally t = {0, 0, 0};
 	struct gs_error err;
-	struct yaml_stream *s = NULL;
+	struct ydoc_stream *s = NULL;
 	char *text = NULL;
 	size_t len = 0, n_cm = 0;
 	char buf[2048];
@@ -289,23 +289,23 @@ int cmd_lint(int argc, char **argv)
 		usage(rc > 0 ? stdout : stderr);
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	}
-	if (gs_read_file(o.file, yaml_default_limits.max_bytes, &text, &len, &err)) {
+	if (gs_read_file(o.file, ydoc_default_limits.max_bytes, &text, &len, &err)) {
 		fprintf(stderr, "gpushare lint: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		return EXIT_USAGE;
 	}
-	const struct yaml_pos origin = {0, 0};
+	const struct ydoc_pos origin = {0, 0};
 	const char *shown = strcmp(o.file, "-") ? o.file : "<stdin>";
-	if (yaml_load_buffer(shown, text, len, origin, &yaml_default_limits, &s, &err)) {
+	if (ydoc_load_buffer(shown, text, len, origin, &ydoc_default_limits, &s, &err)) {
 		fprintf(stderr, "gpushare lint: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		free(text);
 		return EXIT_USAGE;
 	}
-	for (size_t i = 0; i < yaml_stream_count(s); i++)
-		n_cm += is_configmap(yaml_stream_doc(s, i));
+	for (size_t i = 0; i < ydoc_stream_count(s); i++)
+		n_cm += is_configmap(ydoc_stream_doc(s, i));
 
 	if (n_cm) {
-		for (size_t i = 0; i < yaml_stream_count(s); i++) {
-			const json_t *doc = yaml_stream_doc(s, i);
+		for (size_t i = 0; i < ydoc_stream_count(s); i++) {
+			const json_t *doc = ydoc_stream_doc(s, i);
 			const char *cm_name = NULL;
 			if (!is_configmap(doc))
 				continue;
@@ -329,7 +329,7 @@ int cmd_lint(int argc, char **argv)
 		dp_diags_release(&d);
 		dpconfig_free(c);
 	}
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 	free(text);
 	if (status != EXIT_OK)
 		return status;

@@ -18,7 +18,7 @@
 	"regex used for validation is "                                                            \
 	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')]"
 
-static const struct yaml_pos no_origin = {0, 0};
+static const struct ydoc_pos no_origin = {0, 0};
 
 static struct dpconfig *parse_ok(const char *yaml)
 {
@@ -682,24 +682,24 @@ static void keys_recorded(void **state)
 
 /* ---- §2.2 ---- */
 
-static struct yaml_stream *load(const char *text)
+static struct ydoc_stream *load(const char *text)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	struct gs_error err;
 
-	if (yaml_load_buffer("cm.yaml", text, strlen(text), no_origin, &yaml_default_limits, &s,
+	if (ydoc_load_buffer("cm.yaml", text, strlen(text), no_origin, &ydoc_default_limits, &s,
 			     &err))
 		fail_msg("yaml: %s", err.msg);
 	return s;
 }
 
-static struct dpconfig_set *set_from(const char *text, struct yaml_stream **s)
+static struct dpconfig_set *set_from(const char *text, struct ydoc_stream **s)
 {
 	struct dpconfig_set *set;
 	struct gs_error err;
 
 	*s = load(text);
-	if (dpconfig_set_from_configmap(*s, yaml_stream_doc(*s, 0), &set, &err))
+	if (dpconfig_set_from_configmap(*s, ydoc_stream_doc(*s, 0), &set, &err))
 		fail_msg("set: %s", err.msg);
 	return set;
 }
@@ -740,7 +740,7 @@ static const char *lab_cm = "apiVersion: v1\n"
 
 static void selection(void **state)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	struct dpconfig_set *set = set_from(lab_cm, &s);
 	const char *name;
 	const struct dpconfig *c;
@@ -796,7 +796,7 @@ static void selection(void **state)
 	assert_string_equal(select_msg(set, NULL, NULL, "", &name),
 			    "no config was set, no default was provided, and all fallbacks failed");
 	dpconfig_set_free(set);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 
 	/* single: exactly one key */
 	set = set_from("kind: ConfigMap\ndata:\n  only: |-\n    version: v1\n", &s);
@@ -805,19 +805,19 @@ static void selection(void **state)
 	assert_string_equal(select_msg(set, NULL, NULL, "named", &name),
 			    "no config was set, no default was provided, and all fallbacks failed");
 	dpconfig_set_free(set);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 
 	/* 1: no keys at all, whatever else is given */
 	set = set_from("kind: ConfigMap\ndata: {}\n", &s);
 	assert_string_equal(select_msg(set, "x", "y", "empty", &name),
 			    "no configuration files available");
 	dpconfig_set_free(set);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 }
 
 static void configmap_shapes(void **state)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	struct dpconfig_set *set;
 	const struct dpconfig *c;
 	const struct gs_error *perr = NULL;
@@ -849,13 +849,13 @@ static void configmap_shapes(void **state)
 	assert_non_null(c);
 	assert_false(c->mps.present);
 	dpconfig_set_free(set);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 
 	/* not a ConfigMap */
 	s = load("kind: Secret\ndata: {}\n");
-	assert_int_equal(dpconfig_set_from_configmap(s, yaml_stream_doc(s, 0), &set, &err), -1);
+	assert_int_equal(dpconfig_set_from_configmap(s, ydoc_stream_doc(s, 0), &set, &err), -1);
 	assert_non_null(strstr(err.msg, "expected kind ConfigMap"));
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 	/* JSON from the apiserver: no stream, no positions */
 	json_t *cm = json_pack("{s:s, s:{s:s}}", "kind", "ConfigMap", "data", "x",
 			       "sharing:\n  timeSlicing: {}\n");

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for the YAML loader. Any input either loads or fails
  * with a positioned message, within the limits; and the fast document-by-
- * document path (yaml_each_document: yamlfast.c, arena, position reset)
+ * document path (ydoc_each_document: ydocfast.c, arena, position reset)
  * must give the very same documents, positions and errors as the plain
  * libyaml load. The fast scanner's events are also compared with libyaml's.
  */
@@ -9,27 +9,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "yaml.h"
-#include "../tests/unit/yamlfast_diff.h"
+#include "ydoc.h"
+#include "../tests/unit/ydocfast_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const struct yaml_limits limits = {1 << 20, 64, 20000, 64};
+static const struct ydoc_limits limits = {1 << 20, 64, 20000, 64};
 
 /* A document with every position the stream knows, as text. */
-static void dump(const struct yaml_stream *s, json_t *node, struct evlog *out)
+static void dump(const struct ydoc_stream *s, json_t *node, struct evlog *out)
 {
-	struct yaml_pos p;
+	struct ydoc_pos p;
 	char buf[96];
 	char *js = json_dumps(node, JSON_ENCODE_ANY | JSON_COMPACT);
 
 	evlog_put(out, js, strlen(js));
 	free(js);
-	if (yaml_stream_pos(s, node, &p) == 0) {
+	if (ydoc_stream_pos(s, node, &p) == 0) {
 		snprintf(buf, sizeof(buf), "@%d:%d", p.line, p.col);
 		evlog_put(out, buf, strlen(buf));
 	}
-	if (json_is_string(node) && yaml_stream_content_origin(s, node, &p) == 0) {
+	if (json_is_string(node) && ydoc_stream_content_origin(s, node, &p) == 0) {
 		snprintf(buf, sizeof(buf), "^%d:%d", p.line, p.col);
 		evlog_put(out, buf, strlen(buf));
 	}
@@ -39,7 +39,7 @@ static void dump(const struct yaml_stream *s, json_t *node, struct evlog *out)
 		json_t *v;
 
 		json_object_foreach (node, k, v) {
-			yaml_stream_key_pos(s, node, k, &p);
+			ydoc_stream_key_pos(s, node, k, &p);
 			snprintf(buf, sizeof(buf), "key %d:%d\n", p.line, p.col);
 			evlog_put(out, buf, strlen(buf));
 			dump(s, v, out);
@@ -49,7 +49,7 @@ static void dump(const struct yaml_stream *s, json_t *node, struct evlog *out)
 		json_t *v;
 
 		json_array_foreach (node, i, v) {
-			yaml_stream_index_pos(s, node, i, &p);
+			ydoc_stream_index_pos(s, node, i, &p);
 			snprintf(buf, sizeof(buf), "index %d:%d\n", p.line, p.col);
 			evlog_put(out, buf, strlen(buf));
 			dump(s, v, out);
@@ -57,7 +57,7 @@ static void dump(const struct yaml_stream *s, json_t *node, struct evlog *out)
 	}
 }
 
-static int collect(void *ctx, const struct yaml_stream *s, json_t *doc, size_t index,
+static int collect(void *ctx, const struct ydoc_stream *s, json_t *doc, size_t index,
 		   struct gs_error *err)
 {
 	struct evlog *out = ctx;
@@ -72,27 +72,27 @@ static int collect(void *ctx, const struct yaml_stream *s, json_t *doc, size_t i
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data;
-	struct yaml_pos none = {0, 0};
-	struct yaml_stream *s = NULL;
+	struct ydoc_pos none = {0, 0};
+	struct ydoc_stream *s = NULL;
 	struct gs_error err1, err2;
 	struct evlog full = {NULL, 0, 0}, each = {NULL, 0, 0};
 	char e1[2048], e2[2048];
 	int rc1, rc2;
 
-	if (yamlfast_diff(text, size) < 0)
+	if (ydocfast_diff(text, size) < 0)
 		abort();
 
-	rc1 = yaml_load_buffer("f.yaml", text, size, none, &limits, &s, &err1);
+	rc1 = ydoc_load_buffer("f.yaml", text, size, none, &limits, &s, &err1);
 	if (rc1 == 0) {
-		for (size_t i = 0; i < yaml_stream_count(s); i++)
-			dump(s, yaml_stream_doc(s, i), &full);
-		yaml_stream_free(s);
+		for (size_t i = 0; i < ydoc_stream_count(s); i++)
+			dump(s, ydoc_stream_doc(s, i), &full);
+		ydoc_stream_free(s);
 	} else if (s || !err1.msg[0] || strcmp(err1.file, "f.yaml")) {
 		abort();
 	}
 
 	evlog_put(&each, "", 0);
-	rc2 = yaml_each_document("f.yaml", text, size, none, &limits, NULL, collect, &each, &err2);
+	rc2 = ydoc_each_document("f.yaml", text, size, none, &limits, NULL, collect, &each, &err2);
 	if (rc1 != rc2)
 		abort();
 	if (rc1 == 0 && (full.n != each.n || (full.n && memcmp(full.s, each.s, full.n))))

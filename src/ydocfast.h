@@ -1,5 +1,5 @@
-#ifndef GS_YAMLFAST_H
-#define GS_YAMLFAST_H
+#ifndef GS_YDOCFAST_H
+#define GS_YDOCFAST_H
 
 #include <stddef.h>
 #include <yaml.h>
@@ -22,8 +22,8 @@
  * emit returns 0 to go on; anything else stops the scan and is returned.
  * Returns 0 when the whole stream was emitted.
  */
-typedef int (*yaml_fast_emit)(void *ctx, const yaml_event_t *ev);
+typedef int (*ydoc_fast_emit)(void *ctx, const yaml_event_t *ev);
 
-int yaml_fast_parse(const char *buf, size_t len, yaml_fast_emit emit, void *ctx);
+int ydoc_fast_parse(const char *buf, size_t len, ydoc_fast_emit emit, void *ctx);
 
 #endif

@@ -1,8 +1,8 @@
 /*
- * Differential check of src/yamlfast.c against libyaml, shared by the unit
+ * Differential check of src/ydocfast.c against libyaml, shared by the unit
  * test and the fuzz target: whenever the fast scanner accepts an input, its
  * events must be libyaml's (start marks of scalars and collection starts
- * included; see yamlfast.h for what is not reproduced).
+ * included; see ydocfast.h for what is not reproduced).
  */
 #ifndef GS_YAMLFAST_DIFF_H
 #define GS_YAMLFAST_DIFF_H
@@ -14,7 +14,7 @@
 #include <yaml.h>
 
 #include "error.h"
-#include "yamlfast.h"
+#include "ydocfast.h"
 
 struct evlog {
 	char *s;
@@ -129,12 +129,12 @@ static int evlog_libyaml(const char *buf, size_t len, struct evlog *out)
  * 1: the fast scanner took the input and agreed with libyaml; 0: it
  * declined; -1: it took it and disagreed (details on stderr).
  */
-static int yamlfast_diff(const char *buf, size_t len)
+static int ydocfast_diff(const char *buf, size_t len)
 {
 	struct evlog fast = {NULL, 0, 0}, ref = {NULL, 0, 0};
 	int frc, lrc, rc;
 
-	frc = yaml_fast_parse(buf, len, evlog_emit, &fast);
+	frc = ydoc_fast_parse(buf, len, evlog_emit, &fast);
 	if (frc) {
 		free(fast.s);
 		return 0;

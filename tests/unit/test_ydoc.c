@@ -11,17 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "yaml.h"
+#include "ydoc.h"
 
-static const struct yaml_pos no_origin = {0, 0};
+static const struct ydoc_pos no_origin = {0, 0};
 
-static struct yaml_stream *load_ok(const char *text)
+static struct ydoc_stream *load_ok(const char *text)
 {
-	struct yaml_stream *s = NULL;
+	struct ydoc_stream *s = NULL;
 	struct gs_error err;
 	char buf[2048];
 
-	if (yaml_load_buffer("t.yaml", text, strlen(text), no_origin, NULL, &s, &err)) {
+	if (ydoc_load_buffer("t.yaml", text, strlen(text), no_origin, NULL, &s, &err)) {
 		print_error("unexpected error: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		fail();
 	}
@@ -29,13 +29,13 @@ static struct yaml_stream *load_ok(const char *text)
 }
 
 /* Loads text expecting failure; returns "file:line:col: msg" in a static buffer. */
-static const char *load_err(const char *text, const struct yaml_limits *lim)
+static const char *load_err(const char *text, const struct ydoc_limits *lim)
 {
 	static char buf[2048];
-	struct yaml_stream *s = NULL;
+	struct ydoc_stream *s = NULL;
 	struct gs_error err;
 
-	assert_int_equal(yaml_load_buffer("t.yaml", text, strlen(text), no_origin, lim, &s, &err),
+	assert_int_equal(ydoc_load_buffer("t.yaml", text, strlen(text), no_origin, lim, &s, &err),
 			 -1);
 	assert_null(s);
 	return gs_error_str(&err, buf, sizeof(buf));
@@ -79,7 +79,7 @@ static void expect_str(json_t *o, const char *k, const char *want)
 
 static void scalars_resolve_like_go_yaml_v2(void **state)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	json_t *d;
 
 	(void)state;
@@ -118,8 +118,8 @@ static void scalars_resolve_like_go_yaml_v2(void **state)
 		    "block: |\n"
 		    "  two\n"
 		    "  lines\n");
-	assert_int_equal(yaml_stream_count(s), 1);
-	d = yaml_stream_doc(s, 0);
+	assert_int_equal(ydoc_stream_count(s), 1);
+	d = ydoc_stream_doc(s, 0);
 	expect_int(d, "int", 2);
 	expect_str(d, "quoted", "2");
 	expect_str(d, "single", "2");
@@ -156,12 +156,12 @@ static void scalars_resolve_like_go_yaml_v2(void **state)
 	expect_str(d, "word", "hello world");
 	expect_str(d, "inf_word", "inf");
 	expect_str(d, "block", "two\nlines\n");
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 }
 
 static void tags(void **state)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	json_t *d;
 
 	(void)state;
@@ -173,7 +173,7 @@ static void tags(void **state)
 		    "f: !!bool yes\n"
 		    "g: ! 7\n"
 		    "h: !!null ''\n");
-	d = yaml_stream_doc(s, 0);
+	d = ydoc_stream_doc(s, 0);
 	expect_str(d, "a", "2");
 	expect_int(d, "b", 12);
 	expect_real(d, "c", 2.0);
@@ -182,7 +182,7 @@ static void tags(void **state)
 	assert_true(json_is_true(get(d, "f")));
 	expect_str(d, "g", "7");
 	assert_true(json_is_null(get(d, "h")));
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 
 	assert_string_equal(load_err("a: !!int abc\n", NULL),
 			    "t.yaml:1:4: cannot decode !!str `abc` as a !!int");
@@ -194,7 +194,7 @@ static void tags(void **state)
 
 static void keys_become_strings(void **state)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	json_t *d;
 
 	(void)state;
@@ -205,7 +205,7 @@ static void keys_become_strings(void **state)
 		    "1e6: big\n"
 		    "'quoted': q\n"
 		    ".inf: inf\n");
-	d = yaml_stream_doc(s, 0);
+	d = ydoc_stream_doc(s, 0);
 	expect_str(d, "1", "int");
 	expect_str(d, "1.5", "float");
 	expect_str(d, "false", "bool");
@@ -215,7 +215,7 @@ static void keys_become_strings(void **state)
 	expect_str(d, "quoted", "q");
 	expect_str(d, ".inf", "inf");
 	assert_int_equal(json_object_size(d), 7);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 
 	assert_string_equal(load_err("~: x\n", NULL),
 			    "t.yaml:1:1: null is not supported as a mapping key");
@@ -225,31 +225,31 @@ static void keys_become_strings(void **state)
 
 static void documents(void **state)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 
 	(void)state;
 	s = load_ok("");
-	assert_int_equal(yaml_stream_count(s), 0);
-	yaml_stream_free(s);
+	assert_int_equal(ydoc_stream_count(s), 0);
+	ydoc_stream_free(s);
 
 	s = load_ok("# only a comment\n");
-	assert_int_equal(yaml_stream_count(s), 0);
-	yaml_stream_free(s);
+	assert_int_equal(ydoc_stream_count(s), 0);
+	ydoc_stream_free(s);
 
 	s = load_ok("a: 1\n---\n---\n- x\n...\n--- 5\n");
-	assert_int_equal(yaml_stream_count(s), 4);
-	expect_int(yaml_stream_doc(s, 0), "a", 1);
-	assert_true(json_is_null(yaml_stream_doc(s, 1)));
-	assert_string_equal(json_string_value(json_array_get(yaml_stream_doc(s, 2), 0)), "x");
-	assert_int_equal(json_integer_value(yaml_stream_doc(s, 3)), 5);
-	assert_null(yaml_stream_doc(s, 4));
-	assert_string_equal(yaml_stream_name(s), "t.yaml");
-	yaml_stream_free(s);
+	assert_int_equal(ydoc_stream_count(s), 4);
+	expect_int(ydoc_stream_doc(s, 0), "a", 1);
+	assert_true(json_is_null(ydoc_stream_doc(s, 1)));
+	assert_string_equal(json_string_value(json_array_get(ydoc_stream_doc(s, 2), 0)), "x");
+	assert_int_equal(json_integer_value(ydoc_stream_doc(s, 3)), 5);
+	assert_null(ydoc_stream_doc(s, 4));
+	assert_string_equal(ydoc_stream_name(s), "t.yaml");
+	ydoc_stream_free(s);
 }
 
 static void anchors_aliases_merges(void **state)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	json_t *d;
 
 	(void)state;
@@ -265,7 +265,7 @@ static void anchors_aliases_merges(void **state)
 		    "again: *s\n"
 		    "dup: 1\n"
 		    "dup: 2\n");
-	d = yaml_stream_doc(s, 0);
+	d = ydoc_stream_doc(s, 0);
 	expect_int(get(d, "copy"), "x", 1);
 	expect_int(get(d, "over"), "x", 9);
 	expect_int(get(d, "over"), "w", 2);
@@ -278,12 +278,12 @@ static void anchors_aliases_merges(void **state)
 	expect_str(d, "again", "hello");
 	/* Non-strict decoding: the last duplicate wins. */
 	expect_int(d, "dup", 2);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 
 	/* An anchor still referenced after its key was overwritten stays valid. */
 	s = load_ok("a: &x {k: 1}\na: 2\nb: *x\n");
-	expect_int(get(yaml_stream_doc(s, 0), "b"), "k", 1);
-	yaml_stream_free(s);
+	expect_int(get(ydoc_stream_doc(s, 0), "b"), "k", 1);
+	ydoc_stream_free(s);
 
 	assert_string_equal(load_err("a: *nope\n", NULL),
 			    "t.yaml:1:4: unknown anchor 'nope' referenced");
@@ -310,8 +310,8 @@ static void non_json_values_fail(void **state)
 
 static void positions(void **state)
 {
-	struct yaml_stream *s;
-	struct yaml_pos p;
+	struct ydoc_stream *s;
+	struct ydoc_pos p;
 	json_t *d, *spec, *list;
 
 	(void)state;
@@ -322,48 +322,48 @@ static void positions(void **state)
 		    "  list:\n"
 		    "    - 7\n"
 		    "    - null\n");
-	d = yaml_stream_doc(s, 0);
-	assert_int_equal(yaml_stream_pos(s, d, &p), 0);
+	d = ydoc_stream_doc(s, 0);
+	assert_int_equal(ydoc_stream_pos(s, d, &p), 0);
 	assert_int_equal(p.line, 1);
 	assert_int_equal(p.col, 1);
-	assert_int_equal(yaml_stream_pos(s, get(d, "kind"), &p), 0);
+	assert_int_equal(ydoc_stream_pos(s, get(d, "kind"), &p), 0);
 	assert_int_equal(p.line, 1);
 	assert_int_equal(p.col, 7);
 	spec = get(d, "spec");
 	/* Singletons have no position of their own... */
-	assert_int_equal(yaml_stream_pos(s, get(spec, "enabled"), &p), -1);
+	assert_int_equal(ydoc_stream_pos(s, get(spec, "enabled"), &p), -1);
 	assert_int_equal(p.line, 0);
 	/* ...but their slot has. */
-	assert_int_equal(yaml_stream_key_pos(s, spec, "enabled", &p), 0);
+	assert_int_equal(ydoc_stream_key_pos(s, spec, "enabled", &p), 0);
 	assert_int_equal(p.line, 3);
 	assert_int_equal(p.col, 12);
 	/* An empty value sits at its key. */
-	assert_int_equal(yaml_stream_key_pos(s, spec, "nothing", &p), 0);
+	assert_int_equal(ydoc_stream_key_pos(s, spec, "nothing", &p), 0);
 	assert_int_equal(p.line, 4);
 	assert_int_equal(p.col, 3);
-	assert_int_equal(yaml_stream_key_pos(s, spec, "absent", &p), -1);
+	assert_int_equal(ydoc_stream_key_pos(s, spec, "absent", &p), -1);
 	list = get(spec, "list");
-	assert_int_equal(yaml_stream_index_pos(s, list, 1, &p), 0);
+	assert_int_equal(ydoc_stream_index_pos(s, list, 1, &p), 0);
 	assert_int_equal(p.line, 7);
 	assert_int_equal(p.col, 7);
-	assert_int_equal(yaml_stream_pos(s, json_array_get(list, 0), &p), 0);
+	assert_int_equal(ydoc_stream_pos(s, json_array_get(list, 0), &p), 0);
 	assert_int_equal(p.line, 6);
 	assert_int_equal(p.col, 7);
-	assert_int_equal(yaml_stream_index_pos(s, list, 2, &p), -1);
-	yaml_stream_free(s);
+	assert_int_equal(ydoc_stream_index_pos(s, list, 2, &p), -1);
+	ydoc_stream_free(s);
 }
 
 static void error_at_node(void **state)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	struct gs_error err;
 	char buf[2048];
 
 	(void)state;
 	s = load_ok("a:\n  b: x\n");
-	yaml_error_at(s, get(get(yaml_stream_doc(s, 0), "a"), "b"), &err, "bad %s", "value");
+	ydoc_error_at(s, get(get(ydoc_stream_doc(s, 0), "a"), "b"), &err, "bad %s", "value");
 	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)), "t.yaml:2:6: bad value");
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 }
 
 static void syntax_errors(void **state)
@@ -386,7 +386,7 @@ static void syntax_errors(void **state)
 
 static void limits(void **state)
 {
-	struct yaml_limits lim = yaml_default_limits;
+	struct ydoc_limits lim = ydoc_default_limits;
 	char *deep;
 	const char *laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
 			     "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
@@ -412,11 +412,11 @@ static void limits(void **state)
 			    "t.yaml:2:5: nesting is deeper than the limit of 3 levels");
 	free(deep);
 
-	lim = yaml_default_limits;
+	lim = ydoc_default_limits;
 	lim.max_docs = 2;
 	assert_string_equal(load_err("1\n---\n2\n---\n3\n", &lim),
 			    "t.yaml:4:1: more than 2 documents");
-	lim = yaml_default_limits;
+	lim = ydoc_default_limits;
 	lim.max_bytes = 4;
 	assert_string_equal(load_err("a: 12\n", &lim),
 			    "t.yaml: input is larger than the limit of 4 bytes");
@@ -434,36 +434,36 @@ static void origin_and_block_content(void **state)
 			 "  explicit: |2\n"
 			 "     indented\n"
 			 "  plain: x\n";
-	struct yaml_stream *s, *inner = NULL;
-	struct yaml_pos o;
+	struct ydoc_stream *s, *inner = NULL;
+	struct ydoc_pos o;
 	struct gs_error err;
 	char buf[2048];
 	json_t *data, *shared;
 
 	(void)state;
 	s = load_ok(cm);
-	data = get(yaml_stream_doc(s, 0), "data");
+	data = get(ydoc_stream_doc(s, 0), "data");
 	shared = get(data, "shared");
-	assert_int_equal(yaml_stream_content_origin(s, shared, &o), 0);
+	assert_int_equal(ydoc_stream_content_origin(s, shared, &o), 0);
 	assert_int_equal(o.line, 5);
 	assert_int_equal(o.col, 5);
 	/* The embedded YAML's error lands on the file's line and column. */
-	assert_int_equal(yaml_load_buffer("cm.yaml", json_string_value(shared),
+	assert_int_equal(ydoc_load_buffer("cm.yaml", json_string_value(shared),
 					  json_string_length(shared), o, NULL, &inner, &err),
 			 -1);
 	assert_null(inner);
 	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
 			    "cm.yaml:7:21: mapping values are not allowed in this context");
 	/* |2 under a key at column 3: content at column 3 + 2. */
-	assert_int_equal(yaml_stream_content_origin(s, get(data, "explicit"), &o), 0);
+	assert_int_equal(ydoc_stream_content_origin(s, get(data, "explicit"), &o), 0);
 	assert_int_equal(o.line, 9);
 	assert_int_equal(o.col, 5);
 	expect_str(data, "explicit", " indented\n");
 	/* Other scalars: their own start. */
-	assert_int_equal(yaml_stream_content_origin(s, get(data, "plain"), &o), 0);
+	assert_int_equal(ydoc_stream_content_origin(s, get(data, "plain"), &o), 0);
 	assert_int_equal(o.line, 10);
 	assert_int_equal(o.col, 10);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 }
 
 static void json_number_text(void **state)
@@ -491,53 +491,53 @@ static void json_number_text(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		j = json_real(cases[i].v);
-		assert_int_equal(yaml_json_number_text(j, buf, sizeof(buf)), 0);
+		assert_int_equal(ydoc_json_number_text(j, buf, sizeof(buf)), 0);
 		assert_string_equal(buf, cases[i].want);
 		json_decref(j);
 	}
 	j = json_integer(-42);
-	assert_int_equal(yaml_json_number_text(j, buf, sizeof(buf)), 0);
+	assert_int_equal(ydoc_json_number_text(j, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "-42");
 	json_decref(j);
 	j = json_string("2");
-	assert_int_equal(yaml_json_number_text(j, buf, sizeof(buf)), -1);
+	assert_int_equal(ydoc_json_number_text(j, buf, sizeof(buf)), -1);
 	json_decref(j);
 }
 
 static void resolve_api(void **state)
 {
-	struct yaml_resolved r;
+	struct ydoc_resolved r;
 	struct gs_error err;
 
 	(void)state;
-	assert_int_equal(yaml_resolve(NULL, "<<", 2, 1, &r, &err), 0);
+	assert_int_equal(ydoc_resolve(NULL, "<<", 2, 1, &r, &err), 0);
 	assert_true(r.merge);
-	assert_int_equal(yaml_resolve(NULL, "<<", 2, 0, &r, &err), 0);
+	assert_int_equal(ydoc_resolve(NULL, "<<", 2, 0, &r, &err), 0);
 	assert_false(r.merge);
-	assert_int_equal(r.type, YAML_SCALAR_IS_STRING);
-	assert_int_equal(yaml_resolve(NULL, "-0x10", 5, 1, &r, &err), 0);
-	assert_int_equal(r.type, YAML_SCALAR_IS_INT);
+	assert_int_equal(r.type, YDOC_SCALAR_IS_STRING);
+	assert_int_equal(ydoc_resolve(NULL, "-0x10", 5, 1, &r, &err), 0);
+	assert_int_equal(r.type, YDOC_SCALAR_IS_INT);
 	assert_int_equal(r.integer, -16);
-	assert_int_equal(yaml_resolve(NULL, "2000m", 5, 1, &r, &err), 0);
-	assert_int_equal(r.type, YAML_SCALAR_IS_STRING);
-	assert_int_equal(yaml_resolve("tag:yaml.org,2002:float", "0x10", 4, 0, &r, &err), 0);
-	assert_int_equal(r.type, YAML_SCALAR_IS_REAL);
+	assert_int_equal(ydoc_resolve(NULL, "2000m", 5, 1, &r, &err), 0);
+	assert_int_equal(r.type, YDOC_SCALAR_IS_STRING);
+	assert_int_equal(ydoc_resolve("tag:yaml.org,2002:float", "0x10", 4, 0, &r, &err), 0);
+	assert_int_equal(r.type, YDOC_SCALAR_IS_REAL);
 	assert_true(r.real == 16.0);
-	assert_int_equal(yaml_resolve("tag:yaml.org,2002:timestamp", "2001-12-14", 10, 0, &r, &err),
+	assert_int_equal(ydoc_resolve("tag:yaml.org,2002:timestamp", "2001-12-14", 10, 0, &r, &err),
 			 0);
-	assert_int_equal(r.type, YAML_SCALAR_IS_STRING);
-	assert_int_equal(yaml_resolve("tag:yaml.org,2002:timestamp", "later", 5, 0, &r, &err), -1);
+	assert_int_equal(r.type, YDOC_SCALAR_IS_STRING);
+	assert_int_equal(ydoc_resolve("tag:yaml.org,2002:timestamp", "later", 5, 0, &r, &err), -1);
 	assert_string_equal(err.msg, "cannot decode !!str `later` as a !!timestamp");
 }
 
 static void load_file_errors(void **state)
 {
-	struct yaml_stream *s = NULL;
+	struct ydoc_stream *s = NULL;
 	struct gs_error err;
 	char buf[2048];
 
 	(void)state;
-	assert_int_equal(yaml_load_file("/nonexistent/x.yaml", NULL, &s, &err), -1);
+	assert_int_equal(ydoc_load_file("/nonexistent/x.yaml", NULL, &s, &err), -1);
 	assert_null(s);
 	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
 			    "cannot open '/nonexistent/x.yaml': No such file or directory");
@@ -547,42 +547,42 @@ static int keep_only_keep(void *ctx, int parent, const char *key, size_t len)
 {
 	(void)ctx;
 	(void)parent;
-	return key && len == 4 && !memcmp(key, "keep", 4) ? YAML_KEEP_ALL : YAML_SKIP;
+	return key && len == 4 && !memcmp(key, "keep", 4) ? YDOC_KEEP_ALL : YDOC_SKIP;
 }
 
 static void filtered_load(void **state)
 {
-	static const struct yaml_filter filter = {1, keep_only_keep, NULL};
-	struct yaml_stream *s;
+	static const struct ydoc_filter filter = {1, keep_only_keep, NULL};
+	struct ydoc_stream *s;
 	struct gs_error err;
-	struct yaml_pos p;
+	struct ydoc_pos p;
 	json_t *d;
 	const char *text = "drop: {a: [1, 2]}\nkeep:\n  b: 2\n";
 	const char *aliased = "drop: &d {a: 1}\nkeep: *d\n";
 
 	(void)state;
-	assert_int_equal(yaml_load_buffer_filtered("f.yaml", text, strlen(text), no_origin, NULL,
+	assert_int_equal(ydoc_load_buffer_filtered("f.yaml", text, strlen(text), no_origin, NULL,
 						   &filter, &s, &err),
 			 0);
-	d = yaml_stream_doc(s, 0);
+	d = ydoc_stream_doc(s, 0);
 	assert_int_equal(json_object_size(d), 1);
 	expect_int(get(d, "keep"), "b", 2);
-	assert_int_equal(yaml_stream_pos(s, json_object_get(get(d, "keep"), "b"), &p), 0);
+	assert_int_equal(ydoc_stream_pos(s, json_object_get(get(d, "keep"), "b"), &p), 0);
 	assert_int_equal(p.line, 3);
 	assert_int_equal(p.col, 6);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 
 	/* An alias may point into a dropped part: the load keeps everything. */
-	assert_int_equal(yaml_load_buffer_filtered("f.yaml", aliased, strlen(aliased), no_origin,
+	assert_int_equal(ydoc_load_buffer_filtered("f.yaml", aliased, strlen(aliased), no_origin,
 						   NULL, &filter, &s, &err),
 			 0);
-	d = yaml_stream_doc(s, 0);
+	d = ydoc_stream_doc(s, 0);
 	expect_int(get(d, "keep"), "a", 1);
 	expect_int(get(d, "drop"), "a", 1);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 
 	/* Dropped parts fail as they would in a full load. */
-	assert_int_equal(yaml_load_buffer_filtered("f.yaml", "drop: [.nan]\n", 13, no_origin, NULL,
+	assert_int_equal(ydoc_load_buffer_filtered("f.yaml", "drop: [.nan]\n", 13, no_origin, NULL,
 						   &filter, &s, &err),
 			 -1);
 	assert_null(s);

@@ -7,11 +7,11 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "yamlfast_diff.h"
+#include "ydocfast_diff.h"
 
 static int diff(const char *text)
 {
-	return yamlfast_diff(text, strlen(text));
+	return ydocfast_diff(text, strlen(text));
 }
 
 /* Inputs the fast scanner must take (and get right). */
@@ -170,7 +170,7 @@ static void prefixes(void **state)
 	(void)state;
 	assert_int_equal(diff(pod), 1);
 	for (size_t i = 0; i <= n; i++)
-		assert_true(yamlfast_diff(pod, i) >= 0);
+		assert_true(ydocfast_diff(pod, i) >= 0);
 }
 
 static int stop_at_third(void *ctx, const yaml_event_t *ev)
@@ -186,7 +186,7 @@ static void emit_can_stop(void **state)
 	int count = 0;
 
 	(void)state;
-	assert_int_equal(yaml_fast_parse("a: 1\nb: 2\n", 10, stop_at_third, &count), 7);
+	assert_int_equal(ydoc_fast_parse("a: 1\nb: 2\n", 10, stop_at_third, &count), 7);
 	assert_int_equal(count, 3);
 }
 

@@ -1,5 +1,5 @@
 /*
- * The common subset of block YAML, scanned in place (see yamlfast.h).
+ * The common subset of block YAML, scanned in place (see ydocfast.h).
  *
  * Every function works on whole lines: a node ends with the cursor at the
  * start of the next line that has content, and returns that line's
@@ -13,7 +13,7 @@
  * value sits just after its ':' or '-' (the end of the VALUE or
  * BLOCK-ENTRY token, yaml_parser_process_empty_scalar).
  */
-#include "yamlfast.h"
+#include "ydocfast.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -37,7 +37,7 @@ struct fast {
 	size_t i;  /* cursor */
 	size_t ls; /* start of the cursor's line */
 	size_t line;
-	yaml_fast_emit emit;
+	ydoc_fast_emit emit;
 	void *ctx;
 	int rc; /* why we stopped: 1 (gave up) or emit's value */
 	unsigned depth;
@@ -681,7 +681,7 @@ static int stream(struct fast *f)
 	return emit_simple(f, YAML_STREAM_END_EVENT, mark(f, f->n));
 }
 
-int yaml_fast_parse(const char *buf, size_t len, yaml_fast_emit emit, void *ctx)
+int ydoc_fast_parse(const char *buf, size_t len, ydoc_fast_emit emit, void *ctx)
 {
 	struct fast f;
 

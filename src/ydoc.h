@@ -1,5 +1,5 @@
-#ifndef GS_YAML_H
-#define GS_YAML_H
+#ifndef GS_YDOC_H
+#define GS_YDOC_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -17,7 +17,7 @@
  * hostile file yields an error, not an exhausted machine.
  */
 
-struct yaml_limits {
+struct ydoc_limits {
 	size_t max_bytes;   /* whole input */
 	unsigned max_depth; /* nesting of mappings/sequences */
 	size_t max_nodes;   /* nodes after alias expansion */
@@ -25,15 +25,15 @@ struct yaml_limits {
 };
 
 /* Defaults: 64 MiB, depth 256, 4M nodes, 100000 documents. */
-extern const struct yaml_limits yaml_default_limits;
+extern const struct ydoc_limits ydoc_default_limits;
 
-struct yaml_pos {
+struct ydoc_pos {
 	int line; /* 1-based; 0 = unknown */
 	int col;  /* 1-based */
 };
 
 /* Opaque: owns every document tree and the position table. */
-struct yaml_stream;
+struct ydoc_stream;
 
 /*
  * Load a whole file / buffer. `name` is used in error messages
@@ -44,10 +44,10 @@ struct yaml_stream;
  * strips). Pass {0,0} for none. On failure returns -1, *out is NULL and err
  * has file:line:col.
  */
-int yaml_load_file(const char *path, const struct yaml_limits *limits, struct yaml_stream **out,
+int ydoc_load_file(const char *path, const struct ydoc_limits *limits, struct ydoc_stream **out,
 		   struct gs_error *err) GS_WUR;
-int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_pos origin,
-		     const struct yaml_limits *limits, struct yaml_stream **out,
+int ydoc_load_buffer(const char *name, const char *buf, size_t len, struct ydoc_pos origin,
+		     const struct ydoc_limits *limits, struct ydoc_stream **out,
 		     struct gs_error *err) GS_WUR;
 
 /*
@@ -55,26 +55,26 @@ int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_
  * of big streams (check). Every node has a role: the root gets root_role;
  * the value under key K of a mapping with role R gets child_role(ctx, R, K,
  * len), an element of a sequence with role R gets child_role(ctx, R, NULL,
- * 0). YAML_SKIP drops the node (mapping keys vanish, sequence indices shift,
- * so keep whole sequences whose indices matter); YAML_KEEP_ALL keeps the
+ * 0). YDOC_SKIP drops the node (mapping keys vanish, sequence indices shift,
+ * so keep whole sequences whose indices matter); YDOC_KEEP_ALL keeps the
  * whole subtree without asking again. A merge value (<<) has its mapping's
- * role. Dropped parts are still parsed and checked as yaml_load_buffer
+ * role. Dropped parts are still parsed and checked as ydoc_load_buffer
  * would, so a filtered load fails exactly when a full one fails, with the
  * same message. A stream with an alias is loaded in full (the anchor may be
  * in a dropped part).
  */
-#define YAML_KEEP_ALL 0
-#define YAML_SKIP (-1)
+#define YDOC_KEEP_ALL 0
+#define YDOC_SKIP (-1)
 
-struct yaml_filter {
+struct ydoc_filter {
 	int root_role;
 	int (*child_role)(void *ctx, int parent_role, const char *key, size_t key_len);
 	void *ctx;
 };
 
-int yaml_load_buffer_filtered(const char *name, const char *buf, size_t len, struct yaml_pos origin,
-			      const struct yaml_limits *limits, const struct yaml_filter *filter,
-			      struct yaml_stream **out, struct gs_error *err) GS_WUR;
+int ydoc_load_buffer_filtered(const char *name, const char *buf, size_t len, struct ydoc_pos origin,
+			      const struct ydoc_limits *limits, const struct ydoc_filter *filter,
+			      struct ydoc_stream **out, struct gs_error *err) GS_WUR;
 
 /*
  * One document at a time, for streams too big to hold: after each
@@ -87,42 +87,42 @@ int yaml_load_buffer_filtered(const char *name, const char *buf, size_t len, str
  * returns, so a stream is judged as if loaded whole first. filter may be
  * NULL (keep everything).
  */
-typedef int (*yaml_doc_fn)(void *ctx, const struct yaml_stream *s, json_t *doc, size_t index,
+typedef int (*ydoc_doc_fn)(void *ctx, const struct ydoc_stream *s, json_t *doc, size_t index,
 			   struct gs_error *err);
 
-int yaml_each_document(const char *name, const char *buf, size_t len, struct yaml_pos origin,
-		       const struct yaml_limits *limits, const struct yaml_filter *filter,
-		       yaml_doc_fn fn, void *ctx, struct gs_error *err) GS_WUR;
+int ydoc_each_document(const char *name, const char *buf, size_t len, struct ydoc_pos origin,
+		       const struct ydoc_limits *limits, const struct ydoc_filter *filter,
+		       ydoc_doc_fn fn, void *ctx, struct gs_error *err) GS_WUR;
 
-size_t yaml_stream_count(const struct yaml_stream *s);
+size_t ydoc_stream_count(const struct ydoc_stream *s);
 /* Borrowed. An empty document is json_null(). */
-json_t *yaml_stream_doc(const struct yaml_stream *s, size_t i);
-const char *yaml_stream_name(const struct yaml_stream *s);
+json_t *ydoc_stream_doc(const struct ydoc_stream *s, size_t i);
+const char *ydoc_stream_name(const struct ydoc_stream *s);
 
 /*
  * Where a node starts. For jansson singletons (true/false/null) the position
- * is not unique; use yaml_stream_key_pos / yaml_stream_index_pos instead.
+ * is not unique; use ydoc_stream_key_pos / ydoc_stream_index_pos instead.
  * Return 0 when found, -1 when unknown (pos set to {0,0}).
  */
-int yaml_stream_pos(const struct yaml_stream *s, const json_t *node, struct yaml_pos *pos);
+int ydoc_stream_pos(const struct ydoc_stream *s, const json_t *node, struct ydoc_pos *pos);
 /* Position of the value stored under `key` in `object` (falls back to the key). */
-int yaml_stream_key_pos(const struct yaml_stream *s, const json_t *object, const char *key,
-			struct yaml_pos *pos);
-int yaml_stream_index_pos(const struct yaml_stream *s, const json_t *array, size_t index,
-			  struct yaml_pos *pos);
+int ydoc_stream_key_pos(const struct ydoc_stream *s, const json_t *object, const char *key,
+			struct ydoc_pos *pos);
+int ydoc_stream_index_pos(const struct ydoc_stream *s, const json_t *array, size_t index,
+			  struct ydoc_pos *pos);
 /*
  * For a string scalar written as a block (`|`, `|-`, `>`), the position of
  * its first content character, so YAML embedded in it can be loaded with
  * that origin. For other scalars, the scalar's own start.
  */
-int yaml_stream_content_origin(const struct yaml_stream *s, const json_t *string_node,
-			       struct yaml_pos *origin);
+int ydoc_stream_content_origin(const struct ydoc_stream *s, const json_t *string_node,
+			       struct ydoc_pos *origin);
 
 /* Fill err with "name:line:col: msg" for node (position may be unknown). */
-void yaml_error_at(const struct yaml_stream *s, const json_t *node, struct gs_error *err,
+void ydoc_error_at(const struct ydoc_stream *s, const json_t *node, struct gs_error *err,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-void yaml_stream_free(struct yaml_stream *s);
+void ydoc_stream_free(struct ydoc_stream *s);
 
 /*
  * Scalar resolution, shared by the tree loader and by streaming readers
@@ -142,17 +142,17 @@ void yaml_stream_free(struct yaml_stream *s);
  *     ("cannot decode !!str `x` as a !!int"); !!float accepts integers;
  *     !!binary is base64-decoded; any other tag gives a string.
  */
-enum yaml_scalar_type {
-	YAML_SCALAR_IS_NULL,
-	YAML_SCALAR_IS_BOOL,
-	YAML_SCALAR_IS_INT,  /* fits int64: .integer */
-	YAML_SCALAR_IS_REAL, /* .real; also integers beyond int64 (approximated) */
-	YAML_SCALAR_IS_STRING,
-	YAML_SCALAR_IS_BINARY, /* !!binary: the text is base64 */
+enum ydoc_scalar_type {
+	YDOC_SCALAR_IS_NULL,
+	YDOC_SCALAR_IS_BOOL,
+	YDOC_SCALAR_IS_INT,  /* fits int64: .integer */
+	YDOC_SCALAR_IS_REAL, /* .real; also integers beyond int64 (approximated) */
+	YDOC_SCALAR_IS_STRING,
+	YDOC_SCALAR_IS_BINARY, /* !!binary: the text is base64 */
 };
 
-struct yaml_resolved {
-	enum yaml_scalar_type type;
+struct ydoc_resolved {
+	enum ydoc_scalar_type type;
 	int boolean;
 	long long integer;
 	double real;
@@ -163,14 +163,14 @@ struct yaml_resolved {
  * tag: libyaml's resolved tag or NULL; plain: the scalar was plain and
  * untagged (libyaml's plain_implicit). err gets the message only.
  */
-int yaml_resolve(const char *tag, const char *text, size_t len, int plain,
-		 struct yaml_resolved *out, struct gs_error *err) GS_WUR;
+int ydoc_resolve(const char *tag, const char *text, size_t len, int plain,
+		 struct ydoc_resolved *out, struct gs_error *err) GS_WUR;
 /*
  * The resolved scalar as a new JSON value, the way sigs.k8s.io/yaml turns it
  * into JSON. Fails for +-Inf/NaN values ("json: unsupported value: +Inf")
  * and for invalid !!binary data.
  */
-int yaml_resolved_json(const struct yaml_resolved *r, const char *text, size_t len, json_t **out,
+int ydoc_resolved_json(const struct ydoc_resolved *r, const char *text, size_t len, json_t **out,
 		       struct gs_error *err) GS_WUR;
 /*
  * A scalar used as a mapping key, as sigs.k8s.io/yaml turns it into a JSON
@@ -178,7 +178,7 @@ int yaml_resolved_json(const struct yaml_resolved *r, const char *text, size_t l
  * booleans "true"/"false"; null is an error. Returns a new string (len in
  * *len_out, may contain NUL).
  */
-int yaml_resolved_key(const struct yaml_resolved *r, const char *text, size_t len, char **out,
+int ydoc_resolved_key(const struct ydoc_resolved *r, const char *text, size_t len, char **out,
 		      size_t *len_out, struct gs_error *err) GS_WUR;
 
 /*
@@ -187,6 +187,6 @@ int yaml_resolved_key(const struct yaml_resolved *r, const char *text, size_t le
  * reals in the shortest form that round-trips, e.g. 2.0 -> "2",
  * 1e21 -> "1e+21", 1e-7 -> "1e-7". Returns 0, or -1 if `num` is no number.
  */
-int yaml_json_number_text(const json_t *num, char *buf, size_t size);
+int ydoc_json_number_text(const json_t *num, char *buf, size_t size);
 
 #endif

@@ -5,7 +5,7 @@
  * non-string keys turned into strings. Positions live in hash tables next to
  * the trees.
  */
-#include "yaml.h"
+#include "ydoc.h"
 
 #include <yaml.h> /* libyaml: found in the system dirs, src/ is -iquote only */
 
@@ -19,10 +19,10 @@
 #include <string.h>
 
 #include "readfile.h"
-#include "yamlfast.h"
+#include "ydocfast.h"
 #include "banned.h"
 
-const struct yaml_limits yaml_default_limits = {
+const struct ydoc_limits ydoc_default_limits = {
 	.max_bytes = 64u << 20,
 	.max_depth = 256,
 	.max_nodes = 4u << 20,
@@ -34,7 +34,7 @@ const struct yaml_limits yaml_default_limits = {
 struct pos_entry {
 	uintptr_t a; /* 0 = empty */
 	uint64_t b;
-	struct yaml_pos pos;
+	struct ydoc_pos pos;
 };
 
 struct pos_table {
@@ -75,7 +75,7 @@ static void pos_table_grow(struct pos_table *t)
 	t->cap = ncap;
 }
 
-static void pos_table_put(struct pos_table *t, const void *ptr, uint64_t b, struct yaml_pos pos)
+static void pos_table_put(struct pos_table *t, const void *ptr, uint64_t b, struct ydoc_pos pos)
 {
 	uintptr_t a = (uintptr_t)ptr;
 	size_t j;
@@ -97,7 +97,7 @@ static void pos_table_put(struct pos_table *t, const void *ptr, uint64_t b, stru
 }
 
 static int pos_table_get(const struct pos_table *t, const void *ptr, uint64_t b,
-			 struct yaml_pos *pos)
+			 struct ydoc_pos *pos)
 {
 	uintptr_t a = (uintptr_t)ptr;
 	size_t j;
@@ -136,7 +136,7 @@ static uint64_t index_slot(size_t i)
 
 /* ---- the stream ---- */
 
-struct yaml_stream {
+struct ydoc_stream {
 	char *name;
 	json_t **docs;
 	size_t n_docs;
@@ -146,17 +146,17 @@ struct yaml_stream {
 	struct pos_table origins; /* block scalar -> first content character */
 };
 
-size_t yaml_stream_count(const struct yaml_stream *s)
+size_t ydoc_stream_count(const struct ydoc_stream *s)
 {
 	return s ? s->n_docs : 0;
 }
 
-json_t *yaml_stream_doc(const struct yaml_stream *s, size_t i)
+json_t *ydoc_stream_doc(const struct ydoc_stream *s, size_t i)
 {
 	return s && i < s->n_docs ? s->docs[i] : NULL;
 }
 
-const char *yaml_stream_name(const struct yaml_stream *s)
+const char *ydoc_stream_name(const struct ydoc_stream *s)
 {
 	return s ? s->name : "";
 }
@@ -166,7 +166,7 @@ static int is_singleton(const json_t *node)
 	return !node || json_is_true(node) || json_is_false(node) || json_is_null(node);
 }
 
-int yaml_stream_pos(const struct yaml_stream *s, const json_t *node, struct yaml_pos *pos)
+int ydoc_stream_pos(const struct ydoc_stream *s, const json_t *node, struct ydoc_pos *pos)
 {
 	if (!s || is_singleton(node)) {
 		pos->line = pos->col = 0;
@@ -175,8 +175,8 @@ int yaml_stream_pos(const struct yaml_stream *s, const json_t *node, struct yaml
 	return pos_table_get(&s->nodes, node, 0, pos);
 }
 
-int yaml_stream_key_pos(const struct yaml_stream *s, const json_t *object, const char *key,
-			struct yaml_pos *pos)
+int ydoc_stream_key_pos(const struct ydoc_stream *s, const json_t *object, const char *key,
+			struct ydoc_pos *pos)
 {
 	if (!s || !json_is_object(object) || !key) {
 		pos->line = pos->col = 0;
@@ -185,8 +185,8 @@ int yaml_stream_key_pos(const struct yaml_stream *s, const json_t *object, const
 	return pos_table_get(&s->slots, object, key_slot(key, strlen(key)), pos);
 }
 
-int yaml_stream_index_pos(const struct yaml_stream *s, const json_t *array, size_t index,
-			  struct yaml_pos *pos)
+int ydoc_stream_index_pos(const struct ydoc_stream *s, const json_t *array, size_t index,
+			  struct ydoc_pos *pos)
 {
 	if (!s || !json_is_array(array)) {
 		pos->line = pos->col = 0;
@@ -195,19 +195,19 @@ int yaml_stream_index_pos(const struct yaml_stream *s, const json_t *array, size
 	return pos_table_get(&s->slots, array, index_slot(index), pos);
 }
 
-int yaml_stream_content_origin(const struct yaml_stream *s, const json_t *string_node,
-			       struct yaml_pos *origin)
+int ydoc_stream_content_origin(const struct ydoc_stream *s, const json_t *string_node,
+			       struct ydoc_pos *origin)
 {
 	if (s && json_is_string(string_node) &&
 	    pos_table_get(&s->origins, string_node, 0, origin) == 0)
 		return 0;
-	return yaml_stream_pos(s, string_node, origin);
+	return ydoc_stream_pos(s, string_node, origin);
 }
 
-void yaml_error_at(const struct yaml_stream *s, const json_t *node, struct gs_error *err,
+void ydoc_error_at(const struct ydoc_stream *s, const json_t *node, struct gs_error *err,
 		   const char *fmt, ...)
 {
-	struct yaml_pos pos = {0, 0};
+	struct ydoc_pos pos = {0, 0};
 	char msg[sizeof(err->msg)];
 	va_list ap;
 
@@ -216,11 +216,11 @@ void yaml_error_at(const struct yaml_stream *s, const json_t *node, struct gs_er
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	(void)yaml_stream_pos(s, node, &pos);
-	gs_error_at(err, yaml_stream_name(s), pos.line, pos.col, "%s", msg);
+	(void)ydoc_stream_pos(s, node, &pos);
+	gs_error_at(err, ydoc_stream_name(s), pos.line, pos.col, "%s", msg);
 }
 
-void yaml_stream_free(struct yaml_stream *s)
+void ydoc_stream_free(struct ydoc_stream *s)
 {
 	if (!s)
 		return;
@@ -294,7 +294,7 @@ static int go_parse_uint_base0(const char *s, size_t n, int allow_sign, int *neg
 }
 
 /* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
-static int yaml_style_float(const char *s, size_t n)
+static int ydoc_style_float(const char *s, size_t n)
 {
 	size_t i = 0, d = 0;
 
@@ -486,7 +486,7 @@ static void go_format_json(double v, char *buf, size_t size)
 		fmt_f(buf, size, v < 0, dig, nd, dp);
 }
 
-int yaml_json_number_text(const json_t *num, char *buf, size_t size)
+int ydoc_json_number_text(const json_t *num, char *buf, size_t size)
 {
 	if (json_is_integer(num)) {
 		snprintf(buf, size, "%lld", (long long)json_integer_value(num));
@@ -647,11 +647,11 @@ static int maybe_number(const char *s, size_t n)
 }
 
 /* resolve() for an untagged plain scalar, or one tagged with a resolvable core tag. */
-static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struct yaml_resolved *r)
+static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struct ydoc_resolved *r)
 {
 	char c = n ? s[0] : 'N';
 
-	r->type = YAML_SCALAR_IS_STRING;
+	r->type = YDOC_SCALAR_IS_STRING;
 	/* resolve.go's hint table: only these first characters can be anything but a string. */
 	switch (c) {
 	case '+':
@@ -685,16 +685,16 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 	switch (map_word(s, n)) {
 	case W_TRUE:
 	case W_FALSE:
-		r->type = YAML_SCALAR_IS_BOOL;
+		r->type = YDOC_SCALAR_IS_BOOL;
 		r->boolean = map_word(s, n) == W_TRUE;
 		return T_BOOL;
 	case W_NULL:
-		r->type = YAML_SCALAR_IS_NULL;
+		r->type = YDOC_SCALAR_IS_NULL;
 		return T_NULL;
 	case W_NAN:
 	case W_PINF:
 	case W_NINF:
-		r->type = YAML_SCALAR_IS_REAL;
+		r->type = YDOC_SCALAR_IS_REAL;
 		r->real = map_word(s, n) == W_NAN    ? NAN
 			  : map_word(s, n) == W_NINF ? -INFINITY
 						     : INFINITY;
@@ -704,8 +704,8 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 	}
 	if (c == '.') {
 		/* strconv.ParseFloat on the text as written (no '_' removal). */
-		if (yaml_style_float(s, n) && go_parse_float(s, n, &r->real) == 0) {
-			r->type = YAML_SCALAR_IS_REAL;
+		if (ydoc_style_float(s, n) && go_parse_float(s, n, &r->real) == 0) {
+			r->type = YDOC_SCALAR_IS_REAL;
 			return T_FLOAT;
 		}
 		return T_STR;
@@ -732,17 +732,17 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 		rc = go_parse_uint_base0(plain, pn, 1, &neg, &mag);
 		if (rc == 0 &&
 		    (neg ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX)) {
-			r->type = YAML_SCALAR_IS_INT;
+			r->type = YDOC_SCALAR_IS_INT;
 			r->integer = neg ? (long long)(0 - mag) : (long long)mag;
 			out = T_INT;
 		} else if (go_parse_uint_base0(plain, pn, 0, &neg, &mag) == 0) {
 			/* Above int64: Go keeps a uint64; JSON numbers here are doubles. */
-			r->type = YAML_SCALAR_IS_REAL;
+			r->type = YDOC_SCALAR_IS_REAL;
 			r->real = (double)mag;
 			out = T_INT;
-		} else if (yaml_style_float(plain, pn) &&
+		} else if (ydoc_style_float(plain, pn) &&
 			   go_parse_float(plain, pn, &r->real) == 0) {
-			r->type = YAML_SCALAR_IS_REAL;
+			r->type = YDOC_SCALAR_IS_REAL;
 			out = T_FLOAT;
 		} else if (rc == -2) {
 			/* go-yaml's big.Int fallback (e.g. a huge hex literal). */
@@ -767,7 +767,7 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 							 : (unsigned)((ch | 0x20) - 'a') + 10;
 				v = v * base + dgt;
 			}
-			r->type = YAML_SCALAR_IS_REAL;
+			r->type = YDOC_SCALAR_IS_REAL;
 			r->real = (double)(sign ? -v : v);
 			out = T_INT;
 		}
@@ -777,19 +777,19 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 	return T_STR;
 }
 
-int yaml_resolve(const char *tag, const char *text, size_t len, int plain, struct yaml_resolved *r,
+int ydoc_resolve(const char *tag, const char *text, size_t len, int plain, struct ydoc_resolved *r,
 		 struct gs_error *err)
 {
 	enum tagk want = tag_kind(tag), got;
 
 	memset(r, 0, sizeof(*r));
-	r->type = YAML_SCALAR_IS_STRING;
+	r->type = YDOC_SCALAR_IS_STRING;
 	if (want == T_NONE) {
 		if (!plain)
 			return 0;
 		got = resolve_plain(text, len, 1, r);
 		if (got == T_TIMESTAMP)
-			r->type = YAML_SCALAR_IS_STRING;
+			r->type = YDOC_SCALAR_IS_STRING;
 		/* decode.go isMerge(): a plain "<<", outside resolve()'s table lookups. */
 		r->merge = text_is(text, len, "<<");
 		return 0;
@@ -799,7 +799,7 @@ int yaml_resolve(const char *tag, const char *text, size_t len, int plain, struc
 	case T_OTHER:
 		return 0;
 	case T_BINARY:
-		r->type = YAML_SCALAR_IS_BINARY;
+		r->type = YDOC_SCALAR_IS_BINARY;
 		return 0;
 	case T_MERGE:
 		r->merge = text_is(text, len, "<<");
@@ -810,12 +810,12 @@ int yaml_resolve(const char *tag, const char *text, size_t len, int plain, struc
 	got = resolve_plain(text, len, want == T_TIMESTAMP, r);
 	if (got == want) {
 		if (got == T_TIMESTAMP)
-			r->type = YAML_SCALAR_IS_STRING;
+			r->type = YDOC_SCALAR_IS_STRING;
 		return 0;
 	}
 	if (want == T_FLOAT && got == T_INT) {
-		if (r->type == YAML_SCALAR_IS_INT) {
-			r->type = YAML_SCALAR_IS_REAL;
+		if (r->type == YDOC_SCALAR_IS_INT) {
+			r->type = YDOC_SCALAR_IS_REAL;
 			r->real = (double)r->integer;
 			return 0;
 		}
@@ -963,21 +963,21 @@ static json_t *string_json(const char *s, size_t n)
 	return j;
 }
 
-int yaml_resolved_json(const struct yaml_resolved *r, const char *text, size_t len, json_t **out,
+int ydoc_resolved_json(const struct ydoc_resolved *r, const char *text, size_t len, json_t **out,
 		       struct gs_error *err)
 {
 	*out = NULL;
 	switch (r->type) {
-	case YAML_SCALAR_IS_NULL:
+	case YDOC_SCALAR_IS_NULL:
 		*out = json_null();
 		break;
-	case YAML_SCALAR_IS_BOOL:
+	case YDOC_SCALAR_IS_BOOL:
 		*out = json_boolean(r->boolean);
 		break;
-	case YAML_SCALAR_IS_INT:
+	case YDOC_SCALAR_IS_INT:
 		*out = json_integer(r->integer);
 		break;
-	case YAML_SCALAR_IS_REAL:
+	case YDOC_SCALAR_IS_REAL:
 		if (isnan(r->real) || isinf(r->real)) {
 			gs_error_set(err,
 				     "json: unsupported value: %s (JSON, which Kubernetes reads, "
@@ -990,10 +990,10 @@ int yaml_resolved_json(const struct yaml_resolved *r, const char *text, size_t l
 		}
 		*out = json_real(r->real);
 		break;
-	case YAML_SCALAR_IS_STRING:
+	case YDOC_SCALAR_IS_STRING:
 		*out = string_json(text, len);
 		break;
-	case YAML_SCALAR_IS_BINARY: {
+	case YDOC_SCALAR_IS_BINARY: {
 		char *data;
 		size_t n;
 
@@ -1013,7 +1013,7 @@ int yaml_resolved_json(const struct yaml_resolved *r, const char *text, size_t l
 	return 0;
 }
 
-int yaml_resolved_key(const struct yaml_resolved *r, const char *text, size_t len, char **out,
+int ydoc_resolved_key(const struct ydoc_resolved *r, const char *text, size_t len, char **out,
 		      size_t *len_out, struct gs_error *err)
 {
 	char buf[64];
@@ -1021,25 +1021,25 @@ int yaml_resolved_key(const struct yaml_resolved *r, const char *text, size_t le
 	*out = NULL;
 	*len_out = 0;
 	switch (r->type) {
-	case YAML_SCALAR_IS_NULL:
+	case YDOC_SCALAR_IS_NULL:
 		gs_error_set(err, "null is not supported as a mapping key");
 		return -1;
-	case YAML_SCALAR_IS_BOOL:
+	case YDOC_SCALAR_IS_BOOL:
 		snprintf(buf, sizeof(buf), "%s", r->boolean ? "true" : "false");
 		break;
-	case YAML_SCALAR_IS_INT:
+	case YDOC_SCALAR_IS_INT:
 		snprintf(buf, sizeof(buf), "%lld", r->integer);
 		break;
-	case YAML_SCALAR_IS_REAL:
+	case YDOC_SCALAR_IS_REAL:
 		go_format_g32(r->real, buf, sizeof(buf));
 		break;
-	case YAML_SCALAR_IS_STRING: {
+	case YDOC_SCALAR_IS_STRING: {
 		size_t m;
 		*out = utf8_sanitize(text, len, &m);
 		*len_out = m;
 		return 0;
 	}
-	case YAML_SCALAR_IS_BINARY: {
+	case YDOC_SCALAR_IS_BINARY: {
 		char *data;
 		size_t n, m;
 
@@ -1067,17 +1067,17 @@ struct anchor {
 	unsigned depth;
 	/* a key scalar with no JSON value (.nan, .inf): fine as a key, an error as a value */
 	char *bad;
-	struct yaml_resolved bad_scalar;
+	struct ydoc_resolved bad_scalar;
 };
 
 struct frame {
 	json_t *node; /* object or array; NULL for a part a filter skips */
 	int is_map;
-	int role; /* YAML_KEEP_ALL or a filter's role */
+	int role; /* YDOC_KEEP_ALL or a filter's role */
 	char *anchor;
 	size_t nodes_before;
 	unsigned depth; /* collection levels, this one included */
-	struct yaml_pos pos;
+	struct ydoc_pos pos;
 	int indent; /* libyaml's block indentation of this collection (0-based column) */
 	/* mappings: the key waiting for its value */
 	int have_key;
@@ -1085,7 +1085,7 @@ struct frame {
 	int child_role;
 	char *key;
 	size_t key_len;
-	struct yaml_pos key_pos;
+	struct ydoc_pos key_pos;
 	/* sequences that are a merge value: elements must be mappings */
 	int merge_seq;
 	int merge_bad;
@@ -1095,12 +1095,12 @@ struct frame {
 #define RESTART_LIBYAML (-3)
 
 struct loader {
-	struct yaml_stream *s;
-	const struct yaml_limits *lim;
-	const struct yaml_filter *filter;
+	struct ydoc_stream *s;
+	const struct ydoc_limits *lim;
+	const struct ydoc_filter *filter;
 	const char *buf;
 	size_t len;
-	struct yaml_pos origin;
+	struct ydoc_pos origin;
 	struct gs_error *err;
 
 	struct frame *frames;
@@ -1112,16 +1112,16 @@ struct loader {
 	json_t *root;
 	size_t nodes;
 	size_t docs; /* documents started so far */
-	yaml_doc_fn each;
+	ydoc_doc_fn each;
 	void *each_ctx;
-	int fast; /* events from yamlfast.c, not libyaml */
+	int fast; /* events from ydocfast.c, not libyaml */
 	int each_failed;
 	struct gs_error each_err;
 };
 
-static struct yaml_pos map_mark(const struct loader *l, yaml_mark_t m)
+static struct ydoc_pos map_mark(const struct loader *l, yaml_mark_t m)
 {
-	struct yaml_pos p;
+	struct ydoc_pos p;
 
 	if (l->origin.line > 0) {
 		p.line = l->origin.line + (int)m.line;
@@ -1133,10 +1133,10 @@ static struct yaml_pos map_mark(const struct loader *l, yaml_mark_t m)
 	return p;
 }
 
-static int fail_at(struct loader *l, struct yaml_pos pos, const char *fmt, ...)
+static int fail_at(struct loader *l, struct ydoc_pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail_at(struct loader *l, struct yaml_pos pos, const char *fmt, ...)
+static int fail_at(struct loader *l, struct ydoc_pos pos, const char *fmt, ...)
 {
 	char msg[sizeof(l->err->msg)];
 	va_list ap;
@@ -1149,7 +1149,7 @@ static int fail_at(struct loader *l, struct yaml_pos pos, const char *fmt, ...)
 }
 
 /* Re-anchor an error filled by a helper (message only) at pos. */
-static int fail_err_at(struct loader *l, struct yaml_pos pos)
+static int fail_err_at(struct loader *l, struct ydoc_pos pos)
 {
 	char msg[sizeof(l->err->msg)];
 
@@ -1202,7 +1202,7 @@ static void clear_anchors(struct loader *l)
 	l->n_anchors = 0;
 }
 
-static int count_nodes(struct loader *l, size_t add, struct yaml_pos pos)
+static int count_nodes(struct loader *l, size_t add, struct ydoc_pos pos)
 {
 	if (add > l->lim->max_nodes || l->nodes > l->lim->max_nodes - add)
 		return fail_at(l, pos, "document has more than %zu nodes once aliases are expanded",
@@ -1216,7 +1216,7 @@ static void merge_object(struct loader *l, json_t *dst, json_t *src)
 	const char *k;
 	size_t klen;
 	json_t *v;
-	struct yaml_pos p;
+	struct ydoc_pos p;
 
 	json_object_keylen_foreach(src, k, klen, v)
 	{
@@ -1231,7 +1231,7 @@ static void merge_object(struct loader *l, json_t *dst, json_t *src)
  * collection wants it. `empty` marks an empty plain scalar, whose own mark
  * points past the key; its position is the key's.
  */
-static int attach(struct loader *l, json_t *v, struct yaml_pos pos, unsigned depth, int empty)
+static int attach(struct loader *l, json_t *v, struct ydoc_pos pos, unsigned depth, int empty)
 {
 	struct frame *f;
 
@@ -1292,7 +1292,7 @@ enum skipped_kind { SKIPPED_SCALAR, SKIPPED_MAP, SKIPPED_SEQ };
  * A value a filter dropped is complete: leave the parent as attach() would,
  * and raise the merge errors attach() would have raised.
  */
-static int skipped(struct loader *l, enum skipped_kind kind, struct yaml_pos pos)
+static int skipped(struct loader *l, enum skipped_kind kind, struct ydoc_pos pos)
 {
 	struct frame *f;
 
@@ -1316,18 +1316,18 @@ static int skipped(struct loader *l, enum skipped_kind kind, struct yaml_pos pos
 	return 0;
 }
 
-/* The role the next value gets, or YAML_SKIP. */
+/* The role the next value gets, or YDOC_SKIP. */
 static int value_role(const struct loader *l)
 {
 	const struct frame *f;
 
 	if (!l->n_frames)
-		return l->filter ? l->filter->root_role : YAML_KEEP_ALL;
+		return l->filter ? l->filter->root_role : YDOC_KEEP_ALL;
 	f = &l->frames[l->n_frames - 1];
 	if (!f->node)
-		return YAML_SKIP;
-	if (f->role == YAML_KEEP_ALL)
-		return YAML_KEEP_ALL;
+		return YDOC_SKIP;
+	if (f->role == YDOC_KEEP_ALL)
+		return YDOC_KEEP_ALL;
 	if (f->is_map)
 		return f->merge ? f->role : f->child_role;
 	if (f->merge_seq)
@@ -1336,10 +1336,10 @@ static int value_role(const struct loader *l)
 }
 
 /* A JSON value used as a key (through an alias): as the scalar it came from. */
-static int key_from_json(struct loader *l, const json_t *v, struct yaml_pos pos, struct frame *f)
+static int key_from_json(struct loader *l, const json_t *v, struct ydoc_pos pos, struct frame *f)
 {
 	char buf[64];
-	struct yaml_resolved r = {0};
+	struct ydoc_resolved r = {0};
 
 	switch (json_typeof(v)) {
 	case JSON_STRING:
@@ -1350,9 +1350,9 @@ static int key_from_json(struct loader *l, const json_t *v, struct yaml_pos pos,
 		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
 		break;
 	case JSON_REAL:
-		r.type = YAML_SCALAR_IS_REAL;
+		r.type = YDOC_SCALAR_IS_REAL;
 		r.real = json_real_value(v);
-		if (yaml_resolved_key(&r, NULL, 0, &f->key, &f->key_len, l->err))
+		if (ydoc_resolved_key(&r, NULL, 0, &f->key, &f->key_len, l->err))
 			return fail_err_at(l, pos);
 		return 0;
 	case JSON_TRUE:
@@ -1370,7 +1370,7 @@ static int key_from_json(struct loader *l, const json_t *v, struct yaml_pos pos,
 }
 
 /* Where the text of a block scalar starts, following libyaml's indentation rules. */
-static struct yaml_pos block_origin(const struct loader *l, const yaml_event_t *ev,
+static struct ydoc_pos block_origin(const struct loader *l, const yaml_event_t *ev,
 				    int parent_indent)
 {
 	const char *b = l->buf;
@@ -1415,7 +1415,7 @@ static struct yaml_pos block_origin(const struct loader *l, const yaml_event_t *
 }
 
 static int push_frame(struct loader *l, json_t *node, int is_map, int role, const char *anchor,
-		      struct yaml_pos pos, int indent)
+		      struct ydoc_pos pos, int indent)
 {
 	struct frame *f, *parent = l->n_frames ? &l->frames[l->n_frames - 1] : NULL;
 	int merge_seq = !is_map && parent && parent->is_map && parent->merge;
@@ -1485,8 +1485,8 @@ static int expecting_key(const struct loader *l)
 	return f && f->is_map && !f->have_key;
 }
 
-static int on_key(struct loader *l, const yaml_event_t *ev, const struct yaml_resolved *r,
-		  struct yaml_pos pos)
+static int on_key(struct loader *l, const yaml_event_t *ev, const struct ydoc_resolved *r,
+		  struct ydoc_pos pos)
 {
 	const char *text = (const char *)ev->data.scalar.value;
 	size_t len = ev->data.scalar.length;
@@ -1504,30 +1504,30 @@ static int on_key(struct loader *l, const yaml_event_t *ev, const struct yaml_re
 	}
 	if (!f->node) {
 		/* Skipped: only what could fail. */
-		if (r->type == YAML_SCALAR_IS_NULL || r->type == YAML_SCALAR_IS_BINARY) {
-			if (yaml_resolved_key(r, text, len, &f->key, &f->key_len, l->err))
+		if (r->type == YDOC_SCALAR_IS_NULL || r->type == YDOC_SCALAR_IS_BINARY) {
+			if (ydoc_resolved_key(r, text, len, &f->key, &f->key_len, l->err))
 				return fail_err_at(l, pos);
 			free(f->key);
 			f->key = NULL;
 		}
 		return 0;
 	}
-	if (f->role != YAML_KEEP_ALL && r->type == YAML_SCALAR_IS_STRING && !anchor) {
+	if (f->role != YDOC_KEEP_ALL && r->type == YDOC_SCALAR_IS_STRING && !anchor) {
 		/* libyaml's text is already valid UTF-8: ask before copying it. */
 		f->child_role = l->filter->child_role(l->filter->ctx, f->role, text, len);
-		if (f->child_role == YAML_SKIP)
+		if (f->child_role == YDOC_SKIP)
 			return 0;
 	}
-	if (yaml_resolved_key(r, text, len, &f->key, &f->key_len, l->err))
+	if (ydoc_resolved_key(r, text, len, &f->key, &f->key_len, l->err))
 		return fail_err_at(l, pos);
-	if (f->role != YAML_KEEP_ALL)
+	if (f->role != YDOC_KEEP_ALL)
 		f->child_role = l->filter->child_role(l->filter->ctx, f->role, f->key, f->key_len);
 	if (anchor) {
 		struct anchor *a = add_anchor(l, anchor);
 
 		a->count = 1;
 		a->depth = 0;
-		if (yaml_resolved_json(r, text, len, &v, l->err)) {
+		if (ydoc_resolved_json(r, text, len, &v, l->err)) {
 			/* only an alias using it as a value fails, as go-yaml's JSON step would */
 			a->bad = gs_xstrdup(l->err->msg);
 			a->bad_scalar = *r;
@@ -1547,27 +1547,27 @@ static int on_scalar(struct loader *l, const yaml_event_t *ev)
 	size_t len = ev->data.scalar.length;
 	const char *tag = (const char *)ev->data.scalar.tag;
 	const char *anchor = (const char *)ev->data.scalar.anchor;
-	struct yaml_pos pos = map_mark(l, ev->start_mark);
-	struct yaml_resolved r;
+	struct ydoc_pos pos = map_mark(l, ev->start_mark);
+	struct ydoc_resolved r;
 	json_t *v;
 	int empty;
 
-	if (yaml_resolve(tag, text, len, ev->data.scalar.plain_implicit, &r, l->err))
+	if (ydoc_resolve(tag, text, len, ev->data.scalar.plain_implicit, &r, l->err))
 		return fail_err_at(l, pos);
 	if (expecting_key(l))
 		return on_key(l, ev, &r, pos);
 	if (count_nodes(l, 1, pos))
 		return -1;
-	if (value_role(l) == YAML_SKIP) {
-		if ((r.type == YAML_SCALAR_IS_REAL && !isfinite(r.real)) ||
-		    r.type == YAML_SCALAR_IS_BINARY) {
-			if (yaml_resolved_json(&r, text, len, &v, l->err))
+	if (value_role(l) == YDOC_SKIP) {
+		if ((r.type == YDOC_SCALAR_IS_REAL && !isfinite(r.real)) ||
+		    r.type == YDOC_SCALAR_IS_BINARY) {
+			if (ydoc_resolved_json(&r, text, len, &v, l->err))
 				return fail_err_at(l, pos);
 			json_decref(v);
 		}
 		return skipped(l, SKIPPED_SCALAR, pos);
 	}
-	if (yaml_resolved_json(&r, text, len, &v, l->err))
+	if (ydoc_resolved_json(&r, text, len, &v, l->err))
 		return fail_err_at(l, pos);
 	if (!is_singleton(v))
 		pos_table_put(&l->s->nodes, v, 0, pos);
@@ -1588,7 +1588,7 @@ static int on_scalar(struct loader *l, const yaml_event_t *ev)
 static int on_alias(struct loader *l, const yaml_event_t *ev)
 {
 	const char *name = (const char *)ev->data.alias.anchor;
-	struct yaml_pos pos = map_mark(l, ev->start_mark);
+	struct ydoc_pos pos = map_mark(l, ev->start_mark);
 	struct anchor *a;
 
 	/* The anchor may sit in a skipped part: start again, keeping everything. */
@@ -1610,10 +1610,10 @@ static int on_alias(struct loader *l, const yaml_event_t *ev)
 		f->have_key = 1;
 		f->key_pos = pos;
 		if (a->bad) {
-			if (yaml_resolved_key(&a->bad_scalar, NULL, 0, &f->key, &f->key_len,
+			if (ydoc_resolved_key(&a->bad_scalar, NULL, 0, &f->key, &f->key_len,
 					      l->err))
 				return fail_err_at(l, pos);
-			if (f->role != YAML_KEEP_ALL && l->filter)
+			if (f->role != YDOC_KEEP_ALL && l->filter)
 				f->child_role = l->filter->child_role(l->filter->ctx, f->role,
 								      f->key, f->key_len);
 			return 0;
@@ -1628,7 +1628,7 @@ static int on_alias(struct loader *l, const yaml_event_t *ev)
 
 static int parser_error(struct loader *l, const yaml_parser_t *p)
 {
-	struct yaml_pos pos;
+	struct ydoc_pos pos;
 
 	switch (p->error) {
 	case YAML_MEMORY_ERROR:
@@ -1655,7 +1655,7 @@ static int parser_error(struct loader *l, const yaml_parser_t *p)
 	default:
 		pos = map_mark(l, p->problem_mark);
 		if (p->context) {
-			struct yaml_pos c = map_mark(l, p->context_mark);
+			struct ydoc_pos c = map_mark(l, p->context_mark);
 
 			return fail_at(l, pos, "%s (%s at line %d column %d)",
 				       p->problem ? p->problem : "invalid YAML", p->context, c.line,
@@ -1673,7 +1673,7 @@ static void pos_table_clear(struct pos_table *t)
 }
 
 /* Forget every document and position, keeping the memory for the next. */
-static void stream_clear(struct yaml_stream *s)
+static void stream_clear(struct ydoc_stream *s)
 {
 	for (size_t i = 0; i < s->n_docs; i++)
 		json_decref(s->docs[i]);
@@ -1683,7 +1683,7 @@ static void stream_clear(struct yaml_stream *s)
 	pos_table_clear(&s->origins);
 }
 
-static void push_doc(struct yaml_stream *s, json_t *doc)
+static void push_doc(struct ydoc_stream *s, json_t *doc)
 {
 	if (s->n_docs == s->cap_docs) {
 		s->cap_docs = s->cap_docs ? s->cap_docs * 2 : 8;
@@ -1692,11 +1692,11 @@ static void push_doc(struct yaml_stream *s, json_t *doc)
 	s->docs[s->n_docs++] = doc;
 }
 
-/* One event, from libyaml or from the fast scanner (yamlfast.h). */
+/* One event, from libyaml or from the fast scanner (ydocfast.h). */
 static int on_event(void *ctx, const yaml_event_t *ev)
 {
 	struct loader *l = ctx;
-	struct yaml_pos pos = map_mark(l, ev->start_mark);
+	struct ydoc_pos pos = map_mark(l, ev->start_mark);
 	int rc = 0;
 
 	switch (ev->type) {
@@ -1740,7 +1740,7 @@ static int on_event(void *ctx, const yaml_event_t *ev)
 				       "invalid map key: a mapping or sequence cannot be a key");
 		role = value_role(l);
 		rc = push_frame(l,
-				role == YAML_SKIP ? NULL
+				role == YDOC_SKIP ? NULL
 				: is_map	  ? json_object()
 						  : json_array(),
 				is_map, role, anchor, pos, (int)ev->start_mark.column);
@@ -1791,7 +1791,7 @@ static int load(struct loader *l)
 
 	if (!l->fast)
 		return load_libyaml(l);
-	rc = yaml_fast_parse(l->buf, l->len, on_event, l);
+	rc = ydoc_fast_parse(l->buf, l->len, on_event, l);
 	if (rc == RESTART_UNFILTERED)
 		return rc;
 	return rc ? RESTART_LIBYAML : 0;
@@ -1812,9 +1812,9 @@ static void loader_release(struct loader *l)
 	json_decref(l->root);
 }
 
-static int load_with(const char *name, const char *buf, size_t len, struct yaml_pos origin,
-		     const struct yaml_limits *limits, const struct yaml_filter *filter, int fast,
-		     yaml_doc_fn each, void *each_ctx, struct yaml_stream **out,
+static int load_with(const char *name, const char *buf, size_t len, struct ydoc_pos origin,
+		     const struct ydoc_limits *limits, const struct ydoc_filter *filter, int fast,
+		     ydoc_doc_fn each, void *each_ctx, struct ydoc_stream **out,
 		     struct gs_error *err)
 {
 	struct loader l;
@@ -1822,7 +1822,7 @@ static int load_with(const char *name, const char *buf, size_t len, struct yaml_
 
 	memset(&l, 0, sizeof(l));
 	*out = NULL;
-	l.lim = limits ? limits : &yaml_default_limits;
+	l.lim = limits ? limits : &ydoc_default_limits;
 	l.filter = filter;
 	l.each = each;
 	l.each_ctx = each_ctx;
@@ -1836,7 +1836,7 @@ static int load_with(const char *name, const char *buf, size_t len, struct yaml_
 	if (len > l.lim->max_bytes) {
 		gs_error_at(err, l.s->name, 0, 0, "input is larger than the limit of %zu bytes",
 			    l.lim->max_bytes);
-		yaml_stream_free(l.s);
+		ydoc_stream_free(l.s);
 		return -1;
 	}
 	rc = load(&l);
@@ -1846,23 +1846,23 @@ static int load_with(const char *name, const char *buf, size_t len, struct yaml_
 	}
 	loader_release(&l);
 	if (rc) {
-		yaml_stream_free(l.s);
+		ydoc_stream_free(l.s);
 		return rc;
 	}
 	*out = l.s;
 	return 0;
 }
 
-int yaml_load_buffer(const char *name, const char *buf, size_t len, struct yaml_pos origin,
-		     const struct yaml_limits *limits, struct yaml_stream **out,
+int ydoc_load_buffer(const char *name, const char *buf, size_t len, struct ydoc_pos origin,
+		     const struct ydoc_limits *limits, struct ydoc_stream **out,
 		     struct gs_error *err)
 {
 	return load_with(name, buf, len, origin, limits, NULL, 0, NULL, NULL, out, err) ? -1 : 0;
 }
 
-int yaml_load_buffer_filtered(const char *name, const char *buf, size_t len, struct yaml_pos origin,
-			      const struct yaml_limits *limits, const struct yaml_filter *filter,
-			      struct yaml_stream **out, struct gs_error *err)
+int ydoc_load_buffer_filtered(const char *name, const char *buf, size_t len, struct ydoc_pos origin,
+			      const struct ydoc_limits *limits, const struct ydoc_filter *filter,
+			      struct ydoc_stream **out, struct gs_error *err)
 {
 	int rc = load_with(name, buf, len, origin, limits, filter, 0, NULL, NULL, out, err);
 
@@ -1872,38 +1872,38 @@ int yaml_load_buffer_filtered(const char *name, const char *buf, size_t len, str
 }
 
 struct each_ctx {
-	yaml_doc_fn fn;
+	ydoc_doc_fn fn;
 	void *ctx;
 };
 
-int yaml_each_document(const char *name, const char *buf, size_t len, struct yaml_pos origin,
-		       const struct yaml_limits *limits, const struct yaml_filter *filter,
-		       yaml_doc_fn fn, void *ctx, struct gs_error *err)
+int ydoc_each_document(const char *name, const char *buf, size_t len, struct ydoc_pos origin,
+		       const struct ydoc_limits *limits, const struct ydoc_filter *filter,
+		       ydoc_doc_fn fn, void *ctx, struct gs_error *err)
 {
-	struct yaml_stream *s;
+	struct ydoc_stream *s;
 	int rc = load_with(name, buf, len, origin, limits, filter, 1, fn, ctx, &s, err);
 
 	if (rc == RESTART_LIBYAML)
 		rc = load_with(name, buf, len, origin, limits, filter, 0, fn, ctx, &s, err);
 	if (rc == RESTART_UNFILTERED)
 		rc = load_with(name, buf, len, origin, limits, NULL, 0, fn, ctx, &s, err);
-	yaml_stream_free(s);
+	ydoc_stream_free(s);
 	return rc ? -1 : 0;
 }
 
-int yaml_load_file(const char *path, const struct yaml_limits *limits, struct yaml_stream **out,
+int ydoc_load_file(const char *path, const struct ydoc_limits *limits, struct ydoc_stream **out,
 		   struct gs_error *err)
 {
 	char *buf;
 	size_t len;
 	int rc;
-	struct yaml_pos none = {0, 0};
+	struct ydoc_pos none = {0, 0};
 
 	*out = NULL;
-	if (gs_read_file(path, (limits ? limits : &yaml_default_limits)->max_bytes, &buf, &len,
+	if (gs_read_file(path, (limits ? limits : &ydoc_default_limits)->max_bytes, &buf, &len,
 			 err))
 		return -1;
-	rc = yaml_load_buffer(path, buf, len, none, limits, out, err);
+	rc = ydoc_load_buffer(path, buf, len, none, limits, out, err);
 	free(buf);
 	return rc;
 }
