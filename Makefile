@@ -35,7 +35,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all test unit golden cli asan valgrind e2e bench fuzz fuzz-build ci deps clean \
-	cluster-up cluster-down demo format format-check
+	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
 
@@ -102,6 +102,10 @@ cluster-up:
 
 cluster-down:
 	@scripts/cluster/down.sh
+
+# Starts and stops a cluster of its own (other ports) 10 times under CPU load.
+cluster-stress:
+	@scripts/cluster/stress.sh $${N:-10}
 
 # deps first, then a fresh make: this one read pkg-config's answers before
 # deps could install the packages they name.
