@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gonum.h"
 #include "banned.h"
 
 /*
@@ -132,93 +133,10 @@ static void diag_to_error(const struct dp_diag *x, struct gs_error *err)
 
 /* ------------------------------------------------- Go's text of values */
 
-/* Shortest round-trip digits of f (float64, or float32 when bits == 32). */
-static void shortest_digits(double f, int bits, char *dig, int *nd, int *dp)
-{
-	char tmp[64];
-	char *e;
-	int prec, n = 0;
-
-	for (prec = 0; prec < 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*e", prec, f);
-		double back = strtod(tmp, NULL);
-		if (bits == 32 ? (float)back == (float)f : back == f)
-			break;
-	}
-	e = strchr(tmp, 'e');
-	for (const char *c = tmp; c < e; c++)
-		if (*c >= '0' && *c <= '9')
-			dig[n++] = *c;
-	while (n > 1 && dig[n - 1] == '0')
-		n--;
-	*nd = n;
-	*dp = (int)strtol(e + 1, NULL, 10) + 1;
-}
-
-/* strconv.FormatFloat(f, fmt, -1, bits) for fmt 'e', 'f' or 'g'. */
-static void go_format_float(double f, int bits, char fmt, char *buf, size_t size)
-{
-	char dig[32];
-	int nd, dp;
-	size_t o = 0;
-
-	if (bits == 32)
-		f = (float)f;
-	if (isinf(f)) {
-		snprintf(buf, size, "%s", f > 0 ? "+Inf" : "-Inf");
-		return;
-	}
-	if (isnan(f)) {
-		snprintf(buf, size, "NaN");
-		return;
-	}
-	if (signbit(f))
-		buf[o++] = '-';
-	if (f == 0) {
-		dig[0] = '0';
-		nd = 1;
-		dp = 1;
-	} else {
-		shortest_digits(fabs(f), bits, dig, &nd, &dp);
-	}
-	if (fmt == 'g') {
-		int exp = dp - 1;
-		fmt = (exp < -4 || exp >= 6) ? 'e' : 'f';
-		if (f == 0)
-			fmt = 'f';
-	}
-	if (fmt == 'e') {
-		int exp = f == 0 ? 0 : dp - 1;
-		buf[o++] = dig[0];
-		if (nd > 1) {
-			buf[o++] = '.';
-			for (int i = 1; i < nd; i++)
-				buf[o++] = dig[i];
-		}
-		snprintf(buf + o, size - o, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-		return;
-	}
-	if (dp <= 0) {
-		buf[o++] = '0';
-		buf[o++] = '.';
-		for (int i = 0; i < -dp; i++)
-			buf[o++] = '0';
-		for (int i = 0; i < nd; i++)
-			buf[o++] = dig[i];
-	} else {
-		for (int i = 0; i < dp || i < nd; i++) {
-			if (i == dp)
-				buf[o++] = '.';
-			buf[o++] = i < nd ? dig[i] : '0';
-		}
-	}
-	buf[o] = '\0';
-}
-
 /* A JSON number as Go's encoding/json writes it. */
 static void go_json_number(const json_t *v, char *buf, size_t size)
 {
-	if (ydoc_json_number_text(v, buf, size) < 0)
+	if (gonum_json_number(v, buf, size) < 0)
 		snprintf(buf, size, "0");
 }
 
@@ -1379,7 +1297,7 @@ static void decode_field(struct dec *d, const struct field *f, const struct goty
 				snprintf(lit, sizeof(lit), "%" JSON_INTEGER_FORMAT,
 					 json_integer_value(v));
 			else if (json_is_real(v))
-				go_format_float(json_real_value(v), 32, 'g', lit, sizeof(lit));
+				gonum_format_float(json_real_value(v), 'g', 32, lit, sizeof(lit));
 			else
 				snprintf(lit, sizeof(lit), "%s",
 					 json_is_true(v) ? "true" : "false");
@@ -2031,7 +1949,7 @@ int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *confi
 				snprintf(lit, sizeof(lit), "%" JSON_INTEGER_FORMAT,
 					 json_integer_value(v));
 			else if (json_is_real(v))
-				go_format_float(json_real_value(v), 32, 'g', lit, sizeof(lit));
+				gonum_format_float(json_real_value(v), 'g', 32, lit, sizeof(lit));
 			else if (json_is_boolean(v))
 				snprintf(lit, sizeof(lit), "%s",
 					 json_is_true(v) ? "true" : "false");

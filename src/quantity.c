@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gonum.h"
 #include "banned.h"
 
 /* Scratch width for arithmetic: a coefficient plus carries. */
@@ -391,65 +392,6 @@ int quantity_parse(struct quantity *out, const char *s, size_t len, struct gs_er
 	return 0;
 }
 
-/*
- * Go's encoding/json spelling of a float64: shortest round-trip digits,
- * plain decimal for 1e-6 <= |f| < 1e21, else exponent form ("1e+21",
- * "1e-7").
- */
-static void go_json_float(double f, char *buf, size_t size)
-{
-	char tmp[64], dig[32];
-	int prec, exp10, nd = 0;
-	char *e;
-	size_t o = 0;
-	double a = fabs(f);
-
-	if (f == 0) {
-		snprintf(buf, size, "%s", signbit(f) ? "-0" : "0");
-		return;
-	}
-	for (prec = 0; prec < 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*e", prec, f);
-		if (strtod(tmp, NULL) == f)
-			break;
-	}
-	e = strchr(tmp, 'e');
-	exp10 = (int)strtol(e + 1, NULL, 10);
-	for (const char *c = tmp; c < e; c++)
-		if (*c >= '0' && *c <= '9')
-			dig[nd++] = *c;
-	while (nd > 1 && dig[nd - 1] == '0')
-		nd--;
-	if (f < 0)
-		buf[o++] = '-';
-	if (a < 1e-6 || a >= 1e21) {
-		buf[o++] = dig[0];
-		if (nd > 1) {
-			buf[o++] = '.';
-			for (int i = 1; i < nd; i++)
-				buf[o++] = dig[i];
-		}
-		/* |exp10| >= 7 here, so Go's two-digit minimum never pads */
-		snprintf(buf + o, size - o, "e%c%d", exp10 < 0 ? '-' : '+', abs(exp10));
-		return;
-	}
-	if (exp10 < 0) {
-		buf[o++] = '0';
-		buf[o++] = '.';
-		for (int i = 0; i < -exp10 - 1; i++)
-			buf[o++] = '0';
-		for (int i = 0; i < nd; i++)
-			buf[o++] = dig[i];
-	} else {
-		for (int i = 0; i <= exp10 || i < nd; i++) {
-			if (i == exp10 + 1)
-				buf[o++] = '.';
-			buf[o++] = i < nd ? dig[i] : '0';
-		}
-	}
-	buf[o] = '\0';
-}
-
 static bool is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
@@ -475,7 +417,7 @@ int quantity_from_json(struct quantity *out, const json_t *v, struct gs_error *e
 		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 		return quantity_parse(out, buf, strlen(buf), err);
 	case JSON_REAL:
-		go_json_float(json_real_value(v), buf, sizeof(buf));
+		gonum_json_float(json_real_value(v), buf, sizeof(buf));
 		return quantity_parse(out, buf, strlen(buf), err);
 	case JSON_NULL:
 		zero(out, QUANTITY_DECIMAL_SI);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gonum.h"
 #include "readfile.h"
 #include "ydocfast.h"
 #include "banned.h"
@@ -349,156 +350,6 @@ static int go_parse_float(const char *s, size_t n, double *out)
 		return -1;
 	*out = v;
 	return 0;
-}
-
-/* ---- Go float formatting (strconv.FormatFloat, encoding/json) ---- */
-
-/*
- * Shortest decimal digits that read back as the same float64 (or float32):
- * digits without the point into dig, and the decimal exponent such that the
- * value is 0.d1d2... * 10^dp.
- */
-static void shortest_digits(double v, int bits32, char *dig, size_t size, int *nd, int *dp)
-{
-	char buf[64];
-	int maxp = bits32 ? 9 : 17;
-
-	for (int prec = 1; prec <= maxp; prec++) {
-		char *e;
-		int k = 0;
-
-		snprintf(buf, sizeof(buf), "%.*e", prec - 1, v);
-		if (prec < maxp) {
-			if (bits32 ? strtof(buf, NULL) != (float)v : strtod(buf, NULL) != v)
-				continue;
-		}
-		for (char *c = buf; *c && *c != 'e'; c++)
-			if (*c >= '0' && *c <= '9' && (size_t)k + 1 < size)
-				dig[k++] = *c;
-		while (k > 1 && dig[k - 1] == '0')
-			k--;
-		dig[k] = '\0';
-		e = strchr(buf, 'e');
-		*dp = (e ? atoi(e + 1) : 0) + 1;
-		*nd = k;
-		return;
-	}
-}
-
-static void append(char *buf, size_t size, size_t *at, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (*at + 1 < size)
-			buf[*at] = s[i];
-		(*at)++;
-	}
-	buf[*at < size ? *at : size - 1] = '\0';
-}
-
-static void fmt_e(char *buf, size_t size, int neg, const char *dig, int nd, int dp, int min_exp2)
-{
-	size_t at = 0;
-	char ex[16];
-	int exp = dp - 1;
-
-	if (nd == 1 && dig[0] == '0')
-		exp = 0;
-	buf[0] = '\0';
-	if (neg)
-		append(buf, size, &at, "-", 1);
-	append(buf, size, &at, dig, 1);
-	if (nd > 1) {
-		append(buf, size, &at, ".", 1);
-		append(buf, size, &at, dig + 1, (size_t)nd - 1);
-	}
-	snprintf(ex, sizeof(ex), "e%c%0*d", exp < 0 ? '-' : '+', min_exp2 ? 2 : 1,
-		 exp < 0 ? -exp : exp);
-	append(buf, size, &at, ex, strlen(ex));
-}
-
-static void fmt_f(char *buf, size_t size, int neg, const char *dig, int nd, int dp)
-{
-	size_t at = 0;
-
-	buf[0] = '\0';
-	if (neg)
-		append(buf, size, &at, "-", 1);
-	if (dp <= 0) {
-		append(buf, size, &at, "0", 1);
-	} else {
-		for (int i = 0; i < dp; i++)
-			append(buf, size, &at, i < nd ? &dig[i] : "0", 1);
-	}
-	if (nd > dp) {
-		append(buf, size, &at, ".", 1);
-		for (int i = dp; i < 0; i++)
-			append(buf, size, &at, "0", 1);
-		for (int i = dp > 0 ? dp : 0; i < nd; i++)
-			append(buf, size, &at, &dig[i], 1);
-	}
-}
-
-/* strconv.FormatFloat(v, 'g', -1, 32), with go-yaml's names for inf/nan. */
-static void go_format_g32(double v, char *buf, size_t size)
-{
-	char dig[32];
-	int nd, dp, exp;
-
-	if (isnan(v)) {
-		snprintf(buf, size, ".nan");
-		return;
-	}
-	if (isinf(v)) {
-		snprintf(buf, size, v > 0 ? ".inf" : "-.inf");
-		return;
-	}
-	if ((float)v == 0) {
-		snprintf(buf, size, signbit(v) ? "-0" : "0");
-		return;
-	}
-	if (isinf((float)v)) {
-		snprintf(buf, size, v > 0 ? ".inf" : "-.inf");
-		return;
-	}
-	shortest_digits((float)v, 1, dig, sizeof(dig), &nd, &dp);
-	exp = dp - 1;
-	if (exp < -4 || exp >= 6)
-		fmt_e(buf, size, v < 0, dig, nd, dp, 1);
-	else
-		fmt_f(buf, size, v < 0, dig, nd, dp);
-}
-
-/* encoding/json's float64 encoder. */
-static void go_format_json(double v, char *buf, size_t size)
-{
-	char dig[32];
-	int nd, dp;
-	double a = fabs(v);
-
-	if (v == 0) {
-		snprintf(buf, size, signbit(v) ? "-0" : "0");
-		return;
-	}
-	shortest_digits(v, 0, dig, sizeof(dig), &nd, &dp);
-	if (a < 1e-6 || a >= 1e21)
-		fmt_e(buf, size, v < 0, dig, nd, dp, 0);
-	else
-		fmt_f(buf, size, v < 0, dig, nd, dp);
-}
-
-int ydoc_json_number_text(const json_t *num, char *buf, size_t size)
-{
-	if (json_is_integer(num)) {
-		snprintf(buf, size, "%lld", (long long)json_integer_value(num));
-		return 0;
-	}
-	if (json_is_real(num)) {
-		go_format_json(json_real_value(num), buf, size);
-		return 0;
-	}
-	if (size)
-		buf[0] = '\0';
-	return -1;
 }
 
 /* ---- scalar resolution (go-yaml v2 resolve.go) ---- */
@@ -1031,7 +882,14 @@ int ydoc_resolved_key(const struct ydoc_resolved *r, const char *text, size_t le
 		snprintf(buf, sizeof(buf), "%lld", r->integer);
 		break;
 	case YDOC_SCALAR_IS_REAL:
-		go_format_g32(r->real, buf, sizeof(buf));
+		/* strconv's text, with go-yaml's names for the infinities and NaN */
+		gonum_format_float(r->real, 'g', 32, buf, sizeof(buf));
+		if (!strcmp(buf, "+Inf"))
+			snprintf(buf, sizeof(buf), ".inf");
+		else if (!strcmp(buf, "-Inf"))
+			snprintf(buf, sizeof(buf), "-.inf");
+		else if (!strcmp(buf, "NaN"))
+			snprintf(buf, sizeof(buf), ".nan");
 		break;
 	case YDOC_SCALAR_IS_STRING: {
 		size_t m;

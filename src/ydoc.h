@@ -181,12 +181,4 @@ int ydoc_resolved_json(const struct ydoc_resolved *r, const char *text, size_t l
 int ydoc_resolved_key(const struct ydoc_resolved *r, const char *text, size_t len, char **out,
 		      size_t *len_out, struct gs_error *err) GS_WUR;
 
-/*
- * A JSON number as Go's encoding/json writes it (what Kubernetes types such
- * as resource.Quantity or an int field then read): integers in decimal,
- * reals in the shortest form that round-trips, e.g. 2.0 -> "2",
- * 1e21 -> "1e+21", 1e-7 -> "1e-7". Returns 0, or -1 if `num` is no number.
- */
-int ydoc_json_number_text(const json_t *num, char *buf, size_t size);
-
 #endif

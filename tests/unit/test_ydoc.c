@@ -466,44 +466,6 @@ static void origin_and_block_content(void **state)
 	ydoc_stream_free(s);
 }
 
-static void json_number_text(void **state)
-{
-	static const struct {
-		double v;
-		const char *want;
-	} cases[] = {
-		{2.0, "2"},
-		{1.5, "1.5"},
-		{0.1, "0.1"},
-		{1e21, "1e+21"},
-		{1e20, "100000000000000000000"},
-		{1e-7, "1e-7"},
-		{-2.5e-7, "-2.5e-7"},
-		{1e-6, "0.000001"},
-		{123456789.0, "123456789"},
-		{-0.0, "-0"},
-		{0.3, "0.3"},
-		{1.0 / 3, "0.3333333333333333"},
-	};
-	char buf[64];
-	json_t *j;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		j = json_real(cases[i].v);
-		assert_int_equal(ydoc_json_number_text(j, buf, sizeof(buf)), 0);
-		assert_string_equal(buf, cases[i].want);
-		json_decref(j);
-	}
-	j = json_integer(-42);
-	assert_int_equal(ydoc_json_number_text(j, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "-42");
-	json_decref(j);
-	j = json_string("2");
-	assert_int_equal(ydoc_json_number_text(j, buf, sizeof(buf)), -1);
-	json_decref(j);
-}
-
 static void resolve_api(void **state)
 {
 	struct ydoc_resolved r;
@@ -604,7 +566,6 @@ int main(void)
 		cmocka_unit_test(syntax_errors),
 		cmocka_unit_test(limits),
 		cmocka_unit_test(origin_and_block_content),
-		cmocka_unit_test(json_number_text),
 		cmocka_unit_test(resolve_api),
 		cmocka_unit_test(load_file_errors),
 		cmocka_unit_test(filtered_load),
