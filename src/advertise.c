@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "quantity.h"
+#include "mergepatch.h"
 #include "banned.h"
 
 #define RES_GPU "nvidia.com/gpu"
@@ -133,14 +133,67 @@ static void add_count(json_t *obj, const char *name, json_int_t n)
 	json_object_set_new(obj, name, json_integer((v ? json_integer_value(v) : 0) + n));
 }
 
+/* "GPU 2" or "GPUs 0-3, 6": the indices i with pick(c, i, arg). */
+static const char *gpu_list(const struct ctx *c,
+			    bool (*pick)(const struct ctx *, size_t, const void *), const void *arg,
+			    char *buf, size_t size)
+{
+	size_t len = 0, n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->n; i++)
+		n += pick(c, i, arg);
+	len = (size_t)snprintf(buf, size, "GPU%s ", n > 1 ? "s" : "");
+	for (size_t i = 0, first = 1; i < c->n && len < size; i++) {
+		size_t j = i;
+		if (!pick(c, i, arg))
+			continue;
+		while (j + 1 < c->n && pick(c, j + 1, arg))
+			j++;
+		if (j == i)
+			len += (size_t)snprintf(buf + len, size - len, "%s%zu", first ? "" : ", ",
+						i);
+		else
+			len += (size_t)snprintf(buf + len, size - len, "%s%zu-%zu",
+						first ? "" : ", ", i, j);
+		first = 0;
+		i = j;
+	}
+	return buf;
+}
+
+static bool first_of_model(const struct ctx *c, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (c->gpu[j].model == c->gpu[i].model)
+			return false;
+	return true;
+}
+
+static bool pick_model(const struct ctx *c, size_t i, const void *model)
+{
+	return c->gpu[i].model == model;
+}
+
+static bool pick_not_capable(const struct ctx *c, size_t i, const void *unused)
+{
+	(void)unused;
+	return c->gpu[i].model->mig == NULL;
+}
+
+static bool pick_empty_mig(const struct ctx *c, size_t i, const void *unused)
+{
+	(void)unused;
+	return c->gpu[i].mig_enabled && c->gpu[i].n_devices == 0;
+}
+
 /* ---- hardware: what mig-manager leaves on each GPU (§5.4-5.5) ---- */
 
 /* The seed's trap (§5.3): a 1-slice profile that fits 7 times on other models but fewer here. */
-static void warn_short_layout(struct ctx *c, const char *layout, size_t idx,
-			      const struct gpu_state *g)
+static void warn_short_layout(struct ctx *c, const char *layout, const struct gpu_state *g)
 {
 	const struct catalog_mig_profile *p, *smallest = NULL;
-	char others[512] = "";
+	char others[512] = "", gpus[256];
 	size_t len = 0;
 
 	if (g->n_devices != 1)
@@ -171,21 +224,23 @@ static void warn_short_layout(struct ctx *c, const char *layout, size_t idx,
 		    (!smallest || q->instances > smallest->instances))
 			smallest = q;
 	}
-	gs_warnings_add(
-		&c->adv->warnings,
-		"node '%s': layout %s gives %d x %s on GPU %zu (%s), not %d: %s x %d is the "
-		"profile of other models (%s, ...)%s%s%s",
-		c->hw->name, layout, g->devices[0].count, p->name, idx, g->model->name,
-		g->model->mig->compute_slices, p->name, g->model->mig->compute_slices, others,
-		smallest ? "; this GPU's seven-way profile is " : "",
-		smallest ? smallest->name : "", smallest ? " (spec nvidia-semantics §5.3)" : "");
+	gs_warnings_add(&c->adv->warnings,
+			"layout %s gives %d x %s per %s (%s), not %d: %s x %d is the "
+			"profile of other models (%s, ...)%s%s%s",
+			layout, g->devices[0].count, p->name, g->model->name,
+			gpu_list(c, pick_model, g->model, gpus, sizeof(gpus)),
+			g->model->mig->compute_slices, p->name, g->model->mig->compute_slices,
+			others, smallest ? "; this GPU's seven-way profile is " : "",
+			smallest ? smallest->name : "",
+			smallest ? " (spec nvidia-semantics §5.3)" : "");
 }
 
 static int apply_layout(struct ctx *c)
 {
 	const char *layout = c->hw->mig_config;
 	bool any_capable = false;
-	bool warned_plain = false, warned_nomatch = false, warned_gen = false;
+	bool warned_nomatch = false, warned_gen = false;
+	char gpus[256];
 
 	for (size_t i = 0; i < c->n; i++)
 		any_capable |= c->gpu[i].model->mig != NULL;
@@ -193,9 +248,9 @@ static int apply_layout(struct ctx *c)
 		return 0;
 	if (!any_capable) {
 		gs_warnings_add(&c->adv->warnings,
-				"node '%s': %s=%s is ignored: no GPU on the node is MIG-capable "
+				"%s=%s is ignored: no GPU on the node is MIG-capable "
 				"(mig-manager runs only on MIG-capable nodes)",
-				c->hw->name, NODEHW_LABEL_MIG_CONFIG, layout);
+				NODEHW_LABEL_MIG_CONFIG, layout);
 		return 0;
 	}
 	for (size_t i = 0; i < c->n; i++) {
@@ -203,16 +258,8 @@ static int apply_layout(struct ctx *c)
 		struct catalog_gpu_mig m;
 		struct gs_error e;
 
-		if (!g->model->mig) {
-			if (!warned_plain && strcmp(layout, "all-disabled"))
-				gs_warnings_add(
-					&c->adv->warnings,
-					"node '%s': GPU %zu (%s) is not MIG-capable; layout %s "
-					"leaves it whole",
-					c->hw->name, i, g->model->name, layout);
-			warned_plain = true;
+		if (!g->model->mig)
 			continue;
-		}
 		if (catalog_layout_apply(c->cat, layout, g->model, &m, &e)) {
 			fail(c->adv, "mig-manager: %s (GPU %zu, %s=failed)", e.msg, i,
 			     "nvidia.com/mig.config.state");
@@ -222,26 +269,38 @@ static int apply_layout(struct ctx *c)
 			if (!warned_nomatch)
 				gs_warnings_add(
 					&c->adv->warnings,
-					"node '%s': layout %s has no entry for %s (every entry "
+					"layout %s has no entry for %s (every entry "
 					"has a device-filter): mig-manager leaves the GPU as it "
 					"is, taken here as MIG disabled; a generated mig config "
 					"would fail instead",
-					c->hw->name, layout, g->model->name);
+					layout, g->model->name);
 			warned_nomatch = true;
 			continue;
 		}
 		if (m.generated && !warned_gen) {
-			gs_warnings_add(
-				&c->adv->warnings,
-				"node '%s': layout %s is not in the default mig-parted config; "
-				"built as mig-manager's generated config would (%s x %d)",
-				c->hw->name, layout, m.devices[0].profile, m.devices[0].count);
+			gs_warnings_add(&c->adv->warnings,
+					"layout %s is not in the default mig-parted config; "
+					"built as mig-manager's generated config would (%s x %d)",
+					layout, m.devices[0].profile, m.devices[0].count);
 			warned_gen = true;
 		}
 		g->mig_enabled = m.mig_enabled;
 		g->n_devices = m.n_devices;
 		memcpy(g->devices, m.devices, sizeof(m.devices));
-		warn_short_layout(c, layout, i, g);
+		/* Once per model: every GPU of a model gets the same layout. */
+		if (first_of_model(c, i))
+			warn_short_layout(c, layout, g);
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		bool many;
+		if (c->gpu[i].model->mig || !strcmp(layout, "all-disabled"))
+			continue;
+		gpu_list(c, pick_not_capable, NULL, gpus, sizeof(gpus));
+		many = !strncmp(gpus, "GPUs", 4);
+		gs_warnings_add(&c->adv->warnings,
+				"%s %s not MIG-capable; layout %s leaves %s whole", gpus,
+				many ? "are" : "is", layout, many ? "them" : "it");
+		break;
 	}
 	return 0;
 }
@@ -291,7 +350,7 @@ static int device_map(struct ctx *c, json_t *map)
 	const char *strategy = c->adv->mig_strategy;
 	int full = 0, mig_devices = 0;
 	const struct catalog_mig_profile *first = NULL;
-	bool differ = false;
+	bool differ = false, warned_empty = false;
 
 	for (size_t i = 0; i < c->n; i++)
 		if (!c->gpu[i].mig_enabled || !strcmp(strategy, "none"))
@@ -315,12 +374,17 @@ static int device_map(struct ctx *c, json_t *map)
 				     i);
 				return -1;
 			}
-			gs_warnings_add(
-				&c->adv->warnings,
-				"node '%s': GPU %zu has MIG enabled but no MIG devices: it "
-				"contributes nothing (the plugin only logs 'device %zu has no "
-				"MIG devices configured')",
-				c->hw->name, i, i);
+			if (!warned_empty) {
+				char gpus[256];
+				gpu_list(c, pick_empty_mig, NULL, gpus, sizeof(gpus));
+				gs_warnings_add(
+					&c->adv->warnings,
+					"%s: MIG enabled but no MIG devices, so nothing is "
+					"advertised for %s (the plugin only logs 'device %zu "
+					"has no MIG devices configured')",
+					gpus, strncmp(gpus, "GPUs", 4) ? "it" : "them", i);
+			}
+			warned_empty = true;
 			continue;
 		}
 		for (size_t j = 0; j < g->n_devices; j++) {
@@ -399,9 +463,9 @@ static void replicate(struct ctx *c, json_t *map)
 		if (!have || json_integer_value(have) == 0) {
 			gs_warnings_add(
 				&c->adv->warnings,
-				"config '%s': sharing.%s resource '%s' matches nothing on node "
-				"'%s' (it advertises %s); the plugin ignores it silently",
-				c->adv->config_name, block_name(c), r->name, c->hw->name,
+				"config '%s': sharing.%s resource '%s' matches nothing on the "
+				"node (it advertises %s); the plugin ignores it silently",
+				c->adv->config_name, block_name(c), r->name,
 				json_object_size(map) ? "other resources" : "no GPU resource");
 			continue;
 		}
@@ -411,9 +475,9 @@ static void replicate(struct ctx *c, json_t *map)
 			gs_warnings_add(
 				&c->adv->warnings,
 				"config '%s': renameByDefault advertises %s as %s; %s is no "
-				"longer offered on node '%s' and pods asking for it will not "
+				"longer offered on the node and pods asking for it will not "
 				"fit there",
-				c->adv->config_name, r->name, r->rename, r->name, c->hw->name);
+				c->adv->config_name, r->name, r->rename, r->name);
 	}
 	json_object_clear(map);
 	json_object_update(map, out);
@@ -515,12 +579,11 @@ static void full_gpu_labels(struct ctx *c)
 		last = m;
 	}
 	if (models > 1)
-		gs_warnings_add(
-			&c->adv->warnings,
-			"node '%s' has %zu GPU models: GFD writes the same nvidia.com/gpu.* "
-			"labels once per model and the last one wins in no defined order "
-			"('Multiple device types detected'); shown here: %s",
-			c->hw->name, models, last->name);
+		gs_warnings_add(&c->adv->warnings,
+				"it holds %zu GPU models: GFD writes the same nvidia.com/gpu.* "
+				"labels once per model and the last one wins in no defined order "
+				"('Multiple device types detected'); shown here: %s",
+				models, last->name);
 }
 
 static void mig_labels(struct ctx *c, const char *res, const struct catalog_gpu *parent,
@@ -657,12 +720,11 @@ static void resolve_strategy(struct ctx *c)
 		c->adv->mig_strategy = gs_xstrdup(hw->declared_mig_strategy);
 		c->adv->mig_strategy_source = "label";
 		if (from_config && strcmp(from_config, hw->declared_mig_strategy))
-			gs_warnings_add(
-				&c->adv->warnings,
-				"node '%s': %s=%s overrides flags.migStrategy: %s of config "
-				"'%s' (as the MIG_STRATEGY environment overrides the file)",
-				hw->name, NODEHW_LABEL_MIG_STRATEGY, hw->declared_mig_strategy,
-				from_config, c->adv->config_name);
+			gs_warnings_add(&c->adv->warnings,
+					"%s=%s overrides flags.migStrategy: %s of config "
+					"'%s' (as the MIG_STRATEGY environment overrides the file)",
+					NODEHW_LABEL_MIG_STRATEGY, hw->declared_mig_strategy,
+					from_config, c->adv->config_name);
 	} else if (from_config) {
 		c->adv->mig_strategy = gs_xstrdup(from_config);
 		c->adv->mig_strategy_source = "config";
@@ -677,11 +739,10 @@ static void mig_none_warning(struct ctx *c)
 	if (strcmp(c->adv->mig_strategy, "none") || !any_mig_enabled(c))
 		return;
 	gs_warnings_add(&c->adv->warnings,
-			"node '%s': %s=%s enables MIG but the MIG strategy is none: the plugin "
+			"%s=%s enables MIG but the MIG strategy is none: the plugin "
 			"advertises whole GPUs and no MIG device (declare %s or set "
 			"flags.migStrategy)",
-			c->hw->name, NODEHW_LABEL_MIG_CONFIG, c->hw->mig_config,
-			NODEHW_LABEL_MIG_STRATEGY);
+			NODEHW_LABEL_MIG_CONFIG, c->hw->mig_config, NODEHW_LABEL_MIG_STRATEGY);
 }
 
 int advertise_compute(const struct catalog *cat, const struct nodehw *hw,
@@ -709,9 +770,9 @@ int advertise_compute(const struct catalog *cat, const struct nodehw *hw,
 			c.gpu[k++].model = hw->gpus[i].model;
 	if (c.n == 0)
 		gs_warnings_add(&c.adv->warnings,
-				"node '%s' declares no GPU (annotations %s and %s); it advertises "
+				"no GPU declared (annotations %s and %s); it advertises "
 				"nothing",
-				hw->name, NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
+				NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
 
 	if (apply_layout(&c))
 		goto done;
@@ -866,138 +927,19 @@ int advertise_node(const struct catalog *cat, const json_t *node, const struct d
 	return rc;
 }
 
-/* ---- the merge patch ---- */
-
-static const json_t *status_map(const json_t *node, const char *field)
-{
-	const json_t *s = json_object_get(node, "status");
-	const json_t *m = json_is_object(s) ? json_object_get(s, field) : NULL;
-	return json_is_object(m) ? m : NULL;
-}
-
-/* A quantity as the node holds it, compared by value ("8", 8 and "8000m" are all 8). */
-static bool quantity_equals(const json_t *have, json_int_t want)
-{
-	struct quantity q;
-	struct gs_error e;
-
-	return have && !quantity_from_json(&q, have, &e) && quantity_cmp_int64(&q, want) == 0;
-}
-
-static bool quantity_nonzero(const json_t *v)
-{
-	struct quantity q;
-	struct gs_error e;
-
-	return !quantity_from_json(&q, v, &e) && !quantity_is_zero(&q);
-}
-
-static void set_in(json_t *root, const char *a, const char *b, const char *key, json_t *value)
-{
-	json_t *x = json_object_get(root, a), *y;
-
-	if (!x) {
-		x = json_object();
-		json_object_set_new(root, a, x);
-	}
-	y = json_object_get(x, b);
-	if (!y) {
-		y = json_object();
-		json_object_set_new(x, b, y);
-	}
-	json_object_set_new(y, key, value);
-}
-
-static void patch_annotation(json_t *patch, const json_t *node, const char *key, char *value)
-{
-	const char *cur = nodehw_annotation(node, key);
-
-	if (!*value) {
-		if (cur)
-			set_in(patch, "metadata", "annotations", key, json_null());
-	} else if (!cur || strcmp(cur, value)) {
-		set_in(patch, "metadata", "annotations", key, json_string(value));
-	}
-	free(value);
-}
+/* ---- the merge patch (mergepatch.c) ---- */
 
 int advertise_patch(const struct advertisement *adv, const json_t *node, json_t **patch,
 		    struct gs_warnings *warnings, struct gs_error *err)
 {
-	const json_t *cap = status_map(node, "capacity");
-	const json_t *alloc = status_map(node, "allocatable");
-	json_t *p, *prev_labels, *prev_res, *own_res;
-	const char *key;
-	json_t *v;
-	int ok;
+	struct mergepatch_want want = {.labels = adv->owned_labels, .resources = adv->resources};
 
 	*patch = NULL;
 	if (adv->failure) {
 		gs_error_set(err, "node '%s': no patch: %s", adv->node, adv->failure);
 		return -1;
 	}
-	p = json_object();
-	prev_labels = nodehw_managed_labels(node, &ok);
-	prev_res = nodehw_managed_resources(node, &ok);
-
-	json_object_foreach (adv->owned_labels, key, v) {
-		const char *cur = nodehw_label(node, key);
-		const json_t *mine = json_object_get(prev_labels, key);
-		if (cur && !strcmp(cur, json_string_value(v)))
-			continue;
-		if (cur && (!json_is_string(mine) || strcmp(json_string_value(mine), cur)))
-			gs_warnings_add(warnings,
-					"node '%s': label %s=%s was not written by gpushare; it "
-					"becomes %s as GFD would write it",
-					adv->node, key, cur, json_string_value(v));
-		set_in(p, "metadata", "labels", key, json_string(json_string_value(v)));
-	}
-	json_object_foreach (prev_labels, key, v) {
-		const char *cur = nodehw_label(node, key);
-		if (json_object_get(adv->owned_labels, key))
-			continue;
-		/* Only what is still as gpushare left it; a changed value is a person's now. */
-		if (cur && !strcmp(cur, json_string_value(v)) && !json_object_get(adv->labels, key))
-			set_in(p, "metadata", "labels", key, json_null());
-	}
-
-	own_res = json_object();
-	json_object_foreach (adv->resources, key, v) {
-		char q[32];
-		const json_t *hc = cap ? json_object_get(cap, key) : NULL;
-		const json_t *ha = alloc ? json_object_get(alloc, key) : NULL;
-		snprintf(q, sizeof(q), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		if (json_integer_value(v) > 0) {
-			json_object_set_new(own_res, key, json_true());
-		} else if (!hc && !ha) {
-			continue; /* nothing left to zero */
-		}
-		if (!quantity_equals(hc, json_integer_value(v)))
-			set_in(p, "status", "capacity", key, json_string(q));
-		if (!quantity_equals(ha, json_integer_value(v)))
-			set_in(p, "status", "allocatable", key, json_string(q));
-	}
-	/* nvidia.com resources on the node that nobody here accounts for. */
-	if (cap) {
-		json_object_foreach ((json_t *)cap, key, v) {
-			if (strncmp(key, "nvidia.com/", 11) ||
-			    json_object_get(adv->resources, key) ||
-			    json_object_get(prev_res, key) || !quantity_nonzero(v))
-				continue;
-			gs_warnings_add(warnings,
-					"node '%s': status has %s which gpushare did not write and "
-					"the node's hardware would not advertise; left as it is",
-					adv->node, key);
-		}
-	}
-	patch_annotation(p, node, NODEHW_ANN_MANAGED_LABELS,
-			 nodehw_format_labels(adv->owned_labels));
-	patch_annotation(p, node, NODEHW_ANN_MANAGED_RESOURCES, nodehw_format_names(own_res));
-	json_decref(own_res);
-	json_decref(prev_labels);
-	json_decref(prev_res);
-	*patch = p;
-	return 0;
+	return mergepatch_node(node, &want, patch, warnings, err);
 }
 
 json_t *advertisement_to_json(const struct advertisement *adv)

@@ -363,8 +363,10 @@ static int sync_nodes(struct lab *lab, struct gs_error *err)
 		    n->outcome == SYNC_FAILED ? ": " : (*res ? ", advertises " : ""),
 		    n->outcome == SYNC_FAILED ? n->message : res);
 		for (size_t w = 0; w < n->warnings.n; w++) {
+			char *note = gs_xasprintf("node %s: %s", n->name, n->warnings.items[w]);
 			say(lab, "    warning: %s", n->warnings.items[w]);
-			note_once(lab, n->warnings.items[w]);
+			note_once(lab, note);
+			free(note);
 		}
 	}
 	if (rc > 0 && !err->msg[0])

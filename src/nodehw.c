@@ -274,15 +274,15 @@ int nodehw_from_node(const struct catalog *cat, const json_t *node, struct nodeh
 	hw->managed_labels = nodehw_managed_labels(node, &ok);
 	if (!ok)
 		gs_warnings_add(warnings,
-				"node '%s': annotation %s is not a k=v,... list; treating every "
+				"annotation %s is not a k=v,... list; treating every "
 				"label as not written by gpushare",
-				hw->name, NODEHW_ANN_MANAGED_LABELS);
+				NODEHW_ANN_MANAGED_LABELS);
 	hw->managed_resources = nodehw_managed_resources(node, &ok);
 	if (!ok)
 		gs_warnings_add(warnings,
-				"node '%s': annotation %s is not a name,... list; no resource is "
+				"annotation %s is not a name,... list; no resource is "
 				"taken as advertised by gpushare before",
-				hw->name, NODEHW_ANN_MANAGED_RESOURCES);
+				NODEHW_ANN_MANAGED_RESOURCES);
 
 	/* A strategy label equal to what gpushare recorded is its own output, not a declaration. */
 	s = nodehw_label(node, NODEHW_LABEL_MIG_STRATEGY);

@@ -51,10 +51,11 @@ static void print_error(const struct gs_error *err)
 	fprintf(stderr, "error: %s\n", gs_error_str(err, buf, sizeof(buf)));
 }
 
-static void print_warnings(const struct gs_warnings *w)
+/* Each warning names its node once, here. */
+static void print_warnings(const char *node, const struct gs_warnings *w)
 {
 	for (size_t i = 0; i < w->n; i++)
-		fprintf(stderr, "warning: %s\n", w->items[i]);
+		fprintf(stderr, "warning: node '%s': %s\n", node, w->items[i]);
 }
 
 static int print_json(const json_t *j)
@@ -209,7 +210,7 @@ int cmd_advertise(int argc, char **argv)
 		print_error(&err);
 		goto out;
 	}
-	print_warnings(&adv->warnings);
+	print_warnings(adv->node, &adv->warnings);
 	if (adv->failure) {
 		if (full) {
 			json_t *j = advertisement_to_json(adv);
@@ -234,7 +235,7 @@ int cmd_advertise(int argc, char **argv)
 		rc = EXIT_FINDING;
 		goto out;
 	}
-	print_warnings(&w);
+	print_warnings(adv->node, &w);
 	print_json(patch);
 	rc = EXIT_OK;
 out:

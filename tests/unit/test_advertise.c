@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "advertise.h"
+#include "mergepatch.h"
 
 /*
  * Every expected value below is from spec nvidia-semantics: the §3.2 table,
@@ -594,7 +595,7 @@ static void no_gpus(void **state)
 	ok(a);
 	assert_int_equal(json_object_size(a->resources), 0);
 	assert_int_equal(json_object_size(a->labels), 0);
-	assert_true(warned(a, "declares no GPU"));
+	assert_true(warned(a, "no GPU declared"));
 	advertisement_free(a);
 }
 
@@ -640,23 +641,7 @@ static void bad_nodes(void **state)
 /* RFC 7386 merge patch, for the idempotency checks. */
 static void merge(json_t *target, const json_t *patch)
 {
-	const char *k;
-	json_t *v;
-
-	json_object_foreach ((json_t *)patch, k, v) {
-		if (json_is_null(v)) {
-			json_object_del(target, k);
-		} else if (json_is_object(v)) {
-			json_t *t = json_object_get(target, k);
-			if (!json_is_object(t)) {
-				t = json_object();
-				json_object_set_new(target, k, t);
-			}
-			merge(t, v);
-		} else {
-			json_object_set(target, k, v);
-		}
-	}
+	mergepatch_apply(target, patch);
 }
 
 static json_t *patch_of(const struct advertisement *a, const json_t *n, struct gs_warnings *w)
