@@ -5,12 +5,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "banned.h"
 
+/*
+ * The size from fstat is only a hint for the first allocation: the file is
+ * read until read(2) says end of file, so one that shrinks or grows while
+ * it is read gives what was read, never a fault (a mapping of a file that
+ * shrinks raises SIGBUS on the lost pages).
+ */
 int gs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, struct gs_error *err)
 {
 	int fd;
@@ -36,7 +41,8 @@ int gs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, st
 		if (S_ISREG(st.st_mode) && st.st_size > 0) {
 			if ((unsigned long long)st.st_size > max_bytes)
 				goto too_big;
-			cap = (size_t)st.st_size + 1;
+			/* One byte more than the size, so that end of file costs no growth. */
+			cap = (size_t)st.st_size + 2;
 		}
 	}
 	buf = gs_xmalloc(cap);
@@ -44,11 +50,11 @@ int gs_read_file(const char *path, size_t max_bytes, char **out, size_t *len, st
 		ssize_t r;
 
 		if (n + 1 >= cap) {
-			if (cap > max_bytes) {
+			if (n > max_bytes) {
 				free(buf);
 				goto too_big;
 			}
-			cap *= 2;
+			cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
 			buf = gs_xrealloc(buf, cap);
 		}
 		r = read(fd, buf + n, cap - 1 - n);
@@ -84,48 +90,15 @@ fail_fd:
 
 int gs_file_open(const char *path, size_t max_bytes, struct gs_file *out, struct gs_error *err)
 {
-	struct stat st;
-	int fd;
+	char *buf;
+	size_t len;
 
 	out->data = NULL;
 	out->len = 0;
-	out->mapped = 0;
-	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *p;
-
-		if ((unsigned long long)st.st_size > max_bytes) {
-			gs_error_set(err, "'%s' is larger than the limit of %zu bytes", path,
-				     max_bytes);
-			return -1;
-		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			gs_error_set(err, "cannot open '%s': %s", path, strerror(errno));
-			return -1;
-		}
-		/* Size again from the descriptor: the file may have changed since stat. */
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-		    (unsigned long long)st.st_size <= max_bytes) {
-			p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-			if (p != MAP_FAILED) {
-				close(fd);
-				out->data = p;
-				out->len = (size_t)st.st_size;
-				out->mapped = 1;
-				return 0;
-			}
-		}
-		close(fd);
-	}
-	{
-		char *buf;
-		size_t len;
-
-		if (gs_read_file(path, max_bytes, &buf, &len, err))
-			return -1;
-		out->data = buf;
-		out->len = len;
-	}
+	if (gs_read_file(path, max_bytes, &buf, &len, err))
+		return -1;
+	out->data = buf;
+	out->len = len;
 	return 0;
 }
 
@@ -133,10 +106,7 @@ void gs_file_release(struct gs_file *f)
 {
 	if (!f || !f->data)
 		return;
-	if (f->mapped)
-		munmap((void *)(uintptr_t)f->data, f->len);
-	else
-		free((void *)(uintptr_t)f->data);
+	free((void *)(uintptr_t)f->data);
 	f->data = NULL;
 	f->len = 0;
 }
