@@ -116,7 +116,6 @@ static int curl_api_load(struct gs_error *err)
 #define DEF_MAX_LIST_ITEMS 1000000u
 #define DEF_PAGE_SIZE 500u
 #define MAX_URL_LEN 8192u
-#define MAX_TOKEN_FILE (64u * 1024)
 #define DEF_TOKEN_REREAD_MS 60000L /* client-go's cached file token source period */
 #define SERVER_TEXT_MAX 1024u	   /* a non-Status error body quoted in a message */
 #define WAIT_POLL_FLOOR_MS 1000L
@@ -441,43 +440,13 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
-static int read_token_file(const char *path, char **out, struct timespec *mtime)
-{
-	FILE *f = fopen(path, "rb");
-	char *s;
-	size_t n, b = 0, e;
-	struct stat sb;
-
-	if (!f)
-		return -1;
-	if (fstat(fileno(f), &sb) == 0 && mtime)
-		*mtime = sb.st_mtim;
-	s = gs_xmalloc(MAX_TOKEN_FILE + 1);
-	n = fread(s, 1, MAX_TOKEN_FILE + 1, f);
-	fclose(f);
-	if (n > MAX_TOKEN_FILE) {
-		memset(s, 0, MAX_TOKEN_FILE + 1);
-		free(s);
-		return -1;
-	}
-	s[n] = '\0';
-	e = n;
-	while (b < e && strchr(" \t\r\n", s[b]))
-		b++;
-	while (e > b && strchr(" \t\r\n", s[e - 1]))
-		e--;
-	*out = gs_xstrndup(s + b, e - b);
-	memset(s, 0, n);
-	free(s);
-	return 0;
-}
-
 /* Bound service-account tokens rotate: look at the file again every minute. */
 static void refresh_token(struct kube_client *c)
 {
 	struct stat sb;
 	char *tok = NULL;
 	struct timespec mt;
+	struct gs_error terr;
 	long long now;
 
 	if (!c->token_file)
@@ -491,9 +460,12 @@ static void refresh_token(struct kube_client *c)
 	if (sb.st_mtim.tv_sec == c->token_mtime.tv_sec &&
 	    sb.st_mtim.tv_nsec == c->token_mtime.tv_nsec)
 		return;
-	/* On a read error keep the token we have, as client-go does. */
-	if (read_token_file(c->token_file, &tok, &mt) != 0 || !tok[0]) {
-		wipe_free(tok);
+	/*
+	 * On a read error keep the token we have, as client-go does; so too for
+	 * a token that could not go into a header.
+	 */
+	if (kube_token_file_read(c->token_file, &tok, &mt, &terr) != 0) {
+		trace(c, "tokenFile %s; keeping the current token", terr.msg);
 		return;
 	}
 	c->token_mtime = mt;
@@ -516,7 +488,8 @@ static int parse_server(struct kube_client *c, const struct kube_config *cfg, st
 {
 	CURLU *u = curl_url();
 	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *user = NULL, *q = NULL;
-	int rc = -1;
+	char *shown = NULL;
+	int rc = -1, ch;
 	size_t plen;
 
 	if (!u)
@@ -525,26 +498,45 @@ static int parse_server(struct kube_client *c, const struct kube_config *cfg, st
 		gs_error_set(err, "no server in the configuration");
 		goto out;
 	}
+	/* Messages show the URL without userinfo, query or fragment. */
+	shown = kube_url_shown(cfg->server);
+	if ((ch = kube_ctl_char(cfg->server, strlen(cfg->server))) >= 0) {
+		gs_error_set(err,
+			     "server \"%s\" must not contain control characters (found 0x%02x)",
+			     shown, ch);
+		goto out;
+	}
+	if (cfg->tls_server_name &&
+	    (ch = kube_ctl_char(cfg->tls_server_name, strlen(cfg->tls_server_name))) >= 0) {
+		gs_error_set(err,
+			     "tls-server-name must not contain control characters (found 0x%02x)",
+			     ch);
+		goto out;
+	}
 	if (curl_url_set(u, CURLUPART_URL, cfg->server, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK) {
-		gs_error_set(err, "server \"%s\" is not a valid URL", cfg->server);
+		gs_error_set(err, "server \"%s\" is not a valid URL", shown);
 		goto out;
 	}
 	if (strcmp(scheme, "https") != 0 && strcmp(scheme, "http") != 0) {
-		gs_error_set(err, "server \"%s\": scheme must be https or http", cfg->server);
+		gs_error_set(err, "server \"%s\": scheme must be https or http", shown);
 		goto out;
 	}
-	/* Credentials in the URL would end up in messages; say so without echoing it. */
+	/* client-go would send them; we refuse, and never echo them. */
 	if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK) {
-		gs_error_set(err, "the server URL must not contain credentials");
+		gs_error_set(err,
+			     "server \"%s\": credentials in the URL are not allowed (not shown); "
+			     "use a token or client certificate",
+			     shown);
 		goto out;
 	}
 	if (curl_url_get(u, CURLUPART_QUERY, &q, 0) == CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_FRAGMENT, &q, 0) == CURLUE_OK) {
-		gs_error_set(err, "server \"%s\": a query or fragment is not allowed", cfg->server);
+		gs_error_set(err, "server \"%s\": a query or fragment is not allowed (not shown)",
+			     shown);
 		goto out;
 	}
 	plen = strlen(path);
@@ -572,8 +564,28 @@ out:
 	curl_free(path);
 	curl_free(user);
 	curl_free(q);
+	free(shown);
 	curl_url_cleanup(u);
 	return rc;
+}
+
+/* What goes into the Authorization header must not hold a control character. */
+static int check_credentials(const struct kube_config *cfg, struct gs_error *err)
+{
+	static const char *const names[] = {"the bearer token", "the username", "the password"};
+	const char *vals[] = {cfg->token, cfg->username, cfg->password};
+
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		int ch = vals[i] ? kube_ctl_char(vals[i], strlen(vals[i])) : -1;
+		if (ch >= 0) {
+			gs_error_set(err,
+				     "%s must not contain control characters (found 0x%02x; value "
+				     "not shown)",
+				     names[i], ch);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static void opts_defaults(struct kube_client_opts *o, const struct kube_client_opts *in)
@@ -642,7 +654,7 @@ int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 		gs_error_set(err, "cannot initialise libcurl");
 		goto fail;
 	}
-	if (parse_server(c, cfg, err) != 0)
+	if (parse_server(c, cfg, err) != 0 || check_credentials(cfg, err) != 0)
 		goto fail;
 
 	SETOPT(CURLOPT_NOSIGNAL, 1L);

@@ -273,8 +273,23 @@ static int get_str(const struct kc_file *f, const json_t *obj, const char *key, 
 		return -1;
 	}
 	if (strlen(json_string_value(v)) != json_string_length(v)) {
-		at_key(f, obj, key, err, "%s: %s contains a NUL byte", what, key);
+		at_key(f, obj, key, err, "%s: %s contains a NUL byte (value not shown)", what, key);
 		return -1;
+	}
+	{
+		/* base64 `*-data` may be folded over lines; nothing else may hold a control. */
+		const unsigned char *s = (const unsigned char *)json_string_value(v);
+		size_t kl = strlen(key);
+		bool data = kl > 5 && !strcmp(key + kl - 5, "-data");
+		for (; *s; s++) {
+			if ((*s >= 0x20 && *s != 0x7f) || (data && (*s == '\r' || *s == '\n')))
+				continue;
+			at_key(f, obj, key, err,
+			       "%s: %s must not contain control characters (found 0x%02x; value "
+			       "not shown)",
+			       what, key, *s);
+			return -1;
+		}
 	}
 	*out = json_string_value(v);
 	return 0;
@@ -294,6 +309,140 @@ static int get_bool(const struct kc_file *f, const json_t *obj, const char *key,
 	}
 	*out = json_is_true(v);
 	return 0;
+}
+
+int kube_ctl_char(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch < 0x20 || ch == 0x7f)
+			return ch;
+	}
+	return -1;
+}
+
+/* Append p[0..n) to out at *o, bytes outside printable ASCII as %XX. */
+static void append_shown(char *out, size_t *o, const char *p, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)p[i];
+		if (ch <= 0x20 || ch >= 0x7f) {
+			out[(*o)++] = '%';
+			out[(*o)++] = hex[ch >> 4];
+			out[(*o)++] = hex[ch & 15];
+		} else {
+			out[(*o)++] = (char)ch;
+		}
+	}
+}
+
+char *kube_url_shown(const char *url)
+{
+	const char *p = url ? url : "", *sep = strstr(p, "://"), *auth, *end, *host;
+	char *out = gs_xmalloc(strlen(p) * 3 + 1);
+	size_t o = 0;
+
+	end = p + strcspn(p, "?#");
+	if (sep && sep > end)
+		sep = NULL; /* a "://" inside the query is no scheme */
+	auth = sep ? sep + 3 : p;
+	host = auth;
+	for (const char *q = auth; q < end; q++)
+		if (*q == '@')
+			host = q + 1;
+	append_shown(out, &o, p, (size_t)(auth - p));
+	append_shown(out, &o, host, (size_t)(end - host));
+	out[o] = '\0';
+	return out;
+}
+
+/* Bytes of a white-space rune (Go's unicode.IsSpace) starting at s[i], else 0. */
+static size_t space_at(const unsigned char *s, size_t n, size_t i)
+{
+	if (strchr(" \t\n\v\f\r", s[i]) && s[i])
+		return 1;
+	if (i + 1 < n && s[i] == 0xc2 && (s[i + 1] == 0x85 || s[i + 1] == 0xa0))
+		return 2; /* NEL, NO-BREAK SPACE */
+	if (i + 2 < n && s[i] == 0xe1 && s[i + 1] == 0x9a && s[i + 2] == 0x80)
+		return 3; /* OGHAM SPACE MARK */
+	if (i + 2 < n && s[i] == 0xe2 && s[i + 1] == 0x80 &&
+	    (s[i + 2] <= 0x8a || s[i + 2] == 0xa8 || s[i + 2] == 0xa9 || s[i + 2] == 0xaf))
+		return 3; /* U+2000..200A, LINE/PARAGRAPH SEPARATOR, NARROW NBSP */
+	if (i + 2 < n && s[i] == 0xe2 && s[i + 1] == 0x81 && s[i + 2] == 0x9f)
+		return 3; /* MEDIUM MATHEMATICAL SPACE */
+	if (i + 2 < n && s[i] == 0xe3 && s[i + 1] == 0x80 && s[i + 2] == 0x80)
+		return 3; /* IDEOGRAPHIC SPACE */
+	return 0;
+}
+
+/* Go's strings.TrimSpace over s[0..n): the kept range in *b, *e. */
+static void go_trim_space(const unsigned char *s, size_t n, size_t *b, size_t *e)
+{
+	size_t k;
+
+	*b = 0;
+	*e = n;
+	while (*b < *e && (k = space_at(s, *e, *b)) != 0)
+		*b += k;
+	while (*e > *b) {
+		size_t back = 0;
+		for (size_t w = 1; w <= 3 && w <= *e - *b && !back; w++)
+			if (space_at(s, *e, *e - w) == w)
+				back = w;
+		if (!back)
+			break;
+		*e -= back;
+	}
+}
+
+int kube_token_file_read(const char *path, char **token, struct timespec *mtime,
+			 struct gs_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf;
+	size_t n, b, e;
+	struct stat sb;
+	int ch;
+
+	*token = NULL;
+	if (!f) {
+		gs_error_set(err, "\"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		fclose(f);
+		gs_error_set(err, "\"%s\": is a directory", path);
+		return -1;
+	}
+	if (mtime)
+		*mtime = sb.st_mtim;
+	buf = gs_xmalloc(MAX_TOKEN_FILE + 1);
+	n = fread(buf, 1, MAX_TOKEN_FILE + 1, f);
+	if (ferror(f) || n > MAX_TOKEN_FILE) {
+		gs_error_set(err, "\"%s\": %s", path,
+			     n > MAX_TOKEN_FILE ? "file too large" : strerror(errno ? errno : EIO));
+		fclose(f);
+		wipe(buf, MAX_TOKEN_FILE + 1);
+		free(buf);
+		return -1;
+	}
+	fclose(f);
+	go_trim_space(buf, n, &b, &e);
+	ch = kube_ctl_char((const char *)buf + b, e - b);
+	if (b == e)
+		gs_error_set(err, "\"%s\" is empty", path);
+	else if (ch >= 0)
+		gs_error_set(err,
+			     "\"%s\": the token must not contain control characters (found "
+			     "0x%02x; value not shown)",
+			     path, ch);
+	else
+		*token = gs_xstrndup((const char *)buf + b, e - b);
+	wipe(buf, n);
+	free(buf);
+	return *token ? 0 : -1;
 }
 
 /* ---- loading and merging --------------------------------------------------------------- */
@@ -397,6 +546,7 @@ static int load_one(struct kc_merged *m, const char *path, bool must_exist, stru
 	f = &m->files[m->n_files];
 	memset(f, 0, sizeof(*f));
 	lim.max_bytes = MAX_KUBECONFIG_BYTES;
+	lim.hide_values = true; /* a credentials file: errors never quote its scalars */
 	if (ydoc_load_file(path, &lim, &f->ys, err) != 0) {
 		if (!err->file[0])
 			gs_error_prefix(err, "kubeconfig \"%s\": ", path);
@@ -620,8 +770,10 @@ static int load_cluster(struct kube_config *cfg, const struct kc_entry *e,
 	}
 	if (strstr(server, "://") && strncmp(server, "https://", 8) != 0 &&
 	    strncmp(server, "http://", 7) != 0) {
+		char *shown = kube_url_shown(server);
 		at_key(e->file, ee.body, "server", err,
-		       "%s: server \"%s\" must be an https:// or http:// URL", what, server);
+		       "%s: server \"%s\" must be an https:// or http:// URL", what, shown);
+		free(shown);
 		goto out;
 	}
 	if (opts && opts->insecure_skip_tls_verify) {
@@ -728,21 +880,10 @@ static int load_user(struct kube_config *cfg, const struct kc_entry *e, struct g
 		cfg->token = gs_xstrdup(token);
 	} else if (token_file && token_file[0]) {
 		char *path = resolve(e->file, token_file);
-		unsigned char *data;
-		size_t len;
-		const char *why;
-		if (read_file(path, MAX_TOKEN_FILE, &data, &len, &why) != 0) {
-			at_key(e->file, e->body, "tokenFile", err, "%s: tokenFile \"%s\": %s", what,
-			       path, why);
-			free(path);
-			goto out;
-		}
-		cfg->token = trim_dup(data, len);
-		wipe(data, len);
-		free(data);
-		if (!cfg->token[0]) {
-			at_key(e->file, e->body, "tokenFile", err, "%s: tokenFile \"%s\" is empty",
-			       what, path);
+		struct gs_error terr;
+		if (kube_token_file_read(path, &cfg->token, NULL, &terr) != 0) {
+			at_key(e->file, e->body, "tokenFile", err, "%s: tokenFile %s", what,
+			       terr.msg);
 			free(path);
 			goto out;
 		}
@@ -861,19 +1002,12 @@ static int in_cluster(struct kube_config *cfg, const struct kube_config_opts *op
 
 	cfg->source = gs_xstrdup("in-cluster");
 	path = gs_xasprintf("%s/token", dir);
-	if (read_file(path, MAX_TOKEN_FILE, &data, &len, &why) != 0) {
-		gs_error_set(err, "in-cluster config: service account token \"%s\": %s", path, why);
+	if (kube_token_file_read(path, &cfg->token, NULL, err) != 0) {
+		gs_error_prefix(err, "in-cluster config: service account token ");
 		free(path);
 		return -1;
 	}
-	cfg->token = trim_dup(data, len);
-	wipe(data, len);
-	free(data);
 	cfg->token_file = path;
-	if (!cfg->token[0]) {
-		gs_error_set(err, "in-cluster config: service account token \"%s\" is empty", path);
-		return -1;
-	}
 	path = gs_xasprintf("%s/ca.crt", dir);
 	if (read_file(path, MAX_PEM_FILE, &cfg->ca.data, &cfg->ca.len, &why) != 0) {
 		gs_error_set(err, "in-cluster config: \"%s\": %s", path, why);

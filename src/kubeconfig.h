@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "error.h"
 
@@ -94,5 +95,32 @@ int kube_config_parse_flag(struct kube_config_opts *opts, int argc, char **argv,
 extern const char kube_config_flags_help[];
 
 void kube_config_free(struct kube_config *cfg);
+
+/*
+ * What a message may show of a URL: scheme, host, port and path. Userinfo,
+ * query and fragment are dropped (everything before the last '@' that
+ * precedes any '?' or '#' counts as userinfo), and bytes outside printable
+ * ASCII become %XX, so the result never carries a credential or a line
+ * break. Never NULL; caller frees.
+ */
+char *kube_url_shown(const char *url);
+
+/*
+ * The first control character (C0 or DEL) in s[0..len) as its byte value,
+ * or -1 when there is none. Values that go into an HTTP header or the URL
+ * (token, username, password, server, ...) are refused when this finds one:
+ * a CR or LF would add header lines, as kubectl's net/http refuses too.
+ */
+int kube_ctl_char(const char *s, size_t len);
+
+/*
+ * Read a bearer token file as client-go does (the whole file, then Go's
+ * strings.TrimSpace), refusing an empty token and one holding a control
+ * character. *token receives it (wipe it, then free); *mtime, when not
+ * NULL, the file's modification time. err says `"PATH": what is wrong`,
+ * never the content.
+ */
+int kube_token_file_read(const char *path, char **token, struct timespec *mtime,
+			 struct gs_error *err) GS_WUR;
 
 #endif

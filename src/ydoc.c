@@ -628,8 +628,8 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 	return T_STR;
 }
 
-int ydoc_resolve(const char *tag, const char *text, size_t len, int plain, struct ydoc_resolved *r,
-		 struct gs_error *err)
+static int resolve(const char *tag, const char *text, size_t len, int plain, bool show,
+		   struct ydoc_resolved *r, struct gs_error *err)
 {
 	enum tagk want = tag_kind(tag), got;
 
@@ -672,10 +672,20 @@ int ydoc_resolve(const char *tag, const char *text, size_t len, int plain, struc
 		}
 		/* go-yaml only converts int/int64, not uint64 or big values. */
 	}
-	gs_error_set(err, "cannot decode %s `%.*s` as a %s", tag_short(got),
-		     (int)(len > 200 ? 200 : len), text, tag_short(want));
+	if (show)
+		gs_error_set(err, "cannot decode %s `%.*s` as a %s", tag_short(got),
+			     (int)(len > 200 ? 200 : len), text, tag_short(want));
+	else
+		gs_error_set(err, "cannot decode %s as a %s (value not shown)", tag_short(got),
+			     tag_short(want));
 	memset(r, 0, sizeof(*r));
 	return -1;
+}
+
+int ydoc_resolve(const char *tag, const char *text, size_t len, int plain, struct ydoc_resolved *r,
+		 struct gs_error *err)
+{
+	return resolve(tag, text, len, plain, true, r, err);
 }
 
 static int b64val(unsigned char c)
@@ -1410,7 +1420,8 @@ static int on_scalar(struct loader *l, const yaml_event_t *ev)
 	json_t *v;
 	int empty;
 
-	if (ydoc_resolve(tag, text, len, ev->data.scalar.plain_implicit, &r, l->err))
+	if (resolve(tag, text, len, ev->data.scalar.plain_implicit, !l->lim->hide_values, &r,
+		    l->err))
 		return fail_err_at(l, pos);
 	if (expecting_key(l))
 		return on_key(l, ev, &r, pos);
@@ -1504,7 +1515,7 @@ static int parser_error(struct loader *l, const yaml_parser_t *p)
 			}
 		}
 		pos = map_mark(l, m);
-		if (p->problem_value != -1)
+		if (p->problem_value != -1 && !l->lim->hide_values)
 			return fail_at(l, pos, "%s (byte 0x%02X)",
 				       p->problem ? p->problem : "invalid input",
 				       (unsigned)p->problem_value & 0xFF);

@@ -2,6 +2,7 @@
 #define GS_YDOC_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -22,6 +23,7 @@ struct ydoc_limits {
 	unsigned max_depth; /* nesting of mappings/sequences */
 	size_t max_nodes;   /* nodes after alias expansion */
 	size_t max_docs;    /* documents in one stream */
+	bool hide_values;   /* errors never quote scalar text (credentials files) */
 };
 
 /* Defaults: 64 MiB, depth 256, 4M nodes, 100000 documents. */

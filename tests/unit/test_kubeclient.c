@@ -816,13 +816,85 @@ static void bad_arguments(void **state)
 	cfg->server = gs_xstrdup("https://admin:hunter2@127.0.0.1:6443");
 	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), -1);
 	assert_null(c);
-	assert_string_equal(err.msg, "the server URL must not contain credentials");
-	assert_null(strstr(err.msg, "hunter2"));
+	assert_string_equal(err.msg,
+			    "server \"https://127.0.0.1:6443\": credentials in the URL are "
+			    "not allowed (not shown); use a token or client certificate");
 	free(cfg->server);
 	cfg->server = gs_xstrdup("ftp://127.0.0.1");
 	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), -1);
 	assert_string_equal(err.msg, "server \"ftp://127.0.0.1\": scheme must be https or http");
 	kube_config_free(cfg);
+}
+
+/* No message quotes a URL's userinfo, query or fragment, whatever else is wrong with it. */
+static void server_url_never_echoed(void **state)
+{
+	static const struct {
+		const char *server, *msg;
+	} cases[] = {
+		{"https://admin:pw-SECRET@127.0.0.1:6443/",
+		 "server \"https://127.0.0.1:6443/\": credentials in the URL are not allowed (not "
+		 "shown); use a token or client certificate"},
+		{"https://127.0.0.1:6443/?token=SECRET",
+		 "server \"https://127.0.0.1:6443/\": a query or fragment is not allowed (not "
+		 "shown)"},
+		{"https://127.0.0.1:6443/prefix#SECRET",
+		 "server \"https://127.0.0.1:6443/prefix\": a query or fragment is not allowed "
+		 "(not "
+		 "shown)"},
+		{"ftp://u:SECRET@h/?t=SECRET", "server \"ftp://h/\": scheme must be https or http"},
+		{"https://u:SECRET@[::1/?t=SECRET", "server \"https://[::1/\" is not a valid URL"},
+		/* A '/' inside the password: all before the last '@' is dropped. */
+		{"https://u:SEC/RET@h:1", "server \"https://h:1\" is not a valid URL"},
+		{"https://h:1/\r\nX-Injected: SECRET",
+		 "server \"https://h:1/%0D%0AX-Injected:%20SECRET\" must not contain control "
+		 "characters (found 0x0d)"},
+	};
+	struct kube_config *cfg = cfg_for("https", 1);
+	struct kube_client *c;
+	struct gs_error err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		free(cfg->server);
+		cfg->server = gs_xstrdup(cases[i].server);
+		assert_int_equal(kube_client_new(&c, cfg, NULL, &err), -1);
+		assert_string_equal(err.msg, cases[i].msg);
+		if (i < 5)
+			assert_null(strstr(err.msg, "SECRET"));
+	}
+	kube_config_free(cfg);
+}
+
+/* A CR or LF in a credential would add header lines: refused, never quoted. */
+static void header_values_refused(void **state)
+{
+	static const char *const fields[] = {"the bearer token", "the username", "the password"};
+	struct kube_client *c;
+	struct gs_error err;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		struct kube_config *cfg = cfg_for("https", 1);
+		char want[160];
+		char **slot = i == 0 ? &cfg->token : i == 1 ? &cfg->username : &cfg->password;
+		if (i == 2)
+			cfg->username = gs_xstrdup("admin");
+		*slot = gs_xstrdup("tok-SECRET\r\nX-Injected: 1");
+		assert_int_equal(kube_client_new(&c, cfg, NULL, &err), -1);
+		snprintf(want, sizeof(want),
+			 "%s must not contain control characters (found 0x0d; value not shown)",
+			 fields[i]);
+		assert_string_equal(err.msg, want);
+		kube_config_free(cfg);
+	}
+	{
+		struct kube_config *cfg = cfg_for("https", 1);
+		cfg->token = gs_xstrdup("tok\tSECRET");
+		assert_int_equal(kube_client_new(&c, cfg, NULL, &err), -1);
+		assert_null(strstr(err.msg, "SECRET"));
+		kube_config_free(cfg);
+	}
 }
 
 static void raw_request(void **state)
@@ -932,6 +1004,16 @@ static void token_file_rotation(void **state)
 	nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
 	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
 	assert_string_equal(hdr(r, "authorization"), "Bearer rotated-token");
+	json_decref(r);
+	/* A token that would split the header keeps the token in use, too. */
+	write_file(path, "  tok-SECRET\r\nX-Injected: 1\n");
+	later[0].tv_sec += 5;
+	later[1] = later[0];
+	assert_int_equal(utimensat(AT_FDCWD, path, later, 0), 0);
+	nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
+	assert_string_equal(hdr(r, "authorization"), "Bearer rotated-token");
+	assert_null(hdr(r, "x-injected"));
 	json_decref(r);
 	/* An unreadable file keeps the token in use. */
 	unlink(path);
@@ -1103,10 +1185,9 @@ static void tls_client_cert_required(void **state)
 int main(void)
 {
 	const struct CMUnitTest offline[] = {
-		cmocka_unit_test(status_quota_verbatim),
-		cmocka_unit_test(status_fixtures),
-		cmocka_unit_test(status_generic),
-		cmocka_unit_test(bad_arguments),
+		cmocka_unit_test(status_quota_verbatim),   cmocka_unit_test(status_fixtures),
+		cmocka_unit_test(status_generic),	   cmocka_unit_test(bad_arguments),
+		cmocka_unit_test(server_url_never_echoed), cmocka_unit_test(header_values_refused),
 	};
 	const struct CMUnitTest net[] = {
 		cmocka_unit_test(get_headers_and_keepalive),

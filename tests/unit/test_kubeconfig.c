@@ -454,6 +454,184 @@ static void secrets_never_in_messages(void **state)
 	}
 }
 
+/* The loaded kubeconfig's whole error, "file:line:col: msg", for a secret search. */
+static void load_fails(const char *path, char *buf, size_t size, struct gs_error *err)
+{
+	struct kube_config_opts o = {.kubeconfig = path};
+	struct kube_config *cfg;
+
+	assert_int_equal(load(NULL, &o, &cfg, err), -1);
+	assert_null(cfg);
+	gs_error_str(err, buf, size);
+}
+
+/* A YAML tag that does not fit its value: the error names the tags, never the value. */
+static void tagged_values_never_quoted(void **state)
+{
+	static const char *const fields[] = {
+		"token",    "password", "username", "client-key-data", "client-certificate-data",
+		"tokenFile"};
+	static const char *const tags[] = {"!!int", "!!float", "!!bool", "!!timestamp", "!!null"};
+
+	(void)state;
+	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+		for (size_t t = 0; t < sizeof(tags) / sizeof(tags[0]); t++) {
+			char body[256], want[128], buf[2048];
+			struct gs_error err;
+			const char *p;
+
+			snprintf(body, sizeof(body), "    %s: %s tok-SECRET-%zu\n", fields[f],
+				 tags[t], t);
+			p = with_entries("tag.yaml", "    server: https://x\n", body);
+			load_fails(p, buf, sizeof(buf), &err);
+			snprintf(want, sizeof(want),
+				 "cannot decode !!str as a %s (value not shown)", tags[t]);
+			assert_string_equal(err.msg, want);
+			assert_int_equal(err.line, 9);
+			assert_int_equal(err.col, (int)(4 + strlen(fields[f]) + 2 + 1));
+			assert_null(strstr(buf, "SECRET"));
+		}
+	}
+	{
+		char buf[2048];
+		struct gs_error err;
+		const char *p;
+
+		/* !!binary with bad base64, a tagged key, the server, a bad UTF-8 byte. */
+		p = with_entries("bin.yaml", "    server: https://x\n",
+				 "    password: !!binary tok-SECRET!\n");
+		load_fails(p, buf, sizeof(buf), &err);
+		assert_string_equal(err.msg, "!!binary value contains invalid base64 data");
+		p = with_entries("key.yaml", "    server: https://x\n",
+				 "    !!int tok-SECRET: x\n");
+		load_fails(p, buf, sizeof(buf), &err);
+		assert_null(strstr(buf, "SECRET"));
+		p = with_entries("srv.yaml", "    server: !!bool https://u:SECRET@x/?t=SECRET\n",
+				 "    token: t\n");
+		load_fails(p, buf, sizeof(buf), &err);
+		assert_string_equal(err.msg, "cannot decode !!str as a !!bool (value not shown)");
+		p = with_entries("utf8.yaml", "    server: https://x\n",
+				 "    password: SECRET\xc3(\n");
+		load_fails(p, buf, sizeof(buf), &err);
+		assert_null(strstr(buf, "SECRET"));
+		assert_null(strstr(buf, "byte 0x"));
+	}
+}
+
+static void server_url_not_echoed(void **state)
+{
+	char buf[2048];
+	struct gs_error err;
+	const char *p;
+
+	(void)state;
+	p = with_entries("ftp.yaml", "    server: ftp://u:pw-SECRET@x/?t=SECRET#SECRET\n",
+			 "    token: t\n");
+	load_fails(p, buf, sizeof(buf), &err);
+	assert_string_equal(
+		err.msg, "cluster \"c\": server \"ftp://x/\" must be an https:// or http:// URL");
+	assert_null(strstr(buf, "SECRET"));
+}
+
+/* CR, LF, NUL or any control character would reach a header or the URL: refused. */
+static void control_characters_refused(void **state)
+{
+	static const struct {
+		const char *cluster, *user, *msg;
+		int line, col;
+	} cases[] = {
+		{"    server: https://x\n", "    token: \"tok-SECRET\\r\\nX-Injected: 1\"\n",
+		 "user \"u\": token must not contain control characters (found 0x0d; value not "
+		 "shown)",
+		 9, 12},
+		{"    server: https://x\n", "    username: \"admin\\nX-Injected: 1\"\n",
+		 "user \"u\": username must not contain control characters (found 0x0a; value not "
+		 "shown)",
+		 9, 15},
+		{"    server: https://x\n", "    username: a\n    password: \"pw-SECRET\\x01\"\n",
+		 "user \"u\": password must not contain control characters (found 0x01; value not "
+		 "shown)",
+		 10, 15},
+		{"    server: https://x\n", "    token: \"tok-SECRET\\0rest\"\n",
+		 "user \"u\": token contains a NUL byte (value not shown)", 9, 12},
+		{"    server: \"https://x/\\r\\nX-Injected: 1\"\n", "    token: t\n",
+		 "cluster \"c\": server must not contain control characters (found 0x0d; value not "
+		 "shown)",
+		 5, 13},
+		{"    server: https://x\n    tls-server-name: \"k\\tx\"\n", "    token: t\n",
+		 "cluster \"c\": tls-server-name must not contain control characters (found 0x09; "
+		 "value not shown)",
+		 6, 22},
+		/* base64 may be folded over lines: the newline passes, the content is judged. */
+		{"    server: https://x\n    certificate-authority-data: \"bm90\\nIGEgY2VydA==\"\n",
+		 "    token: t\n",
+		 "cluster \"c\": certificate-authority-data holds no PEM certificate", 6, 33},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[2048];
+		struct gs_error err;
+		const char *p = with_entries("ctl.yaml", cases[i].cluster, cases[i].user);
+
+		load_fails(p, buf, sizeof(buf), &err);
+		assert_string_equal(err.msg, cases[i].msg);
+		assert_int_equal(err.line, cases[i].line);
+		assert_int_equal(err.col, cases[i].col);
+		assert_null(strstr(buf, "SECRET"));
+	}
+}
+
+/* tokenFile: Go's strings.TrimSpace at the ends, no control character inside. */
+static void token_file_trimmed_and_checked(void **state)
+{
+	static const struct {
+		const char *content; /* after the first byte, which the loop writes */
+		size_t len;
+		const char *token, *why;
+	} cases[] = {
+		{" \v\f tok-ok \xc2\xa0\xe2\x80\x83\r\n", 17, "tok-ok", NULL},
+		{"tok-ok\n\n", 8, "tok-ok", NULL},
+		{"  tok-SECRET\r\nX-Injected: 1\n", 28, NULL,
+		 "the token must not contain control characters (found 0x0d; value not shown)"},
+		{"tok-SECRET\0rest\n", 16, NULL,
+		 "the token must not contain control characters (found 0x00; value not shown)"},
+		{"tok-SECRET\x7fX\n", 13, NULL,
+		 "the token must not contain control characters (found 0x7f; value not shown)"},
+		{" \r\n\t", 4, NULL, "is empty"},
+	};
+	char tok[192];
+	const char *p;
+
+	(void)state;
+	snprintf(tok, sizeof(tok), "%s/tok", tmpdir);
+	p = with_entries("tf.yaml", "    server: https://x\n", "    tokenFile: tok\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kube_config_opts o = {.kubeconfig = p};
+		struct kube_config *cfg;
+		struct gs_error err;
+		char buf[2048], want[512];
+		FILE *f = fopen(tok, "wb");
+
+		assert_non_null(f);
+		assert_int_equal(fwrite(cases[i].content, 1, cases[i].len, f), cases[i].len);
+		fclose(f);
+		if (cases[i].token) {
+			assert_int_equal(load(NULL, &o, &cfg, &err), 0);
+			assert_string_equal(cfg->token, cases[i].token);
+			kube_config_free(cfg);
+			continue;
+		}
+		load_fails(p, buf, sizeof(buf), &err);
+		snprintf(want, sizeof(want), "user \"u\": tokenFile \"%s\"%s%s", tok,
+			 strcmp(cases[i].why, "is empty") ? ": " : " ", cases[i].why);
+		assert_string_equal(err.msg, want);
+		assert_int_equal(err.line, 9);
+		assert_int_equal(err.col, 16);
+		assert_null(strstr(buf, "SECRET"));
+	}
+}
+
 static void in_cluster_fallback(void **state)
 {
 	struct kube_config_env env = {
@@ -483,6 +661,15 @@ static void in_cluster_fallback(void **state)
 		free(ca);
 	}
 	write_tmp("sa/namespace", "gpu-share");
+	/* The service-account token is checked as a tokenFile is. */
+	write_tmp("sa/token", "eyJhbGciOi.SECRET\r\nX-Injected: 1\n");
+	assert_int_equal(kube_config_load_env(&cfg, NULL, &env, &err), -1);
+	snprintf(buf, sizeof(buf),
+		 "in-cluster config: service account token \"%s/token\": the token must not "
+		 "contain control characters (found 0x0d; value not shown)",
+		 sa);
+	assert_string_equal(err.msg, buf);
+	write_tmp("sa/token", "eyJhbGciOi.sa-token\n");
 	assert_int_equal(kube_config_load_env(&cfg, NULL, &env, &err), 0);
 	assert_string_equal(cfg->source, "in-cluster");
 	assert_string_equal(cfg->server, "https://10.96.0.1:443");
@@ -599,6 +786,10 @@ int main(void)
 		T(rejected_combinations),
 		T(duplicate_names_in_one_file),
 		T(secrets_never_in_messages),
+		T(tagged_values_never_quoted),
+		T(server_url_not_echoed),
+		T(control_characters_refused),
+		T(token_file_trimmed_and_checked),
 		T(in_cluster_fallback),
 		T(nothing_found),
 		T(flags),
