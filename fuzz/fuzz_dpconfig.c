@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "dpconfig.h"
+#include "dpconfig_set.h"
 #include "dplint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -62,14 +62,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ydoc_stream_count(s) &&
 		    dpconfig_set_from_configmap(s, ydoc_stream_doc(s, 0), &set, &err) == 0) {
 			static const char *const labels[] = {NULL, "default", "x"};
-			const struct dpconfig *chosen;
-			const char *name;
+			struct dpconfig_choice chosen;
 			for (size_t i = 0; i < dpconfig_set_count(set); i++)
 				check_one(dpconfig_set_diags(set, i),
 					  dpconfig_set_get(set, i, NULL) ? 0 : -1);
 			for (size_t i = 0; i < 3; i++)
-				if (dpconfig_set_select(set, labels[i], NULL, NULL, &chosen, &name,
-							&err) < 0 &&
+				if (dpconfig_set_select(set, labels[i], NULL, NULL, &chosen, &err) <
+					    0 &&
 				    !err.msg[0])
 					abort();
 			dp_diags_init(&d);

@@ -815,21 +815,6 @@ done:
 	return 0;
 }
 
-/* The key whose parse error config-manager's choice failed with, or -1. */
-static long failed_key(const struct dpconfig_set *set, const struct gs_error *e)
-{
-	char a[2048], b[2048];
-
-	gs_error_str(e, a, sizeof(a));
-	for (size_t i = 0; i < dpconfig_set_count(set); i++) {
-		const struct gs_error *pe = NULL;
-		if (!dpconfig_set_get(set, i, &pe) && pe &&
-		    !strcmp(gs_error_str(pe, b, sizeof(b)), a))
-			return (long)i;
-	}
-	return -1;
-}
-
 /* The plugin's whole log line for key i's fatal error, with where it is. */
 static void parse_failure(struct advertisement *adv, const struct dpconfig_set *set, size_t i,
 			  const struct gs_error *e)
@@ -889,13 +874,13 @@ int advertise_node(const struct catalog *cat, const json_t *node, const struct d
 	}
 	if (set) {
 		struct gs_error e;
+		struct dpconfig_choice choice;
 		if (dpconfig_set_select(set, hw->config_label, opt ? opt->default_config : NULL,
-					opt ? opt->fallbacks : NULL, &config, &chosen, &e)) {
+					opt ? opt->fallbacks : NULL, &choice, &e)) {
 			char msg[2048];
 			struct advertisement *adv = adv_new(hw, NULL);
-			long bad = failed_key(set, &e);
-			if (bad >= 0)
-				parse_failure(adv, set, (size_t)bad, &e);
+			if (choice.key >= 0)
+				parse_failure(adv, set, (size_t)choice.key, &e);
 			else
 				fail(adv, "config-manager: %s", gs_error_str(&e, msg, sizeof(msg)));
 			adv->mig_strategy = gs_xstrdup("none");
@@ -907,6 +892,8 @@ int advertise_node(const struct catalog *cat, const json_t *node, const struct d
 			*out = adv;
 			return 0;
 		}
+		config = choice.config;
+		chosen = choice.name;
 	}
 	if (set)
 		config_warnings(&w, set, chosen);

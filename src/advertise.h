@@ -5,7 +5,7 @@
 #include <stdbool.h>
 
 #include "catalog.h"
-#include "dpconfig.h"
+#include "dpconfig_set.h"
 #include "error.h"
 #include "nodehw.h"
 

@@ -2,6 +2,7 @@
 #define GS_DPCONFIG_H
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -10,8 +11,9 @@
 
 /*
  * The NVIDIA device-plugin / GFD config file, `version: v1`
- * (spec nvidia-semantics §1), and the ConfigMap of named configs that
- * config-manager chooses from (§2).
+ * (spec nvidia-semantics §1): the model, its findings and the plugin's
+ * flag validation. Decoding is in dpdecode.c; the ConfigMap of named
+ * configs that config-manager chooses from (§2) in dpconfig_set.h.
  */
 
 enum dp_sharing_strategy {
@@ -121,6 +123,12 @@ void dp_diags_init(struct dp_diags *d);
 void dp_diags_release(struct dp_diags *d);
 void dp_diags_add(struct dp_diags *d, enum dp_level level, enum dp_stage stage, const char *file,
 		  struct ydoc_pos pos, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* The same with a va_list; returns the new item (valid until the next add). */
+struct dp_diag *dp_diags_vadd(struct dp_diags *d, enum dp_level level, enum dp_stage stage,
+			      const char *file, struct ydoc_pos pos, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+/* A finding as an error: "file:line:col: msg", with fewer parts when unknown. */
+void dp_diag_to_error(const struct dp_diag *d, struct gs_error *err);
 /*
  * The whole line the real component logs for an error, e.g.
  * "error starting plugins: unable to load config: unable to finalize config:
@@ -175,53 +183,5 @@ void dpconfig_free(struct dpconfig *c);
 #define DP_DEFAULT_DEVICE_DISCOVERY_STRATEGY "auto"
 #define DP_DEFAULT_ALLOCATION_POLICY "distributed"
 #define DP_INSTALLER_MPS_ROOT "/run/nvidia/mps"
-
-/* A ConfigMap of named configs: key = config name (§2.1). */
-struct dpconfig_set;
-
-/*
- * Build from a ConfigMap object (`data` map). `s` is the stream the object
- * came from, for positions, or NULL (e.g. JSON from the apiserver). A key
- * whose config does not parse is kept with its error: only nodes choosing
- * it fail.
- *
- * `binaryData` keys count too: the ConfigMap is mounted as a volume and the
- * kubelet writes both maps as files, so config-manager sees them alike; the
- * value is the base64-decoded content. Keys starting with ".." are skipped
- * as config-manager skips such files (the apiserver refuses them anyway).
- * A `data` value that is a YAML number or boolean is taken as its text, as
- * kubectl's YAML decoding does for a map of strings; null is "".
- */
-int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *configmap,
-				struct dpconfig_set **out, struct gs_error *err) GS_WUR;
-size_t dpconfig_set_count(const struct dpconfig_set *set);
-/* Everything found while parsing key i (errors, warnings), for lint. */
-const struct dp_diags *dpconfig_set_diags(const struct dpconfig_set *set, size_t i);
-/* Keys that were skipped (".."-prefixed) or refused (not a string), with why. */
-const struct dp_diags *dpconfig_set_own_diags(const struct dpconfig_set *set);
-/* Where key i's value starts in the stream, {0,0} when unknown. */
-struct ydoc_pos dpconfig_set_key_pos(const struct dpconfig_set *set, size_t i);
-/* The index of `key`, or -1. */
-long dpconfig_set_find(const struct dpconfig_set *set, const char *key);
-const char *dpconfig_set_key(const struct dpconfig_set *set, size_t i);
-/* The parsed config of key i, or NULL with *err filled when it did not parse. */
-const struct dpconfig *dpconfig_set_get(const struct dpconfig_set *set, size_t i,
-					const struct gs_error **err);
-
-/*
- * config-manager's choice (§2.2). `label` is the node's
- * nvidia.com/device-plugin.config value (NULL or "" = absent),
- * `default_config` DEFAULT_CONFIG (NULL = unset), `fallbacks` a
- * comma-separated FALLBACK_STRATEGIES list (NULL = "named,single", the Helm
- * chart's default). On success *chosen is the config (NULL means the empty
- * config) and *chosen_name its key ("" for empty). Fails with upstream's
- * message, e.g. "specified config mps does not exist", or with the parse
- * error of the chosen key.
- */
-int dpconfig_set_select(const struct dpconfig_set *set, const char *label,
-			const char *default_config, const char *fallbacks,
-			const struct dpconfig **chosen, const char **chosen_name,
-			struct gs_error *err) GS_WUR;
-void dpconfig_set_free(struct dpconfig_set *set);
 
 #endif

@@ -293,8 +293,7 @@ void dplint_set(const struct dpconfig_set *set, const char *file, struct ydoc_po
 		const struct dplint_options *o, struct dp_diags *out)
 {
 	const char *fallbacks = o->fallbacks;
-	const struct dpconfig *chosen;
-	const char *name;
+	struct dpconfig_choice chosen;
 	struct gs_error err;
 	size_t n = dpconfig_set_count(set);
 
@@ -306,13 +305,12 @@ void dplint_set(const struct dpconfig_set *set, const char *file, struct ydoc_po
 		out->items[out->n - 1].upstream = true;
 		return;
 	}
-	if (dpconfig_set_select(set, "", o->default_config, fallbacks, &chosen, &name, &err)) {
-		bool parse = dpconfig_set_find(set, name) >= 0 && *name;
-		if (parse) {
+	if (dpconfig_set_select(set, "", o->default_config, fallbacks, &chosen, &err)) {
+		if (chosen.key >= 0) {
 			dp_diags_add(out, DP_WARNING, DP_STAGE_NONE, file, at,
 				     "nodes without the %s label get config '%s', which does not "
 				     "load: the plugin crash-loops there",
-				     LABEL, name);
+				     LABEL, chosen.name);
 			return;
 		}
 		dp_diags_add(
@@ -329,12 +327,12 @@ void dplint_set(const struct dpconfig_set *set, const char *file, struct ydoc_po
 				: "");
 		return;
 	}
-	if (!*name)
+	if (!*chosen.name)
 		dp_diags_add(out, DP_NOTE, DP_STAGE_NONE, file, at,
 			     "nodes without the %s label get the empty config: no sharing, flags "
 			     "from the command line and environment only",
 			     LABEL);
 	else
 		dp_diags_add(out, DP_NOTE, DP_STAGE_NONE, file, at,
-			     "nodes without the %s label get config '%s'", LABEL, name);
+			     "nodes without the %s label get config '%s'", LABEL, chosen.name);
 }

@@ -3,7 +3,7 @@
 
 #include <stdbool.h>
 
-#include "dpconfig.h"
+#include "dpconfig_set.h"
 
 /*
  * Traps in device-plugin configs that the plugin itself does not report,

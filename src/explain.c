@@ -470,15 +470,15 @@ static void hint_product_selector(struct explain_pod *e, const struct explain_po
 static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_input *in,
 			       const json_t *node)
 {
-	const struct dpconfig *cfg = NULL;
-	const char *cfg_name = NULL;
+	struct dpconfig_choice choice;
 	struct gs_error e;
 
 	if (!in->configs ||
 	    dpconfig_set_select(in->configs, label(node, "nvidia.com/device-plugin.config"), NULL,
-				NULL, &cfg, &cfg_name, &e) < 0 ||
-	    !cfg)
+				NULL, &choice, &e) < 0 ||
+	    !choice.config)
 		return;
+	const struct dpconfig *cfg = choice.config;
 	enum dp_sharing_strategy st = dpconfig_sharing_strategy(cfg);
 	const struct dp_sharing *sh = dpconfig_replicated(cfg);
 	if (st == DP_SHARING_NONE)
@@ -523,7 +523,7 @@ static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_
 					"found "
 					"%lld, which is unexpected",
 					str_of(c, "name"), (long long)cnt, name,
-					dp_sharing_strategy_name(st), cfg_name, name,
+					dp_sharing_strategy_name(st), choice.name, name,
 					(long long)cnt);
 			}
 			json_decref(r);

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "catalog.h"
-#include "dpconfig.h"
+#include "dpconfig_set.h"
 #include "error.h"
 
 /*

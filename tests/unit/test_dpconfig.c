@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dpconfig.h"
+#include "dpconfig_set.h"
 
 #define RFC1123                                                                                    \
 	"[a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' " \
@@ -708,10 +708,13 @@ static const char *select_msg(const struct dpconfig_set *set, const char *label,
 			      const char *fallbacks, const char **name)
 {
 	static struct gs_error err;
-	const struct dpconfig *c;
+	struct dpconfig_choice c;
 
-	if (dpconfig_set_select(set, label, def, fallbacks, &c, name, &err) == 0)
+	if (dpconfig_set_select(set, label, def, fallbacks, &c, &err) == 0) {
+		*name = c.name;
 		return NULL;
+	}
+	*name = c.name;
 	return err.msg;
 }
 
@@ -744,6 +747,7 @@ static void selection(void **state)
 	struct dpconfig_set *set = set_from(lab_cm, &s);
 	const char *name;
 	const struct dpconfig *c;
+	struct dpconfig_choice ch;
 	const struct gs_error *perr = NULL;
 	struct gs_error err;
 
@@ -769,10 +773,25 @@ static void selection(void **state)
 			    "specified config mps does not exist");
 	assert_string_equal(select_msg(set, "mps", "default", "empty", &name),
 			    "specified config mps does not exist");
-	/* the chosen key's parse error */
-	assert_int_equal(dpconfig_set_select(set, "broken", NULL, NULL, &c, &name, &err), -1);
+	/* config-manager's own failure names no key */
+	assert_int_equal(dpconfig_set_select(set, "mps", NULL, NULL, &ch, &err), -1);
+	assert_int_equal(ch.key, -1);
+	assert_string_equal(ch.name, "");
+	assert_null(ch.config);
+	/* the chosen key's parse error, and which key failed */
+	assert_int_equal(dpconfig_set_select(set, "broken", NULL, NULL, &ch, &err), -1);
 	assert_string_equal(err.msg, "number of replicas must be >= 2");
 	assert_int_equal(err.line, 22);
+	assert_int_equal(ch.key, 2);
+	assert_string_equal(ch.name, "broken");
+	assert_null(ch.config);
+	/* ... also when another key fails with the very same message */
+	assert_int_equal(dpconfig_set_select(set, NULL, NULL, "single", &ch, &err), -1);
+	assert_int_equal(ch.key, -1);
+	/* a success names its key */
+	assert_int_equal(dpconfig_set_select(set, "shared", NULL, NULL, &ch, &err), 0);
+	assert_int_equal(ch.key, 1);
+	assert_non_null(ch.config);
 	/* 3: DEFAULT_CONFIG, and upstream's two-space message */
 	assert_null(select_msg(set, "", "shared", NULL, &name));
 	assert_string_equal(name, "shared");
@@ -785,10 +804,10 @@ static void selection(void **state)
 	assert_string_equal(name, "default");
 	assert_string_equal(select_msg(set, NULL, NULL, "single", &name),
 			    "no config was set, no default was provided, and all fallbacks failed");
-	assert_null(dpconfig_set_select(set, NULL, NULL, "single,empty", &c, &name, &err) ? "x"
-											  : NULL);
-	assert_null(c);
-	assert_string_equal(name, "");
+	assert_int_equal(dpconfig_set_select(set, NULL, NULL, "single,empty", &ch, &err), 0);
+	assert_null(ch.config);
+	assert_string_equal(ch.name, "");
+	assert_int_equal(ch.key, -1);
 	assert_string_equal(select_msg(set, NULL, NULL, "bogus,named", &name),
 			    "unknown fallback strategy: bogus");
 	/* an unknown strategy after one that matched is never reached */
