@@ -28,6 +28,7 @@ struct catalog {
 	size_t n_gpus;
 	struct catalog_layout **layouts;
 	size_t n_layouts;
+	struct catalog_release *release;
 	size_t records;
 };
 
@@ -308,6 +309,27 @@ static int rec_gpu(struct catalog *cat, const char *name, int lineno, const stru
 	return 0;
 }
 
+static int rec_release(struct catalog *cat, const char *name, int lineno, const struct token *t,
+		       int n, struct gs_error *err)
+{
+	struct catalog_release *r;
+
+	if (n != 5)
+		FAIL(t[0], "release: want PROJECT VERSION COMMIT FILE");
+	if (cat->release)
+		FAIL(t[0], "release: named twice (one table holds one release's layouts)");
+	for (int i = 1; i < 5; i++)
+		if (!*t[i].s || strlen(t[i].s) > MAX_NAME)
+			FAIL(t[i], "release: bad field '%s'", t[i].s);
+	r = gs_xcalloc(1, sizeof(*r));
+	r->project = gs_xstrdup(t[1].s);
+	r->version = gs_xstrdup(t[2].s);
+	r->commit = gs_xstrdup(t[3].s);
+	r->file = gs_xstrdup(t[4].s);
+	cat->release = r;
+	return 0;
+}
+
 static int rec_layout(struct catalog *cat, const char *name, int lineno, const struct token *t,
 		      int n, struct gs_error *err)
 {
@@ -318,6 +340,8 @@ static int rec_layout(struct catalog *cat, const char *name, int lineno, const s
 	struct catalog_mig_count *dev;
 	bool on;
 
+	if (!cat->release)
+		FAIL(t[0], "layout: no release record before it (which mig-parted release?)");
 	if (n < 4)
 		FAIL(t[0], "layout: want NAME FILTER on|off [PROFILE=COUNT ...]");
 	if (!valid_name(t[1].s))
@@ -429,6 +453,8 @@ static int parse_line(struct catalog *cat, const char *name, int lineno, char *l
 		return rec_gpu(cat, name, lineno, t, n, err);
 	if (!strcmp(t[0].s, "layout"))
 		return rec_layout(cat, name, lineno, t, n, err);
+	if (!strcmp(t[0].s, "release"))
+		return rec_release(cat, name, lineno, t, n, err);
 	gs_error_at(err, name, lineno, t[0].col, "unknown record '%s'", t[0].s);
 	return -1;
 }
@@ -505,6 +531,13 @@ void catalog_free(struct catalog *cat)
 		free(lay);
 	}
 	free(cat->layouts);
+	if (cat->release) {
+		free((void *)cat->release->project);
+		free((void *)cat->release->version);
+		free((void *)cat->release->commit);
+		free((void *)cat->release->file);
+		free(cat->release);
+	}
 	free(cat);
 }
 
@@ -587,6 +620,22 @@ const struct catalog_layout *catalog_find_layout(const struct catalog *cat, cons
 	return NULL;
 }
 
+size_t catalog_layout_count(const struct catalog *cat)
+{
+	return cat->n_layouts;
+}
+
+const struct catalog_layout *catalog_layout_at(const struct catalog *cat, size_t i)
+{
+	return i < cat->n_layouts ? cat->layouts[i] : NULL;
+}
+
+const struct catalog_release *catalog_release(const struct catalog *cat)
+{
+	return cat->release;
+}
+
+/* mig-parted's MatchesDeviceFilter: no filter matches every GPU, else one id must be the GPU's. */
 static bool entry_matches(const struct catalog_layout_entry *e, const struct catalog_gpu *gpu)
 {
 	if (e->n_filter == 0)
@@ -613,45 +662,18 @@ static const struct catalog_mig_profile *generated_profile(const char *layout,
 	return NULL;
 }
 
-int catalog_layout_apply(const struct catalog *cat, const char *layout_name,
-			 const struct catalog_gpu *gpu, struct catalog_gpu_mig *out,
-			 struct gs_error *err)
+/* One matching entry applied to the GPU (mig-parted's SetMigConfig), or the reason it fails. */
+static int apply_entry(const char *layout_name, const struct catalog_layout_entry *e,
+		       const struct catalog_gpu *gpu, struct catalog_gpu_mig *out,
+		       struct gs_error *err)
 {
-	const struct catalog_layout *lay = catalog_find_layout(cat, layout_name);
-	const struct catalog_layout_entry *e = NULL;
 	int slices = 0;
 
-	memset(out, 0, sizeof(*out));
-	if (!lay) {
-		const struct catalog_mig_profile *p = generated_profile(layout_name, gpu);
-		if (!p) {
-			gs_error_set(err, "selected mig-config not present: %s", layout_name);
-			return -1;
-		}
-		out->result = CATALOG_APPLY_OK;
-		out->generated = true;
-		out->mig_enabled = true;
-		out->devices[0].profile = p->name;
-		out->devices[0].count = p->instances;
-		out->n_devices = 1;
-		return 0;
-	}
-	for (size_t i = 0; i < lay->n_entries && !e; i++)
-		if (entry_matches(&lay->entries[i], gpu))
-			e = &lay->entries[i];
-	if (!e) {
-		out->result = CATALOG_APPLY_NO_MATCH;
-		return 0;
-	}
 	out->result = CATALOG_APPLY_OK;
 	out->mig_enabled = e->mig_enabled;
+	out->n_devices = 0;
 	if (!e->mig_enabled)
 		return 0;
-	if (!gpu->mig) {
-		gs_error_set(err, "layout %s enables MIG, but %s is not MIG-capable", layout_name,
-			     gpu->name);
-		return -1;
-	}
 	for (size_t i = 0; i < e->n_devices; i++) {
 		const struct catalog_mig_profile *p =
 			catalog_gpu_profile(gpu, e->devices[i].profile);
@@ -676,6 +698,42 @@ int catalog_layout_apply(const struct catalog *cat, const char *layout_name,
 		gs_error_set(err, "layout %s needs %d compute slices, but %s has %d", layout_name,
 			     slices, gpu->name, gpu->mig->compute_slices);
 		return -1;
+	}
+	return 0;
+}
+
+int catalog_layout_apply(const struct catalog *cat, const char *layout_name,
+			 const struct catalog_gpu *gpu, struct catalog_gpu_mig *out,
+			 struct gs_error *err)
+{
+	const struct catalog_layout *lay = catalog_find_layout(cat, layout_name);
+
+	memset(out, 0, sizeof(*out));
+	out->result = CATALOG_APPLY_NO_MATCH;
+	if (!lay) {
+		const struct catalog_mig_profile *p = generated_profile(layout_name, gpu);
+		if (!p) {
+			gs_error_set(err, "selected mig-config not present: %s", layout_name);
+			return -1;
+		}
+		out->result = CATALOG_APPLY_OK;
+		out->generated = true;
+		out->mig_enabled = true;
+		out->devices[0].profile = p->name;
+		out->devices[0].count = p->instances;
+		out->n_devices = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < lay->n_entries; i++) {
+		if (!entry_matches(&lay->entries[i], gpu))
+			continue;
+		if (!gpu->mig) {
+			/* apply/config.go: "Skipping -- non MIG-capable GPU" (devices: all). */
+			out->result = CATALOG_APPLY_NOT_CAPABLE;
+			return 0;
+		}
+		if (apply_entry(layout_name, &lay->entries[i], gpu, out, err))
+			return -1;
 	}
 	return 0;
 }

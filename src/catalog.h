@@ -74,6 +74,15 @@ struct catalog_layout {
 	size_t n_entries;
 };
 
+/* The one mig-parted release every layout of the table comes from. */
+struct catalog_release {
+	const char *project; /* "mig-parted" */
+	const char *version; /* "v0.15.0" */
+	const char *commit;  /* the tag's commit */
+	const char
+		*file; /* the config in that release: "deployments/systemd/config-default.yaml" */
+};
+
 /* The embedded table, parsed on first use. Fails only if the build embedded a broken table. */
 int catalog_builtin(const struct catalog **out, struct gs_error *err) GS_WUR;
 
@@ -97,11 +106,17 @@ const struct catalog_mig_profile *catalog_gpu_profile(const struct catalog_gpu *
 						      const char *profile);
 
 const struct catalog_layout *catalog_find_layout(const struct catalog *cat, const char *name);
+/* Layouts in table order (each name once). */
+size_t catalog_layout_count(const struct catalog *cat);
+const struct catalog_layout *catalog_layout_at(const struct catalog *cat, size_t i);
+/* The release the layouts come from; NULL for a table without layouts. */
+const struct catalog_release *catalog_release(const struct catalog *cat);
 
 /* What a layout does to one GPU. */
 enum catalog_apply {
 	CATALOG_APPLY_OK,	/* an entry matched; mig_enabled and devices are set */
 	CATALOG_APPLY_NO_MATCH, /* every entry has a device-filter and none fits: GPU left as is */
+	CATALOG_APPLY_NOT_CAPABLE, /* not MIG-capable: `devices: all` entries skip it, left as is */
 };
 
 struct catalog_gpu_mig {
@@ -113,12 +128,15 @@ struct catalog_gpu_mig {
 };
 
 /*
- * Apply the named layout to one GPU as mig-parted would (§5.4-5.5). A name
- * missing from the static table but of the form all-<profile> is built with
- * the generated-config rule (that profile at its max count), flagged in
+ * Apply the named layout to one GPU as mig-parted's apply would (§5.4-5.5,
+ * cmd/nvidia-mig-parted/apply/config.go): the entries are walked in order and
+ * each one whose device-filter matches is applied, so the last match is what
+ * the GPU ends with; a GPU no entry matches, or one that is not MIG-capable
+ * (every entry says `devices: all`), is left as it is. A name missing from
+ * the static table but of the form all-<profile> is built with the
+ * generated-config rule (that profile at its max count), flagged in
  * out->generated. Fails as mig-manager would (state `failed`): unknown
- * layout, a profile the GPU lacks, more instances than fit, MIG on a GPU
- * that is not MIG-capable.
+ * layout, a profile the GPU lacks, more instances or slices than fit.
  */
 int catalog_layout_apply(const struct catalog *cat, const char *layout_name,
 			 const struct catalog_gpu *gpu, struct catalog_gpu_mig *out,
