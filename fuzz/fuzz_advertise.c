@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (catalog_builtin(&cat, &err))
 		abort();
 	gs_warnings_init(&w);
-	if (nodehw_from_node(cat, node, &hw, &w, &err)) {
+	if (nodehw_from_node(cat, node, NULL, &hw, &w, &err)) {
 		if (!err.msg[0])
 			abort();
 	} else {

@@ -868,7 +868,7 @@ int advertise_node(const struct catalog *cat, const json_t *node, const struct d
 
 	*out = NULL;
 	gs_warnings_init(&w);
-	if (nodehw_from_node(cat, node, &hw, &w, err)) {
+	if (nodehw_from_node(cat, node, opt ? opt->source : NULL, &hw, &w, err)) {
 		gs_warnings_release(&w);
 		return -1;
 	}

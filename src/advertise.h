@@ -21,6 +21,8 @@
 struct advertise_options {
 	const char *default_config; /* DEFAULT_CONFIG; NULL = unset */
 	const char *fallbacks;	    /* FALLBACK_STRATEGIES; NULL = "named,single" (Helm chart) */
+	/* Where the node was read from, for positioned errors; NULL = the apiserver. */
+	const struct ydoc_stream *source;
 };
 
 struct advertisement {

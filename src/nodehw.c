@@ -1,8 +1,12 @@
 #include "nodehw.h"
 
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "readfile.h"
 
 #include "banned.h"
 
@@ -30,24 +34,129 @@ const char *nodehw_annotation(const json_t *node, const char *key)
 	return meta_string(node, "annotations", key);
 }
 
-/* Every value of metadata.<field> must be a string, as the apiserver demands. */
-static int check_strings(const json_t *node, const char *name, const char *field,
-			 struct gs_error *err)
+/*
+ * err = "file:line:col: msg" at the value under `key` of `obj` (or at `obj`
+ * itself when key is NULL) when the node came from a file, else just msg.
+ */
+static void node_error(const struct ydoc_stream *src, const json_t *obj, const char *key,
+		       struct gs_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void node_error(const struct ydoc_stream *src, const json_t *obj, const char *key,
+		       struct gs_error *err, const char *fmt, ...)
 {
-	const json_t *m = json_object_get(json_object_get(node, "metadata"), field);
+	struct ydoc_pos pos = {0, 0};
+	char msg[sizeof(err->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (src && obj &&
+	    !(key ? ydoc_stream_key_pos(src, obj, key, &pos) : ydoc_stream_pos(src, obj, &pos)))
+		gs_error_at(err, ydoc_stream_name(src), pos.line, pos.col, "%s", msg);
+	else
+		gs_error_set(err, "%s", msg);
+}
+
+static const json_t *annotations_of(const json_t *node)
+{
+	return meta_map(node, "annotations");
+}
+
+/*
+ * The plain scalar as written at `pos` of the file, for a value YAML 1.1
+ * turned into a boolean (n, no, off, y, yes, on): "" when unknown.
+ */
+static void source_text(const struct ydoc_stream *src, struct ydoc_pos pos, char *out, size_t size)
+{
+	const char *name = src ? ydoc_stream_name(src) : NULL;
+	char *buf = NULL, *p;
+	size_t len, n = 0;
+	struct gs_error e;
+
+	out[0] = '\0';
+	if (!name || !strcmp(name, "-") || pos.line < 1 || pos.col < 1 ||
+	    gs_read_file(name, (size_t)64 << 20, &buf, &len, &e))
+		return;
+	p = buf;
+	for (int line = 1; line < pos.line && p; line++) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	for (int col = 1; p && col < pos.col && *p && *p != '\n'; col++)
+		p++;
+	while (p && p[n] && !strchr(" \t\r\n#,}]", p[n]) && n + 1 < size)
+		n++;
+	if (p && n) {
+		memcpy(out, p, n);
+		out[n] = '\0';
+	}
+	free(buf);
+}
+
+static const char *json_kind(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "a map";
+	case JSON_ARRAY:
+		return "a list";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
+	default:
+		return "a string";
+	}
+}
+
+/* "expected a string, got a boolean (write \"n\")" for metadata.<where>. */
+static void not_a_string(const struct ydoc_stream *src, const json_t *obj, const char *key,
+			 const json_t *v, const char *what, struct gs_error *err)
+{
+	char text[128] = "";
+	struct ydoc_pos pos = {0, 0};
+
+	if (json_is_integer(v))
+		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	else if (json_is_boolean(v) && src && !ydoc_stream_key_pos(src, obj, key, &pos))
+		source_text(src, pos, text, sizeof(text));
+	if (*text)
+		node_error(src, obj, key, err, "%s: expected a string, got %s (write \"%s\")", what,
+			   json_kind(v), text);
+	else
+		node_error(src, obj, key, err, "%s: expected a string, got %s (quote it)", what,
+			   json_kind(v));
+}
+
+/* Every value of metadata.<field> must be a string, as the apiserver demands. */
+static int check_strings(const struct ydoc_stream *src, const json_t *node, const char *name,
+			 const char *field, struct gs_error *err)
+{
+	const json_t *meta = json_object_get(node, "metadata");
+	const json_t *m = json_object_get(meta, field);
 	const char *k;
 	json_t *v;
 
 	if (!m || json_is_null(m))
 		return 0;
 	if (!json_is_object(m)) {
-		gs_error_set(err, "node '%s': metadata.%s is not a map", name, field);
+		node_error(src, meta, field, err, "node '%s': metadata.%s: expected a map, got %s",
+			   name, field, json_kind(m));
 		return -1;
 	}
 	json_object_foreach ((json_t *)m, k, v) {
 		if (!json_is_string(v)) {
-			gs_error_set(err, "node '%s': %s '%s' must be a string (quote it)", name,
-				     field, k);
+			char what[512];
+			snprintf(what, sizeof(what), "node '%s': %s %s", name,
+				 !strcmp(field, "labels") ? "label" : "annotation", k);
+			not_a_string(src, m, k, v, what, err);
 			return -1;
 		}
 	}
@@ -108,8 +217,9 @@ static int parse_count(const char *s, int *out)
 }
 
 static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t *node,
-		     struct gs_error *err)
+		     const struct ydoc_stream *src, struct gs_error *err)
 {
+	const json_t *ann = annotations_of(node);
 	const char *prod = nodehw_annotation(node, NODEHW_ANN_PRODUCT);
 	const char *cnt = nodehw_annotation(node, NODEHW_ANN_COUNT);
 	char *pbuf, *cbuf, *pitems[NODEHW_MAX_MODELS], *citems[NODEHW_MAX_MODELS];
@@ -118,13 +228,15 @@ static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t 
 	if ((!prod || !*prod) && (!cnt || !*cnt))
 		return 0;
 	if (!prod || !*prod) {
-		gs_error_set(err, "node '%s': annotation %s is set but %s is missing", hw->name,
-			     NODEHW_ANN_COUNT, NODEHW_ANN_PRODUCT);
+		node_error(src, ann, NODEHW_ANN_COUNT, err,
+			   "node '%s': annotation %s is set but %s is missing", hw->name,
+			   NODEHW_ANN_COUNT, NODEHW_ANN_PRODUCT);
 		return -1;
 	}
 	if (!cnt || !*cnt) {
-		gs_error_set(err, "node '%s': annotation %s is set but %s is missing", hw->name,
-			     NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
+		node_error(src, ann, NODEHW_ANN_PRODUCT, err,
+			   "node '%s': annotation %s is set but %s is missing", hw->name,
+			   NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
 		return -1;
 	}
 	pbuf = gs_xstrdup(prod);
@@ -132,15 +244,16 @@ static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t 
 	np = split(pbuf, pitems, NODEHW_MAX_MODELS);
 	nc = split(cbuf, citems, NODEHW_MAX_MODELS);
 	if (np < 0) {
-		gs_error_set(err, "node '%s': annotation %s lists more than %d models", hw->name,
-			     NODEHW_ANN_PRODUCT, NODEHW_MAX_MODELS);
+		node_error(src, ann, NODEHW_ANN_PRODUCT, err,
+			   "node '%s': annotation %s lists more than %d models", hw->name,
+			   NODEHW_ANN_PRODUCT, NODEHW_MAX_MODELS);
 		goto out;
 	}
 	if (nc != np) {
-		gs_error_set(err,
-			     "node '%s': annotations %s and %s must list as many entries (one "
-			     "count per product)",
-			     hw->name, NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
+		node_error(src, ann, NODEHW_ANN_COUNT, err,
+			   "node '%s': annotations %s and %s must list as many entries (one "
+			   "count per product)",
+			   hw->name, NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
 		goto out;
 	}
 	hw->gpus = gs_xcalloc((size_t)np, sizeof(*hw->gpus));
@@ -148,22 +261,22 @@ static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t 
 		const struct catalog_gpu *g = catalog_find_gpu(cat, pitems[i]);
 		int c;
 		if (!g) {
-			gs_error_set(err,
-				     "node '%s': unknown GPU model '%s' in annotation %s (see "
-				     "'gpushare advertise --list-gpus')",
-				     hw->name, pitems[i], NODEHW_ANN_PRODUCT);
+			node_error(src, ann, NODEHW_ANN_PRODUCT, err,
+				   "node '%s': unknown GPU model '%s' in annotation %s (see "
+				   "'gpushare advertise --list-gpus')",
+				   hw->name, pitems[i], NODEHW_ANN_PRODUCT);
 			goto out;
 		}
 		if (parse_count(citems[i], &c) || c == 0) {
-			gs_error_set(
-				err,
-				"node '%s': annotation %s: '%s' is not a GPU count from 1 to %d",
-				hw->name, NODEHW_ANN_COUNT, citems[i], NODEHW_MAX_GPUS);
+			node_error(src, ann, NODEHW_ANN_COUNT, err,
+				   "node '%s': annotation %s: '%s' is not a GPU count from 1 to %d",
+				   hw->name, NODEHW_ANN_COUNT, citems[i], NODEHW_MAX_GPUS);
 			goto out;
 		}
 		if (hw->total + c > NODEHW_MAX_GPUS) {
-			gs_error_set(err, "node '%s': more than %d GPUs declared", hw->name,
-				     NODEHW_MAX_GPUS);
+			node_error(src, ann, NODEHW_ANN_COUNT, err,
+				   "node '%s': more than %d GPUs declared", hw->name,
+				   NODEHW_MAX_GPUS);
 			goto out;
 		}
 		hw->gpus[hw->n_gpus].model = g;
@@ -238,8 +351,8 @@ json_t *nodehw_managed_resources(const json_t *node, int *ok)
 	return managed(node, NODEHW_ANN_MANAGED_RESOURCES, 0, ok);
 }
 
-int nodehw_from_node(const struct catalog *cat, const json_t *node, struct nodehw **out,
-		     struct gs_warnings *warnings, struct gs_error *err)
+int nodehw_from_node(const struct catalog *cat, const json_t *node, const struct ydoc_stream *src,
+		     struct nodehw **out, struct gs_warnings *warnings, struct gs_error *err)
 {
 	struct nodehw *hw;
 	const json_t *meta = json_is_object(node) ? json_object_get(node, "metadata") : NULL;
@@ -251,20 +364,31 @@ int nodehw_from_node(const struct catalog *cat, const json_t *node, struct nodeh
 	*out = NULL;
 	if (!json_is_object(node) ||
 	    (kind && !(json_is_string(kind) && !strcmp(json_string_value(kind), "Node")))) {
-		gs_error_set(err, "not a Node object");
+		node_error(src, json_is_object(node) ? node : NULL, kind ? "kind" : NULL, err,
+			   "not a Node object");
 		return -1;
 	}
-	if (!json_is_string(name) || !*json_string_value(name)) {
-		gs_error_set(err, "Node object has no metadata.name");
+	if (!json_is_object(meta)) {
+		node_error(src, node, json_object_get(node, "metadata") ? "metadata" : NULL, err,
+			   "Node object has no metadata map");
 		return -1;
 	}
-	if (check_strings(node, json_string_value(name), "labels", err) ||
-	    check_strings(node, json_string_value(name), "annotations", err))
+	if (name && !json_is_string(name)) {
+		not_a_string(src, meta, "name", name, "metadata.name", err);
+		return -1;
+	}
+	if (!name || !*json_string_value(name)) {
+		node_error(src, meta, name ? "name" : NULL, err,
+			   name ? "metadata.name is empty" : "Node object has no metadata.name");
+		return -1;
+	}
+	if (check_strings(src, node, json_string_value(name), "labels", err) ||
+	    check_strings(src, node, json_string_value(name), "annotations", err))
 		return -1;
 
 	hw = gs_xcalloc(1, sizeof(*hw));
 	hw->name = gs_xstrdup(json_string_value(name));
-	if (read_gpus(cat, hw, node, err)) {
+	if (read_gpus(cat, hw, node, src, err)) {
 		nodehw_free(hw);
 		return -1;
 	}

@@ -6,6 +6,7 @@
 
 #include "catalog.h"
 #include "error.h"
+#include "ydoc.h"
 
 /*
  * A node's declared GPU hardware and what gpushare wrote on it before, read
@@ -60,9 +61,12 @@ struct nodehw {
  * malformed or name a model the catalog does not know. A node without the
  * hardware annotations has no GPUs. An unreadable managed-* record is a
  * warning and counts as empty (gpushare then owns nothing on the node).
+ * `src` is the stream the node was loaded from (NULL when it came from the
+ * apiserver): errors then carry file:line:col of the offending value.
  */
-int nodehw_from_node(const struct catalog *cat, const json_t *node, struct nodehw **out,
-		     struct gs_warnings *warnings, struct gs_error *err) GS_WUR;
+int nodehw_from_node(const struct catalog *cat, const json_t *node, const struct ydoc_stream *src,
+		     struct nodehw **out, struct gs_warnings *warnings,
+		     struct gs_error *err) GS_WUR;
 void nodehw_free(struct nodehw *hw);
 
 /*

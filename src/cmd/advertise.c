@@ -206,7 +206,7 @@ int cmd_advertise(int argc, char **argv)
 	    (cm_path && load_configmap(cm_path, &cm_stream, &set, &err)) ||
 	    ydoc_load_file(node_path, &ydoc_default_limits, &node_stream, &err) ||
 	    find_node(node_stream, node_path, node_name, &node, &err) ||
-	    advertise_node(cat, node, set, &opt, &adv, &err)) {
+	    (opt.source = node_stream, advertise_node(cat, node, set, &opt, &adv, &err))) {
 		print_error(&err);
 		goto out;
 	}

@@ -62,7 +62,7 @@ static struct advertisement *compute(const json_t *n, const struct dpconfig *cfg
 	struct gs_error err;
 
 	gs_warnings_init(&w);
-	if (nodehw_from_node(cat(), n, &h, &w, &err))
+	if (nodehw_from_node(cat(), n, NULL, &h, &w, &err))
 		fail_msg("nodehw: %s", err.msg);
 	if (advertise_compute(cat(), h, cfg, cfg ? cfg->name : "", &adv, &err))
 		fail_msg("compute: %s", err.msg);
@@ -628,7 +628,7 @@ static void bad_nodes(void **state)
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
 		json_t *n = json_loads(docs[i], 0, NULL);
 		assert_non_null(n);
-		assert_int_equal(nodehw_from_node(cat(), n, &h, &w, &err), -1);
+		assert_int_equal(nodehw_from_node(cat(), n, NULL, &h, &w, &err), -1);
 		assert_null(h);
 		assert_true(err.msg[0] != '\0');
 		json_decref(n);
