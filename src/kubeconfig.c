@@ -18,15 +18,6 @@
 #define MAX_NAMESPACE_FILE 4096u
 #define DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
-const char kube_config_flags_help[] =
-	"  --kubeconfig <file>       kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)\n"
-	"  --context <name>          kubeconfig context to use (default: current-context)\n"
-	"  --cluster <name>          kubeconfig cluster to use instead of the context's\n"
-	"  --user <name>             kubeconfig user to use instead of the context's\n"
-	"  -n, --namespace <name>    namespace instead of the context's\n"
-	"  --insecure-skip-tls-verify  do not verify the apiserver's certificate (unsafe)\n"
-	"  --request-timeout <dur>   limit for one request, e.g. 30s, 2m (default 30s)\n";
-
 /* One loaded kubeconfig file. */
 struct kc_file {
 	char *path;
@@ -731,6 +722,50 @@ static int pem_check(const struct kc_entry *e, const char *key, const struct kub
 	return -1;
 }
 
+/* The --server flag's value: an http(s) URL or a bare host[:port]. Never echoed. */
+static int check_server_flag(const char *server, struct gs_error *err)
+{
+	if (strstr(server, "://") && strncmp(server, "https://", 8) != 0 &&
+	    strncmp(server, "http://", 7) != 0) {
+		gs_error_set(err, "--server must be an https:// or http:// URL");
+		return -1;
+	}
+	for (const char *p = server; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			gs_error_set(err, "--server holds a control character");
+			return -1;
+		}
+	return 0;
+}
+
+/*
+ * --token, as kubectl's override: it replaces the user's token and tokenFile;
+ * with basic auth it is the second authentication method kubectl refuses.
+ */
+static int apply_token_flag(struct kube_config *cfg, const struct kube_config_opts *opts,
+			    struct gs_error *err)
+{
+	if (!opts || !opts->token || !opts->token[0])
+		return 0;
+	for (const char *p = opts->token; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			gs_error_set(err, "--token holds a control character (a line break?)");
+			return -1;
+		}
+	if (cfg->username) {
+		gs_error_set(err,
+			     "more than one authentication method found for user \"%s\"; found "
+			     "token (--token), basic auth; only one is allowed",
+			     cfg->user ? cfg->user : "");
+		return -1;
+	}
+	wipe_str(cfg->token);
+	free(cfg->token_file);
+	cfg->token_file = NULL;
+	cfg->token = gs_xstrdup(opts->token);
+	return 0;
+}
+
 /* client-go's DefaultServerURL: no scheme means https when TLS is configured, else http. */
 static char *normalize_server(const char *server, bool tls)
 {
@@ -745,6 +780,35 @@ static char *normalize_server(const char *server, bool tls)
 	while (n > 0 && s[n - 1] == '/' && !(n >= 3 && s[n - 2] == '/' && s[n - 3] == ':'))
 		s[--n] = '\0';
 	return s;
+}
+
+/* --server with no cluster entry to start from: the flags are the whole cluster. */
+static int flags_cluster(struct kube_config *cfg, const struct kube_config_opts *opts,
+			 struct gs_error *err)
+{
+	if (check_server_flag(opts->server, err) != 0)
+		return -1;
+	cfg->insecure_skip_tls_verify = opts->insecure_skip_tls_verify;
+	cfg->server = gs_xstrdup(opts->server);
+	return 0;
+}
+
+/* Nothing but flags (no kubeconfig content): --server and maybe --token. */
+static int from_flags(struct kube_config *cfg, const struct kube_config_opts *opts,
+		      struct gs_error *err)
+{
+	char *s;
+
+	if (!cfg->source)
+		cfg->source = gs_xstrdup("command-line flags");
+	cfg->namespace =
+		gs_xstrdup(opts->namespace && opts->namespace[0] ? opts->namespace : "default");
+	if (flags_cluster(cfg, opts, err) != 0 || apply_token_flag(cfg, opts, err) != 0)
+		return -1;
+	s = normalize_server(cfg->server, cfg->insecure_skip_tls_verify);
+	free(cfg->server);
+	cfg->server = s;
+	return 0;
 }
 
 static int load_cluster(struct kube_config *cfg, const struct kc_entry *e,
@@ -764,6 +828,12 @@ static int load_cluster(struct kube_config *cfg, const struct kc_entry *e,
 	    get_str(e->file, ee.body, "proxy-url", what, &proxy, err) != 0 ||
 	    get_bool(e->file, ee.body, "insecure-skip-tls-verify", what, &insecure, err) != 0)
 		goto out;
+	if (opts && opts->server && opts->server[0]) {
+		/* --server replaces the entry's server; the rest of the entry stays. */
+		if (check_server_flag(opts->server, err) != 0)
+			goto out;
+		server = opts->server;
+	}
 	if (!server || !server[0]) {
 		at_key(e->file, e->body ? e->body : e->item, NULL, err, "%s has no server", what);
 		goto out;
@@ -918,6 +988,11 @@ static char *source_of(const struct kc_merged *m)
 	return s;
 }
 
+static bool has_server_flag(const struct kube_config_opts *opts)
+{
+	return opts && opts->server && opts->server[0];
+}
+
 static int from_kubeconfig(struct kube_config *cfg, const struct kc_merged *m,
 			   const struct kube_config_opts *opts, struct gs_error *err)
 {
@@ -949,23 +1024,26 @@ static int from_kubeconfig(struct kube_config *cfg, const struct kc_merged *m,
 		cluster_name = opts->cluster;
 	if (opts && opts->user && opts->user[0])
 		user_name = opts->user;
-	if (!ctx_name && !(opts && opts->cluster && opts->cluster[0])) {
+	if (!ctx_name && !(opts && opts->cluster && opts->cluster[0]) && !has_server_flag(opts)) {
 		gs_error_set(err, "no current-context is set in kubeconfig %s; pass --context",
 			     cfg->source);
 		return -1;
 	}
-	if (!cluster_name || !cluster_name[0]) {
+	/* With --server, a cluster entry is optional: the flag is the whole cluster. */
+	cl = NULL;
+	if (cluster_name && cluster_name[0]) {
+		cl = map_find(&m->clusters, cluster_name);
+		if (!cl) {
+			gs_error_set(err, "cluster \"%s\" not found in kubeconfig %s", cluster_name,
+				     cfg->source);
+			return -1;
+		}
+		cfg->cluster = gs_xstrdup(cluster_name);
+	} else if (!has_server_flag(opts)) {
 		gs_error_set(err, "context \"%s\" names no cluster (in kubeconfig %s)", ctx_name,
 			     cfg->source);
 		return -1;
 	}
-	cl = map_find(&m->clusters, cluster_name);
-	if (!cl) {
-		gs_error_set(err, "cluster \"%s\" not found in kubeconfig %s", cluster_name,
-			     cfg->source);
-		return -1;
-	}
-	cfg->cluster = gs_xstrdup(cluster_name);
 	if (user_name && user_name[0]) {
 		us = map_find(&m->users, user_name);
 		if (!us) {
@@ -978,9 +1056,11 @@ static int from_kubeconfig(struct kube_config *cfg, const struct kc_merged *m,
 	if (opts && opts->namespace && opts->namespace[0])
 		ns = opts->namespace;
 	cfg->namespace = gs_xstrdup(ns && ns[0] ? ns : "default");
-	if (load_cluster(cfg, cl, opts, err) != 0)
+	if (cl ? load_cluster(cfg, cl, opts, err) != 0 : flags_cluster(cfg, opts, err) != 0)
 		return -1;
 	if (us && load_user(cfg, us, err) != 0)
+		return -1;
+	if (apply_token_flag(cfg, opts, err) != 0)
 		return -1;
 	{
 		char *s = normalize_server(cfg->server, cfg->ca.data || cfg->client_cert.data ||
@@ -1039,7 +1119,7 @@ static int in_cluster(struct kube_config *cfg, const struct kube_config_opts *op
 	cfg->insecure_skip_tls_verify = opts && opts->insecure_skip_tls_verify;
 	if (cfg->insecure_skip_tls_verify)
 		pem_release(&cfg->ca, false);
-	return 0;
+	return apply_token_flag(cfg, opts, err);
 }
 
 int kube_config_load_env(struct kube_config **out, const struct kube_config_opts *opts,
@@ -1069,8 +1149,10 @@ int kube_config_load_env(struct kube_config **out, const struct kube_config_opts
 		cfg->request_timeout_ms = opts->request_timeout_ms;
 	if (!m.any) {
 		/* kubectl: an empty merged config means in-cluster, when that is possible. */
-		if (env->service_host && env->service_host[0] && env->service_port &&
-		    env->service_port[0]) {
+		if (has_server_flag(opts)) {
+			rc = from_flags(cfg, opts, err);
+		} else if (env->service_host && env->service_host[0] && env->service_port &&
+			   env->service_port[0]) {
 			rc = in_cluster(cfg, opts, env, err);
 		} else if (m.n_files) {
 			char *src = source_of(&m);
@@ -1117,135 +1199,4 @@ int kube_config_load(struct kube_config **out, const struct kube_config_opts *op
 	};
 
 	return kube_config_load_env(out, opts, &env, err);
-}
-
-/* ---- flags ----------------------------------------------------------------------------- */
-
-/* Go-style duration ("1m30s", "500ms") or plain seconds, into ms; capped at a day. */
-static int parse_duration_ms(const char *s, long *out)
-{
-	long long total = 0;
-	const char *p = s;
-
-	if (!*p)
-		return -1;
-	if (strspn(p, "0123456789") == strlen(p)) {
-		if (strlen(p) > 6)
-			return -1;
-		*out = strtol(p, NULL, 10) * 1000L;
-		return *out <= 86400000L ? 0 : -1;
-	}
-	while (*p) {
-		long long v = 0, mul;
-		size_t digits = 0;
-		while (*p >= '0' && *p <= '9' && digits < 9) {
-			v = v * 10 + (*p++ - '0');
-			digits++;
-		}
-		if (!digits)
-			return -1;
-		if (!strncmp(p, "ms", 2)) {
-			mul = 1;
-			p += 2;
-		} else if (*p == 's') {
-			mul = 1000;
-			p++;
-		} else if (*p == 'm') {
-			mul = 60000;
-			p++;
-		} else if (*p == 'h') {
-			mul = 3600000;
-			p++;
-		} else {
-			return -1;
-		}
-		total += v * mul;
-		if (total > 86400000LL)
-			return -1;
-	}
-	*out = (long)total;
-	return 0;
-}
-
-static int flag_value(const char *arg, const char *name, int argc, char **argv, int *i,
-		      const char **val, struct gs_error *err)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(arg, name, n) != 0)
-		return 0;
-	if (arg[n] == '=') {
-		*val = arg + n + 1;
-	} else if (arg[n] == '\0') {
-		if (*i + 1 >= argc) {
-			gs_error_set(err, "option '%s' requires a value", name);
-			return -1;
-		}
-		*val = argv[++*i];
-	} else {
-		return 0;
-	}
-	if (!(*val)[0]) {
-		gs_error_set(err, "option '%s' requires a value", name);
-		return -1;
-	}
-	return 1;
-}
-
-int kube_config_parse_flag(struct kube_config_opts *opts, int argc, char **argv, int *i,
-			   struct gs_error *err)
-{
-	static const struct {
-		const char *name;
-		size_t off;
-	} str_flags[] = {
-		{"--kubeconfig", offsetof(struct kube_config_opts, kubeconfig)},
-		{"--context", offsetof(struct kube_config_opts, context)},
-		{"--cluster", offsetof(struct kube_config_opts, cluster)},
-		{"--user", offsetof(struct kube_config_opts, user)},
-		{"--namespace", offsetof(struct kube_config_opts, namespace)},
-		{"-n", offsetof(struct kube_config_opts, namespace)},
-	};
-	const char *arg, *val;
-	int r;
-
-	if (*i >= argc)
-		return 0;
-	arg = argv[*i];
-	for (size_t k = 0; k < sizeof(str_flags) / sizeof(str_flags[0]); k++) {
-		r = flag_value(arg, str_flags[k].name, argc, argv, i, &val, err);
-		if (r < 0)
-			return -1;
-		if (r > 0) {
-			*(const char **)((char *)opts + str_flags[k].off) = val;
-			++*i;
-			return 1;
-		}
-	}
-	if (!strcmp(arg, "--insecure-skip-tls-verify") ||
-	    !strcmp(arg, "--insecure-skip-tls-verify=true")) {
-		opts->insecure_skip_tls_verify = true;
-		++*i;
-		return 1;
-	}
-	if (!strcmp(arg, "--insecure-skip-tls-verify=false")) {
-		opts->insecure_skip_tls_verify = false;
-		++*i;
-		return 1;
-	}
-	r = flag_value(arg, "--request-timeout", argc, argv, i, &val, err);
-	if (r < 0)
-		return -1;
-	if (r > 0) {
-		if (parse_duration_ms(val, &opts->request_timeout_ms) != 0) {
-			gs_error_set(err,
-				     "invalid --request-timeout \"%s\": want seconds or a duration "
-				     "such as 30s, 2m, 500ms (at most 24h)",
-				     val);
-			return -1;
-		}
-		++*i;
-		return 1;
-	}
-	return 0;
 }

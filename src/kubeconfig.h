@@ -27,6 +27,8 @@ struct kube_config_opts {
 	const char *cluster;	       /* --cluster: overrides the context's cluster */
 	const char *user;	       /* --user: overrides the context's user */
 	const char *namespace;	       /* -n/--namespace: overrides the context's namespace */
+	const char *server;	       /* --server: overrides the cluster's server */
+	const char *token;	       /* --token: overrides the user's token (secret) */
 	bool insecure_skip_tls_verify; /* --insecure-skip-tls-verify */
 	long request_timeout_ms;       /* --request-timeout; 0 = kubeclient's default */
 };
@@ -79,20 +81,6 @@ int kube_config_load(struct kube_config **out, const struct kube_config_opts *op
 		     struct gs_error *err) GS_WUR;
 int kube_config_load_env(struct kube_config **out, const struct kube_config_opts *opts,
 			 const struct kube_config_env *env, struct gs_error *err) GS_WUR;
-
-/*
- * Standard connection flags for commands: --kubeconfig, --context,
- * --cluster, --user, -n/--namespace, --insecure-skip-tls-verify,
- * --request-timeout (a number of seconds, or a duration such as 500ms, 30s,
- * 2m). Each takes `--flag value` or `--flag=value`. Looks at argv[*i]: when
- * it is one of these, stores it (borrowing argv), advances *i past its value
- * and returns 1; returns 0 for any other argument; -1 with err filled for a
- * missing or bad value.
- */
-int kube_config_parse_flag(struct kube_config_opts *opts, int argc, char **argv, int *i,
-			   struct gs_error *err) GS_WUR;
-/* Help text for those flags, one per line, indented two spaces. */
-extern const char kube_config_flags_help[];
 
 void kube_config_free(struct kube_config *cfg);
 

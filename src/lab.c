@@ -12,15 +12,16 @@
 #include "catalog.h"
 #include "check.h"
 #include "isolation.h"
+#include "defaults.h"
 #include "kubeclient.h"
 #include "quantity.h"
 #include "sync.h"
 #include "ydoc.h"
 #include "banned.h"
 
-#define LAB_NS "gpu-share"
+#define LAB_NS GS_DEFAULT_NAMESPACE
 #define TEAM_NS "team-a"
-#define CM_NAME "device-plugin-configs"
+#define CM_NAME GS_DEFAULT_CONFIGMAP
 #define QUOTA_NAME "gpu-quota"
 #define QUOTA_KEY "requests.nvidia.com/gpu"
 #define MPS_KEY "mps"

@@ -6,6 +6,7 @@
 
 #include "advertise.h"
 #include "catalog.h"
+#include "defaults.h"
 #include "dpconfig.h"
 #include "kubeclient.h"
 #include "nodehw.h"
@@ -145,8 +146,8 @@ out:
 int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_report *rep,
 	     struct gs_error *err)
 {
-	const char *ns = o->configmap_namespace ? o->configmap_namespace : "gpu-share";
-	const char *cm_name = o->configmap_name ? o->configmap_name : "device-plugin-configs";
+	const char *ns = o->configmap_namespace ? o->configmap_namespace : GS_DEFAULT_NAMESPACE;
+	const char *cm_name = o->configmap_name ? o->configmap_name : GS_DEFAULT_CONFIGMAP;
 	const struct catalog *cat;
 	struct dpconfig_set *set = NULL;
 	json_t *cm = NULL, *nodes = NULL;

@@ -18,8 +18,8 @@ struct kube_client;
  */
 
 struct sync_opts {
-	const char *configmap_namespace; /* NULL = "gpu-share" */
-	const char *configmap_name;	 /* NULL = "device-plugin-configs" */
+	const char *configmap_namespace; /* NULL = GS_DEFAULT_NAMESPACE */
+	const char *configmap_name;	 /* NULL = GS_DEFAULT_CONFIGMAP */
 	const char *default_config;	 /* DEFAULT_CONFIG; NULL = unset */
 	const char *fallbacks;		 /* FALLBACK_STRATEGIES; NULL = "named,single" */
 	const char *only_node;		 /* NULL = every declaring node */

@@ -6,31 +6,22 @@
 #include "advertise.h"
 #include "catalog.h"
 #include "dpconfig.h"
+#include "parseopt.h"
 #include "ydoc.h"
 #include "banned.h"
 
-static void usage(FILE *out)
-{
-	fputs("usage: gpushare advertise [options] NODE.yaml\n"
-	      "\n"
-	      "Print the JSON merge patch that makes a Node advertise what NVIDIA's device\n"
-	      "plugin and GPU feature discovery would publish for its declared GPUs:\n"
-	      "status.capacity/allocatable and labels (see docs/advertise.md).\n"
-	      "\n"
-	      "  --configmap FILE            the device-plugin ConfigMap of named configs; "
-	      "without\n"
-	      "                              it the node runs the empty config (no sharing)\n"
-	      "  --node NAME                 the Node to use when NODE.yaml holds several\n"
-	      "  --default-config NAME       config-manager's DEFAULT_CONFIG\n"
-	      "  --fallback-strategies LIST  FALLBACK_STRATEGIES (default named,single)\n"
-	      "  --full                      print the whole advertisement, not the patch\n"
-	      "  --list-gpus                 print the GPU models gpushare knows\n"
-	      "  --help                      this text\n"
-	      "\n"
-	      "exit status: 0 ok, 1 the real stack would refuse this node (no patch),\n"
-	      "2 bad input or usage\n",
-	      out);
-}
+static const char *const usage_lines[] = {"gpushare advertise [options] NODE.yaml",
+					  "gpushare advertise --list-gpus", NULL};
+
+static const struct parseopt_usage advertise_usage = {
+	"advertise",
+	usage_lines,
+	"Print the JSON merge patch that makes a Node advertise what NVIDIA's device\n"
+	"plugin and GPU feature discovery would publish for its declared GPUs:\n"
+	"status.capacity/allocatable and labels (see docs/advertise.md).\n",
+	"exit status: 0 ok, 1 the real stack would refuse this node (no patch),\n"
+	"2 bad input or usage\n",
+};
 
 static const char *kind_of(const json_t *doc)
 {
@@ -149,7 +140,7 @@ int cmd_advertise(int argc, char **argv)
 {
 	const char *cm_path = NULL, *node_path = NULL, *node_name = NULL;
 	struct advertise_options opt = {0};
-	bool full = false;
+	bool full = false, list = false;
 	struct ydoc_stream *cm_stream = NULL, *node_stream = NULL;
 	struct dpconfig_set *set = NULL;
 	const struct catalog *cat;
@@ -158,48 +149,36 @@ int cmd_advertise(int argc, char **argv)
 	struct gs_warnings w;
 	struct gs_error err;
 	json_t *patch = NULL;
-	int rc = EXIT_USAGE;
+	int rc = EXIT_USAGE, n;
+	struct option opts[] = {
+		OPT_STRING(0, "configmap", &cm_path, "FILE",
+			   "the device-plugin ConfigMap of named configs; without\n"
+			   "it the node runs the empty config (no sharing)"),
+		OPT_STRING(0, "node", &node_name, "NAME",
+			   "the Node to use when NODE.yaml holds several"),
+		OPT_STRING(0, "default-config", &opt.default_config, "NAME",
+			   "config-manager's DEFAULT_CONFIG"),
+		OPT_STRING(0, "fallback-strategies", &opt.fallbacks, "LIST",
+			   "FALLBACK_STRATEGIES (default named,single)"),
+		OPT_FLAG(0, "full", &full, "print the whole advertisement, not the patch"),
+		OPT_FLAG(0, "list-gpus", &list, "print the GPU models gpushare knows"),
+		OPT_END(),
+	};
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char **slot = NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return EXIT_OK;
-		} else if (!strcmp(a, "--list-gpus")) {
-			return list_gpus();
-		} else if (!strcmp(a, "--full")) {
-			full = true;
-			continue;
-		} else if (!strcmp(a, "--configmap")) {
-			slot = &cm_path;
-		} else if (!strcmp(a, "--node")) {
-			slot = &node_name;
-		} else if (!strcmp(a, "--default-config")) {
-			slot = &opt.default_config;
-		} else if (!strcmp(a, "--fallback-strategies")) {
-			slot = &opt.fallbacks;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "gpushare advertise: unknown option '%s'\n", a);
-			usage(stderr);
-			return EXIT_USAGE;
-		} else if (!node_path) {
-			node_path = a;
-			continue;
-		} else {
-			fprintf(stderr, "gpushare advertise: one NODE.yaml only ('%s')\n", a);
-			return EXIT_USAGE;
-		}
-		if (i + 1 >= argc) {
-			fprintf(stderr, "gpushare advertise: option '%s' needs a value\n", a);
-			return EXIT_USAGE;
-		}
-		*slot = argv[++i];
+	n = parse_options(argc, argv, opts, &advertise_usage);
+	if (n < 0)
+		return parseopt_exit(n);
+	if (list)
+		return list_gpus();
+	if (n > 1) {
+		gs_error_set(&err, "one NODE.yaml only ('%s')", argv[1]);
+		return usage_error(&advertise_usage, &err);
 	}
-	if (!node_path) {
-		usage(stderr);
-		return EXIT_USAGE;
+	if (n == 0) {
+		gs_error_set(&err, "no NODE.yaml given");
+		return usage_error(&advertise_usage, &err);
 	}
+	node_path = argv[0];
 
 	gs_warnings_init(&w);
 	if (catalog_builtin(&cat, &err) ||

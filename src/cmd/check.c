@@ -3,83 +3,83 @@
 
 #include "check.h"
 #include "cmd.h"
+#include "parseopt.h"
 #include "banned.h"
 
-static void usage(FILE *out)
+static const char *const usage_lines[] = {
+	"gpushare check [--api-rules] [--shared] [--strict] FILE...", NULL};
+
+static const struct parseopt_usage check_usage = {
+	"check",
+	usage_lines,
+	"Check pod manifests for GPU requests before deploy. FILE may hold several\n"
+	"YAML documents; '-' reads standard input. Looked at: Pod, the pod templates\n"
+	"of Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController,\n"
+	"Job, CronJob and PodTemplate, and the items of List kinds; every container\n"
+	"and init container. Other kinds are skipped.\n"
+	"\n"
+	"Output (standard output):\n"
+	"  OVER=<container>=<count>  nvidia.com/gpu in limits or requests is more than 1\n"
+	"                            (count: that value; the larger when both are)\n"
+	"  OK                        nothing found (printed only then)\n"
+	"  FILE:LINE:COL: container \"<name>\": ...\n"
+	"                            a finding of an opt-in rule below\n"
+	"Quantities are read as Kubernetes reads them: 2, \"2\", 2000m and 2.0 are all 2.\n",
+	"Exit status: 0 OK, 1 findings, 2 unreadable or invalid input (the error goes to\n"
+	"standard error as FILE:LINE:COL: message; OK is never printed then).\n",
+};
+
+static int parse_engine(const struct option *opt, const char *arg, struct gs_error *err)
 {
-	fputs("usage: gpushare check [--api-rules] [--shared] [--strict] FILE...\n"
-	      "\n"
-	      "Check pod manifests for GPU requests before deploy. FILE may hold several\n"
-	      "YAML documents; '-' reads standard input. Looked at: Pod, the pod templates\n"
-	      "of Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController,\n"
-	      "Job, CronJob and PodTemplate, and the items of List kinds; every container\n"
-	      "and init container. Other kinds are skipped.\n"
-	      "\n"
-	      "Output (standard output):\n"
-	      "  OVER=<container>=<count>  nvidia.com/gpu in limits or requests is more than 1\n"
-	      "                            (count: that value; the larger when both are)\n"
-	      "  OK                        nothing found (printed only then)\n"
-	      "  FILE:LINE:COL: container \"<name>\": ...\n"
-	      "                            a finding of an opt-in rule below\n"
-	      "Quantities are read as Kubernetes reads them: 2, \"2\", 2000m and 2.0 are all 2.\n"
-	      "\n"
-	      "Options:\n"
-	      "  --api-rules  also apply kube-apiserver's rules for extended resources:\n"
-	      "               whole numbers (\"must be an integer\"), not negative, a request\n"
-	      "               needs a limit (\"Limit must be set for non overcommitable\n"
-	      "               resources\") and must equal it (\"must be equal to <res> limit\")\n"
-	      "  --shared     also report more than 1 of any other nvidia.com/ resource\n"
-	      "               (gpu.shared, mig-*): a shared resource with\n"
-	      "               failRequestsGreaterThanOne fails such a pod at admission\n"
-	      "  --strict     both of the above\n"
-	      "  --engine=stream|tree\n"
-	      "               how files are read (results are identical; stream is faster)\n"
-	      "\n"
-	      "Exit status: 0 OK, 1 findings, 2 unreadable or invalid input (the error goes to\n"
-	      "standard error as FILE:LINE:COL: message; OK is never printed then).\n",
-	      out);
+	enum check_engine *engine = opt->value;
+
+	if (!strcmp(arg, "stream"))
+		*engine = CHECK_ENGINE_STREAM;
+	else if (!strcmp(arg, "tree"))
+		*engine = CHECK_ENGINE_TREE;
+	else {
+		gs_error_set(err, "option '--engine' expects stream or tree, got '%s'", arg);
+		return -1;
+	}
+	return 0;
 }
 
 int cmd_check(int argc, char **argv)
 {
 	unsigned rules = 0;
 	enum check_engine engine = CHECK_ENGINE_STREAM;
-	int i, errors = 0, findings = 0;
+	int i, n, errors = 0, findings = 0;
+	bool api_rules = false, shared = false, strict = false;
+	struct option opts[] = {
+		OPT_FLAG(0, "api-rules", &api_rules,
+			 "also apply kube-apiserver's rules for extended resources:\n"
+			 "whole numbers (\"must be an integer\"), not negative, a request\n"
+			 "needs a limit (\"Limit must be set for non overcommitable\n"
+			 "resources\") and must equal it (\"must be equal to <res> limit\")"),
+		OPT_FLAG(0, "shared", &shared,
+			 "also report more than 1 of any other nvidia.com/ resource\n"
+			 "(gpu.shared, mig-*): a shared resource with\n"
+			 "failRequestsGreaterThanOne fails such a pod at admission"),
+		OPT_FLAG(0, "strict", &strict, "both of the above"),
+		OPT_CALLBACK(0, "engine", &engine, "stream|tree",
+			     "how files are read (results are identical; stream is faster)",
+			     parse_engine),
+		OPT_END(),
+	};
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-' || !strcmp(a, "-"))
-			break;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return EXIT_OK;
-		} else if (!strcmp(a, "--api-rules")) {
-			rules |= CHECK_API_RULES;
-		} else if (!strcmp(a, "--shared")) {
-			rules |= CHECK_SHARED_RESOURCES;
-		} else if (!strcmp(a, "--strict")) {
-			rules |= CHECK_API_RULES | CHECK_SHARED_RESOURCES;
-		} else if (!strcmp(a, "--engine=stream")) {
-			engine = CHECK_ENGINE_STREAM;
-		} else if (!strcmp(a, "--engine=tree")) {
-			engine = CHECK_ENGINE_TREE;
-		} else {
-			fprintf(stderr, "gpushare check: unknown option '%s'\n", a);
-			usage(stderr);
-			return EXIT_USAGE;
-		}
+	n = parse_options(argc, argv, opts, &check_usage);
+	if (n < 0)
+		return parseopt_exit(n);
+	if (n == 0) {
+		struct gs_error err;
+		gs_error_set(&err, "no manifest given");
+		return usage_error(&check_usage, &err);
 	}
-	if (i >= argc) {
-		fputs("gpushare check: no manifest given\n", stderr);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	for (; i < argc; i++) {
+	if (api_rules || strict)
+		rules |= CHECK_API_RULES;
+	if (shared || strict)
+		rules |= CHECK_SHARED_RESOURCES;
+	for (i = 0; i < n; i++) {
 		struct check_report rep;
 		struct gs_error err;
 		char buf[2048];

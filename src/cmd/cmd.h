@@ -8,18 +8,6 @@
  */
 enum { EXIT_OK = 0, EXIT_FINDING = 1, EXIT_USAGE = 2 };
 
-#include <stddef.h>
-
-#include "error.h"
-
-/*
- * If argv[*i] is one of `names`, as "--name VALUE" or "--name=VALUE", point
- * *val at its value, move *i past it and return its index in names.
- * Returns -1 when it is none of them, -2 (err filled) when the value is missing.
- */
-int cmd_option_value(int argc, char **argv, int *i, const char *const *names, size_t n,
-		     const char **val, struct gs_error *err);
-
 int cmd_advertise(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_lint(int argc, char **argv);

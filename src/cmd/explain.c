@@ -6,48 +6,77 @@
 #include "cmd.h"
 #include "dpconfig.h"
 #include "explain.h"
-#include "kubeclient.h"
-#include "kubeconfig.h"
+#include "defaults.h"
+#include "kubecontext.h"
+#include "parseopt.h"
 #include "readfile.h"
 #include "banned.h"
 
 #define EXPLAIN_MAX_FILE (256u << 20)
 
-static void usage(FILE *out)
+static const char *const usage_lines[] = {
+	"gpushare explain pod NS/NAME [options]",
+	"gpushare explain quota NS [--request RES=N]... [--name POD] [options]",
+	NULL,
+};
+
+static const struct parseopt_usage explain_usage = {
+	"explain",
+	usage_lines,
+	"pod: where the pod landed and why, or why it is not scheduled. For every node:\n"
+	"what it has left of each resource the pod asks for (allocatable minus what the\n"
+	"pods bound to it request), whether the nodeSelector and required node affinity\n"
+	"match, untolerated taints; then the scheduler's own verdict (the PodScheduled\n"
+	"condition) verbatim, and GPU-sharing traps: nvidia.com/gpu on nodes that\n"
+	"advertise only .shared or MIG profiles, gpu.product selectors missing -SHARED or\n"
+	"-MIG-<profile>, more than one shared GPU with failRequestsGreaterThanOne, MIG\n"
+	"profiles no node's GPU has.\n"
+	"\n"
+	"quota: every ResourceQuota of the namespace, hard/used/headroom, whether it is\n"
+	"enforced yet (status.hard set); with --request, whether one more pod asking for\n"
+	"that would be admitted, in the apiserver's words.\n"
+	"\n"
+	"Offline, recorded objects replace the cluster: pod takes --pod-file and\n"
+	"--nodes-file (with --pods-file and --configmap-file optional), quota takes\n"
+	"--quota-file.\n",
+	"Exit status: 0 scheduled / admitted, 1 not scheduled, failed or refused, 2 bad\n"
+	"usage or an API error.\n",
+};
+
+struct configmap_ref {
+	char *ns;
+	const char *name;
+};
+
+static int split_ns(const char *what, const char *val, char **ns, const char **name,
+		    struct gs_error *err)
 {
-	fprintf(out,
-		"usage: gpushare explain pod NS/NAME [--configmap NS/NAME] [connection flags]\n"
-		"       gpushare explain quota NS [--request RES=N]... [--name POD] [connection "
-		"flags]\n"
-		"\n"
-		"pod: where the pod landed and why, or why it is not scheduled. For every node:\n"
-		"what it has left of each resource the pod asks for (allocatable minus what the\n"
-		"pods bound to it request), whether the nodeSelector and required node affinity\n"
-		"match, untolerated taints; then the scheduler's own verdict (the PodScheduled\n"
-		"condition) verbatim, and GPU-sharing traps: nvidia.com/gpu on nodes that\n"
-		"advertise only .shared or MIG profiles, gpu.product selectors missing -SHARED or\n"
-		"-MIG-<profile>, more than one shared GPU with failRequestsGreaterThanOne, MIG\n"
-		"profiles no node's GPU has.\n"
-		"\n"
-		"quota: every ResourceQuota of the namespace, hard/used/headroom, whether it is\n"
-		"enforced yet (status.hard set); with --request, whether one more pod asking for\n"
-		"that would be admitted, in the apiserver's words.\n"
-		"\n"
-		"  --configmap NS/NAME   device-plugin ConfigMap "
-		"[gpu-share/device-plugin-configs]\n"
-		"  --request RES=N       what the pod asks for (nvidia.com/gpu=1, cpu=500m, ...); "
-		"repeatable\n"
-		"  --name POD            the pod name used in the refusal message [POD]\n"
-		"  --container NAME      its one container's name, for \"must specify\" [main]\n"
-		"\n"
-		"Offline (recorded objects instead of a cluster):\n"
-		"  --pod-file F --nodes-file F [--pods-file F] [--configmap-file F]\n"
-		"  --quota-file F        a ResourceQuotaList\n"
-		"\n"
-		"Exit status: 0 scheduled / admitted, 1 not scheduled, failed or refused, 2 bad\n"
-		"usage or an API error.\n"
-		"%s",
-		kube_config_flags_help);
+	const char *slash = strchr(val, '/');
+
+	if (!slash || slash == val || !slash[1] || strchr(slash + 1, '/')) {
+		gs_error_set(err, "%s takes NAMESPACE/NAME, not '%s'", what, val);
+		return -1;
+	}
+	*ns = gs_xstrndup(val, (size_t)(slash - val));
+	*name = slash + 1;
+	return 0;
+}
+
+static int parse_configmap(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	struct configmap_ref *ref = opt->value;
+	char *ns;
+
+	if (split_ns("--configmap", arg, &ns, &ref->name, err) < 0)
+		return -1;
+	free(ref->ns);
+	ref->ns = ns;
+	return 0;
+}
+
+static int parse_request(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	return explain_quota_add_request(opt->value, arg, err);
 }
 
 static int load_json(const char *path, json_t **out, struct gs_error *err)
@@ -64,20 +93,6 @@ static int load_json(const char *path, json_t **out, struct gs_error *err)
 		gs_error_at(err, path, je.line, je.column, "%s", je.text);
 		return -1;
 	}
-	return 0;
-}
-
-static int split_ns(const char *what, const char *val, char **ns, const char **name,
-		    struct gs_error *err)
-{
-	const char *slash = strchr(val, '/');
-
-	if (!slash || slash == val || !slash[1] || strchr(slash + 1, '/')) {
-		gs_error_set(err, "%s takes NAMESPACE/NAME, not '%s'", what, val);
-		return -1;
-	}
-	*ns = gs_xstrndup(val, (size_t)(slash - val));
-	*name = slash + 1;
 	return 0;
 }
 
@@ -190,90 +205,53 @@ static int get_optional(struct kube_client *kc, const char *path, json_t **out,
 
 int cmd_explain(int argc, char **argv)
 {
-	struct kube_config_opts ko = {0};
+	struct kube_context kx = {0};
 	struct kube_client *kc = NULL;
 	struct gs_error err;
 	char buf[2048];
 	const char *what = NULL, *target = NULL, *pod_name = "POD", *container = NULL;
 	const char *f_pod = NULL, *f_nodes = NULL, *f_pods = NULL, *f_cm = NULL, *f_quota = NULL;
-	char *cm_ns = gs_xstrdup("gpu-share"), *pod_ns = NULL;
-	const char *cm_name = "device-plugin-configs", *pname = NULL;
+	struct configmap_ref cmref = {NULL, GS_DEFAULT_CONFIGMAP};
+	char *pod_ns = NULL;
+	const char *pname = NULL;
 	json_t *pod = NULL, *nodes = NULL, *pods = NULL, *cm = NULL, *quotas = NULL, *req = NULL;
 	struct dpconfig_set *set = NULL;
 	struct explain_pod *ep = NULL;
 	struct explain_quota_report *qr = NULL;
-	int rc = EXIT_USAGE;
+	int rc = EXIT_USAGE, n;
+	struct option opts[] = {
+		OPT_CALLBACK(0, "configmap", &cmref, "NS/NAME",
+			     "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF "]",
+			     parse_configmap),
+		OPT_CALLBACK(0, "request", &req, "RES=N",
+			     "what the pod asks for (nvidia.com/gpu=1, cpu=500m, ...);\nrepeatable",
+			     parse_request),
+		OPT_STRING(0, "name", &pod_name, "POD",
+			   "the pod name used in the refusal message [POD]"),
+		OPT_STRING(0, "container", &container, "NAME",
+			   "its one container's name, for \"must specify\" [main]"),
+		OPT_GROUP("Offline (recorded objects instead of a cluster):"),
+		OPT_STRING(0, "pod-file", &f_pod, "FILE", "the Pod"),
+		OPT_STRING(0, "nodes-file", &f_nodes, "FILE", "a NodeList"),
+		OPT_STRING(0, "pods-file", &f_pods, "FILE", "a PodList: what is bound where"),
+		OPT_STRING(0, "configmap-file", &f_cm, "FILE", "the device-plugin ConfigMap"),
+		OPT_STRING(0, "quota-file", &f_quota, "FILE", "a ResourceQuotaList"),
+		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_END(),
+	};
 
-	gs_error_clear(&err);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r = kube_config_parse_flag(&ko, argc, argv, &i, &err);
-
-		if (r < 0)
-			goto usage_error;
-		if (r > 0)
-			continue;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			rc = EXIT_OK;
-			goto out;
-		}
-		static const char *const names[] = {
-			"--configmap",	    "--request",    "--name",
-			"--pod-file",	    "--nodes-file", "--pods-file",
-			"--configmap-file", "--quota-file", "--container"};
-		const char *val = NULL;
-		int which = cmd_option_value(argc, argv, &i, names,
-					     sizeof(names) / sizeof(names[0]), &val, &err);
-		if (which == -2)
-			goto usage_error;
-		switch (which) {
-		case 0:
-			free(cm_ns);
-			cm_ns = NULL;
-			if (split_ns("--configmap", val, &cm_ns, &cm_name, &err) < 0)
-				goto usage_error;
-			break;
-		case 1:
-			if (explain_quota_add_request(&req, val, &err) < 0)
-				goto usage_error;
-			break;
-		case 2:
-			pod_name = val;
-			break;
-		case 3:
-			f_pod = val;
-			break;
-		case 4:
-			f_nodes = val;
-			break;
-		case 5:
-			f_pods = val;
-			break;
-		case 6:
-			f_cm = val;
-			break;
-		case 7:
-			f_quota = val;
-			break;
-		case 8:
-			container = val;
-			break;
-		default:
-			if (a[0] == '-' && a[1]) {
-				gs_error_set(&err, "unknown option '%s'", a);
-				goto usage_error;
-			}
-			if (!what) {
-				what = a;
-			} else if (!target) {
-				target = a;
-			} else {
-				gs_error_set(&err, "unexpected argument '%s'", a);
-				goto usage_error;
-			}
-		}
+	cmref.ns = gs_xstrdup(GS_DEFAULT_NAMESPACE);
+	n = parse_options(argc, argv, opts, &explain_usage);
+	if (n < 0) {
+		rc = parseopt_exit(n);
+		goto out;
 	}
+	if (n > 2) {
+		gs_error_set(&err, "unexpected argument '%s'", argv[2]);
+		goto usage_error;
+	}
+	what = n > 0 ? argv[0] : NULL;
+	target = n > 1 ? argv[1] : NULL;
 	if (!what || (strcmp(what, "pod") && strcmp(what, "quota"))) {
 		gs_error_set(&err, "say what to explain: 'pod NS/NAME' or 'quota NS'");
 		goto usage_error;
@@ -303,12 +281,13 @@ int cmd_explain(int argc, char **argv)
 		    (f_quota && load_json(f_quota, &quotas, &err) < 0))
 			goto fail;
 	} else {
-		if (kube_client_open(&kc, &ko, NULL, &err) < 0)
+		if (kube_context_open(&kx, "explain", &err) < 0)
 			goto fail;
+		kc = kx.client;
 		if (is_pod) {
 			char *p = gs_xasprintf("/api/v1/namespaces/%s/pods/%s", pod_ns, pname);
-			char *c =
-				gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", cm_ns, cm_name);
+			char *c = gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", cmref.ns,
+					       cmref.name);
 			struct kube_list_opts lo = {
 				.field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
 			int r = kube_get(kc, p, &pod, &err);
@@ -343,7 +322,7 @@ int cmd_explain(int argc, char **argv)
 		in.cat = cat;
 		if (cm) {
 			if (dpconfig_set_from_configmap(NULL, cm, &set, &err) < 0) {
-				gs_error_prefix(&err, "configmap %s/%s: ", cm_ns, cm_name);
+				gs_error_prefix(&err, "configmap %s/%s: ", cmref.ns, cmref.name);
 				goto fail;
 			}
 			in.configs = set;
@@ -369,8 +348,7 @@ fail:
 	rc = EXIT_USAGE;
 	goto out;
 usage_error:
-	fprintf(stderr, "gpushare explain: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-	usage(stderr);
+	rc = usage_error(&explain_usage, &err);
 out:
 	explain_pod_free(ep);
 	explain_quota_report_free(qr);
@@ -381,8 +359,8 @@ out:
 	json_decref(cm);
 	json_decref(quotas);
 	json_decref(req);
-	free(cm_ns);
+	free(cmref.ns);
 	free(pod_ns);
-	kube_client_free(kc);
+	kube_context_release(&kx);
 	return rc;
 }

@@ -4,19 +4,17 @@
 
 #include "cmd.h"
 #include "isolation.h"
+#include "parseopt.h"
 #include "banned.h"
 
-static void usage(FILE *out)
-{
-	fputs("usage: gpushare isolation [-o table|env]\n"
-	      "\n"
-	      "Memory and fault isolation of time-slicing, MPS and MIG.\n"
-	      "\n"
-	      "  -o table   a table with what each method divides and why (default)\n"
-	      "  -o env     the lab's five KEY=value lines (out/isolation.txt)\n"
-	      "  --help     this text\n",
-	      out);
-}
+static const char *const usage_lines[] = {"gpushare isolation [-o table|env]", NULL};
+
+static const struct parseopt_usage isolation_usage = {
+	"isolation",
+	usage_lines,
+	"Memory and fault isolation of time-slicing, MPS and MIG.\n",
+	NULL,
+};
 
 static void print_env(void)
 {
@@ -50,21 +48,20 @@ int cmd_isolation(int argc, char **argv)
 {
 	const char *format = "table";
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return EXIT_OK;
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-			format = argv[++i];
-		} else if (!strncmp(argv[i], "-o", 2) && argv[i][2]) {
-			format = argv[i] + 2;
-		} else if (!strncmp(argv[i], "--output=", 9)) {
-			format = argv[i] + 9;
-		} else {
-			fprintf(stderr, "gpushare isolation: unknown argument '%s'\n", argv[i]);
-			usage(stderr);
-			return EXIT_USAGE;
-		}
+	struct option opts[] = {
+		OPT_STRING('o', "output", &format, "FORMAT",
+			   "table: what each method divides and why (default)\n"
+			   "env: the lab's five KEY=value lines (out/isolation.txt)"),
+		OPT_END(),
+	};
+	int n = parse_options(argc, argv, opts, &isolation_usage);
+
+	if (n < 0)
+		return parseopt_exit(n);
+	if (n > 0) {
+		struct gs_error err;
+		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
+		return usage_error(&isolation_usage, &err);
 	}
 	if (!strcmp(format, "env")) {
 		print_env();

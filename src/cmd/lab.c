@@ -3,28 +3,24 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "kubeclient.h"
-#include "kubeconfig.h"
+#include "kubecontext.h"
+#include "parseopt.h"
 #include "lab.h"
 #include "banned.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: gpushare lab [--dir DIR] [--timeout SECONDS] [connection flags]\n"
-		"\n"
-		"Run the eight-step GPU sharing scenario against the cluster in KUBECONFIG:\n"
-		"namespaces and the device-plugin ConfigMap, three fake GPU nodes (plain,\n"
-		"time-sliced, MIG mixed) advertised as the NVIDIA device plugin would, pods\n"
-		"split by resource name, a team quota and its refusal, request checks, the\n"
-		"isolation table and label-driven placement. Reads DIR/k8s/*.yaml, writes\n"
-		"DIR/out/{quota-denied,isolation,placement}.txt. Safe to re-run.\n"
-		"\n"
-		"  --dir DIR          working directory holding k8s/ and bin/ [.]\n"
-		"  --timeout SECONDS  longest wait for one condition [120]\n"
-		"%s",
-		kube_config_flags_help);
-}
+static const char *const usage_lines[] = {"gpushare lab [options]", NULL};
+
+static const struct parseopt_usage lab_usage = {
+	"lab",
+	usage_lines,
+	"Run the eight-step GPU sharing scenario against the cluster in KUBECONFIG:\n"
+	"namespaces and the device-plugin ConfigMap, three fake GPU nodes (plain,\n"
+	"time-sliced, MIG mixed) advertised as the NVIDIA device plugin would, pods\n"
+	"split by resource name, a team quota and its refusal, request checks, the\n"
+	"isolation table and label-driven placement. Reads DIR/k8s/*.yaml, writes\n"
+	"DIR/out/{quota-denied,isolation,placement}.txt. Safe to re-run.\n",
+	NULL,
+};
 
 static void progress(void *arg, const char *line)
 {
@@ -63,67 +59,43 @@ static void summary(const struct lab_report *rep)
 
 int cmd_lab(int argc, char **argv)
 {
-	struct kube_config_opts ko = {0};
+	struct kube_context kx = {0};
 	struct lab_opts lo = {0};
-	struct kube_config *cfg = NULL;
-	struct kube_client *kc = NULL;
 	struct lab_report rep = {0};
 	struct gs_error err;
 	char buf[2048];
-	int rc = EXIT_USAGE;
+	long timeout_s = 120;
+	int rc = EXIT_USAGE, n;
+	struct option opts[] = {
+		OPT_STRING(0, "dir", &lo.dir, "DIR", "working directory holding k8s/ and bin/ [.]"),
+		OPT_INT(0, "timeout", &timeout_s, "SECONDS", "longest wait for one condition [120]",
+			1, 86400),
+		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_END(),
+	};
 
-	gs_error_clear(&err);
-	for (int i = 1; i < argc; i++) {
-		int r = kube_config_parse_flag(&ko, argc, argv, &i, &err);
-		if (r < 0)
-			goto usage_error;
-		if (r > 0)
-			continue;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return EXIT_OK;
-		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
-			lo.dir = argv[++i];
-		} else if (!strncmp(argv[i], "--dir=", 6)) {
-			lo.dir = argv[i] + 6;
-		} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-			char *end;
-			long s = strtol(argv[++i], &end, 10);
-			if (*end || s <= 0 || s > 86400) {
-				gs_error_set(&err, "--timeout takes a number of seconds, not '%s'",
-					     argv[i]);
-				goto usage_error;
-			}
-			lo.wait_ms = s * 1000;
-		} else {
-			gs_error_set(&err, "unknown option '%s'", argv[i]);
-			goto usage_error;
-		}
+	n = parse_options(argc, argv, opts, &lab_usage);
+	if (n < 0)
+		return parseopt_exit(n);
+	if (n > 0) {
+		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
+		return usage_error(&lab_usage, &err);
 	}
-
-	if (kube_config_load(&cfg, &ko, &err) < 0 || kube_client_new(&kc, cfg, NULL, &err) < 0) {
+	lo.wait_ms = timeout_s * 1000;
+	if (kube_context_open(&kx, "lab", &err) < 0) {
 		fprintf(stderr, "gpushare lab: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-		rc = EXIT_USAGE;
 		goto out;
 	}
-	printf("gpushare lab: cluster %s (context %s)\n", cfg->server,
-	       cfg->context ? cfg->context : "in-cluster");
 	lo.progress = progress;
-	if (lab_run(kc, &lo, &rep, &err) < 0) {
+	if (lab_run(kx.client, &lo, &rep, &err) < 0) {
 		fprintf(stderr, "gpushare lab: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		rc = EXIT_FINDING;
 		goto out;
 	}
 	summary(&rep);
 	rc = EXIT_OK;
-	goto out;
-
-usage_error:
-	fprintf(stderr, "gpushare lab: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-	usage(stderr);
 out:
 	lab_report_release(&rep);
-	kube_client_free(kc);
-	kube_config_free(cfg);
+	kube_context_release(&kx);
 	return rc;
 }

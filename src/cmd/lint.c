@@ -5,48 +5,30 @@
 #include "cmd.h"
 #include "dpconfig.h"
 #include "dplint.h"
+#include "parseopt.h"
 #include "readfile.h"
 #include "ydoc.h"
 #include "banned.h"
 
-static void usage(FILE *out)
-{
-	fputs("usage: gpushare lint [options] FILE\n"
-	      "       gpushare lint [options] --configmap CM.yaml\n"
-	      "\n"
-	      "Validate NVIDIA device-plugin configs as the plugin (v1 schema) reads them, and\n"
-	      "report what it would silently ignore and the traps of the deployment around it.\n"
-	      "FILE is one config, or a file holding ConfigMaps of named configs (one per\n"
-	      "data/binaryData key, as config-manager picks them); '-' reads standard input.\n"
-	      "\n"
-	      "Output, one line per finding, ordered by position:\n"
-	      "  FILE:LINE:COL: error|warning|note: [config KEY] message\n"
-	      "errors   what makes the plugin (or config-manager) fail, with upstream's text\n"
-	      "warnings what it logs and ignores, or silently gets wrong\n"
-	      "notes    consequences worth knowing\n"
-	      "\n"
-	      "Options:\n"
-	      "  --configmap FILE          FILE holds ConfigMaps (found by kind otherwise)\n"
-	      "  --key KEY                 only this ConfigMap key\n"
-	      "  --installer helm|operator|none\n"
-	      "                            who deploys the plugin (default helm): decides\n"
-	      "                            MPS_ROOT, MIG_STRATEGY and the fallbacks\n"
-	      "  --plugin-version V        plugin release, v0.12 to v0.20 (default v0.20.0)\n"
-	      "  --mig-strategy S          GPU Operator: ClusterPolicy spec.mig.strategy\n"
-	      "                            (default single); it overrides flags.migStrategy\n"
-	      "  --no-mps-root             the deployment does not set MPS_ROOT\n"
-	      "  --default-config NAME     config-manager's DEFAULT_CONFIG\n"
-	      "  --fallback-strategies L   config-manager's FALLBACK_STRATEGIES (default:\n"
-	      "                            named,single for helm, empty for operator)\n"
-	      "  --no-notes                hide notes\n"
-	      "  --upstream                print errors as the real component logs them\n"
-	      "  --strict                  warnings fail too\n"
-	      "  -h, --help                this text\n"
-	      "\n"
-	      "Exit status: 0 no errors, 1 errors (or warnings with --strict), 2 unreadable\n"
-	      "file, broken YAML or bad usage.\n",
-	      out);
-}
+static const char *const usage_lines[] = {"gpushare lint [options] FILE",
+					  "gpushare lint [options] --configmap CM.yaml", NULL};
+
+static const struct parseopt_usage lint_usage = {
+	"lint",
+	usage_lines,
+	"Validate NVIDIA device-plugin configs as the plugin (v1 schema) reads them, and\n"
+	"report what it would silently ignore and the traps of the deployment around it.\n"
+	"FILE is one config, or a file holding ConfigMaps of named configs (one per\n"
+	"data/binaryData key, as config-manager picks them); '-' reads standard input.\n"
+	"\n"
+	"Output, one line per finding, ordered by position:\n"
+	"  FILE:LINE:COL: error|warning|note: [config KEY] message\n"
+	"errors   what makes the plugin (or config-manager) fail, with upstream's text\n"
+	"warnings what it logs and ignores, or silently gets wrong\n"
+	"notes    consequences worth knowing\n",
+	"Exit status: 0 no errors, 1 errors (or warnings with --strict), 2 unreadable\n"
+	"file, broken YAML or bad usage.\n",
+};
 
 struct opts {
 	struct dplint_options lint;
@@ -180,95 +162,81 @@ static bool is_configmap(const json_t *doc)
 	       !strcmp(json_string_value(kind), "ConfigMap");
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+static int parse_installer(const struct option *opt, const char *arg, struct gs_error *err)
 {
-	dplint_options_init(&o->lint);
-	o->notes = true;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-		const char *eq = strchr(a, '=');
-		char name[64];
-
-		if (a[0] != '-' || !strcmp(a, "-")) {
-			if (o->file) {
-				fprintf(stderr, "gpushare lint: one file at a time ('%s')\n", a);
-				return -1;
-			}
-			o->file = a;
-			continue;
-		}
-		snprintf(name, sizeof(name), "%.*s",
-			 eq && a[1] == '-' ? (int)(eq - a) : (int)strlen(a), a);
-		if (eq && a[1] == '-')
-			val = eq + 1;
-#define TAKES_VALUE()                                                                              \
-	do {                                                                                       \
-		if (!val) {                                                                        \
-			if (i + 1 >= argc) {                                                       \
-				fprintf(stderr, "gpushare lint: %s needs a value\n", name);        \
-				return -1;                                                         \
-			}                                                                          \
-			val = argv[++i];                                                           \
-		}                                                                                  \
-	} while (0)
-		if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
-			return 1;
-		} else if (!strcmp(name, "--configmap")) {
-			TAKES_VALUE();
-			o->configmap = true;
-			if (o->file) {
-				fprintf(stderr, "gpushare lint: one file at a time ('%s')\n", val);
-				return -1;
-			}
-			o->file = val;
-		} else if (!strcmp(name, "--key")) {
-			TAKES_VALUE();
-			o->key = val;
-		} else if (!strcmp(name, "--installer")) {
-			TAKES_VALUE();
-			if (dplint_parse_installer(val, &o->lint.installer)) {
-				fprintf(stderr,
-					"gpushare lint: --installer: '%s' is not helm, operator "
-					"or none\n",
-					val);
-				return -1;
-			}
-		} else if (!strcmp(name, "--plugin-version")) {
-			TAKES_VALUE();
-			if (dplint_parse_version(val, &o->lint.plugin_minor)) {
-				fprintf(stderr,
-					"gpushare lint: --plugin-version: '%s' is not a release "
-					"between v0.12 and v0.20\n",
-					val);
-				return -1;
-			}
-		} else if (!strcmp(name, "--mig-strategy")) {
-			TAKES_VALUE();
-			o->lint.cluster_policy_mig_strategy = val;
-		} else if (!strcmp(name, "--no-mps-root")) {
-			o->lint.no_mps_root = true;
-		} else if (!strcmp(name, "--default-config")) {
-			TAKES_VALUE();
-			o->lint.default_config = val;
-		} else if (!strcmp(name, "--fallback-strategies")) {
-			TAKES_VALUE();
-			o->lint.fallbacks = val;
-		} else if (!strcmp(name, "--no-notes")) {
-			o->notes = false;
-		} else if (!strcmp(name, "--upstream")) {
-			o->upstream = true;
-		} else if (!strcmp(name, "--strict")) {
-			o->strict = true;
-		} else {
-			fprintf(stderr, "gpushare lint: unknown option '%s'\n", a);
-			return -1;
-		}
-#undef TAKES_VALUE
-	}
-	if (!o->file) {
-		fputs("gpushare lint: no file given\n", stderr);
+	if (dplint_parse_installer(arg, opt->value)) {
+		gs_error_set(err, "option '--installer' expects helm, operator or none, got '%s'",
+			     arg);
 		return -1;
 	}
+	return 0;
+}
+
+static int parse_version(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	if (dplint_parse_version(arg, opt->value)) {
+		gs_error_set(err,
+			     "option '--plugin-version' expects a release between v0.12 and "
+			     "v0.20, got '%s'",
+			     arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* 0 with o filled; -1 when the command ends here with *status. */
+static int parse_args(int argc, char **argv, struct opts *o, int *status)
+{
+	const char *cm_file = NULL;
+	bool no_notes = false;
+	struct gs_error err;
+	struct option opts[] = {
+		OPT_STRING(0, "configmap", &cm_file, "FILE",
+			   "FILE holds ConfigMaps (found by kind otherwise)"),
+		OPT_STRING(0, "key", &o->key, "KEY", "only this ConfigMap key"),
+		OPT_CALLBACK(0, "installer", &o->lint.installer, "helm|operator|none",
+			     "who deploys the plugin (default helm): decides\n"
+			     "MPS_ROOT, MIG_STRATEGY and the fallbacks",
+			     parse_installer),
+		OPT_CALLBACK(0, "plugin-version", &o->lint.plugin_minor, "V",
+			     "plugin release, v0.12 to v0.20 (default v0.20.0)", parse_version),
+		OPT_STRING(0, "mig-strategy", &o->lint.cluster_policy_mig_strategy, "S",
+			   "GPU Operator: ClusterPolicy spec.mig.strategy\n"
+			   "(default single); it overrides flags.migStrategy"),
+		OPT_FLAG(0, "no-mps-root", &o->lint.no_mps_root,
+			 "the deployment does not set MPS_ROOT"),
+		OPT_STRING(0, "default-config", &o->lint.default_config, "NAME",
+			   "config-manager's DEFAULT_CONFIG"),
+		OPT_STRING(0, "fallback-strategies", &o->lint.fallbacks, "LIST",
+			   "config-manager's FALLBACK_STRATEGIES (default:\n"
+			   "named,single for helm, empty for operator)"),
+		OPT_FLAG(0, "no-notes", &no_notes, "hide notes"),
+		OPT_FLAG(0, "upstream", &o->upstream,
+			 "print errors as the real component logs them"),
+		OPT_FLAG(0, "strict", &o->strict, "warnings fail too"),
+		OPT_END(),
+	};
+	int n;
+
+	dplint_options_init(&o->lint);
+	n = parse_options(argc, argv, opts, &lint_usage);
+	if (n < 0) {
+		*status = parseopt_exit(n);
+		return -1;
+	}
+	o->notes = !no_notes;
+	o->configmap = cm_file != NULL;
+	if (n + (cm_file != NULL) > 1) {
+		gs_error_set(&err, "one file at a time ('%s')", argv[n - 1]);
+		*status = usage_error(&lint_usage, &err);
+		return -1;
+	}
+	if (n + (cm_file != NULL) == 0) {
+		gs_error_set(&err, "no file given");
+		*status = usage_error(&lint_usage, &err);
+		return -1;
+	}
+	o->file = cm_file ? cm_file : argv[0];
 	return 0;
 }
 
@@ -284,11 +252,8 @@ int cmd_lint(int argc, char **argv)
 	int status = EXIT_OK, rc;
 
 	memset(&o, 0, sizeof(o));
-	rc = parse_args(argc, argv, &o);
-	if (rc) {
-		usage(rc > 0 ? stdout : stderr);
-		return rc > 0 ? EXIT_OK : EXIT_USAGE;
-	}
+	if (parse_args(argc, argv, &o, &rc) != 0)
+		return rc;
 	if (gs_read_file(o.file, ydoc_default_limits.max_bytes, &text, &len, &err)) {
 		fprintf(stderr, "gpushare lint: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		return EXIT_USAGE;

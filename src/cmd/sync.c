@@ -5,8 +5,9 @@
 #include <time.h>
 
 #include "cmd.h"
-#include "kubeclient.h"
-#include "kubeconfig.h"
+#include "defaults.h"
+#include "kubecontext.h"
+#include "parseopt.h"
 #include "sync.h"
 #include "banned.h"
 
@@ -18,32 +19,40 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-static void usage(FILE *out)
+static const char *const usage_lines[] = {"gpushare sync [options]", NULL};
+
+static const struct parseopt_usage sync_usage = {
+	"sync",
+	usage_lines,
+	"For every node that declares its GPUs (annotations gpushare.io/gpu-product and\n"
+	"gpushare.io/gpu-count), choose its device-plugin config from its\n"
+	"nvidia.com/device-plugin.config label, compute what NVIDIA's device plugin and\n"
+	"GPU feature discovery would publish, and patch only what changed: labels, and\n"
+	"status.capacity and status.allocatable. A node whose config is invalid or\n"
+	"missing is left untouched and reported; the others are still synced.\n",
+	"Exit status: 0 all nodes in sync, 1 some node failed, 2 bad usage or the\n"
+	"ConfigMap/node list could not be read.\n",
+};
+
+/* --configmap NS/NAME into the sync options; the namespace is kept in opt->value. */
+struct configmap_ref {
+	char *ns;
+	const char *name;
+};
+
+static int parse_configmap(const struct option *opt, const char *arg, struct gs_error *err)
 {
-	fprintf(out,
-		"usage: gpushare sync [--configmap NS/NAME] [--node NAME] [--dry-run]\n"
-		"                     [--default-config KEY] [--fallback-strategies LIST]\n"
-		"                     [--interval SECONDS] [connection flags]\n"
-		"\n"
-		"For every node that declares its GPUs (annotations gpushare.io/gpu-product and\n"
-		"gpushare.io/gpu-count), choose its device-plugin config from its\n"
-		"nvidia.com/device-plugin.config label, compute what NVIDIA's device plugin and\n"
-		"GPU feature discovery would publish, and patch only what changed: labels, and\n"
-		"status.capacity and status.allocatable. A node whose config is invalid or\n"
-		"missing is left untouched and reported; the others are still synced.\n"
-		"\n"
-		"  --configmap NS/NAME        device-plugin ConfigMap "
-		"[gpu-share/device-plugin-configs]\n"
-		"  --node NAME                sync only this node\n"
-		"  --dry-run                  print the patches, write nothing\n"
-		"  --default-config KEY       config-manager's DEFAULT_CONFIG [unset]\n"
-		"  --fallback-strategies L    config-manager's FALLBACK_STRATEGIES [named,single]\n"
-		"  --interval SECONDS         keep syncing every SECONDS until interrupted\n"
-		"\n"
-		"Exit status: 0 all nodes in sync, 1 some node failed, 2 bad usage or the\n"
-		"ConfigMap/node list could not be read.\n"
-		"%s",
-		kube_config_flags_help);
+	struct configmap_ref *ref = opt->value;
+	const char *slash = strchr(arg, '/');
+
+	if (!slash || slash == arg || !slash[1] || strchr(slash + 1, '/')) {
+		gs_error_set(err, "option '--configmap' takes NAMESPACE/NAME, got '%s'", arg);
+		return -1;
+	}
+	free(ref->ns);
+	ref->ns = gs_xstrndup(arg, (size_t)(slash - arg));
+	ref->name = slash + 1;
+	return 0;
 }
 
 static void print_report(const struct sync_report *rep, int dry_run)
@@ -79,81 +88,44 @@ static void print_report(const struct sync_report *rep, int dry_run)
 
 int cmd_sync(int argc, char **argv)
 {
-	struct kube_config_opts ko = {0};
+	struct kube_context kx = {0};
 	struct sync_opts so = {0};
-	struct kube_config *cfg = NULL;
-	struct kube_client *kc = NULL;
+	struct configmap_ref cm = {NULL, NULL};
 	struct gs_error err;
 	char buf[2048];
-	char *cm_ns = NULL;
 	long interval = 0;
-	int rc = EXIT_USAGE;
+	int rc = EXIT_USAGE, n;
+	struct option opts[] = {
+		OPT_CALLBACK(0, "configmap", &cm, "NS/NAME",
+			     "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF "]",
+			     parse_configmap),
+		OPT_STRING(0, "node", &so.only_node, "NAME", "sync only this node"),
+		OPT_BOOL(0, "dry-run", &so.dry_run, "print the patches, write nothing"),
+		OPT_STRING(0, "default-config", &so.default_config, "KEY",
+			   "config-manager's DEFAULT_CONFIG [unset]"),
+		OPT_STRING(0, "fallback-strategies", &so.fallbacks, "LIST",
+			   "config-manager's FALLBACK_STRATEGIES [named,single]"),
+		OPT_INT(0, "interval", &interval, "SECONDS",
+			"keep syncing every SECONDS until interrupted", 1, 86400),
+		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_END(),
+	};
 
-	gs_error_clear(&err);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = NULL;
-		int r = kube_config_parse_flag(&ko, argc, argv, &i, &err);
-
-		if (r < 0)
-			goto usage_error;
-		if (r > 0)
-			continue;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			rc = EXIT_OK;
-			goto out;
-		}
-		if (!strcmp(a, "--dry-run")) {
-			so.dry_run = true;
-			continue;
-		}
-		const char *names[] = {"--configmap", "--node", "--default-config",
-				       "--fallback-strategies", "--interval"};
-		int which = cmd_option_value(argc, argv, &i, names,
-					     sizeof(names) / sizeof(names[0]), &val, &err);
-		if (which == -2)
-			goto usage_error;
-		switch (which) {
-		case 0: {
-			const char *slash = strchr(val, '/');
-			if (!slash || slash == val || !slash[1] || strchr(slash + 1, '/')) {
-				gs_error_set(&err, "--configmap takes NAMESPACE/NAME, not '%s'",
-					     val);
-				goto usage_error;
-			}
-			free(cm_ns);
-			cm_ns = gs_xstrndup(val, (size_t)(slash - val));
-			so.configmap_namespace = cm_ns;
-			so.configmap_name = slash + 1;
-			break;
-		}
-		case 1:
-			so.only_node = val;
-			break;
-		case 2:
-			so.default_config = val;
-			break;
-		case 3:
-			so.fallbacks = val;
-			break;
-		case 4: {
-			char *end;
-			interval = strtol(val, &end, 10);
-			if (*end || interval <= 0 || interval > 86400) {
-				gs_error_set(&err, "--interval takes a number of seconds, not '%s'",
-					     val);
-				goto usage_error;
-			}
-			break;
-		}
-		default:
-			gs_error_set(&err, "unknown option '%s'", a);
-			goto usage_error;
-		}
+	n = parse_options(argc, argv, opts, &sync_usage);
+	if (n < 0) {
+		rc = parseopt_exit(n);
+		goto out;
 	}
-
-	if (kube_config_load(&cfg, &ko, &err) < 0 || kube_client_new(&kc, cfg, NULL, &err) < 0) {
+	if (n > 0) {
+		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
+		rc = usage_error(&sync_usage, &err);
+		goto out;
+	}
+	so.configmap_namespace = cm.ns;
+	so.configmap_name = cm.name;
+	if (so.dry_run)
+		fprintf(stderr, "gpushare sync: dry run: nothing will be written\n");
+	if (kube_context_open(&kx, "sync", &err) < 0) {
 		fprintf(stderr, "gpushare sync: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}
@@ -163,7 +135,7 @@ int cmd_sync(int argc, char **argv)
 	}
 	do {
 		struct sync_report rep = {0};
-		int r = sync_run(kc, &so, &rep, &err);
+		int r = sync_run(kx.client, &so, &rep, &err);
 
 		print_report(&rep, so.dry_run);
 		sync_report_release(&rep);
@@ -179,14 +151,8 @@ int cmd_sync(int argc, char **argv)
 			nanosleep(&one, NULL);
 		}
 	} while (interval && !stopping);
-	goto out;
-
-usage_error:
-	fprintf(stderr, "gpushare sync: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-	usage(stderr);
 out:
-	free(cm_ns);
-	kube_client_free(kc);
-	kube_config_free(cfg);
+	free(cm.ns);
+	kube_context_release(&kx);
 	return rc;
 }

@@ -715,55 +715,45 @@ static void nothing_found(void **state)
 	assert_string_equal(err.msg, want);
 }
 
-static void flags(void **state)
+/* kubectl's --server and --token: they override the cluster's server and the user's token. */
+static void server_and_token_flags(void **state)
 {
-	char *argv[] = {"sync",
-			"--kubeconfig",
-			"/k",
-			"--context=lab",
-			"-n",
-			"team-a",
-			"--insecure-skip-tls-verify",
-			"--request-timeout",
-			"1m30s",
-			"node-0",
-			"--user",
-			NULL};
-	int argc = 11, i = 1, r;
-	struct kube_config_opts o = {0};
+	struct kube_config_opts o = {.server = "https://flag.example:7443/", .token = "flag-token"};
+	struct kube_config_opts only = {.server = "127.0.0.1:1", .token = "t"};
+	struct kube_config_opts bad = {.server = "ftp://x"};
+	struct kube_config_opts crlf = {.server = "https://x", .token = "t\r\nX-Evil: 1"};
+	struct kube_config *cfg;
 	struct gs_error err;
 
 	(void)state;
-	while ((r = kube_config_parse_flag(&o, argc, argv, &i, &err)) == 1)
-		;
-	assert_int_equal(r, 0);
-	assert_int_equal(i, 9); /* stopped at "node-0", not a connection flag */
-	assert_string_equal(o.kubeconfig, "/k");
-	assert_string_equal(o.context, "lab");
-	assert_string_equal(o.namespace, "team-a");
-	assert_true(o.insecure_skip_tls_verify);
-	assert_int_equal(o.request_timeout_ms, 90000);
-	i = 10;
-	assert_int_equal(kube_config_parse_flag(&o, argc, argv, &i, &err), -1);
-	assert_string_equal(err.msg, "option '--user' requires a value");
+	/* The context's cluster entry stays (CA), its server is replaced. */
+	assert_int_equal(load(DATA "/a.yaml", &o, &cfg, &err), 0);
+	assert_string_equal(cfg->context, "ctx-a");
+	assert_string_equal(cfg->server, "https://flag.example:7443");
+	assert_non_null(cfg->ca.data);
+	assert_string_equal(cfg->token, "flag-token");
+	assert_null(cfg->token_file);
+	kube_config_free(cfg);
 
-	{
-		char *a2[] = {"x",	     "--request-timeout=500ms", "--request-timeout",
-			      "7",	     "--request-timeout",	"soon",
-			      "--contextual"};
-		i = 1;
-		assert_int_equal(kube_config_parse_flag(&o, 7, a2, &i, &err), 1);
-		assert_int_equal(o.request_timeout_ms, 500);
-		assert_int_equal(kube_config_parse_flag(&o, 7, a2, &i, &err), 1);
-		assert_int_equal(o.request_timeout_ms, 7000);
-		assert_int_equal(kube_config_parse_flag(&o, 7, a2, &i, &err), -1);
-		assert_string_equal(err.msg,
-				    "invalid --request-timeout \"soon\": want seconds or a "
-				    "duration such as 30s, 2m, 500ms (at most 24h)");
-		i = 6;
-		assert_int_equal(kube_config_parse_flag(&o, 7, a2, &i, &err), 0);
-	}
-	assert_non_null(strstr(kube_config_flags_help, "--kubeconfig"));
+	/* A tokenFile is replaced too (no rotation from it any more). */
+	assert_int_equal(load(DATA "/sub/b.yaml", &o, &cfg, &err), 0);
+	assert_string_equal(cfg->token, "flag-token");
+	assert_null(cfg->token_file);
+	kube_config_free(cfg);
+
+	/* No kubeconfig at all: the flags are the whole configuration. */
+	assert_int_equal(load(NULL, &only, &cfg, &err), 0);
+	assert_string_equal(cfg->server, "http://127.0.0.1:1");
+	assert_string_equal(cfg->source, "command-line flags");
+	assert_null(cfg->context);
+	assert_string_equal(cfg->namespace, "default");
+	assert_string_equal(cfg->token, "t");
+	kube_config_free(cfg);
+
+	assert_int_equal(load(NULL, &bad, &cfg, &err), -1);
+	assert_string_equal(err.msg, "--server must be an https:// or http:// URL");
+	assert_int_equal(load(NULL, &crlf, &cfg, &err), -1);
+	assert_string_equal(err.msg, "--token holds a control character (a line break?)");
 }
 
 int main(void)
@@ -792,7 +782,7 @@ int main(void)
 		T(token_file_trimmed_and_checked),
 		T(in_cluster_fallback),
 		T(nothing_found),
-		T(flags),
+		T(server_and_token_flags),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

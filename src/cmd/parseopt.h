@@ -1,0 +1,135 @@
+#ifndef GS_PARSEOPT_H
+#define GS_PARSEOPT_H
+
+/*
+ * One command line for every subcommand (git's parse-options.h is the
+ * model): a command declares its options as a table, parse_options() walks
+ * argv with it and usage_with_options() prints the --help the table implies.
+ *
+ *	bool dry_run = false;
+ *	const char *node = NULL;
+ *	struct option opts[] = {
+ *		OPT_BOOL(0, "dry-run", &dry_run, "print the patches, write nothing"),
+ *		OPT_STRING(0, "node", &node, "NAME", "sync only this node"),
+ *		OPT_END(),
+ *	};
+ *	argc = parse_options(argc, argv, opts, &usage);
+ *
+ * Grammar: `--name=value` and `--name value`; `-x value`, `-xvalue` and
+ * `-x=value` for a short name; `--` ends the options; a lone `-` is a
+ * positional (standard input). Options and positionals mix in any order.
+ * A value given as a separate word may not start with '-' (so a forgotten
+ * value never swallows the next option): write `--name=-x` for such a value.
+ * No abbreviations. `-h` and `--help` are always there.
+ */
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "error.h"
+
+enum parseopt_kind {
+	OPT_KIND_END,
+	OPT_KIND_GROUP,	   /* a heading in --help, no option */
+	OPT_KIND_FLAG,	   /* bool *: set by the bare name; a value is refused */
+	OPT_KIND_BOOL,	   /* bool *: bare name, or =true/=false (Go's strconv.ParseBool) */
+	OPT_KIND_STRING,   /* const char **: borrows argv */
+	OPT_KIND_INT,	   /* long *: a whole number in [min, max] */
+	OPT_KIND_DURATION, /* long * in ms: seconds, or 500ms, 30s, 2m, 1h30m; at most max ms */
+	OPT_KIND_CALLBACK, /* callback(opt, value, err) for each use; value NULL when NOARG */
+};
+
+struct option;
+/* Returns 0, or -1 with err filled (the message names the option itself). */
+typedef int (*parseopt_cb)(const struct option *opt, const char *arg, struct gs_error *err);
+
+enum { OPT_NOARG = 1 /* a callback that takes no value */ };
+
+struct option {
+	enum parseopt_kind kind;
+	int short_name;	       /* 0 = none */
+	const char *long_name; /* without the dashes; NULL = none */
+	void *value;	       /* the destination, typed by kind */
+	const char *argh;      /* the value's placeholder in --help ("FILE") */
+	const char *help;      /* may hold '\n' for more lines */
+	long min, max;	       /* INT: allowed range; DURATION: max in ms */
+	parseopt_cb callback;
+	unsigned flags;
+};
+
+/* The casts check the destination's type at compile time. */
+#define OPT_END()                                                                                  \
+	{                                                                                          \
+		OPT_KIND_END                                                                       \
+	}
+#define OPT_GROUP(h)                                                                               \
+	{                                                                                          \
+		OPT_KIND_GROUP, 0, NULL, NULL, NULL, (h)                                           \
+	}
+#define OPT_FLAG(s, l, v, h)                                                                       \
+	{                                                                                          \
+		OPT_KIND_FLAG, (s), (l), (1 ? (v) : (bool *)0), NULL, (h)                          \
+	}
+#define OPT_BOOL(s, l, v, h)                                                                       \
+	{                                                                                          \
+		OPT_KIND_BOOL, (s), (l), (1 ? (v) : (bool *)0), NULL, (h)                          \
+	}
+#define OPT_STRING(s, l, v, a, h)                                                                  \
+	{                                                                                          \
+		OPT_KIND_STRING, (s), (l), (1 ? (v) : (const char **)0), (a), (h)                  \
+	}
+#define OPT_INT(s, l, v, a, h, lo, hi)                                                             \
+	{                                                                                          \
+		OPT_KIND_INT, (s), (l), (1 ? (v) : (long *)0), (a), (h), (lo), (hi)                \
+	}
+#define OPT_DURATION(s, l, v, a, h, max_ms)                                                        \
+	{                                                                                          \
+		OPT_KIND_DURATION, (s), (l), (1 ? (v) : (long *)0), (a), (h), 0, (max_ms)          \
+	}
+#define OPT_CALLBACK(s, l, v, a, h, cb)                                                            \
+	{                                                                                          \
+		OPT_KIND_CALLBACK, (s), (l), (v), (a), (h), 0, 0, (cb)                             \
+	}
+#define OPT_CALLBACK_NOARG(s, l, v, h, cb)                                                         \
+	{                                                                                          \
+		OPT_KIND_CALLBACK, (s), (l), (v), NULL, (h), 0, 0, (cb), OPT_NOARG                 \
+	}
+
+/* What --help says around the table. */
+struct parseopt_usage {
+	const char *cmd;	  /* "sync": errors read "gpushare sync: ..." */
+	const char *const *lines; /* NULL-terminated: "gpushare sync [options]", ... */
+	const char *text;	  /* what the command does; NULL = nothing */
+	const char *footer;	  /* after the options (exit status); NULL = nothing */
+};
+
+enum { PARSEOPT_HELP = -1, PARSEOPT_ERROR = -2 };
+
+/*
+ * Parse argv[1..argc-1] (argv[0] is the command's name) with opts, storing
+ * each value through its destination. Returns the number of positionals,
+ * moved to argv[0..n-1] in their order; PARSEOPT_HELP after printing --help
+ * to stdout; PARSEOPT_ERROR after printing what is wrong, the usage lines
+ * and a hint to stderr. The caller maps these with parseopt_exit().
+ */
+int parse_options(int argc, char **argv, const struct option *opts, const struct parseopt_usage *u);
+
+/* The same without printing: PARSEOPT_ERROR comes with err filled. */
+int parse_options_quiet(int argc, char **argv, const struct option *opts, struct gs_error *err);
+
+/* The exit status for a PARSEOPT_* result: 0 for help, 2 for an error. */
+int parseopt_exit(int r);
+
+/* The generated --help: usage lines, text, options, footer. */
+void usage_with_options(FILE *out, const struct option *opts, const struct parseopt_usage *u);
+
+/*
+ * A usage error found after parsing ("say what to explain"): prints
+ * "gpushare CMD: MSG", the usage lines and the hint to stderr; returns 2.
+ */
+int usage_error(const struct parseopt_usage *u, const struct gs_error *err);
+
+/* Go-style duration ("1m30s", "500ms") or plain seconds, into ms; -1 when bad or > max_ms. */
+int parseopt_duration_ms(const char *s, long max_ms, long *out);
+
+#endif
