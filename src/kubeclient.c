@@ -128,6 +128,19 @@ struct buf {
 	bool overflow;
 };
 
+/*
+ * What one attempt's TLS handshake showed, from libcurl's debug callback
+ * (OpenSSL's message callback underneath): enough to tell a server that
+ * wants a client certificate, or that does not speak TLS, from a network
+ * failure, since libcurl reports both as a send or receive error.
+ */
+struct tls_seen {
+	bool cert_request; /* the server sent a CertificateRequest */
+	int alert;	   /* the last alert received, else -1 */
+	bool not_tls;	   /* the first record header was not TLS */
+	bool plain_http;   /* ... it was printable text, as "HTTP/" */
+};
+
 struct kube_client {
 	CURL *curl;
 	char *base; /* URL prefix requests are appended to */
@@ -144,6 +157,14 @@ struct kube_client {
 	uint64_t rng;
 	struct buf body;
 	long retry_after_hdr;
+	bool https;
+	bool has_client_cert;
+	char *server_shown; /* scheme://host:port, for TLS messages */
+	char *verify_name;  /* the name the certificate is checked against */
+	char *cert_origin;  /* where the client certificate came from, or NULL */
+	char *user_desc;    /* `user "u"` or "the configuration", for TLS messages */
+	struct tls_seen tls;
+	char *sent_secret; /* the token or base64 user:password; masked in messages */
 };
 
 static long long now_ms(void)
@@ -470,7 +491,51 @@ static void refresh_token(struct kube_client *c)
 	}
 	c->token_mtime = mt;
 	curl_easy_setopt(c->curl, CURLOPT_XOAUTH2_BEARER, tok);
-	wipe_free(tok);
+	wipe_free(c->sent_secret);
+	c->sent_secret = tok;
+}
+
+/* Base64 (RFC 4648, padded) of s, as an Authorization: Basic header carries it. */
+static char *base64(const char *s)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(s), o = 0;
+	char *out = gs_xmalloc(n / 3 * 4 + 5);
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)s[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned char)s[i + 1] << 8;
+		if (i + 2 < n)
+			v |= (unsigned char)s[i + 2];
+		out[o++] = tab[v >> 18 & 63];
+		out[o++] = tab[v >> 12 & 63];
+		out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? tab[v & 63] : '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/*
+ * What goes on the wire as a credential (the bearer token, or the Basic
+ * user:password in base64) is masked with '*' wherever it appears in
+ * p[0..n): a proxy or a debugging server may quote the request back in an
+ * error body, and that body becomes a message.
+ */
+static void mask_secret(const struct kube_client *c, char *p, size_t n)
+{
+	const char *sec = c->sent_secret;
+	size_t k = sec ? strlen(sec) : 0;
+
+	if (!k || !p)
+		return;
+	for (size_t i = 0; i + k <= n; i++)
+		if (p[i] == sec[0] && !memcmp(p + i, sec, k)) {
+			memset(p + i, '*', k);
+			i += k - 1;
+		}
 }
 
 static int set_blob(CURL *curl, CURLoption opt, const struct kube_pem *pem)
@@ -481,6 +546,36 @@ static int set_blob(CURL *curl, CURLoption opt, const struct kube_pem *pem)
 	blob.len = pem->len;
 	blob.flags = CURL_BLOB_COPY;
 	return curl_easy_setopt(curl, opt, &blob) == CURLE_OK ? 0 : -1;
+}
+
+/*
+ * libcurl's debug callback, on for https only. It looks at handshake
+ * messages and record headers received (CURLINFO_SSL_DATA_IN) and ignores
+ * everything else: headers out carry the Authorization header, which is
+ * never looked at or kept.
+ */
+static int on_debug(CURL *curl, curl_infotype type, char *data, size_t size, void *userp)
+{
+	struct tls_seen *t = userp;
+	const unsigned char *d = (const unsigned char *)data;
+
+	(void)curl;
+	if (type != CURLINFO_SSL_DATA_IN || !size)
+		return 0;
+	if (size == 5 && !t->not_tls && (d[0] < 20 || d[0] > 24 || d[1] != 3)) {
+		/* A record header that is no TLS content type and version. */
+		t->not_tls = true;
+		/* "HTTP/" from a server, "<!DOC" from one that answers HTTP/0.9 style. */
+		t->plain_http = true;
+		for (size_t i = 0; i < size; i++)
+			t->plain_http = t->plain_http && d[i] >= 0x20 && d[i] < 0x7f;
+	} else if (size == 2 && (d[0] == 1 || d[0] == 2)) {
+		t->alert = d[1];
+	} else if (size >= 4 && d[0] == 13 &&
+		   ((size_t)d[1] << 16 | (size_t)d[2] << 8 | d[3]) == size - 4) {
+		t->cert_request = true;
+	}
+	return 0;
 }
 
 /* Split the server URL; reject what kubectl would not dial. */
@@ -556,6 +651,10 @@ static int parse_server(struct kube_client *c, const struct kube_config *cfg, st
 	} else {
 		c->base = gs_xasprintf("%s://%s:%s%s", scheme, host, port, path);
 	}
+	c->https = !strcmp(scheme, "https");
+	c->verify_name = gs_xstrdup(
+		cfg->tls_server_name && cfg->tls_server_name[0] ? cfg->tls_server_name : host);
+	c->server_shown = gs_xasprintf("%s://%s:%s", scheme, host, port);
 	rc = 0;
 out:
 	curl_free(scheme);
@@ -669,6 +768,13 @@ int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 	SETOPT(CURLOPT_WRITEDATA, &c->body);
 	SETOPT(CURLOPT_HEADERFUNCTION, on_header);
 	SETOPT(CURLOPT_HEADERDATA, c);
+	if (c->https) {
+		SETOPT(CURLOPT_DEBUGFUNCTION, on_debug);
+		SETOPT(CURLOPT_DEBUGDATA, &c->tls);
+		SETOPT(CURLOPT_VERBOSE, 1L);
+	}
+	c->user_desc = cfg->user ? gs_xasprintf("user \"%s\"", cfg->user)
+				 : gs_xstrdup("the configuration");
 	if (c->connect_to)
 		SETOPT(CURLOPT_CONNECT_TO, c->connect_to);
 	if (cfg->proxy_url && cfg->proxy_url[0])
@@ -707,10 +813,14 @@ int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 		}
 		SETOPT(CURLOPT_SSLCERTTYPE, "PEM");
 		SETOPT(CURLOPT_SSLKEYTYPE, "PEM");
+		c->has_client_cert = true;
+		c->cert_origin = gs_xstrdup(cfg->client_cert.origin ? cfg->client_cert.origin
+								    : "the configuration");
 	}
 	if (cfg->token && cfg->token[0]) {
 		SETOPT(CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
 		SETOPT(CURLOPT_XOAUTH2_BEARER, cfg->token);
+		c->sent_secret = gs_xstrdup(cfg->token);
 		if (cfg->token_file) {
 			c->token_file = gs_xstrdup(cfg->token_file);
 			c->token_checked_ms = now_ms();
@@ -722,6 +832,12 @@ int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 		SETOPT(CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		SETOPT(CURLOPT_USERNAME, cfg->username);
 		SETOPT(CURLOPT_PASSWORD, cfg->password ? cfg->password : "");
+		{
+			char *up = gs_xasprintf("%s:%s", cfg->username,
+						cfg->password ? cfg->password : "");
+			c->sent_secret = base64(up);
+			wipe_free(up);
+		}
 	}
 	*out = c;
 	return 0;
@@ -756,6 +872,11 @@ void kube_client_free(struct kube_client *c)
 	free(c->base);
 	free(c->ns);
 	free(c->trust);
+	free(c->server_shown);
+	wipe_free(c->sent_secret);
+	free(c->verify_name);
+	free(c->cert_origin);
+	free(c->user_desc);
 	free(c->token_file);
 	free(c->user_agent);
 	free(c->body.p);
@@ -783,7 +904,6 @@ static bool transient_curl(CURLcode cc)
 	case CURLE_COULDNT_RESOLVE_PROXY:
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_OPERATION_TIMEDOUT:
-	case CURLE_SSL_CONNECT_ERROR:
 	case CURLE_SEND_ERROR:
 	case CURLE_RECV_ERROR:
 	case CURLE_GOT_NOTHING:
@@ -801,6 +921,116 @@ static bool tls_verify_error(CURLcode cc)
 {
 	return cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE ||
 	       cc == CURLE_SSL_CERTPROBLEM || cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+}
+
+/* A TLS alert's name (RFC 8446 6.2), for the ones a refused client certificate draws. */
+static const char *alert_name(int a)
+{
+	switch (a) {
+	case 40:
+		return "handshake failure";
+	case 42:
+		return "bad certificate";
+	case 43:
+		return "unsupported certificate";
+	case 44:
+		return "certificate revoked";
+	case 45:
+		return "certificate expired";
+	case 46:
+		return "certificate unknown";
+	case 48:
+		return "unknown CA";
+	case 49:
+		return "access denied";
+	case 116:
+		return "certificate required";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * A TLS failure the user must fix (nothing a retry would change): fills why
+ * with what to tell them and returns true. False for anything else, which
+ * keeps libcurl's text and the retry policy.
+ *
+ * libcurl reports a server that refuses the client's (missing) certificate
+ * as whatever the socket said first: a receive error carrying the alert, a
+ * send error (EPIPE) or an unrelated getpeername() failure when the reset
+ * won the race. A CertificateRequest seen in this attempt's handshake, then
+ * a failure before any response, is that refusal.
+ */
+static bool tls_failure(struct kube_client *c, CURLcode cc, char *why, size_t size)
+{
+	const struct tls_seen *t = &c->tls;
+	long vr = 0;
+
+	if (!c->https)
+		return false;
+	if (t->not_tls) {
+		snprintf(why, size,
+			 "the server at %s answered %s, not TLS (is the URL's scheme right?)",
+			 c->server_shown, t->plain_http ? "in plain HTTP" : "with something else");
+		return true;
+	}
+	if (t->cert_request &&
+	    (cc == CURLE_SSL_CONNECT_ERROR || cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR ||
+	     cc == CURLE_GOT_NOTHING || cc == CURLE_SSL_CLIENTCERT)) {
+		const char *an = t->alert >= 0 ? alert_name(t->alert) : NULL;
+		char alert[64] = "";
+		if (an)
+			snprintf(alert, sizeof(alert), " (TLS alert: %s)", an);
+		if (!c->has_client_cert)
+			snprintf(why, size,
+				 "the server at %s requires a client certificate and %s has none%s",
+				 c->server_shown, c->user_desc, alert);
+		else
+			snprintf(why, size,
+				 "the server at %s did not accept the client certificate from %s%s",
+				 c->server_shown, c->cert_origin, alert);
+		return true;
+	}
+	if (cc == CURLE_PEER_FAILED_VERIFICATION) {
+		const char *x509;
+		char name[320];
+		curl_easy_getinfo(c->curl, CURLINFO_SSL_VERIFYRESULT, &vr);
+		switch (vr) {
+		case 2:	 /* X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT */
+		case 18: /* X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT */
+		case 19: /* X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN */
+		case 20: /* X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY */
+		case 21: /* X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE */
+			x509 = "certificate signed by unknown authority";
+			break;
+		case 9:	 /* X509_V_ERR_CERT_NOT_YET_VALID */
+		case 10: /* X509_V_ERR_CERT_HAS_EXPIRED */
+			x509 = "certificate has expired or is not yet valid";
+			break;
+		case 1:	 /* libcurl's own host name check failed */
+		case 62: /* X509_V_ERR_HOSTNAME_MISMATCH */
+			snprintf(name, sizeof(name), "certificate is not valid for %s",
+				 c->verify_name);
+			x509 = name;
+			break;
+		default:
+			x509 = NULL;
+		}
+		if (x509) {
+			snprintf(why, size,
+				 "tls: failed to verify certificate: x509: %s (server verified "
+				 "against %s; libcurl: %s)",
+				 x509, c->trust, c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
+			return true;
+		}
+		return false;
+	}
+	if (cc == CURLE_SSL_CONNECT_ERROR) {
+		snprintf(why, size, "TLS handshake with the server at %s failed: %s",
+			 c->server_shown, c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
+		return true;
+	}
+	return false;
 }
 
 /* Delay before attempt `n+1` (n >= 1): base * 2^(n-1), capped, with half of it jittered. */
@@ -863,6 +1093,8 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 	long long start = now_ms();
 	unsigned attempt;
 	int rc = -1;
+	bool tls_fatal = false;
+	char tls_why[sizeof(err->msg)];
 
 	set_last_transport(c);
 	if (!valid_path(path)) {
@@ -897,6 +1129,8 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 			c->body.p[0] = '\0';
 		c->retry_after_hdr = 0;
 		c->errbuf[0] = '\0';
+		memset(&c->tls, 0, sizeof(c->tls));
+		c->tls.alert = -1;
 		curl_easy_setopt(
 			c->curl, CURLOPT_TIMEOUT_MS,
 			(long)(left < c->o.request_timeout_ms ? left : c->o.request_timeout_ms));
@@ -910,6 +1144,7 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 				break;
 			}
 			kube_status_release(&c->last);
+			mask_secret(c, c->body.p, c->body.len);
 			kube_status_from_response(&c->last, (int)code, method, c->body.p,
 						  c->body.len);
 			if (c->retry_after_hdr > 0)
@@ -923,7 +1158,8 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 			curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
 			trace(c, "%s %s -> %s in %lld ms (attempt %u)", method, url,
 			      curl_easy_strerror(cc), now_ms() - t0, attempt);
-			retry = !c->body.overflow && transient_curl(cc) &&
+			tls_fatal = tls_failure(c, cc, tls_why, sizeof(tls_why));
+			retry = !c->body.overflow && !tls_fatal && transient_curl(cc) &&
 				(idempotent || sent == 0);
 		}
 		if (retry && attempt < c->o.max_attempts) {
@@ -939,6 +1175,8 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 		if (cc == CURLE_OK) {
 			gs_error_set(err, "%s", c->last.message);
 			rc = KUBE_E_STATUS;
+		} else if (tls_fatal) {
+			gs_error_set(err, "%s %s: %s", method, url, tls_why);
 		} else if (c->body.overflow) {
 			gs_error_set(err, "%s %s: response larger than %zu bytes", method, url,
 				     c->o.max_response_bytes);
@@ -959,6 +1197,8 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 	}
 	if (rc == 0)
 		set_last_transport(c);
+	else
+		mask_secret(c, err->msg, strlen(err->msg));
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
 	curl_slist_free_all(hdrs);
 	free(ct_hdr);

@@ -11,8 +11,13 @@ answers by path, for any method:
   /drop/<key>/<n>              the first n hits close the connection after
                                reading the request, without answering; then echo
   /count/<key>                 {"count": hits of <key>} (does not count itself)
+  /connections                 {"count": TCP connections accepted so far, this
+                               one's included, whether or not TLS was agreed}
   /fixture/<name>/<code>       tests/unit/data/kube/<name>.json with <code>
   /text/<code>                 a text/plain body "oops: backend down\\n"
+  /quote/<code>                <code> with a text/plain body quoting the
+                               request's Authorization header, as a
+                               debugging proxy might
   /slow/<ms>                   sleeps, then echo
   /big/<bytes>                 a JSON string of that many bytes
   /api/v1/pods                 a 7-pod list, paged by limit/continue; each item
@@ -22,6 +27,7 @@ answers by path, for any method:
 
 Options: --tls CERT KEY [--client-ca CA] serves HTTPS (client certificate
 required when --client-ca is given; echo then reports the client's CN).
+The TLS handshake runs in the connection's thread, after it was counted.
 """
 import json
 import os
@@ -36,6 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "data", "kube")
 hits = {}
+connections = 0
 lock = threading.Lock()
 
 
@@ -136,12 +143,19 @@ class Handler(BaseHTTPRequestHandler):
                     pass
                 return
             self.echo(body, {"attempts": c})
+        elif head == "connections":
+            with lock:
+                self.send(200, {"count": connections})
         elif head == "count":
             with lock:
                 self.send(200, {"count": hits.get(parts[1], 0)})
         elif head == "fixture":
             with open(os.path.join(FIXTURES, parts[1] + ".json"), "rb") as f:
                 self.send(int(parts[2]), f.read())
+        elif head == "quote":
+            auth = self.headers.get("Authorization", "")
+            self.send(int(parts[1]), ("denied; you sent Authorization: %s\n" % auth).encode(),
+                      "text/plain; charset=utf-8")
         elif head == "text":
             self.send(int(parts[1]), b"oops: backend down\n", "text/plain; charset=utf-8")
         elif head == "slow":
@@ -161,6 +175,24 @@ class Handler(BaseHTTPRequestHandler):
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
+    tls = None  # an ssl.SSLContext, or plain HTTP
+
+    def get_request(self):
+        global connections
+        sock, addr = self.socket.accept()
+        with lock:
+            connections += 1
+        if self.tls:
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, addr
+
+    def finish_request(self, request, client_address):
+        if self.tls:
+            try:
+                request.do_handshake()
+            except OSError:
+                return  # refused client certificate, plain HTTP, ...: counted, dropped
+        super().finish_request(request, client_address)
 
     def handle_error(self, request, client_address):
         pass  # dropped connections and refused handshakes are the point
@@ -175,7 +207,7 @@ def main():
         if args[3:4] == ["--client-ca"]:
             ctx.load_verify_locations(args[4])
             ctx.verify_mode = ssl.CERT_REQUIRED
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+        srv.tls = ctx
     print(srv.server_address[1], flush=True)
     srv.serve_forever()
 

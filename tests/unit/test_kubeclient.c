@@ -372,6 +372,34 @@ static void basic_auth(void **state)
 	kube_client_free(c);
 }
 
+/* A server that quotes the credential back: the message masks it. */
+static void echoed_credentials_masked(void **state)
+{
+	struct kube_config *cfg;
+	struct kube_client *c;
+	struct gs_error err;
+
+	(void)state;
+	NEED_PEER(plain);
+	c = client(NULL, "tok-SECRET-1234");
+	assert_int_equal(kube_get(c, "/quote/500", NULL, &err), KUBE_E_STATUS);
+	assert_string_equal(err.msg, "an error on the server (\"denied; you sent Authorization: "
+				     "Bearer ***************\") has prevented the request from "
+				     "succeeding");
+	assert_null(strstr(kube_last_status(c)->message, "SECRET"));
+	kube_client_free(c);
+
+	cfg = cfg_for("http", plain.port);
+	cfg->username = gs_xstrdup("user");
+	cfg->password = gs_xstrdup("pass");
+	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), 0);
+	kube_config_free(cfg);
+	assert_int_equal(kube_get(c, "/quote/403", NULL, &err), KUBE_E_STATUS);
+	assert_string_equal(err.msg, "denied; you sent Authorization: Basic ************");
+	assert_null(strstr(kube_last_status(c)->message, "dXNlcjpwYXNz"));
+	kube_client_free(c);
+}
+
 static void verbs_and_content_types(void **state)
 {
 	static const struct {
@@ -797,6 +825,49 @@ static void wait_polls(void **state)
 	kube_client_free(c);
 }
 
+/* Connections the plain peer accepted so far, asked over a new one. */
+static long plain_connections(void)
+{
+	struct kube_client *c = client(NULL, NULL);
+	long n;
+	json_t *r;
+	struct gs_error err;
+
+	assert_int_equal(kube_get(c, "/connections", &r, &err), 0);
+	n = (long)json_integer_value(json_object_get(r, "count"));
+	json_decref(r);
+	kube_client_free(c);
+	return n;
+}
+
+/* An https:// URL at a server that speaks plain HTTP: one attempt, and why. */
+static void tls_plain_http_server(void **state)
+{
+	struct tracelog tl = {0};
+	struct kube_client_opts o = {
+		.deadline_ms = 5000, .backoff_base_ms = 20, .trace = on_trace, .trace_arg = &tl};
+	struct kube_config *cfg = cfg_for("https", plain.port);
+	struct kube_client *c;
+	struct gs_error err;
+	char want[256];
+	long before;
+
+	(void)state;
+	NEED_PEER(plain);
+	before = plain_connections();
+	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+	kube_config_free(cfg);
+	assert_int_equal(kube_get(c, "/echo", NULL, &err), -1);
+	kube_client_free(c);
+	snprintf(want, sizeof(want),
+		 "GET https://127.0.0.1:%d/echo: the server at https://127.0.0.1:%d answered in "
+		 "plain HTTP, not TLS (is the URL's scheme right?)",
+		 plain.port, plain.port);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(tl.retries, 0);
+	assert_int_equal(plain_connections() - before, 2); /* one attempt, one count */
+}
+
 static void bad_arguments(void **state)
 {
 	struct kube_config *cfg;
@@ -1097,6 +1168,27 @@ static int tls_get(struct kube_config *cfg, json_t **r, struct tracelog *tl, str
 	return rc;
 }
 
+/*
+ * TCP connections the TLS peer accepted so far, asked over a new connection
+ * of a client it accepts (so each call adds one itself).
+ */
+static long tls_connections(void)
+{
+	struct kube_config *cfg = tls_cfg("ca.crt", true);
+	struct kube_client *c;
+	struct gs_error err;
+	json_t *r;
+	long n;
+
+	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), 0);
+	kube_config_free(cfg);
+	assert_int_equal(kube_get(c, "/connections", &r, &err), 0);
+	n = (long)json_integer_value(json_object_get(r, "count"));
+	json_decref(r);
+	kube_client_free(c);
+	return n;
+}
+
 static void tls_verified_with_client_cert(void **state)
 {
 	struct tracelog tl = {0};
@@ -1131,7 +1223,9 @@ static void tls_server_name(void **state)
 	cfg->tls_server_name = gs_xstrdup("wrong.example");
 	assert_int_equal(tls_get(cfg, &r, &tl, &err), -1);
 	assert_non_null(strstr(err.msg, "https://wrong.example:"));
-	assert_non_null(strstr(err.msg, "(server verified against the CA in "));
+	assert_non_null(strstr(err.msg, ": tls: failed to verify certificate: x509: certificate is "
+					"not valid for wrong.example (server verified against "
+					"the CA in "));
 	assert_int_equal(tl.retries, 0); /* verification failures are final */
 }
 
@@ -1140,18 +1234,25 @@ static void tls_wrong_ca(void **state)
 	struct tracelog tl = {0};
 	struct gs_error err;
 	json_t *r;
-	char want[192];
+	char want[512];
+	long before;
 
 	(void)state;
 	NEED_PEER(tls);
+	before = tls_connections();
 	assert_int_equal(tls_get(tls_cfg("other.crt", true), &r, &tl, &err), -1);
-	assert_non_null(strstr(err.msg, "SSL certificate problem"));
-	snprintf(want, sizeof(want), "(server verified against the CA in %s/other.crt)", tls.dir);
-	assert_non_null(strstr(err.msg, want));
+	snprintf(want, sizeof(want),
+		 "GET https://127.0.0.1:%d/echo: tls: failed to verify certificate: x509: "
+		 "certificate signed by unknown authority (server verified against the CA in "
+		 "%s/other.crt; libcurl: SSL certificate problem: ",
+		 tls.port, tls.dir);
+	assert_memory_equal(err.msg, want, strlen(want));
 	assert_int_equal(tl.retries, 0);
+	assert_int_equal(tls_connections() - before, 2); /* one attempt, one count */
 	/* No CA at all: the system store does not know our test CA either. */
 	assert_int_equal(tls_get(tls_cfg(NULL, true), &r, &tl, &err), -1);
-	assert_non_null(strstr(err.msg, "(server verified against the system trust store)"));
+	assert_non_null(strstr(err.msg, "x509: certificate signed by unknown authority (server "
+					"verified against the system trust store; libcurl: "));
 }
 
 static void tls_insecure(void **state)
@@ -1178,8 +1279,54 @@ static void tls_client_cert_required(void **state)
 
 	(void)state;
 	NEED_PEER(tls);
-	assert_int_equal(tls_get(tls_cfg("ca.crt", false), &r, &tl, &err), -1);
-	assert_non_null(strstr(err.msg, "GET https://127.0.0.1:"));
+	/*
+	 * The peer asks for a certificate, gets none and closes the connection:
+	 * libcurl says "Send failure: Broken pipe", a receive error or
+	 * "getpeername() failed", whichever the race gives; we say why, at once.
+	 */
+	for (int i = 0; i < 3; i++) {
+		struct kube_config *cfg = tls_cfg("ca.crt", false);
+		char want[256];
+		long before = tls_connections();
+
+		cfg->user = gs_xstrdup("admin");
+		tl.retries = 0;
+		assert_int_equal(tls_get(cfg, &r, &tl, &err), -1);
+		snprintf(want, sizeof(want),
+			 "GET https://127.0.0.1:%d/echo: the server at https://127.0.0.1:%d "
+			 "requires "
+			 "a client certificate and user \"admin\" has none",
+			 tls.port, tls.port);
+		assert_memory_equal(err.msg, want, strlen(want));
+		assert_int_equal(tl.retries, 0);
+		assert_int_equal(tls_connections() - before, 2); /* one attempt, one count */
+	}
+}
+
+static void tls_client_cert_refused(void **state)
+{
+	struct tracelog tl = {0};
+	struct kube_config *cfg = NULL;
+	struct gs_error err;
+	char want[256];
+	json_t *r;
+	long before;
+
+	(void)state;
+	NEED_PEER(tls);
+	/* A certificate from a CA the peer does not trust. */
+	cfg = tls_cfg("ca.crt", false);
+	load_pem(&cfg->client_cert, "other.crt");
+	load_pem(&cfg->client_key, "other.key");
+	before = tls_connections();
+	assert_int_equal(tls_get(cfg, &r, &tl, &err), -1);
+	snprintf(want, sizeof(want),
+		 "GET https://127.0.0.1:%d/echo: the server at https://127.0.0.1:%d did not accept "
+		 "the client certificate from %s/other.crt",
+		 tls.port, tls.port, tls.dir);
+	assert_memory_equal(err.msg, want, strlen(want));
+	assert_int_equal(tl.retries, 0);
+	assert_int_equal(tls_connections() - before, 2);
 }
 
 int main(void)
@@ -1192,6 +1339,7 @@ int main(void)
 	const struct CMUnitTest net[] = {
 		cmocka_unit_test(get_headers_and_keepalive),
 		cmocka_unit_test(basic_auth),
+		cmocka_unit_test(echoed_credentials_masked),
 		cmocka_unit_test(verbs_and_content_types),
 		cmocka_unit_test(status_failures_reach_caller),
 		cmocka_unit_test(retry_idempotent_on_5xx),
@@ -1208,6 +1356,7 @@ int main(void)
 		cmocka_unit_test(raw_request),
 		cmocka_unit_test(open_from_kubeconfig),
 		cmocka_unit_test(token_file_rotation),
+		cmocka_unit_test(tls_plain_http_server),
 	};
 	const struct CMUnitTest tlsnet[] = {
 		cmocka_unit_test(tls_verified_with_client_cert),
@@ -1215,6 +1364,7 @@ int main(void)
 		cmocka_unit_test(tls_wrong_ca),
 		cmocka_unit_test(tls_insecure),
 		cmocka_unit_test(tls_client_cert_required),
+		cmocka_unit_test(tls_client_cert_refused),
 	};
 	int fails = 0;
 
