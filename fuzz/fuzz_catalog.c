@@ -27,7 +27,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		(void)catalog_layout_apply(cat, "all-balanced", g, &m, &err);
 		(void)catalog_layout_apply(cat, "all-1g.10gb", g, &m, &err);
+		for (size_t l = 0; l < catalog_layout_count(cat); l++)
+			(void)catalog_layout_apply(cat, catalog_layout_at(cat, l)->name, g, &m,
+						   &err);
 	}
+	if (catalog_layout_count(cat) && !catalog_release(cat))
+		abort(); /* a layout row needs the release record before it */
 	catalog_free(cat);
 	return 0;
 }
