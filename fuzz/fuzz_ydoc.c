@@ -14,7 +14,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const struct ydoc_limits limits = {1 << 20, 64, 20000, 64};
+static const struct ydoc_limits limits = {.max_bytes = 1 << 20,
+					  .max_depth = 64,
+					  .max_nodes = 20000,
+					  .max_docs = 64,
+					  .max_anchors = 1000};
 
 /* A document with every position the stream knows, as text. */
 static void dump(const struct ydoc_stream *s, json_t *node, struct evlog *out)

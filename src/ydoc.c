@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gonum.h"
 #include "readfile.h"
@@ -28,6 +29,7 @@ const struct ydoc_limits ydoc_default_limits = {
 	.max_depth = 256,
 	.max_nodes = 4u << 20,
 	.max_docs = 100000,
+	.max_anchors = 100000,
 };
 
 /* ---- position tables: (pointer, slot) -> position ---- */
@@ -930,6 +932,7 @@ int ydoc_resolved_key(const struct ydoc_resolved *r, const char *text, size_t le
 
 struct anchor {
 	char *name;
+	size_t slot;  /* its entry in the loader's index */
 	json_t *node; /* a reference of its own; NULL while still open */
 	size_t count; /* nodes in the subtree, aliases expanded */
 	unsigned depth;
@@ -977,6 +980,10 @@ struct loader {
 	struct anchor *anchors;
 	size_t n_anchors;
 	size_t cap_anchors;
+	/* name -> 1 + index into anchors (0 = empty); open addressing, a power of two */
+	size_t *anchor_index;
+	size_t cap_index;
+	uint64_t anchor_seed;
 	json_t *root;
 	size_t nodes;
 	size_t docs; /* documents started so far */
@@ -1025,16 +1032,58 @@ static int fail_err_at(struct loader *l, struct ydoc_pos pos)
 	return fail_at(l, pos, "%s", msg);
 }
 
+/*
+ * Anchor names are looked up in a hash index, so a document with many
+ * anchors and aliases loads in linear time. The hash is keyed per loader
+ * (from the address space layout and the clock): names that collide cannot
+ * be prepared in advance to make the lookups quadratic again.
+ */
+static uint64_t anchor_hash(const struct loader *l, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ l->anchor_seed;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+		h ^= *c;
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9ull;
+	h ^= h >> 29;
+	return h;
+}
+
 static struct anchor *find_anchor(struct loader *l, const char *name)
 {
-	for (size_t i = l->n_anchors; i-- > 0;)
-		if (!strcmp(l->anchors[i].name, name))
-			return &l->anchors[i];
+	size_t j;
+
+	if (!l->cap_index)
+		return NULL;
+	j = (size_t)anchor_hash(l, name) & (l->cap_index - 1);
+	while (l->anchor_index[j]) {
+		struct anchor *a = &l->anchors[l->anchor_index[j] - 1];
+
+		if (!strcmp(a->name, name))
+			return a;
+		j = (j + 1) & (l->cap_index - 1);
+	}
 	return NULL;
 }
 
-/* Redefinition replaces: the newest anchor of a name wins. */
-static struct anchor *add_anchor(struct loader *l, const char *name)
+static void index_anchor(struct loader *l, size_t i)
+{
+	size_t j = (size_t)anchor_hash(l, l->anchors[i].name) & (l->cap_index - 1);
+
+	while (l->anchor_index[j])
+		j = (j + 1) & (l->cap_index - 1);
+	l->anchor_index[j] = i + 1;
+	l->anchors[i].slot = j;
+}
+
+/*
+ * Redefinition replaces: the newest anchor of a name wins. A new name past
+ * the limit fails (NULL, err set at pos).
+ */
+static struct anchor *add_anchor(struct loader *l, const char *name, struct ydoc_pos pos)
 {
 	struct anchor *a = find_anchor(l, name);
 
@@ -1047,22 +1096,37 @@ static struct anchor *add_anchor(struct loader *l, const char *name)
 		a->depth = 0;
 		return a;
 	}
+	if (l->n_anchors >= l->lim->max_anchors) {
+		fail_at(l, pos, "more than %zu anchors in one document (the anchor limit)",
+			l->lim->max_anchors);
+		return NULL;
+	}
 	if (l->n_anchors == l->cap_anchors) {
 		l->cap_anchors = l->cap_anchors ? l->cap_anchors * 2 : 8;
 		l->anchors = gs_xrealloc(l->anchors, l->cap_anchors * sizeof(*l->anchors));
 	}
-	a = &l->anchors[l->n_anchors++];
+	if ((l->n_anchors + 1) * 2 > l->cap_index) {
+		free(l->anchor_index);
+		l->cap_index = l->cap_index ? l->cap_index * 2 : 16;
+		l->anchor_index = gs_xcalloc(l->cap_index, sizeof(*l->anchor_index));
+		for (size_t i = 0; i < l->n_anchors; i++)
+			index_anchor(l, i);
+	}
+	a = &l->anchors[l->n_anchors];
 	a->name = gs_xstrdup(name);
 	a->node = NULL;
 	a->bad = NULL;
 	a->count = 0;
 	a->depth = 0;
+	index_anchor(l, l->n_anchors++);
 	return a;
 }
 
+/* Forget every anchor (a new document), in time linear in their number. */
 static void clear_anchors(struct loader *l)
 {
 	for (size_t i = 0; i < l->n_anchors; i++) {
+		l->anchor_index[l->anchors[i].slot] = 0;
 		free(l->anchors[i].name);
 		free(l->anchors[i].bad);
 		json_decref(l->anchors[i].node);
@@ -1308,11 +1372,13 @@ static int push_frame(struct loader *l, json_t *node, int is_map, int role, cons
 	f->merge_seq = merge_seq;
 	f->nodes_before = l->nodes;
 	if (node) {
+		pos_table_put(&l->s->nodes, node, 0, pos);
 		if (anchor) {
 			f->anchor = gs_xstrdup(anchor);
-			add_anchor(l, anchor); /* open: an alias to it now is a cycle */
+			/* open: an alias to it now is a cycle */
+			if (!add_anchor(l, anchor, pos))
+				return -1;
 		}
-		pos_table_put(&l->s->nodes, node, 0, pos);
 	}
 	return count_nodes(l, 1, pos);
 }
@@ -1391,8 +1457,10 @@ static int on_key(struct loader *l, const yaml_event_t *ev, const struct ydoc_re
 	if (f->role != YDOC_KEEP_ALL)
 		f->child_role = l->filter->child_role(l->filter->ctx, f->role, f->key, f->key_len);
 	if (anchor) {
-		struct anchor *a = add_anchor(l, anchor);
+		struct anchor *a = add_anchor(l, anchor, pos);
 
+		if (!a)
+			return -1;
 		a->count = 1;
 		a->depth = 0;
 		if (ydoc_resolved_json(r, text, len, &v, l->err)) {
@@ -1444,8 +1512,12 @@ static int on_scalar(struct loader *l, const yaml_event_t *ev)
 				  ev->data.scalar.style == YAML_FOLDED_SCALAR_STYLE))
 		pos_table_put(&l->s->origins, v, 0, block_origin(l, ev, parent_indent(l)));
 	if (anchor) {
-		struct anchor *a = add_anchor(l, anchor);
+		struct anchor *a = add_anchor(l, anchor, pos);
 
+		if (!a) {
+			json_decref(v);
+			return -1;
+		}
 		a->node = json_incref(v);
 		a->count = 1;
 		a->depth = 0;
@@ -1678,7 +1750,19 @@ static void loader_release(struct loader *l)
 	free(l->frames);
 	clear_anchors(l);
 	free(l->anchors);
+	free(l->anchor_index);
 	json_decref(l->root);
+}
+
+static uint64_t anchor_seed(void)
+{
+	static const char here;
+	struct timespec ts;
+	uint64_t seed = (uint64_t)(uintptr_t)&here;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+		seed ^= (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)ts.tv_sec;
+	return seed;
 }
 
 static int load_with(const char *name, const char *buf, size_t len, struct ydoc_pos origin,
@@ -1692,6 +1776,7 @@ static int load_with(const char *name, const char *buf, size_t len, struct ydoc_
 	memset(&l, 0, sizeof(l));
 	*out = NULL;
 	l.lim = limits ? limits : &ydoc_default_limits;
+	l.anchor_seed = anchor_seed();
 	l.filter = filter;
 	l.each = each;
 	l.each_ctx = each_ctx;

@@ -24,9 +24,12 @@ struct ydoc_limits {
 	size_t max_nodes;   /* nodes after alias expansion */
 	size_t max_docs;    /* documents in one stream */
 	bool hide_values;   /* errors never quote scalar text (credentials files) */
+	/* distinct anchor names in one document ("more than N anchors in one
+	 * document (the anchor limit)"); lookups are hashed, so cost is linear */
+	size_t max_anchors;
 };
 
-/* Defaults: 64 MiB, depth 256, 4M nodes, 100000 documents. */
+/* Defaults: 64 MiB, depth 256, 4M nodes, 100000 documents, 100000 anchors. */
 extern const struct ydoc_limits ydoc_default_limits;
 
 struct ydoc_pos {

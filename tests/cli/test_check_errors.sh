@@ -66,6 +66,28 @@ run check "$d/cycle.yaml"
 expect_rc 2 "alias cycle"
 expect_err_has "anchor 'a' value contains itself"
 
+# Anchors: 100,000 with an alias each is fine (hashed lookups); one more name is over the limit.
+anchors() { # N: a Pod whose annotations define N anchors; its GPU limit is an alias to the last
+	awk -v n="$1" 'BEGIN {
+		print "kind: Pod"; print "metadata:"; print "  annotations:"
+		for (i = 0; i < n; i++) printf "    k%d: &a%d \"%d\"\n", i, i, (i == n - 1 ? 2 : 1)
+		print "spec:"; print "  containers:"; print "  - name: c"
+		print "    resources:"; print "      limits:"; printf "        nvidia.com/gpu: *a%d\n", n - 1
+		print "  initContainers:"
+		for (i = 0; i < n; i++) printf "  - {name: i%d, resources: {limits: {nvidia.com/gpu: *a%d}}}\n", i, i
+	}'
+}
+anchors 100000 >"$d/anchors.yaml"
+run check "$d/anchors.yaml"
+expect_rc 1 "100000 anchors and aliases"
+expect_out "OVER=c=2
+OVER=i99999=2" "100000 anchors and aliases"
+anchors 100001 >"$d/anchors-over.yaml"
+run check "$d/anchors-over.yaml"
+expect_rc 2 "over the anchor limit"
+expect_out "" "over the anchor limit"
+expect_err_has "anchors-over.yaml:100004:14: more than 100000 anchors in one document (the anchor limit)"
+
 # Usage.
 run check
 expect_rc 2 "no file"

@@ -422,6 +422,71 @@ static void limits(void **state)
 			    "t.yaml: input is larger than the limit of 4 bytes");
 }
 
+/* "a:" then n anchored items (&a0 0, &a1 1, ...), then "b:" with an alias to each. */
+static char *many_anchors(size_t n, int aliases)
+{
+	size_t cap = 64 + n * 48, at = 0;
+	char *t = malloc(cap);
+
+	at += (size_t)snprintf(t + at, cap - at, "a:\n");
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)snprintf(t + at, cap - at, "- &a%zu %zu\n", i, i);
+	if (aliases) {
+		at += (size_t)snprintf(t + at, cap - at, "b:\n");
+		for (size_t i = 0; i < n; i++)
+			at += (size_t)snprintf(t + at, cap - at, "- *a%zu\n", i);
+	}
+	return t;
+}
+
+/*
+ * Anchors are hashed: 100,000 anchors and as many aliases (minutes with a
+ * linear lookup) load, and their number is capped by max_anchors.
+ */
+static void many_anchors_and_the_anchor_limit(void **state)
+{
+	struct ydoc_limits lim = ydoc_default_limits;
+	struct ydoc_stream *s;
+	char *text;
+	json_t *b;
+
+	(void)state;
+	assert_int_equal(ydoc_default_limits.max_anchors, 100000);
+	text = many_anchors(100000, 1);
+	s = load_ok(text);
+	b = get(ydoc_stream_doc(s, 0), "b");
+	assert_int_equal(json_array_size(b), 100000);
+	assert_int_equal(json_integer_value(json_array_get(b, 0)), 0);
+	assert_int_equal(json_integer_value(json_array_get(b, 99999)), 99999);
+	ydoc_stream_free(s);
+	free(text);
+
+	/* One more distinct name is refused where it is defined. */
+	text = many_anchors(100001, 0);
+	assert_string_equal(load_err(text, NULL),
+			    "t.yaml:100002:3: more than 100000 anchors in one document (the "
+			    "anchor limit)");
+	free(text);
+
+	/* The limit counts names in one document: redefinitions and other documents are free. */
+	lim.max_anchors = 2;
+	s = NULL;
+	{
+		struct gs_error err;
+		const char *ok =
+			"a: &x 1\nb: &y 2\nc: &x 3\nd: *x\n---\ne: &z [1]\nf: &w {}\ng: *z\n";
+
+		assert_int_equal(
+			ydoc_load_buffer("t.yaml", ok, strlen(ok), no_origin, &lim, &s, &err), 0);
+		expect_int(ydoc_stream_doc(s, 0), "d", 3);
+		ydoc_stream_free(s);
+	}
+	assert_string_equal(load_err("a: &x 1\nb: &y 2\nc: &z [1]\n", &lim),
+			    "t.yaml:3:4: more than 2 anchors in one document (the anchor limit)");
+	assert_string_equal(load_err("a: &x 1\nb: &y 2\n&z c: 3\n", &lim),
+			    "t.yaml:3:1: more than 2 anchors in one document (the anchor limit)");
+}
+
 static void origin_and_block_content(void **state)
 {
 	const char *cm = "apiVersion: v1\n"
@@ -560,6 +625,7 @@ int main(void)
 		cmocka_unit_test(keys_become_strings),
 		cmocka_unit_test(documents),
 		cmocka_unit_test(anchors_aliases_merges),
+		cmocka_unit_test(many_anchors_and_the_anchor_limit),
 		cmocka_unit_test(non_json_values_fail),
 		cmocka_unit_test(positions),
 		cmocka_unit_test(error_at_node),
