@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dpdecode.h"
+#include "strbuf.h"
 #include "banned.h"
 
 /*
@@ -42,8 +43,7 @@ struct dp_diag *dp_diags_vadd(struct dp_diags *d, enum dp_level level, enum dp_s
 			      const char *file, struct ydoc_pos pos, const char *fmt, va_list ap)
 {
 	struct dp_diag *x;
-	va_list aq;
-	int len;
+	struct strbuf msg = STRBUF_INIT;
 
 	if (d->n == d->cap) {
 		d->cap = d->cap ? d->cap * 2 : 8;
@@ -55,11 +55,8 @@ struct dp_diag *dp_diags_vadd(struct dp_diags *d, enum dp_level level, enum dp_s
 	x->upstream = false;
 	x->file = gs_xstrdup(file ? file : "");
 	x->pos = pos;
-	va_copy(aq, ap);
-	len = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	x->msg = gs_xmalloc((size_t)len + 1);
-	vsnprintf(x->msg, (size_t)len + 1, fmt, ap);
+	strbuf_vaddf(&msg, fmt, ap);
+	x->msg = strbuf_detach(&msg, NULL);
 	return x;
 }
 
@@ -111,6 +108,17 @@ void dp_diag_to_error(const struct dp_diag *x, struct gs_error *err)
 		gs_error_at(err, x->file, 0, 0, "%s", x->msg);
 	else
 		gs_error_set(err, "%s", x->msg);
+}
+
+void dp_diag_addstr(struct strbuf *sb, const struct dp_diag *d)
+{
+	if (d->file[0] && d->pos.line > 0 && d->pos.col > 0)
+		strbuf_addf(sb, "%s:%d:%d: ", d->file, d->pos.line, d->pos.col);
+	else if (d->file[0] && d->pos.line > 0)
+		strbuf_addf(sb, "%s:%d: ", d->file, d->pos.line);
+	else if (d->file[0])
+		strbuf_addf(sb, "%s: ", d->file);
+	strbuf_addstr(sb, d->msg);
 }
 
 const struct dp_key *dpconfig_key(const struct dpconfig *c, const char *path)
@@ -297,19 +305,15 @@ size_t dpconfig_validate_all(const struct dpconfig *c, const char *file, struct 
 			     mig_strategy);
 	if (!(c->n_imex_channel_ids == 0 ||
 	      (c->n_imex_channel_ids == 1 && c->imex_channel_ids[0] == 0))) {
-		char *ids_text = gs_xstrdup("");
-		for (size_t i = 0; i < c->n_imex_channel_ids; i++) {
-			char *t = gs_xasprintf("%s%s%d", ids_text, i ? " " : "",
-					       c->imex_channel_ids[i]);
-			free(ids_text);
-			ids_text = t;
-		}
+		struct strbuf chan_ids = STRBUF_INIT;
+		for (size_t i = 0; i < c->n_imex_channel_ids; i++)
+			strbuf_addf(&chan_ids, "%s%d", i ? " " : "", c->imex_channel_ids[i]);
 		dp_diags_add(
 			diags, DP_ERROR, DP_STAGE_VALIDATE, file, where(c, "imex.channelIDs"),
 			"invalid IMEX channel IDs: invalid IMEX config: channelIDs must be [] or "
 			"[0]; found [%s]",
-			ids_text);
-		free(ids_text);
+			chan_ids.buf);
+		strbuf_release(&chan_ids);
 	}
 	if (diags->n > before)
 		diags->items[before].upstream = true;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "strbuf.h"
 #include "ydoc.h"
 
 /*
@@ -129,6 +130,8 @@ struct dp_diag *dp_diags_vadd(struct dp_diags *d, enum dp_level level, enum dp_s
 	__attribute__((format(printf, 6, 0)));
 /* A finding as an error: "file:line:col: msg", with fewer parts when unknown. */
 void dp_diag_to_error(const struct dp_diag *d, struct gs_error *err);
+/* The same text, whole, added to sb. */
+void dp_diag_addstr(struct strbuf *sb, const struct dp_diag *d);
 /*
  * The whole line the real component logs for an error, e.g.
  * "error starting plugins: unable to load config: unable to finalize config:

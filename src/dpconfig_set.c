@@ -1,5 +1,6 @@
 #include "dpconfig_set.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,9 +116,14 @@ static void set_add(struct dpconfig_set *set, const struct ydoc_stream *s, const
 }
 
 static void set_entry_error(struct dpconfig_set *set, const char *file, const char *key,
-			    struct ydoc_pos pos, const char *msg)
+			    struct ydoc_pos pos, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void set_entry_error(struct dpconfig_set *set, const char *file, const char *key,
+			    struct ydoc_pos pos, const char *fmt, ...)
 {
 	struct set_entry *e;
+	va_list ap;
 
 	set->e = gs_xrealloc(set->e, (set->n + 1) * sizeof(*set->e));
 	e = &set->e[set->n++];
@@ -125,7 +131,9 @@ static void set_entry_error(struct dpconfig_set *set, const char *file, const ch
 	e->key = gs_xstrdup(key);
 	e->pos = pos;
 	dp_diags_init(&e->diags);
-	dp_diags_add(&e->diags, DP_ERROR, DP_STAGE_NONE, file, pos, "%s", msg);
+	va_start(ap, fmt);
+	dp_diags_vadd(&e->diags, DP_ERROR, DP_STAGE_NONE, file, pos, fmt, ap);
+	va_end(ap);
 	e->diags.items[0].upstream = true;
 	dp_diag_to_error(&e->diags.items[0], &e->err);
 }
@@ -203,13 +211,10 @@ int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *confi
 			}
 			/* sigs.k8s.io/yaml gives a map of strings the scalar's text */
 			if (dpdecode_scalar_text(v, lit, sizeof(lit)) < 0) {
-				char msg[160];
-				snprintf(msg, sizeof(msg),
-					 "json: cannot unmarshal %s into Go struct field "
-					 "ConfigMap.data "
-					 "of type string",
-					 dpdecode_kind_word(v));
-				set_entry_error(set, file, k, pos, msg);
+				set_entry_error(set, file, k, pos,
+						"json: cannot unmarshal %s into Go struct field "
+						"ConfigMap.data of type string",
+						dpdecode_kind_word(v));
 				continue;
 			}
 			set_add(set, s, file, k, lit, strlen(lit), pos, pos, true);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gonum.h"
+#include "strbuf.h"
 #include "banned.h"
 
 /*
@@ -121,28 +122,6 @@ int dpdecode_scalar_text(const json_t *v, char *buf, size_t size)
 	}
 }
 
-/* A growable string. */
-struct sbuf {
-	char *s;
-	size_t n, cap;
-};
-
-static void sb_putn(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->n + n + 1 > b->cap) {
-		b->cap = (b->n + n + 1) * 2;
-		b->s = gs_xrealloc(b->s, b->cap);
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-	sb_putn(b, s, strlen(s));
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -165,24 +144,24 @@ static const char **sorted_keys(const json_t *obj, size_t *n)
 	return keys;
 }
 
-static void go_marshal_string(struct sbuf *b, const char *s, size_t n)
+static void go_marshal_string(struct strbuf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	char esc[8];
 
-	sb_puts(b, "\"");
+	strbuf_addstr(b, "\"");
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '"' || c == '\\') {
 			esc[0] = '\\';
 			esc[1] = (char)c;
-			sb_putn(b, esc, 2);
+			strbuf_add(b, esc, 2);
 		} else if (c == '\n') {
-			sb_puts(b, "\\n");
+			strbuf_addstr(b, "\\n");
 		} else if (c == '\r') {
-			sb_puts(b, "\\r");
+			strbuf_addstr(b, "\\r");
 		} else if (c == '\t') {
-			sb_puts(b, "\\t");
+			strbuf_addstr(b, "\\t");
 		} else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
 			esc[0] = '\\';
 			esc[1] = 'u';
@@ -190,51 +169,51 @@ static void go_marshal_string(struct sbuf *b, const char *s, size_t n)
 			esc[3] = '0';
 			esc[4] = hex[c >> 4];
 			esc[5] = hex[c & 15];
-			sb_putn(b, esc, 6);
+			strbuf_add(b, esc, 6);
 		} else if (c == 0xe2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
 			   ((unsigned char)s[i + 2] == 0xa8 || (unsigned char)s[i + 2] == 0xa9)) {
-			sb_puts(b, (unsigned char)s[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
+			strbuf_addstr(b, (unsigned char)s[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
 			i += 2;
 		} else {
-			sb_putn(b, (const char *)&s[i], 1);
+			strbuf_add(b, (const char *)&s[i], 1);
 		}
 	}
-	sb_puts(b, "\"");
+	strbuf_addstr(b, "\"");
 }
 
 /* json.Marshal of what sigs.k8s.io/yaml built: compact, keys sorted, HTML-safe. */
-static void go_marshal(struct sbuf *b, const json_t *v, unsigned depth)
+static void go_marshal(struct strbuf *b, const json_t *v, unsigned depth)
 {
 	char num[64];
 
 	if (depth > 64) {
-		sb_puts(b, "...");
+		strbuf_addstr(b, "...");
 		return;
 	}
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: {
 		size_t n;
 		const char **keys = sorted_keys(v, &n);
-		sb_puts(b, "{");
+		strbuf_addstr(b, "{");
 		for (size_t i = 0; i < n; i++) {
 			if (i)
-				sb_puts(b, ",");
+				strbuf_addstr(b, ",");
 			go_marshal_string(b, keys[i], strlen(keys[i]));
-			sb_puts(b, ":");
+			strbuf_addstr(b, ":");
 			go_marshal(b, json_object_get(v, keys[i]), depth + 1);
 		}
-		sb_puts(b, "}");
+		strbuf_addstr(b, "}");
 		free(keys);
 		break;
 	}
 	case JSON_ARRAY:
-		sb_puts(b, "[");
+		strbuf_addstr(b, "[");
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			if (i)
-				sb_puts(b, ",");
+				strbuf_addstr(b, ",");
 			go_marshal(b, json_array_get(v, i), depth + 1);
 		}
-		sb_puts(b, "]");
+		strbuf_addstr(b, "]");
 		break;
 	case JSON_STRING:
 		go_marshal_string(b, json_string_value(v), json_string_length(v));
@@ -242,26 +221,26 @@ static void go_marshal(struct sbuf *b, const json_t *v, unsigned depth)
 	case JSON_INTEGER:
 	case JSON_REAL:
 		go_json_number(v, num, sizeof(num));
-		sb_puts(b, num);
+		strbuf_addstr(b, num);
 		break;
 	case JSON_TRUE:
-		sb_puts(b, "true");
+		strbuf_addstr(b, "true");
 		break;
 	case JSON_FALSE:
-		sb_puts(b, "false");
+		strbuf_addstr(b, "false");
 		break;
 	case JSON_NULL:
-		sb_puts(b, "null");
+		strbuf_addstr(b, "null");
 		break;
 	}
 }
 
 static char *go_marshal_str(const json_t *v)
 {
-	struct sbuf b = {NULL, 0, 0};
+	struct strbuf b = STRBUF_INIT;
 
 	go_marshal(&b, v, 0);
-	return b.s ? b.s : gs_xstrdup("");
+	return strbuf_detach(&b, NULL);
 }
 
 /* ------------------------------------------------------ decoder state */
@@ -272,7 +251,7 @@ struct dec {
 	struct dp_diags *diags;
 	struct dpconfig *c;
 	size_t first_hard, first_saved; /* diag indexes, SIZE_MAX: none */
-	char path[512];			/* Go's FieldStack, joined with '.' */
+	struct strbuf path;		/* Go's FieldStack, joined with '.' */
 };
 
 static struct ydoc_pos no_pos(void)
@@ -346,19 +325,17 @@ static void dec_note(struct dec *d, struct ydoc_pos pos, const char *fmt, ...)
 static void type_error(struct dec *d, const char *go_struct, const json_t *v, const char *lit,
 		       const char *type, struct ydoc_pos pos)
 {
-	char what[96];
+	const char *what = lit ? "number " : dpdecode_kind_word(v);
 
-	if (lit)
-		snprintf(what, sizeof(what), "number %s", lit);
-	else
-		snprintf(what, sizeof(what), "%s", dpdecode_kind_word(v));
+	if (!lit)
+		lit = "";
 	if (go_struct)
 		dec_error(d, false, pos,
-			  "json: cannot unmarshal %s into Go struct field %s.%s of type %s", what,
-			  go_struct, d->path, type);
+			  "json: cannot unmarshal %s%s into Go struct field %s.%s of type %s", what,
+			  lit, go_struct, d->path.buf, type);
 	else
-		dec_error(d, false, pos, "json: cannot unmarshal %s into Go value of type %s", what,
-			  type);
+		dec_error(d, false, pos, "json: cannot unmarshal %s%s into Go value of type %s",
+			  what, lit, type);
 }
 
 /* The same text from inside a hand-written decoder (json.Unmarshal on a plain value). */
@@ -517,7 +494,7 @@ static bool rfc1123_subdomain(const char *s, size_t n)
  * characters, RFC 1123 after the prefix. Returns a new string or NULL with
  * the message in msg.
  */
-static char *new_resource_name(const char *raw, size_t len, char *msg, size_t size)
+static char *new_resource_name(const char *raw, size_t len, struct strbuf *msg)
 {
 	char *n;
 	size_t plen = strlen(RESOURCE_NAME_PREFIX "/");
@@ -532,15 +509,13 @@ static char *new_resource_name(const char *raw, size_t len, char *msg, size_t si
 		len += plen;
 	}
 	if (len > MAX_RESOURCE_NAME_LENGTH) {
-		snprintf(msg, size,
-			 "fully-qualified resource name must be %d characters or less: %s",
-			 MAX_RESOURCE_NAME_LENGTH, n);
+		strbuf_addf(msg, "fully-qualified resource name must be %d characters or less: %s",
+			    MAX_RESOURCE_NAME_LENGTH, n);
 		free(n);
 		return NULL;
 	}
 	if (strlen(n) != len || !rfc1123_subdomain(n + plen, len - plen)) {
-		snprintf(msg, size, "incorrect format for resource name '%s': [%s]", n,
-			 RFC1123_MSG);
+		strbuf_addf(msg, "incorrect format for resource name '%s': [%s]", n, RFC1123_MSG);
 		free(n);
 		return NULL;
 	}
@@ -550,18 +525,19 @@ static char *new_resource_name(const char *raw, size_t len, char *msg, size_t si
 /* ResourceName.UnmarshalJSON: a string (null reads as ""), then NewResourceName. */
 static char *decode_resource_name(struct dec *d, const json_t *v, struct ydoc_pos pos)
 {
-	char msg[512];
+	struct strbuf msg = STRBUF_INIT;
 	char *name;
 
 	if (!json_is_string(v) && !json_is_null(v)) {
 		value_error(d, v, NULL, "string", pos);
 		return NULL;
 	}
-	name = json_is_string(v) ? new_resource_name(json_string_value(v), json_string_length(v),
-						     msg, sizeof(msg))
-				 : new_resource_name("", 0, msg, sizeof(msg));
+	name = json_is_string(v)
+		       ? new_resource_name(json_string_value(v), json_string_length(v), &msg)
+		       : new_resource_name("", 0, &msg);
 	if (!name)
-		dec_error(d, true, pos, "%s", msg);
+		dec_error(d, true, pos, "%s", msg.buf);
+	strbuf_release(&msg);
 	return name;
 }
 
@@ -1118,7 +1094,7 @@ static void clear_plugin(struct dpconfig *c)
 }
 
 /* time.ParseDuration's verdict, with its message. */
-static int go_parse_duration(const char *orig, char *msg, size_t size)
+static int go_parse_duration(const char *orig, struct strbuf *msg)
 {
 	const char *s = orig;
 	static const char *const units[] = {"ns", "us", "\xc2\xb5s", "\xce\xbcs",
@@ -1151,7 +1127,7 @@ static int go_parse_duration(const char *orig, char *msg, size_t size)
 		while (*s && *s != '.' && !(*s >= '0' && *s <= '9'))
 			s++;
 		if (s == u) {
-			snprintf(msg, size, "time: missing unit in duration \"%s\"", orig);
+			strbuf_addf(msg, "time: missing unit in duration \"%s\"", orig);
 			return -1;
 		}
 		bool known = false;
@@ -1159,14 +1135,14 @@ static int go_parse_duration(const char *orig, char *msg, size_t size)
 			known |= strlen(units[i]) == (size_t)(s - u) &&
 				 !memcmp(units[i], u, (size_t)(s - u));
 		if (!known) {
-			snprintf(msg, size, "time: unknown unit \"%.*s\" in duration \"%s\"",
-				 (int)(s - u), u, orig);
+			strbuf_addf(msg, "time: unknown unit \"%.*s\" in duration \"%s\"",
+				    (int)(s - u), u, orig);
 			return -1;
 		}
 	}
 	return 0;
 invalid:
-	snprintf(msg, size, "time: invalid duration \"%s\"", orig);
+	strbuf_addf(msg, "time: invalid duration \"%s\"", orig);
 	return -1;
 }
 
@@ -1212,10 +1188,11 @@ static void decode_field(struct dec *d, const struct field *f, const struct goty
 		if (json_is_null(v) || json_is_number(v))
 			break;
 		if (json_is_string(v)) {
-			char msg[256];
+			struct strbuf msg = STRBUF_INIT;
 			if (strcmp(json_string_value(v), "infinite") &&
-			    go_parse_duration(json_string_value(v), msg, sizeof(msg)))
-				dec_error(d, true, pos, "%s", msg);
+			    go_parse_duration(json_string_value(v), &msg))
+				dec_error(d, true, pos, "%s", msg.buf);
+			strbuf_release(&msg);
 			break;
 		}
 		dec_error(d, true, pos, "invalid duration");
@@ -1353,14 +1330,14 @@ static void decode_struct(struct dec *d, const json_t *v, struct ydoc_pos pos,
 				 "case-insensitively)",
 				 keys[i], f->name);
 
-		char sub[512];
-		size_t saved = strlen(d->path);
-		snprintf(sub, sizeof(sub), "%s%s%s", canon, *canon ? "." : "", f->name);
-		record_key(d, sub, keys[i], vp);
-		snprintf(d->path + saved, sizeof(d->path) - saved, "%s%s", saved ? "." : "",
-			 f->name);
-		decode_field(d, f, t, val, vp, sub);
-		d->path[saved] = '\0';
+		struct strbuf sub = STRBUF_INIT;
+		size_t saved = d->path.len;
+		strbuf_addf(&sub, "%s%s%s", canon, *canon ? "." : "", f->name);
+		record_key(d, sub.buf, keys[i], vp);
+		strbuf_addf(&d->path, "%s%s", saved ? "." : "", f->name);
+		decode_field(d, f, t, val, vp, sub.buf);
+		strbuf_setlen(&d->path, saved);
+		strbuf_release(&sub);
 	}
 	free(keys);
 }
@@ -1396,6 +1373,7 @@ int dpconfig_parse_diags(const char *file, const char *key, const char *text, si
 	}
 
 	memset(&d, 0, sizeof(d));
+	strbuf_init(&d.path, 0);
 	d.s = s;
 	d.file = file;
 	d.diags = diags;
@@ -1426,6 +1404,7 @@ int dpconfig_parse_diags(const char *file, const char *key, const char *text, si
 			 "Ignoring...");
 	}
 	ydoc_stream_free(s);
+	strbuf_release(&d.path);
 	if (up != SIZE_MAX) {
 		diags->items[up].upstream = true;
 		dp_diag_to_error(&diags->items[up], err);
@@ -1444,7 +1423,7 @@ int dpconfig_parse(const char *name, const char *text, size_t len, struct ydoc_p
 		   struct dpconfig **out, struct gs_warnings *warnings, struct gs_error *err)
 {
 	struct dp_diags diags;
-	char buf[1400];
+	struct strbuf line = STRBUF_INIT;
 	int rc;
 
 	dp_diags_init(&diags);
@@ -1452,13 +1431,14 @@ int dpconfig_parse(const char *name, const char *text, size_t len, struct ydoc_p
 	if (rc == 0 && warnings) {
 		for (size_t i = 0; i < diags.n; i++) {
 			const struct dp_diag *x = &diags.items[i];
-			struct gs_error e;
 			if (x->level != DP_WARNING || !x->upstream)
 				continue;
-			dp_diag_to_error(x, &e);
-			gs_warnings_add(warnings, "%s", gs_error_str(&e, buf, sizeof(buf)));
+			strbuf_reset(&line);
+			dp_diag_addstr(&line, x);
+			gs_warnings_add(warnings, "%s", line.buf);
 		}
 	}
+	strbuf_release(&line);
 	dp_diags_release(&diags);
 	return rc;
 }

@@ -5,6 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
+
+/* The formatted text into err->msg, cut at a character when it is longer. */
+static void set_msg(struct gs_error *err, const char *fmt, va_list ap)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_vaddf(&sb, fmt, ap);
+	strbuf_copy_to(&sb, err->msg, sizeof(err->msg));
+	strbuf_release(&sb);
+}
+
 void gs_error_clear(struct gs_error *err)
 {
 	if (!err)
@@ -23,7 +35,7 @@ void gs_error_set(struct gs_error *err, const char *fmt, ...)
 		return;
 	gs_error_clear(err);
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	set_msg(err, fmt, ap);
 	va_end(ap);
 }
 
@@ -38,23 +50,23 @@ void gs_error_at(struct gs_error *err, const char *file, int line, int col, cons
 	err->line = line;
 	err->col = col;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	set_msg(err, fmt, ap);
 	va_end(ap);
 }
 
 void gs_error_prefix(struct gs_error *err, const char *fmt, ...)
 {
-	char prefix[512];
-	char old[sizeof(err->msg)];
+	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 
 	if (!err)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s%s", prefix, old);
+	strbuf_addstr(&sb, err->msg);
+	strbuf_copy_to(&sb, err->msg, sizeof(err->msg));
+	strbuf_release(&sb);
 }
 
 const char *gs_error_str(const struct gs_error *err, char *buf, size_t size)
@@ -79,17 +91,14 @@ void gs_warnings_init(struct gs_warnings *w)
 
 void gs_warnings_add(struct gs_warnings *w, const char *fmt, ...)
 {
+	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 	char *s;
-	int len;
 
 	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
+	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	s = gs_xmalloc((size_t)len + 1);
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)len + 1, fmt, ap);
-	va_end(ap);
+	s = strbuf_detach(&sb, NULL);
 	if (w->n == w->cap) {
 		w->cap = w->cap ? w->cap * 2 : 4;
 		w->items = gs_xrealloc(w->items, w->cap * sizeof(*w->items));
@@ -150,16 +159,11 @@ char *gs_xstrndup(const char *s, size_t n)
 
 char *gs_xasprintf(const char *fmt, ...)
 {
+	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
-	int len;
-	char *s;
 
 	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
+	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	s = gs_xmalloc((size_t)len + 1);
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)len + 1, fmt, ap);
-	va_end(ap);
-	return s;
+	return strbuf_detach(&sb, NULL);
 }

@@ -2,7 +2,9 @@
 #include <string.h>
 
 #include "explain.h"
+#include "gonum.h"
 #include "quantity.h"
+#include "strbuf.h"
 #include "banned.h"
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -328,36 +330,40 @@ static int64_t alloc_int(const json_t *node, const char *res)
 static char *advertised(const json_t *node, const char *prefix)
 {
 	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
-	size_t len = strlen(prefix), used = 0;
-	char buf[1024] = "";
+	size_t len = strlen(prefix);
+	struct strbuf sb = STRBUF_INIT;
 	const char *k;
 	json_t *v;
 
 	json_object_foreach ((json_t *)alloc, k, v) {
+		char num[GONUM_BUFSZ];
+		const char *text = json_string_value(v);
 		if (strncmp(k, prefix, len) || alloc_int(node, k) <= 0)
 			continue;
-		if (used < sizeof(buf))
-			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s=%s",
-						 used ? " " : "", k, json_string_value(v));
+		if (!text && gonum_json_number(v, num, sizeof(num)) == 0)
+			text = num;
+		strbuf_addf(&sb, "%s%s=%s", sb.len ? " " : "", k, text ? text : "");
 	}
-	return gs_xstrdup(buf);
+	return strbuf_detach(&sb, NULL);
 }
 
 /* The model on a node: its GFD product label (suffixes cut), else gpushare's annotation. */
 static const struct catalog_gpu *node_model(const struct catalog *cat, const json_t *node)
 {
 	const char *p = label(node, "nvidia.com/gpu.product");
-	char buf[256];
+	const struct catalog_gpu *g = NULL;
+	char *buf;
 
 	if (p) {
-		snprintf(buf, sizeof(buf), "%s", p);
+		buf = gs_xstrdup(p);
 		char *mig = strstr(buf, "-MIG-");
 		size_t n = strlen(buf);
 		if (mig)
 			*mig = '\0';
 		else if (n > 7 && !strcmp(buf + n - 7, "-SHARED"))
 			buf[n - 7] = '\0';
-		const struct catalog_gpu *g = catalog_find_gpu(cat, buf);
+		g = catalog_find_gpu(cat, buf);
+		free(buf);
 		if (g)
 			return g;
 	}
@@ -365,13 +371,11 @@ static const struct catalog_gpu *node_model(const struct catalog *cat, const jso
 		json_object_get(json_object_get(json_object_get(node, "metadata"), "annotations"),
 				"gpushare.io/gpu-product"));
 	if (p) {
-		snprintf(buf, sizeof(buf), "%s", p);
-		char *comma = strchr(buf, ',');
-		if (comma)
-			*comma = '\0';
-		return catalog_find_gpu(cat, buf);
+		buf = gs_xstrndup(p, strcspn(p, ","));
+		g = catalog_find_gpu(cat, buf);
+		free(buf);
 	}
-	return NULL;
+	return g;
 }
 
 static bool gpu_offers(const struct catalog_gpu *g, const char *profile_res)
@@ -392,12 +396,12 @@ static bool gpu_offers(const struct catalog_gpu *g, const char *profile_res)
 static void hint_mig_profile(struct explain_pod *e, const struct explain_pod_input *in,
 			     const char *res)
 {
-	char prof[64], models[512] = "", offer[512] = "";
-	size_t mu = 0, ou = 0, n_offer = 0;
+	struct strbuf models = STRBUF_INIT, offer = STRBUF_INIT;
+	size_t n_offer = 0;
 	const json_t *node;
 	size_t i;
+	char *prof = gs_xstrdup(res + strlen("nvidia.com/mig-"));
 
-	snprintf(prof, sizeof(prof), "%s", res + strlen("nvidia.com/mig-"));
 	size_t pl = strlen(prof);
 	if (pl > 7 && !strcmp(prof + pl - 7, ".shared"))
 		prof[pl - 7] = '\0';
@@ -406,23 +410,24 @@ static void hint_mig_profile(struct explain_pod *e, const struct explain_pod_inp
 		if (!g)
 			continue;
 		if (gpu_offers(g, prof))
-			return;
-		if (mu < sizeof(models) && !strstr(models, g->name))
-			mu += (size_t)snprintf(models + mu, sizeof(models) - mu, "%s%s",
-					       mu ? ", " : "", g->name);
+			goto out;
+		if (!strstr(models.buf, g->name))
+			strbuf_addsep(&models, ", ", g->name);
 	}
 	for (size_t g = 0; g < catalog_gpu_count(in->cat); g++) {
 		const struct catalog_gpu *m = catalog_gpu_at(in->cat, g);
-		if (!gpu_offers(m, prof) || strstr(offer, m->name))
+		if (!gpu_offers(m, prof) || strstr(offer.buf, m->name))
 			continue;
-		if (n_offer++ < 4 && ou < sizeof(offer))
-			ou += (size_t)snprintf(offer + ou, sizeof(offer) - ou, "%s%s",
-					       ou ? ", " : "", m->name);
+		if (n_offer++ < 4)
+			strbuf_addsep(&offer, ", ", m->name);
 	}
 	gs_warnings_add(&e->hints, "%s: no node's GPU offers MIG profile %s (nodes have: %s); %s%s",
-			res, prof, *models ? models : "no known GPU model",
-			n_offer ? "it exists on " : "no known GPU model has it",
-			n_offer ? offer : "");
+			res, prof, models.len ? models.buf : "no known GPU model",
+			n_offer ? "it exists on " : "no known GPU model has it", offer.buf);
+out:
+	free(prof);
+	strbuf_release(&models);
+	strbuf_release(&offer);
 }
 
 /* nodeSelector nvidia.com/<R>.product=V where the nodes say V-SHARED or V-MIG-<profile>. */
@@ -827,12 +832,8 @@ static int cmp_str(const void *a, const void *b)
 /* prettyPrint: "k=v,k=v", keys sorted, of `list` restricted to `keys`. */
 static char *pretty(const json_t *list, const char **keys, size_t n)
 {
-	size_t cap = 1;
-	for (size_t i = 0; i < n; i++)
-		cap += strlen(keys[i]) + QUANTITY_STR_MAX + 2;
-	char *buf = gs_xmalloc(cap);
-	size_t used = 0;
-	buf[0] = '\0';
+	struct strbuf sb = STRBUF_INIT;
+
 	for (size_t i = 0; i < n; i++) {
 		struct quantity q;
 		struct gs_error e;
@@ -841,10 +842,9 @@ static char *pretty(const json_t *list, const char **keys, size_t n)
 		const char *s = "0";
 		if (v && quantity_from_json(&q, v, &e) == 0)
 			s = quantity_string(&q, qb, sizeof(qb));
-		used += (size_t)snprintf(buf + used, cap - used, "%s%s=%s", i ? "," : "", keys[i],
-					 s);
+		strbuf_addf(&sb, "%s%s=%s", i ? "," : "", keys[i], s);
 	}
-	return buf;
+	return strbuf_detach(&sb, NULL);
 }
 
 /* checkRequest of k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go. */

@@ -15,6 +15,7 @@
 #include "defaults.h"
 #include "kubeclient.h"
 #include "quantity.h"
+#include "strbuf.h"
 #include "sync.h"
 #include "ydoc.h"
 #include "banned.h"
@@ -37,15 +38,16 @@ struct lab {
 static void say(struct lab *lab, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct lab *lab, const char *fmt, ...)
 {
-	char line[2048];
+	struct strbuf line = STRBUF_INIT;
 	va_list ap;
 
 	if (!lab->o->progress)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	strbuf_vaddf(&line, fmt, ap);
 	va_end(ap);
-	lab->o->progress(lab->o->progress_arg, line);
+	lab->o->progress(lab->o->progress_arg, line.buf);
+	strbuf_release(&line);
 }
 
 static char *lab_path(const struct lab *lab, const char *rel)
@@ -687,16 +689,17 @@ static int step_mps_and_isolation(struct lab *lab, struct gs_error *err)
 static int step_placement(struct lab *lab, struct gs_error *err)
 {
 	const char *pods[] = {"prod-inference", "notebook", "batch-train"};
-	char buf[1024];
-	size_t used = 0;
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
 
 	say(lab, "8. place prod-inference, notebook and batch-train by node labels");
 	if (place_pods(lab, "k8s/placement.yaml", err) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++)
-		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s=%s\n", pods[i],
-					 placed_on(lab, LAB_NS, pods[i]));
-	return write_out(lab, "out/placement.txt", buf, err);
+		strbuf_addf(&sb, "%s=%s\n", pods[i], placed_on(lab, LAB_NS, pods[i]));
+	rc = write_out(lab, "out/placement.txt", sb.buf, err);
+	strbuf_release(&sb);
+	return rc;
 }
 
 int lab_run(struct kube_client *c, const struct lab_opts *o, struct lab_report *rep,

@@ -682,6 +682,44 @@ static void keys_recorded(void **state)
 
 /* ---- §2.2 ---- */
 
+/*
+ * Long user text reaches the finding whole: a 600-character resource name
+ * and a 400-character duration were cut at 511 and 255 bytes.
+ */
+static void long_values_whole(void **state)
+{
+	char name[601], dur[401], *yaml;
+	struct dpconfig *c = NULL;
+	struct dp_diags d;
+
+	(void)state;
+	memset(name, 'a', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memset(dur, '1', sizeof(dur) - 1);
+	dur[sizeof(dur) - 1] = '\0';
+	yaml = gs_xasprintf("version: v1\n"
+			    "sharing:\n"
+			    "  timeSlicing:\n"
+			    "    resources:\n"
+			    "    - name: %s\n"
+			    "      replicas: 2\n"
+			    "flags:\n"
+			    "  gfd:\n"
+			    "    sleepInterval: \"%s\"\n",
+			    name, dur);
+	assert_int_equal(parse_diags(yaml, &c, &d), -1);
+	char *want_name = gs_xasprintf("fully-qualified resource name must be 63 characters or "
+				       "less: nvidia.com/%s",
+				       name);
+	char *want_dur = gs_xasprintf("time: missing unit in duration \"%s\"", dur);
+	assert_true(has_diag(&d, DP_ERROR, want_name));
+	assert_true(has_diag(&d, DP_ERROR, want_dur));
+	free(want_name);
+	free(want_dur);
+	dp_diags_release(&d);
+	free(yaml);
+}
+
 static struct ydoc_stream *load(const char *text)
 {
 	struct ydoc_stream *s;
@@ -900,6 +938,7 @@ int main(void)
 		cmocka_unit_test(upstream_pick),
 		cmocka_unit_test(silent_overrides),
 		cmocka_unit_test(keys_recorded),
+		cmocka_unit_test(long_values_whole),
 		cmocka_unit_test(selection),
 		cmocka_unit_test(configmap_shapes),
 	};

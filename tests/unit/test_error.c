@@ -48,12 +48,44 @@ static void warnings_grow_and_free(void **state)
 	assert_null(w.items);
 }
 
+/* A prefix longer than 511 bytes was cut; the message keeps all that fits. */
+static void prefix_long(void **state)
+{
+	struct gs_error err;
+	char prefix[701];
+
+	(void)state;
+	memset(prefix, 'p', sizeof(prefix) - 1);
+	prefix[sizeof(prefix) - 1] = '\0';
+	gs_error_set(&err, "tail");
+	gs_error_prefix(&err, "%s: ", prefix);
+	assert_int_equal(strlen(err.msg), 700 + 2 + 4);
+	assert_string_equal(err.msg + 700, ": tail");
+}
+
+/* A message longer than its array ends on a whole UTF-8 character. */
+static void cut_on_character(void **state)
+{
+	struct gs_error err;
+	char text[sizeof(err.msg) + 8];
+
+	(void)state;
+	memset(text, 'x', sizeof(text));
+	/* "é" (2 bytes) straddling the last byte that fits */
+	text[sizeof(err.msg) - 2] = '\xc3';
+	text[sizeof(err.msg) - 1] = '\xa9';
+	text[sizeof(text) - 1] = '\0';
+	gs_error_set(&err, "%s", text);
+	assert_int_equal(strlen(err.msg), sizeof(err.msg) - 2);
+	assert_int_equal(err.msg[sizeof(err.msg) - 3], 'x');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(error_with_position),
-		cmocka_unit_test(error_without_position),
-		cmocka_unit_test(warnings_grow_and_free),
+		cmocka_unit_test(error_with_position),	  cmocka_unit_test(error_without_position),
+		cmocka_unit_test(warnings_grow_and_free), cmocka_unit_test(prefix_long),
+		cmocka_unit_test(cut_on_character),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

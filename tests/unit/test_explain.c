@@ -343,6 +343,36 @@ static void test_mig_profile_no_node_offers(void **state)
 	json_decref(nodes);
 }
 
+/*
+ * What a node advertises is listed whole (it was cut at 1024 bytes), and a
+ * count the apiserver sent as a JSON number reads as that number.
+ */
+static void test_advertised_whole(void **state)
+{
+	json_t *alloc = json_object(), *node, *nodes;
+
+	(void)state;
+	for (int i = 0; i < 60; i++) {
+		char k[64];
+		snprintf(k, sizeof(k), "nvidia.com/mig-resource-with-a-long-name-%02d", i);
+		json_object_set_new(alloc, k, json_string("7"));
+	}
+	json_object_set_new(alloc, "nvidia.com/gpu", json_integer(8));
+	node = loads("{\"metadata\":{\"name\":\"wide\"},\"status\":{}}");
+	json_object_set_new(json_object_get(node, "status"), "allocatable", alloc);
+	nodes = json_pack("{s:s,s:[o]}", "kind", "NodeList", "items", node);
+	json_t *pod = synthetic_pod("\"nvidia.com/gpu\":\"1\"", NULL);
+	struct explain_pod *e = run(pod, nodes, NULL, NULL);
+
+	const struct explain_node *n = node_of(e, "wide");
+	assert_true(strlen(n->advertised) > 2048);
+	assert_non_null(strstr(n->advertised, "nvidia.com/mig-resource-with-a-long-name-59=7"));
+	assert_non_null(strstr(n->advertised, "nvidia.com/gpu=8"));
+	explain_pod_free(e);
+	json_decref(pod);
+	json_decref(nodes);
+}
+
 /* Init containers: the max of an init container and the sum of the app containers. */
 static void test_effective_request(void **state)
 {
@@ -528,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_renamed_taints_unschedulable),
 		cmocka_unit_test(test_product_selector_and_affinity),
 		cmocka_unit_test(test_mig_profile_no_node_offers),
+		cmocka_unit_test(test_advertised_whole),
 		cmocka_unit_test(test_effective_request),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_quota_exceeded),
