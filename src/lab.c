@@ -283,30 +283,6 @@ static int step_namespaces_and_configmap(struct lab *lab, struct gs_error *err)
 	return rc;
 }
 
-static void record_nodes(struct lab *lab, const struct sync_report *sr)
-{
-	struct lab_report *rep = lab->rep;
-
-	for (size_t i = 0; i < rep->n_nodes; i++) {
-		free(rep->nodes[i].name);
-		free(rep->nodes[i].config);
-		json_decref(rep->nodes[i].resources);
-	}
-	free(rep->nodes);
-	rep->nodes = gs_xcalloc(sr->n ? sr->n : 1, sizeof(*rep->nodes));
-	rep->n_nodes = 0;
-	for (size_t i = 0; i < sr->n; i++) {
-		const struct sync_node *n = &sr->nodes[i];
-		if (n->outcome == SYNC_SKIPPED || n->outcome == SYNC_FAILED)
-			continue;
-		rep->nodes[rep->n_nodes].name = gs_xstrdup(n->name);
-		rep->nodes[rep->n_nodes].config = gs_xstrdup(n->config ? n->config : "");
-		rep->nodes[rep->n_nodes].resources =
-			n->resources ? json_incref(n->resources) : json_object();
-		rep->n_nodes++;
-	}
-}
-
 static void note_once(struct lab *lab, const char *text)
 {
 	for (size_t i = 0; i < lab->rep->notes.n; i++)
@@ -347,24 +323,16 @@ static int sync_nodes(struct lab *lab, struct gs_error *err)
 
 	for (size_t i = 0; i < sr.n; i++) {
 		const struct sync_node *n = &sr.nodes[i];
-		char res[512] = "";
-		const char *k;
-		json_t *v;
-		size_t used = 0;
+		char *res;
 
 		if (n->outcome == SYNC_SKIPPED)
 			continue;
-		json_object_foreach (n->resources, k, v) {
-			used += (size_t)snprintf(
-				res + used, used < sizeof(res) ? sizeof(res) - used : 0, "%s%s=%s",
-				used ? " " : "", k, json_string_value(v));
-			if (used >= sizeof(res))
-				break;
-		}
+		res = sync_resources_text(n);
 		say(lab, "  node %s [config %s]: %s%s%s", n->name,
 		    n->config && *n->config ? n->config : "(empty)", sync_outcome_name(n->outcome),
 		    n->outcome == SYNC_FAILED ? ": " : (*res ? ", advertises " : ""),
 		    n->outcome == SYNC_FAILED ? n->message : res);
+		free(res);
 		for (size_t w = 0; w < n->warnings.n; w++) {
 			char *note = gs_xasprintf("node %s: %s", n->name, n->warnings.items[w]);
 			say(lab, "    warning: %s", n->warnings.items[w]);
@@ -374,9 +342,13 @@ static int sync_nodes(struct lab *lab, struct gs_error *err)
 	}
 	if (rc > 0 && !err->msg[0])
 		gs_error_set(err, "some nodes could not be synced (see above)");
-	if (rc == 0)
-		record_nodes(lab, &sr);
-	sync_report_release(&sr);
+	if (rc == 0) {
+		/* The report of the last sync is the lab's own record of the nodes. */
+		sync_report_release(&lab->rep->sync);
+		lab->rep->sync = sr;
+	} else {
+		sync_report_release(&sr);
+	}
 	return rc == 0 ? 0 : -1;
 }
 
@@ -447,11 +419,11 @@ static char *explain(const struct lab *lab, const json_t *pod)
 				continue;
 			ADD("%sneeds %s; advertised by", used ? "; " : "", k);
 			int any = 0;
-			for (size_t n = 0; n < lab->rep->n_nodes; n++) {
-				const json_t *q = json_object_get(lab->rep->nodes[n].resources, k);
+			for (size_t n = 0; n < lab->rep->sync.n; n++) {
+				const struct sync_node *sn = &lab->rep->sync.nodes[n];
+				const json_t *q = json_object_get(sn->resources, k);
 				if (q && strcmp(json_string_value(q), "0")) {
-					ADD(" %s(%s)", lab->rep->nodes[n].name,
-					    json_string_value(q));
+					ADD(" %s(%s)", sn->name, json_string_value(q));
 					any = 1;
 				}
 			}
@@ -721,12 +693,7 @@ int lab_run(struct kube_client *c, const struct lab_opts *o, struct lab_report *
 
 void lab_report_release(struct lab_report *rep)
 {
-	for (size_t i = 0; i < rep->n_nodes; i++) {
-		free(rep->nodes[i].name);
-		free(rep->nodes[i].config);
-		json_decref(rep->nodes[i].resources);
-	}
-	free(rep->nodes);
+	sync_report_release(&rep->sync);
 	for (size_t i = 0; i < rep->n_pods; i++) {
 		free(rep->pods[i].namespace);
 		free(rep->pods[i].pod);

@@ -4,6 +4,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "sync.h"
 
 struct kube_client;
 
@@ -28,15 +29,8 @@ struct lab_placement {
 	char *why;  /* the scheduler's message or the selector that chose the node */
 };
 
-struct lab_node {
-	char *name;
-	char *config;	   /* chosen device-plugin config */
-	json_t *resources; /* what it advertises: {"nvidia.com/gpu": "8"} */
-};
-
 struct lab_report {
-	struct lab_node *nodes;
-	size_t n_nodes;
+	struct sync_report sync; /* the last sync of the nodes (SYNC_UPDATED or _UNCHANGED) */
 	struct lab_placement *pods;
 	size_t n_pods;
 	char *quota_denied;	  /* the apiserver's refusal of team-over, verbatim */

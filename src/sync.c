@@ -94,9 +94,14 @@ static int write_patch(struct kube_client *c, const char *name, const json_t *pa
 	return rc;
 }
 
-static void sync_one(struct kube_client *c, const struct catalog *cat, const json_t *node,
-		     const struct dpconfig_set *set, const struct sync_opts *o,
-		     struct sync_report *rep)
+static const char *node_name(const json_t *node)
+{
+	return json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
+}
+
+/* What one node should advertise, into a new entry of rep. No I/O. */
+static void plan_one(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
+		     const struct sync_opts *o, struct sync_report *rep)
 {
 	struct advertise_options ao = {o->default_config, o->fallbacks};
 	const char *name;
@@ -105,7 +110,7 @@ static void sync_one(struct kube_client *c, const struct catalog *cat, const jso
 	struct gs_error err;
 	json_t *patch = NULL;
 
-	name = json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
+	name = node_name(node);
 	n = add_node(rep, name);
 	gs_error_clear(&err);
 	/* Real GPU nodes have a real device plugin: only declared ones are ours. */
@@ -136,36 +141,74 @@ static void sync_one(struct kube_client *c, const struct catalog *cat, const jso
 	}
 	n->patch = json_incref(patch);
 	n->outcome = SYNC_UPDATED;
-	if (!o->dry_run && write_patch(c, n->name, patch, &err) < 0)
-		node_failed(n, "writing the advertisement: %s", err.msg);
 out:
 	json_decref(patch);
 	advertisement_free(adv);
 }
 
-int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_report *rep,
-	     struct gs_error *err)
+static int failed(const struct sync_report *rep)
+{
+	for (size_t i = 0; i < rep->n; i++)
+		if (rep->nodes[i].outcome == SYNC_FAILED)
+			return 1;
+	return 0;
+}
+
+int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_opts *o,
+	      struct sync_report *rep, struct gs_error *err)
 {
 	const char *ns = o->configmap_namespace ? o->configmap_namespace : GS_DEFAULT_NAMESPACE;
 	const char *cm_name = o->configmap_name ? o->configmap_name : GS_DEFAULT_CONFIGMAP;
+	const json_t *items = json_is_array(nodes) ? nodes : json_object_get(nodes, "items");
 	const struct catalog *cat;
 	struct dpconfig_set *set = NULL;
-	json_t *cm = NULL, *nodes = NULL;
-	char *path;
-	int rc = -1;
 	size_t i;
 	json_t *node;
 
 	memset(rep, 0, sizeof(*rep));
+	if (!json_is_array(items)) {
+		gs_error_set(err, "the node list has no items");
+		return -1;
+	}
 	if (catalog_builtin(&cat, err) < 0)
 		return -1;
-	path = gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", ns, cm_name);
-	if (kube_get(c, path, &cm, err) < 0) {
-		gs_error_prefix(err, "reading the device-plugin ConfigMap %s/%s: ", ns, cm_name);
-		goto out;
-	}
-	if (dpconfig_set_from_configmap(NULL, cm, &set, err) < 0) {
+	if (dpconfig_set_from_configmap(NULL, configmap, &set, err) < 0) {
 		gs_error_prefix(err, "ConfigMap %s/%s: ", ns, cm_name);
+		return -1;
+	}
+	json_array_foreach ((json_t *)items, i, node) {
+		const char *name = node_name(node);
+		if (!o->only_node || (name && !strcmp(o->only_node, name)))
+			plan_one(cat, node, set, o, rep);
+	}
+	dpconfig_set_free(set);
+	return failed(rep);
+}
+
+int sync_write(struct kube_client *c, struct sync_report *rep)
+{
+	for (size_t i = 0; i < rep->n; i++) {
+		struct sync_node *n = &rep->nodes[i];
+		struct gs_error err;
+
+		gs_error_clear(&err);
+		if (n->outcome == SYNC_UPDATED && write_patch(c, n->name, n->patch, &err) < 0)
+			node_failed(n, "writing the advertisement: %s", err.msg);
+	}
+	return failed(rep);
+}
+
+int sync_read(struct kube_client *c, const struct sync_opts *o, json_t **configmap, json_t **nodes,
+	      struct gs_error *err)
+{
+	const char *ns = o->configmap_namespace ? o->configmap_namespace : GS_DEFAULT_NAMESPACE;
+	const char *cm_name = o->configmap_name ? o->configmap_name : GS_DEFAULT_CONFIGMAP;
+	char *path = gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", ns, cm_name);
+	int rc = -1;
+
+	*configmap = *nodes = NULL;
+	if (kube_get(c, path, configmap, err) < 0) {
+		gs_error_prefix(err, "reading the device-plugin ConfigMap %s/%s: ", ns, cm_name);
 		goto out;
 	}
 	free(path);
@@ -174,24 +217,57 @@ int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_repor
 		path = gs_xasprintf("/api/v1/nodes/%s", o->only_node);
 		if (kube_get(c, path, &one, err) < 0)
 			goto out;
-		nodes = json_pack("{s:[o]}", "items", one);
+		*nodes = json_pack("{s:[o]}", "items", one);
 	} else {
 		path = gs_xstrdup("/api/v1/nodes");
-		if (kube_list(c, path, NULL, &nodes, err) < 0)
+		if (kube_list(c, path, NULL, nodes, err) < 0)
 			goto out;
 	}
 	rc = 0;
-	json_array_foreach (json_object_get(nodes, "items"), i, node) {
-		sync_one(c, cat, node, set, o, rep);
-		if (rep->nodes[rep->n - 1].outcome == SYNC_FAILED)
-			rc = 1;
-	}
 out:
 	free(path);
+	if (rc < 0) {
+		json_decref(*configmap);
+		json_decref(*nodes);
+		*configmap = *nodes = NULL;
+	}
+	return rc;
+}
+
+int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_report *rep,
+	     struct gs_error *err)
+{
+	json_t *cm, *nodes;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	if (sync_read(c, o, &cm, &nodes, err) < 0)
+		return -1;
+	rc = sync_plan(cm, nodes, o, rep, err);
+	if (rc >= 0 && !o->dry_run)
+		rc = sync_write(c, rep);
 	json_decref(cm);
 	json_decref(nodes);
-	dpconfig_set_free(set);
 	return rc;
+}
+
+char *sync_resources_text(const struct sync_node *n)
+{
+	size_t len = 1, off = 0;
+	const char *k;
+	json_t *v;
+	char *s;
+
+	json_object_foreach (n->resources, k, v)
+		len += strlen(k) + json_string_length(v) + 2;
+	s = gs_xmalloc(len);
+	s[0] = '\0';
+	json_object_foreach (n->resources, k, v) {
+		int w = snprintf(s + off, len - off, "%s%s=%s", off ? " " : "", k,
+				 json_string_value(v));
+		off += (size_t)w;
+	}
+	return s;
 }
 
 void sync_report_release(struct sync_report *rep)

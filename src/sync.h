@@ -11,7 +11,8 @@ struct kube_client;
 /*
  * Play the device plugin + GFD for every node that declares its GPUs
  * (annotation gpushare.io/gpu-product): read the device-plugin ConfigMap,
- * compute each node's advertisement and PATCH only what changed (labels
+ * compute each node's advertisement (a pure plan, sync_plan) and PATCH only
+ * what changed (sync_write) (labels
  * through the node, capacity and allocatable through its status). A node
  * whose config is invalid, or whose label names a missing key, is left
  * untouched and reported; it does not stop the others.
@@ -51,12 +52,41 @@ struct sync_report {
 const char *sync_outcome_name(enum sync_outcome o);
 
 /*
- * Returns 0 when every declaring node was synced or was already in sync,
- * 1 when at least one node failed (see the report), -1 when nothing could
- * be done (ConfigMap or node list unreadable) with err filled.
+ * The plan, pure: what every node of `nodes` (a NodeList, or an array of
+ * Nodes) should advertise under the device-plugin `configmap`, and the merge
+ * patch that would bring it there. No I/O: it reads only its arguments
+ * (o->dry_run is ignored; o->only_node keeps one node). Returns 0 when
+ * every declaring node can be synced or already is, 1 when at least one
+ * failed (see the report), -1 with err when the ConfigMap is unusable.
+ * The report is the caller's to release, also after -1.
+ */
+int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_opts *o,
+	      struct sync_report *rep, struct gs_error *err) GS_WUR;
+
+/*
+ * The writer: PATCH every SYNC_UPDATED node's patch (metadata through the
+ * node, capacity and allocatable through its status). A node whose write
+ * fails becomes SYNC_FAILED with the reason. Returns 1 when some node
+ * failed, else 0.
+ */
+int sync_write(struct kube_client *c, struct sync_report *rep) GS_WUR;
+
+/* GET the ConfigMap and the nodes (o->only_node: that one) sync_plan reads. */
+int sync_read(struct kube_client *c, const struct sync_opts *o, json_t **configmap, json_t **nodes,
+	      struct gs_error *err) GS_WUR;
+
+/*
+ * sync_read, sync_plan, then sync_write unless o->dry_run. Returns 0 when
+ * every declaring node was synced or was already in sync, 1 when at least
+ * one node failed (see the report), -1 when nothing could be done
+ * (ConfigMap or node list unreadable) with err filled.
  */
 int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_report *rep,
 	     struct gs_error *err) GS_WUR;
+
+/* "nvidia.com/gpu=8 nvidia.com/mig-1g.10gb=7": what a node advertises. Caller frees. */
+char *sync_resources_text(const struct sync_node *n);
+
 void sync_report_release(struct sync_report *rep);
 
 #endif

@@ -32,15 +32,16 @@ static void progress(void *arg, const char *line)
 static void summary(const struct lab_report *rep)
 {
 	printf("\nWhere everything landed\n");
-	for (size_t i = 0; i < rep->n_nodes; i++) {
-		const char *k;
-		json_t *v;
+	for (size_t i = 0; i < rep->sync.n; i++) {
+		const struct sync_node *n = &rep->sync.nodes[i];
+		char *res;
 
-		printf("  %-11s config %-8s", rep->nodes[i].name,
-		       *rep->nodes[i].config ? rep->nodes[i].config : "(empty)");
-		json_object_foreach (rep->nodes[i].resources, k, v)
-			printf(" %s=%s", k, json_string_value(v));
-		printf("\n");
+		if (n->outcome != SYNC_UPDATED && n->outcome != SYNC_UNCHANGED)
+			continue;
+		res = sync_resources_text(n);
+		printf("  %-11s config %-8s%s%s\n", n->name,
+		       n->config && *n->config ? n->config : "(empty)", *res ? " " : "", res);
+		free(res);
 	}
 	for (size_t i = 0; i < rep->n_pods; i++) {
 		char pod[256];

@@ -59,8 +59,7 @@ static void print_report(const struct sync_report *rep, int dry_run)
 {
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct sync_node *n = &rep->nodes[i];
-		const char *k;
-		json_t *v;
+		char *res;
 
 		for (size_t w = 0; w < n->warnings.n; w++)
 			fprintf(stderr, "warning: node %s: %s\n", n->name, n->warnings.items[w]);
@@ -71,12 +70,11 @@ static void print_report(const struct sync_report *rep, int dry_run)
 		}
 		if (n->outcome == SYNC_SKIPPED)
 			continue;
-		printf("%s: %s%s [config %s]", n->name, sync_outcome_name(n->outcome),
+		res = sync_resources_text(n);
+		printf("%s: %s%s [config %s]%s%s\n", n->name, sync_outcome_name(n->outcome),
 		       dry_run && n->outcome == SYNC_UPDATED ? " (dry run)" : "",
-		       n->config && *n->config ? n->config : "(empty)");
-		json_object_foreach (n->resources, k, v)
-			printf(" %s=%s", k, json_string_value(v));
-		printf("\n");
+		       n->config && *n->config ? n->config : "(empty)", *res ? " " : "", res);
+		free(res);
 		if (dry_run && n->patch) {
 			char *s = json_dumps(n->patch, JSON_SORT_KEYS | JSON_INDENT(2));
 			printf("%s\n", s);
