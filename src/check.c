@@ -10,8 +10,13 @@
 #include "banned.h"
 
 #define GPU "nvidia.com/gpu"
-/* List nesting we follow (a List item that is a List ...). */
-#define MAX_LIST_NESTING 8
+/*
+ * kubectl flattens a List item that is a List again, to any depth
+ * (cli-runtime resource.FlattenListVisitor); so do we. The loader's depth
+ * limit (256 levels, two per List) comes first; this guard only bounds
+ * the recursion for trees loaded with other limits, with an error.
+ */
+#define MAX_LIST_NESTING 1000
 
 void check_report_init(struct check_report *r)
 {
@@ -537,10 +542,11 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 		size_t i;
 		char item_kind[256];
 
-		if (nesting >= MAX_LIST_NESTING)
-			return 0;
 		if (get_list(w, obj, "items", "", &items))
 			return -1;
+		if (items && nesting >= MAX_LIST_NESTING)
+			return fail_at(w, key_pos(w, obj, "items"),
+				       "items: Lists nested more than %d deep", MAX_LIST_NESTING);
 		snprintf(item_kind, sizeof(item_kind), "%.*s", (int)(strlen(kind) - 4), kind);
 		json_array_foreach (items, i, item) {
 			if (json_is_null(item))

@@ -14,7 +14,8 @@
  * Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController,
  * Job (spec.template.spec), CronJob (spec.jobTemplate.spec.template.spec),
  * PodTemplate (template.spec), and the items of List and <Kind>List (an item
- * without a kind takes the list's). Other kinds and non-mapping documents
+ * without a kind takes the list's; Lists within Lists to any depth, as
+ * kubectl flattens them). Other kinds and non-mapping documents
  * are skipped. In each pod spec, `containers` then `initContainers`, in
  * document order.
  *

@@ -185,12 +185,69 @@ static void api_rules_texts(void **state)
 	       "value: \"-1\": must be greater than or equal to 0\n");
 }
 
+/* n Lists, one inside the other, around a Pod asking for 3 GPUs (flow style). */
+static char *nested_lists(int n)
+{
+	const char *pod = "{kind: Pod, spec: {containers: [{name: deep, resources: {limits: "
+			  "{nvidia.com/gpu: 3}}}]}}";
+	size_t cap = strlen(pod) + (size_t)n * 32 + 1, at = 0;
+	char *t = gs_xmalloc(cap);
+
+	for (int i = 0; i < n; i++)
+		at += (size_t)snprintf(t + at, cap - at, "{kind: List, items: [");
+	at += (size_t)snprintf(t + at, cap - at, "%s", pod);
+	for (int i = 0; i < n; i++)
+		at += (size_t)snprintf(t + at, cap - at, "]}");
+	snprintf(t + at, cap - at, "\n");
+	return t;
+}
+
+/* Nested Lists are followed to the bottom, or fail loudly: never a silent OK. */
+static void nested_lists_are_followed(void **state)
+{
+	char *t;
+	struct ydoc_limits lim = ydoc_default_limits;
+	struct ydoc_stream *s;
+	struct check_report rep;
+	struct gs_error err;
+	char buf[2048];
+
+	(void)state;
+	/* 8 used to be the end of the walk; 125 (and the Pod's 6 levels) fill the YAML limit. */
+	static const int depths[] = {1, 8, 9, 10, 64, 125};
+
+	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		t = nested_lists(depths[i]);
+		expect(t, 0, "OVER=deep=3\n");
+		free(t);
+	}
+	/* Deeper than the YAML nesting limit: the loader's error. */
+	t = nested_lists(126);
+	expect(t, 0, "error: in.yaml:1:2703: nesting is deeper than the limit of 256 levels\n");
+	free(t);
+	/* A tree loaded with a larger depth limit: the walk's own guard. */
+	lim.max_depth = 4000;
+	t = nested_lists(1001);
+	assert_int_equal(
+		ydoc_load_buffer("in.yaml", t, strlen(t), (struct ydoc_pos){0, 0}, &lim, &s, &err),
+		0);
+	check_report_init(&rep);
+	assert_int_equal(check_stream(s, 0, &rep, &err), -1);
+	assert_int_equal(rep.n, 0);
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
+			    "in.yaml:1:21021: items: Lists nested more than 1000 deep");
+	check_report_release(&rep);
+	ydoc_stream_free(s);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(contract),
 		cmocka_unit_test(engines_agree_on_errors),
 		cmocka_unit_test(api_rules_texts),
+		cmocka_unit_test(nested_lists_are_followed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
