@@ -10,6 +10,7 @@
 #include "dpconfig.h"
 #include "kubeclient.h"
 #include "nodehw.h"
+#include "strbuf.h"
 #include "banned.h"
 
 const char *sync_outcome_name(enum sync_outcome o)
@@ -253,21 +254,13 @@ int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_repor
 
 char *sync_resources_text(const struct sync_node *n)
 {
-	size_t len = 1, off = 0;
+	struct strbuf sb = STRBUF_INIT;
 	const char *k;
 	json_t *v;
-	char *s;
 
 	json_object_foreach (n->resources, k, v)
-		len += strlen(k) + json_string_length(v) + 2;
-	s = gs_xmalloc(len);
-	s[0] = '\0';
-	json_object_foreach (n->resources, k, v) {
-		int w = snprintf(s + off, len - off, "%s%s=%s", off ? " " : "", k,
-				 json_string_value(v));
-		off += (size_t)w;
-	}
-	return s;
+		strbuf_addf(&sb, "%s%s=%s", sb.len ? " " : "", k, json_string_value(v));
+	return strbuf_detach(&sb, NULL);
 }
 
 void sync_report_release(struct sync_report *rep)
