@@ -1172,7 +1172,15 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 			}
 		}
 		/* Final failure: say what, and how hard we tried. */
-		if (cc == CURLE_OK) {
+		if (cc == CURLE_OK && !c->https && code == 400 && c->body.p &&
+		    strstr(c->body.p, "Client sent an HTTP request to an HTTPS server")) {
+			/* Go's net/http on a TLS port; client-go would say "BadRequest". */
+			gs_error_set(err,
+				     "%s %s: the server at %s speaks TLS, not plain HTTP (is the "
+				     "URL's scheme right? use https://)",
+				     method, url, c->server_shown);
+			set_last_transport(c);
+		} else if (cc == CURLE_OK) {
 			gs_error_set(err, "%s", c->last.message);
 			rc = KUBE_E_STATUS;
 		} else if (tls_fatal) {

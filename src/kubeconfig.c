@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <yaml.h> /* libyaml: found in the system dirs, src/ is -iquote only */
 
 #include "ydoc.h"
 #include "banned.h"
@@ -518,6 +519,173 @@ static int merge_list(struct kc_merged *m, struct kc_map *map, const struct kc_f
 	return 0;
 }
 
+#define PATH_MAX_DEPTH 64u
+
+/* One open mapping or sequence on the way to a node. */
+struct path_frame {
+	bool is_map;
+	bool want_key; /* mapping: the next scalar is a key */
+	char *key;     /* mapping: the key of the value being read */
+	size_t index;  /* sequence: the index of the item being read */
+};
+
+/* The keys of a kubeconfig (client-go's clientcmd/api/v1 types); others show as `*`. */
+static const char *shown_key(const char *key)
+{
+	static const char *const known[] = {"apiVersion",
+					    "kind",
+					    "preferences",
+					    "clusters",
+					    "users",
+					    "contexts",
+					    "current-context",
+					    "extensions",
+					    "extension",
+					    "name",
+					    "cluster",
+					    "user",
+					    "context",
+					    "server",
+					    "tls-server-name",
+					    "insecure-skip-tls-verify",
+					    "certificate-authority",
+					    "certificate-authority-data",
+					    "proxy-url",
+					    "disable-compression",
+					    "client-certificate",
+					    "client-certificate-data",
+					    "client-key",
+					    "client-key-data",
+					    "token",
+					    "tokenFile",
+					    "as",
+					    "as-uid",
+					    "as-groups",
+					    "as-user-extra",
+					    "username",
+					    "password",
+					    "auth-provider",
+					    "exec",
+					    "namespace",
+					    "colors",
+					    "config",
+					    "command",
+					    "args",
+					    "env",
+					    "installHint",
+					    "provideClusterInfo",
+					    "interactiveMode"};
+
+	for (size_t i = 0; key && i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(key, known[i]))
+			return key;
+	return "*";
+}
+
+static char *path_of(const struct path_frame *fr, size_t n)
+{
+	char *p = gs_xstrdup("");
+
+	for (size_t i = 0; i < n; i++) {
+		char *next = fr[i].is_map
+				     ? gs_xasprintf("%s%s%s", p, i ? "." : "", shown_key(fr[i].key))
+				     : gs_xasprintf("%s[%zu]", p, fr[i].index);
+		free(p);
+		p = next;
+	}
+	return p;
+}
+
+static void path_next(struct path_frame *fr, size_t n)
+{
+	if (!n)
+		return;
+	if (fr[n - 1].is_map) {
+		free(fr[n - 1].key);
+		fr[n - 1].key = NULL;
+		fr[n - 1].want_key = true;
+	} else {
+		fr[n - 1].index++;
+	}
+}
+
+/*
+ * The path (`users[0].user.token`) of the node that starts at line:col of
+ * buf, or NULL when none does: a YAML error there is the parser's, not a
+ * value's. A key's error gets its mapping's path. Only kubeconfig field
+ * names are shown (any other key is `*`), never a value.
+ */
+static char *path_at(const unsigned char *buf, size_t len, int line, int col)
+{
+	struct path_frame fr[PATH_MAX_DEPTH];
+	size_t n = 0;
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	char *found = NULL;
+	bool done = false;
+
+	if (!yaml_parser_initialize(&parser))
+		return NULL;
+	yaml_parser_set_input_string(&parser, buf, len);
+	while (!done && yaml_parser_parse(&parser, &ev)) {
+		yaml_event_type_t t = ev.type;
+		bool node = t == YAML_SCALAR_EVENT || t == YAML_MAPPING_START_EVENT ||
+			    t == YAML_SEQUENCE_START_EVENT || t == YAML_ALIAS_EVENT;
+		bool is_key = n && fr[n - 1].is_map && fr[n - 1].want_key;
+
+		if (node && (int)ev.start_mark.line + 1 == line &&
+		    (int)ev.start_mark.column + 1 == col) {
+			found = path_of(fr, is_key ? n - 1 : n);
+			done = true;
+		} else if (t == YAML_STREAM_END_EVENT) {
+			done = true;
+		} else if (t == YAML_SCALAR_EVENT && is_key) {
+			fr[n - 1].key = gs_xstrndup((const char *)ev.data.scalar.value,
+						    ev.data.scalar.length);
+			fr[n - 1].want_key = false;
+		} else if (t == YAML_SCALAR_EVENT || t == YAML_ALIAS_EVENT) {
+			path_next(fr, n);
+		} else if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT) {
+			if (is_key || n == PATH_MAX_DEPTH) {
+				done = true; /* a complex key, or too deep: no path */
+			} else {
+				fr[n].is_map = t == YAML_MAPPING_START_EVENT;
+				fr[n].want_key = true;
+				fr[n].key = NULL;
+				fr[n].index = 0;
+				n++;
+			}
+		} else if (t == YAML_MAPPING_END_EVENT || t == YAML_SEQUENCE_END_EVENT) {
+			if (n)
+				free(fr[--n].key);
+			path_next(fr, n);
+		}
+		yaml_event_delete(&ev);
+	}
+	while (n)
+		free(fr[--n].key);
+	yaml_parser_delete(&parser);
+	return found;
+}
+
+/* Prefix a positioned YAML error with the path of the value it is about, if any. */
+static void prefix_path(const char *path, struct gs_error *err)
+{
+	unsigned char *buf;
+	size_t len;
+	const char *why;
+	char *p;
+
+	if (err->line <= 0 || read_file(path, MAX_KUBECONFIG_BYTES, &buf, &len, &why) != 0)
+		return;
+	p = path_at(buf, len, err->line, err->col);
+	wipe(buf, len);
+	free(buf);
+	if (p && p[0])
+		gs_error_prefix(err, "%s: ", p);
+	free(p);
+}
+
 static int load_one(struct kc_merged *m, const char *path, bool must_exist, struct gs_error *err)
 {
 	struct ydoc_limits lim = ydoc_default_limits;
@@ -541,6 +709,8 @@ static int load_one(struct kc_merged *m, const char *path, bool must_exist, stru
 	if (ydoc_load_file(path, &lim, &f->ys, err) != 0) {
 		if (!err->file[0])
 			gs_error_prefix(err, "kubeconfig \"%s\": ", path);
+		else
+			prefix_path(path, err);
 		return -1;
 	}
 	f->path = gs_xstrdup(path);

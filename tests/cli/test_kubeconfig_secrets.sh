@@ -21,16 +21,16 @@ secret_run() {
 
 for tag in '!!int' '!!float' '!!bool' '!!timestamp'; do
 	kc tag.yaml https://127.0.0.1:1 "    token: $tag $SECRET"
-	secret_run tag.yaml "tag.yaml:10:12: cannot decode !!str as a $tag (value not shown)"
+	secret_run tag.yaml "tag.yaml:10:12: users[0].user.token: cannot decode !!str as a $tag (value not shown)"
 done
 kc pw.yaml https://127.0.0.1:1 "    username: admin
     password: !!float $SECRET"
-secret_run pw.yaml "pw.yaml:11:15: cannot decode !!str as a !!float (value not shown)"
+secret_run pw.yaml "pw.yaml:11:15: users[0].user.password: cannot decode !!str as a !!float (value not shown)"
 kc key.yaml https://127.0.0.1:1 "    client-certificate-data: LS0t
     client-key-data: !!int $SECRET"
-secret_run key.yaml "key.yaml:11:22: cannot decode !!str as a !!int (value not shown)"
+secret_run key.yaml "key.yaml:11:22: users[0].user.client-key-data: cannot decode !!str as a !!int (value not shown)"
 kc bin.yaml https://127.0.0.1:1 "    token: !!binary $SECRET!"
-secret_run bin.yaml "bin.yaml:10:12: !!binary value contains invalid base64 data"
+secret_run bin.yaml "bin.yaml:10:12: users[0].user.token: !!binary value contains invalid base64 data"
 
 kc crlf.yaml https://127.0.0.1:1 "    token: \"$SECRET\\r\\nX-Injected: 1\""
 secret_run crlf.yaml 'crlf.yaml:10:12: user "u": token must not contain control characters (found 0x0d; value not shown)'

@@ -26,8 +26,12 @@ answers by path, for any method:
                                (410 Expired); unpaged lists succeed
 
 Options: --tls CERT KEY [--client-ca CA] serves HTTPS (client certificate
-required when --client-ca is given; echo then reports the client's CN).
-The TLS handshake runs in the connection's thread, after it was counted.
+required when --client-ca is given; echo then reports the client's CN);
+--tls12 caps it at TLS 1.2, where a refused client certificate fails the
+handshake itself. The TLS handshake runs in the connection's thread, after
+it was counted; a plain HTTP request on the TLS port gets the answer Go's
+net/http (the apiserver) gives: 400 "Client sent an HTTP request to an
+HTTPS server."
 """
 import json
 import os
@@ -182,17 +186,27 @@ class Server(ThreadingHTTPServer):
         sock, addr = self.socket.accept()
         with lock:
             connections += 1
-        if self.tls:
-            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
         return sock, addr
 
     def finish_request(self, request, client_address):
-        if self.tls:
-            try:
-                request.do_handshake()
-            except OSError:
-                return  # refused client certificate, plain HTTP, ...: counted, dropped
-        super().finish_request(request, client_address)
+        if not self.tls:
+            super().finish_request(request, client_address)
+            return
+        # Go's net/http (the apiserver) answers a plain HTTP request on its TLS port so.
+        if request.recv(5, socket.MSG_PEEK) in (b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO"):
+            request.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n"
+                            b"Client sent an HTTP request to an HTTPS server.\n")
+            return
+        conn = self.tls.wrap_socket(request, server_side=True, do_handshake_on_connect=False)
+        try:
+            conn.do_handshake()
+        except OSError:
+            conn.close()
+            return  # refused client certificate, not TLS, ...: counted, dropped
+        try:
+            super().finish_request(conn, client_address)
+        finally:
+            conn.close()
 
     def handle_error(self, request, client_address):
         pass  # dropped connections and refused handshakes are the point
@@ -201,12 +215,16 @@ class Server(ThreadingHTTPServer):
 def main():
     srv = Server(("127.0.0.1", 0), Handler)
     args = sys.argv[1:]
+    tls12 = "--tls12" in args
+    args = [a for a in args if a != "--tls12"]
     if args[:1] == ["--tls"]:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(args[1], args[2])
         if args[3:4] == ["--client-ca"]:
             ctx.load_verify_locations(args[4])
             ctx.verify_mode = ssl.CERT_REQUIRED
+        if tls12:
+            ctx.maximum_version = ssl.TLSVersion.TLSv1_2
         srv.tls = ctx
     print(srv.server_address[1], flush=True)
     srv.serve_forever()

@@ -179,7 +179,7 @@ struct peer {
 	char dir[64]; /* PKI, for the TLS server */
 };
 
-static struct peer plain, tls;
+static struct peer plain, tls, tls12;
 
 static int start_peer(struct peer *p, const char *const *extra)
 {
@@ -1041,7 +1041,8 @@ static void write_file(const char *path, const char *text)
 static void token_file_rotation(void **state)
 {
 	char path[] = "/tmp/gs-kubeclient-token-XXXXXX";
-	struct kube_client_opts o = {.token_reread_ms = 50};
+	/* 400 ms: the "not yet due" step must fit in it, under ASan on a busy machine too. */
+	struct kube_client_opts o = {.token_reread_ms = 400};
 	struct kube_config *cfg;
 	struct kube_client *c;
 	struct gs_error err;
@@ -1072,7 +1073,7 @@ static void token_file_rotation(void **state)
 	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
 	assert_string_equal(hdr(r, "authorization"), "Bearer first-token"); /* not yet due */
 	json_decref(r);
-	nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	nanosleep(&(struct timespec){0, 500 * 1000 * 1000}, NULL);
 	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
 	assert_string_equal(hdr(r, "authorization"), "Bearer rotated-token");
 	json_decref(r);
@@ -1081,14 +1082,14 @@ static void token_file_rotation(void **state)
 	later[0].tv_sec += 5;
 	later[1] = later[0];
 	assert_int_equal(utimensat(AT_FDCWD, path, later, 0), 0);
-	nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	nanosleep(&(struct timespec){0, 500 * 1000 * 1000}, NULL);
 	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
 	assert_string_equal(hdr(r, "authorization"), "Bearer rotated-token");
 	assert_null(hdr(r, "x-injected"));
 	json_decref(r);
 	/* An unreadable file keeps the token in use. */
 	unlink(path);
-	nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	nanosleep(&(struct timespec){0, 500 * 1000 * 1000}, NULL);
 	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
 	assert_string_equal(hdr(r, "authorization"), "Bearer rotated-token");
 	json_decref(r);
@@ -1115,6 +1116,11 @@ static int setup_tls(void **state)
 	snprintf(ca, sizeof(ca), "%s/ca.crt", tls.dir);
 	if (start_peer(&tls, args) != 0)
 		tls.port = 0;
+	{
+		const char *args12[7] = {"--tls", cert, key, "--client-ca", ca, "--tls12", NULL};
+		if (start_peer(&tls12, args12) != 0)
+			tls12.port = 0;
+	}
 	return 0;
 }
 
@@ -1124,6 +1130,7 @@ static int teardown_tls(void **state)
 
 	(void)state;
 	stop_peer(&tls);
+	stop_peer(&tls12);
 	if (tls.dir[0]) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tls.dir);
 		if (system(cmd) != 0)
@@ -1141,9 +1148,9 @@ static void load_pem(struct kube_pem *p, const char *name)
 	p->origin = gs_xstrdup(path);
 }
 
-static struct kube_config *tls_cfg(const char *ca, bool client_cert)
+static struct kube_config *tls_cfg_at(int port, const char *ca, bool client_cert)
 {
-	struct kube_config *cfg = cfg_for("https", tls.port);
+	struct kube_config *cfg = cfg_for("https", port);
 
 	if (ca)
 		load_pem(&cfg->ca, ca);
@@ -1152,6 +1159,11 @@ static struct kube_config *tls_cfg(const char *ca, bool client_cert)
 		load_pem(&cfg->client_key, "cli.key");
 	}
 	return cfg;
+}
+
+static struct kube_config *tls_cfg(const char *ca, bool client_cert)
+{
+	return tls_cfg_at(tls.port, ca, client_cert);
 }
 
 static int tls_get(struct kube_config *cfg, json_t **r, struct tracelog *tl, struct gs_error *err)
@@ -1172,9 +1184,9 @@ static int tls_get(struct kube_config *cfg, json_t **r, struct tracelog *tl, str
  * TCP connections the TLS peer accepted so far, asked over a new connection
  * of a client it accepts (so each call adds one itself).
  */
-static long tls_connections(void)
+static long tls_connections_at(int port)
 {
-	struct kube_config *cfg = tls_cfg("ca.crt", true);
+	struct kube_config *cfg = tls_cfg_at(port, "ca.crt", true);
 	struct kube_client *c;
 	struct gs_error err;
 	json_t *r;
@@ -1187,6 +1199,11 @@ static long tls_connections(void)
 	json_decref(r);
 	kube_client_free(c);
 	return n;
+}
+
+static long tls_connections(void)
+{
+	return tls_connections_at(tls.port);
 }
 
 static void tls_verified_with_client_cert(void **state)
@@ -1303,6 +1320,54 @@ static void tls_client_cert_required(void **state)
 	}
 }
 
+/* TLS 1.2: the refusal fails the handshake itself (CURLE_SSL_CONNECT_ERROR). */
+static void tls12_client_cert_required(void **state)
+{
+	struct tracelog tl = {0};
+	struct kube_config *cfg;
+	struct gs_error err;
+	char want[256];
+	json_t *r;
+	long before;
+
+	(void)state;
+	NEED_PEER(tls12);
+	cfg = tls_cfg_at(tls12.port, "ca.crt", false);
+	before = tls_connections_at(tls12.port);
+	assert_int_equal(tls_get(cfg, &r, &tl, &err), -1);
+	snprintf(want, sizeof(want),
+		 "GET https://127.0.0.1:%d/echo: the server at https://127.0.0.1:%d requires a "
+		 "client certificate and the configuration has none (TLS alert: handshake failure)",
+		 tls12.port, tls12.port);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(tl.retries, 0);
+	assert_int_equal(tls_connections_at(tls12.port) - before, 2);
+}
+
+/* http:// at a TLS port: the apiserver's Go answers 400, we say what it means. */
+static void tls_port_spoken_to_in_http(void **state)
+{
+	struct tracelog tl = {0};
+	struct kube_config *cfg;
+	struct gs_error err;
+	char want[256];
+	json_t *r;
+	long before;
+
+	(void)state;
+	NEED_PEER(tls);
+	cfg = cfg_for("http", tls.port);
+	before = tls_connections();
+	assert_int_equal(tls_get(cfg, &r, &tl, &err), -1);
+	snprintf(want, sizeof(want),
+		 "GET http://127.0.0.1:%d/echo: the server at http://127.0.0.1:%d speaks TLS, not "
+		 "plain HTTP (is the URL's scheme right? use https://)",
+		 tls.port, tls.port);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(tl.retries, 0);
+	assert_int_equal(tls_connections() - before, 2);
+}
+
 static void tls_client_cert_refused(void **state)
 {
 	struct tracelog tl = {0};
@@ -1365,6 +1430,8 @@ int main(void)
 		cmocka_unit_test(tls_insecure),
 		cmocka_unit_test(tls_client_cert_required),
 		cmocka_unit_test(tls_client_cert_refused),
+		cmocka_unit_test(tls12_client_cert_required),
+		cmocka_unit_test(tls_port_spoken_to_in_http),
 	};
 	int fails = 0;
 

@@ -476,7 +476,7 @@ static void tagged_values_never_quoted(void **state)
 	(void)state;
 	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
 		for (size_t t = 0; t < sizeof(tags) / sizeof(tags[0]); t++) {
-			char body[256], want[128], buf[2048];
+			char body[256], want[192], buf[2048];
 			struct gs_error err;
 			const char *p;
 
@@ -485,7 +485,8 @@ static void tagged_values_never_quoted(void **state)
 			p = with_entries("tag.yaml", "    server: https://x\n", body);
 			load_fails(p, buf, sizeof(buf), &err);
 			snprintf(want, sizeof(want),
-				 "cannot decode !!str as a %s (value not shown)", tags[t]);
+				 "users[0].user.%s: cannot decode !!str as a %s (value not shown)",
+				 fields[f], tags[t]);
 			assert_string_equal(err.msg, want);
 			assert_int_equal(err.line, 9);
 			assert_int_equal(err.col, (int)(4 + strlen(fields[f]) + 2 + 1));
@@ -501,15 +502,26 @@ static void tagged_values_never_quoted(void **state)
 		p = with_entries("bin.yaml", "    server: https://x\n",
 				 "    password: !!binary tok-SECRET!\n");
 		load_fails(p, buf, sizeof(buf), &err);
-		assert_string_equal(err.msg, "!!binary value contains invalid base64 data");
+		assert_string_equal(
+			err.msg, "users[0].user.password: !!binary value contains invalid base64 "
+				 "data");
+		/* A key's error has its mapping's path; keys that are no field show as `*`. */
 		p = with_entries("key.yaml", "    server: https://x\n",
 				 "    !!int tok-SECRET: x\n");
 		load_fails(p, buf, sizeof(buf), &err);
+		assert_string_equal(
+			err.msg, "users[0].user: cannot decode !!str as a !!int (value not shown)");
+		p = with_entries("unknown.yaml", "    server: https://x\n",
+				 "    tok-SECRET:\n      - token: !!int x\n");
+		load_fails(p, buf, sizeof(buf), &err);
+		assert_string_equal(err.msg, "users[0].user.*[0].token: cannot decode !!str as a "
+					     "!!int (value not shown)");
 		assert_null(strstr(buf, "SECRET"));
 		p = with_entries("srv.yaml", "    server: !!bool https://u:SECRET@x/?t=SECRET\n",
 				 "    token: t\n");
 		load_fails(p, buf, sizeof(buf), &err);
-		assert_string_equal(err.msg, "cannot decode !!str as a !!bool (value not shown)");
+		assert_string_equal(err.msg, "clusters[0].cluster.server: cannot decode !!str as a "
+					     "!!bool (value not shown)");
 		p = with_entries("utf8.yaml", "    server: https://x\n",
 				 "    password: SECRET\xc3(\n");
 		load_fails(p, buf, sizeof(buf), &err);
