@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mergepatch.h"
 #include "banned.h"
@@ -26,6 +27,8 @@ struct ctx {
 	struct gpu_state *gpu;
 	size_t n;
 	const struct dp_sharing *sharing; /* block in force, NULL when none */
+	bool layout_applied;		  /* mig-manager ran and succeeded */
+	long long now;			  /* for nvidia.com/gfd.timestamp */
 };
 
 static void fail(struct advertisement *adv, const char *fmt, ...)
@@ -291,6 +294,7 @@ static int apply_layout(struct ctx *c)
 		if (first_of_model(c, i))
 			warn_short_layout(c, layout, g);
 	}
+	c->layout_applied = true;
 	for (size_t i = 0; i < c->n; i++) {
 		bool many;
 		if (c->gpu[i].model->mig || !strcmp(layout, "all-disabled"))
@@ -515,10 +519,39 @@ static int check_mps(struct ctx *c)
 			}
 		}
 	}
-	if (any_mig_enabled(c)) {
-		fail(c->adv,
-		     "gpu-feature-discovery: error creating sharing labeler: failed to check "
-		     "MPS-capable: MPS sharing is not supported for mig devices");
+	return 0;
+}
+
+/*
+ * GFD's own refusals (cmd/gpu-feature-discovery/main.go validateFlags,
+ * internal/lm/nvml.go, internal/lm/mig-strategy.go): it checks far less than
+ * the plugin (§1.11). Returns -1 and the message when it would crash-loop.
+ */
+static int gfd_failure(const struct ctx *c, char *msg, size_t size)
+{
+	const char *s = c->adv->mig_strategy;
+	const char *d = c->config ? c->config->device_discovery_strategy : NULL;
+
+	if (d && strcmp(d, "auto") && strcmp(d, "nvml") && strcmp(d, "tegra") &&
+	    strcmp(d, "vfio")) {
+		snprintf(msg, size,
+			 "gpu-feature-discovery: unable to load config: unable to validate flags: "
+			 "invalid --device-discovery-strategy option %s",
+			 d);
+		return -1;
+	}
+	if (c->adv->sharing == DP_SHARING_MPS && any_mig_enabled(c)) {
+		snprintf(msg, size,
+			 "gpu-feature-discovery: error creating labeler: error creating sharing "
+			 "labeler: failed to check MPS-capable: MPS sharing is not supported for "
+			 "mig devices");
+		return -1;
+	}
+	if (strcmp(s, "none") && strcmp(s, "single") && strcmp(s, "mixed")) {
+		snprintf(msg, size,
+			 "gpu-feature-discovery: error creating labeler: error creating resource "
+			 "labeler: failed to construct MIG resource labeler: unknown strategy: %s",
+			 s);
 		return -1;
 	}
 	return 0;
@@ -536,52 +569,69 @@ static void sharing_labels(struct ctx *c, const char *res, int *replicas, const 
 	*shared_suffix = r && r->replicas > 1 && !r->rename;
 }
 
+/* One model's full-GPU labeller (NewGPUResourceLabeler); sharing NULL = "without sharing". */
+static void model_labels(struct ctx *c, const struct catalog_gpu *m, bool with_sharing)
+{
+	int count = 0, replicas = 0;
+	bool shared = false;
+	const char *strategy = "none";
+
+	for (size_t j = 0; j < c->n; j++)
+		count += c->gpu[j].model == m; /* MIG-enabled and full GPUs of the model */
+	if (with_sharing)
+		sharing_labels(c, RES_GPU, &replicas, &strategy, &shared);
+	set_label(c, RES_GPU ".count", "%d", count);
+	set_label(c, RES_GPU ".replicas", "%d", replicas);
+	set_label(c, RES_GPU ".sharing-strategy", "%s", strategy);
+	set_label(c, RES_GPU ".product", "%s%s", m->label, shared ? "-SHARED" : "");
+	if (m->memory_mib) /* else an earlier labeller's value stays (Merge) */
+		set_label(c, RES_GPU ".memory", "%d", m->memory_mib);
+	if (m->cc_major) {
+		set_label(c, RES_GPU ".family", "%s", catalog_family(m->cc_major, m->cc_minor));
+		set_label(c, RES_GPU ".compute.major", "%d", m->cc_major);
+		set_label(c, RES_GPU ".compute.minor", "%d", m->cc_minor);
+	}
+}
+
+/* Does model m have a GPU with mig_enabled == on? */
+static bool model_has(const struct ctx *c, const struct catalog_gpu *m, bool on)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->gpu[i].model == m && c->gpu[i].mig_enabled == on)
+			return true;
+	return false;
+}
+
+/*
+ * newGPULabelers (internal/lm/mig-strategy.go): one labeller per model of
+ * MIG-enabled GPUs, without sharing, then one per model of full GPUs, with
+ * it; later labellers overwrite earlier ones (§4.3). So a full GPU's labels
+ * win over a MIG-enabled GPU's whatever the declaration order. Among models
+ * of one kind upstream's order is a Go map's; gpushare takes declaration
+ * order and warns.
+ */
 static void full_gpu_labels(struct ctx *c)
 {
 	const struct catalog_gpu *last = NULL;
 	size_t models = 0;
 
-	/* One labeller per model, in declaration order; the last one written wins (§4.3). */
-	for (size_t i = 0; i < c->n; i++) {
-		const struct catalog_gpu *m = c->gpu[i].model;
-		int count = 0, replicas = 0;
-		bool plain = false, shared = false;
-		const char *strategy = "none";
-		bool seen = false;
-
-		for (size_t j = 0; j < i; j++)
-			seen |= c->gpu[j].model == m;
-		if (seen)
-			continue;
-		models++;
-		for (size_t j = 0; j < c->n; j++) {
-			if (c->gpu[j].model != m)
+	for (int pass = 0; pass < 2; pass++) {
+		bool full = pass == 1;
+		for (size_t i = 0; i < c->n; i++) {
+			const struct catalog_gpu *m = c->gpu[i].model;
+			if (!first_of_model(c, i) || !model_has(c, m, !full))
 				continue;
-			count++;
-			plain |= !c->gpu[j].mig_enabled;
+			model_labels(c, m, full);
+			last = m;
 		}
-		if (plain)
-			sharing_labels(c, RES_GPU, &replicas, &strategy, &shared);
-		set_label(c, RES_GPU ".count", "%d", count);
-		set_label(c, RES_GPU ".replicas", "%d", replicas);
-		set_label(c, RES_GPU ".sharing-strategy", "%s", strategy);
-		set_label(c, RES_GPU ".product", "%s%s", m->label, shared ? "-SHARED" : "");
-		if (m->memory_mib)
-			set_label(c, RES_GPU ".memory", "%d", m->memory_mib);
-		else
-			json_object_del(c->adv->labels, RES_GPU ".memory");
-		if (m->cc_major) {
-			set_label(c, RES_GPU ".family", "%s",
-				  catalog_family(m->cc_major, m->cc_minor));
-			set_label(c, RES_GPU ".compute.major", "%d", m->cc_major);
-			set_label(c, RES_GPU ".compute.minor", "%d", m->cc_minor);
-		}
-		last = m;
 	}
+	for (size_t i = 0; i < c->n; i++)
+		models += first_of_model(c, i);
 	if (models > 1)
 		gs_warnings_add(&c->adv->warnings,
 				"it holds %zu GPU models: GFD writes the same nvidia.com/gpu.* "
-				"labels once per model and the last one wins in no defined order "
+				"labels once per model, MIG-enabled models first, and among "
+				"those of one kind the last one wins in no defined order "
 				"('Multiple device types detected'); shown here: %s",
 				models, last->name);
 }
@@ -645,6 +695,38 @@ static void gfd_labels(struct ctx *c)
 		return;
 	for (size_t i = 0; i < c->n; i++)
 		capable |= c->gpu[i].model->mig != NULL;
+	/* newVersionLabeler (internal/lm/nvml.go): deprecated and current names. */
+	{
+		const struct nodehw *hw = c->hw;
+		const char *v = hw->driver_version, *dot1 = strchr(v, '.');
+		const char *dot2 = dot1 ? strchr(dot1 + 1, '.') : NULL;
+		char major[16], minor[16], rev[16];
+		snprintf(major, sizeof(major), "%.*s", (int)(dot1 - v), v);
+		snprintf(minor, sizeof(minor), "%.*s",
+			 (int)(dot2 ? (size_t)(dot2 - dot1 - 1) : strlen(dot1 + 1)), dot1 + 1);
+		snprintf(rev, sizeof(rev), "%s", dot2 ? dot2 + 1 : "");
+		set_label(c, "nvidia.com/cuda.driver.major", "%s", major);
+		set_label(c, "nvidia.com/cuda.driver.minor", "%s", minor);
+		set_label(c, "nvidia.com/cuda.driver.rev", "%s", rev);
+		set_label(c, "nvidia.com/cuda.runtime.major", "%d", hw->cuda_major);
+		set_label(c, "nvidia.com/cuda.runtime.minor", "%d", hw->cuda_minor);
+		set_label(c, "nvidia.com/cuda.driver-version.major", "%s", major);
+		set_label(c, "nvidia.com/cuda.driver-version.minor", "%s", minor);
+		set_label(c, "nvidia.com/cuda.driver-version.revision", "%s", rev);
+		set_label(c, "nvidia.com/cuda.driver-version.full", "%s", v);
+		set_label(c, "nvidia.com/cuda.runtime-version.major", "%d", hw->cuda_major);
+		set_label(c, "nvidia.com/cuda.runtime-version.minor", "%d", hw->cuda_minor);
+		set_label(c, "nvidia.com/cuda.runtime-version.full", "%d.%d", hw->cuda_major,
+			  hw->cuda_minor);
+		/* newMachineTypeLabeler (internal/lm/machine-type.go). */
+		set_label(c, "nvidia.com/gpu.machine", "%s", hw->machine);
+	}
+	/* NewTimestampLabeler (internal/lm/timestamp.go); flags.gfd.noTimestamp is not modelled. */
+	set_label(c, ADVERTISE_LABEL_TIMESTAMP, "%lld", c->now);
+	/* newGPUModeLabeler: every catalog model is a 3D controller (PCI class 0x0302). */
+	set_label(c, "nvidia.com/gpu.mode", "compute");
+	/* NewVGPULabeler (internal/lm/vgpu.go): gpushare models no vGPU. */
+	set_label(c, "nvidia.com/vgpu.present", "false");
 	set_label(c, "nvidia.com/mig.capable", "%s", capable ? "true" : "false");
 	set_label(c, "nvidia.com/mps.capable", "%s",
 		  c->adv->sharing == DP_SHARING_MPS && !any_mig_enabled(c) ? "true" : "false");
@@ -654,7 +736,12 @@ static void gfd_labels(struct ctx *c)
 
 	if (!strcmp(strategy, "single") && any_mig_enabled(c)) {
 		if (single_invalid(c)) {
-			set_label(c, RES_GPU ".product", "%s-MIG-INVALID", c->gpu[0].model->label);
+			/* newInvalidMigStrategyLabeler(migEnabledDevices[0], ...) */
+			size_t first = 0;
+			while (!c->gpu[first].mig_enabled)
+				first++;
+			set_label(c, RES_GPU ".product", "%s-MIG-INVALID",
+				  c->gpu[first].model->label);
 			set_label(c, RES_GPU ".count", "0");
 			set_label(c, RES_GPU ".replicas", "0");
 			set_label(c, RES_GPU ".sharing-strategy", "%s", "");
@@ -681,6 +768,16 @@ static void gfd_labels(struct ctx *c)
 					catalog_gpu_profile(g->model, g->devices[j].profile);
 				char pr[128], res[160];
 				int total = 0;
+				bool earlier = false;
+				/* The profile's first device names it (newMigStrategyMixedLabeler).
+				 */
+				for (size_t a = 0; a < i; a++)
+					for (size_t b = 0;
+					     c->gpu[a].mig_enabled && b < c->gpu[a].n_devices; b++)
+						earlier |= !strcmp(c->gpu[a].devices[b].profile,
+								   p->name);
+				if (earlier)
+					continue;
 				catalog_profile_resource(p->name, pr, sizeof(pr));
 				snprintf(res, sizeof(res), "nvidia.com/mig-%s", pr);
 				for (size_t a = 0; a < c->n; a++)
@@ -749,8 +846,9 @@ int advertise_compute(const struct catalog *cat, const struct nodehw *hw,
 		      const struct dpconfig *config, const char *config_name,
 		      struct advertisement **out, struct gs_error *err)
 {
-	struct ctx c = {.cat = cat, .hw = hw, .config = config};
+	struct ctx c = {.cat = cat, .hw = hw, .config = config, .now = (long long)time(NULL)};
 	json_t *map = NULL;
+	char gfd_msg[512];
 	size_t k = 0;
 	const char *name;
 	json_t *v;
@@ -774,28 +872,41 @@ int advertise_compute(const struct catalog *cat, const struct nodehw *hw,
 				"nothing",
 				NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
 
-	if (apply_layout(&c))
+	if (apply_layout(&c)) {
+		/* mig-manager's state alone; the GPUs keep a layout gpushare cannot know. */
+		c.adv->outcome = ADVERTISE_MIG_FAILED;
+		json_object_set_new(c.adv->labels, ADVERTISE_LABEL_MIG_STATE,
+				    json_string("failed"));
+		json_object_update(c.adv->owned_labels, c.adv->labels);
 		goto done;
+	}
 	describe_gpus(&c);
 	if (c.n == 0)
 		goto vanished;
 
-	/* GFD validates less than the plugin (§1.11): its own refusals first. */
-	if (strcmp(c.adv->mig_strategy, "none") && strcmp(c.adv->mig_strategy, "single") &&
-	    strcmp(c.adv->mig_strategy, "mixed")) {
-		validate_flags(&c);
+	/* The plugin: the first refusal is the message the node shows. */
+	map = json_object();
+	if (!validate_flags(&c)) {
+		mig_none_warning(&c);
+		if (!device_map(&c, map)) {
+			replicate(&c, map);
+			check_mps(&c);
+		}
+	}
+	/* GFD, a separate DaemonSet: it fails only on its own checks. */
+	if (gfd_failure(&c, gfd_msg, sizeof(gfd_msg))) {
+		fail(c.adv, "%s", gfd_msg);
+		c.adv->outcome = ADVERTISE_REFUSED;
 		goto done;
 	}
 	gfd_labels(&c);
-	if (validate_flags(&c))
-		goto done;
-	mig_none_warning(&c);
-	map = json_object();
-	if (device_map(&c, map))
-		goto done;
-	replicate(&c, map);
-	if (check_mps(&c))
-		goto done;
+	if (c.layout_applied) /* mig-manager's setState(migStateSuccess) */
+		json_object_set_new(c.adv->labels, ADVERTISE_LABEL_MIG_STATE,
+				    json_string("success"));
+	if (c.adv->failure) {
+		c.adv->outcome = ADVERTISE_PLUGIN_DOWN;
+		goto vanished; /* nothing registered: every resource it had goes to 0 */
+	}
 	json_object_foreach (map, name, v) {
 		if (json_integer_value(v) > 0) /* §3.1 step 5: zero devices, no registration */
 			json_object_set(c.adv->resources, name, v);
@@ -885,6 +996,7 @@ int advertise_node(const struct catalog *cat, const json_t *node, const struct d
 				fail(adv, "config-manager: %s", gs_error_str(&e, msg, sizeof(msg)));
 			adv->mig_strategy = gs_xstrdup("none");
 			adv->mig_strategy_source = "default";
+			adv->outcome = ADVERTISE_REFUSED;
 			for (size_t i = 0; i < w.n; i++)
 				gs_warnings_add(&adv->warnings, "%s", w.items[i]);
 			gs_warnings_release(&w);
@@ -898,6 +1010,14 @@ int advertise_node(const struct catalog *cat, const json_t *node, const struct d
 	if (set)
 		config_warnings(&w, set, chosen);
 	rc = advertise_compute(cat, hw, config, chosen, out, err);
+	if (rc == 0 && opt && opt->now &&
+	    json_object_get((*out)->labels, ADVERTISE_LABEL_TIMESTAMP)) {
+		char ts[32];
+		snprintf(ts, sizeof(ts), "%lld", opt->now);
+		json_object_set_new((*out)->labels, ADVERTISE_LABEL_TIMESTAMP, json_string(ts));
+		json_object_set_new((*out)->owned_labels, ADVERTISE_LABEL_TIMESTAMP,
+				    json_string(ts));
+	}
 	if (rc == 0 && w.n) {
 		/* Node-reading warnings first: they explain what follows. */
 		struct gs_warnings merged;
@@ -919,10 +1039,15 @@ int advertise_node(const struct catalog *cat, const json_t *node, const struct d
 int advertise_patch(const struct advertisement *adv, const json_t *node, json_t **patch,
 		    struct gs_warnings *warnings, struct gs_error *err)
 {
-	struct mergepatch_want want = {.labels = adv->owned_labels, .resources = adv->resources};
+	struct mergepatch_want want = {
+		.labels = adv->owned_labels,
+		.refresh_label = ADVERTISE_LABEL_TIMESTAMP,
+		.resources = adv->outcome == ADVERTISE_MIG_FAILED ? NULL : adv->resources,
+		.keep_unlisted = adv->outcome == ADVERTISE_MIG_FAILED,
+	};
 
 	*patch = NULL;
-	if (adv->failure) {
+	if (adv->outcome == ADVERTISE_REFUSED) {
 		gs_error_set(err, "node '%s': no patch: %s", adv->node, adv->failure);
 		return -1;
 	}
@@ -955,7 +1080,11 @@ json_t *advertisement_to_json(const struct advertisement *adv)
 	json_object_set_new(o, "allocatable", json_deep_copy(cap));
 	json_decref(cap);
 	json_object_set(o, "labels", adv->labels);
-	if (adv->failure)
+	if (adv->failure) {
+		static const char *const outcomes[] = {"ok", "plugin-down", "mig-failed",
+						       "refused"};
 		json_object_set_new(o, "error", json_string(adv->failure));
+		json_object_set_new(o, "outcome", json_string(outcomes[adv->outcome]));
+	}
 	return o;
 }

@@ -23,6 +23,37 @@ struct advertise_options {
 	const char *fallbacks;	    /* FALLBACK_STRATEGIES; NULL = "named,single" (Helm chart) */
 	/* Where the node was read from, for positioned errors; NULL = the apiserver. */
 	const struct ydoc_stream *source;
+	/* Unix seconds for nvidia.com/gfd.timestamp; 0 = now. */
+	long long now;
+};
+
+#define ADVERTISE_LABEL_TIMESTAMP "nvidia.com/gfd.timestamp"
+#define ADVERTISE_LABEL_MIG_STATE "nvidia.com/mig.config.state"
+
+/*
+ * What the node shows when part of the stack fails. The components run
+ * apart (the plugin and GFD are separate DaemonSets, mig-manager a third),
+ * so one can fail while the others publish.
+ */
+enum advertise_outcome {
+	ADVERTISE_OK,
+	/*
+	 * The device plugin (or the MPS control daemon it waits for)
+	 * crash-loops; GFD publishes its labels. Every resource gpushare
+	 * advertised goes to 0 in capacity and allocatable, as kubelet shows a
+	 * plugin gone for longer than endpointStopGracePeriod (5 minutes).
+	 */
+	ADVERTISE_PLUGIN_DOWN,
+	/*
+	 * mig-manager failed to apply nvidia.com/mig.config: it writes
+	 * nvidia.com/mig.config.state=failed, nothing else changes.
+	 */
+	ADVERTISE_MIG_FAILED,
+	/*
+	 * config-manager cannot choose a config, or GFD fails as well (its
+	 * labels stay as they were): no patch at all.
+	 */
+	ADVERTISE_REFUSED,
 };
 
 struct advertisement {
@@ -43,10 +74,12 @@ struct advertisement {
 	/*
 	 * Non-NULL when the real stack would refuse this node (crash-looping
 	 * plugin, failed mig-manager, missing config): upstream's message,
-	 * prefixed with the component. No patch may be made from it.
+	 * prefixed with the component; `outcome` says what the node then
+	 * shows.
 	 */
 	char *failure;
-	struct gs_warnings warnings; /* what upstream does silently or wrongly */
+	enum advertise_outcome outcome; /* ADVERTISE_OK exactly when failure is NULL */
+	struct gs_warnings warnings;	/* what upstream does silently or wrongly */
 };
 
 /*
@@ -77,8 +110,11 @@ int advertise_compute(const struct catalog *cat, const struct nodehw *hw,
  * person changed them since); resources it advertised before and no longer
  * does become "0"; the managed-* annotations record what it now owns.
  * cpu/memory/pods, labels it never wrote and other annotations are never
- * touched. Fails when adv->failure is set. Warnings: hand-set labels it
- * overwrites, nvidia.com resources on the node it does not account for.
+ * touched. nvidia.com/gfd.timestamp moves only with another label. Fails
+ * when adv->outcome is ADVERTISE_REFUSED; a node whose plugin or mig-manager
+ * fails gets the patch of what the rest of the stack then shows. Warnings:
+ * hand-set labels it overwrites, nvidia.com resources on the node it does
+ * not account for.
  */
 int advertise_patch(const struct advertisement *adv, const json_t *node, json_t **patch,
 		    struct gs_warnings *warnings, struct gs_error *err) GS_WUR;

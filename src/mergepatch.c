@@ -213,6 +213,13 @@ int mergepatch_node(const json_t *node, const struct mergepatch_want *want, json
 	prev_labels = nodehw_managed_labels(node, &ok);
 	prev_res = nodehw_managed_resources(node, &ok);
 	labels = effective_labels(node, want, prev_labels);
+	if (want->keep_unlisted) {
+		json_object_foreach (prev_labels, key, v) {
+			if (!json_object_get(labels, key) &&
+			    recorded(prev_labels, key, nodehw_label(node, key)))
+				json_object_set(labels, key, v);
+		}
+	}
 
 	patch_labels(p, node, labels, prev_labels, warnings);
 	if (want->resources)

@@ -36,6 +36,12 @@ struct mergepatch_want {
 	 * the record). NULL leaves the status and the resource record alone.
 	 */
 	const json_t *resources;
+	/*
+	 * Labels recorded before and absent from `labels` are left alone and
+	 * stay recorded while the node still holds the recorded value (a
+	 * partial update: mig-manager's state label alone).
+	 */
+	bool keep_unlisted;
 };
 
 /*

@@ -1,6 +1,7 @@
 #include "nodehw.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,6 +292,103 @@ out:
 	return rc;
 }
 
+/* Driver branch -> CUDA driver API version, from NVIDIA's CUDA toolkit release notes table. */
+static const struct {
+	int branch, major, minor;
+} cuda_by_branch[] = {
+	{410, 10, 0}, {418, 10, 1}, {440, 10, 2}, {450, 11, 0}, {455, 11, 1}, {460, 11, 2},
+	{465, 11, 3}, {470, 11, 4}, {495, 11, 5}, {510, 11, 6}, {515, 11, 7}, {520, 11, 8},
+	{525, 12, 0}, {530, 12, 1}, {535, 12, 2}, {545, 12, 3}, {550, 12, 4}, {555, 12, 5},
+	{560, 12, 6}, {565, 12, 7}, {570, 12, 8}, {575, 12, 9}, {580, 13, 0}, {590, 13, 1},
+};
+
+int nodehw_cuda_version(const char *v, int *major, int *minor)
+{
+	int branch = 0;
+
+	for (; *v >= '0' && *v <= '9' && branch < 100000; v++)
+		branch = branch * 10 + (*v - '0');
+	for (size_t i = 0; i < sizeof(cuda_by_branch) / sizeof(cuda_by_branch[0]); i++) {
+		if (cuda_by_branch[i].branch == branch) {
+			*major = cuda_by_branch[i].major;
+			*minor = cuda_by_branch[i].minor;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* "X.Y" or "X.Y.Z", each part digits: the form GFD's version labeler accepts (and numbers). */
+static bool driver_version_ok(const char *s)
+{
+	int parts = 0;
+
+	for (;;) {
+		size_t n = strspn(s, "0123456789");
+		if (n == 0 || n > 9)
+			return false;
+		parts++;
+		s += n;
+		if (!*s)
+			return parts >= 2 && parts <= 3;
+		if (*s++ != '.')
+			return false;
+	}
+}
+
+/* A Kubernetes label value: at most 63, alphanumeric at both ends, [-_.A-Za-z0-9] inside. */
+static bool label_value_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0)
+		return true;
+	if (n > 63 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n;
+}
+
+static int read_platform(const struct catalog *cat, struct nodehw *hw, const json_t *node,
+			 const struct ydoc_stream *src, struct gs_error *err)
+{
+	const json_t *ann = annotations_of(node);
+	const char *drv = nodehw_annotation(node, NODEHW_ANN_DRIVER);
+	const char *mach = nodehw_annotation(node, NODEHW_ANN_MACHINE);
+	char buf[512];
+
+	(void)cat;
+	if (drv && !driver_version_ok(drv)) {
+		node_error(src, ann, NODEHW_ANN_DRIVER, err,
+			   "node '%s': annotation %s: '%s' is not a driver version X.Y[.Z] (e.g. "
+			   "%s)",
+			   hw->name, NODEHW_ANN_DRIVER, drv, NODEHW_DEFAULT_DRIVER);
+		return -1;
+	}
+	hw->driver_version = gs_xstrdup(drv ? drv : NODEHW_DEFAULT_DRIVER);
+	if (nodehw_cuda_version(hw->driver_version, &hw->cuda_major, &hw->cuda_minor)) {
+		node_error(src, ann, NODEHW_ANN_DRIVER, err,
+			   "node '%s': annotation %s: driver branch of '%s' is not one gpushare "
+			   "knows the CUDA version of (%d to %d)",
+			   hw->name, NODEHW_ANN_DRIVER, hw->driver_version,
+			   cuda_by_branch[0].branch,
+			   cuda_by_branch[sizeof(cuda_by_branch) / sizeof(cuda_by_branch[0]) - 1]
+				   .branch);
+		return -1;
+	}
+	/* GFD trims the DMI text, then sanitizes it as it does model names. */
+	catalog_sanitize(mach ? mach : NODEHW_DEFAULT_MACHINE, buf, sizeof(buf));
+	if (!label_value_ok(buf)) {
+		node_error(src, ann, NODEHW_ANN_MACHINE, err,
+			   "node '%s': annotation %s: '%s' becomes '%s' as GFD sanitizes it, "
+			   "which is no valid label value (at most 63 characters, alphanumeric at "
+			   "both ends)",
+			   hw->name, NODEHW_ANN_MACHINE, mach, buf);
+		return -1;
+	}
+	hw->machine = gs_xstrdup(buf);
+	return 0;
+}
+
 /*
  * Parse "k=v,k=v" (with_values) or "a,b" into an object. On malformed input
  * returns NULL; the caller warns and owns nothing.
@@ -388,7 +486,7 @@ int nodehw_from_node(const struct catalog *cat, const json_t *node, const struct
 
 	hw = gs_xcalloc(1, sizeof(*hw));
 	hw->name = gs_xstrdup(json_string_value(name));
-	if (read_gpus(cat, hw, node, src, err)) {
+	if (read_gpus(cat, hw, node, src, err) || read_platform(cat, hw, node, src, err)) {
 		nodehw_free(hw);
 		return -1;
 	}
@@ -425,6 +523,8 @@ void nodehw_free(struct nodehw *hw)
 		return;
 	free(hw->name);
 	free(hw->gpus);
+	free(hw->driver_version);
+	free(hw->machine);
 	free(hw->config_label);
 	free(hw->mig_config);
 	free(hw->declared_mig_strategy);

@@ -21,6 +21,15 @@
  */
 #define NODEHW_ANN_PRODUCT "gpushare.io/gpu-product"
 #define NODEHW_ANN_COUNT "gpushare.io/gpu-count"
+/*
+ * What NVML and DMI would report on the node, for GFD's cuda.* and
+ * gpu.machine labels: the driver version "X.Y[.Z]" and the machine's
+ * product name (/sys/class/dmi/id/product_name). Defaults below.
+ */
+#define NODEHW_ANN_DRIVER "gpushare.io/driver-version"
+#define NODEHW_ANN_MACHINE "gpushare.io/machine"
+#define NODEHW_DEFAULT_DRIVER "580.65.06" /* R580: CUDA 13.0, B300/GB300 and RTX PRO 6000 */
+#define NODEHW_DEFAULT_MACHINE "unknown"  /* what GFD writes when DMI cannot be read */
 /* gpushare's own records of what it wrote last time: "k=v,k=v" and "r1,r2", sorted. */
 #define NODEHW_ANN_MANAGED_LABELS "gpushare.io/managed-labels"
 #define NODEHW_ANN_MANAGED_RESOURCES "gpushare.io/managed-resources"
@@ -43,9 +52,12 @@ struct nodehw {
 	char *name;
 	struct nodehw_gpus *gpus; /* declaration order = NVML index order */
 	size_t n_gpus;
-	int total;	    /* GPUs on the node */
-	char *config_label; /* nvidia.com/device-plugin.config; NULL when absent or "" */
-	char *mig_config;   /* nvidia.com/mig.config; NULL when absent or "" */
+	int total;		    /* GPUs on the node */
+	char *driver_version;	    /* "X.Y[.Z]", NODEHW_DEFAULT_DRIVER when undeclared */
+	int cuda_major, cuda_minor; /* the CUDA version that driver reports (NVML) */
+	char *machine;		    /* GFD's gpu.machine value: sanitized product name */
+	char *config_label;	    /* nvidia.com/device-plugin.config; NULL when absent or "" */
+	char *mig_config;	    /* nvidia.com/mig.config; NULL when absent or "" */
 	/*
 	 * nvidia.com/mig.strategy when a person set it: present, non-empty,
 	 * and not the value gpushare recorded writing. NULL otherwise.
@@ -76,6 +88,13 @@ void nodehw_free(struct nodehw *hw);
  */
 json_t *nodehw_managed_labels(const json_t *node, int *ok);
 json_t *nodehw_managed_resources(const json_t *node, int *ok);
+
+/*
+ * The CUDA driver API version (NVML's cudaDriverVersion) a driver of this
+ * version reports, by branch (the major number): 535 -> 12.2, 580 -> 13.0.
+ * Returns -1 for a branch gpushare does not know.
+ */
+int nodehw_cuda_version(const char *driver_version, int *major, int *minor);
 
 /* The annotation texts: "k=v,k=v" from an object of strings, "a,b" from an object's keys. */
 char *nodehw_format_labels(const json_t *labels);

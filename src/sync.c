@@ -127,7 +127,7 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 	for (size_t i = 0; i < adv->warnings.n; i++)
 		gs_warnings_add(&n->warnings, "%s", adv->warnings.items[i]);
 	n->config = adv->config_name ? gs_xstrdup(adv->config_name) : NULL;
-	if (adv->failure) {
+	if (adv->outcome == ADVERTISE_REFUSED) {
 		node_failed(n, "%s", adv->failure);
 		goto out;
 	}
@@ -138,10 +138,18 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 	}
 	if (!json_object_size(patch)) {
 		n->outcome = SYNC_UNCHANGED;
-		goto out;
+	} else {
+		n->patch = json_incref(patch);
+		n->outcome = SYNC_UPDATED;
 	}
-	n->patch = json_incref(patch);
-	n->outcome = SYNC_UPDATED;
+	/* The plugin or mig-manager fails: what the rest publishes is written, and it fails. */
+	if (adv->outcome == ADVERTISE_MIG_FAILED)
+		node_failed(n, "%s (nvidia.com/mig.config.state=failed written)", adv->failure);
+	else if (adv->failure)
+		node_failed(n,
+			    "%s (GFD's labels written; the plugin's resources at 0, as kubelet "
+			    "shows a plugin gone 5 minutes)",
+			    adv->failure);
 out:
 	json_decref(patch);
 	advertisement_free(adv);
@@ -193,7 +201,9 @@ int sync_write(struct kube_client *c, struct sync_report *rep)
 		struct gs_error err;
 
 		gs_error_clear(&err);
-		if (n->outcome == SYNC_UPDATED && write_patch(c, n->name, n->patch, &err) < 0)
+		/* A failed node may still carry what the rest of the stack publishes. */
+		if ((n->outcome == SYNC_UPDATED || n->outcome == SYNC_FAILED) && n->patch &&
+		    write_patch(c, n->name, n->patch, &err) < 0)
 			node_failed(n, "writing the advertisement: %s", err.msg);
 	}
 	return failed(rep);

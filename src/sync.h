@@ -64,8 +64,10 @@ int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_op
 	      struct sync_report *rep, struct gs_error *err) GS_WUR;
 
 /*
- * The writer: PATCH every SYNC_UPDATED node's patch (metadata through the
- * node, capacity and allocatable through its status). A node whose write
+ * The writer: PATCH every SYNC_UPDATED node's patch, and the patch of a
+ * SYNC_FAILED node that has one (its plugin or mig-manager fails, the rest
+ * of the stack still publishes: docs/advertise.md), metadata through the
+ * node, capacity and allocatable through its status. A node whose write
  * fails becomes SYNC_FAILED with the reason. Returns 1 when some node
  * failed, else 0.
  */

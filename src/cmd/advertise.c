@@ -19,8 +19,9 @@ static const struct parseopt_usage advertise_usage = {
 	"Print the JSON merge patch that makes a Node advertise what NVIDIA's device\n"
 	"plugin and GPU feature discovery would publish for its declared GPUs:\n"
 	"status.capacity/allocatable and labels (see docs/advertise.md).\n",
-	"exit status: 0 ok, 1 the real stack would refuse this node (no patch),\n"
-	"2 bad input or usage\n",
+	"exit status: 0 ok, 1 part of the real stack would fail on this node (the\n"
+	"patch is then what the rest still publishes, or none), 2 bad input or usage.\n"
+	"GPUSHARE_NOW=SECONDS fixes nvidia.com/gfd.timestamp.\n",
 };
 
 static const char *kind_of(const json_t *doc)
@@ -181,6 +182,9 @@ int cmd_advertise(int argc, char **argv)
 	node_path = argv[0];
 
 	gs_warnings_init(&w);
+	/* A fixed clock for nvidia.com/gfd.timestamp, for reproducible output. */
+	if (getenv("GPUSHARE_NOW"))
+		opt.now = strtoll(getenv("GPUSHARE_NOW"), NULL, 10);
 	if (catalog_builtin(&cat, &err) ||
 	    (cm_path && load_configmap(cm_path, &cm_stream, &set, &err)) ||
 	    ydoc_load_file(node_path, &ydoc_default_limits, &node_stream, &err) ||
@@ -190,6 +194,28 @@ int cmd_advertise(int argc, char **argv)
 		goto out;
 	}
 	print_warnings(adv->node, &adv->warnings);
+	if (adv->failure && adv->outcome != ADVERTISE_REFUSED) {
+		/* Part of the stack fails; the rest still publishes: the patch, and exit 1. */
+		fprintf(stderr, "error: node '%s': %s\n", adv->node, adv->failure);
+		fprintf(stderr, "%s",
+			adv->outcome == ADVERTISE_MIG_FAILED
+				? "hint: mig-manager writes nvidia.com/mig.config.state=failed; "
+				  "the GPUs keep their previous layout, nothing else changes\n"
+				: "hint: GPU feature discovery still publishes its labels; kubelet "
+				  "shows the plugin's resources at 0 once it has been gone 5 "
+				  "minutes "
+				  "(endpointStopGracePeriod)\n");
+		if (full) {
+			json_t *j = advertisement_to_json(adv);
+			print_json(j);
+			json_decref(j);
+		} else if (!advertise_patch(adv, node, &patch, &w, &err)) {
+			print_warnings(adv->node, &w);
+			print_json(patch);
+		}
+		rc = EXIT_FINDING;
+		goto out;
+	}
 	if (adv->failure) {
 		if (full) {
 			json_t *j = advertisement_to_json(adv);

@@ -64,8 +64,8 @@ static void print_report(const struct sync_report *rep, int dry_run)
 		for (size_t w = 0; w < n->warnings.n; w++)
 			fprintf(stderr, "warning: node %s: %s\n", n->name, n->warnings.items[w]);
 		if (n->outcome == SYNC_FAILED) {
-			fprintf(stderr, "gpushare sync: node %s: %s (left untouched)\n", n->name,
-				n->message);
+			fprintf(stderr, "gpushare sync: node %s: %s%s\n", n->name, n->message,
+				n->patch ? "" : " (left untouched)");
 			continue;
 		}
 		if (n->outcome == SYNC_SKIPPED)

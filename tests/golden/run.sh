@@ -6,6 +6,8 @@
 #   expected.exit     exit status (default 0)
 #   why               which spec rule the case pins down
 set -u
+# A fixed clock: nvidia.com/gfd.timestamp in the expected patches.
+export GPUSHARE_NOW=1767225600
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 root=$(cd "$(dirname "$0")" && pwd)
 pass=0 fail=0

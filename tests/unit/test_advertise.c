@@ -166,7 +166,40 @@ static void plain_t4(void **state)
 	assert_string_equal(lab(a, "nvidia.com/mig.capable"), "false");
 	assert_string_equal(lab(a, "nvidia.com/mps.capable"), "false");
 	assert_null(lab(a, "nvidia.com/mig.strategy"));
-	assert_int_equal(json_object_size(a->labels), 10);
+	/* Node-level labels of every GPU node (internal/lm/nvml.go, machine-type.go, vgpu.go). */
+	assert_string_equal(lab(a, "nvidia.com/gpu.mode"), "compute");
+	assert_string_equal(lab(a, "nvidia.com/gpu.machine"), "unknown");
+	assert_string_equal(lab(a, "nvidia.com/vgpu.present"), "false");
+	assert_string_equal(lab(a, "nvidia.com/cuda.driver.major"), "580");
+	assert_string_equal(lab(a, "nvidia.com/cuda.driver.minor"), "65");
+	assert_string_equal(lab(a, "nvidia.com/cuda.driver.rev"), "06");
+	assert_string_equal(lab(a, "nvidia.com/cuda.driver-version.full"), "580.65.06");
+	assert_string_equal(lab(a, "nvidia.com/cuda.runtime.major"), "13");
+	assert_string_equal(lab(a, "nvidia.com/cuda.runtime.minor"), "0");
+	assert_string_equal(lab(a, "nvidia.com/cuda.runtime-version.full"), "13.0");
+	assert_non_null(lab(a, "nvidia.com/gfd.timestamp"));
+	assert_null(lab(a, "nvidia.com/mig.config.state")); /* no mig.config, no mig-manager */
+	assert_int_equal(json_object_size(a->labels), 26);
+	advertisement_free(a);
+}
+
+/* A declared driver and machine; a two-part driver version has an empty revision. */
+static void driver_and_machine(void **state)
+{
+	struct advertisement *a = run(
+		NULL,
+		"\"gpushare.io/gpu-product\":\"Tesla T4\",\"gpushare.io/gpu-count\":\"1\","
+		"\"gpushare.io/driver-version\":\"535.104\",\"gpushare.io/machine\":\"PowerEdge "
+		"R750xa (Dell)\"",
+		NULL);
+
+	(void)state;
+	ok(a);
+	assert_string_equal(lab(a, "nvidia.com/cuda.driver.rev"), "");
+	assert_string_equal(lab(a, "nvidia.com/cuda.driver-version.revision"), "");
+	assert_string_equal(lab(a, "nvidia.com/cuda.driver-version.full"), "535.104");
+	assert_string_equal(lab(a, "nvidia.com/cuda.runtime-version.full"), "12.2");
+	assert_string_equal(lab(a, "nvidia.com/gpu.machine"), "PowerEdge-R750xa-Dell");
 	advertisement_free(a);
 }
 
@@ -501,6 +534,9 @@ static void refusals(void **state)
 	(void)state;
 	a = run(NULL, hw("Tesla T4", "1"), &mps_mixed);
 	assert_non_null(a->failure);
+	/* Only the plugin fails: GFD labels MPS-capable (no GPU has MIG on). */
+	assert_int_equal(a->outcome, ADVERTISE_PLUGIN_DOWN);
+	assert_string_equal(lab(a, "nvidia.com/mps.capable"), "true");
 	assert_non_null(strstr(a->failure, "unable to validate flags: using --mig-strategy=mixed "
 					   "is not supported with MPS"));
 	assert_int_equal(json_object_size(a->resources), 0);
@@ -509,6 +545,7 @@ static void refusals(void **state)
 	a = run("\"nvidia.com/mig.strategy\":\"bogus\"", hw("Tesla T4", "1"), NULL);
 	assert_string_equal(a->failure, "nvidia-device-plugin: error starting plugins: unable to "
 					"validate flags: unknown MIG strategy: bogus");
+	assert_int_equal(a->outcome, ADVERTISE_REFUSED); /* GFD: unknown strategy: bogus */
 	advertisement_free(a);
 
 	a = run("\"nvidia.com/mig.config\":\"all-enabled\"", hw("NVIDIA H100 80GB HBM3", "1"),
@@ -518,6 +555,8 @@ static void refusals(void **state)
 			       "configuration: at least one device with migEnabled=true was not "
 			       "configured correctly: device 0 has no MIG devices configured"));
 	/* GFD still labels, with the MIG-INVALID values (§4.4). */
+	assert_int_equal(a->outcome, ADVERTISE_PLUGIN_DOWN);
+	assert_string_equal(lab(a, "nvidia.com/mig.config.state"), "success");
 	assert_string_equal(lab(a, "nvidia.com/gpu.product"), "NVIDIA-H100-80GB-HBM3-MIG-INVALID");
 	assert_string_equal(lab(a, "nvidia.com/gpu.count"), "0");
 	assert_string_equal(lab(a, "nvidia.com/gpu.replicas"), "0");
@@ -545,11 +584,15 @@ static void refusals(void **state)
 		&mps_single);
 	assert_non_null(strstr(a->failure, "failed to create plugin: sharing using MPS is not "
 					   "supported for MIG devices"));
+	assert_int_equal(a->outcome, ADVERTISE_REFUSED); /* GFD refuses MPS with MIG too */
 	advertisement_free(a);
 
 	a = run("\"nvidia.com/mig.config\":\"all-1g.10gb\"", hw("NVIDIA H100 80GB HBM3", "1"),
 		&mps_none);
-	assert_non_null(strstr(a->failure, "MPS sharing is not supported for mig devices"));
+	assert_non_null(strstr(a->failure, "gpu-feature-discovery: error creating labeler: error "
+					   "creating sharing labeler: failed to check MPS-capable: "
+					   "MPS sharing is not supported for mig devices"));
+	assert_int_equal(a->outcome, ADVERTISE_REFUSED);
 	advertisement_free(a);
 
 	a = run("\"nvidia.com/mig.config\":\"all-1g.5gb\"", hw("NVIDIA H100 80GB HBM3", "1"),
@@ -557,6 +600,9 @@ static void refusals(void **state)
 	assert_non_null(a->failure);
 	assert_non_null(strstr(a->failure, "mig-manager:"));
 	assert_non_null(strstr(a->failure, "nvidia.com/mig.config.state=failed"));
+	assert_int_equal(a->outcome, ADVERTISE_MIG_FAILED);
+	assert_string_equal(lab(a, "nvidia.com/mig.config.state"), "failed");
+	assert_int_equal(json_object_size(a->labels), 1);
 	advertisement_free(a);
 }
 
@@ -856,6 +902,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(plain_t4),
+		cmocka_unit_test(driver_and_machine),
 		cmocka_unit_test(timeslicing_t4),
 		cmocka_unit_test(rename_by_default),
 		cmocka_unit_test(mps_t4),

@@ -162,6 +162,31 @@ static void refresh_label(void **state)
 	gs_warnings_release(&w);
 }
 
+/* A partial update keeps what it does not name, and its record. */
+static void keep_unlisted(void **state)
+{
+	json_t *n = js("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"a\":\"1\",\"b\":\"x\"},"
+		       "\"annotations\":{\"gpushare.io/managed-labels\":\"a=1,b=2\"}}}");
+	json_t *l = js("{\"s\":\"failed\"}"), *p;
+	struct mergepatch_want want = {l, NULL, NULL, true};
+	struct gs_warnings w;
+	struct gs_error err;
+
+	(void)state;
+	gs_warnings_init(&w);
+	assert_int_equal(mergepatch_node(n, &want, &p, &w, &err), 0);
+	assert_string_equal(pget(p, "metadata", "labels", "s"), "failed");
+	assert_null(pget(p, "metadata", "labels", "a"));
+	assert_null(pget(p, "metadata", "labels", "b"));
+	/* b was changed by a person: no longer recorded. */
+	assert_string_equal(pget(p, "metadata", "annotations", NODEHW_ANN_MANAGED_LABELS),
+			    "a=1,s=failed");
+	json_decref(p);
+	json_decref(l);
+	json_decref(n);
+	gs_warnings_release(&w);
+}
+
 static void bad_want(void **state)
 {
 	json_t *n = js("{\"metadata\":{\"name\":\"n1\"}}"), *l = js("{\"a\":1}"), *p;
@@ -185,6 +210,7 @@ int main(void)
 		cmocka_unit_test(removal_respects_people),
 		cmocka_unit_test(resources_to_zero),
 		cmocka_unit_test(refresh_label),
+		cmocka_unit_test(keep_unlisted),
 		cmocka_unit_test(bad_want),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

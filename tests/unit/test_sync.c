@@ -106,6 +106,47 @@ static void applied_patch_is_unchanged(void **state)
 	json_decref(nodes);
 }
 
+/*
+ * Only the plugin fails (deviceIDStrategy: serial): the node is reported as
+ * failed, yet carries what the rest publishes: GFD's labels, and the
+ * resource it advertised before at 0 (docs/advertise.md).
+ */
+static void plugin_down_still_patches(void **state)
+{
+	json_error_t je;
+	json_t *cm = json_loads(
+		"{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"device-plugin-configs\","
+		"\"namespace\":\"gpu-share\"},\"data\":{\"bad\":\"version: v1\\nflags:\\n  "
+		"plugin:\\n    deviceIDStrategy: serial\\n\"}}",
+		0, &je);
+	json_t *nodes = json_loads(
+		"{\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":{"
+		"\"nvidia.com/device-plugin.config\":\"bad\"},\"annotations\":{"
+		"\"gpushare.io/gpu-product\":\"Tesla T4\",\"gpushare.io/gpu-count\":\"2\","
+		"\"gpushare.io/managed-resources\":\"nvidia.com/gpu\"}},\"status\":{\"capacity\":{"
+		"\"nvidia.com/gpu\":\"2\"},\"allocatable\":{\"nvidia.com/gpu\":\"2\"}}}]}",
+		0, &je);
+	struct sync_opts o = {0};
+	struct sync_report r;
+	struct gs_error err;
+
+	(void)state;
+	assert_non_null(cm);
+	assert_non_null(nodes);
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 1);
+	assert_int_equal(r.nodes[0].outcome, SYNC_FAILED);
+	assert_non_null(strstr(r.nodes[0].message, "invalid --device-id-strategy option: serial"));
+	assert_non_null(strstr(r.nodes[0].message, "GFD's labels written"));
+	assert_non_null(r.nodes[0].patch);
+	assert_string_equal(at(r.nodes[0].patch, "status", "capacity", "nvidia.com/gpu"), "0");
+	assert_string_equal(at(r.nodes[0].patch, "status", "allocatable", "nvidia.com/gpu"), "0");
+	assert_string_equal(at(r.nodes[0].patch, "metadata", "labels", "nvidia.com/gpu.product"),
+			    "Tesla-T4");
+	sync_report_release(&r);
+	json_decref(cm);
+	json_decref(nodes);
+}
+
 static void unusable_inputs(void **state)
 {
 	json_t *cm = load(DATA "/configmap.json"), *nodes = load(DATA "/nodes.json");
@@ -132,6 +173,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(plan_per_node),
 		cmocka_unit_test(applied_patch_is_unchanged),
+		cmocka_unit_test(plugin_down_still_patches),
 		cmocka_unit_test(unusable_inputs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
