@@ -7,6 +7,7 @@
 
 #include "quantity.h"
 #include "readfile.h"
+#include "strbuf.h"
 #include "banned.h"
 
 #define GPU "nvidia.com/gpu"
@@ -191,39 +192,95 @@ static int get_list(struct walk *w, const json_t *obj, const char *key, const ch
 	return 0;
 }
 
-/* metav1-style name: sigs.k8s.io/yaml turns a number or boolean for a string field into text. */
+/* ValidateDNS1123Label, the rule for container names: [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63. */
+static int is_dns1123_label(const char *s, size_t len)
+{
+	if (!len || len > 63 || s[0] == '-' || s[len - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/*
+ * A container name as findings show it: a valid name as it is; any other
+ * double-quoted, with \\, \", \n, \r, \t and \xHH for '=' and every byte
+ * outside printable ASCII, so it can neither end a line nor add an '='.
+ */
+static char *shown_name(const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct strbuf sb = STRBUF_INIT;
+
+	if (is_dns1123_label(s, len))
+		return gs_xstrndup(s, len);
+	strbuf_addch(&sb, '"');
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\') {
+			strbuf_addch(&sb, '\\');
+			strbuf_addch(&sb, c);
+		} else if (c == '\n') {
+			strbuf_addstr(&sb, "\\n");
+		} else if (c == '\r') {
+			strbuf_addstr(&sb, "\\r");
+		} else if (c == '\t') {
+			strbuf_addstr(&sb, "\\t");
+		} else if (c < 0x20 || c >= 0x7f || c == '=') {
+			strbuf_addstr(&sb, "\\x");
+			strbuf_addch(&sb, hex[c >> 4]);
+			strbuf_addch(&sb, hex[c & 15]);
+		} else {
+			strbuf_addch(&sb, c);
+		}
+	}
+	strbuf_addch(&sb, '"');
+	return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * metav1-style name: sigs.k8s.io/yaml turns a number or boolean for a
+ * string field into text. *out is the name as shown (shown_name).
+ */
 static int container_name(struct walk *w, const json_t *c, const char *path, char **out)
 {
 	json_t *v = json_object_get(c, "name");
 	struct ydoc_resolved r = {0};
-	char num[64];
+	char num[64], *text;
 	size_t len;
 
 	*out = NULL;
 	if (!v || json_is_null(v)) {
-		*out = gs_xstrdup("");
+		*out = shown_name("", 0);
 		return 0;
 	}
 	switch (json_typeof(v)) {
 	case JSON_STRING:
-		*out = gs_xstrdup(json_string_value(v));
+		*out = shown_name(json_string_value(v), json_string_length(v));
 		return 0;
 	case JSON_INTEGER:
 		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
-		*out = gs_xstrdup(num);
-		return 0;
+		break;
 	case JSON_REAL:
 		r.type = YDOC_SCALAR_IS_REAL;
 		r.real = json_real_value(v);
-		return ydoc_resolved_key(&r, NULL, 0, out, &len, w->err);
+		if (ydoc_resolved_key(&r, NULL, 0, &text, &len, w->err))
+			return -1;
+		*out = shown_name(text, len);
+		free(text);
+		return 0;
 	case JSON_TRUE:
 	case JSON_FALSE:
-		*out = gs_xstrdup(json_is_true(v) ? "true" : "false");
-		return 0;
+		snprintf(num, sizeof(num), "%s", json_is_true(v) ? "true" : "false");
+		break;
 	default:
 		return fail_at(w, key_pos(w, c, "name"), "%s.name: expected a string, found %s",
 			       path, type_name(v));
 	}
+	*out = shown_name(num, strlen(num));
+	return 0;
 }
 
 struct res_value {
@@ -279,7 +336,10 @@ static void note(struct walk *w, const char *container, struct ydoc_pos pos, con
 			 pos.col);
 	else
 		snprintf(where, sizeof(where), "%s", ydoc_stream_name(w->s));
-	f->text = gs_xasprintf("%s: container \"%s\": %s", where, container, msg);
+	/* A name that is not valid comes quoted already (shown_name). */
+	f->text = gs_xasprintf(container[0] == '"' ? "%s: container %s: %s"
+						   : "%s: container \"%s\": %s",
+			       where, container, msg);
 }
 
 static int is_dns_label_char(char c)

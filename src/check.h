@@ -50,9 +50,13 @@ enum check_finding_kind {
 
 struct check_finding {
 	enum check_finding_kind kind;
-	char *container; /* container name as decoded ("" when absent) */
-	char *count;	 /* CHECK_OVER: the quantity, as Quantity.String() prints it */
-	char *text;	 /* CHECK_NOTE: "file:line:col: container \"c\": ..." */
+	/* The container name as shown: itself when it is a valid container
+	 * name (a DNS-1123 label), else double-quoted with \\, \", \n, \r, \t
+	 * and \xHH escapes ('=' and bytes outside printable ASCII), so that no
+	 * name can end a line or add an '='; absent: the two characters ""). */
+	char *container;
+	char *count; /* CHECK_OVER: the quantity, as Quantity.String() prints it */
+	char *text;  /* CHECK_NOTE: "file:line:col: container \"c\": ..." */
 };
 
 struct check_report {

@@ -24,6 +24,8 @@ static const struct parseopt_usage check_usage = {
 	"  OK                        nothing found (printed only then)\n"
 	"  FILE:LINE:COL: container \"<name>\": ...\n"
 	"                            a finding of an opt-in rule below\n"
+	"A name that is not a valid container name is shown quoted with escapes\n"
+	"(OVER=\"x\\nOK\"=3), so it can never make a line or an '=' of its own.\n"
 	"Quantities are read as Kubernetes reads them: 2, \"2\", 2000m and 2.0 are all 2.\n",
 	"Exit status: 0 OK, 1 findings, 2 unreadable or invalid input (the error goes to\n"
 	"standard error as FILE:LINE:COL: message; OK is never printed then).\n",

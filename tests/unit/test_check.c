@@ -62,6 +62,10 @@ static void contract(void **state)
 {
 	(void)state;
 	expect("", 0, "");
+	/* Names that are not DNS-1123 labels are quoted: no line or '=' of their own. */
+	expect("kind: Pod\nspec: {containers: [{name: \"g\\nOK=1\", resources: {limits: "
+	       "{nvidia.com/gpu: 2}}}, {name: ok-1, resources: {limits: {nvidia.com/gpu: 2}}}]}\n",
+	       0, "OVER=\"g\\nOK\\x3d1\"=2\nOVER=ok-1=2\n");
 	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: "
 	       "{nvidia.com/gpu: 2}}\n",
 	       0, "OVER=a=2\n");
