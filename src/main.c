@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@ static void usage(FILE *out)
 	fprintf(out, "\n'gpushare <command> --help' shows a command's options.\n");
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
@@ -48,4 +49,22 @@ int main(int argc, char **argv)
 			return commands[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "gpushare: '%s' is not a command; see 'gpushare --help'\n", argv[1]);
 	return EXIT_USAGE;
+}
+
+/*
+ * Output that never reached its file is a failure, whatever the command
+ * answered (git's run_builtin): `gpushare check ... >/dev/full` must not
+ * exit 0. Every command's output goes through stdio, flushed here.
+ */
+int main(int argc, char **argv)
+{
+	int rc = run(argc, argv);
+
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "gpushare: cannot write standard output: %s\n",
+			errno ? strerror(errno) : "write error");
+		return EXIT_USAGE;
+	}
+	return rc;
 }
