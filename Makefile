@@ -16,7 +16,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libcurl is dlopen()ed by kubeclient.c on first use: headers only.
 PKG_LIBS := $(shell pkg-config --libs yaml-0.1 jansson 2>/dev/null) -ldl
 
-WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-missing-field-initializers -Wno-format-truncation
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-missing-field-initializers
 OPT ?= -O2 -g
 CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -iquote src -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS) $(EXTRA_LDFLAGS)

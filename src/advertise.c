@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "mergepatch.h"
+#include "strbuf.h"
 #include "banned.h"
 
 #define RES_GPU "nvidia.com/gpu"
@@ -36,18 +37,15 @@ static void fail(struct advertisement *adv, const char *fmt, ...)
 
 static void fail(struct advertisement *adv, const char *fmt, ...)
 {
+	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
-	int len;
 
 	if (adv->failure)
 		return; /* the first refusal is what the cluster shows */
 	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
+	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	adv->failure = gs_xmalloc((size_t)len + 1);
-	va_start(ap, fmt);
-	vsnprintf(adv->failure, (size_t)len + 1, fmt, ap);
-	va_end(ap);
+	adv->failure = strbuf_detach(&sb, NULL);
 }
 
 #define PLUGIN_FAIL "nvidia-device-plugin: error starting plugins: "
