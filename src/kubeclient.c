@@ -777,8 +777,17 @@ int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 				 : gs_xstrdup("the configuration");
 	if (c->connect_to)
 		SETOPT(CURLOPT_CONNECT_TO, c->connect_to);
-	if (cfg->proxy_url && cfg->proxy_url[0])
+	if (cfg->proxy_url && cfg->proxy_url[0]) {
+		if (!kube_proxy_url_ok(cfg->proxy_url)) {
+			char *shown = kube_url_shown(cfg->proxy_url);
+			gs_error_set(err,
+				     "proxy \"%s\" must be an http://, https:// or socks5:// URL",
+				     shown);
+			free(shown);
+			goto fail;
+		}
 		SETOPT(CURLOPT_PROXY, cfg->proxy_url);
+	}
 
 	if (cfg->insecure_skip_tls_verify) {
 		SETOPT(CURLOPT_SSL_VERIFYPEER, 0L);
@@ -1098,7 +1107,9 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 
 	set_last_transport(c);
 	if (!valid_path(path)) {
-		gs_error_set(err, "invalid API path \"%.200s\"", path ? path : "");
+		char *q = go_quote(path ? path : "", path ? strnlen(path, 200) : 0);
+		gs_error_set(err, "invalid API path %s", q);
+		free(q);
 		return -1;
 	}
 	url = gs_xasprintf("%s%s", c->base, path);

@@ -313,6 +313,16 @@ int kube_ctl_char(const char *s, size_t len)
 	return -1;
 }
 
+bool kube_proxy_url_ok(const char *url)
+{
+	static const char *const schemes[] = {"http://", "https://", "socks5://", "socks5h://"};
+
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if (!strncmp(url, schemes[i], strlen(schemes[i])) && url[strlen(schemes[i])])
+			return kube_ctl_char(url, strlen(url)) < 0;
+	return false;
+}
+
 /* Append p[0..n) to out at *o, bytes outside printable ASCII as %XX. */
 static void append_shown(char *out, size_t *o, const char *p, size_t n)
 {
@@ -892,9 +902,31 @@ static int pem_check(const struct kc_entry *e, const char *key, const struct kub
 	return -1;
 }
 
+/*
+ * What a server URL carries that no message may show, or NULL: userinfo
+ * (anything before the last '@' ahead of a '?' or '#', as kube_url_shown
+ * drops it), a query or a fragment. Refused at load, so whatever prints
+ * cfg->server later cannot show a credential.
+ */
+static const char *server_secret_part(const char *server)
+{
+	const char *end = server + strcspn(server, "?#"), *auth = strstr(server, "://");
+
+	auth = auth && auth < end ? auth + 3 : server;
+	if (memchr(auth, '@', (size_t)(end - auth)))
+		return "credentials";
+	return *end == '?' ? "a query" : *end == '#' ? "a fragment" : NULL;
+}
+
 /* The --server flag's value: an http(s) URL or a bare host[:port]. Never echoed. */
 static int check_server_flag(const char *server, struct gs_error *err)
 {
+	const char *secret = server_secret_part(server);
+
+	if (secret) {
+		gs_error_set(err, "--server must not carry %s (not shown)", secret);
+		return -1;
+	}
 	if (strstr(server, "://") && strncmp(server, "https://", 8) != 0 &&
 	    strncmp(server, "http://", 7) != 0) {
 		gs_error_set(err, "--server must be an https:// or http:// URL");
@@ -1016,6 +1048,17 @@ static int load_cluster(struct kube_config *cfg, const struct kc_entry *e,
 		free(shown);
 		goto out;
 	}
+	if (server_secret_part(server)) {
+		char *shown = kube_url_shown(server);
+		at_key(e->file, ee.body, "server", err,
+		       "%s: server \"%s\" must not carry %s (not shown)%s", what, shown,
+		       server_secret_part(server),
+		       strcmp(server_secret_part(server), "credentials")
+			       ? ""
+			       : "; use a token, tokenFile or client certificate");
+		free(shown);
+		goto out;
+	}
 	if (opts && opts->insecure_skip_tls_verify) {
 		/* The flag clears the CA, as kubectl's override does. */
 		insecure = true;
@@ -1034,6 +1077,14 @@ static int load_cluster(struct kube_config *cfg, const struct kc_entry *e,
 	}
 	cfg->insecure_skip_tls_verify = insecure;
 	cfg->tls_server_name = sni && sni[0] ? gs_xstrdup(sni) : NULL;
+	if (proxy && proxy[0] && !kube_proxy_url_ok(proxy)) {
+		char *shown = kube_url_shown(proxy);
+		at_key(e->file, ee.body, "proxy-url", err,
+		       "%s: proxy-url \"%s\" must be an http://, https:// or socks5:// URL", what,
+		       shown);
+		free(shown);
+		goto out;
+	}
 	cfg->proxy_url = proxy && proxy[0] ? gs_xstrdup(proxy) : NULL;
 	/* TLS-ness of a scheme-less server is decided after the user is read. */
 	cfg->server = gs_xstrdup(server);

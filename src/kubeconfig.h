@@ -102,6 +102,13 @@ char *kube_url_shown(const char *url);
 int kube_ctl_char(const char *s, size_t len);
 
 /*
+ * Whether a proxy URL has a scheme client-go dials (http, https, socks5;
+ * libcurl's socks5h too). libcurl would quote any other whole, userinfo
+ * included, in its error.
+ */
+bool kube_proxy_url_ok(const char *url);
+
+/*
  * Read a bearer token file as client-go does (the whole file, then Go's
  * strings.TrimSpace), refusing an empty token and one holding a control
  * character. *token receives it (wipe it, then free); *mtime, when not

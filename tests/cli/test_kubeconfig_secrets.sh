@@ -39,9 +39,16 @@ kc tokfile.yaml https://127.0.0.1:1 "    tokenFile: token"
 secret_run tokfile.yaml "user \"u\": tokenFile \"$T/token\": the token must not contain control characters (found 0x0d; value not shown)"
 
 kc userinfo.yaml "https://admin:$SECRET@127.0.0.1:1/?token=$SECRET" "    token: t"
-secret_run userinfo.yaml 'server "https://127.0.0.1:1/": credentials in the URL are not allowed (not shown)'
+secret_run userinfo.yaml 'userinfo.yaml:6:13: cluster "c": server "https://127.0.0.1:1/" must not carry credentials (not shown)'
 kc query.yaml "https://127.0.0.1:1/?token=$SECRET#$SECRET" "    token: t"
-secret_run query.yaml 'server "https://127.0.0.1:1/": a query or fragment is not allowed (not shown)'
+secret_run query.yaml 'query.yaml:6:13: cluster "c": server "https://127.0.0.1:1/" must not carry a query (not shown)'
+# A '/' inside the password, and the --server flag.
+kc slash.yaml "https://admin:pw/$SECRET@127.0.0.1:1" "    token: t"
+secret_run slash.yaml 'slash.yaml:6:13: cluster "c": server "https://127.0.0.1:1" must not carry credentials (not shown)'
+run sync --kubeconfig "$T/query.yaml" --server "https://u:pw/$SECRET@127.0.0.1:1" --dry-run
+[ "$rc" != 0 ] || fail "--server with credentials: exit 0"
+expect_err_has "--server must not carry credentials (not shown)" "--server"
+case "$out$err" in *S3CRET*) fail "--server: the secret is in the output" ;; esac
 kc scheme.yaml "ftp://admin:$SECRET@127.0.0.1/?t=$SECRET" "    token: t"
 secret_run scheme.yaml 'scheme.yaml:6:13: cluster "c": server "ftp://127.0.0.1/" must be an https:// or http:// URL'
 exit 0

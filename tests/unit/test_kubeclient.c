@@ -880,6 +880,9 @@ static void bad_arguments(void **state)
 	assert_int_equal(kube_get(c, "api/v1/nodes", NULL, &err), -1);
 	assert_string_equal(err.msg, "invalid API path \"api/v1/nodes\"");
 	assert_int_equal(kube_get(c, "/api/v1/nodes?labelSelector=a b", NULL, &err), -1);
+	/* A path never reaches the terminal raw: no forged line. */
+	assert_int_equal(kube_get(c, "/api/v1/namespaces/a\nOK b", NULL, &err), -1);
+	assert_string_equal(err.msg, "invalid API path \"/api/v1/namespaces/a\\nOK b\"");
 	assert_int_equal(kube_request(c, "get", "/x", NULL, NULL, 0, NULL, NULL, &err), -1);
 	kube_client_free(c);
 
@@ -890,6 +893,14 @@ static void bad_arguments(void **state)
 	assert_string_equal(err.msg,
 			    "server \"https://127.0.0.1:6443\": credentials in the URL are "
 			    "not allowed (not shown); use a token or client certificate");
+	free(cfg->server);
+	cfg->server = gs_xstrdup("https://127.0.0.1:6443");
+	cfg->proxy_url = gs_xstrdup("gopher://u:SECRET@proxy/");
+	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), -1);
+	assert_string_equal(
+		err.msg, "proxy \"gopher://proxy/\" must be an http://, https:// or socks5:// URL");
+	free(cfg->proxy_url);
+	cfg->proxy_url = NULL;
 	free(cfg->server);
 	cfg->server = gs_xstrdup("ftp://127.0.0.1");
 	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), -1);
