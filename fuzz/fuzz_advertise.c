@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for a Node as gpushare reads it: any JSON document either
  * fails as bad input with a message, or yields an advertisement; a refused
- * node yields no patch, any other a patch object.
+ * node yields no patch, any other (a failing plugin or mig-manager included)
+ * a patch object.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,11 +32,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		if (advertise_compute(cat, hw, NULL, "", &adv, &err))
 			abort();
+		if (!adv->failure != (adv->outcome == ADVERTISE_OK))
+			abort();
 		if (advertise_patch(adv, node, &patch, &w, &err) == 0) {
-			if (adv->failure || !json_is_object(patch))
+			if (adv->outcome == ADVERTISE_REFUSED || !json_is_object(patch))
 				abort();
 			json_decref(patch);
-		} else if (!adv->failure) {
+		} else if (adv->outcome != ADVERTISE_REFUSED) {
 			abort();
 		}
 		advertisement_free(adv);

@@ -124,11 +124,15 @@ static void not_a_string(const struct ydoc_stream *src, const json_t *obj, const
 	char text[128] = "";
 	struct ydoc_pos pos = {0, 0};
 
-	if (json_is_integer(v))
-		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-	else if (json_is_boolean(v) && src && !ydoc_stream_key_pos(src, obj, key, &pos))
+	/* As written (0123 is octal 83 to YAML 1.1, n is false), else as read. */
+	if (!json_is_object(v) && !json_is_array(v) && src &&
+	    !ydoc_stream_key_pos(src, obj, key, &pos))
 		source_text(src, pos, text, sizeof(text));
-	if (*text)
+	if (!*text && json_is_integer(v))
+		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	if (json_is_null(v))
+		node_error(src, obj, key, err, "%s: expected a string, got null", what);
+	else if (*text)
 		node_error(src, obj, key, err, "%s: expected a string, got %s (write \"%s\")", what,
 			   json_kind(v), text);
 	else
