@@ -249,6 +249,7 @@ static int container_name(struct walk *w, const json_t *c, const char *path, cha
 	json_t *v = json_object_get(c, "name");
 	struct ydoc_resolved r = {0};
 	char num[64], *text;
+	const char *digits;
 	size_t len;
 
 	*out = NULL;
@@ -264,6 +265,11 @@ static int container_name(struct walk *w, const json_t *c, const char *path, cha
 		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
 		break;
 	case JSON_REAL:
+		if (ydoc_stream_exact_int(w->s, v, &digits) && digits) {
+			/* a uint64: FormatUint, exactly */
+			snprintf(num, sizeof(num), "%.63s", digits);
+			break;
+		}
 		r.type = YDOC_SCALAR_IS_REAL;
 		r.real = json_real_value(v);
 		if (ydoc_resolved_key(&r, NULL, 0, &text, &len, w->err))
@@ -293,13 +299,23 @@ static int read_quantity(struct walk *w, const json_t *list, const char *key, co
 			 const char *which, struct res_value *out)
 {
 	json_t *v = json_object_get(list, key);
+	const char *digits;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!v)
 		return 0;
 	out->present = 1;
 	out->pos = key_pos(w, list, key);
-	if (quantity_from_json(&out->q, v, w->err)) {
+	/* Beyond int64 Go keeps an integer exactly (uint64, big.Int): its digits, not the real. */
+	if (!ydoc_stream_exact_int(w->s, v, &digits))
+		rc = quantity_from_json(&out->q, v, w->err);
+	else if (digits)
+		rc = quantity_parse(&out->q, digits, strlen(digits), w->err);
+	else
+		gs_error_set(w->err, "quantity is longer than %d characters", QUANTITY_MAX_LEN),
+			rc = -1;
+	if (rc) {
 		char msg[sizeof(w->err->msg)];
 
 		memcpy(msg, w->err->msg, sizeof(msg));

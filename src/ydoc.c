@@ -10,6 +10,7 @@
 #include <yaml.h> /* libyaml: found in the system dirs, src/ is -iquote only */
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -137,6 +138,74 @@ static uint64_t index_slot(size_t i)
 	return (uint64_t)i & ~(1ull << 63);
 }
 
+/*
+ * Integers go-yaml keeps exactly beyond int64 (uint64, big.Int), which a
+ * JSON real cannot hold: node -> decimal digits. The table holds a
+ * reference to each node, so no other node can take its address.
+ */
+struct exact_entry {
+	json_t *node; /* NULL = empty */
+	char *digits; /* NULL: more digits than kept */
+};
+
+struct exact_table {
+	struct exact_entry *e;
+	size_t n;
+	size_t cap; /* power of two */
+};
+
+static void exact_table_put(struct exact_table *t, json_t *node, char *digits)
+{
+	size_t j;
+
+	if ((t->n + 1) * 2 > t->cap) {
+		struct exact_table g = {gs_xcalloc(t->cap ? t->cap * 2 : 16, sizeof(*t->e)), 0,
+					t->cap ? t->cap * 2 : 16};
+
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->e[i].node)
+				exact_table_put(&g, t->e[i].node, t->e[i].digits);
+		free(t->e);
+		*t = g;
+	}
+	j = (size_t)pos_hash((uintptr_t)node, 1) & (t->cap - 1);
+	while (t->e[j].node) {
+		if (t->e[j].node == node) {
+			free(digits);
+			return;
+		}
+		j = (j + 1) & (t->cap - 1);
+	}
+	t->e[j].node = node;
+	t->e[j].digits = digits;
+	t->n++;
+}
+
+static const struct exact_entry *exact_table_get(const struct exact_table *t, const json_t *node)
+{
+	size_t j;
+
+	if (!t->n)
+		return NULL;
+	j = (size_t)pos_hash((uintptr_t)node, 1) & (t->cap - 1);
+	for (; t->e[j].node; j = (j + 1) & (t->cap - 1))
+		if (t->e[j].node == node)
+			return &t->e[j];
+	return NULL;
+}
+
+static void exact_table_clear(struct exact_table *t)
+{
+	for (size_t i = 0; t->n && i < t->cap; i++) {
+		if (t->e[i].node) {
+			json_decref(t->e[i].node);
+			free(t->e[i].digits);
+			t->e[i].node = NULL;
+			t->n--;
+		}
+	}
+}
+
 /* ---- the stream ---- */
 
 struct ydoc_stream {
@@ -147,6 +216,7 @@ struct ydoc_stream {
 	struct pos_table nodes;	  /* node -> start */
 	struct pos_table slots;	  /* (container, key/index) -> value start */
 	struct pos_table origins; /* block scalar -> first content character */
+	struct exact_table exact; /* integers beyond int64 -> their decimal digits */
 };
 
 size_t ydoc_stream_count(const struct ydoc_stream *s)
@@ -233,8 +303,19 @@ void ydoc_stream_free(struct ydoc_stream *s)
 	free(s->nodes.e);
 	free(s->slots.e);
 	free(s->origins.e);
+	exact_table_clear(&s->exact);
+	free(s->exact.e);
 	free(s->name);
 	free(s);
+}
+
+int ydoc_stream_exact_int(const struct ydoc_stream *s, const json_t *node, const char **digits)
+{
+	const struct exact_entry *e =
+		s && json_is_real(node) ? exact_table_get(&s->exact, node) : NULL;
+
+	*digits = e ? e->digits : NULL;
+	return e != NULL;
 }
 
 /* ---- Go number syntax (strconv) ---- */
@@ -499,6 +580,75 @@ static int maybe_number(const char *s, size_t n)
 	return 1;
 }
 
+/*
+ * The decimal digits of an integer literal go-yaml keeps exactly (its
+ * uint64 and big.Int cases, as encoding/json then writes them): '_'
+ * dropped, Go's base prefixes (0x, 0o, 0b, a leading 0 for octal). The
+ * literal is known valid. NULL past EXACT_INT_MAX_LIMBS * 9 digits (no
+ * quantity is that long, QUANTITY_MAX_LEN), found before the work, which
+ * stays a few thousand steps per literal.
+ */
+#define EXACT_INT_MAX_LIMBS 12
+
+static char *exact_int_digits(const char *s, size_t n)
+{
+	uint32_t limb[EXACT_INT_MAX_LIMBS]; /* base 1e9, least significant first */
+	size_t nl = 0, i = 0, at = 0, sig = 0;
+	unsigned base = 10, bits = 3; /* bits: at most log2(base) */
+	char *out;
+
+	while (i < n && s[i] == '_')
+		i++;
+	if (i + 1 < n && s[i] == '0') {
+		size_t j = i + 1;
+
+		while (j < n && s[j] == '_')
+			j++;
+		if (j < n && strchr("xXoObB", s[j])) {
+			base = strchr("xX", s[j]) ? 16 : strchr("oO", s[j]) ? 8 : 2;
+			i = j + 1;
+		} else {
+			base = 8;
+		}
+		bits = base == 2 ? 1 : base == 8 ? 3 : 4;
+	}
+	while (i < n && (s[i] == '0' || s[i] == '_'))
+		i++;
+	for (size_t k = i; k < n; k++)
+		sig += s[k] != '_';
+	/* value >= 2^((sig - 1) * bits) >= 2^360 > 10^108: it cannot fit */
+	if (sig && (sig - 1) * bits >= 30 * EXACT_INT_MAX_LIMBS)
+		return NULL;
+	for (; i < n; i++) {
+		uint64_t carry;
+
+		if (s[i] == '_')
+			continue;
+		carry = s[i] <= '9' ? (unsigned)(s[i] - '0') : (unsigned)((s[i] | 0x20) - 'a') + 10;
+		for (size_t k = 0; k < nl; k++) {
+			uint64_t v = (uint64_t)limb[k] * base + carry;
+
+			limb[k] = (uint32_t)(v % 1000000000u);
+			carry = v / 1000000000u;
+		}
+		if (carry) {
+			if (nl == EXACT_INT_MAX_LIMBS)
+				return NULL;
+			limb[nl++] = (uint32_t)carry;
+		}
+	}
+	out = gs_xmalloc(EXACT_INT_MAX_LIMBS * 9 + 2);
+	if (!nl) {
+		out[at++] = '0';
+	} else {
+		at += (size_t)snprintf(out, 12, "%u", (unsigned)limb[nl - 1]);
+		for (size_t k = nl - 1; k-- > 0;)
+			at += (size_t)snprintf(out + at, 10, "%09u", (unsigned)limb[k]);
+	}
+	out[at] = '\0';
+	return out;
+}
+
 /* resolve() for an untagged plain scalar, or one tagged with a resolvable core tag. */
 static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struct ydoc_resolved *r)
 {
@@ -571,7 +721,7 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 		char tmp[128];
 		char *plain = tmp, *heap = NULL;
 		size_t pn = 0;
-		int neg, rc;
+		int neg, rc, urc = -1;
 		uint64_t mag;
 		enum tagk out = T_STR;
 
@@ -588,24 +738,26 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 			r->type = YDOC_SCALAR_IS_INT;
 			r->integer = neg ? (long long)(0 - mag) : (long long)mag;
 			out = T_INT;
-		} else if (go_parse_uint_base0(plain, pn, 0, &neg, &mag) == 0) {
-			/* Above int64: Go keeps a uint64; JSON numbers here are doubles. */
+		} else if ((urc = go_parse_uint_base0(plain, pn, 0, &neg, &mag)) == 0) {
+			/* Above int64: Go keeps a uint64, exactly (exact_int). */
 			r->type = YDOC_SCALAR_IS_REAL;
 			r->real = (double)mag;
+			r->exact_int = 1;
 			out = T_INT;
 		} else if (ydoc_style_float(plain, pn) &&
 			   go_parse_float(plain, pn, &r->real) == 0) {
 			r->type = YDOC_SCALAR_IS_REAL;
 			out = T_FLOAT;
-		} else if (rc == -2) {
-			/* go-yaml's big.Int fallback (e.g. a huge hex literal). */
+		} else if (urc == -2) {
+			/*
+			 * go-yaml's big.Int fallback, taken when ParseUint found the
+			 * value out of range (a huge hex, octal or binary literal;
+			 * a huge decimal is a float above, a signed one a string).
+			 */
 			long double v = 0;
 			size_t i = 0;
 			unsigned base = 10;
-			int sign = 0;
 
-			if (i < pn && (plain[i] == '+' || plain[i] == '-'))
-				sign = plain[i++] == '-';
 			if (i + 1 < pn && plain[i] == '0' && strchr("xXoObB", plain[i + 1])) {
 				base = strchr("xX", plain[i + 1])   ? 16
 				       : strchr("oO", plain[i + 1]) ? 8
@@ -621,7 +773,9 @@ static enum tagk resolve_plain(const char *s, size_t n, int try_timestamp, struc
 				v = v * base + dgt;
 			}
 			r->type = YDOC_SCALAR_IS_REAL;
-			r->real = (double)(sign ? -v : v);
+			/* Go's JSON has the exact value; the double only approximates */
+			r->real = isinf((double)v) ? DBL_MAX : (double)v;
+			r->exact_int = 1;
 			out = T_INT;
 		}
 		free(heap);
@@ -1419,6 +1573,13 @@ static int expecting_key(const struct loader *l)
 	return f && f->is_map && !f->have_key;
 }
 
+/* An integer Go keeps exactly beyond int64: its digits for ydoc_stream_exact_int. */
+static void record_exact(struct loader *l, json_t *v, const char *text, size_t len)
+{
+	if (json_is_real(v))
+		exact_table_put(&l->s->exact, json_incref(v), exact_int_digits(text, len));
+}
+
 static int on_key(struct loader *l, const yaml_event_t *ev, const struct ydoc_resolved *r,
 		  struct ydoc_pos pos)
 {
@@ -1472,6 +1633,8 @@ static int on_key(struct loader *l, const yaml_event_t *ev, const struct ydoc_re
 		}
 		if (!is_singleton(v))
 			pos_table_put(&l->s->nodes, v, 0, pos);
+		if (r->exact_int)
+			record_exact(l, v, text, len);
 		a->node = v; /* only the anchor holds it */
 	}
 	return 0;
@@ -1508,6 +1671,8 @@ static int on_scalar(struct loader *l, const yaml_event_t *ev)
 		return fail_err_at(l, pos);
 	if (!is_singleton(v))
 		pos_table_put(&l->s->nodes, v, 0, pos);
+	if (r.exact_int)
+		record_exact(l, v, text, len);
 	if (json_is_string(v) && (ev->data.scalar.style == YAML_LITERAL_SCALAR_STYLE ||
 				  ev->data.scalar.style == YAML_FOLDED_SCALAR_STYLE))
 		pos_table_put(&l->s->origins, v, 0, block_origin(l, ev, parent_indent(l)));
@@ -1622,6 +1787,7 @@ static void stream_clear(struct ydoc_stream *s)
 	pos_table_clear(&s->nodes);
 	pos_table_clear(&s->slots);
 	pos_table_clear(&s->origins);
+	exact_table_clear(&s->exact);
 }
 
 static void push_doc(struct ydoc_stream *s, json_t *doc)

@@ -123,6 +123,17 @@ int ydoc_stream_index_pos(const struct ydoc_stream *s, const json_t *array, size
 int ydoc_stream_content_origin(const struct ydoc_stream *s, const json_t *string_node,
 			       struct ydoc_pos *origin);
 
+/*
+ * Whether a number is an integer beyond int64 that Go keeps exactly
+ * (ydoc_resolved.exact_int: 18446744073709551615 is a uint64,
+ * 0x10000000000000000 a big.Int): 1 with *digits its decimal digits as
+ * encoding/json writes them ("18446744073709551615"), borrowed from the
+ * stream, or NULL when it has more than 108; 0 for any other node, whose
+ * JSON value is already what Go writes. Readers of resource.Quantity use
+ * the digits: the real is only an approximation.
+ */
+int ydoc_stream_exact_int(const struct ydoc_stream *s, const json_t *node, const char **digits);
+
 /* Fill err with "name:line:col: msg" for node (position may be unknown). */
 void ydoc_error_at(const struct ydoc_stream *s, const json_t *node, struct gs_error *err,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -151,7 +162,7 @@ enum ydoc_scalar_type {
 	YDOC_SCALAR_IS_NULL,
 	YDOC_SCALAR_IS_BOOL,
 	YDOC_SCALAR_IS_INT,  /* fits int64: .integer */
-	YDOC_SCALAR_IS_REAL, /* .real; also integers beyond int64 (approximated) */
+	YDOC_SCALAR_IS_REAL, /* .real; also integers beyond int64 (approximated, exact_int) */
 	YDOC_SCALAR_IS_STRING,
 	YDOC_SCALAR_IS_BINARY, /* !!binary: the text is base64 */
 };
@@ -162,6 +173,11 @@ struct ydoc_resolved {
 	long long integer;
 	double real;
 	int merge; /* the merge key "<<" (plain, or tagged !!merge) */
+	/* an integer beyond int64 that Go keeps exactly (a uint64, or a big.Int
+	 * for a hex/octal/binary literal past 2^64; a decimal one past 2^64 is a
+	 * float64 in Go too): .real approximates it, and a loaded stream knows
+	 * its digits (ydoc_stream_exact_int) */
+	int exact_int;
 };
 
 /*

@@ -62,6 +62,22 @@ static void contract(void **state)
 {
 	(void)state;
 	expect("", 0, "");
+	/* Past int64: exact where Go keeps the integer (uint64, big.Int), on every path. */
+	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources:\n      limits:\n"
+	       "        nvidia.com/gpu: 18446744073709551615\n  - name: b\n    resources:\n"
+	       "      requests:\n        nvidia.com/gpu: 0x10000000000000000\n",
+	       0, "OVER=a=18446744073709551615\nOVER=b=18446744073709551616\n");
+	expect("kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: "
+	       "9223372036854775808}}}, {name: b, resources: {limits: {nvidia.com/gpu: "
+	       "18446744073709551616}}}]}\n",
+	       0, "OVER=a=9223372036854775808\nOVER=b=18446744073709552k\n");
+	expect("kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: "
+	       "0x100000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	       "0000"
+	       "000000000000}}}]}\n",
+	       0,
+	       "error: in.yaml:2:68: spec.containers[0].resources.limits[nvidia.com/gpu]: quantity "
+	       "is longer than 64 characters\n");
 	/* Names that are not DNS-1123 labels are quoted: no line or '=' of their own. */
 	expect("kind: Pod\nspec: {containers: [{name: \"g\\nOK=1\", resources: {limits: "
 	       "{nvidia.com/gpu: 2}}}, {name: ok-1, resources: {limits: {nvidia.com/gpu: 2}}}]}\n",

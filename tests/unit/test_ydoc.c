@@ -487,6 +487,89 @@ static void many_anchors_and_the_anchor_limit(void **state)
 			    "t.yaml:3:1: more than 2 anchors in one document (the anchor limit)");
 }
 
+static void expect_exact(const struct ydoc_stream *s, json_t *o, const char *k, const char *want)
+{
+	const char *digits = NULL;
+	json_t *v = get(o, k);
+	int exact = ydoc_stream_exact_int(s, v, &digits);
+
+	if (!want) {
+		assert_int_equal(exact, 0);
+		assert_null(digits);
+		return;
+	}
+	if (!exact)
+		print_error("%s: not an exact integer\n", k);
+	assert_int_equal(exact, 1);
+	assert_string_equal(digits, want);
+}
+
+/*
+ * Integers past int64 that go-yaml keeps exactly (resolve.go: a uint64 from
+ * ParseUint, a big.Int after ParseUint's range error): their digits, as
+ * encoding/json writes them, next to the approximating real.
+ */
+static void integers_past_int64_are_exact(void **state)
+{
+	struct ydoc_stream *s;
+	json_t *d;
+	struct ydoc_resolved r;
+	struct gs_error err;
+
+	(void)state;
+	s = load_ok("u64max: 18446744073709551615\n"
+		    "i64max1: 9223372036854775808\n"
+		    "under: 1_8446_7440_7370_9551_615\n"
+		    "hex: 0xFFFFFFFFFFFFFFFF\n"
+		    "octal: 01777777777777777777777\n"
+		    "hexbig: 0x1_0000_0000_0000_0000\n"
+		    "binbig: 0b10000000000000000000000000000000000000000000000000000000000000000\n"
+		    "octbig: 0o7777777777777777777777777\n"
+		    "huge: "
+		    "0x1000000000000000000000000000000000000000000000000000000000000000000000000000"
+		    "000000000000000000\n"
+		    "anchored: &a 18446744073709551614\n"
+		    "alias: *a\n"
+		    "dec264: 18446744073709551616\n"
+		    "plus: +9223372036854775808\n"
+		    "small: 42\n"
+		    "neghex: -0x1FFFFFFFFFFFFFFFFF\n");
+	d = ydoc_stream_doc(s, 0);
+	expect_exact(s, d, "u64max", "18446744073709551615");
+	expect_real(d, "u64max", 18446744073709551615.0);
+	expect_exact(s, d, "i64max1", "9223372036854775808");
+	expect_exact(s, d, "under", "18446744073709551615");
+	expect_exact(s, d, "hex", "18446744073709551615");
+	expect_exact(s, d, "octal", "18446744073709551615");
+	expect_exact(s, d, "hexbig", "18446744073709551616");
+	expect_exact(s, d, "binbig", "18446744073709551616");
+	expect_exact(s, d, "octbig", "37778931862957161709567");
+	/* 2^380: exact in Go, more digits than any quantity holds here */
+	{
+		const char *digits = "x";
+
+		assert_int_equal(ydoc_stream_exact_int(s, get(d, "huge"), &digits), 1);
+		assert_null(digits);
+	}
+	expect_exact(s, d, "anchored", "18446744073709551614");
+	expect_exact(s, d, "alias", "18446744073709551614");
+	/* Past 2^64 in decimal, or signed: go-yaml's float64, as approximate as Go's. */
+	expect_exact(s, d, "dec264", NULL);
+	expect_real(d, "dec264", 18446744073709551616.0);
+	expect_exact(s, d, "plus", NULL);
+	expect_exact(s, d, "small", NULL);
+	/* ParseUint's error is a syntax error here, not a range error: no big.Int, a string. */
+	expect_str(d, "neghex", "-0x1FFFFFFFFFFFFFFFFF");
+	ydoc_stream_free(s);
+
+	assert_int_equal(ydoc_resolve(NULL, "18446744073709551615", 20, 1, &r, &err), 0);
+	assert_int_equal(r.type, YDOC_SCALAR_IS_REAL);
+	assert_int_equal(r.exact_int, 1);
+	assert_int_equal(ydoc_resolve(NULL, "9223372036854775807", 19, 1, &r, &err), 0);
+	assert_int_equal(r.type, YDOC_SCALAR_IS_INT);
+	assert_int_equal(r.exact_int, 0);
+}
+
 static void origin_and_block_content(void **state)
 {
 	const char *cm = "apiVersion: v1\n"
@@ -626,6 +709,7 @@ int main(void)
 		cmocka_unit_test(documents),
 		cmocka_unit_test(anchors_aliases_merges),
 		cmocka_unit_test(many_anchors_and_the_anchor_limit),
+		cmocka_unit_test(integers_past_int64_are_exact),
 		cmocka_unit_test(non_json_values_fail),
 		cmocka_unit_test(positions),
 		cmocka_unit_test(error_at_node),
