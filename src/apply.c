@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kubeclient.h"
+#include "kobj.h"
 #include "banned.h"
 
 struct kind_info {
@@ -38,20 +39,12 @@ const char *apply_result_name(enum apply_result r)
 	return "?";
 }
 
-const char *apply_string_at(const json_t *obj, const char *a, const char *b)
-{
-	const json_t *v = json_object_get(obj, a);
-	if (b)
-		v = json_object_get(v, b);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
 int apply_paths(const json_t *obj, char **collection, char **item, struct gs_error *err)
 {
-	const char *av = apply_string_at(obj, "apiVersion", NULL);
-	const char *kind = apply_string_at(obj, "kind", NULL);
-	const char *name = apply_string_at(obj, "metadata", "name");
-	const char *ns = apply_string_at(obj, "metadata", "namespace");
+	const char *av = kobj_string(obj, "apiVersion");
+	const char *kind = kobj_kind(obj);
+	const char *name = kobj_name(obj);
+	const char *ns = kobj_namespace(obj);
 	const struct kind_info *k = NULL;
 	char *coll;
 
@@ -152,8 +145,7 @@ static int pod_compatible(const json_t *want, const json_t *have, struct gs_erro
 				err,
 				"pod %s/%s exists with a different spec.%s; a pod's spec cannot "
 				"change: delete it first",
-				apply_string_at(have, "metadata", "namespace"),
-				apply_string_at(have, "metadata", "name"), fields[i]);
+				kobj_namespace(have), kobj_name(have), fields[i]);
 			return -1;
 		}
 	}
@@ -165,7 +157,7 @@ int apply_object(struct kube_client *c, const json_t *obj, enum apply_result *re
 {
 	char *coll = NULL, *item = NULL;
 	json_t *have = NULL, *patch = NULL, *meta_patch;
-	const char *kind = apply_string_at(obj, "kind", NULL);
+	const char *kind = kobj_kind(obj);
 	int rc = -1;
 
 	if (apply_paths(obj, &coll, &item, err) < 0)
@@ -186,11 +178,10 @@ int apply_object(struct kube_client *c, const json_t *obj, enum apply_result *re
 
 	patch = json_object();
 	meta_patch = json_object();
-	patch_map(meta_patch, "labels", json_object_get(json_object_get(obj, "metadata"), "labels"),
-		  json_object_get(json_object_get(have, "metadata"), "labels"), 0);
-	patch_map(meta_patch, "annotations",
-		  json_object_get(json_object_get(obj, "metadata"), "annotations"),
-		  json_object_get(json_object_get(have, "metadata"), "annotations"), 0);
+	patch_map(meta_patch, "labels", kobj_get(obj, "metadata.labels"),
+		  kobj_get(have, "metadata.labels"), 0);
+	patch_map(meta_patch, "annotations", kobj_get(obj, "metadata.annotations"),
+		  kobj_get(have, "metadata.annotations"), 0);
 	if (json_object_size(meta_patch))
 		json_object_set_new(patch, "metadata", meta_patch);
 	else

@@ -19,9 +19,6 @@ enum apply_result {
 	APPLY_UNCHANGED,
 };
 
-/* The string at obj.a, or obj.a.b when b is set; NULL when absent or not a string. */
-const char *apply_string_at(const json_t *obj, const char *a, const char *b);
-
 /* "created", "configured", "unchanged": kubectl's words. */
 const char *apply_result_name(enum apply_result r);
 

@@ -3,28 +3,12 @@
 
 #include "explain.h"
 #include "gonum.h"
+#include "kobj.h"
 #include "quantity.h"
 #include "strbuf.h"
 #include "banned.h"
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static const char *str_of(const json_t *obj, const char *key)
-{
-	const char *s = json_string_value(json_object_get(obj, key));
-	return s ? s : "";
-}
-
-static const char *meta(const json_t *obj, const char *key)
-{
-	return str_of(json_object_get(obj, "metadata"), key);
-}
-
-static const char *label(const json_t *node, const char *key)
-{
-	return json_string_value(
-		json_object_get(json_object_get(json_object_get(node, "metadata"), "labels"), key));
-}
 
 static char *qstr(const struct quantity *q)
 {
@@ -120,7 +104,7 @@ static int container_requests(const json_t *c, json_t *into, int mode, struct gs
 
 static bool is_sidecar(const json_t *c)
 {
-	return !strcmp(str_of(c, "restartPolicy"), "Always");
+	return !strcmp(kobj_text(c, "restartPolicy"), "Always");
 }
 
 /*
@@ -175,18 +159,18 @@ fail:
 
 static bool pod_terminal(const json_t *pod)
 {
-	const char *phase = str_of(json_object_get(pod, "status"), "phase");
+	const char *phase = kobj_text(pod, "status.phase");
 	return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
 }
 
 static bool same_pod(const json_t *a, const json_t *b)
 {
-	const char *ua = meta(a, "uid"), *ub = meta(b, "uid");
+	const char *ua = kobj_text(a, "metadata.uid"), *ub = kobj_text(b, "metadata.uid");
 
 	if (*ua && *ub)
 		return !strcmp(ua, ub);
-	return !strcmp(meta(a, "namespace"), meta(b, "namespace")) &&
-	       !strcmp(meta(a, "name"), meta(b, "name"));
+	return !strcmp(kobj_text(a, "metadata.namespace"), kobj_text(b, "metadata.namespace")) &&
+	       !strcmp(kobj_text(a, "metadata.name"), kobj_text(b, "metadata.name"));
 }
 
 /* ---- node filters --------------------------------------------------------- */
@@ -197,17 +181,17 @@ static bool tolerates(const json_t *tols, const json_t *taint)
 	size_t i;
 
 	json_array_foreach (tols, i, t) {
-		const char *eff = str_of(t, "effect"), *key = str_of(t, "key");
-		const char *op = str_of(t, "operator");
+		const char *eff = kobj_text(t, "effect"), *key = kobj_text(t, "key");
+		const char *op = kobj_text(t, "operator");
 
-		if (*eff && strcmp(eff, str_of(taint, "effect")))
+		if (*eff && strcmp(eff, kobj_text(taint, "effect")))
 			continue;
-		if (*key && strcmp(key, str_of(taint, "key")))
+		if (*key && strcmp(key, kobj_text(taint, "key")))
 			continue;
 		if (!strcmp(op, "Exists"))
 			return true;
 		if ((!*op || !strcmp(op, "Equal")) && *key &&
-		    !strcmp(str_of(t, "value"), str_of(taint, "value")))
+		    !strcmp(kobj_text(t, "value"), kobj_text(taint, "value")))
 			return true;
 	}
 	return false;
@@ -237,7 +221,7 @@ static bool int_of(const char *s, long long *out)
 /* One matchExpressions/matchFields requirement against a value (NULL = absent). */
 static bool requirement_holds(const json_t *r, const char *have)
 {
-	const char *op = str_of(r, "operator");
+	const char *op = kobj_text(r, "operator");
 	const json_t *values = json_object_get(r, "values");
 	long long a, b;
 
@@ -270,11 +254,12 @@ static bool term_matches(const json_t *term, const json_t *node)
 	if (!json_array_size(exprs) && !json_array_size(fields))
 		return false;
 	json_array_foreach (exprs, i, r)
-		if (!requirement_holds(r, label(node, str_of(r, "key"))))
+		if (!requirement_holds(r, kobj_label(node, kobj_text(r, "key"))))
 			return false;
 	json_array_foreach (fields, i, r) {
-		const char *have =
-			!strcmp(str_of(r, "key"), "metadata.name") ? meta(node, "name") : NULL;
+		const char *have = !strcmp(kobj_text(r, "key"), "metadata.name")
+					   ? kobj_text(node, "metadata.name")
+					   : NULL;
 		if (!requirement_holds(r, have))
 			return false;
 	}
@@ -289,7 +274,7 @@ static char *selector_mismatch(const json_t *spec, const json_t *node)
 
 	json_object_foreach (json_object_get(spec, "nodeSelector"), k, v) {
 		const char *want = json_is_string(v) ? json_string_value(v) : "";
-		const char *have = label(node, k);
+		const char *have = kobj_label(node, k);
 		if (!have)
 			return gs_xasprintf("nodeSelector %s=%s: the node has no such label", k,
 					    want);
@@ -297,10 +282,10 @@ static char *selector_mismatch(const json_t *spec, const json_t *node)
 			return gs_xasprintf("nodeSelector %s=%s: the node has %s=%s", k, want, k,
 					    have);
 	}
-	const json_t *req = json_object_get(
-		json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
-				"requiredDuringSchedulingIgnoredDuringExecution"),
-		"nodeSelectorTerms");
+	const json_t *req =
+		json_object_get(json_object_get(kobj_get(spec, "affinity.nodeAffinity"),
+						"requiredDuringSchedulingIgnoredDuringExecution"),
+				"nodeSelectorTerms");
 	if (req) {
 		const json_t *t;
 		size_t i;
@@ -316,8 +301,7 @@ static char *selector_mismatch(const json_t *spec, const json_t *node)
 
 static int64_t alloc_int(const json_t *node, const char *res)
 {
-	const json_t *v = json_object_get(
-		json_object_get(json_object_get(node, "status"), "allocatable"), res);
+	const json_t *v = json_object_get(kobj_get(node, "status.allocatable"), res);
 	struct quantity q;
 	struct gs_error e;
 	int64_t n = 0;
@@ -329,7 +313,7 @@ static int64_t alloc_int(const json_t *node, const char *res)
 
 static char *advertised(const json_t *node, const char *prefix)
 {
-	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
+	const json_t *alloc = kobj_get(node, "status.allocatable");
 	size_t len = strlen(prefix);
 	struct strbuf sb = STRBUF_INIT;
 	const char *k;
@@ -350,7 +334,7 @@ static char *advertised(const json_t *node, const char *prefix)
 /* The model on a node: its GFD product label (suffixes cut), else gpushare's annotation. */
 static const struct catalog_gpu *node_model(const struct catalog *cat, const json_t *node)
 {
-	const char *p = label(node, "nvidia.com/gpu.product");
+	const char *p = kobj_label(node, "nvidia.com/gpu.product");
 	const struct catalog_gpu *g = NULL;
 	char *buf;
 
@@ -367,9 +351,7 @@ static const struct catalog_gpu *node_model(const struct catalog *cat, const jso
 		if (g)
 			return g;
 	}
-	p = json_string_value(
-		json_object_get(json_object_get(json_object_get(node, "metadata"), "annotations"),
-				"gpushare.io/gpu-product"));
+	p = kobj_annotation(node, "gpushare.io/gpu-product");
 	if (p) {
 		buf = gs_xstrndup(p, strcspn(p, ","));
 		g = catalog_find_gpu(cat, buf);
@@ -450,15 +432,15 @@ static void hint_product_selector(struct explain_pod *e, const struct explain_po
 		bool exact = false;
 
 		json_array_foreach (json_object_get(in->nodes, "items"), i, node) {
-			const char *have = label(node, k);
+			const char *have = kobj_label(node, k);
 			if (!have)
 				continue;
 			if (!strcmp(have, want))
 				exact = true;
 			else if (!near && !strncmp(have, want, wl) &&
 				 (!strcmp(have + wl, "-SHARED") || !strncmp(have + wl, "-MIG-", 5)))
-				near = gs_xasprintf("%s is labelled %s=%s", meta(node, "name"), k,
-						    have);
+				near = gs_xasprintf("%s is labelled %s=%s",
+						    kobj_text(node, "metadata.name"), k, have);
 		}
 		if (!exact && near)
 			gs_warnings_add(
@@ -479,8 +461,8 @@ static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_
 	struct gs_error e;
 
 	if (!in->configs ||
-	    dpconfig_set_select(in->configs, label(node, "nvidia.com/device-plugin.config"), NULL,
-				NULL, &choice, &e) < 0 ||
+	    dpconfig_set_select(in->configs, kobj_label(node, "nvidia.com/device-plugin.config"),
+				NULL, NULL, &choice, &e) < 0 ||
 	    !choice.config)
 		return;
 	const struct dpconfig *cfg = choice.config;
@@ -527,7 +509,7 @@ static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_
 					"request: maximum request size for shared resources is 1; "
 					"found "
 					"%lld, which is unexpected",
-					str_of(c, "name"), (long long)cnt, name,
+					kobj_text(c, "name"), (long long)cnt, name,
 					dp_sharing_strategy_name(st), choice.name, name,
 					(long long)cnt);
 			}
@@ -573,27 +555,28 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 			    const json_t *node, struct explain_node *n, struct gs_error *err)
 {
 	const json_t *spec = json_object_get(in->pod, "spec");
-	const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
+	const json_t *alloc = kobj_get(node, "status.allocatable");
 	json_t *used = json_object();
 	const json_t *p;
 	size_t i, bound_pods = 0;
 	const char *k;
 	json_t *v;
 
-	n->name = gs_xstrdup(meta(node, "name"));
+	n->name = gs_xstrdup(kobj_text(node, "metadata.name"));
 	n->bound = e->node && !strcmp(e->node, n->name);
 	n->advertised = advertised(node, "nvidia.com/");
 	gs_warnings_init(&n->reasons);
 	gs_warnings_init(&n->hints);
 
 	json_array_foreach (json_object_get(in->pods, "items"), i, p) {
-		if (strcmp(str_of(json_object_get(p, "spec"), "nodeName"), n->name) ||
-		    pod_terminal(p) || same_pod(p, in->pod))
+		if (strcmp(kobj_text(p, "spec.nodeName"), n->name) || pod_terminal(p) ||
+		    same_pod(p, in->pod))
 			continue;
 		json_t *r;
 		bound_pods++;
 		if (pod_requests(p, &r, err) < 0) {
-			gs_error_prefix(err, "pod %s/%s: ", meta(p, "namespace"), meta(p, "name"));
+			gs_error_prefix(err, "pod %s/%s: ", kobj_text(p, "metadata.namespace"),
+					kobj_text(p, "metadata.name"));
 			json_decref(used);
 			return -1;
 		}
@@ -652,12 +635,12 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 	}
 	const json_t *t;
 	json_array_foreach (json_object_get(nspec, "taints"), i, t) {
-		const char *eff = str_of(t, "effect");
+		const char *eff = kobj_text(t, "effect");
 		if (strcmp(eff, "NoSchedule") && strcmp(eff, "NoExecute"))
 			continue;
 		if (!tolerates(tols, t))
 			gs_warnings_add(&n->reasons, "node(s) had untolerated taint {%s: %s}",
-					str_of(t, "key"), str_of(t, "value"));
+					kobj_text(t, "key"), kobj_text(t, "value"));
 	}
 	n->fits = n->reasons.n == 0;
 
@@ -676,8 +659,8 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 	size_t i;
 
 	*out = NULL;
-	if (!json_is_object(in->pod) || strcmp(str_of(in->pod, "kind"), "Pod") ||
-	    !*meta(in->pod, "name")) {
+	if (!json_is_object(in->pod) || strcmp(kobj_text(in->pod, "kind"), "Pod") ||
+	    !*kobj_text(in->pod, "metadata.name")) {
 		gs_error_set(err, "not a Pod object");
 		return -1;
 	}
@@ -693,24 +676,24 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 	}
 	e = gs_xcalloc(1, sizeof(*e));
 	gs_warnings_init(&e->hints);
-	e->namespace = gs_xstrdup(meta(in->pod, "namespace"));
-	e->name = gs_xstrdup(meta(in->pod, "name"));
-	const char *nn = str_of(json_object_get(in->pod, "spec"), "nodeName");
+	e->namespace = gs_xstrdup(kobj_text(in->pod, "metadata.namespace"));
+	e->name = gs_xstrdup(kobj_text(in->pod, "metadata.name"));
+	const char *nn = kobj_text(in->pod, "spec.nodeName");
 	e->node = *nn ? gs_xstrdup(nn) : NULL;
-	e->phase = gs_xstrdup(str_of(status, "phase"));
+	e->phase = gs_xstrdup(kobj_text(status, "phase"));
 	if (json_object_get(status, "reason")) {
-		e->status_reason = gs_xstrdup(str_of(status, "reason"));
-		e->status_message = gs_xstrdup(str_of(status, "message"));
+		e->status_reason = gs_xstrdup(kobj_text(status, "reason"));
+		e->status_message = gs_xstrdup(kobj_text(status, "message"));
 	}
 	e->scheduled = -1;
 	json_array_foreach (json_object_get(status, "conditions"), i, c) {
-		if (strcmp(str_of(c, "type"), "PodScheduled"))
+		if (strcmp(kobj_text(c, "type"), "PodScheduled"))
 			continue;
-		e->scheduled = !strcmp(str_of(c, "status"), "True");
+		e->scheduled = !strcmp(kobj_text(c, "status"), "True");
 		if (json_object_get(c, "reason"))
-			e->sched_reason = gs_xstrdup(str_of(c, "reason"));
+			e->sched_reason = gs_xstrdup(kobj_text(c, "reason"));
 		if (json_object_get(c, "message"))
-			e->sched_message = gs_xstrdup(str_of(c, "message"));
+			e->sched_message = gs_xstrdup(kobj_text(c, "message"));
 	}
 	if (pod_requests(in->pod, &e->requests, err) < 0) {
 		gs_error_prefix(err, "pod %s/%s: ", e->namespace, e->name);
@@ -969,8 +952,8 @@ int explain_quota(const json_t *quota_list, const json_t *usage, const char *con
 		json_t *v;
 
 		if (!r->namespace)
-			r->namespace = gs_xstrdup(meta(q, "namespace"));
-		eq->name = gs_xstrdup(meta(q, "name"));
+			r->namespace = gs_xstrdup(kobj_text(q, "metadata.namespace"));
+		eq->name = gs_xstrdup(kobj_text(q, "metadata.name"));
 		eq->enforced = json_object_size(hard) > 0;
 		eq->scoped = json_array_size(json_object_get(spec, "scopes")) > 0 ||
 			     json_object_get(spec, "scopeSelector") != NULL;
@@ -1003,7 +986,7 @@ int explain_quota(const json_t *quota_list, const json_t *usage, const char *con
 		return -1;
 	}
 	if (!r->namespace)
-		r->namespace = gs_xstrdup(meta(quota_list, "namespace"));
+		r->namespace = gs_xstrdup(kobj_text(quota_list, "metadata.namespace"));
 	*out = r;
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include "strbuf.h"
 #include "sync.h"
 #include "ydoc.h"
+#include "kobj.h"
 #include "banned.h"
 
 #define LAB_NS GS_DEFAULT_NAMESPACE
@@ -67,16 +68,15 @@ static int load(struct lab *lab, const char *rel, struct ydoc_stream **s, struct
 static int apply_one(struct lab *lab, const json_t *obj, struct gs_error *err)
 {
 	enum apply_result r;
-	const char *ns = apply_string_at(obj, "metadata", "namespace");
+	const char *ns = kobj_namespace(obj);
 
 	if (apply_object(lab->c, obj, &r, NULL, err) < 0) {
-		gs_error_prefix(err, "%s %s%s%s: ", apply_string_at(obj, "kind", NULL),
-				ns ? ns : "", ns ? "/" : "",
-				apply_string_at(obj, "metadata", "name"));
+		gs_error_prefix(err, "%s %s%s%s: ", kobj_kind(obj), ns ? ns : "", ns ? "/" : "",
+				kobj_name(obj));
 		return -1;
 	}
-	say(lab, "  %s %s%s%s %s", apply_string_at(obj, "kind", NULL), ns ? ns : "", ns ? "/" : "",
-	    apply_string_at(obj, "metadata", "name"), apply_result_name(r));
+	say(lab, "  %s %s%s%s %s", kobj_kind(obj), ns ? ns : "", ns ? "/" : "", kobj_name(obj),
+	    apply_result_name(r));
 	return 0;
 }
 
@@ -110,8 +110,8 @@ static int exists(const json_t *obj, void *arg, struct gs_error *why)
 
 static int node_ready(const json_t *node, void *arg, struct gs_error *why)
 {
-	const json_t *conds = json_object_get(json_object_get(node, "status"), "conditions");
-	const json_t *taints = json_object_get(json_object_get(node, "spec"), "taints");
+	const json_t *conds = kobj_get(node, "status.conditions");
+	const json_t *taints = kobj_get(node, "spec.taints");
 	const json_t *v;
 	size_t i;
 	int ready = 0;
@@ -122,18 +122,16 @@ static int node_ready(const json_t *node, void *arg, struct gs_error *why)
 		return 0;
 	}
 	json_array_foreach (conds, i, v) {
-		if (!strcmp(apply_string_at(v, "type", NULL) ? apply_string_at(v, "type", NULL)
-							     : "",
-			    "Ready"))
-			ready = apply_string_at(v, "status", NULL) &&
-				!strcmp(apply_string_at(v, "status", NULL), "True");
+		if (!strcmp(kobj_string(v, "type") ? kobj_string(v, "type") : "", "Ready"))
+			ready = kobj_string(v, "status") &&
+				!strcmp(kobj_string(v, "status"), "True");
 	}
 	if (!ready) {
 		gs_error_set(why, "condition Ready is not True (is kwok running?)");
 		return 0;
 	}
 	json_array_foreach (taints, i, v) {
-		const char *key = apply_string_at(v, "key", NULL);
+		const char *key = kobj_string(v, "key");
 		if (key && !strcmp(key, "node.kubernetes.io/not-ready")) {
 			gs_error_set(why, "taint node.kubernetes.io/not-ready is still set "
 					  "(is kube-controller-manager running?)");
@@ -146,7 +144,7 @@ static int node_ready(const json_t *node, void *arg, struct gs_error *why)
 static int quota_enforced(const json_t *q, void *arg, struct gs_error *why)
 {
 	(void)arg;
-	if (q && json_object_get(json_object_get(json_object_get(q, "status"), "hard"), QUOTA_KEY))
+	if (q && json_object_get(kobj_get(q, "status.hard"), QUOTA_KEY))
 		return 1;
 	gs_error_set(why,
 		     "status.hard has no %s yet: the resource quota controller of "
@@ -163,8 +161,7 @@ static int quota_enforced(const json_t *q, void *arg, struct gs_error *why)
  */
 static int quota_used_reaches(const json_t *q, void *arg, struct gs_error *why)
 {
-	const json_t *used =
-		json_object_get(json_object_get(json_object_get(q, "status"), "used"), QUOTA_KEY);
+	const json_t *used = json_object_get(kobj_get(q, "status.used"), QUOTA_KEY);
 	int64_t want = *(const int64_t *)arg, have = 0;
 	struct quantity qty;
 	struct gs_error ignored;
@@ -180,7 +177,7 @@ static int quota_used_reaches(const json_t *q, void *arg, struct gs_error *why)
 /* Scheduled, or definitely not: the scheduler's verdict is in PodScheduled. */
 static int pod_scheduled(const json_t *pod, void *arg, struct gs_error *why)
 {
-	const json_t *conds = json_object_get(json_object_get(pod, "status"), "conditions");
+	const json_t *conds = kobj_get(pod, "status.conditions");
 	const json_t *v;
 	size_t i;
 
@@ -189,11 +186,11 @@ static int pod_scheduled(const json_t *pod, void *arg, struct gs_error *why)
 		gs_error_set(why, "the pod does not exist");
 		return 0;
 	}
-	if (apply_string_at(pod, "spec", "nodeName"))
+	if (kobj_string(pod, "spec.nodeName"))
 		return 1;
 	json_array_foreach (conds, i, v) {
-		const char *type = apply_string_at(v, "type", NULL);
-		const char *msg = apply_string_at(v, "message", NULL);
+		const char *type = kobj_string(v, "type");
+		const char *msg = kobj_string(v, "message");
 		if (type && !strcmp(type, "PodScheduled") && msg) {
 			gs_error_set(why, "%s", msg);
 			return 0;
@@ -265,12 +262,9 @@ static int step_namespaces_and_configmap(struct lab *lab, struct gs_error *err)
 	}
 	if (load(lab, "k8s/device-plugin-configs.yaml", &s, err) < 0)
 		return -1;
-	for (size_t i = 0; i < ydoc_stream_count(s); i++) {
-		const json_t *d = ydoc_stream_doc(s, i);
-		const char *kind = apply_string_at(d, "kind", NULL);
-		if (kind && !strcmp(kind, "ConfigMap"))
-			cm = json_deep_copy(d);
-	}
+	long at = kobj_find(s, 0, "ConfigMap", NULL);
+	if (at >= 0)
+		cm = json_deep_copy(ydoc_stream_doc(s, (size_t)at));
 	ydoc_stream_free(s);
 	if (!cm) {
 		gs_error_set(err, "k8s/device-plugin-configs.yaml holds no ConfigMap");
@@ -413,8 +407,7 @@ static char *explain(const struct lab *lab, const json_t *pod)
 			used += (size_t)snprintf(buf + used, sizeof(buf) - used, __VA_ARGS__);     \
 	} while (0)
 	json_array_foreach (containers, i, c) {
-		json_object_foreach (json_object_get(json_object_get(c, "resources"), "limits"), k,
-				     v) {
+		json_object_foreach ((json_t *)kobj_get(c, "resources.limits"), k, v) {
 			if (strncmp(k, "nvidia.com/", 11))
 				continue;
 			ADD("%sneeds %s; advertised by", used ? "; " : "", k);
@@ -449,8 +442,8 @@ static int place_pods(struct lab *lab, const char *rel, struct gs_error *err)
 		return -1;
 	for (size_t i = 0; i < ydoc_stream_count(s) && rc == 0; i++) {
 		const json_t *doc = ydoc_stream_doc(s, i);
-		const char *ns = apply_string_at(doc, "metadata", "namespace");
-		const char *name = apply_string_at(doc, "metadata", "name");
+		const char *ns = kobj_namespace(doc);
+		const char *name = kobj_name(doc);
 		char *item = NULL;
 		json_t *pod = NULL;
 		char *why;
@@ -467,9 +460,9 @@ static int place_pods(struct lab *lab, const char *rel, struct gs_error *err)
 			break;
 		}
 		why = explain(lab, doc);
-		placement_add(lab, ns, name, apply_string_at(pod, "spec", "nodeName"), why);
-		say(lab, "  pod %s/%s -> %s (%s)", ns, name,
-		    apply_string_at(pod, "spec", "nodeName"), why);
+		placement_add(lab, ns, name, kobj_string(pod, "spec.nodeName"), why);
+		say(lab, "  pod %s/%s -> %s (%s)", ns, name, kobj_string(pod, "spec.nodeName"),
+		    why);
 		free(why);
 		json_decref(pod);
 	}
@@ -514,9 +507,8 @@ static int gpus_requested(struct lab *lab, const char *rel, int64_t *sum, struct
 		json_array_foreach (json_object_get(json_object_get(ydoc_stream_doc(s, i), "spec"),
 						    "containers"),
 				    j, c) {
-			const json_t *v = json_object_get(
-				json_object_get(json_object_get(c, "resources"), "limits"),
-				"nvidia.com/gpu");
+			const json_t *v =
+				json_object_get(kobj_get(c, "resources.limits"), "nvidia.com/gpu");
 			struct quantity q;
 			int64_t n;
 
@@ -593,10 +585,8 @@ static int step_quota(struct lab *lab, struct gs_error *err)
 		goto out;
 	{
 		const json_t *st = json_object_get(q, "status");
-		const char *u =
-			json_string_value(json_object_get(json_object_get(st, "used"), QUOTA_KEY));
-		const char *h =
-			json_string_value(json_object_get(json_object_get(st, "hard"), QUOTA_KEY));
+		const char *u = json_string_value(json_object_get(kobj_map(st, "used"), QUOTA_KEY));
+		const char *h = json_string_value(json_object_get(kobj_map(st, "hard"), QUOTA_KEY));
 		free(lab->rep->quota_used);
 		lab->rep->quota_used = gs_xasprintf("%s/%s", u ? u : "?", h ? h : "?");
 	}

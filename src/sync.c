@@ -11,6 +11,7 @@
 #include "kubeclient.h"
 #include "nodehw.h"
 #include "strbuf.h"
+#include "kobj.h"
 #include "banned.h"
 
 const char *sync_outcome_name(enum sync_outcome o)
@@ -95,11 +96,6 @@ static int write_patch(struct kube_client *c, const char *name, const json_t *pa
 	return rc;
 }
 
-static const char *node_name(const json_t *node)
-{
-	return json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
-}
-
 /* What one node should advertise, into a new entry of rep. No I/O. */
 static void plan_one(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
 		     const struct sync_opts *o, struct sync_report *rep)
@@ -111,7 +107,7 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 	struct gs_error err;
 	json_t *patch = NULL;
 
-	name = node_name(node);
+	name = kobj_name(node);
 	n = add_node(rep, name);
 	gs_error_clear(&err);
 	/* Real GPU nodes have a real device plugin: only declared ones are ours. */
@@ -186,7 +182,7 @@ int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_op
 		return -1;
 	}
 	json_array_foreach ((json_t *)items, i, node) {
-		const char *name = node_name(node);
+		const char *name = kobj_name(node);
 		if (!o->only_node || (name && !strcmp(o->only_node, name)))
 			plan_one(cat, node, set, o, rep);
 	}
