@@ -119,6 +119,7 @@ static int curl_api_load(struct gs_error *err)
 #define DEF_TOKEN_REREAD_MS 60000L /* client-go's cached file token source period */
 #define SERVER_TEXT_MAX 1024u	   /* a non-Status error body quoted in a message */
 #define WAIT_POLL_FLOOR_MS 1000L
+#define PROXY_URLS 7u /* proxy-url and the six variables libcurl reads */
 
 struct buf {
 	char *p;
@@ -165,6 +166,8 @@ struct kube_client {
 	char *user_desc;    /* `user "u"` or "the configuration", for TLS messages */
 	struct tls_seen tls;
 	char *sent_secret; /* the token or base64 user:password; masked in messages */
+	char *proxy_userinfo[PROXY_URLS]; /* masked in messages too */
+	size_t n_proxy_userinfo;
 };
 
 static long long now_ms(void)
@@ -524,9 +527,8 @@ static char *base64(const char *s)
  * p[0..n): a proxy or a debugging server may quote the request back in an
  * error body, and that body becomes a message.
  */
-static void mask_secret(const struct kube_client *c, char *p, size_t n)
+static void mask_one(const char *sec, char *p, size_t n)
 {
-	const char *sec = c->sent_secret;
 	size_t k = sec ? strlen(sec) : 0;
 
 	if (!k || !p)
@@ -536,6 +538,34 @@ static void mask_secret(const struct kube_client *c, char *p, size_t n)
 			memset(p + i, '*', k);
 			i += k - 1;
 		}
+}
+
+static void mask_secret(const struct kube_client *c, char *p, size_t n)
+{
+	mask_one(c->sent_secret, p, n);
+	for (size_t i = 0; i < c->n_proxy_userinfo; i++)
+		mask_one(c->proxy_userinfo[i], p, n);
+}
+
+/*
+ * libcurl quotes a proxy URL it cannot use whole (`Unsupported proxy syntax
+ * in 'u:pw@[x'`), also one it took from the environment: the userinfo of
+ * every proxy it may use is masked in messages as the token is.
+ */
+static void note_proxy_userinfo(struct kube_client *c, const char *url)
+{
+	const char *end, *auth, *at = NULL;
+
+	if (!url || !url[0] || c->n_proxy_userinfo == PROXY_URLS)
+		return;
+	end = url + strcspn(url, "?#");
+	auth = strstr(url, "://");
+	auth = auth && auth < end ? auth + 3 : url;
+	for (const char *q = auth; q < end; q++)
+		if (*q == '@')
+			at = q;
+	if (at && at > auth)
+		c->proxy_userinfo[c->n_proxy_userinfo++] = gs_xstrndup(auth, (size_t)(at - auth));
 }
 
 static int set_blob(CURL *curl, CURLoption opt, const struct kube_pem *pem)
@@ -777,6 +807,13 @@ int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 				 : gs_xstrdup("the configuration");
 	if (c->connect_to)
 		SETOPT(CURLOPT_CONNECT_TO, c->connect_to);
+	note_proxy_userinfo(c, cfg->proxy_url);
+	{
+		static const char *const vars[] = {"http_proxy",  "HTTP_PROXY", "https_proxy",
+						   "HTTPS_PROXY", "all_proxy",	"ALL_PROXY"};
+		for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+			note_proxy_userinfo(c, getenv(vars[i]));
+	}
 	if (cfg->proxy_url && cfg->proxy_url[0]) {
 		if (!kube_proxy_url_ok(cfg->proxy_url)) {
 			char *shown = kube_url_shown(cfg->proxy_url);
@@ -883,6 +920,8 @@ void kube_client_free(struct kube_client *c)
 	free(c->trust);
 	free(c->server_shown);
 	wipe_free(c->sent_secret);
+	for (size_t i = 0; i < c->n_proxy_userinfo; i++)
+		wipe_free(c->proxy_userinfo[i]);
 	free(c->verify_name);
 	free(c->cert_origin);
 	free(c->user_desc);

@@ -948,6 +948,25 @@ static void server_url_never_echoed(void **state)
 	kube_config_free(cfg);
 }
 
+/* libcurl quotes a proxy from the environment it cannot use: its userinfo is masked. */
+static void env_proxy_userinfo_masked(void **state)
+{
+	struct kube_client_opts o = {.max_attempts = 1};
+	struct kube_config *cfg = cfg_for("http", 1);
+	struct kube_client *c;
+	struct gs_error err;
+
+	(void)state;
+	assert_int_equal(setenv("http_proxy", "u:pw-SECRET@[x", 1), 0);
+	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+	assert_int_equal(kube_get(c, "/echo", NULL, &err), -1);
+	unsetenv("http_proxy");
+	kube_client_free(c);
+	kube_config_free(cfg);
+	assert_null(strstr(err.msg, "SECRET"));
+	assert_non_null(strstr(err.msg, "'***********@[x'"));
+}
+
 /* A CR or LF in a credential would add header lines: refused, never quoted. */
 static void header_values_refused(void **state)
 {
@@ -1408,9 +1427,13 @@ static void tls_client_cert_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest offline[] = {
-		cmocka_unit_test(status_quota_verbatim),   cmocka_unit_test(status_fixtures),
-		cmocka_unit_test(status_generic),	   cmocka_unit_test(bad_arguments),
-		cmocka_unit_test(server_url_never_echoed), cmocka_unit_test(header_values_refused),
+		cmocka_unit_test(status_quota_verbatim),
+		cmocka_unit_test(status_fixtures),
+		cmocka_unit_test(status_generic),
+		cmocka_unit_test(bad_arguments),
+		cmocka_unit_test(server_url_never_echoed),
+		cmocka_unit_test(header_values_refused),
+		cmocka_unit_test(env_proxy_userinfo_masked),
 	};
 	const struct CMUnitTest net[] = {
 		cmocka_unit_test(get_headers_and_keepalive),
