@@ -6,6 +6,7 @@
 
 #include "nodehw.h"
 #include "quantity.h"
+#include "kobj.h"
 #include "banned.h"
 
 void mergepatch_set(json_t *patch, const char *a, const char *b, const char *key, json_t *value)
@@ -45,13 +46,6 @@ void mergepatch_apply(json_t *target, const json_t *patch)
 	}
 }
 
-static const json_t *status_map(const json_t *node, const char *field)
-{
-	const json_t *s = json_object_get(node, "status");
-	const json_t *m = json_is_object(s) ? json_object_get(s, field) : NULL;
-	return json_is_object(m) ? m : NULL;
-}
-
 /* A quantity as the node holds it, compared by value ("8", 8 and "8000m" are all 8). */
 static bool quantity_equals(const json_t *have, json_int_t want)
 {
@@ -79,7 +73,7 @@ static bool recorded(const json_t *prev, const char *key, const char *cur)
 static bool label_removed(const json_t *node, const json_t *labels, const json_t *prev,
 			  const char *key)
 {
-	return !json_object_get(labels, key) && recorded(prev, key, nodehw_label(node, key));
+	return !json_object_get(labels, key) && recorded(prev, key, kobj_label(node, key));
 }
 
 /*
@@ -96,11 +90,11 @@ static json_t *effective_labels(const json_t *node, const struct mergepatch_want
 
 	if (!r || !json_object_get(out, r))
 		return out;
-	cur = nodehw_label(node, r);
+	cur = kobj_label(node, r);
 	if (!recorded(prev, r, cur))
 		return out;
 	json_object_foreach ((json_t *)want->labels, key, v) {
-		const char *now = nodehw_label(node, key);
+		const char *now = kobj_label(node, key);
 		if (strcmp(key, r) && (!now || strcmp(now, json_string_value(v))))
 			return out;
 	}
@@ -114,7 +108,7 @@ static json_t *effective_labels(const json_t *node, const struct mergepatch_want
 
 static void patch_annotation(json_t *patch, const json_t *node, const char *key, char *value)
 {
-	const char *cur = nodehw_annotation(node, key);
+	const char *cur = kobj_annotation(node, key);
 
 	if (!*value) {
 		if (cur)
@@ -132,7 +126,7 @@ static void patch_labels(json_t *p, const json_t *node, const json_t *labels, co
 	json_t *v;
 
 	json_object_foreach ((json_t *)labels, key, v) {
-		const char *cur = nodehw_label(node, key);
+		const char *cur = kobj_label(node, key);
 		if (cur && !strcmp(cur, json_string_value(v)))
 			continue;
 		if (cur && !recorded(prev, key, cur))
@@ -152,8 +146,8 @@ static void patch_labels(json_t *p, const json_t *node, const json_t *labels, co
 static void patch_resources(json_t *p, const json_t *node, const json_t *resources,
 			    const json_t *prev, struct gs_warnings *warnings)
 {
-	const json_t *cap = status_map(node, "capacity");
-	const json_t *alloc = status_map(node, "allocatable");
+	const json_t *cap = kobj_map(node, "status.capacity");
+	const json_t *alloc = kobj_map(node, "status.allocatable");
 	json_t *own = json_object();
 	const char *key;
 	json_t *v;
@@ -216,7 +210,7 @@ int mergepatch_node(const json_t *node, const struct mergepatch_want *want, json
 	if (want->keep_unlisted) {
 		json_object_foreach (prev_labels, key, v) {
 			if (!json_object_get(labels, key) &&
-			    recorded(prev_labels, key, nodehw_label(node, key)))
+			    recorded(prev_labels, key, kobj_label(node, key)))
 				json_object_set(labels, key, v);
 		}
 	}

@@ -7,33 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kobj.h"
 #include "readfile.h"
 
 #include "banned.h"
-
-static const json_t *meta_map(const json_t *node, const char *field)
-{
-	const json_t *m = json_object_get(node, "metadata");
-	const json_t *f = json_is_object(m) ? json_object_get(m, field) : NULL;
-	return json_is_object(f) ? f : NULL;
-}
-
-static const char *meta_string(const json_t *node, const char *field, const char *key)
-{
-	const json_t *m = meta_map(node, field);
-	const json_t *v = m ? json_object_get(m, key) : NULL;
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-const char *nodehw_label(const json_t *node, const char *key)
-{
-	return meta_string(node, "labels", key);
-}
-
-const char *nodehw_annotation(const json_t *node, const char *key)
-{
-	return meta_string(node, "annotations", key);
-}
 
 /*
  * err = "file:line:col: msg" at the value under `key` of `obj` (or at `obj`
@@ -58,11 +35,6 @@ static void node_error(const struct ydoc_stream *src, const json_t *obj, const c
 		gs_error_at(err, ydoc_stream_name(src), pos.line, pos.col, "%s", msg);
 	else
 		gs_error_set(err, "%s", msg);
-}
-
-static const json_t *annotations_of(const json_t *node)
-{
-	return meta_map(node, "annotations");
 }
 
 /*
@@ -224,9 +196,9 @@ static int parse_count(const char *s, int *out)
 static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t *node,
 		     const struct ydoc_stream *src, struct gs_error *err)
 {
-	const json_t *ann = annotations_of(node);
-	const char *prod = nodehw_annotation(node, NODEHW_ANN_PRODUCT);
-	const char *cnt = nodehw_annotation(node, NODEHW_ANN_COUNT);
+	const json_t *ann = kobj_annotations(node);
+	const char *prod = kobj_annotation(node, NODEHW_ANN_PRODUCT);
+	const char *cnt = kobj_annotation(node, NODEHW_ANN_COUNT);
 	char *pbuf, *cbuf, *pitems[NODEHW_MAX_MODELS], *citems[NODEHW_MAX_MODELS];
 	int np, nc, rc = -1;
 
@@ -355,9 +327,9 @@ static bool label_value_ok(const char *s)
 static int read_platform(const struct catalog *cat, struct nodehw *hw, const json_t *node,
 			 const struct ydoc_stream *src, struct gs_error *err)
 {
-	const json_t *ann = annotations_of(node);
-	const char *drv = nodehw_annotation(node, NODEHW_ANN_DRIVER);
-	const char *mach = nodehw_annotation(node, NODEHW_ANN_MACHINE);
+	const json_t *ann = kobj_annotations(node);
+	const char *drv = kobj_annotation(node, NODEHW_ANN_DRIVER);
+	const char *mach = kobj_annotation(node, NODEHW_ANN_MACHINE);
 	char buf[512];
 
 	(void)cat;
@@ -437,7 +409,7 @@ static json_t *parse_record(const char *s, int with_values)
 
 static json_t *managed(const json_t *node, const char *key, int with_values, int *ok)
 {
-	json_t *o = parse_record(nodehw_annotation(node, key), with_values);
+	json_t *o = parse_record(kobj_annotation(node, key), with_values);
 
 	*ok = o != NULL;
 	return o ? o : json_object();
@@ -494,8 +466,8 @@ int nodehw_from_node(const struct catalog *cat, const json_t *node, const struct
 		nodehw_free(hw);
 		return -1;
 	}
-	hw->config_label = dup_nonempty(nodehw_label(node, NODEHW_LABEL_CONFIG));
-	hw->mig_config = dup_nonempty(nodehw_label(node, NODEHW_LABEL_MIG_CONFIG));
+	hw->config_label = dup_nonempty(kobj_label(node, NODEHW_LABEL_CONFIG));
+	hw->mig_config = dup_nonempty(kobj_label(node, NODEHW_LABEL_MIG_CONFIG));
 
 	hw->managed_labels = nodehw_managed_labels(node, &ok);
 	if (!ok)
@@ -511,7 +483,7 @@ int nodehw_from_node(const struct catalog *cat, const json_t *node, const struct
 				NODEHW_ANN_MANAGED_RESOURCES);
 
 	/* A strategy label equal to what gpushare recorded is its own output, not a declaration. */
-	s = nodehw_label(node, NODEHW_LABEL_MIG_STRATEGY);
+	s = kobj_label(node, NODEHW_LABEL_MIG_STRATEGY);
 	if (s && *s) {
 		const json_t *mine = json_object_get(hw->managed_labels, NODEHW_LABEL_MIG_STRATEGY);
 		if (!json_is_string(mine) || strcmp(json_string_value(mine), s))

@@ -100,8 +100,4 @@ int nodehw_cuda_version(const char *driver_version, int *major, int *minor);
 char *nodehw_format_labels(const json_t *labels);
 char *nodehw_format_names(const json_t *names);
 
-/* Helpers for Node trees: a string under metadata.<field>.<key>, or NULL. */
-const char *nodehw_label(const json_t *node, const char *key);
-const char *nodehw_annotation(const json_t *node, const char *key);
-
 #endif

@@ -111,7 +111,7 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 	n = add_node(rep, name);
 	gs_error_clear(&err);
 	/* Real GPU nodes have a real device plugin: only declared ones are ours. */
-	if (!nodehw_annotation(node, NODEHW_ANN_PRODUCT)) {
+	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
 		n->outcome = SYNC_SKIPPED;
 		n->message = gs_xstrdup("no " NODEHW_ANN_PRODUCT " annotation");
 		return;

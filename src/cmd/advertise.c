@@ -6,6 +6,7 @@
 #include "advertise.h"
 #include "catalog.h"
 #include "dpconfig.h"
+#include "kobj.h"
 #include "parseopt.h"
 #include "ydoc.h"
 #include "banned.h"
@@ -23,19 +24,6 @@ static const struct parseopt_usage advertise_usage = {
 	"patch is then what the rest still publishes, or none), 2 bad input or usage.\n"
 	"GPUSHARE_NOW=SECONDS fixes nvidia.com/gfd.timestamp.\n",
 };
-
-static const char *kind_of(const json_t *doc)
-{
-	const json_t *k = json_is_object(doc) ? json_object_get(doc, "kind") : NULL;
-	return json_is_string(k) ? json_string_value(k) : "";
-}
-
-static const char *name_of(const json_t *doc)
-{
-	const json_t *m = json_is_object(doc) ? json_object_get(doc, "metadata") : NULL;
-	const json_t *n = json_is_object(m) ? json_object_get(m, "name") : NULL;
-	return json_is_string(n) ? json_string_value(n) : "";
-}
 
 static void print_error(const struct gs_error *err)
 {
@@ -84,44 +72,32 @@ static int list_gpus(void)
 static int load_configmap(const char *path, struct ydoc_stream **stream, struct dpconfig_set **set,
 			  struct gs_error *err)
 {
-	const json_t *cm = NULL;
+	long i;
 
 	if (ydoc_load_file(path, &ydoc_default_limits, stream, err))
 		return -1;
-	for (size_t i = 0; i < ydoc_stream_count(*stream); i++) {
-		const json_t *doc = ydoc_stream_doc(*stream, i);
-		if (strcmp(kind_of(doc), "ConfigMap"))
-			continue;
-		if (cm) {
-			gs_error_set(err,
-				     "%s: more than one ConfigMap; keep the device-plugin one "
-				     "alone in the file",
-				     path);
-			return -1;
-		}
-		cm = doc;
-	}
-	if (!cm) {
+	i = kobj_find(*stream, 0, "ConfigMap", NULL);
+	if (i < 0) {
 		gs_error_set(err, "%s: no ConfigMap in the file", path);
 		return -1;
 	}
-	return dpconfig_set_from_configmap(*stream, cm, set, err);
+	if (kobj_find(*stream, (size_t)i + 1, "ConfigMap", NULL) >= 0) {
+		gs_error_set(err,
+			     "%s: more than one ConfigMap; keep the device-plugin one alone in the "
+			     "file",
+			     path);
+		return -1;
+	}
+	return dpconfig_set_from_configmap(*stream, ydoc_stream_doc(*stream, (size_t)i), set, err);
 }
 
 static int find_node(const struct ydoc_stream *s, const char *path, const char *want,
 		     const json_t **out, struct gs_error *err)
 {
-	size_t nodes = 0;
+	size_t nodes = kobj_count(s, "Node");
+	long i = kobj_find(s, 0, "Node", want);
 
-	*out = NULL;
-	for (size_t i = 0; i < ydoc_stream_count(s); i++) {
-		const json_t *doc = ydoc_stream_doc(s, i);
-		if (strcmp(kind_of(doc), "Node"))
-			continue;
-		nodes++;
-		if (want ? !strcmp(name_of(doc), want) : !*out)
-			*out = doc;
-	}
+	*out = i >= 0 ? ydoc_stream_doc(s, (size_t)i) : NULL;
 	if (want && !*out) {
 		gs_error_set(err, "%s: no Node named '%s'", path, want);
 		return -1;

@@ -5,6 +5,7 @@
 #include "cmd.h"
 #include "dpconfig.h"
 #include "dplint.h"
+#include "kobj.h"
 #include "parseopt.h"
 #include "readfile.h"
 #include "ydoc.h"
@@ -154,14 +155,6 @@ static void lint_configmap(const struct ydoc_stream *s, const json_t *cm, const 
 	dpconfig_set_free(set);
 }
 
-static bool is_configmap(const json_t *doc)
-{
-	const json_t *kind = json_object_get(doc, "kind");
-
-	return json_is_object(doc) && json_is_string(kind) &&
-	       !strcmp(json_string_value(kind), "ConfigMap");
-}
-
 static int parse_installer(const struct option *opt, const char *arg, struct gs_error *err)
 {
 	if (dplint_parse_installer(arg, opt->value)) {
@@ -265,20 +258,14 @@ int cmd_lint(int argc, char **argv)
 		free(text);
 		return EXIT_USAGE;
 	}
-	for (size_t i = 0; i < ydoc_stream_count(s); i++)
-		n_cm += is_configmap(ydoc_stream_doc(s, i));
-
+	n_cm = kobj_count(s, "ConfigMap");
 	if (n_cm) {
-		for (size_t i = 0; i < ydoc_stream_count(s); i++) {
-			const json_t *doc = ydoc_stream_doc(s, i);
+		for (long i = kobj_find(s, 0, "ConfigMap", NULL); i >= 0;
+		     i = kobj_find(s, (size_t)i + 1, "ConfigMap", NULL)) {
+			const json_t *doc = ydoc_stream_doc(s, (size_t)i);
 			const char *cm_name = NULL;
-			if (!is_configmap(doc))
-				continue;
-			if (n_cm > 1) {
-				const json_t *meta = json_object_get(doc, "metadata");
-				const json_t *nm = json_object_get(meta, "name");
-				cm_name = json_is_string(nm) ? json_string_value(nm) : "?";
-			}
+			if (n_cm > 1)
+				cm_name = kobj_name(doc) ? kobj_name(doc) : "?";
 			lint_configmap(s, doc, cm_name, &o, &t, &status);
 		}
 	} else if (o.configmap) {

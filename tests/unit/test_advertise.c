@@ -8,6 +8,7 @@
 
 #include "advertise.h"
 #include "mergepatch.h"
+#include "kobj.h"
 
 /*
  * Every expected value below is from spec nvidia-semantics: the §3.2 table,
@@ -824,7 +825,7 @@ static void strategy_ownership(void **state)
 	assert_null(pget(p, "metadata", "labels", "nvidia.com/mig.strategy"));
 	merge(n, p);
 	json_decref(p);
-	assert_null(strstr(nodehw_annotation(n, "gpushare.io/managed-labels"), "mig.strategy"));
+	assert_null(strstr(kobj_annotation(n, "gpushare.io/managed-labels"), "mig.strategy"));
 	advertisement_free(a);
 	a = compute(n, &single);
 	assert_string_equal(a->mig_strategy, "mixed");
