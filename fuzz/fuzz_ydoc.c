@@ -2,8 +2,8 @@
  * libFuzzer target for the YAML loader. Any input either loads or fails
  * with a positioned message, within the limits; and the fast document-by-
  * document path (ydoc_each_document: ydocfast.c, arena, position reset)
- * must give the very same documents, positions and errors as the plain
- * libyaml load. The fast scanner's events are also compared with libyaml's.
+ * must give the very same documents, positions, exact integers and errors
+ * as the plain libyaml load. The fast scanner's events are also compared with libyaml's.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +32,15 @@ static void dump(const struct ydoc_stream *s, json_t *node, struct evlog *out)
 	if (ydoc_stream_pos(s, node, &p) == 0) {
 		snprintf(buf, sizeof(buf), "@%d:%d", p.line, p.col);
 		evlog_put(out, buf, strlen(buf));
+	}
+	if (json_is_real(node)) {
+		const char *digits;
+
+		if (ydoc_stream_exact_int(s, node, &digits)) {
+			evlog_put(out, "=", 1);
+			if (digits)
+				evlog_put(out, digits, strlen(digits));
+		}
 	}
 	if (json_is_string(node) && ydoc_stream_content_origin(s, node, &p) == 0) {
 		snprintf(buf, sizeof(buf), "^%d:%d", p.line, p.col);
