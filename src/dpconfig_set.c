@@ -89,9 +89,9 @@ bad:
 	return -1;
 }
 
-static void set_add(struct dpconfig_set *set, const struct ydoc_stream *s, const char *file,
-		    const char *key, const char *text, size_t len, struct ydoc_pos origin,
-		    struct ydoc_pos pos, bool relocate)
+/* A new, empty entry for key at the end of the set. */
+static struct set_entry *set_entry_new(struct dpconfig_set *set, const char *key,
+				       struct ydoc_pos pos)
 {
 	struct set_entry *e;
 
@@ -101,7 +101,15 @@ static void set_add(struct dpconfig_set *set, const struct ydoc_stream *s, const
 	e->key = gs_xstrdup(key);
 	e->pos = pos;
 	dp_diags_init(&e->diags);
-	(void)s;
+	return e;
+}
+
+/* Key `key` holding config text; relocate: its findings all point at pos (binaryData). */
+static void set_add(struct dpconfig_set *set, const char *file, const char *key, const char *text,
+		    size_t len, struct ydoc_pos origin, struct ydoc_pos pos, bool relocate)
+{
+	struct set_entry *e = set_entry_new(set, key, pos);
+
 	if (dpconfig_parse_diags(file, key, text, len, origin, &e->config, &e->diags, &e->err) < 0)
 		e->config = NULL;
 	if (relocate) {
@@ -122,15 +130,9 @@ static void set_entry_error(struct dpconfig_set *set, const char *file, const ch
 static void set_entry_error(struct dpconfig_set *set, const char *file, const char *key,
 			    struct ydoc_pos pos, const char *fmt, ...)
 {
-	struct set_entry *e;
+	struct set_entry *e = set_entry_new(set, key, pos);
 	va_list ap;
 
-	set->e = gs_xrealloc(set->e, (set->n + 1) * sizeof(*set->e));
-	e = &set->e[set->n++];
-	memset(e, 0, sizeof(*e));
-	e->key = gs_xstrdup(key);
-	e->pos = pos;
-	dp_diags_init(&e->diags);
 	va_start(ap, fmt);
 	dp_diags_vadd(&e->diags, DP_ERROR, DP_STAGE_NONE, file, pos, fmt, ap);
 	va_end(ap);
@@ -161,36 +163,25 @@ int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *confi
 
 	*out = NULL;
 	if (!json_is_object(configmap)) {
-		if (s)
-			ydoc_error_at(s, configmap, err, "a ConfigMap must be a mapping");
-		else
-			gs_error_set(err, "a ConfigMap must be a mapping");
+		ydoc_error_at(s, configmap, err, "a ConfigMap must be a mapping");
 		return -1;
 	}
 	kind = json_object_get(configmap, "kind");
 	if (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "ConfigMap"))) {
-		if (s)
-			ydoc_error_at(s, kind, err, "expected kind ConfigMap, found %s",
-				      json_is_string(kind) ? json_string_value(kind) : "no string");
-		else
-			gs_error_set(err, "expected kind ConfigMap");
+		ydoc_error_at_key(s, configmap, "kind", err, "expected kind ConfigMap, found %s",
+				  json_is_string(kind) ? json_string_value(kind) : "no string");
 		return -1;
 	}
 	data = json_object_get(configmap, "data");
 	bin = json_object_get(configmap, "binaryData");
 	if (data && !json_is_object(data) && !json_is_null(data)) {
-		if (s)
-			ydoc_error_at(s, data, err, "ConfigMap data must be a mapping of strings");
-		else
-			gs_error_set(err, "ConfigMap data must be a mapping of strings");
+		ydoc_error_at_key(s, configmap, "data", err,
+				  "ConfigMap data must be a mapping of strings");
 		return -1;
 	}
 	if (bin && !json_is_object(bin) && !json_is_null(bin)) {
-		if (s)
-			ydoc_error_at(s, bin, err,
-				      "ConfigMap binaryData must be a mapping of strings");
-		else
-			gs_error_set(err, "ConfigMap binaryData must be a mapping of strings");
+		ydoc_error_at_key(s, configmap, "binaryData", err,
+				  "ConfigMap binaryData must be a mapping of strings");
 		return -1;
 	}
 
@@ -205,8 +196,8 @@ int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *confi
 			if (json_is_string(v)) {
 				if (s && ydoc_stream_content_origin(s, v, &origin) < 0)
 					origin = (struct ydoc_pos){0, 0};
-				set_add(set, s, file, k, json_string_value(v),
-					json_string_length(v), origin, pos, false);
+				set_add(set, file, k, json_string_value(v), json_string_length(v),
+					origin, pos, false);
 				continue;
 			}
 			/* sigs.k8s.io/yaml gives a map of strings the scalar's text */
@@ -217,7 +208,7 @@ int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *confi
 						dpdecode_kind_word(v));
 				continue;
 			}
-			set_add(set, s, file, k, lit, strlen(lit), pos, pos, true);
+			set_add(set, file, k, lit, strlen(lit), pos, pos, true);
 		}
 	}
 	if (json_is_object(bin)) {
@@ -245,7 +236,7 @@ int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *confi
 						"illegal base64 data in binaryData value");
 				continue;
 			}
-			set_add(set, s, file, k, text, len, (struct ydoc_pos){0, 0}, pos, true);
+			set_add(set, file, k, text, len, (struct ydoc_pos){0, 0}, pos, true);
 			free(text);
 		}
 	}

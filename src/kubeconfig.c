@@ -237,18 +237,11 @@ static void at_key(const struct kc_file *f, const json_t *obj, const char *key,
 static void at_key(const struct kc_file *f, const json_t *obj, const char *key,
 		   struct gs_error *err, const char *fmt, ...)
 {
-	struct ydoc_pos pos = {0, 0};
-	char msg[sizeof(err->msg)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ydoc_verror_at_key(f ? f->ys : NULL, obj, key, err, fmt, ap);
 	va_end(ap);
-	if (f && f->ys && obj) {
-		if (!key || ydoc_stream_key_pos(f->ys, obj, key, &pos) != 0)
-			(void)ydoc_stream_pos(f->ys, obj, &pos);
-	}
-	gs_error_at(err, f ? f->path : "", pos.line, pos.col, "%s", msg);
 }
 
 /* Optional string field: NULL when absent or null; -1 when of another type. */

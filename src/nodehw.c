@@ -13,31 +13,6 @@
 #include "banned.h"
 
 /*
- * err = "file:line:col: msg" at the value under `key` of `obj` (or at `obj`
- * itself when key is NULL) when the node came from a file, else just msg.
- */
-static void node_error(const struct ydoc_stream *src, const json_t *obj, const char *key,
-		       struct gs_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void node_error(const struct ydoc_stream *src, const json_t *obj, const char *key,
-		       struct gs_error *err, const char *fmt, ...)
-{
-	struct ydoc_pos pos = {0, 0};
-	char msg[sizeof(err->msg)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (src && obj &&
-	    !(key ? ydoc_stream_key_pos(src, obj, key, &pos) : ydoc_stream_pos(src, obj, &pos)))
-		gs_error_at(err, ydoc_stream_name(src), pos.line, pos.col, "%s", msg);
-	else
-		gs_error_set(err, "%s", msg);
-}
-
-/*
  * The plain scalar as written at `pos` of the file, for a value YAML 1.1
  * turned into a boolean (n, no, off, y, yes, on): "" when unknown.
  */
@@ -103,13 +78,14 @@ static void not_a_string(const struct ydoc_stream *src, const json_t *obj, const
 	if (!*text && json_is_integer(v))
 		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 	if (json_is_null(v))
-		node_error(src, obj, key, err, "%s: expected a string, got null", what);
+		ydoc_error_at_key(src, obj, key, err, "%s: expected a string, got null", what);
 	else if (*text)
-		node_error(src, obj, key, err, "%s: expected a string, got %s (write \"%s\")", what,
-			   json_kind(v), text);
+		ydoc_error_at_key(src, obj, key, err,
+				  "%s: expected a string, got %s (write \"%s\")", what,
+				  json_kind(v), text);
 	else
-		node_error(src, obj, key, err, "%s: expected a string, got %s (quote it)", what,
-			   json_kind(v));
+		ydoc_error_at_key(src, obj, key, err, "%s: expected a string, got %s (quote it)",
+				  what, json_kind(v));
 }
 
 /* Every value of metadata.<field> must be a string, as the apiserver demands. */
@@ -124,8 +100,9 @@ static int check_strings(const struct ydoc_stream *src, const json_t *node, cons
 	if (!m || json_is_null(m))
 		return 0;
 	if (!json_is_object(m)) {
-		node_error(src, meta, field, err, "node '%s': metadata.%s: expected a map, got %s",
-			   name, field, json_kind(m));
+		ydoc_error_at_key(src, meta, field, err,
+				  "node '%s': metadata.%s: expected a map, got %s", name, field,
+				  json_kind(m));
 		return -1;
 	}
 	json_object_foreach ((json_t *)m, k, v) {
@@ -205,15 +182,15 @@ static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t 
 	if ((!prod || !*prod) && (!cnt || !*cnt))
 		return 0;
 	if (!prod || !*prod) {
-		node_error(src, ann, NODEHW_ANN_COUNT, err,
-			   "node '%s': annotation %s is set but %s is missing", hw->name,
-			   NODEHW_ANN_COUNT, NODEHW_ANN_PRODUCT);
+		ydoc_error_at_key(src, ann, NODEHW_ANN_COUNT, err,
+				  "node '%s': annotation %s is set but %s is missing", hw->name,
+				  NODEHW_ANN_COUNT, NODEHW_ANN_PRODUCT);
 		return -1;
 	}
 	if (!cnt || !*cnt) {
-		node_error(src, ann, NODEHW_ANN_PRODUCT, err,
-			   "node '%s': annotation %s is set but %s is missing", hw->name,
-			   NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
+		ydoc_error_at_key(src, ann, NODEHW_ANN_PRODUCT, err,
+				  "node '%s': annotation %s is set but %s is missing", hw->name,
+				  NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
 		return -1;
 	}
 	pbuf = gs_xstrdup(prod);
@@ -221,16 +198,16 @@ static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t 
 	np = split(pbuf, pitems, NODEHW_MAX_MODELS);
 	nc = split(cbuf, citems, NODEHW_MAX_MODELS);
 	if (np < 0) {
-		node_error(src, ann, NODEHW_ANN_PRODUCT, err,
-			   "node '%s': annotation %s lists more than %d models", hw->name,
-			   NODEHW_ANN_PRODUCT, NODEHW_MAX_MODELS);
+		ydoc_error_at_key(src, ann, NODEHW_ANN_PRODUCT, err,
+				  "node '%s': annotation %s lists more than %d models", hw->name,
+				  NODEHW_ANN_PRODUCT, NODEHW_MAX_MODELS);
 		goto out;
 	}
 	if (nc != np) {
-		node_error(src, ann, NODEHW_ANN_COUNT, err,
-			   "node '%s': annotations %s and %s must list as many entries (one "
-			   "count per product)",
-			   hw->name, NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
+		ydoc_error_at_key(src, ann, NODEHW_ANN_COUNT, err,
+				  "node '%s': annotations %s and %s must list as many entries (one "
+				  "count per product)",
+				  hw->name, NODEHW_ANN_PRODUCT, NODEHW_ANN_COUNT);
 		goto out;
 	}
 	hw->gpus = gs_xcalloc((size_t)np, sizeof(*hw->gpus));
@@ -238,22 +215,23 @@ static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t 
 		const struct catalog_gpu *g = catalog_find_gpu(cat, pitems[i]);
 		int c;
 		if (!g) {
-			node_error(src, ann, NODEHW_ANN_PRODUCT, err,
-				   "node '%s': unknown GPU model '%s' in annotation %s (see "
-				   "'gpushare advertise --list-gpus')",
-				   hw->name, pitems[i], NODEHW_ANN_PRODUCT);
+			ydoc_error_at_key(src, ann, NODEHW_ANN_PRODUCT, err,
+					  "node '%s': unknown GPU model '%s' in annotation %s (see "
+					  "'gpushare advertise --list-gpus')",
+					  hw->name, pitems[i], NODEHW_ANN_PRODUCT);
 			goto out;
 		}
 		if (parse_count(citems[i], &c) || c == 0) {
-			node_error(src, ann, NODEHW_ANN_COUNT, err,
-				   "node '%s': annotation %s: '%s' is not a GPU count from 1 to %d",
-				   hw->name, NODEHW_ANN_COUNT, citems[i], NODEHW_MAX_GPUS);
+			ydoc_error_at_key(
+				src, ann, NODEHW_ANN_COUNT, err,
+				"node '%s': annotation %s: '%s' is not a GPU count from 1 to %d",
+				hw->name, NODEHW_ANN_COUNT, citems[i], NODEHW_MAX_GPUS);
 			goto out;
 		}
 		if (hw->total + c > NODEHW_MAX_GPUS) {
-			node_error(src, ann, NODEHW_ANN_COUNT, err,
-				   "node '%s': more than %d GPUs declared", hw->name,
-				   NODEHW_MAX_GPUS);
+			ydoc_error_at_key(src, ann, NODEHW_ANN_COUNT, err,
+					  "node '%s': more than %d GPUs declared", hw->name,
+					  NODEHW_MAX_GPUS);
 			goto out;
 		}
 		hw->gpus[hw->n_gpus].model = g;
@@ -334,31 +312,33 @@ static int read_platform(const struct catalog *cat, struct nodehw *hw, const jso
 
 	(void)cat;
 	if (drv && !driver_version_ok(drv)) {
-		node_error(src, ann, NODEHW_ANN_DRIVER, err,
-			   "node '%s': annotation %s: '%s' is not a driver version X.Y[.Z] (e.g. "
-			   "%s)",
-			   hw->name, NODEHW_ANN_DRIVER, drv, NODEHW_DEFAULT_DRIVER);
+		ydoc_error_at_key(
+			src, ann, NODEHW_ANN_DRIVER, err,
+			"node '%s': annotation %s: '%s' is not a driver version X.Y[.Z] (e.g. "
+			"%s)",
+			hw->name, NODEHW_ANN_DRIVER, drv, NODEHW_DEFAULT_DRIVER);
 		return -1;
 	}
 	hw->driver_version = gs_xstrdup(drv ? drv : NODEHW_DEFAULT_DRIVER);
 	if (nodehw_cuda_version(hw->driver_version, &hw->cuda_major, &hw->cuda_minor)) {
-		node_error(src, ann, NODEHW_ANN_DRIVER, err,
-			   "node '%s': annotation %s: driver branch of '%s' is not one gpushare "
-			   "knows the CUDA version of (%d to %d)",
-			   hw->name, NODEHW_ANN_DRIVER, hw->driver_version,
-			   cuda_by_branch[0].branch,
-			   cuda_by_branch[sizeof(cuda_by_branch) / sizeof(cuda_by_branch[0]) - 1]
-				   .branch);
+		ydoc_error_at_key(
+			src, ann, NODEHW_ANN_DRIVER, err,
+			"node '%s': annotation %s: driver branch of '%s' is not one gpushare "
+			"knows the CUDA version of (%d to %d)",
+			hw->name, NODEHW_ANN_DRIVER, hw->driver_version, cuda_by_branch[0].branch,
+			cuda_by_branch[sizeof(cuda_by_branch) / sizeof(cuda_by_branch[0]) - 1]
+				.branch);
 		return -1;
 	}
 	/* GFD trims the DMI text, then sanitizes it as it does model names. */
 	catalog_sanitize(mach ? mach : NODEHW_DEFAULT_MACHINE, buf, sizeof(buf));
 	if (!label_value_ok(buf)) {
-		node_error(src, ann, NODEHW_ANN_MACHINE, err,
-			   "node '%s': annotation %s: '%s' becomes '%s' as GFD sanitizes it, "
-			   "which is no valid label value (at most 63 characters, alphanumeric at "
-			   "both ends)",
-			   hw->name, NODEHW_ANN_MACHINE, mach, buf);
+		ydoc_error_at_key(
+			src, ann, NODEHW_ANN_MACHINE, err,
+			"node '%s': annotation %s: '%s' becomes '%s' as GFD sanitizes it, "
+			"which is no valid label value (at most 63 characters, alphanumeric at "
+			"both ends)",
+			hw->name, NODEHW_ANN_MACHINE, mach, buf);
 		return -1;
 	}
 	hw->machine = gs_xstrdup(buf);
@@ -438,13 +418,13 @@ int nodehw_from_node(const struct catalog *cat, const json_t *node, const struct
 	*out = NULL;
 	if (!json_is_object(node) ||
 	    (kind && !(json_is_string(kind) && !strcmp(json_string_value(kind), "Node")))) {
-		node_error(src, json_is_object(node) ? node : NULL, kind ? "kind" : NULL, err,
-			   "not a Node object");
+		ydoc_error_at_key(src, json_is_object(node) ? node : NULL, kind ? "kind" : NULL,
+				  err, "not a Node object");
 		return -1;
 	}
 	if (!json_is_object(meta)) {
-		node_error(src, node, json_object_get(node, "metadata") ? "metadata" : NULL, err,
-			   "Node object has no metadata map");
+		ydoc_error_at_key(src, node, json_object_get(node, "metadata") ? "metadata" : NULL,
+				  err, "Node object has no metadata map");
 		return -1;
 	}
 	if (name && !json_is_string(name)) {
@@ -452,8 +432,9 @@ int nodehw_from_node(const struct catalog *cat, const json_t *node, const struct
 		return -1;
 	}
 	if (!name || !*json_string_value(name)) {
-		node_error(src, meta, name ? "name" : NULL, err,
-			   name ? "metadata.name is empty" : "Node object has no metadata.name");
+		ydoc_error_at_key(src, meta, name ? "name" : NULL, err,
+				  name ? "metadata.name is empty"
+				       : "Node object has no metadata.name");
 		return -1;
 	}
 	if (check_strings(src, node, json_string_value(name), "labels", err) ||

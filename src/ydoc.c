@@ -22,6 +22,7 @@
 
 #include "gonum.h"
 #include "readfile.h"
+#include "strbuf.h"
 #include "ydocfast.h"
 #include "banned.h"
 
@@ -277,20 +278,41 @@ int ydoc_stream_content_origin(const struct ydoc_stream *s, const json_t *string
 	return ydoc_stream_pos(s, string_node, origin);
 }
 
-void ydoc_error_at(const struct ydoc_stream *s, const json_t *node, struct gs_error *err,
-		   const char *fmt, ...)
+void ydoc_verror_at_key(const struct ydoc_stream *s, const json_t *obj, const char *key,
+			struct gs_error *err, const char *fmt, va_list ap)
 {
 	struct ydoc_pos pos = {0, 0};
-	char msg[sizeof(err->msg)];
-	va_list ap;
+	struct strbuf msg = STRBUF_INIT;
 
 	if (!err)
 		return;
+	strbuf_vaddf(&msg, fmt, ap);
+	if (s && obj && (!key || ydoc_stream_key_pos(s, obj, key, &pos) != 0)) {
+		pos.line = pos.col = 0;
+		(void)ydoc_stream_pos(s, obj, &pos);
+	}
+	gs_error_at(err, ydoc_stream_name(s), pos.line, pos.col, "%s", msg.buf);
+	strbuf_release(&msg);
+}
+
+void ydoc_error_at_key(const struct ydoc_stream *s, const json_t *obj, const char *key,
+		       struct gs_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ydoc_verror_at_key(s, obj, key, err, fmt, ap);
 	va_end(ap);
-	(void)ydoc_stream_pos(s, node, &pos);
-	gs_error_at(err, ydoc_stream_name(s), pos.line, pos.col, "%s", msg);
+}
+
+void ydoc_error_at(const struct ydoc_stream *s, const json_t *node, struct gs_error *err,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ydoc_verror_at_key(s, node, NULL, err, fmt, ap);
+	va_end(ap);
 }
 
 void ydoc_stream_free(struct ydoc_stream *s)

@@ -2,6 +2,7 @@
 #define GS_YDOC_H
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -137,6 +138,18 @@ int ydoc_stream_exact_int(const struct ydoc_stream *s, const json_t *node, const
 /* Fill err with "name:line:col: msg" for node (position may be unknown). */
 void ydoc_error_at(const struct ydoc_stream *s, const json_t *node, struct gs_error *err,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/*
+ * The same at the value of `key` in the mapping obj (at obj itself when key
+ * is NULL or obj has no such key). With no stream (s NULL: the object came
+ * from the apiserver) err is just the message; with an unknown position,
+ * "name: msg".
+ */
+void ydoc_error_at_key(const struct ydoc_stream *s, const json_t *obj, const char *key,
+		       struct gs_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+void ydoc_verror_at_key(const struct ydoc_stream *s, const json_t *obj, const char *key,
+			struct gs_error *err, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
 
 void ydoc_stream_free(struct ydoc_stream *s);
 

@@ -308,6 +308,28 @@ static void non_json_values_fail(void **state)
 			    "reads, has no NaN)");
 }
 
+/* Errors at a key's value, at the mapping when the key is missing, bare without a stream. */
+static void errors_at_keys(void **state)
+{
+	struct ydoc_stream *s = load_ok("a: 1\nb:\n  c: x\n");
+	const json_t *doc = ydoc_stream_doc(s, 0), *b = json_object_get(doc, "b");
+	struct gs_error err;
+	char buf[2048];
+
+	(void)state;
+	ydoc_error_at_key(s, b, "c", &err, "bad %s", "c");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)), "t.yaml:3:6: bad c");
+	ydoc_error_at_key(s, b, "missing", &err, "no key");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)), "t.yaml:3:3: no key");
+	ydoc_error_at_key(s, doc, NULL, &err, "top");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)), "t.yaml:1:1: top");
+	ydoc_error_at_key(s, NULL, "a", &err, "nothing known");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)), "t.yaml: nothing known");
+	ydoc_error_at_key(NULL, doc, "a", &err, "from the apiserver");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)), "from the apiserver");
+	ydoc_stream_free(s);
+}
+
 static void positions(void **state)
 {
 	struct ydoc_stream *s;
@@ -705,6 +727,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(scalars_resolve_like_go_yaml_v2),
 		cmocka_unit_test(tags),
+		cmocka_unit_test(errors_at_keys),
 		cmocka_unit_test(keys_become_strings),
 		cmocka_unit_test(documents),
 		cmocka_unit_test(anchors_aliases_merges),
