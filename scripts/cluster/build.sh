@@ -15,6 +15,16 @@ kube_dir=$cache/k8s-$K8S_VERSION
 etcd_dir=$cache/etcd-$ETCD_VERSION
 kwok_dir=$cache/kwok-$KWOK_VERSION
 
+# One build per cache at a time, however it was started (up.sh, make, by
+# hand): a second one waits for the first one's cold build, then hits its
+# cache.
+mkdir -p "$cache"
+exec 8>"$cache/.build.lock"
+if ! flock -n 8; then
+	printf 'build: another build of %s is under way; waiting for it\n' "$cache" >&2
+	flock 8
+fi
+
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 
 log() { printf 'build: %s\n' "$*" >&2; }

@@ -6,8 +6,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 n=${1:-10}
 work=$(mktemp -d)
-export GS_CLUSTER_DIR=$work/state GS_ETCD_PORT=32379 GS_ETCD_PEER_PORT=32380 \
-	GS_APISERVER_PORT=36443 GS_KCM_PORT=31257 GS_SCHEDULER_PORT=31259 GS_KWOK_PORT=31270
+export GS_CLUSTER_DIR=$work/state GS_ETCD_PORT=23379 GS_ETCD_PEER_PORT=23380 \
+	GS_APISERVER_PORT=27443 GS_KCM_PORT=23257 GS_SCHEDULER_PORT=23259 GS_KWOK_PORT=23270
 hogs=()
 for ((c = 0; c < $(nproc) * 2; c++)); do
 	(while :; do :; done) &

@@ -43,11 +43,8 @@ fi
 # --- binaries (a cache hit builds nothing) ----------------------------------
 # .ci/run puts Go on PATH; a shell that lacks it still finds the usual one.
 command -v go >/dev/null || [ ! -x /usr/local/go/bin/go ] || PATH=$PATH:/usr/local/go/bin
-# One build per cache at a time: a second checkout waits for the first
-# one's cold build, then hits its cache.
-cache=${GPUSHARE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpushare}
-mkdir -p "$cache"
-bins=$(flock "$cache/.build.lock" "$cluster_here/build.sh") ||
+# build.sh holds the cache's build lock itself.
+bins=$("$cluster_here/build.sh") ||
 	die "building the control plane failed (see above)"
 K8S_BIN=$(sed -n 's/^K8S_BIN=//p' <<<"$bins")
 ETCD_BIN=$(sed -n 's/^ETCD_BIN=//p' <<<"$bins")

@@ -56,10 +56,4 @@ struct kube_context {
 int kube_context_open(struct kube_context *kx, const char *cmd, struct gs_error *err) GS_WUR;
 void kube_context_release(struct kube_context *kx);
 
-/*
- * The server URL as it may be shown: scheme://host[:port][/path], without
- * user:password@, ?query or #fragment. Caller frees.
- */
-char *kube_context_display_url(const char *server);
-
 #endif

@@ -4,7 +4,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
-#include "cmd/kubecontext.h"
+#include "kubeconfig.h"
 
 /* What a live command may print of the server URL: no credentials, no query. */
 static void display_url(void **state)
@@ -15,13 +15,14 @@ static void display_url(void **state)
 		{"https://user:secret@api.example:443/p", "https://api.example:443/p"},
 		{"https://api.example/p?token=abc#frag", "https://api.example/p"},
 		{"https://u@h?x=@y", "https://h"},
-		{"http://h/a\nb", "http://h/a?b"},
+		{"http://h/a\nb", "http://h/a%0Ab"},
+		{"https://user:pa/ss@h/p", "https://h/p"},
 		{"host-only:8080", "host-only:8080"},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *s = kube_context_display_url(cases[i][0]);
+		char *s = kube_url_shown(cases[i][0]);
 		assert_string_equal(s, cases[i][1]);
 		free(s);
 	}
