@@ -312,9 +312,10 @@ static int read_quantity(struct walk *w, const json_t *list, const char *key, co
 		rc = quantity_from_json(&out->q, v, w->err);
 	else if (digits)
 		rc = quantity_parse(&out->q, digits, strlen(digits), w->err);
-	else
-		gs_error_set(w->err, "quantity is longer than %d characters", QUANTITY_MAX_LEN),
-			rc = -1;
+	else { /* more digits than ydoc keeps, so more than a quantity may have */
+		gs_error_set(w->err, "quantity is longer than %d characters", QUANTITY_MAX_LEN);
+		rc = -1;
+	}
 	if (rc) {
 		char msg[sizeof(w->err->msg)];
 
