@@ -241,6 +241,17 @@ static struct ydoc_pos where(const struct dpconfig *c, const char *path)
 	return k ? k->pos : (struct ydoc_pos){0, 0};
 }
 
+/* The flag at `path` against its allowed values: upstream's "<what><value>" when none fits. */
+static bool check_choice(const struct dpconfig *c, const char *file, struct dp_diags *diags,
+			 const char *path, const char *value, const char *const *allowed, size_t n,
+			 const char *what)
+{
+	if (one_of(value, allowed, n))
+		return true;
+	dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file, where(c, path), "%s%s", what, value);
+	return false;
+}
+
 size_t dpconfig_validate_all(const struct dpconfig *c, const char *file, struct dp_diags *diags)
 {
 	static const char *const dls[] = {"envvar", "volume-mounts", "cdi-annotations", "cdi-cri"};
@@ -261,30 +272,21 @@ size_t dpconfig_validate_all(const struct dpconfig *c, const char *file, struct 
 	if (!file)
 		file = c->name;
 	/* row 3: a list as given, or the first entry when only that was set */
-	if (c->device_list_strategies) {
-		for (size_t i = 0; i < c->n_device_list_strategies; i++)
-			if (!one_of(c->device_list_strategies[i], dls, N(dls))) {
-				dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file,
-					     where(c, "flags.plugin.deviceListStrategy"),
-					     "invalid --device-list-strategy option: invalid "
-					     "strategy: %s",
-					     c->device_list_strategies[i]);
-				break;
-			}
-	} else if (c->device_list_strategy && !one_of(c->device_list_strategy, dls, N(dls))) {
-		dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file,
-			     where(c, "flags.plugin.deviceListStrategy"),
-			     "invalid --device-list-strategy option: invalid strategy: %s",
-			     c->device_list_strategy);
+	const char *const *lists = (const char *const *)c->device_list_strategies;
+	size_t n_lists = c->n_device_list_strategies;
+	if (!lists && c->device_list_strategy) {
+		lists = (const char *const *)&c->device_list_strategy;
+		n_lists = 1;
 	}
-	if (!one_of(id, ids, N(ids)))
-		dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file,
-			     where(c, "flags.plugin.deviceIDStrategy"),
-			     "invalid --device-id-strategy option: %s", id);
-	if (!one_of(policy, policies, N(policies)))
-		dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file,
-			     where(c, "flags.plugin.sharedDevicesAllocationPolicy"),
-			     "invalid --shared-devices-allocation-policy option: %s", policy);
+	for (size_t i = 0; i < n_lists; i++)
+		if (!check_choice(c, file, diags, "flags.plugin.deviceListStrategy", lists[i], dls,
+				  N(dls),
+				  "invalid --device-list-strategy option: invalid strategy: "))
+			break;
+	check_choice(c, file, diags, "flags.plugin.deviceIDStrategy", id, ids, N(ids),
+		     "invalid --device-id-strategy option: ");
+	check_choice(c, file, diags, "flags.plugin.sharedDevicesAllocationPolicy", policy, policies,
+		     N(policies), "invalid --shared-devices-allocation-policy option: ");
 	if (dpconfig_sharing_strategy(c) == DP_SHARING_MPS) {
 		if (!strcmp(mig_strategy, "mixed"))
 			dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file,
@@ -295,14 +297,10 @@ size_t dpconfig_validate_all(const struct dpconfig *c, const char *file, struct 
 				     c->mps_root ? where(c, "flags.mpsRoot") : c->mps.pos,
 				     "using MPS requires --mps-root to be specified");
 	}
-	if (!one_of(disc, discovery, N(discovery)))
-		dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file,
-			     where(c, "flags.deviceDiscoveryStrategy"),
-			     "invalid --device-discovery-strategy option %s", disc);
-	if (!one_of(mig_strategy, mig, N(mig)))
-		dp_diags_add(diags, DP_ERROR, DP_STAGE_VALIDATE, file,
-			     where(c, "flags.migStrategy"), "unknown MIG strategy: %s",
-			     mig_strategy);
+	check_choice(c, file, diags, "flags.deviceDiscoveryStrategy", disc, discovery, N(discovery),
+		     "invalid --device-discovery-strategy option ");
+	check_choice(c, file, diags, "flags.migStrategy", mig_strategy, mig, N(mig),
+		     "unknown MIG strategy: ");
 	if (!(c->n_imex_channel_ids == 0 ||
 	      (c->n_imex_channel_ids == 1 && c->imex_channel_ids[0] == 0))) {
 		struct strbuf chan_ids = STRBUF_INIT;

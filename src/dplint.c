@@ -10,6 +10,10 @@
 #define LABEL "nvidia.com/device-plugin.config"
 #define MPS_MAX_CLIENTS 48     /* compute capability >= 7.5 (§3.6) */
 #define MPS_MAX_CLIENTS_OLD 16 /* below 7.5, V100 included */
+/* The MPS control daemon's refusal past its client limit: replicas, limit. */
+#define MPS_REFUSAL                                                                                \
+	"the MPS control daemon fails with 'invalid MPS configuration: invalid device maximum "    \
+	"allowed replicas exceeded: %d > %d'"
 
 void dplint_options_init(struct dplint_options *o)
 {
@@ -150,21 +154,15 @@ static void lint_names(const struct dp_sharing *sh, bool mps, const char *mig_st
 				     r->name, mig_strategy);
 		}
 		if (mps && r->replicas > MPS_MAX_CLIENTS)
-			dp_diags_add(
-				out, DP_WARNING, DP_STAGE_NONE, file, r->replicas_pos,
-				"MPS serves at most %d clients per GPU (compute capability >= "
-				"7.5): the MPS control daemon fails with 'invalid MPS "
-				"configuration: invalid device maximum allowed replicas exceeded: "
-				"%d > %d' and nothing is advertised",
-				MPS_MAX_CLIENTS, r->replicas, MPS_MAX_CLIENTS);
+			dp_diags_add(out, DP_WARNING, DP_STAGE_NONE, file, r->replicas_pos,
+				     "MPS serves at most %d clients per GPU (compute capability >= "
+				     "7.5): " MPS_REFUSAL " and nothing is advertised",
+				     MPS_MAX_CLIENTS, r->replicas, MPS_MAX_CLIENTS);
 		else if (mps && r->replicas > MPS_MAX_CLIENTS_OLD)
-			dp_diags_add(
-				out, DP_NOTE, DP_STAGE_NONE, file, r->replicas_pos,
-				"on GPUs below compute capability 7.5 (V100 included) MPS serves "
-				"at most %d clients: there the MPS control daemon fails with "
-				"'invalid MPS configuration: invalid device maximum allowed "
-				"replicas exceeded: %d > %d'",
-				MPS_MAX_CLIENTS_OLD, r->replicas, MPS_MAX_CLIENTS_OLD);
+			dp_diags_add(out, DP_NOTE, DP_STAGE_NONE, file, r->replicas_pos,
+				     "on GPUs below compute capability 7.5 (V100 included) MPS "
+				     "serves at most %d clients: there " MPS_REFUSAL,
+				     MPS_MAX_CLIENTS_OLD, r->replicas, MPS_MAX_CLIENTS_OLD);
 	}
 }
 

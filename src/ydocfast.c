@@ -507,6 +507,35 @@ static int value_below(struct fast *f, int col, size_t empty_at, int indentless_
 	return next;
 }
 
+/*
+ * The value of one entry of a block collection at column col, after its
+ * indicator ("- " or "key:") at `after`; a compact mapping ("- a: 1") may
+ * start there when keys_ok. Returns STOP, or the column of the line that
+ * follows, giving up when it is indented deeper than the collection.
+ */
+static int entry_value(struct fast *f, size_t after, int col, int indentless_ok, int keys_ok)
+{
+	size_t q = skip_spaces(f, after), colon;
+	int next;
+
+	if (rest_is_end(f, after)) {
+		f->i = after;
+		next = value_below(f, col, after, indentless_ok);
+	} else if (is_dash(f, q)) {
+		return give_up(f);
+	} else if (keys_ok && is_key(f, q, &colon)) {
+		f->i = q;
+		next = block_mapping(f, q);
+	} else {
+		next = inline_value(f, q, col);
+	}
+	if (next == STOP)
+		return STOP;
+	if (next > col)
+		return give_up(f);
+	return next;
+}
+
 static int block_sequence(struct fast *f, size_t p, int indentless)
 {
 	int col = (int)(p - f->ls);
@@ -514,24 +543,10 @@ static int block_sequence(struct fast *f, size_t p, int indentless)
 	if (emit_start(f, YAML_SEQUENCE_START_EVENT, p, 0) == STOP)
 		return STOP;
 	for (;;) {
-		size_t q = skip_spaces(f, p + 1), colon;
-		int next;
+		int next = entry_value(f, p + 1, col, 0, 1);
 
-		if (rest_is_end(f, p + 1)) {
-			f->i = p + 1;
-			next = value_below(f, col, p + 1, 0);
-		} else if (is_dash(f, q)) {
-			return give_up(f);
-		} else if (is_key(f, q, &colon)) {
-			f->i = q;
-			next = block_mapping(f, q);
-		} else {
-			next = inline_value(f, q, col);
-		}
 		if (next == STOP)
 			return STOP;
-		if (next > col)
-			return give_up(f);
 		if (next == col) {
 			p = f->i + (size_t)next;
 			if (is_dash(f, p))
@@ -552,26 +567,16 @@ static int block_mapping(struct fast *f, size_t p)
 	if (emit_start(f, YAML_MAPPING_START_EVENT, p, 0) == STOP)
 		return STOP;
 	for (;;) {
-		size_t colon, q;
+		size_t colon;
 		int next;
 
 		if (!is_key(f, p, &colon))
 			return give_up(f);
 		if (emit_key(f, p, colon) == STOP)
 			return STOP;
-		q = skip_spaces(f, colon + 1);
-		if (rest_is_end(f, colon + 1)) {
-			f->i = colon + 1;
-			next = value_below(f, col, colon + 1, 1);
-		} else if (is_dash(f, q)) {
-			return give_up(f);
-		} else {
-			next = inline_value(f, q, col);
-		}
+		next = entry_value(f, colon + 1, col, 1, 0);
 		if (next == STOP)
 			return STOP;
-		if (next > col)
-			return give_up(f);
 		if (next == col) {
 			p = f->i + (size_t)next;
 			continue;
