@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "version.h"
+#include "kobj.h"
 #include "banned.h"
 
 /*
@@ -284,6 +285,34 @@ static char *go_quote(const char *s, size_t len)
 	return q;
 }
 
+/* client-go's NewGenericServerResponse texts by HTTP code (409 and 5xx are worked out). */
+struct generic_text {
+	int code;
+	const char *reason;
+	const char *text;  /* NULL: the server's own text */
+	bool server_first; /* the server's text when it sent one */
+};
+
+static const struct generic_text generic_texts[] = {
+	{404, "NotFound", "the server could not find the requested resource", false},
+	{400, "BadRequest", "the server rejected our request for an unknown reason", false},
+	{401, "Unauthorized", "the server has asked for the client to provide credentials", false},
+	{403, "Forbidden", "the server does not allow access to the requested resource", true},
+	{405, "MethodNotAllowed", "the server does not allow this method on the requested resource",
+	 false},
+	{406, "NotAcceptable",
+	 "the server was unable to respond with a content type that the client supports", true},
+	{415, "UnsupportedMediaType", NULL, true},
+	{422, "Invalid", "the server rejected our request due to an error in our request", false},
+	{429, "TooManyRequests",
+	 "the server has received too many requests and has asked us to try again later", false},
+	{503, "ServiceUnavailable", "the server is currently unable to handle the request", false},
+	{504, "Timeout",
+	 "the server was unable to return a response in the time allotted, but may still be "
+	 "processing the request",
+	 false},
+};
+
 /* client-go's NewGenericServerResponse texts, for error bodies that are no Status. */
 static void generic_status(struct kube_status *st, int code, const char *method, const char *body,
 			   size_t len)
@@ -304,75 +333,28 @@ static void generic_status(struct kube_status *st, int code, const char *method,
 		len = SERVER_TEXT_MAX;
 	server = gs_xstrndup(body ? body : "", body ? len : 0);
 
-	switch (code) {
-	case 409:
+	if (code == 409) {
 		reason = method && !strcmp(method, "POST") ? "AlreadyExists" : "Conflict";
 		msg = gs_xstrdup("the server reported a conflict");
-		break;
-	case 404:
-		reason = "NotFound";
-		msg = gs_xstrdup("the server could not find the requested resource");
-		break;
-	case 400:
-		reason = "BadRequest";
-		msg = gs_xstrdup("the server rejected our request for an unknown reason");
-		break;
-	case 401:
-		reason = "Unauthorized";
-		msg = gs_xstrdup("the server has asked for the client to provide credentials");
-		break;
-	case 403:
-		reason = "Forbidden";
-		msg = gs_xstrdup(
-			server[0] ? server
-				  : "the server does not allow access to the requested resource");
-		break;
-	case 405:
-		reason = "MethodNotAllowed";
-		msg = gs_xstrdup("the server does not allow this method on the requested resource");
-		break;
-	case 406:
-		reason = "NotAcceptable";
-		msg = gs_xstrdup(
-			server[0] ? server
-				  : "the server was unable to respond with a content type that "
-				    "the client supports");
-		break;
-	case 415:
-		reason = "UnsupportedMediaType";
-		msg = gs_xstrdup(server);
-		break;
-	case 422:
-		reason = "Invalid";
-		msg = gs_xstrdup("the server rejected our request due to an error in our request");
-		break;
-	case 429:
-		reason = "TooManyRequests";
-		msg = gs_xstrdup("the server has received too many requests and has asked us to "
-				 "try again later");
-		break;
-	case 503:
-		reason = "ServiceUnavailable";
-		msg = gs_xstrdup("the server is currently unable to handle the request");
-		break;
-	case 504:
-		reason = "Timeout";
-		msg = gs_xstrdup("the server was unable to return a response in the time allotted, "
-				 "but may still be processing the request");
-		break;
-	default:
-		if (code >= 500) {
-			char *q = go_quote(server, strlen(server));
-			reason = "InternalError";
-			msg = gs_xasprintf("an error on the server (%s) has prevented the request "
-					   "from succeeding",
-					   q);
-			free(q);
-		} else {
-			msg = gs_xasprintf("the server responded with the status code %d but did "
-					   "not return more information",
-					   code);
-		}
+	}
+	for (size_t i = 0; !msg && i < sizeof(generic_texts) / sizeof(generic_texts[0]); i++) {
+		const struct generic_text *t = &generic_texts[i];
+		if (t->code != code)
+			continue;
+		reason = t->reason;
+		msg = gs_xstrdup(t->server_first && (server[0] || !t->text) ? server : t->text);
+	}
+	if (!msg && code >= 500) {
+		char *q = go_quote(server, strlen(server));
+		reason = "InternalError";
+		msg = gs_xasprintf("an error on the server (%s) has prevented the request "
+				   "from succeeding",
+				   q);
+		free(q);
+	} else if (!msg) {
+		msg = gs_xasprintf("the server responded with the status code %d but did "
+				   "not return more information",
+				   code);
 	}
 	free(server);
 	free(st->reason);
@@ -392,7 +374,7 @@ void kube_status_from_response(struct kube_status *st, int http_code, const char
 	st->code = http_code;
 	if (body && len)
 		root = json_loadb(body, len, 0, &jerr);
-	kind = json_string_value(json_object_get(root, "kind"));
+	kind = kobj_kind(root);
 	if (!json_is_object(root) || !kind || strcmp(kind, "Status") != 0) {
 		generic_status(st, http_code, method, body, body ? len : 0);
 		json_decref(root);
@@ -1443,8 +1425,7 @@ static int list_once(struct kube_client *c, const char *path, const struct kube_
 			rc = -1;
 			break;
 		}
-		cont = json_string_value(
-			json_object_get(json_object_get(resp, "metadata"), "continue"));
+		cont = kobj_string(resp, "metadata.continue");
 		if (cont && cont[0])
 			token = gs_xstrdup(cont);
 		if (!acc) {
