@@ -134,33 +134,30 @@ static void add_count(json_t *obj, const char *name, json_int_t n)
 	json_object_set_new(obj, name, json_integer((v ? json_integer_value(v) : 0) + n));
 }
 
-/* "GPU 2" or "GPUs 0-3, 6": the indices i with pick(c, i, arg). */
-static const char *gpu_list(const struct ctx *c,
-			    bool (*pick)(const struct ctx *, size_t, const void *), const void *arg,
-			    char *buf, size_t size)
+/* "GPU 2" or "GPUs 0-3, 6": the indices i with pick(c, i, arg). A new string. */
+static char *gpu_list(const struct ctx *c, bool (*pick)(const struct ctx *, size_t, const void *),
+		      const void *arg)
 {
-	size_t len = 0, n = 0;
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = 0;
 
-	buf[0] = '\0';
 	for (size_t i = 0; i < c->n; i++)
 		n += pick(c, i, arg);
-	len = (size_t)snprintf(buf, size, "GPU%s ", n > 1 ? "s" : "");
-	for (size_t i = 0, first = 1; i < c->n && len < size; i++) {
+	strbuf_addf(&sb, "GPU%s ", n > 1 ? "s" : "");
+	for (size_t i = 0, first = 1; i < c->n; i++) {
 		size_t j = i;
 		if (!pick(c, i, arg))
 			continue;
 		while (j + 1 < c->n && pick(c, j + 1, arg))
 			j++;
 		if (j == i)
-			len += (size_t)snprintf(buf + len, size - len, "%s%zu", first ? "" : ", ",
-						i);
+			strbuf_addf(&sb, "%s%zu", first ? "" : ", ", i);
 		else
-			len += (size_t)snprintf(buf + len, size - len, "%s%zu-%zu",
-						first ? "" : ", ", i, j);
+			strbuf_addf(&sb, "%s%zu-%zu", first ? "" : ", ", i, j);
 		first = 0;
 		i = j;
 	}
-	return buf;
+	return strbuf_detach(&sb, NULL);
 }
 
 static bool first_of_model(const struct ctx *c, size_t i)
@@ -194,8 +191,8 @@ static bool pick_empty_mig(const struct ctx *c, size_t i, const void *unused)
 static void warn_short_layout(struct ctx *c, const char *layout, const struct gpu_state *g)
 {
 	const struct catalog_mig_profile *p, *smallest = NULL;
-	char others[512] = "", gpus[256];
-	size_t len = 0;
+	struct strbuf others = STRBUF_INIT;
+	char *gpus;
 
 	if (g->n_devices != 1)
 		return;
@@ -213,11 +210,9 @@ static void warn_short_layout(struct ctx *c, const char *layout, const struct gp
 				  catalog_gpu_profile(catalog_gpu_at(c->cat, j), p->name);
 		if (listed)
 			continue; /* one model per geometry keeps the message short */
-		if (len + strlen(o->name) + 3 < sizeof(others))
-			len += (size_t)snprintf(others + len, sizeof(others) - len, "%s%s",
-						len ? ", " : "", o->name);
+		strbuf_addsep(&others, ", ", o->name);
 	}
-	if (!len)
+	if (!others.len)
 		return;
 	for (size_t i = 0; i < g->model->mig->n_profiles; i++) {
 		const struct catalog_mig_profile *q = &g->model->mig->profiles[i];
@@ -225,15 +220,17 @@ static void warn_short_layout(struct ctx *c, const char *layout, const struct gp
 		    (!smallest || q->instances > smallest->instances))
 			smallest = q;
 	}
+	gpus = gpu_list(c, pick_model, g->model);
 	gs_warnings_add(&c->adv->warnings,
 			"layout %s gives %d x %s per %s (%s), not %d: %s x %d is the "
 			"profile of other models (%s, ...)%s%s%s",
-			layout, g->devices[0].count, p->name, g->model->name,
-			gpu_list(c, pick_model, g->model, gpus, sizeof(gpus)),
+			layout, g->devices[0].count, p->name, g->model->name, gpus,
 			g->model->mig->compute_slices, p->name, g->model->mig->compute_slices,
-			others, smallest ? "; this GPU's seven-way profile is " : "",
+			others.buf, smallest ? "; this GPU's seven-way profile is " : "",
 			smallest ? smallest->name : "",
 			smallest ? " (spec nvidia-semantics §5.3)" : "");
+	free(gpus);
+	strbuf_release(&others);
 }
 
 static int apply_layout(struct ctx *c)
@@ -241,7 +238,6 @@ static int apply_layout(struct ctx *c)
 	const char *layout = c->hw->mig_config;
 	bool any_capable = false;
 	bool warned_nomatch = false, warned_gen = false;
-	char gpus[256];
 
 	for (size_t i = 0; i < c->n; i++)
 		any_capable |= c->gpu[i].model->mig != NULL;
@@ -297,11 +293,12 @@ static int apply_layout(struct ctx *c)
 		bool many;
 		if (c->gpu[i].model->mig || !strcmp(layout, "all-disabled"))
 			continue;
-		gpu_list(c, pick_not_capable, NULL, gpus, sizeof(gpus));
+		char *gpus = gpu_list(c, pick_not_capable, NULL);
 		many = !strncmp(gpus, "GPUs", 4);
 		gs_warnings_add(&c->adv->warnings,
 				"%s %s not MIG-capable; layout %s leaves %s whole", gpus,
 				many ? "are" : "is", layout, many ? "them" : "it");
+		free(gpus);
 		break;
 	}
 	return 0;
@@ -377,14 +374,14 @@ static int device_map(struct ctx *c, json_t *map)
 				return -1;
 			}
 			if (!warned_empty) {
-				char gpus[256];
-				gpu_list(c, pick_empty_mig, NULL, gpus, sizeof(gpus));
+				char *gpus = gpu_list(c, pick_empty_mig, NULL);
 				gs_warnings_add(
 					&c->adv->warnings,
 					"%s: MIG enabled but no MIG devices, so nothing is "
 					"advertised for %s (the plugin only logs 'device %zu "
 					"has no MIG devices configured')",
 					gpus, strncmp(gpus, "GPUs", 4) ? "it" : "them", i);
+				free(gpus);
 			}
 			warned_empty = true;
 			continue;

@@ -394,42 +394,35 @@ static char *explain(const struct lab *lab, const json_t *pod)
 	const json_t *spec = json_object_get(pod, "spec");
 	const json_t *sel = json_object_get(spec, "nodeSelector");
 	const json_t *containers = json_object_get(spec, "containers");
-	char buf[1024] = "";
-	size_t used = 0;
+	struct strbuf sb = STRBUF_INIT;
 	const json_t *c;
 	const char *k;
 	json_t *v;
 	size_t i;
 
-#define ADD(...)                                                                                   \
-	do {                                                                                       \
-		if (used < sizeof(buf))                                                            \
-			used += (size_t)snprintf(buf + used, sizeof(buf) - used, __VA_ARGS__);     \
-	} while (0)
 	json_array_foreach (containers, i, c) {
 		json_object_foreach ((json_t *)kobj_get(c, "resources.limits"), k, v) {
 			if (strncmp(k, "nvidia.com/", 11))
 				continue;
-			ADD("%sneeds %s; advertised by", used ? "; " : "", k);
+			strbuf_addf(&sb, "%sneeds %s; advertised by", sb.len ? "; " : "", k);
 			int any = 0;
 			for (size_t n = 0; n < lab->rep->sync.n; n++) {
 				const struct sync_node *sn = &lab->rep->sync.nodes[n];
 				const json_t *q = json_object_get(sn->resources, k);
 				if (q && strcmp(json_string_value(q), "0")) {
-					ADD(" %s(%s)", sn->name, json_string_value(q));
+					strbuf_addf(&sb, " %s(%s)", sn->name, json_string_value(q));
 					any = 1;
 				}
 			}
 			if (!any)
-				ADD(" no node");
+				strbuf_addstr(&sb, " no node");
 		}
 	}
 	json_object_foreach ((json_t *)sel, k, v) {
-		ADD("%snodeSelector %s=%s", used ? "; " : "", k,
-		    json_is_string(v) ? json_string_value(v) : "?");
+		strbuf_addf(&sb, "%snodeSelector %s=%s", sb.len ? "; " : "", k,
+			    json_is_string(v) ? json_string_value(v) : "?");
 	}
-#undef ADD
-	return gs_xstrdup(buf);
+	return strbuf_detach(&sb, NULL);
 }
 
 /* Create the pods of a file, then wait for the scheduler's verdict on each. */
