@@ -107,26 +107,6 @@ struct walk {
 	struct gs_error *err;
 };
 
-static const char *type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "a mapping";
-	case JSON_ARRAY:
-		return "a list";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	default:
-		return "null";
-	}
-}
-
 static int fail_at(struct walk *w, struct ydoc_pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -172,7 +152,7 @@ static int get_map(struct walk *w, const json_t *obj, const char *key, const cha
 		return 0;
 	if (!json_is_object(v))
 		return fail_at(w, key_pos(w, obj, key), "%s%s%s: expected a mapping, found %s",
-			       path, *path ? "." : "", key, type_name(v));
+			       path, *path ? "." : "", key, ydoc_kind_name(v));
 	*out = v;
 	return 0;
 }
@@ -187,7 +167,7 @@ static int get_list(struct walk *w, const json_t *obj, const char *key, const ch
 		return 0;
 	if (!json_is_array(v))
 		return fail_at(w, key_pos(w, obj, key), "%s%s%s: expected a list, found %s", path,
-			       *path ? "." : "", key, type_name(v));
+			       *path ? "." : "", key, ydoc_kind_name(v));
 	*out = v;
 	return 0;
 }
@@ -283,7 +263,7 @@ static int container_name(struct walk *w, const json_t *c, const char *path, cha
 		break;
 	default:
 		return fail_at(w, key_pos(w, c, "name"), "%s.name: expected a string, found %s",
-			       path, type_name(v));
+			       path, ydoc_kind_name(v));
 	}
 	*out = shown_name(num, strlen(num));
 	return 0;
@@ -556,7 +536,7 @@ static int check_podspec(struct walk *w, const json_t *spec, const char *path)
 			if (!json_is_object(c))
 				return fail_at(w, index_pos(w, arr, i),
 					       "%s: expected a mapping, found %s", cpath.s,
-					       type_name(c));
+					       ydoc_kind_name(c));
 			if (check_container(w, c, cpath.s))
 				return -1;
 		}
@@ -631,7 +611,7 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 			if (!json_is_object(item))
 				return fail_at(w, index_pos(w, items, i),
 					       "items[%zu]: expected a mapping, found %s", i,
-					       type_name(item));
+					       ydoc_kind_name(item));
 			if (check_object(w, item, item_kind[0] ? item_kind : NULL, nesting + 1))
 				return -1;
 		}

@@ -43,27 +43,6 @@ static void source_text(const struct ydoc_stream *src, struct ydoc_pos pos, char
 	free(buf);
 }
 
-static const char *json_kind(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "a map";
-	case JSON_ARRAY:
-		return "a list";
-	case JSON_INTEGER:
-		return "an integer";
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-		return "null";
-	default:
-		return "a string";
-	}
-}
-
 /* "expected a string, got a boolean (write \"n\")" for metadata.<where>. */
 static void not_a_string(const struct ydoc_stream *src, const json_t *obj, const char *key,
 			 const json_t *v, const char *what, struct gs_error *err)
@@ -82,10 +61,10 @@ static void not_a_string(const struct ydoc_stream *src, const json_t *obj, const
 	else if (*text)
 		ydoc_error_at_key(src, obj, key, err,
 				  "%s: expected a string, got %s (write \"%s\")", what,
-				  json_kind(v), text);
+				  ydoc_kind_name(v), text);
 	else
 		ydoc_error_at_key(src, obj, key, err, "%s: expected a string, got %s (quote it)",
-				  what, json_kind(v));
+				  what, ydoc_kind_name(v));
 }
 
 /* Every value of metadata.<field> must be a string, as the apiserver demands. */
@@ -102,7 +81,7 @@ static int check_strings(const struct ydoc_stream *src, const json_t *node, cons
 	if (!json_is_object(m)) {
 		ydoc_error_at_key(src, meta, field, err,
 				  "node '%s': metadata.%s: expected a map, got %s", name, field,
-				  json_kind(m));
+				  ydoc_kind_name(m));
 		return -1;
 	}
 	json_object_foreach ((json_t *)m, k, v) {

@@ -278,6 +278,28 @@ int ydoc_stream_content_origin(const struct ydoc_stream *s, const json_t *string
 	return ydoc_stream_pos(s, string_node, origin);
 }
 
+const char *ydoc_kind_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "a mapping";
+	case JSON_ARRAY:
+		return "a list";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		break;
+	}
+	return "null";
+}
+
 void ydoc_verror_at_key(const struct ydoc_stream *s, const json_t *obj, const char *key,
 			struct gs_error *err, const char *fmt, va_list ap)
 {

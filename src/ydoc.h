@@ -135,6 +135,9 @@ int ydoc_stream_content_origin(const struct ydoc_stream *s, const json_t *string
  */
 int ydoc_stream_exact_int(const struct ydoc_stream *s, const json_t *node, const char **digits);
 
+/* What a value is, for messages: "a mapping", "a list", "an integer", "null", ... */
+const char *ydoc_kind_name(const json_t *v);
+
 /* Fill err with "name:line:col: msg" for node (position may be unknown). */
 void ydoc_error_at(const struct ydoc_stream *s, const json_t *node, struct gs_error *err,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -53,8 +53,8 @@ expect_rc 2 "containers as a mapping"
 expect_err_has "shape.yaml:4:5: spec.containers: expected a list, found a mapping"
 printf 'kind: Deployment\nspec:\n  template: 3\n' >"$d/shape2.yaml"
 run check "$d/shape2.yaml"
-expect_rc 2 "template as a number"
-expect_err_has "shape2.yaml:3:13: spec.template: expected a mapping, found a number"
+expect_rc 2 "template as an integer"
+expect_err_has "shape2.yaml:3:13: spec.template: expected a mapping, found an integer"
 
 # YAML that Kubernetes' YAML-to-JSON step refuses.
 printf 'kind: Pod\nmetadata:\n  annotations:\n    x: .inf\n' >"$d/inf.yaml"
