@@ -112,13 +112,14 @@ static int fail_at(struct walk *w, struct ydoc_pos pos, const char *fmt, ...)
 
 static int fail_at(struct walk *w, struct ydoc_pos pos, const char *fmt, ...)
 {
-	char msg[sizeof(w->err->msg)];
+	struct strbuf msg = STRBUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	strbuf_vaddf(&msg, fmt, ap);
 	va_end(ap);
-	gs_error_at(w->err, ydoc_stream_name(w->s), pos.line, pos.col, "%s", msg);
+	gs_error_at(w->err, ydoc_stream_name(w->s), pos.line, pos.col, "%s", msg.buf);
+	strbuf_release(&msg);
 	return -1;
 }
 
@@ -597,25 +598,31 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 	if (is_list_kind(kind)) {
 		json_t *items, *item;
 		size_t i;
-		char item_kind[256];
+		char *item_kind;
+		int rc = 0;
 
 		if (get_list(w, obj, "items", "", &items))
 			return -1;
 		if (items && nesting >= MAX_LIST_NESTING)
 			return fail_at(w, key_pos(w, obj, "items"),
 				       "items: Lists nested more than %d deep", MAX_LIST_NESTING);
-		snprintf(item_kind, sizeof(item_kind), "%.*s", (int)(strlen(kind) - 4), kind);
+		item_kind = gs_xstrndup(kind, strlen(kind) - 4); /* "FooList" -> "Foo" */
 		json_array_foreach (items, i, item) {
 			if (json_is_null(item))
 				continue;
-			if (!json_is_object(item))
-				return fail_at(w, index_pos(w, items, i),
-					       "items[%zu]: expected a mapping, found %s", i,
-					       ydoc_kind_name(item));
-			if (check_object(w, item, item_kind[0] ? item_kind : NULL, nesting + 1))
-				return -1;
+			if (!json_is_object(item)) {
+				rc = fail_at(w, index_pos(w, items, i),
+					     "items[%zu]: expected a mapping, found %s", i,
+					     ydoc_kind_name(item));
+				break;
+			}
+			if (check_object(w, item, item_kind[0] ? item_kind : NULL, nesting + 1)) {
+				rc = -1;
+				break;
+			}
 		}
-		return 0;
+		free(item_kind);
+		return rc;
 	}
 	if (!strcmp(kind, "Pod"))
 		path = pod;
