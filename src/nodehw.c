@@ -192,7 +192,7 @@ static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t 
 	hw->gpus = gs_xcalloc((size_t)np, sizeof(*hw->gpus));
 	for (int i = 0; i < np; i++) {
 		const struct catalog_gpu *g = catalog_find_gpu(cat, pitems[i]);
-		int c;
+		int c = 0;
 		if (!g) {
 			ydoc_error_at_key(src, ann, NODEHW_ANN_PRODUCT, err,
 					  "node '%s': unknown GPU model '%s' in annotation %s (see "
