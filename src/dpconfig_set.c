@@ -7,6 +7,7 @@
 
 #include "dpdecode.h"
 #include "gonum.h"
+#include "kobj.h"
 #include "banned.h"
 
 /*
@@ -379,4 +380,29 @@ void dpconfig_set_free(struct dpconfig_set *set)
 	free(set->e);
 	dp_diags_release(&set->own);
 	free(set);
+}
+
+int dpconfig_set_load_file(const char *path, struct ydoc_stream **stream, const json_t **configmap,
+			   struct dpconfig_set **out, struct gs_error *err)
+{
+	long i;
+
+	*out = NULL;
+	if (ydoc_load_file(path, &ydoc_default_limits, stream, err))
+		return -1;
+	i = kobj_find(*stream, 0, "ConfigMap", NULL);
+	if (i < 0) {
+		gs_error_set(err, "%s: no ConfigMap in the file", path);
+		return -1;
+	}
+	if (kobj_find(*stream, (size_t)i + 1, "ConfigMap", NULL) >= 0) {
+		gs_error_set(err,
+			     "%s: more than one ConfigMap; keep the device-plugin one alone in the "
+			     "file",
+			     path);
+		return -1;
+	}
+	if (configmap)
+		*configmap = ydoc_stream_doc(*stream, (size_t)i);
+	return dpconfig_set_from_configmap(*stream, ydoc_stream_doc(*stream, (size_t)i), out, err);
 }

@@ -26,6 +26,13 @@ struct dpconfig_set;
  */
 int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *configmap,
 				struct dpconfig_set **out, struct gs_error *err) GS_WUR;
+/*
+ * The one ConfigMap of a YAML file (more than one, or none, is an error):
+ * the loaded stream (kept for positions; caller frees), the ConfigMap in it
+ * (borrowed from the stream; configmap may be NULL) and its set.
+ */
+int dpconfig_set_load_file(const char *path, struct ydoc_stream **stream, const json_t **configmap,
+			   struct dpconfig_set **out, struct gs_error *err) GS_WUR;
 size_t dpconfig_set_count(const struct dpconfig_set *set);
 /* Everything found while parsing key i (errors, warnings), for lint. */
 const struct dp_diags *dpconfig_set_diags(const struct dpconfig_set *set, size_t i);

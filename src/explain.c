@@ -495,6 +495,7 @@ static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_
 				if (!v || quantity_from_json(&q, v, &e) < 0 ||
 				    quantity_value(&q, &cnt) < 0 || cnt <= 1)
 					continue;
+				n->fails_admission = true;
 				gs_warnings_add(
 					&n->hints,
 					"container \"%s\" asks for %lld %s, shared by %s with "
@@ -763,10 +764,82 @@ void explain_pod_free(struct explain_pod *e)
 
 #define EXPLAIN_MAX_ARG 256
 
+/* Add what asking for q of `name` counts against quotas into *usage (created when NULL). */
+static int usage_add(json_t **usage, const char *name, const struct quantity *q,
+		     struct gs_error *err)
+{
+	struct quantity one;
+
+	if (!*usage) {
+		*usage = json_object();
+		quantity_from_int64(&one, 1, QUANTITY_DECIMAL_SI);
+		if (add_into(*usage, "pods", &one, err) < 0 ||
+		    add_into(*usage, "count/pods", &one, err) < 0)
+			return -1;
+	}
+	if (!strncmp(name, "requests.", 9) || !strncmp(name, "limits.", 7) ||
+	    !strncmp(name, "count/", 6) || !strcmp(name, "pods"))
+		return add_into(*usage, name, q, err);
+	/* The pod evaluator (pkg/quota/v1/evaluator/core/pods.go). */
+	if (!strcmp(name, "cpu") || !strcmp(name, "memory") || !strcmp(name, "ephemeral-storage") ||
+	    !strncmp(name, "hugepages-", 10)) {
+		char *req = gs_xasprintf("requests.%s", name);
+		int r = add_into(*usage, name, q, err) < 0 || add_into(*usage, req, q, err) < 0;
+		free(req);
+		return r ? -1 : 0;
+	}
+	char *req = gs_xasprintf("requests.%s", name);
+	int r = add_into(*usage, req, q, err);
+	free(req);
+	return r;
+}
+
+int explain_quota_add_pod(json_t **usage, const json_t *pod, struct gs_error *err)
+{
+	json_t *req = NULL, *lim = json_object();
+	const json_t *c;
+	const char *k;
+	json_t *v;
+	size_t i;
+	struct quantity q, one;
+	int rc = -1;
+
+	if (pod_requests(pod, &req, err) < 0)
+		goto out;
+	/* One pod more: usage_add counts it when it creates the usage. */
+	quantity_from_int64(&q, 0, QUANTITY_DECIMAL_SI);
+	quantity_from_int64(&one, 1, QUANTITY_DECIMAL_SI);
+	if (*usage ? add_into(*usage, "pods", &one, err) < 0 ||
+			     add_into(*usage, "count/pods", &one, err) < 0
+		   : usage_add(usage, "pods", &q, err) < 0)
+		goto out;
+	json_object_foreach (req, k, v)
+		if (qparse(&q, v, k, err) < 0 || usage_add(usage, k, &q, err) < 0)
+			goto out;
+	/* limits.<name>: the containers' limits, summed. */
+	json_array_foreach (kobj_get(pod, "spec.containers"), i, c)
+		json_object_foreach (json_object_get(json_object_get(c, "resources"), "limits"), k,
+				     v) {
+			char *name = gs_xasprintf("limits.%s", k);
+			int r = qparse(&q, v, k, err) < 0 || add_into(lim, name, &q, err) < 0;
+			free(name);
+			if (r)
+				goto out;
+		}
+	json_object_foreach (lim, k, v)
+		if (qparse(&q, v, k, err) < 0 || usage_add(usage, k, &q, err) < 0)
+			goto out;
+	rc = 0;
+out:
+	json_decref(req);
+	json_decref(lim);
+	return rc;
+}
+
 int explain_quota_add_request(json_t **usage, const char *arg, struct gs_error *err)
 {
 	const char *eq = strchr(arg, '=');
-	struct quantity q, one;
+	struct quantity q;
 	char name[EXPLAIN_MAX_ARG];
 
 	if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof(name)) {
@@ -783,28 +856,7 @@ int explain_quota_add_request(json_t **usage, const char *arg, struct gs_error *
 		gs_error_set(err, "--request %s: a request cannot be negative", name);
 		return -1;
 	}
-	if (!*usage) {
-		*usage = json_object();
-		quantity_from_int64(&one, 1, QUANTITY_DECIMAL_SI);
-		if (add_into(*usage, "pods", &one, err) < 0 ||
-		    add_into(*usage, "count/pods", &one, err) < 0)
-			return -1;
-	}
-	if (!strncmp(name, "requests.", 9) || !strncmp(name, "limits.", 7) ||
-	    !strncmp(name, "count/", 6) || !strcmp(name, "pods"))
-		return add_into(*usage, name, &q, err);
-	/* The pod evaluator (pkg/quota/v1/evaluator/core/pods.go). */
-	if (!strcmp(name, "cpu") || !strcmp(name, "memory") || !strcmp(name, "ephemeral-storage") ||
-	    !strncmp(name, "hugepages-", 10)) {
-		char *req = gs_xasprintf("requests.%s", name);
-		int r = add_into(*usage, name, &q, err) < 0 || add_into(*usage, req, &q, err) < 0;
-		free(req);
-		return r ? -1 : 0;
-	}
-	char *req = gs_xasprintf("requests.%s", name);
-	int r = add_into(*usage, req, &q, err);
-	free(req);
-	return r;
+	return usage_add(usage, name, &q, err);
 }
 
 static int cmp_str(const void *a, const void *b)

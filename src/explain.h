@@ -36,6 +36,9 @@ struct explain_node {
 	 * "Insufficient nvidia.com/gpu", "node(s) had untolerated taint {k: v}". */
 	struct gs_warnings reasons;
 	struct gs_warnings hints; /* GPU-sharing traps on this node (spec nvidia-semantics §6.5) */
+	/* The scheduler would pass it but the device plugin refuses the pod at
+	 * Allocate (failRequestsGreaterThanOne, nvidia-semantics §3.4): one of the hints. */
+	bool fails_admission;
 };
 
 struct explain_pod {
@@ -118,6 +121,14 @@ struct explain_quota_report {
  * as written. Fails on a malformed argument.
  */
 int explain_quota_add_request(json_t **usage, const char *arg, struct gs_error *err) GS_WUR;
+
+/*
+ * Add what the pod counts against quotas into *usage (created when NULL):
+ * pods and count/pods 1, its effective requests as explain_quota_add_request
+ * counts them, and limits.<name> for its containers' limits. Called for
+ * several pods, *usage is their sum. Fails on a quantity that does not parse.
+ */
+int explain_quota_add_pod(json_t **usage, const json_t *pod, struct gs_error *err) GS_WUR;
 
 /*
  * Every quota of a ResourceQuotaList, and with usage (NULL = none) what

@@ -68,29 +68,6 @@ static int list_gpus(void)
 	return EXIT_OK;
 }
 
-/* The one ConfigMap of the file. */
-static int load_configmap(const char *path, struct ydoc_stream **stream, struct dpconfig_set **set,
-			  struct gs_error *err)
-{
-	long i;
-
-	if (ydoc_load_file(path, &ydoc_default_limits, stream, err))
-		return -1;
-	i = kobj_find(*stream, 0, "ConfigMap", NULL);
-	if (i < 0) {
-		gs_error_set(err, "%s: no ConfigMap in the file", path);
-		return -1;
-	}
-	if (kobj_find(*stream, (size_t)i + 1, "ConfigMap", NULL) >= 0) {
-		gs_error_set(err,
-			     "%s: more than one ConfigMap; keep the device-plugin one alone in the "
-			     "file",
-			     path);
-		return -1;
-	}
-	return dpconfig_set_from_configmap(*stream, ydoc_stream_doc(*stream, (size_t)i), set, err);
-}
-
 static int find_node(const struct ydoc_stream *s, const char *path, const char *want,
 		     const json_t **out, struct gs_error *err)
 {
@@ -162,7 +139,7 @@ int cmd_advertise(int argc, char **argv)
 	if (getenv("GPUSHARE_NOW"))
 		opt.now = strtoll(getenv("GPUSHARE_NOW"), NULL, 10);
 	if (catalog_builtin(&cat, &err) ||
-	    (cm_path && load_configmap(cm_path, &cm_stream, &set, &err)) ||
+	    (cm_path && dpconfig_set_load_file(cm_path, &cm_stream, NULL, &set, &err)) ||
 	    ydoc_load_file(node_path, &ydoc_default_limits, &node_stream, &err) ||
 	    find_node(node_stream, node_path, node_name, &node, &err) ||
 	    (opt.source = node_stream, advertise_node(cat, node, set, &opt, &adv, &err))) {

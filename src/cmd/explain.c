@@ -6,16 +6,23 @@
 #include "cmd.h"
 #include "dpconfig.h"
 #include "explain.h"
+#include "explain_offline.h"
+#include "kobj.h"
+#include "nodehw.h"
 #include "defaults.h"
 #include "kubecontext.h"
 #include "parseopt.h"
 #include "readfile.h"
+#include "strbuf.h"
+#include "ydoc.h"
 #include "banned.h"
 
 #define EXPLAIN_MAX_FILE (256u << 20)
 
 static const char *const usage_lines[] = {
 	"gpushare explain pod NS/NAME [options]",
+	"gpushare explain pod POD.yaml --nodes NODES.yaml --configmap CM.yaml [--pods PODS.yaml]\n"
+	"                 [--quota QUOTAS.yaml]",
 	"gpushare explain quota NS [--request RES=N]... [--name POD] [options]",
 	NULL,
 };
@@ -36,11 +43,17 @@ static const struct parseopt_usage explain_usage = {
 	"enforced yet (status.hard set); with --request, whether one more pod asking for\n"
 	"that would be admitted, in the apiserver's words.\n"
 	"\n"
+	"Before the cluster exists, pod takes manifests: every Pod of POD.yaml against\n"
+	"the Nodes of NODES.yaml as gpushare would advertise them under the ConfigMap\n"
+	"(its Pods with spec.nodeName are the pods already bound), and with --quota\n"
+	"the ResourceQuotas of the pod's namespace as the quota controller fills them.\n"
+	"\n"
 	"Offline, recorded objects replace the cluster: pod takes --pod-file and\n"
 	"--nodes-file (with --pods-file and --configmap-file optional), quota takes\n"
 	"--quota-file.\n",
-	"Exit status: 0 scheduled / admitted, 1 not scheduled, failed or refused, 2 bad\n"
-	"usage or an API error.\n",
+	"Exit status: 0 scheduled / admitted (POD.yaml: every pod fits a node and is\n"
+	"admitted), 1 not scheduled, failed or refused, 2 bad usage, input or an API\n"
+	"error.\n",
 };
 
 struct configmap_ref {
@@ -59,18 +72,6 @@ static int split_ns(const char *what, const char *val, char **ns, const char **n
 	}
 	*ns = gs_xstrndup(val, (size_t)(slash - val));
 	*name = slash + 1;
-	return 0;
-}
-
-static int parse_configmap(const struct option *opt, const char *arg, struct gs_error *err)
-{
-	struct configmap_ref *ref = opt->value;
-	char *ns;
-
-	if (split_ns("--configmap", arg, &ns, &ref->name, err) < 0)
-		return -1;
-	free(ref->ns);
-	ref->ns = ns;
 	return 0;
 }
 
@@ -96,12 +97,44 @@ static int load_json(const char *path, json_t **out, struct gs_error *err)
 	return 0;
 }
 
-static void print_pod(const struct explain_pod *e)
+static void print_requests(const struct explain_pod *e)
 {
 	const char *k;
 	json_t *v;
 	int first = 1;
 
+	printf("requests:");
+	json_object_foreach (e->requests, k, v) {
+		printf(" %s=%s", k, json_string_value(v));
+		first = 0;
+	}
+	printf("%s\n", first ? " none" : "");
+}
+
+/* The node's lines; extra (NULL = none) before the hints. */
+static void print_node(const struct explain_node *n, const char *extra)
+{
+	printf("node %s: %s%s\n", n->name, n->fits ? "fits" : "does not fit",
+	       n->bound ? " (the pod is bound here)" : "");
+	for (size_t r = 0; r < n->reasons.n; r++)
+		printf("  - %s\n", n->reasons.items[r]);
+	for (size_t r = 0; r < n->n_res; r++) {
+		const struct explain_resource *x = &n->res[r];
+		printf("  %s: requested %s, allocatable %s, used by bound pods %s, free "
+		       "%s%s\n",
+		       x->name, x->requested, x->allocatable, x->used, x->free,
+		       x->fits ? "" : " (insufficient)");
+	}
+	if (*n->advertised)
+		printf("  advertises %s\n", n->advertised);
+	if (extra)
+		printf("  %s\n", extra);
+	for (size_t h = 0; h < n->hints.n; h++)
+		printf("  hint: %s\n", n->hints.items[h]);
+}
+
+static void print_pod(const struct explain_pod *e)
+{
 	if (e->node)
 		printf("pod %s/%s: %s on %s (phase %s)\n", e->namespace, e->name,
 		       strcmp(e->phase, "Failed") ? "scheduled" : "failed", e->node,
@@ -111,30 +144,9 @@ static void print_pod(const struct explain_pod *e)
 		       *e->phase ? e->phase : "unknown");
 	if (e->status_reason)
 		printf("status: %s: %s\n", e->status_reason, e->status_message);
-	printf("requests:");
-	json_object_foreach (e->requests, k, v) {
-		printf(" %s=%s", k, json_string_value(v));
-		first = 0;
-	}
-	printf("%s\n", first ? " none" : "");
-	for (size_t i = 0; i < e->n_nodes; i++) {
-		const struct explain_node *n = &e->nodes[i];
-		printf("node %s: %s%s\n", n->name, n->fits ? "fits" : "does not fit",
-		       n->bound ? " (the pod is bound here)" : "");
-		for (size_t r = 0; r < n->reasons.n; r++)
-			printf("  - %s\n", n->reasons.items[r]);
-		for (size_t r = 0; r < n->n_res; r++) {
-			const struct explain_resource *x = &n->res[r];
-			printf("  %s: requested %s, allocatable %s, used by bound pods %s, free "
-			       "%s%s\n",
-			       x->name, x->requested, x->allocatable, x->used, x->free,
-			       x->fits ? "" : " (insufficient)");
-		}
-		if (*n->advertised)
-			printf("  advertises %s\n", n->advertised);
-		for (size_t h = 0; h < n->hints.n; h++)
-			printf("  hint: %s\n", n->hints.items[h]);
-	}
+	print_requests(e);
+	for (size_t i = 0; i < e->n_nodes; i++)
+		print_node(&e->nodes[i], NULL);
 	for (size_t h = 0; h < e->hints.n; h++)
 		printf("hint: %s\n", e->hints.items[h]);
 	if (e->scheduled < 0)
@@ -189,6 +201,182 @@ static int refused(const struct explain_quota_report *r)
 	return 0;
 }
 
+/* "nvidia.com/gpu 8 slots on 2 GPUs, 4 per GPU sharing its 15360 MiB; ..." */
+static void add_slots(struct strbuf *sb, const struct sync_node *sn, long long cards, int mib)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach (sn->resources, k, v) {
+		long long n = json_is_string(v) ? strtoll(json_string_value(v), NULL, 10) : 0;
+		if (n <= 0 || strncmp(k, "nvidia.com/", 11))
+			continue;
+		strbuf_addf(sb, "; %s %lld slot%s", k, n, n == 1 ? "" : "s");
+		if (!strncmp(k, "nvidia.com/mig-", 15))
+			strbuf_addf(sb, ", MIG instances, each with its own memory");
+		else if (cards > 0 && n > cards)
+			strbuf_addf(sb, " on %lld GPU%s, %lld per GPU sharing its %d MiB", cards,
+				    cards == 1 ? "" : "s", n / cards, mib);
+		else
+			strbuf_addf(sb, ", a whole GPU each");
+	}
+}
+
+/* What gpushare does with the node: its config, cards and slots, or why the stack refuses it. */
+static char *fleet_line(const struct catalog *cat, const struct sync_node *sn, const json_t *node)
+{
+	const char *product = kobj_annotation(node, NODEHW_ANN_PRODUCT);
+	const char *count = kobj_annotation(node, NODEHW_ANN_COUNT);
+	const struct catalog_gpu *g = product ? catalog_find_gpu(cat, product) : NULL;
+	long long cards = count ? strtoll(count, NULL, 10) : 1;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (sn->outcome == SYNC_SKIPPED) {
+		strbuf_addf(&sb, "gpushare: not a declared GPU node (%s)", sn->message);
+		return strbuf_detach(&sb, NULL);
+	}
+	strbuf_addf(&sb, "gpushare: config %s",
+		    sn->config ? (*sn->config ? sn->config : "(empty)") : "(none)");
+	if (g)
+		strbuf_addf(&sb, ", %lld x %s (%d MiB each)", cards, g->name, g->memory_mib);
+	if (sn->outcome == SYNC_FAILED)
+		strbuf_addf(&sb, ": %s", sn->message);
+	else
+		add_slots(&sb, sn, cards, g ? g->memory_mib : 0);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* The verdict for one pod of POD.yaml; 1 when it lands somewhere and is admitted. */
+static int print_offline(const struct explain_pod *e, const struct explain_fleet *f,
+			 const struct catalog *cat, const struct explain_quota_report *qr)
+{
+	struct strbuf fit = STRBUF_INIT, refuse = STRBUF_INIT;
+	int ok;
+
+	printf("pod %s/%s: offline, on the nodes as gpushare would advertise them\n",
+	       *e->namespace ? e->namespace : "default", e->name);
+	print_requests(e);
+	for (size_t i = 0; i < e->n_nodes; i++) {
+		const struct explain_node *n = &e->nodes[i];
+		char *line = NULL;
+		if (i < f->plan.n)
+			line = fleet_line(cat, &f->plan.nodes[i],
+					  json_array_get(json_object_get(f->nodes, "items"), i));
+		print_node(n, line);
+		free(line);
+		if (n->fits)
+			strbuf_addsep(n->fails_admission ? &refuse : &fit, ", ", n->name);
+	}
+	for (size_t h = 0; h < e->hints.n; h++)
+		printf("hint: %s\n", e->hints.items[h]);
+	const struct explain_quota *refused_by = NULL;
+	if (qr) {
+		print_quota(qr, e->name);
+		for (size_t i = 0; i < qr->n && !refused_by; i++)
+			if (qr->quotas[i].verdict == EXPLAIN_REFUSE)
+				refused_by = &qr->quotas[i];
+	}
+	if (refused_by)
+		printf("verdict: refused at creation: pods \"%s\" is forbidden: %s\n", e->name,
+		       refused_by->message);
+	else if (fit.len)
+		printf("verdict: fits %s\n", fit.buf);
+	else if (refuse.len)
+		printf("verdict: the scheduler would bind it to %s, where the kubelet refuses it "
+		       "(UnexpectedAdmissionError)\n",
+		       refuse.buf);
+	else
+		printf("verdict: fits no node: it would stay Pending\n");
+	ok = !refused_by && fit.len;
+	strbuf_release(&fit);
+	strbuf_release(&refuse);
+	return ok;
+}
+
+/* For "must specify ... for: <container>"; NULL = "main". */
+static const char *first_container(const json_t *pod)
+{
+	const char *c = kobj_text(json_array_get(kobj_get(pod, "spec.containers"), 0), "name");
+	return *c ? c : NULL;
+}
+
+/* explain pod POD.yaml --nodes NODES.yaml --configmap CM.yaml [--quota QUOTAS.yaml]. */
+static int explain_manifests(const char *pod_path, const char *nodes_path, const char *pods_path,
+			     const char *cm_path, const char *quota_path, struct gs_error *err)
+{
+	struct ydoc_stream *ps = NULL, *ns = NULL, *cs = NULL, *qs = NULL, *bs = NULL;
+	struct dpconfig_set *set = NULL;
+	const json_t *cm = NULL;
+	const struct catalog *cat;
+	struct explain_fleet fleet = {0};
+	int rc = -1, all = 1;
+
+	if (catalog_builtin(&cat, err) < 0 ||
+	    ydoc_load_file(pod_path, &ydoc_default_limits, &ps, err) < 0 ||
+	    ydoc_load_file(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
+	    dpconfig_set_load_file(cm_path, &cs, &cm, &set, err) < 0 ||
+	    (pods_path && ydoc_load_file(pods_path, &ydoc_default_limits, &bs, err) < 0) ||
+	    (quota_path && ydoc_load_file(quota_path, &ydoc_default_limits, &qs, err) < 0))
+		goto out;
+	if (kobj_find(ps, 0, "Pod", NULL) < 0) {
+		gs_error_set(err, "%s: no Pod in the file", pod_path);
+		goto out;
+	}
+	for (long i = kobj_find(ps, 0, "Pod", NULL); i >= 0;
+	     i = kobj_find(ps, (size_t)i + 1, "Pod", NULL))
+		if (explain_pod_check(ps, ydoc_stream_doc(ps, (size_t)i), err) < 0)
+			goto out;
+	for (long i = kobj_find(ns, 0, "Pod", NULL); i >= 0;
+	     i = kobj_find(ns, (size_t)i + 1, "Pod", NULL))
+		if (explain_pod_check(ns, ydoc_stream_doc(ns, (size_t)i), err) < 0)
+			goto out;
+	for (long i = bs ? kobj_find(bs, 0, "Pod", NULL) : -1; i >= 0;
+	     i = kobj_find(bs, (size_t)i + 1, "Pod", NULL))
+		if (explain_pod_check(bs, ydoc_stream_doc(bs, (size_t)i), err) < 0)
+			goto out;
+	if (explain_fleet_build(ns, bs, cm, &fleet, err) < 0)
+		goto out;
+	for (long i = kobj_find(ps, 0, "Pod", NULL); i >= 0;
+	     i = kobj_find(ps, (size_t)i + 1, "Pod", NULL)) {
+		const json_t *pod = ydoc_stream_doc(ps, (size_t)i);
+		const char *pns = kobj_text(pod, "metadata.namespace");
+		struct explain_pod_input in = {pod, fleet.nodes, fleet.pods, set, cat};
+		struct explain_pod *e = NULL;
+		struct explain_quota_report *qr = NULL;
+		json_t *quotas = NULL, *usage = NULL;
+		int r = explain_pod(&in, &e, err);
+		if (r == 0 && qs) {
+			r = explain_quota_list_build(qs, *pns ? pns : "default", fleet.pods,
+						     &quotas, err);
+			if (r == 0)
+				r = explain_quota_add_pod(&usage, pod, err);
+			if (r == 0)
+				r = explain_quota(quotas, usage, first_container(pod), &qr, err);
+		}
+		if (r == 0) {
+			if (i > kobj_find(ps, 0, "Pod", NULL))
+				printf("\n");
+			all &= print_offline(e, &fleet, cat, qr);
+		}
+		explain_pod_free(e);
+		explain_quota_report_free(qr);
+		json_decref(quotas);
+		json_decref(usage);
+		if (r < 0)
+			goto out;
+	}
+	rc = all ? EXIT_OK : EXIT_FINDING;
+out:
+	explain_fleet_release(&fleet);
+	dpconfig_set_free(set);
+	ydoc_stream_free(ps);
+	ydoc_stream_free(ns);
+	ydoc_stream_free(cs);
+	ydoc_stream_free(qs);
+	ydoc_stream_free(bs);
+	return rc;
+}
+
 /* GET, with a 404 giving *out NULL and 0. */
 static int get_optional(struct kube_client *kc, const char *path, json_t **out,
 			struct gs_error *err)
@@ -210,6 +398,7 @@ int cmd_explain(int argc, char **argv)
 	struct gs_error err;
 	char buf[2048];
 	const char *what = NULL, *target = NULL, *pod_name = "POD", *container = NULL;
+	const char *cm_arg = NULL, *y_nodes = NULL, *y_quota = NULL, *y_pods = NULL;
 	const char *f_pod = NULL, *f_nodes = NULL, *f_pods = NULL, *f_cm = NULL, *f_quota = NULL;
 	struct configmap_ref cmref = {NULL, GS_DEFAULT_CONFIGMAP};
 	char *pod_ns = NULL;
@@ -220,9 +409,9 @@ int cmd_explain(int argc, char **argv)
 	struct explain_quota_report *qr = NULL;
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
-		OPT_CALLBACK(0, "configmap", &cmref, "NS/NAME",
-			     "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF "]",
-			     parse_configmap),
+		OPT_STRING(0, "configmap", &cm_arg, "NS/NAME",
+			   "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF
+			   "];\nwith --nodes, its manifest (a FILE)"),
 		OPT_CALLBACK(0, "request", &req, "RES=N",
 			     "what the pod asks for (nvidia.com/gpu=1, cpu=500m, ...);\nrepeatable",
 			     parse_request),
@@ -230,6 +419,13 @@ int cmd_explain(int argc, char **argv)
 			   "the pod name used in the refusal message [POD]"),
 		OPT_STRING(0, "container", &container, "NAME",
 			   "its one container's name, for \"must specify\" [main]"),
+		OPT_GROUP("Before the cluster (manifests, YAML):"),
+		OPT_STRING(0, "nodes", &y_nodes, "FILE",
+			   "the Nodes (with gpushare.io/gpu-* annotations) and\nthe Pods bound to "
+			   "them"),
+		OPT_STRING(0, "pods", &y_pods, "FILE",
+			   "Pods already there (bound: spec.nodeName; all count\nfor quotas)"),
+		OPT_STRING(0, "quota", &y_quota, "FILE", "the ResourceQuotas"),
 		OPT_GROUP("Offline (recorded objects instead of a cluster):"),
 		OPT_STRING(0, "pod-file", &f_pod, "FILE", "the Pod"),
 		OPT_STRING(0, "nodes-file", &f_nodes, "FILE", "a NodeList"),
@@ -257,6 +453,27 @@ int cmd_explain(int argc, char **argv)
 		goto usage_error;
 	}
 	bool is_pod = !strcmp(what, "pod");
+	if (y_nodes || y_quota || y_pods) {
+		if (!is_pod || !y_nodes || !cm_arg || !target || f_pod || f_nodes || f_pods ||
+		    f_cm || f_quota || req) {
+			gs_error_set(
+				&err,
+				"from manifests: explain pod POD.yaml --nodes NODES.yaml "
+				"--configmap CM.yaml [--pods PODS.yaml] [--quota QUOTAS.yaml]");
+			goto usage_error;
+		}
+		rc = explain_manifests(target, y_nodes, y_pods, cm_arg, y_quota, &err);
+		if (rc < 0)
+			goto fail;
+		goto out;
+	}
+	if (cm_arg) {
+		char *cns;
+		if (split_ns("--configmap", cm_arg, &cns, &cmref.name, &err) < 0)
+			goto usage_error;
+		free(cmref.ns);
+		cmref.ns = cns;
+	}
 	bool offline = is_pod ? f_pod != NULL : f_quota != NULL;
 	if (is_pod && offline != (f_nodes != NULL)) {
 		gs_error_set(&err, "--pod-file and --nodes-file go together");

@@ -36,6 +36,25 @@ expect_out_has "requests.nvidia.com/gpu: hard 3, used 2, headroom 1" "headroom"
 run explain quota --quota-file "$D/quota-list.json"
 expect_rc 0 "no request"
 
+# From manifests (the seed's fleet, before a cluster exists): the same verdicts.
+K=$TOP/k8s
+G=$TOP/tests/golden
+run explain pod "$K/mig-job.yaml" --nodes "$K/lab-nodes.yaml" --configmap "$K/device-plugin-configs.yaml"
+expect_rc 0 "both seed pods fit somewhere"
+expect_out_has "verdict: fits lab-node-2" "mig-job only on the MIG node"
+expect_out_has "ask for one of those instead of nvidia.com/gpu" "plain-gpu: the name lab-node-2 advertises"
+run explain pod "$K/team-over.yaml" --nodes "$G/explain-offline-constraints/nodes.yaml" --configmap "$K/device-plugin-configs.yaml" --pods "$K/team-a-pods.yaml" --quota "$K/gpu-quota.yaml"
+expect_rc 1 "quota refusal"
+expect_out_has 'verdict: refused at creation: pods "team-over" is forbidden: exceeded quota: gpu-quota' "apiserver's words"
+run explain pod "$G/explain-offline-admission/pod.yaml" --nodes "$K/lab-nodes.yaml" --configmap "$K/device-plugin-configs.yaml"
+expect_rc 1 "fails kubelet admission"
+run explain pod "$G/explain-offline-bad-quantity/pod.yaml" --nodes "$K/lab-nodes.yaml" --configmap "$K/device-plugin-configs.yaml"
+expect_rc 2 "bad quantity"
+expect_err_has "pod.yaml:11:25: limits nvidia.com/gpu" "file:line:col"
+run explain pod "$K/mig-job.yaml" --nodes "$K/mig-job.yaml" --configmap "$K/device-plugin-configs.yaml"
+expect_rc 2 "no Node"
+expect_err_has "no Node in the file" "no Node"
+
 # usage errors
 run explain
 expect_rc 2 "nothing to explain"

@@ -548,6 +548,35 @@ static void test_quota_request_args(void **state)
 	json_decref(usage);
 }
 
+/* What pods count against quotas, summed over pods (the offline form's status.used). */
+static void test_quota_add_pod(void **state)
+{
+	(void)state;
+	json_t *a = synthetic_pod("\"nvidia.com/gpu\":1,\"cpu\":\"500m\"", NULL);
+	json_t *b = synthetic_pod("\"nvidia.com/gpu\":\"2\"", NULL);
+	json_t *bad = synthetic_pod("\"cpu\":\"x\"", NULL);
+	json_t *usage = NULL;
+	struct gs_error err;
+
+	assert_int_equal(explain_quota_add_pod(&usage, a, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(usage, "pods")), "1");
+	assert_string_equal(json_string_value(json_object_get(usage, "requests.cpu")), "500m");
+	assert_string_equal(json_string_value(json_object_get(usage, "cpu")), "500m");
+	assert_string_equal(json_string_value(json_object_get(usage, "limits.cpu")), "500m");
+	assert_int_equal(explain_quota_add_pod(&usage, b, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(usage, "pods")), "2");
+	assert_string_equal(json_string_value(json_object_get(usage, "count/pods")), "2");
+	assert_string_equal(json_string_value(json_object_get(usage, "requests.nvidia.com/gpu")),
+			    "3");
+	assert_string_equal(json_string_value(json_object_get(usage, "limits.nvidia.com/gpu")),
+			    "3");
+	assert_int_equal(explain_quota_add_pod(&usage, bad, &err), -1);
+	json_decref(usage);
+	json_decref(a);
+	json_decref(b);
+	json_decref(bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -565,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_quota_lab),
 		cmocka_unit_test(test_quota_not_enforced),
 		cmocka_unit_test(test_quota_request_args),
+		cmocka_unit_test(test_quota_add_pod),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
