@@ -243,7 +243,30 @@ static bool requirement_holds(const json_t *r, const char *have)
 	return false;
 }
 
-static bool term_matches(const json_t *term, const json_t *node)
+/* "zone In [a, b]: the node has zone=c" */
+static char *requirement_text(const json_t *r, const char *key, const char *have)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const json_t *values = json_object_get(r, "values"), *x;
+	size_t i;
+
+	strbuf_addf(&sb, "%s %s", key, kobj_text(r, "operator"));
+	if (json_array_size(values)) {
+		strbuf_addf(&sb, " [");
+		json_array_foreach (values, i, x)
+			strbuf_addf(&sb, "%s%s", i ? ", " : "",
+				    json_is_string(x) ? json_string_value(x) : "?");
+		strbuf_addf(&sb, "]");
+	}
+	if (have)
+		strbuf_addf(&sb, ": the node has %s=%s", key, have);
+	else
+		strbuf_addf(&sb, ": the node has no such label");
+	return strbuf_detach(&sb, NULL);
+}
+
+/* NULL when the term selects the node, else the first requirement it fails. */
+static char *term_mismatch(const json_t *term, const json_t *node)
 {
 	const json_t *exprs = json_object_get(term, "matchExpressions");
 	const json_t *fields = json_object_get(term, "matchFields");
@@ -252,18 +275,20 @@ static bool term_matches(const json_t *term, const json_t *node)
 
 	/* An empty term selects nothing (NodeSelectorTerm's contract). */
 	if (!json_array_size(exprs) && !json_array_size(fields))
-		return false;
-	json_array_foreach (exprs, i, r)
-		if (!requirement_holds(r, kobj_label(node, kobj_text(r, "key"))))
-			return false;
-	json_array_foreach (fields, i, r) {
-		const char *have = !strcmp(kobj_text(r, "key"), "metadata.name")
-					   ? kobj_text(node, "metadata.name")
-					   : NULL;
+		return gs_xstrdup("an empty term selects no node");
+	json_array_foreach (exprs, i, r) {
+		const char *key = kobj_text(r, "key"), *have = kobj_label(node, key);
 		if (!requirement_holds(r, have))
-			return false;
+			return requirement_text(r, key, have);
 	}
-	return true;
+	json_array_foreach (fields, i, r) {
+		const char *key = kobj_text(r, "key");
+		const char *have =
+			!strcmp(key, "metadata.name") ? kobj_text(node, "metadata.name") : NULL;
+		if (!requirement_holds(r, have))
+			return requirement_text(r, key, have);
+	}
+	return NULL;
 }
 
 /* NULL when the node passes nodeSelector and required node affinity, else why not. */
@@ -287,12 +312,28 @@ static char *selector_mismatch(const json_t *spec, const json_t *node)
 						"requiredDuringSchedulingIgnoredDuringExecution"),
 				"nodeSelectorTerms");
 	if (req) {
+		struct strbuf sb = STRBUF_INIT;
 		const json_t *t;
 		size_t i;
-		json_array_foreach (req, i, t)
-			if (term_matches(t, node))
+		json_array_foreach (req, i, t) {
+			char *why = term_mismatch(t, node);
+			if (!why) {
+				strbuf_release(&sb);
 				return NULL;
-		return gs_xstrdup("no term of the required node affinity matches");
+			}
+			if (json_array_size(req) == 1)
+				strbuf_addf(&sb, "node affinity %s", why);
+			else
+				strbuf_addf(&sb, "%sterm %zu: %s",
+					    sb.len ? "; "
+						   : "no term of the required node affinity "
+						     "matches: ",
+					    i + 1, why);
+			free(why);
+		}
+		if (!sb.len)
+			strbuf_addf(&sb, "the required node affinity has no term");
+		return strbuf_detach(&sb, NULL);
 	}
 	return NULL;
 }
