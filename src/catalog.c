@@ -262,6 +262,7 @@ static int rec_mig(struct catalog *cat, const char *name, int lineno, const stru
 		FAIL(t[3], "mig: profile '%s' has impossible instances or slices", t[2].s);
 	ms->profiles = gs_xrealloc((void *)ms->profiles, (ms->n_profiles + 1) * sizeof(*p));
 	p = (struct catalog_mig_profile *)&ms->profiles[ms->n_profiles++];
+	memset(p, 0, sizeof(*p));
 	p->name = gs_xstrdup(t[2].s);
 	p->instances = v[0];
 	p->memory_mib = v[1];
@@ -274,6 +275,58 @@ static int rec_mig(struct catalog *cat, const char *name, int lineno, const stru
 	p->jpeg = v[8];
 	p->ofa = v[9];
 	p->source = gs_xstrdup(t[13].s);
+	p->gi_profile_id = -1;
+	return 0;
+}
+
+/* gip SET PROFILE ID SIZE STARTS SRC: "gip a100-80gb 1g.10gb 19 1 0,1,2,3,4,5,6 spec". */
+static int rec_gip(struct catalog *cat, const char *name, int lineno, const struct token *t, int n,
+		   struct gs_error *err)
+{
+	struct catalog_migset *ms;
+	struct catalog_mig_profile *p = NULL;
+	const char *s;
+	int id, size;
+
+	if (n != 7)
+		FAIL(t[0], "gip: want SET PROFILE ID SIZE STARTS SRC");
+	ms = find_migset(cat, t[1].s);
+	if (!ms)
+		FAIL(t[1], "gip: unknown migset '%s'", t[1].s);
+	for (size_t i = 0; i < ms->n_profiles; i++)
+		if (!strcmp(ms->profiles[i].name, t[2].s))
+			p = (struct catalog_mig_profile *)&ms->profiles[i];
+	if (!p)
+		FAIL(t[2], "gip: no profile '%s' in '%s' (list it with `mig` first)", t[2].s,
+		     ms->id);
+	if (p->gi_profile_id >= 0)
+		FAIL(t[2], "gip: profile '%s' of '%s' listed twice", t[2].s, ms->id);
+	if (parse_int(t[3].s, 63, &id))
+		FAIL(t[3], "gip: bad profile id '%s'", t[3].s);
+	if (parse_int(t[4].s, ms->memory_slices, &size) || size == 0)
+		FAIL(t[4], "gip: bad placement size '%s'", t[4].s);
+	p->n_placements = 0;
+	s = t[5].s;
+	for (;;) {
+		char num[8];
+		size_t len = strcspn(s, ",");
+		int start;
+
+		if (p->n_placements == 8 || len == 0 || len >= sizeof(num))
+			FAIL(t[5], "gip: bad placement starts '%s'", t[5].s);
+		memcpy(num, s, len);
+		num[len] = '\0';
+		if (parse_int(num, ms->memory_slices - size, &start))
+			FAIL(t[5], "gip: placement '%s' does not fit %d slices", num,
+			     ms->memory_slices);
+		p->placements[p->n_placements++] = start;
+		if (!s[len])
+			break;
+		s += len + 1;
+	}
+	p->gi_profile_id = id;
+	p->placement_size = size;
+	p->gip_source = gs_xstrdup(t[6].s);
 	return 0;
 }
 
@@ -449,6 +502,8 @@ static int parse_line(struct catalog *cat, const char *name, int lineno, char *l
 		return rec_migset(cat, name, lineno, t, n, err);
 	if (!strcmp(t[0].s, "mig"))
 		return rec_mig(cat, name, lineno, t, n, err);
+	if (!strcmp(t[0].s, "gip"))
+		return rec_gip(cat, name, lineno, t, n, err);
 	if (!strcmp(t[0].s, "gpu"))
 		return rec_gpu(cat, name, lineno, t, n, err);
 	if (!strcmp(t[0].s, "layout"))
@@ -505,6 +560,7 @@ void catalog_free(struct catalog *cat)
 		for (size_t j = 0; j < ms->n_profiles; j++) {
 			free((void *)ms->profiles[j].name);
 			free((void *)ms->profiles[j].source);
+			free((void *)ms->profiles[j].gip_source);
 		}
 		free((void *)ms->profiles);
 		free((void *)ms->id);

@@ -31,6 +31,17 @@ struct catalog_mig_profile {
 	int jpeg;
 	int ofa;
 	const char *source; /* provenance of memory/SM/engines: spec, obs, lgip, mock, est */
+	/*
+	 * From the table's `gip` record (NVIDIA's DRA driver names MIG devices
+	 * by them): the GPU-instance profile id nvidia-smi mig -lgip shows,
+	 * -1 when the table has none; the memory slices one instance covers
+	 * and the placement starts NVML offers, in slice units.
+	 */
+	int gi_profile_id;
+	int placement_size;
+	int placements[8];
+	int n_placements;
+	const char *gip_source;
 };
 
 struct catalog_migset {

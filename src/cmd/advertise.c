@@ -6,12 +6,15 @@
 #include "advertise.h"
 #include "catalog.h"
 #include "dpconfig.h"
+#include "draslice.h"
 #include "kobj.h"
 #include "parseopt.h"
 #include "ydoc.h"
 #include "banned.h"
 
 static const char *const usage_lines[] = {"gpushare advertise [options] NODE.yaml",
+					  "gpushare advertise --dra [--node NAME] NODE.yaml",
+					  "gpushare advertise --dra --device-classes",
 					  "gpushare advertise --list-gpus", NULL};
 
 static const struct parseopt_usage advertise_usage = {
@@ -19,7 +22,9 @@ static const struct parseopt_usage advertise_usage = {
 	usage_lines,
 	"Print the JSON merge patch that makes a Node advertise what NVIDIA's device\n"
 	"plugin and GPU feature discovery would publish for its declared GPUs:\n"
-	"status.capacity/allocatable and labels (see docs/advertise.md).\n",
+	"status.capacity/allocatable and labels (see docs/advertise.md).\n"
+	"With --dra, print instead the resource.k8s.io/v1 ResourceSlice NVIDIA's DRA\n"
+	"driver v25.12.0 would publish for the node, or its DeviceClasses (docs/dra.md).\n",
 	"exit status: 0 ok, 1 part of the real stack would fail on this node (the\n"
 	"patch is then what the rest still publishes, or none), 2 bad input or usage.\n"
 	"GPUSHARE_NOW=SECONDS fixes nvidia.com/gfd.timestamp.\n",
@@ -90,11 +95,76 @@ static int find_node(const struct ydoc_stream *s, const char *path, const char *
 	return 0;
 }
 
+/* Objects as a YAML stream of JSON documents, for kubectl. */
+static int print_docs(const json_t *docs)
+{
+	for (size_t i = 0; i < json_array_size(docs); i++) {
+		if (i)
+			puts("---");
+		if (print_json(json_array_get(docs, i)))
+			return -1;
+	}
+	return 0;
+}
+
+static int advertise_dra(const char *node_path, const char *node_name, const char *cm_path)
+{
+	struct ydoc_stream *stream = NULL;
+	const struct catalog *cat;
+	const json_t *node;
+	struct nodehw *hw = NULL;
+	json_t *slice = NULL, *docs = NULL;
+	struct gs_warnings w;
+	struct gs_error err;
+	int rc = EXIT_USAGE, r;
+
+	gs_warnings_init(&w);
+	if (catalog_builtin(&cat, &err) ||
+	    ydoc_load_file(node_path, &ydoc_default_limits, &stream, &err) ||
+	    find_node(stream, node_path, node_name, &node, &err) ||
+	    nodehw_from_node(cat, node, stream, &hw, &w, &err)) {
+		print_error(&err);
+		goto out;
+	}
+	r = draslice_build(cat, hw, node, stream, &slice, &w, &err);
+	if (r) {
+		print_error(&err);
+		if (r == DRASLICE_LAYOUT_FAILED) {
+			fprintf(stderr,
+				"hint: mig-manager writes nvidia.com/mig.config.state=failed; "
+				"the driver keeps publishing the GPUs' previous layout\n");
+			rc = EXIT_FINDING;
+		}
+		goto out;
+	}
+	if (cm_path)
+		fprintf(stderr,
+			"warning: --configmap: the DRA driver reads no device-plugin "
+			"config; '%s' is not used\n",
+			cm_path);
+	if (!draslice_node_wants_dra(node))
+		gs_warnings_add(&w,
+				"not labeled %s=%s: sync keeps it on the device-plugin path, "
+				"this is what it would publish on the DRA path",
+				DRASLICE_LABEL_PATH, DRASLICE_PATH_DRA);
+	print_warnings(hw->name, &w);
+	docs = json_array();
+	json_array_append(docs, slice);
+	rc = print_docs(docs) ? EXIT_USAGE : EXIT_OK;
+out:
+	json_decref(docs);
+	json_decref(slice);
+	nodehw_free(hw);
+	gs_warnings_release(&w);
+	ydoc_stream_free(stream);
+	return rc;
+}
+
 int cmd_advertise(int argc, char **argv)
 {
 	const char *cm_path = NULL, *node_path = NULL, *node_name = NULL;
 	struct advertise_options opt = {0};
-	bool full = false, list = false;
+	bool full = false, list = false, dra = false, classes = false;
 	struct ydoc_stream *cm_stream = NULL, *node_stream = NULL;
 	struct dpconfig_set *set = NULL;
 	const struct catalog *cat;
@@ -116,6 +186,11 @@ int cmd_advertise(int argc, char **argv)
 			   "FALLBACK_STRATEGIES (default named,single)"),
 		OPT_FLAG(0, "full", &full, "print the whole advertisement, not the patch"),
 		OPT_FLAG(0, "list-gpus", &list, "print the GPU models gpushare knows"),
+		OPT_GROUP("DRA path (NVIDIA DRA driver v25.12.0, docs/dra.md)"),
+		OPT_FLAG(0, "dra", &dra,
+			 "print the node's ResourceSlice as the driver publishes it"),
+		OPT_FLAG(0, "device-classes", &classes,
+			 "with --dra: print the driver's DeviceClasses instead"),
 		OPT_END(),
 	};
 
@@ -124,6 +199,22 @@ int cmd_advertise(int argc, char **argv)
 		return parseopt_exit(n);
 	if (list)
 		return list_gpus();
+	if (classes && !dra) {
+		gs_error_set(&err, "--device-classes needs --dra");
+		return usage_error(&advertise_usage, &err);
+	}
+	if (classes) {
+		json_t *docs;
+
+		if (n) {
+			gs_error_set(&err, "--device-classes takes no NODE.yaml ('%s')", argv[0]);
+			return usage_error(&advertise_usage, &err);
+		}
+		docs = draslice_device_classes(0);
+		rc = print_docs(docs) ? EXIT_USAGE : EXIT_OK;
+		json_decref(docs);
+		return rc;
+	}
 	if (n > 1) {
 		gs_error_set(&err, "one NODE.yaml only ('%s')", argv[1]);
 		return usage_error(&advertise_usage, &err);
@@ -133,6 +224,14 @@ int cmd_advertise(int argc, char **argv)
 		return usage_error(&advertise_usage, &err);
 	}
 	node_path = argv[0];
+	if (dra) {
+		if (full || opt.default_config || opt.fallbacks) {
+			gs_error_set(&err, "--dra: the DRA path has no %s",
+				     full ? "--full" : "device-plugin config selection");
+			return usage_error(&advertise_usage, &err);
+		}
+		return advertise_dra(node_path, node_name, cm_path);
+	}
 
 	gs_warnings_init(&w);
 	/* A fixed clock for nvidia.com/gfd.timestamp, for reproducible output. */

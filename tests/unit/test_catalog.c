@@ -548,6 +548,18 @@ static void parse_errors(void **state)
 		{"pci g 0xZZ\n", 1, 7, "pci: bad PCI id '0xZZ' (want 0x20B010DE)"},
 		{"gpu 0x1 7.5 100 - s T4\ngpu 0x2 7.5 100 - s T4\n", 2, 21,
 		 "gpu: 'T4' listed twice"},
+		{"gip m 1g 19 1 0 s\n", 1, 5, "gip: unknown migset 'm'"},
+		{"migset m 7 8\ngip m 1g 19 1 0 s\n", 2, 7,
+		 "gip: no profile '1g' in 'm' (list it with `mig` first)"},
+		{"migset m 7 8\nmig m 1g 7 10 14 1 1 1 0 0 0 0 s\ngip m 1g 19 1 0,8 s\n", 3, 15,
+		 "gip: placement '8' does not fit 8 slices"},
+		{"migset m 7 8\nmig m 1g 7 10 14 1 1 1 0 0 0 0 s\ngip m 1g 19 9 0 s\n", 3, 13,
+		 "gip: bad placement size '9'"},
+		{"migset m 7 8\nmig m 1g 7 10 14 1 1 1 0 0 0 0 s\ngip m 1g 19 1 0 s\ngip m 1g 19 "
+		 "1 0 s\n",
+		 4, 7, "gip: profile '1g' of 'm' listed twice"},
+		{"migset m 7 8\nmig m 1g 7 10 14 1 1 1 0 0 0 0 s\ngip m 1g 19 1 0,,1 s\n", 3, 15,
+		 "gip: bad placement starts '0,,1'"},
 	};
 	struct catalog *c;
 	struct gs_error err;

@@ -1,0 +1,53 @@
+#ifndef GS_DRASLICE_H
+#define GS_DRASLICE_H
+
+#include <jansson.h>
+
+#include "catalog.h"
+#include "error.h"
+#include "nodehw.h"
+#include "ydoc.h"
+
+/*
+ * The DRA path: what NVIDIA's DRA driver v25.12.0 (gpu.nvidia.com) would
+ * publish for a node's declared GPUs, as resource.k8s.io/v1 objects
+ * (spec dra §3.1-3.4). The contract is in docs/dra.md.
+ */
+
+/* A node opts into DRA with this label; it is then never a device-plugin node. */
+#define DRASLICE_LABEL_PATH "gpushare.io/path"
+#define DRASLICE_PATH_DRA "dra"
+
+#define DRASLICE_DRIVER "gpu.nvidia.com"
+#define DRASLICE_LAYOUT_FAILED (-2)
+#define DRASLICE_MAX_DEVICES 128 /* devices in one ResourceSlice (validation.go) */
+
+/* Whether `node` carries gpushare.io/path=dra. */
+int draslice_node_wants_dra(const json_t *node);
+
+/*
+ * The one ResourceSlice the driver publishes for `hw` (read from `node`):
+ * full GPUs as gpu-<minor>, a GPU in MIG mode as the instances of its
+ * nvidia.com/mig.config layout only. Fails on a layout the catalog cannot
+ * apply to a GPU (positioned at the label when `src` is given), a MIG
+ * profile the catalog has no GI profile id for, or more devices than one
+ * slice holds. Returns DRASLICE_LAYOUT_FAILED when the layout is what
+ * fails (mig-manager would fail on the node), -1 otherwise. A node without metadata.uid gets no
+ * ownerReference (a warning). A MIG GPU whose layout leaves it without instances publishes nothing
+ * (a warning, as the driver logs).
+ */
+int draslice_build(const struct catalog *cat, const struct nodehw *hw, const json_t *node,
+		   const struct ydoc_stream *src, json_t **out, struct gs_warnings *warnings,
+		   struct gs_error *err) GS_WUR;
+
+/*
+ * The driver's DeviceClasses gpu.nvidia.com and mig.nvidia.com, as a new
+ * array. extendedResourceName is added only when `extended_resource` is set
+ * (alpha gate DRAExtendedResource; a 1.34 apiserver drops it otherwise).
+ */
+json_t *draslice_device_classes(int extended_resource);
+
+/* The device name part of a MIG profile: "1g.10gb+me" -> "1g10gb-me" (§3.3). */
+void draslice_profile_name(const char *profile, char *out, size_t size);
+
+#endif

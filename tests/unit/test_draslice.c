@@ -1,0 +1,179 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "draslice.h"
+#include "kobj.h"
+#include "nodehw.h"
+
+static const struct catalog *cat(void)
+{
+	const struct catalog *c;
+	struct gs_error err;
+
+	if (catalog_builtin(&c, &err))
+		fail_msg("embedded catalog: %s", err.msg);
+	return c;
+}
+
+/* Spec dra §3.3: dots dropped, lowercase, anything else outside [a-z0-9-] becomes '-'. */
+static void profile_names(void **state)
+{
+	char out[64];
+
+	(void)state;
+	draslice_profile_name("1g.10gb", out, sizeof(out));
+	assert_string_equal(out, "1g10gb");
+	draslice_profile_name("1g.10gb+me", out, sizeof(out));
+	assert_string_equal(out, "1g10gb-me");
+	draslice_profile_name("1g.24gb+me.all", out, sizeof(out));
+	assert_string_equal(out, "1g24gb-meall");
+	draslice_profile_name("1g.24gb-me", out, sizeof(out));
+	assert_string_equal(out, "1g24gb-me");
+	draslice_profile_name("4G.96GB+GFX", out, sizeof(out));
+	assert_string_equal(out, "4g96gb-gfx");
+	draslice_profile_name("1g.10gb", out, 4);
+	assert_string_equal(out, "1g1");
+}
+
+/* Spec dra §3.3: GI profile ids as nvidia-smi mig -lgip lists them. */
+static void gi_profile_ids(void **state)
+{
+	static const struct {
+		const char *gpu, *profile;
+		int id, size;
+	} cases[] = {
+		{"NVIDIA A100-SXM4-80GB", "1g.10gb", 19, 1},
+		{"NVIDIA A100-SXM4-80GB", "1g.10gb+me", 20, 1},
+		{"NVIDIA A100-SXM4-80GB", "2g.20gb", 14, 2},
+		{"NVIDIA A100-SXM4-80GB", "3g.40gb", 9, 4},
+		{"NVIDIA A100-SXM4-80GB", "4g.40gb", 5, 4},
+		{"NVIDIA A100-SXM4-80GB", "7g.80gb", 0, 8},
+		{"NVIDIA H100 80GB HBM3", "1g.10gb", 19, 1},
+		{"NVIDIA H200", "7g.141gb", 0, 8},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct catalog_gpu *g = catalog_find_gpu(cat(), cases[i].gpu);
+		const struct catalog_mig_profile *p;
+
+		assert_non_null(g);
+		p = catalog_gpu_profile(g, cases[i].profile);
+		assert_non_null(p);
+		assert_int_equal(p->gi_profile_id, cases[i].id);
+		assert_int_equal(p->placement_size, cases[i].size);
+	}
+}
+
+static json_t *slice_for(const char *yaml, struct gs_warnings *w, int *rc, struct gs_error *err)
+{
+	struct ydoc_stream *s;
+	struct nodehw *hw;
+	json_t *slice = NULL;
+
+	if (ydoc_load_buffer("node.yaml", yaml, strlen(yaml), (struct ydoc_pos){1, 1},
+			     &ydoc_default_limits, &s, err))
+		fail_msg("load: %s", err->msg);
+	if (nodehw_from_node(cat(), ydoc_stream_doc(s, 0), s, &hw, w, err))
+		fail_msg("nodehw: %s", err->msg);
+	*rc = draslice_build(cat(), hw, ydoc_stream_doc(s, 0), s, &slice, w, err);
+	nodehw_free(hw);
+	ydoc_stream_free(s);
+	return slice;
+}
+
+/* Static MIG: only the layout's instances, never the parent; names sorted. */
+static void balanced_layout(void **state)
+{
+	const char *yaml =
+		"kind: Node\n"
+		"metadata:\n"
+		"  name: node-a\n"
+		"  uid: u-1\n"
+		"  labels: {gpushare.io/path: dra, nvidia.com/mig.config: all-balanced}\n"
+		"  annotations:\n"
+		"    gpushare.io/gpu-product: NVIDIA A100-SXM4-80GB\n"
+		"    gpushare.io/gpu-count: \"1\"\n";
+	static const char *const want[] = {"gpu-0-mig-1g10gb-19-2", "gpu-0-mig-1g10gb-19-3",
+					   "gpu-0-mig-2g20gb-14-0", "gpu-0-mig-3g40gb-9-4"};
+	struct gs_warnings w;
+	struct gs_error err;
+	json_t *slice, *devs;
+	int rc;
+
+	(void)state;
+	gs_warnings_init(&w);
+	slice = slice_for(yaml, &w, &rc, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(w.n, 0);
+	devs = (json_t *)kobj_get(slice, "spec.devices");
+	assert_int_equal(json_array_size(devs), 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(kobj_text(json_array_get(devs, i), "name"), want[i]);
+	/* The 3g instance at 4 covers memory slices 4..7. */
+	assert_non_null(kobj_get(json_array_get(devs, 3), "capacity.memorySlice7"));
+	assert_null(kobj_get(json_array_get(devs, 3), "capacity.memorySlice3"));
+	assert_string_equal(kobj_text(slice, "spec.pool.name"), "node-a");
+	assert_int_equal(json_integer_value(kobj_get(slice, "spec.pool.generation")), 1);
+	json_decref(slice);
+	gs_warnings_release(&w);
+}
+
+/* A layout the GPU cannot take is the layout's failure, positioned at the label. */
+static void layout_failure(void **state)
+{
+	const char *yaml = "kind: Node\n"
+			   "metadata:\n"
+			   "  name: node-a\n"
+			   "  labels:\n"
+			   "    nvidia.com/mig.config: all-1g.5gb\n"
+			   "  annotations:\n"
+			   "    gpushare.io/gpu-product: NVIDIA A100-SXM4-80GB\n"
+			   "    gpushare.io/gpu-count: \"1\"\n";
+	struct gs_warnings w;
+	struct gs_error err;
+	json_t *slice;
+	int rc;
+
+	(void)state;
+	gs_warnings_init(&w);
+	slice = slice_for(yaml, &w, &rc, &err);
+	assert_int_equal(rc, DRASLICE_LAYOUT_FAILED);
+	assert_null(slice);
+	assert_int_equal(err.line, 5);
+	assert_int_equal(err.col, 28);
+	gs_warnings_release(&w);
+}
+
+/* The classes leave out extendedResourceName unless its alpha gate is on. */
+static void device_classes(void **state)
+{
+	json_t *a = draslice_device_classes(0), *b = draslice_device_classes(1);
+
+	(void)state;
+	assert_int_equal(json_array_size(a), 2);
+	assert_string_equal(kobj_name(json_array_get(a, 0)), "gpu.nvidia.com");
+	assert_string_equal(kobj_name(json_array_get(a, 1)), "mig.nvidia.com");
+	assert_null(kobj_get(json_array_get(a, 0), "spec.extendedResourceName"));
+	assert_string_equal(kobj_text(json_array_get(b, 0), "spec.extendedResourceName"),
+			    "nvidia.com/gpu");
+	assert_null(kobj_get(json_array_get(b, 1), "spec.extendedResourceName"));
+	json_decref(a);
+	json_decref(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(profile_names),   cmocka_unit_test(gi_profile_ids),
+		cmocka_unit_test(balanced_layout), cmocka_unit_test(layout_failure),
+		cmocka_unit_test(device_classes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
