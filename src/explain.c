@@ -586,6 +586,25 @@ static void hint_names(struct explain_node *n, const json_t *requests, const jso
 					"nvidia.com/gpu",
 					migs);
 			free(migs);
+		} else if (!strncmp(k, "nvidia.com/mig-", 15)) {
+			char *migs = advertised(node, "nvidia.com/mig-");
+			char *whole = advertised(node, "nvidia.com/gpu");
+			if (*migs)
+				gs_warnings_add(
+					&n->hints,
+					"this node advertises other MIG profiles: %s; ask for "
+					"one of those instead of %s",
+					migs, k);
+			else if (*whole)
+				gs_warnings_add(
+					&n->hints,
+					"this node advertises whole GPUs or their shares, not "
+					"MIG profiles: %s; ask for that instead of %s, or give "
+					"the node a MIG layout (nvidia.com/mig.config) and the "
+					"mixed strategy",
+					whole, k);
+			free(migs);
+			free(whole);
 		}
 		free(shared);
 	}
