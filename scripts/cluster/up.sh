@@ -23,6 +23,23 @@ admin_readyz() {
 		--key "$state/pki/admin.key" "https://127.0.0.1:$GS_APISERVER_PORT/readyz" >/dev/null 2>&1
 }
 
+# --- DRA --------------------------------------------------------------------
+# resource.k8s.io/v1 and the GA/beta DRA gates are on by default in 1.34; the
+# alpha gates the DRA driver's richer forms need (DRAPartitionableDevices:
+# dynamic-MIG counters; DRAConsumableCapacity: allowMultipleAllocations;
+# DRAExtendedResource: a DeviceClass's extendedResourceName) are off, and a
+# 1.34 apiserver drops their fields silently. GS_DRA_ALPHA=1 turns the three
+# on in the apiserver, the scheduler and KCM (docs/cluster.md).
+gates=()
+case ${GS_DRA_ALPHA:-0} in
+0 | '') dra_alpha=0 ;;
+1)
+	dra_alpha=1
+	gates=(--feature-gates=DRAPartitionableDevices=true,DRAConsumableCapacity=true,DRAExtendedResource=true)
+	;;
+*) die "GS_DRA_ALPHA must be 0 or 1, got '$GS_DRA_ALPHA'" ;;
+esac
+
 # --- already up? ------------------------------------------------------------
 if [ -f "$state/env" ]; then
 	(
@@ -31,6 +48,8 @@ if [ -f "$state/env" ]; then
 		admin_readyz
 	) && {
 		load_env
+		[ "${GS_DRA_ALPHA:-0}" = "$dra_alpha" ] ||
+			say "note: the running cluster has GS_DRA_ALPHA=${GS_DRA_ALPHA:-0}; make cluster-down first to change it"
 		say "already running (apiserver https://127.0.0.1:$GS_APISERVER_PORT, state $state); nothing to do"
 		exit 0
 	}
@@ -146,6 +165,7 @@ GS_APISERVER_PORT=$GS_APISERVER_PORT
 GS_KCM_PORT=$GS_KCM_PORT
 GS_SCHEDULER_PORT=$GS_SCHEDULER_PORT
 GS_KWOK_PORT=$GS_KWOK_PORT
+GS_DRA_ALPHA=$dra_alpha
 GS_APISERVER=$server
 GS_CA=$pki/ca.crt
 GS_ADMIN_CERT=$pki/admin.crt
@@ -242,7 +262,7 @@ start kube-apiserver "$K8S_BIN/kube-apiserver" \
 	--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 	--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
 	--service-cluster-ip-range=10.96.0.0/12 \
-	--profiling=false
+	--profiling=false ${gates[@]+"${gates[@]}"}
 wait_until 180 "kube-apiserver /readyz" admin_readyz
 t_readyz=$(now)
 
@@ -255,17 +275,22 @@ controllers+=,garbage-collector-controller,pod-garbage-collector-controller
 controllers+=,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller
 controllers+=,replicaset-controller,deployment-controller,job-controller,daemonset-controller
 controllers+=,ttl-after-finished-controller
+# DRA: creates the claims of template pods and frees a claim's allocation
+# once its last user is gone. Without it a pod naming a
+# resourceClaimTemplateName stays Pending with no event and no PodScheduled
+# condition (the scheduler's DynamicResources PreEnqueue holds it back).
+controllers+=,resourceclaim-controller
 start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
 	--kubeconfig="$state/kubeconfig" \
 	--authentication-kubeconfig="$state/kubeconfig" --authorization-kubeconfig="$state/kubeconfig" \
 	--bind-address=127.0.0.1 --secure-port="$GS_KCM_PORT" --leader-elect=false \
 	--service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
-	--controllers="$controllers" --profiling=false
+	--controllers="$controllers" --profiling=false ${gates[@]+"${gates[@]}"}
 start kube-scheduler "$K8S_BIN/kube-scheduler" \
 	--kubeconfig="$state/kubeconfig" \
 	--authentication-kubeconfig="$state/kubeconfig" --authorization-kubeconfig="$state/kubeconfig" \
 	--bind-address=127.0.0.1 --secure-port="$GS_SCHEDULER_PORT" --leader-elect=false \
-	--profiling=false
+	--profiling=false ${gates[@]+"${gates[@]}"}
 # kwok manages every node: this cluster has no kubelet, so any Node object
 # (the lab's, the tests', one made by hand) is fake by definition.
 stage=$KWOK_BIN/stage
