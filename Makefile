@@ -9,12 +9,13 @@
 
 CC ?= cc
 BUILD ?= build
-PKGS := yaml-0.1 jansson libcurl
+PKGS := yaml-0.1 jansson libcurl libmicrohttpd
 # Read when make starts: targets that install deps first (demo, ci) build in
 # a sub-make, which reads them again.
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libcurl is dlopen()ed by kubeclient.c on first use: headers only.
-PKG_LIBS := $(shell pkg-config --libs yaml-0.1 jansson 2>/dev/null) -ldl
+# libmicrohttpd (the webhook's HTTPS server) is linked as usual.
+PKG_LIBS := $(shell pkg-config --libs yaml-0.1 jansson libmicrohttpd 2>/dev/null) -ldl -pthread
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-missing-field-initializers
 OPT ?= -O2 -g

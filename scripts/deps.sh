@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install what gpushare needs on Debian (bookworm). Quiet and quick when all is there.
 set -eu
-pkgs="build-essential pkg-config libyaml-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev
+pkgs="build-essential pkg-config libyaml-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev
 clang clang-format libclang-rt-14-dev valgrind python3 python3-yaml openssl curl jq"
 missing=
 for p in $pkgs; do

@@ -330,14 +330,16 @@ static void note(struct walk *w, const char *container, struct ydoc_pos pos, con
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (pos.line > 0)
-		snprintf(where, sizeof(where), "%s:%d:%d", ydoc_stream_name(w->s), pos.line,
+		snprintf(where, sizeof(where), "%s:%d:%d: ", ydoc_stream_name(w->s), pos.line,
 			 pos.col);
+	else if (w->s)
+		snprintf(where, sizeof(where), "%s: ", ydoc_stream_name(w->s));
 	else
-		snprintf(where, sizeof(where), "%s", ydoc_stream_name(w->s));
+		where[0] = '\0';
 	/* A name that is not valid comes quoted already (shown_name). */
-	f->text = gs_xasprintf(container[0] == '"' ? "%s: container %s: %s"
-						   : "%s: container \"%s\": %s",
-			       where, container, msg);
+	f->text =
+		gs_xasprintf(container[0] == '"' ? "%scontainer %s: %s" : "%scontainer \"%s\": %s",
+			     where, container, msg);
 }
 
 static int is_dns_label_char(char c)
@@ -660,6 +662,19 @@ int check_stream(const struct ydoc_stream *s, unsigned rules, struct check_repor
 			report_truncate(rep, before);
 			return -1;
 		}
+	}
+	return 0;
+}
+
+int check_object_tree(const json_t *obj, unsigned rules, struct check_report *rep,
+		      struct gs_error *err)
+{
+	struct walk w = {NULL, rules, rep, err};
+	size_t before = rep->n;
+
+	if (json_is_object(obj) && check_object(&w, obj, NULL, 0)) {
+		report_truncate(rep, before);
+		return -1;
 	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 #ifndef GS_CHECK_H
 #define GS_CHECK_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -75,6 +76,14 @@ void check_report_release(struct check_report *r);
  */
 int check_stream(const struct ydoc_stream *s, unsigned rules, struct check_report *rep,
 		 struct gs_error *err) GS_WUR;
+
+/*
+ * Check one object already decoded without positions (from the apiserver,
+ * e.g. an AdmissionReview's request.object): the same walk as check_stream,
+ * and CHECK_NOTE texts read "container \"c\": ..." with no file:line:col.
+ */
+int check_object_tree(const json_t *obj, unsigned rules, struct check_report *rep,
+		      struct gs_error *err) GS_WUR;
 
 /* Load (with the chosen engine) and check a buffer or a file ("-" = stdin). */
 int check_buffer(const char *name, const char *buf, size_t len, unsigned rules,

@@ -678,6 +678,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 	json_decref(used);
 	if (alloc_int(node, "pods") < (int64_t)bound_pods + 1)
 		gs_warnings_add(&n->reasons, "Too many pods");
+	size_t capacity_reasons = n->reasons.n;
 
 	char *why = selector_mismatch(spec, node);
 	if (why) {
@@ -704,6 +705,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 					kobj_text(t, "key"), kobj_text(t, "value"));
 	}
 	n->fits = n->reasons.n == 0;
+	n->selected = n->reasons.n == capacity_reasons;
 
 	hint_names(n, e->requests, node);
 	if (n->fits || n->bound)

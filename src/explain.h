@@ -27,7 +27,10 @@ struct explain_resource {
 
 struct explain_node {
 	char *name;
-	bool fits;  /* no reason below: the scheduler's filters would pass it */
+	bool fits; /* no reason below: the scheduler's filters would pass it */
+	/* nodeSelector, required node affinity, taints and spec.unschedulable let
+	 * the pod here: every filter but the resource and pod counts passes. */
+	bool selected;
 	bool bound; /* the pod is bound to this node */
 	struct explain_resource *res;
 	size_t n_res;

@@ -20,6 +20,8 @@ static const struct command commands[] = {
 	{"sync", cmd_sync, "write each node's advertisement into the cluster"},
 	{"lab", cmd_lab, "run the eight-step GPU sharing scenario against a cluster"},
 	{"explain", cmd_explain, "why a pod landed where it did or is pending; quota headroom"},
+	{"webhook", cmd_webhook,
+	 "admission webhook: refuse at creation pods that would fail later"},
 };
 
 static void usage(FILE *out)

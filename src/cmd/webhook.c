@@ -1,0 +1,664 @@
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <microhttpd.h>
+
+#include "catalog.h"
+#include "cmd.h"
+#include "defaults.h"
+#include "dpconfig_set.h"
+#include "explain_offline.h"
+#include "kobj.h"
+#include "kubecontext.h"
+#include "parseopt.h"
+#include "readfile.h"
+#include "strbuf.h"
+#include "webhook.h"
+#include "ydoc.h"
+#include "banned.h"
+
+/*
+ * gpushare webhook: the validating admission webhook over HTTPS
+ * (libmicrohttpd with GnuTLS). One internal polling thread answers the
+ * apiserver; the main thread refreshes the fleet (nodes and the
+ * device-plugin ConfigMap) and watches the certificate files. The two
+ * share one fleet generation under a mutex: a review holds it for the
+ * judgement (well under a millisecond on the seed's fleet), a refresh only
+ * to swap the pointer.
+ */
+
+#define WEBHOOK_MAX_PEM (1u << 20)
+#define WEBHOOK_MAX_FILE (256u << 20)
+#define WEBHOOK_CONN_TIMEOUT_S 10
+#define WEBHOOK_CONN_LIMIT 64
+#define WEBHOOK_TICK_MS 200
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static const char *const usage_lines[] = {
+	"gpushare webhook --tls-cert-file FILE --tls-private-key-file FILE [--port N] [options]",
+	"gpushare webhook ... --nodes NODES.yaml --configmap CM.yaml",
+	"gpushare webhook --review REVIEW.json [--nodes NODES.yaml --configmap CM.yaml]",
+	NULL,
+};
+
+static const struct parseopt_usage webhook_usage = {
+	"webhook",
+	usage_lines,
+	"A validating admission webhook (AdmissionReview admission.k8s.io/v1, HTTPS\n"
+	"on POST /validate; GET /healthz and /readyz) that refuses at creation a Pod\n"
+	"that would fail later: extended-resource quantities the apiserver rejects\n"
+	"(not integers, a request without an equal limit), a nvidia.com/ resource no\n"
+	"node the pod can land on advertises (naming what they do advertise), and more\n"
+	"than one slice of a resource shared with failRequestsGreaterThanOne on a node\n"
+	"it can land on (with the kubelet's UnexpectedAdmissionError words).\n"
+	"\n"
+	"The fleet comes from the cluster (every node, and the device-plugin ConfigMap,\n"
+	"listed again every --resync-period), or with --nodes from manifests, advertised\n"
+	"as gpushare would under --configmap FILE. The certificate and key are read\n"
+	"again when either file changes. --review judges one AdmissionReview from a\n"
+	"file and prints the answer, without a server. See docs/webhook.md.\n",
+	"Exit status: 0 stopped by SIGTERM/SIGINT (--review: allowed), 1 (--review)\n"
+	"refused, 2 bad usage, input, certificate or port.\n",
+};
+
+/* ---- the fleet ------------------------------------------------------------ */
+
+struct fleet_gen {
+	json_t *nodes; /* a NodeList, advertised */
+	json_t *configmap;
+	struct dpconfig_set *set;
+	struct ydoc_stream *cm_stream; /* offline: the ConfigMap's file */
+	size_t n_nodes;
+};
+
+static void fleet_gen_free(struct fleet_gen *g)
+{
+	if (!g)
+		return;
+	json_decref(g->nodes);
+	json_decref(g->configmap);
+	dpconfig_set_free(g->set);
+	ydoc_stream_free(g->cm_stream);
+	free(g);
+}
+
+/* From manifests: the Nodes of nodes_path as sync_plan would advertise them under cm_path. */
+static int fleet_load_files(const char *nodes_path, const char *cm_path, struct fleet_gen **out,
+			    struct gs_error *err)
+{
+	struct fleet_gen *g = gs_xcalloc(1, sizeof(*g));
+	struct ydoc_stream *ns = NULL;
+	struct explain_fleet ef = {0};
+	const json_t *cm = NULL;
+	int rc = -1;
+
+	if (ydoc_load_file(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
+	    dpconfig_set_load_file(cm_path, &g->cm_stream, &cm, &g->set, err) < 0 ||
+	    explain_fleet_build(ns, NULL, cm, &ef, err) < 0)
+		goto out;
+	g->nodes = json_incref(ef.nodes);
+	g->n_nodes = json_array_size(json_object_get(ef.nodes, "items"));
+	*out = g;
+	g = NULL;
+	rc = 0;
+out:
+	explain_fleet_release(&ef);
+	ydoc_stream_free(ns);
+	fleet_gen_free(g);
+	return rc;
+}
+
+/* From the cluster: every node, and the ConfigMap (absent is fine: no shared configs). */
+static int fleet_load_live(struct kube_client *kc, const char *cm_ns, const char *cm_name,
+			   struct fleet_gen **out, struct gs_error *err)
+{
+	struct fleet_gen *g = gs_xcalloc(1, sizeof(*g));
+	char *path = gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", cm_ns, cm_name);
+	int rc = -1, r;
+
+	r = kube_get(kc, path, &g->configmap, err);
+	if (r == KUBE_E_STATUS && kube_last_status(kc)->code == 404) {
+		g->configmap = NULL;
+		gs_error_clear(err);
+		r = 0;
+	}
+	if (r < 0) {
+		gs_error_prefix(err, "reading the ConfigMap %s/%s: ", cm_ns, cm_name);
+		goto out;
+	}
+	if (g->configmap && dpconfig_set_from_configmap(NULL, g->configmap, &g->set, err) < 0) {
+		gs_error_prefix(err, "configmap %s/%s: ", cm_ns, cm_name);
+		goto out;
+	}
+	if (kube_list(kc, "/api/v1/nodes", NULL, &g->nodes, err) < 0) {
+		gs_error_prefix(err, "listing nodes: ");
+		goto out;
+	}
+	g->n_nodes = json_array_size(json_object_get(g->nodes, "items"));
+	*out = g;
+	g = NULL;
+	rc = 0;
+out:
+	free(path);
+	fleet_gen_free(g);
+	return rc;
+}
+
+/* ---- the server ----------------------------------------------------------- */
+
+struct server {
+	pthread_mutex_t mu;
+	struct fleet_gen *fleet; /* NULL until the first load */
+	const struct catalog *cat;
+	unsigned long reviews, refused;
+	double total_ms, max_ms;
+};
+
+struct request {
+	struct strbuf body;
+	bool too_big;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, char *text,
+			     const char *type)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result r;
+
+	if (!resp) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	r = MHD_queue_response(conn, code, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned code, const char *msg)
+{
+	return reply(conn, code, gs_xasprintf("%s\n", msg), "text/plain; charset=utf-8");
+}
+
+/* Judge one review body; logs one line per review on stderr. */
+static enum MHD_Result validate(struct server *sv, struct MHD_Connection *conn, struct request *rq)
+{
+	struct gs_error err;
+	struct webhook_verdict v = {0};
+	json_t *answer = NULL, *review;
+	char buf[2048];
+	double t0 = now_ms(), dt;
+	int r;
+
+	pthread_mutex_lock(&sv->mu);
+	if (!sv->fleet) {
+		pthread_mutex_unlock(&sv->mu);
+		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "gpushare webhook: the node list is not loaded yet");
+	}
+	struct webhook_fleet f = {sv->fleet->nodes, sv->fleet->set, sv->cat};
+	r = webhook_review(&f, rq->body.buf, rq->body.len, &answer, &v, &err);
+	dt = now_ms() - t0;
+	sv->reviews++;
+	sv->total_ms += dt;
+	if (dt > sv->max_ms)
+		sv->max_ms = dt;
+	if (r == 0 && !v.allowed)
+		sv->refused++;
+	pthread_mutex_unlock(&sv->mu);
+
+	if (r < 0) {
+		gs_error_str(&err, buf, sizeof(buf));
+		fprintf(stderr, "gpushare webhook: bad review: %s\n", buf);
+		return reply_text(conn, MHD_HTTP_BAD_REQUEST, buf);
+	}
+	/* Only names and the verdict: a review may carry a pod's env values. */
+	review = json_loadb(rq->body.buf, rq->body.len, 0, NULL);
+	const char *ns = kobj_text(review, "request.namespace");
+	const char *name = kobj_text(review, "request.name");
+	if (!*name)
+		name = kobj_text(review, "request.object.metadata.name");
+	if (!*name)
+		name = kobj_text(review, "request.object.metadata.generateName");
+	fprintf(stderr, "gpushare webhook: %s %s %s/%s: %s (%.3f ms)%s%s\n",
+		kobj_text(review, "request.operation"), kobj_text(review, "request.kind.kind"), ns,
+		name,
+		!v.judged   ? "not judged"
+		: v.allowed ? "allowed"
+			    : "refused",
+		dt, v.message ? ": " : "", v.message ? v.message : "");
+	json_decref(review);
+	webhook_verdict_release(&v);
+	char *text = json_dumps(answer, JSON_COMPACT);
+	json_decref(answer);
+	if (!text)
+		return MHD_NO;
+	return reply(conn, MHD_HTTP_OK, text, "application/json");
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **con_cls)
+{
+	struct server *sv = cls;
+	struct request *rq = *con_cls;
+
+	(void)version;
+	if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) {
+		if (!strcmp(url, "/healthz"))
+			return reply_text(conn, MHD_HTTP_OK, "ok");
+		if (!strcmp(url, "/readyz")) {
+			pthread_mutex_lock(&sv->mu);
+			bool ready = sv->fleet != NULL;
+			pthread_mutex_unlock(&sv->mu);
+			return ready ? reply_text(conn, MHD_HTTP_OK, "ok")
+				     : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+						  "the node list is not loaded yet");
+		}
+		return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found");
+	}
+	if (strcmp(url, "/validate"))
+		return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found");
+	if (strcmp(method, "POST"))
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "POST only");
+	if (!rq) {
+		const char *cl =
+			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		if (cl && strtoull(cl, NULL, 10) > WEBHOOK_MAX_BODY)
+			return reply_text(conn, MHD_HTTP_CONTENT_TOO_LARGE,
+					  "the review is larger than the webhook reads");
+		rq = gs_xcalloc(1, sizeof(*rq));
+		strbuf_init(&rq->body, 0);
+		*con_cls = rq;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		if (!rq->too_big && rq->body.len + *upload_data_size <= WEBHOOK_MAX_BODY)
+			strbuf_add(&rq->body, upload_data, *upload_data_size);
+		else {
+			rq->too_big = true;
+			strbuf_release(&rq->body);
+		}
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (rq->too_big)
+		return reply_text(conn, MHD_HTTP_CONTENT_TOO_LARGE,
+				  "the review is larger than the webhook reads");
+	return validate(sv, conn, rq);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct request *rq = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (rq) {
+		strbuf_release(&rq->body);
+		free(rq);
+		*con_cls = NULL;
+	}
+}
+
+/* The certificate files as last read, and how to tell they changed. */
+struct tls_files {
+	const char *cert_path, *key_path;
+	char *cert, *key;
+	struct stat cert_st, key_st;
+};
+
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Read both files; 1 when they differ from what `t` holds (then t has them), 0 same. */
+static int tls_read(struct tls_files *t, bool force, struct gs_error *err)
+{
+	struct stat cs, ks;
+	char *cert = NULL, *key = NULL;
+	size_t len;
+
+	/* stat(2) follows the symlinks a mounted Secret swaps (..data). */
+	if (stat(t->cert_path, &cs) < 0) {
+		gs_error_set(err, "%s: %s", t->cert_path, strerror(errno));
+		return -1;
+	}
+	if (stat(t->key_path, &ks) < 0) {
+		gs_error_set(err, "%s: %s", t->key_path, strerror(errno));
+		return -1;
+	}
+	if (!force && same_stat(&cs, &t->cert_st) && same_stat(&ks, &t->key_st))
+		return 0;
+	if (gs_read_file(t->cert_path, WEBHOOK_MAX_PEM, &cert, &len, err) < 0)
+		return -1;
+	if (gs_read_file(t->key_path, WEBHOOK_MAX_PEM, &key, &len, err) < 0) {
+		free(cert);
+		return -1;
+	}
+	free(t->cert);
+	free(t->key);
+	t->cert = cert;
+	t->key = key;
+	t->cert_st = cs;
+	t->key_st = ks;
+	return 1;
+}
+
+static struct MHD_Daemon *start_daemon(struct server *sv, const struct sockaddr_in *addr,
+				       MHD_socket listen_fd, const char *cert, const char *key)
+{
+	unsigned flags =
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem opts[] = {
+		{MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert},
+		{MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key},
+		{MHD_OPTION_HTTPS_PRIORITIES, 0,
+		 (void *)"NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1"},
+		{MHD_OPTION_CONNECTION_TIMEOUT, WEBHOOK_CONN_TIMEOUT_S, NULL},
+		{MHD_OPTION_CONNECTION_LIMIT, WEBHOOK_CONN_LIMIT, NULL},
+		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL},
+		listen_fd != MHD_INVALID_SOCKET
+			? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL}
+			: (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, (void *)addr},
+		{MHD_OPTION_END, 0, NULL},
+	};
+
+	return MHD_start_daemon(flags, ntohs(addr->sin_port), NULL, NULL, handle, sv,
+				MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+}
+
+/*
+ * Hand the listening socket to a daemon with the new pair (MHD_quiesce_daemon:
+ * the old one accepts nothing more and finishes what it has). When the new
+ * pair does not load, a daemon with the old one (oc, ok) takes the socket.
+ * -1 only when no daemon serves any more.
+ */
+static int reload(struct server *sv, const struct sockaddr_in *addr, struct MHD_Daemon **d,
+		  const struct tls_files *tls, const char *oc, const char *ok)
+{
+	MHD_socket fd = MHD_quiesce_daemon(*d);
+	struct MHD_Daemon *nd;
+
+	if (fd == MHD_INVALID_SOCKET) {
+		fprintf(stderr, "gpushare webhook: cannot hand the socket over; keeping the old "
+				"certificate\n");
+		return 0;
+	}
+	nd = start_daemon(sv, addr, fd, tls->cert, tls->key);
+	if (nd)
+		fprintf(stderr, "gpushare webhook: certificate reloaded\n");
+	else {
+		fprintf(stderr,
+			"gpushare webhook: the new certificate or key does not load (%s, %s); "
+			"keeping the old pair\n",
+			tls->cert_path, tls->key_path);
+		nd = start_daemon(sv, addr, fd, oc, ok);
+	}
+	MHD_stop_daemon(*d);
+	*d = nd;
+	return nd ? 0 : -1;
+}
+
+/* --review: one AdmissionReview from a file, the answer on stdout. */
+static int review_once(const char *path, const struct fleet_gen *g, const struct catalog *cat)
+{
+	struct gs_error err;
+	struct webhook_verdict v = {0};
+	struct webhook_fleet f = {g ? g->nodes : NULL, g ? g->set : NULL, cat};
+	json_t *answer = NULL;
+	char *body, buf[2048];
+	size_t len;
+	int rc;
+
+	if (gs_read_file(path, WEBHOOK_MAX_BODY, &body, &len, &err) < 0 ||
+	    webhook_review(&f, body, len, &answer, &v, &err) < 0) {
+		if (!strcmp(err.file, "review"))
+			snprintf(err.file, sizeof(err.file), "%s", path);
+		fprintf(stderr, "gpushare webhook: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		free(body);
+		return EXIT_USAGE;
+	}
+	free(body);
+	char *text = json_dumps(answer, JSON_INDENT(2));
+	printf("%s\n", text ? text : "");
+	free(text);
+	rc = v.allowed ? EXIT_OK : EXIT_FINDING;
+	json_decref(answer);
+	webhook_verdict_release(&v);
+	return rc;
+}
+
+static void swap_fleet(struct server *sv, struct fleet_gen *g)
+{
+	struct fleet_gen *old;
+
+	pthread_mutex_lock(&sv->mu);
+	old = sv->fleet;
+	sv->fleet = g;
+	pthread_mutex_unlock(&sv->mu);
+	fleet_gen_free(old);
+}
+
+int cmd_webhook(int argc, char **argv)
+{
+	struct kube_context kx = {0};
+	struct gs_error err;
+	char buf[2048];
+	const char *cert_path = NULL, *key_path = NULL, *bind = "0.0.0.0", *cm_arg = NULL;
+	const char *nodes_path = NULL, *review_path = NULL;
+	long port = 8443, resync_ms = 30000;
+	char *cm_ns = NULL;
+	const char *cm_name = GS_DEFAULT_CONFIGMAP;
+	const struct catalog *cat = NULL;
+	struct fleet_gen *g = NULL;
+	struct tls_files tls = {0};
+	struct MHD_Daemon *d = NULL;
+	struct server sv = {0};
+	bool mu_init = false;
+	int rc = EXIT_USAGE, n;
+	struct option opts[] = {
+		OPT_STRING(0, "tls-cert-file", &cert_path, "FILE",
+			   "the serving certificate (PEM, chain allowed)"),
+		OPT_STRING(0, "tls-private-key-file", &key_path, "FILE", "its private key (PEM)"),
+		OPT_STRING(0, "bind-address", &bind, "IPV4", "address to listen on [0.0.0.0]"),
+		OPT_INT(0, "port", &port, "N", "HTTPS port [8443]", 1, 65535),
+		OPT_DURATION(0, "resync-period", &resync_ms, "DURATION",
+			     "list the nodes and the ConfigMap again this often [30s]", 86400000L),
+		OPT_STRING(0, "configmap", &cm_arg, "NS/NAME",
+			   "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF
+			   "];\nwith --nodes, its manifest (a FILE)"),
+		OPT_STRING(0, "nodes", &nodes_path, "FILE",
+			   "judge against these Nodes (manifests) instead of\nthe cluster's"),
+		OPT_STRING(0, "review", &review_path, "FILE",
+			   "judge one AdmissionReview (JSON, - = stdin), print\nthe answer, exit"),
+		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_END(),
+	};
+
+	cm_ns = gs_xstrdup(GS_DEFAULT_NAMESPACE);
+	n = parse_options(argc, argv, opts, &webhook_usage);
+	if (n < 0) {
+		rc = parseopt_exit(n);
+		goto out;
+	}
+	if (n > 0) {
+		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
+		goto usage_error;
+	}
+	if (nodes_path && !cm_arg) {
+		gs_error_set(&err, "--nodes needs --configmap CM.yaml");
+		goto usage_error;
+	}
+	if (!review_path && (!cert_path || !key_path)) {
+		gs_error_set(&err, "the server needs --tls-cert-file and --tls-private-key-file");
+		goto usage_error;
+	}
+	if (resync_ms < 1000) {
+		gs_error_set(&err, "--resync-period must be at least 1s");
+		goto usage_error;
+	}
+	struct sockaddr_in addr = {0};
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, bind, &addr.sin_addr) != 1) {
+		gs_error_set(&err, "option '--bind-address' expects an IPv4 address, got '%s'",
+			     bind);
+		goto usage_error;
+	}
+	if (cm_arg && !nodes_path) {
+		const char *slash = strchr(cm_arg, '/');
+		if (!slash || slash == cm_arg || !slash[1] || strchr(slash + 1, '/')) {
+			gs_error_set(&err, "option '--configmap' takes NAMESPACE/NAME, got '%s'",
+				     cm_arg);
+			goto usage_error;
+		}
+		free(cm_ns);
+		cm_ns = gs_xstrndup(cm_arg, (size_t)(slash - cm_arg));
+		cm_name = slash + 1;
+	}
+	if (catalog_builtin(&cat, &err) < 0)
+		goto fail;
+
+	if (nodes_path) {
+		if (fleet_load_files(nodes_path, cm_arg, &g, &err) < 0)
+			goto fail;
+	} else if (!review_path || cm_arg) {
+		if (kube_context_open(&kx, "webhook", &err) < 0)
+			goto fail;
+	}
+	if (review_path) {
+		if (!g && kx.client && fleet_load_live(kx.client, cm_ns, cm_name, &g, &err) < 0)
+			goto fail;
+		rc = review_once(review_path, g, cat);
+		goto out;
+	}
+
+	tls.cert_path = cert_path;
+	tls.key_path = key_path;
+	if (tls_read(&tls, true, &err) < 0)
+		goto fail;
+	if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+		gs_error_set(&err, "this libmicrohttpd has no TLS support");
+		goto fail;
+	}
+	pthread_mutex_init(&sv.mu, NULL);
+	mu_init = true;
+	sv.cat = cat;
+	if (g) {
+		sv.fleet = g;
+		g = NULL;
+	}
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	d = start_daemon(&sv, &addr, MHD_INVALID_SOCKET, tls.cert, tls.key);
+	if (!d) {
+		gs_error_set(&err,
+			     "cannot serve HTTPS on %s:%ld (port in use, or a certificate and key "
+			     "that do not load or do not match: %s, %s)",
+			     bind, port, cert_path, key_path);
+		goto fail;
+	}
+	fprintf(stderr, "gpushare webhook: serving https://%s:%ld/validate\n", bind, port);
+
+	double next_sync = 0, next_tls = now_ms() + 1000;
+	while (!stopping) {
+		double t = now_ms();
+		if (kx.client && t >= next_sync) {
+			struct fleet_gen *ng = NULL;
+			if (fleet_load_live(kx.client, cm_ns, cm_name, &ng, &err) < 0) {
+				fprintf(stderr,
+					"gpushare webhook: %s (keeping the fleet read before)\n",
+					gs_error_str(&err, buf, sizeof(buf)));
+			} else {
+				bool first = !sv.fleet;
+				if (first)
+					fprintf(stderr,
+						"gpushare webhook: %zu nodes, ConfigMap %s/%s %s\n",
+						ng->n_nodes, cm_ns, cm_name,
+						ng->configmap ? "read" : "absent");
+				swap_fleet(&sv, ng);
+			}
+			next_sync = t + (double)resync_ms;
+		}
+		if (t >= next_tls) {
+			char *oc = gs_xstrdup(tls.cert), *ok = gs_xstrdup(tls.key);
+			int ch = tls_read(&tls, false, &err);
+			if (ch < 0)
+				fprintf(stderr, "gpushare webhook: %s (keeping the certificate)\n",
+					gs_error_str(&err, buf, sizeof(buf)));
+			else if (ch > 0 && reload(&sv, &addr, &d, &tls, oc, ok) < 0) {
+				gs_error_set(&err, "cannot serve again on %s:%ld", bind, port);
+				free(oc);
+				free(ok);
+				goto fail;
+			}
+			free(oc);
+			free(ok);
+			next_tls = t + 1000;
+		}
+		struct timespec ts = {0, WEBHOOK_TICK_MS * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr,
+		"gpushare webhook: stopping: %lu reviews, %lu refused, %.3f ms mean, "
+		"%.3f ms max\n",
+		sv.reviews, sv.refused, sv.reviews ? sv.total_ms / (double)sv.reviews : 0.0,
+		sv.max_ms);
+	rc = EXIT_OK;
+	goto out;
+
+fail:
+	fprintf(stderr, "gpushare webhook: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+	rc = EXIT_USAGE;
+	goto out;
+usage_error:
+	rc = usage_error(&webhook_usage, &err);
+out:
+	if (d)
+		MHD_stop_daemon(d);
+	if (mu_init) {
+		fleet_gen_free(sv.fleet);
+		pthread_mutex_destroy(&sv.mu);
+	}
+	fleet_gen_free(g);
+	free(tls.cert);
+	free(tls.key);
+	free(cm_ns);
+	kube_context_release(&kx);
+	return rc;
+}

@@ -1,0 +1,366 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kobj.h"
+#include "strbuf.h"
+#include "webhook.h"
+
+/*
+ * The webhook's decision on AdmissionReviews around pods, against the
+ * lab's fleet as recorded from the e2e apiserver (tests/unit/data/explain:
+ * lab-node-0 2 whole GPUs under config "default", lab-node-1 8 time-sliced
+ * slots under "shared" with failRequestsGreaterThanOne, lab-node-2 MIG
+ * mixed with nvidia.com/mig-1g.10gb=7). Refusal texts quote the kubelet
+ * (spec nvidia-semantics §3.4) and the apiserver's validation (§6.5).
+ */
+#define DATA "tests/unit/data/explain/"
+
+static json_t *load(const char *name)
+{
+	json_error_t je;
+	json_t *j = json_load_file(name, 0, &je);
+	if (!j)
+		fail_msg("%s: %s", name, je.text);
+	return j;
+}
+
+struct fx {
+	json_t *nodes;
+	struct dpconfig_set *set;
+	const struct catalog *cat;
+	struct webhook_fleet fleet;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gs_error err;
+	json_t *cm = load(DATA "configmap.json");
+
+	f->nodes = load(DATA "nodes.json");
+	if (dpconfig_set_from_configmap(NULL, cm, &f->set, &err) || catalog_builtin(&f->cat, &err))
+		fail_msg("%s", err.msg);
+	json_decref(cm);
+	f->fleet = (struct webhook_fleet){f->nodes, f->set, f->cat};
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	json_decref(f->nodes);
+	dpconfig_set_free(f->set);
+	free(f);
+	return 0;
+}
+
+/*
+ * A CREATE review of a pod with one container "work"; `spec_extra` is
+ * spliced into the spec (e.g. a nodeSelector), `resources` is the
+ * container's resources object.
+ */
+static char *review(const char *op, const char *spec_extra, const char *resources)
+{
+	return gs_xasprintf(
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"705ab4f5-6393-11e8-b7cc-42010a800002\","
+		"\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+		"\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"},"
+		"\"namespace\":\"gpu-share\",\"operation\":\"%s\","
+		"\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		"\"p\",\"namespace\":\"gpu-share\"},\"spec\":{%s%s\"containers\":[{\"name\":"
+		"\"work\",\"image\":\"pause\",\"resources\":%s}]}}}}",
+		op, spec_extra, *spec_extra ? "," : "", resources);
+}
+
+/* Run one review; returns the response object (owned by *answer). */
+static const json_t *judge(const struct webhook_fleet *fl, const char *body, json_t **answer,
+			   struct webhook_verdict *v)
+{
+	struct gs_error err;
+
+	if (webhook_review(fl, body, strlen(body), answer, v, &err))
+		fail_msg("review failed: %s", err.msg);
+	assert_string_equal(kobj_text(*answer, "apiVersion"), "admission.k8s.io/v1");
+	assert_string_equal(kobj_text(*answer, "kind"), "AdmissionReview");
+	assert_string_equal(kobj_text(*answer, "response.uid"),
+			    "705ab4f5-6393-11e8-b7cc-42010a800002");
+	return json_object_get(*answer, "response");
+}
+
+static void expect_refused(const json_t *resp, const char *needle)
+{
+	assert_true(json_is_false(json_object_get(resp, "allowed")));
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(resp, "status"), "code")), 403);
+	assert_string_equal(kobj_text(resp, "status.reason"), "Forbidden");
+	const char *msg = kobj_text(resp, "status.message");
+	if (!strstr(msg, needle))
+		fail_msg("message lacks '%s': %s", needle, msg);
+}
+
+static void expect_allowed(const json_t *resp)
+{
+	assert_true(json_is_true(json_object_get(resp, "allowed")));
+	assert_null(json_object_get(resp, "status"));
+}
+
+#define SHARED_SEL "\"nodeSelector\":{\"nvidia.com/device-plugin.config\":\"shared\"}"
+#define DEFAULT_SEL "\"nodeSelector\":{\"nvidia.com/device-plugin.config\":\"default\"}"
+#define GPU(n) "{\"limits\":{\"nvidia.com/gpu\":\"" n "\"}}"
+
+static void test_two_slices_on_shared_node(void **state)
+{
+	struct fx *f = *state;
+	char *body = review("CREATE", SHARED_SEL, GPU("2"));
+	json_t *a;
+	struct webhook_verdict v;
+	const json_t *r = judge(&f->fleet, body, &a, &v);
+
+	/* The kubelet's words, as the pod would fail with them. */
+	expect_refused(r, "UnexpectedAdmissionError: Allocate failed due to rpc error: code = "
+			  "Unknown desc = invalid allocation request for \"nvidia.com/gpu\": "
+			  "invalid request: maximum request size for shared resources is 1; "
+			  "found 2, which is unexpected");
+	expect_refused(r, "lab-node-1");
+	expect_refused(r, "config \"shared\"");
+	expect_refused(r, "ask for 1 per container");
+	/* The selector keeps it off lab-node-0: no alternative is offered. */
+	assert_null(strstr(kobj_text(r, "status.message"), "lab-node-0"));
+	assert_false(v.allowed);
+	assert_true(v.judged);
+	webhook_verdict_release(&v);
+	json_decref(a);
+	free(body);
+}
+
+static void test_two_slices_anywhere_names_the_alternative(void **state)
+{
+	struct fx *f = *state;
+	char *body = review("CREATE", "", GPU("2"));
+	json_t *a;
+	const json_t *r = judge(&f->fleet, body, &a, NULL);
+
+	expect_refused(r, "the pod can be scheduled to lab-node-1");
+	expect_refused(r, "keep the pod on nodes that do not share it (lab-node-0)");
+	json_decref(a);
+	free(body);
+}
+
+static void test_two_whole_gpus_allowed(void **state)
+{
+	struct fx *f = *state;
+	char *body = review("CREATE", DEFAULT_SEL, GPU("2"));
+	json_t *a;
+	const json_t *r = judge(&f->fleet, body, &a, NULL);
+
+	expect_allowed(r);
+	json_decref(a);
+	free(body);
+}
+
+static void test_one_slice_allowed(void **state)
+{
+	struct fx *f = *state;
+	char *body = review("CREATE", SHARED_SEL, GPU("1"));
+	json_t *a;
+	struct webhook_verdict v;
+	const json_t *r = judge(&f->fleet, body, &a, &v);
+
+	expect_allowed(r);
+	assert_null(json_object_get(r, "warnings"));
+	assert_null(v.message);
+	webhook_verdict_release(&v);
+	json_decref(a);
+	free(body);
+}
+
+/* Without the ConfigMap the webhook cannot know the node shares: it lets it through. */
+static void test_two_slices_without_configmap(void **state)
+{
+	struct fx *f = *state;
+	struct webhook_fleet fl = {f->nodes, NULL, f->cat};
+	char *body = review("CREATE", SHARED_SEL, GPU("2"));
+	json_t *a;
+	const json_t *r = judge(&fl, body, &a, NULL);
+
+	expect_allowed(r);
+	json_decref(a);
+	free(body);
+}
+
+static void test_gpu_on_mig_node_names_profiles(void **state)
+{
+	struct fx *f = *state;
+	char *body = review("CREATE", "\"nodeSelector\":{\"nvidia.com/mig.strategy\":\"mixed\"}",
+			    GPU("1"));
+	json_t *a;
+	const json_t *r = judge(&f->fleet, body, &a, NULL);
+
+	expect_refused(r, "the one node this pod's nodeSelector, node affinity and tolerations "
+			  "allow does not advertise nvidia.com/gpu");
+	expect_refused(r, "node lab-node-2: this node advertises profiles, not whole GPUs (MIG "
+			  "mixed strategy): nvidia.com/mig-1g.10gb=7; ask for one of those "
+			  "instead of nvidia.com/gpu");
+	json_decref(a);
+	free(body);
+}
+
+static void test_profile_no_node_advertises(void **state)
+{
+	struct fx *f = *state;
+	char *body = review("CREATE", "", "{\"limits\":{\"nvidia.com/mig-3g.40gb\":\"1\"}}");
+	json_t *a;
+	const json_t *r = judge(&f->fleet, body, &a, NULL);
+
+	expect_refused(r, "no node advertises nvidia.com/mig-3g.40gb");
+	expect_refused(r, "node lab-node-2: this node advertises other MIG profiles: "
+			  "nvidia.com/mig-1g.10gb=7");
+	expect_refused(r, "node lab-node-0: this node advertises whole GPUs");
+	json_decref(a);
+	free(body);
+}
+
+/* The apiserver's own validation words (check's CHECK_API_RULES). */
+static void test_api_rules(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *res, *want;
+	} cases[] = {
+		{"{\"limits\":{\"nvidia.com/gpu\":\"500m\"},\"requests\":{\"nvidia.com/gpu\":"
+		 "\"500m\"}}",
+		 "container \"work\": spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid "
+		 "value: \"500m\": must be an integer"},
+		{"{\"limits\":{\"nvidia.com/gpu\":\"2\"},\"requests\":{\"nvidia.com/gpu\":\"1\"}}",
+		 "container \"work\": spec.containers[0].resources.requests: Invalid value: \"1\": "
+		 "must be equal to nvidia.com/gpu limit of 2"},
+		{"{\"requests\":{\"nvidia.com/gpu\":\"1\"}}",
+		 "spec.containers[0].resources.limits: Required value: Limit must be set for non "
+		 "overcommitable resources"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *body = review("CREATE", DEFAULT_SEL, cases[i].res);
+		json_t *a;
+		const json_t *r = judge(&f->fleet, body, &a, NULL);
+		expect_refused(r, cases[i].want);
+		/* The message starts with the finding, no file:line:col. */
+		assert_int_equal(strncmp(kobj_text(r, "status.message"), "container ", 10), 0);
+		json_decref(a);
+		free(body);
+	}
+}
+
+static void test_not_judged(void **state)
+{
+	struct fx *f = *state;
+	char *upd = review("UPDATE", SHARED_SEL, GPU("2"));
+	char *dep = review("CREATE", SHARED_SEL, GPU("2"));
+	char *sub = review("CREATE", SHARED_SEL, GPU("2"));
+	json_t *a;
+	struct webhook_verdict v;
+
+	expect_allowed(judge(&f->fleet, upd, &a, &v));
+	assert_false(v.judged);
+	webhook_verdict_release(&v);
+	json_decref(a);
+
+	/* A kind other than core Pod: a Deployment's pod template is not ours to judge here. */
+	char *p = strstr(dep, "\"kind\":\"Pod\"}");
+	memcpy(p, "\"kind\":\"Foo\"}", 13);
+	expect_allowed(judge(&f->fleet, dep, &a, NULL));
+	json_decref(a);
+
+	/* A subresource (pods/status, pods/binding). */
+	struct strbuf sb = STRBUF_INIT;
+	p = strstr(sub, "\"namespace\":\"gpu-share\",\"operation\"");
+	strbuf_add(&sb, sub, (size_t)(p - sub));
+	strbuf_addstr(&sb, "\"subResource\":\"status\",");
+	strbuf_addstr(&sb, p);
+	expect_allowed(judge(&f->fleet, sb.buf, &a, NULL));
+	json_decref(a);
+	strbuf_release(&sb);
+	free(upd);
+	free(dep);
+	free(sub);
+}
+
+static void test_no_fleet_and_no_node_selected(void **state)
+{
+	struct fx *f = *state;
+	struct webhook_fleet none = {NULL, NULL, f->cat};
+	char *body = review("CREATE", SHARED_SEL, GPU("2"));
+	char *nowhere = review("CREATE", "\"nodeSelector\":{\"zone\":\"nowhere\"}", GPU("2"));
+	json_t *a;
+
+	const json_t *r = judge(&none, body, &a, NULL);
+	expect_allowed(r);
+	assert_non_null(strstr(json_string_value(json_array_get(json_object_get(r, "warnings"), 0)),
+			       "the node list is not known yet"));
+	json_decref(a);
+
+	/* No node selected: the scheduler keeps it Pending; admitted with a warning. */
+	r = judge(&f->fleet, nowhere, &a, NULL);
+	expect_allowed(r);
+	assert_non_null(strstr(json_string_value(json_array_get(json_object_get(r, "warnings"), 0)),
+			       "no node matches"));
+	json_decref(a);
+	free(body);
+	free(nowhere);
+}
+
+static void test_bad_reviews(void **state)
+{
+	struct fx *f = *state;
+	struct gs_error err;
+	json_t *a = NULL;
+	static const char *const bad[] = {
+		"not json",
+		"{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{\"uid\":\"x\"}}",
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		"\"request\":{}}",
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+		"[]",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(webhook_review(&f->fleet, bad[i], strlen(bad[i]), &a, NULL, &err),
+				 -1);
+		assert_null(a);
+		assert_true(err.msg[0] != '\0');
+	}
+	assert_int_equal(webhook_review(&f->fleet, "{}", WEBHOOK_MAX_BODY + 1, &a, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "more than"));
+
+	/* A quantity that does not parse cannot be judged: an error, never a crash. */
+	char *body = review("CREATE", "", "{\"limits\":{\"nvidia.com/gpu\":\"two\"}}");
+	assert_int_equal(webhook_review(&f->fleet, body, strlen(body), &a, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "nvidia.com/gpu"));
+	free(body);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_slices_on_shared_node),
+		cmocka_unit_test(test_two_slices_anywhere_names_the_alternative),
+		cmocka_unit_test(test_two_whole_gpus_allowed),
+		cmocka_unit_test(test_one_slice_allowed),
+		cmocka_unit_test(test_two_slices_without_configmap),
+		cmocka_unit_test(test_gpu_on_mig_node_names_profiles),
+		cmocka_unit_test(test_profile_no_node_advertises),
+		cmocka_unit_test(test_api_rules),
+		cmocka_unit_test(test_not_judged),
+		cmocka_unit_test(test_no_fleet_and_no_node_selected),
+		cmocka_unit_test(test_bad_reviews),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
