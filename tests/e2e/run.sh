@@ -6,6 +6,8 @@
 # documented in tests/e2e/lib.sh, and exits 1 if any fails.
 #   E2E_ONLY=REGEX   run only the tests whose file name matches
 #   E2E_TIMEOUT=SEC  per-test limit (default 300)
+# A passing test's output is not shown, except its lines that start with
+# "note: " (a measurement, or why it skipped).
 set -u
 [ $# = 1 ] || {
 	echo "usage: $0 GPUSHARE-BINARY" >&2
@@ -57,6 +59,7 @@ for t in "$root"/test_*.sh; do
 	if out=$(cd "$top" && timeout -k 10 "${E2E_TIMEOUT:-300}" bash "$t" 2>&1); then
 		pass=$((pass + 1))
 		echo "ok   $name ($((SECONDS - t0))s)"
+		printf '%s\n' "$out" | sed -n 's/^note: /     /p'
 	else
 		rc=$?
 		fail=$((fail + 1))

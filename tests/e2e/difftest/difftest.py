@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""Differential test: `gpushare plan` against the real kube-scheduler.
+
+Environment (tests/e2e/run.sh sets the cluster part):
+  GPUSHARE, TOP, GS_APISERVER, GS_CA, GS_ADMIN_TOKEN, KUBECONFIG
+  DIFF_SEED    run seed (default 1)          DIFF_CASES  how many cases (200)
+  DIFF_ONLY    comma-separated case indices to run (a reproducer)
+  DIFF_BATCH   cases applied to the cluster at once (100)
+  DIFF_OUT     where case files and results go (TOP/out/difftest)
+  DIFF_ADMISSION  on|off|auto: whether the cluster plays kubelet admission
+               (gpushare controller); auto looks for its pid file
+  DIFF_NO_PLAN=1  only record what the cluster did (no comparison)
+
+Exit 0 when every pod agrees (see docs/difftest.md for what agreement
+means), 1 otherwise, 2 when the harness itself failed.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+import gen  # noqa: E402
+from kube import ApiError, Kube  # noqa: E402
+
+CASE_KEY, BATCH_KEY = gen.CASE_KEY, gen.BATCH_KEY
+ADMITTED = "gpushare.io/admitted"
+# Agreement, or not comparable for want of kubelet admission in the cluster.
+OK_KINDS = ("same", "tie", "unplayed", "uncompared")
+
+
+def log(msg):
+    sys.stdout.write(msg + "\n")
+    sys.stdout.flush()
+
+
+class Harness:
+    def __init__(self):
+        self.top = os.environ.get("TOP", os.getcwd())
+        self.gpushare = os.environ["GPUSHARE"]
+        self.seed = os.environ.get("DIFF_SEED", "1")
+        self.ncases = int(os.environ.get("DIFF_CASES", "200"))
+        only = os.environ.get("DIFF_ONLY", "").strip()
+        self.indices = ([int(x) for x in only.split(",") if x.strip()] if only
+                        else list(range(self.ncases)))
+        self.batch_size = int(os.environ.get("DIFF_BATCH", "100"))
+        self.out = os.environ.get("DIFF_OUT", os.path.join(self.top, "out", "difftest"))
+        self.no_plan = os.environ.get("DIFF_NO_PLAN") == "1"
+        adm = os.environ.get("DIFF_ADMISSION", "auto")
+        if adm == "auto":
+            state = os.environ.get("GS_CLUSTER_DIR", os.path.join(self.top, ".cluster"))
+            pids = os.path.join(state, "pids")
+            adm = "on" if os.path.isdir(pids) and any(
+                "controller" in f and "manager" not in f for f in os.listdir(pids)) else "off"
+        self.admission = adm == "on"
+        self.k = Kube()
+        # In every name only: a namespace of an earlier run may still be going.
+        self.tag = "".join("abcdefghijklmnopqrstuvwxyz"[b % 26] for b in os.urandom(3))
+
+    # --- the cluster side ---------------------------------------------------
+    def foreign_reasons(self, tolerations):
+        """How the nodes outside every case fail a case pod (by reason)."""
+        out = {}
+        for n in self.k.list("/api/v1/nodes"):
+            if CASE_KEY in (n["metadata"].get("labels") or {}):
+                continue
+            spec = n.get("spec") or {}
+            if spec.get("unschedulable"):
+                reason = "node(s) were unschedulable"
+            else:
+                reason = compare.AFFINITY
+                for t in spec.get("taints") or []:
+                    if t.get("effect") in ("NoSchedule", "NoExecute") and not any(
+                            tol.get("key") == t["key"] for tol in tolerations):
+                        reason = compare.TAINTS
+                        break
+            out[reason] = out.get(reason, 0) + 1
+        return out
+
+    def apply_batch(self, bno, cases):
+        """Create the batch's objects; returns {case index: [real outcome per pod]}."""
+        k, blabel = self.k, {BATCH_KEY: str(bno)}
+        t0 = time.time()
+        for c in cases:
+            for ns in c["namespaces"]:
+                k.must("POST", "/api/v1/namespaces", {
+                    "apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": ns, "labels": dict(blabel)}})
+            k.must("POST", "/api/v1/namespaces/%s/configmaps" % c["configmap"]["metadata"]
+                   ["namespace"], c["configmap"])
+            for n in c["nodes"]:
+                body = {key: n[key] for key in ("apiVersion", "kind", "metadata", "spec")}
+                k.must("POST", "/api/v1/nodes", body)
+                k.must("PATCH", "/api/v1/nodes/%s/status" % n["metadata"]["name"],
+                       {"status": n["status"]}, "application/merge-patch+json")
+        want_sa = {ns for c in cases for ns in c["namespaces"]}
+        self.wait("default ServiceAccounts", 60, lambda: want_sa <= {
+            sa["metadata"]["namespace"] for sa in k.list(
+                "/api/v1/serviceaccounts?fieldSelector=metadata.name%3Ddefault")})
+        for c in cases:
+            for q in c["quotas"]:
+                k.must("POST", "/api/v1/namespaces/%s/resourcequotas" % q["metadata"]
+                       ["namespace"], q)
+        nq = sum(len(c["quotas"]) for c in cases)
+        self.wait("quota status.hard", 60, lambda: sum(
+            1 for q in k.list("/api/v1/resourcequotas")
+            if q["metadata"]["namespace"] in want_sa and (q.get("status") or {}).get("hard")
+        ) >= nq)
+        self.sync_nodes(cases)
+        names = {n["metadata"]["name"] for c in cases for n in c["nodes"]}
+        self.wait("nodes Ready without not-ready taints", 90, lambda: self.nodes_ready(names))
+        log("batch %d: %d cases, %d nodes, %d namespaces up in %.1fs" % (
+            bno, len(cases), len(names), len(want_sa), time.time() - t0))
+        # The scheduler learns of nodes through its informer: give the last
+        # node update a moment to reach it.
+        time.sleep(1.0)
+        foreign = self.foreign_reasons([])
+        return self.create_pods(bno, cases), foreign
+
+    def sync_nodes(self, cases):
+        jobs = [(c["configmap"]["metadata"]["namespace"], n["metadata"]["name"])
+                for c in cases for n in c["nodes"]]
+        env = dict(os.environ)
+
+        def one(job):
+            ns, node = job
+            p = subprocess.run([self.gpushare, "sync", "--configmap",
+                                ns + "/device-plugin-configs", "--node", node],
+                               env=env, capture_output=True, text=True)
+            return job, p.returncode, p.stderr
+
+        with ThreadPoolExecutor(max_workers=3) as ex:
+            for (ns, node), rc, err in ex.map(one, jobs):
+                if rc not in (0, 1):
+                    raise RuntimeError("gpushare sync --node %s: exit %d: %s" % (node, rc, err))
+
+    def nodes_ready(self, names):
+        ready = 0
+        for n in self.k.list("/api/v1/nodes", "%s" % CASE_KEY):
+            if n["metadata"]["name"] not in names:
+                continue
+            cond = {c["type"]: c["status"] for c in (n.get("status") or {}).get("conditions", [])}
+            taints = [t["key"] for t in (n.get("spec") or {}).get("taints") or []]
+            if cond.get("Ready") == "True" and not any(
+                    t.startswith("node.kubernetes.io/") for t in taints):
+                ready += 1
+        return ready == len(names)
+
+    def wait(self, what, limit, cond):
+        end = time.time() + limit
+        while not cond():
+            if time.time() > end:
+                raise RuntimeError("timed out after %ds waiting for %s" % (limit, what))
+            time.sleep(0.2)
+
+    def create_pods(self, bno, cases):
+        """Pods in rounds: round r creates the r-th pod of every case, then waits
+        until each is bound (and admitted or failed) or reported unschedulable.
+        Within a case the order is the manifests' order."""
+        results = {c["index"]: [] for c in cases}
+        rounds = max(len(c["pods"]) for c in cases)
+        for r in range(rounds):
+            waiting = {}
+            for c in cases:
+                if r >= len(c["pods"]):
+                    continue
+                pod = c["pods"][r]
+                ns = pod["metadata"]["namespace"]
+                status, body = self.k.call("POST", "/api/v1/namespaces/%s/pods" % ns, pod)
+                if status == 201:
+                    res = {"verdict": None, "node": None, "reason": ""}
+                    waiting[(ns, pod["metadata"]["name"])] = res
+                else:
+                    msg = body.get("message", "") if isinstance(body, dict) else str(body)
+                    res = {"verdict": "refused", "node": None, "reason": msg,
+                           "http": status}
+                results[c["index"]].append(res)
+            self.wait_decided(waiting, 90)
+        return results
+
+    def wait_decided(self, waiting, limit):
+        end = time.time() + limit
+        while True:
+            undecided = 0
+            for p in self.k.list("/api/v1/pods", BATCH_KEY):
+                key = (p["metadata"]["namespace"], p["metadata"]["name"])
+                res = waiting.get(key)
+                if res is None or res["verdict"]:
+                    continue
+                decided = self.outcome(p)
+                if decided:
+                    res.update(decided)
+            undecided = sum(1 for r in waiting.values() if not r["verdict"])
+            if not undecided:
+                return
+            if time.time() > end:
+                for r in waiting.values():
+                    if not r["verdict"]:
+                        r.update({"verdict": "undecided", "reason": "no decision in %ds" % limit})
+                return
+            time.sleep(0.15)
+
+    def outcome(self, p):
+        spec, st = p.get("spec") or {}, p.get("status") or {}
+        node = spec.get("nodeName")
+        if node:
+            if st.get("phase") == "Failed":
+                return {"verdict": "failed", "node": node,
+                        "reason": st.get("message", ""), "phase_reason": st.get("reason")}
+            if not self.admission or (p["metadata"].get("annotations") or {}).get(ADMITTED):
+                return {"verdict": "bound", "node": node, "reason": ""}
+            return None
+        for c in st.get("conditions") or []:
+            if c.get("type") == "PodScheduled" and c.get("status") == "False":
+                return {"verdict": "pending", "node": None, "reason": c.get("message", ""),
+                        "cond_reason": c.get("reason")}
+        return None
+
+    def recheck(self, cases, results):
+        """A pod judged unschedulable that the scheduler later bound (or the
+        reverse) means the test did not wait long enough: a harness error."""
+        now = {(p["metadata"]["namespace"], p["metadata"]["name"]): p
+               for p in self.k.list("/api/v1/pods", BATCH_KEY)}
+        late = []
+        for c in cases:
+            for pod, res in zip(c["pods"], results[c["index"]]):
+                p = now.get((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+                if p is None or res["verdict"] in ("refused", "undecided"):
+                    continue
+                o = self.outcome(p)
+                if o and (o["verdict"], o["node"]) != (res["verdict"], res["node"]):
+                    late.append("case %d pod %s: first %s %s, later %s %s" % (
+                        c["index"], pod["metadata"]["name"], res["verdict"], res["node"],
+                        o["verdict"], o["node"]))
+        return late
+
+    def delete_batch(self, cases):
+        for c in cases:
+            for ns in c["namespaces"]:
+                self.k.call("DELETE", "/api/v1/namespaces/" + ns)
+            for n in c["nodes"]:
+                self.k.call("DELETE", "/api/v1/nodes/" + n["metadata"]["name"])
+
+    # --- the plan side ------------------------------------------------------
+    def run_plan(self, c, d, pods=None):
+        paths = gen.write_case(dict(c, pods=pods if pods is not None else c["pods"]), d)
+        cmd = [self.gpushare, "plan", paths["pods"], "--nodes", paths["nodes"],
+               "--configmap", paths["configmap"]]
+        if c["quotas"]:
+            cmd += ["--quota", paths["quotas"]]
+        cmd += ["-o", "json"]
+        with open(os.path.join(d, "plan-command.txt"), "w", encoding="utf-8") as f:
+            f.write(" ".join(["gpushare"] + cmd[1:]) + "\n")
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            out = json.loads(p.stdout)
+            byname = {(x["namespace"], x["name"]): x for x in out["pods"]}
+        except (ValueError, KeyError, TypeError):
+            return None, "exit %d, not the JSON of contract 5: %s%s" % (
+                p.returncode, p.stdout[:300], p.stderr[:300])
+        return [byname.get((q["metadata"]["namespace"], q["metadata"]["name"]), {})
+                for q in (pods if pods is not None else c["pods"])], None
+
+    def judge_case(self, c, real, foreign):
+        """Compares one case pod by pod. After a tie the two fleets differ, so
+        plan is asked again with the earlier pods pinned where the scheduler
+        put them (spec.nodeName), and the rest is judged against that."""
+        d = os.path.join(self.out, "case-%d" % c["index"])
+        plan, err = self.run_plan(c, d)
+        lines, kinds = [], []
+        if plan is None:
+            return ["plan failed: " + err], ["plan-error"] * len(c["pods"])
+        pinned = stale = False
+        for i, (pod, r) in enumerate(zip(c["pods"], real)):
+            p = plan[i]
+            if r["verdict"] == "undecided":
+                kinds.append("undecided")
+                lines.append("%s: the cluster gave no decision" % pod["metadata"]["name"])
+                continue
+            if r["verdict"] == "pending":
+                norm = compare.normalize_fit_error(r["reason"], len(c["nodes"]), foreign)
+                r["normalized"] = norm
+            if stale:
+                kinds.append("uncompared")
+                continue
+            kind, note = compare.compare_pod(r, p)
+            if (kind == "verdict" and not self.admission and p.get("verdict") == "failed"
+                    and r["verdict"] == "bound"):
+                # No kubelet admission in this cluster: the pod keeps its
+                # devices there, so the case's later pods are not comparable.
+                kind, note = "unplayed", "plan: failed on %s (%s); no kubelet admission here" % (
+                    p.get("node"), p.get("reason"))
+                stale = True
+            if kind == "same" and r["verdict"] in ("pending", "refused", "failed"):
+                real_reason = r.get("normalized") if r["verdict"] == "pending" else r["reason"]
+                if not compare.reasons_agree(real_reason, p.get("reason")):
+                    kind = "reason"
+                    note = "cluster: %s\n      plan:    %s" % (real_reason, p.get("reason"))
+            kinds.append(kind)
+            if kind != "same":
+                lines.append("%s/%s: %s: %s" % (pod["metadata"]["namespace"],
+                                                 pod["metadata"]["name"], kind, note))
+            if kind == "tie" and i + 1 < len(c["pods"]):
+                pods = [dict(q) for q in c["pods"]]
+                for j in range(i + 1):
+                    if real[j]["verdict"] in ("bound", "failed"):
+                        pods[j] = json.loads(json.dumps(pods[j]))
+                        pods[j]["spec"]["nodeName"] = real[j]["node"]
+                plan2, err = self.run_plan(c, os.path.join(d, "pinned-%d" % i), pods)
+                if plan2 is None:
+                    lines.append("plan with pinned pods failed: " + err)
+                    kinds += ["plan-error"] * (len(c["pods"]) - i - 1)
+                    break
+                plan[i + 1:] = plan2[i + 1:]
+                pinned = True
+        with open(os.path.join(d, "result.json"), "w", encoding="utf-8") as f:
+            json.dump({"cluster": real, "plan": plan, "kinds": kinds}, f, indent=1)
+        return lines, kinds
+
+    # --- the run ------------------------------------------------------------
+    def run(self):
+        t0 = time.time()
+        shutil.rmtree(self.out, ignore_errors=True)
+        os.makedirs(self.out)
+        log("difftest: seed %s, %d cases, batches of %d, names dt%s*, kubelet admission %s" % (
+            self.seed, len(self.indices), self.batch_size, self.tag,
+            "played by the controller" if self.admission else "not played (no controller)"))
+        totals, bad_cases, late_all = {}, [], []
+        npods = 0
+        for b in range(0, len(self.indices), self.batch_size):
+            idx = self.indices[b:b + self.batch_size]
+            cases = [gen.case(self.seed, i, self.tag) for i in idx]
+            for c in cases:
+                for obj in c["nodes"] + c["pods"]:
+                    obj["metadata"].setdefault("labels", {})[BATCH_KEY] = str(b)
+            try:
+                results, foreign = self.apply_batch(b, cases)
+                late_all += self.recheck(cases, results)
+            finally:
+                self.delete_batch(cases)
+            for c in cases:
+                real = results[c["index"]]
+                npods += len(real)
+                if self.no_plan:
+                    d = os.path.join(self.out, "case-%d" % c["index"])
+                    gen.write_case(c, d)
+                    with open(os.path.join(d, "cluster.json"), "w", encoding="utf-8") as f:
+                        json.dump(real, f, indent=1)
+                    for r in real:
+                        totals[r["verdict"]] = totals.get(r["verdict"], 0) + 1
+                    continue
+                lines, kinds = self.judge_case(c, real, foreign)
+                for kd in kinds:
+                    totals[kd] = totals.get(kd, 0) + 1
+                bad = [kd for kd in kinds if kd not in OK_KINDS]
+                log("case %d (DIFF_SEED=%s DIFF_ONLY=%d): %d/%d pods agree%s" % (
+                    c["index"], self.seed, c["index"], len(kinds) - len(bad), len(kinds),
+                    "" if not bad else "  <- " + os.path.join(self.out, "case-%d" % c["index"])))
+                for ln in lines:
+                    log("    " + ln)
+                if bad:
+                    bad_cases.append(c["index"])
+        wall = time.time() - t0
+        if self.no_plan:
+            log("note: difftest: cluster only (DIFF_NO_PLAN=1): %d pods: %s; %.0fs" % (
+                npods, ", ".join("%s %d" % kv for kv in sorted(totals.items())), wall))
+            return 2 if late_all else 0
+        agree = totals.get("same", 0) + totals.get("tie", 0)
+        skipped = totals.get("unplayed", 0) + totals.get("uncompared", 0)
+        compared = npods - skipped
+        log("note: difftest: seed %s: %d cases, %d pods compared: %d agree (%.1f%%): %d same, "
+            "%d tie; %d disagree: %s; %d/%d cases fully agree; %.0fs" % (
+                self.seed, len(self.indices), compared, agree, 100.0 * agree / max(compared, 1),
+                totals.get("same", 0), totals.get("tie", 0), compared - agree,
+                ", ".join("%s %d" % kv for kv in sorted(totals.items())
+                          if kv[0] not in OK_KINDS) or "none",
+                len(self.indices) - len(bad_cases), len(self.indices), wall))
+        if skipped:
+            log("note: difftest: %d pods not compared: plan fails them at kubelet admission, "
+                "which this cluster does not play (no gpushare controller), and %d later "
+                "pods of those cases" % (totals.get("unplayed", 0), totals.get("uncompared", 0)))
+        for ln in late_all:
+            log("harness: a decision changed after it was read: " + ln)
+        if bad_cases:
+            log("difftest: reproduce one case: DIFF_SEED=%s DIFF_ONLY=%d "
+                "E2E_ONLY=test_plan_differential make e2e (files in %s)" % (
+                    self.seed, bad_cases[0], os.path.join(self.out, "case-%d" % bad_cases[0])))
+        return 1 if bad_cases or late_all else 0
+
+
+def main():
+    try:
+        return Harness().run()
+    except (ApiError, RuntimeError, OSError) as e:
+        log("difftest: harness error: %s" % e)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
