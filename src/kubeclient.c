@@ -1,9 +1,5 @@
 #include "kubeclient.h"
 
-/* Calls go through pointers loaded at run time (below); no type-check macros. */
-#define CURL_DISABLE_TYPECHECK
-#include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -15,97 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "curlapi.h"
 #include "version.h"
 #include "kobj.h"
 #include "banned.h"
-
-/*
- * libcurl (and the ~30 libraries it pulls in) costs every process about
- * 20 ms of dynamic loading. Only the commands that talk to an apiserver
- * need it, so it is loaded on first use instead of linked: `check` and the
- * other offline commands start without it.
- */
-#define GS_LIBCURL_SONAME "libcurl.so.4"
-
-static struct {
-	int loaded;
-	__typeof__(curl_easy_cleanup) *curl_easy_cleanup;
-	__typeof__(curl_easy_getinfo) *curl_easy_getinfo;
-	__typeof__(curl_easy_init) *curl_easy_init;
-	__typeof__(curl_easy_perform) *curl_easy_perform;
-	__typeof__(curl_easy_setopt) *curl_easy_setopt;
-	__typeof__(curl_easy_strerror) *curl_easy_strerror;
-	__typeof__(curl_free) *curl_free;
-	__typeof__(curl_global_cleanup) *curl_global_cleanup;
-	__typeof__(curl_global_init) *curl_global_init;
-	__typeof__(curl_slist_append) *curl_slist_append;
-	__typeof__(curl_slist_free_all) *curl_slist_free_all;
-	__typeof__(curl_url) *curl_url;
-	__typeof__(curl_url_cleanup) *curl_url_cleanup;
-	__typeof__(curl_url_get) *curl_url_get;
-	__typeof__(curl_url_set) *curl_url_set;
-} curl_api;
-
-static int curl_api_load(struct gs_error *err)
-{
-	void *h;
-
-	if (curl_api.loaded)
-		return 0;
-	h = dlopen(GS_LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		gs_error_set(err, "cannot load %s (Debian package libcurl4): %s", GS_LIBCURL_SONAME,
-			     dlerror());
-		return -1;
-	}
-#define LOAD(name)                                                                                 \
-	do {                                                                                       \
-		*(void **)&curl_api.name = dlsym(h, #name);                                        \
-		if (!curl_api.name) {                                                              \
-			gs_error_set(err, "%s lacks %s", GS_LIBCURL_SONAME, #name);                \
-			return -1;                                                                 \
-		}                                                                                  \
-	} while (0)
-	{
-		LOAD(curl_easy_cleanup);
-		LOAD(curl_easy_getinfo);
-		LOAD(curl_easy_init);
-		LOAD(curl_easy_perform);
-		LOAD(curl_easy_setopt);
-		LOAD(curl_easy_strerror);
-		LOAD(curl_free);
-		LOAD(curl_global_cleanup);
-		LOAD(curl_global_init);
-		LOAD(curl_slist_append);
-		LOAD(curl_slist_free_all);
-		LOAD(curl_url);
-		LOAD(curl_url_cleanup);
-		LOAD(curl_url_get);
-		LOAD(curl_url_set);
-	}
-#undef LOAD
-	curl_api.loaded = 1;
-	return 0;
-}
-
-/* curl.h wraps these two in argument-count macros. */
-#undef curl_easy_getinfo
-#undef curl_easy_setopt
-#define curl_easy_cleanup (curl_api.curl_easy_cleanup)
-#define curl_easy_getinfo (curl_api.curl_easy_getinfo)
-#define curl_easy_init (curl_api.curl_easy_init)
-#define curl_easy_perform (curl_api.curl_easy_perform)
-#define curl_easy_setopt (curl_api.curl_easy_setopt)
-#define curl_easy_strerror (curl_api.curl_easy_strerror)
-#define curl_free (curl_api.curl_free)
-#define curl_global_cleanup (curl_api.curl_global_cleanup)
-#define curl_global_init (curl_api.curl_global_init)
-#define curl_slist_append (curl_api.curl_slist_append)
-#define curl_slist_free_all (curl_api.curl_slist_free_all)
-#define curl_url (curl_api.curl_url)
-#define curl_url_cleanup (curl_api.curl_url_cleanup)
-#define curl_url_get (curl_api.curl_url_get)
-#define curl_url_set (curl_api.curl_url_set)
 
 #define DEF_REQUEST_TIMEOUT_MS 30000L
 #define DEF_CONNECT_TIMEOUT_MS 10000L
@@ -923,6 +832,37 @@ const struct kube_status *kube_last_status(const struct kube_client *c)
 const char *kube_client_namespace(const struct kube_client *c)
 {
 	return c->ns;
+}
+
+void *kube_client_easy(struct kube_client *c)
+{
+	CURL *h;
+
+	refresh_token(c);
+	h = curl_easy_duphandle(c->curl);
+	if (!h)
+		return NULL;
+	/* What pointed into c belongs to the caller's handle from here. */
+	curl_easy_setopt(h, CURLOPT_VERBOSE, 0L);
+	curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, NULL);
+	curl_easy_setopt(h, CURLOPT_DEBUGDATA, NULL);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, NULL);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, NULL);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, NULL);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, NULL);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	return h;
+}
+
+const char *kube_client_base_url(const struct kube_client *c)
+{
+	return c->base;
+}
+
+void kube_client_mask(const struct kube_client *c, char *p, size_t n)
+{
+	mask_secret(c, p, n);
 }
 
 /* ---- one call, with retries ------------------------------------------------------------ */

@@ -146,4 +146,19 @@ typedef int (*kube_wait_fn)(const json_t *obj, void *arg, struct gs_error *why);
 int kube_wait(struct kube_client *c, const char *path, kube_wait_fn pred, void *arg,
 	      long timeout_ms, long interval_ms, json_t **out, struct gs_error *err) GS_WUR;
 
+/*
+ * For kubeloop (many requests at once over libcurl's multi interface):
+ * kube_client_easy() returns a new libcurl easy handle (a CURL *, caller
+ * frees with curl_easy_cleanup) carrying this client's server, TLS, proxy,
+ * timeouts and credentials, the token file looked at again first (so
+ * rotation reaches new handles). The caller sets the URL (the base URL
+ * plus an API path), method, headers and its own write, header, error
+ * buffer and debug settings. NULL when libcurl cannot copy the handle.
+ */
+void *kube_client_easy(struct kube_client *c);
+/* scheme://host:port[/prefix] that API paths are appended to. */
+const char *kube_client_base_url(const struct kube_client *c);
+/* Mask with '*' whatever went on the wire as a credential in p[0..n) (see kube_request). */
+void kube_client_mask(const struct kube_client *c, char *p, size_t n);
+
 #endif

@@ -1,0 +1,390 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kubeloop.h"
+
+/*
+ * kubeloop's pure parts on a watch stream recorded from the e2e apiserver
+ * (tests/unit/data/kube/watch-nodes.jsonl, see its README), and the loop
+ * itself against kube_fault_server.py: retries by verb, Retry-After, list
+ * paging, an expired continue token.
+ */
+
+#define DATA "tests/unit/data/kube"
+#define SERVER "tests/unit/kube_fault_server.py"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = calloc(1, 1 << 20);
+
+	assert_non_null(f);
+	*len = fread(b, 1, (1 << 20) - 1, f);
+	fclose(f);
+	return b;
+}
+
+struct seen {
+	int lines;
+	char types[16][12];
+	char rvs[16][24];
+};
+
+static int on_line(void *arg, const char *line, size_t len)
+{
+	struct seen *s = arg;
+	struct kube_watch_event ev;
+	struct gs_error err;
+	static const char *const names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+
+	assert_int_equal(kube_watch_event_parse(&ev, line, len, &err), 0);
+	if (s->lines < 16) {
+		snprintf(s->types[s->lines], sizeof(s->types[0]), "%s", names[ev.type]);
+		snprintf(s->rvs[s->lines], sizeof(s->rvs[0]), "%s",
+			 ev.resource_version ? ev.resource_version : "");
+	}
+	s->lines++;
+	kube_watch_event_release(&ev);
+	return 0;
+}
+
+/* Whatever the chunking, the same events come out, in order. */
+static void stream_chunks(void **state)
+{
+	size_t n;
+	char *data = slurp(DATA "/watch-nodes.jsonl", &n);
+	static const size_t sizes[] = {1, 2, 7, 100, 4096, 1 << 20};
+	struct seen whole = {0};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct kube_stream s = {.max = 1 << 20};
+		struct seen got = {0};
+		for (size_t off = 0; off < n; off += sizes[k]) {
+			size_t len = n - off < sizes[k] ? n - off : sizes[k];
+			assert_int_equal(kube_stream_feed(&s, data + off, len, on_line, &got), 0);
+		}
+		assert_int_equal(s.len, 0); /* the recording ends with a newline */
+		if (k == 0)
+			whole = got;
+		assert_int_equal(got.lines, whole.lines);
+		for (int i = 0; i < got.lines && i < 16; i++) {
+			assert_string_equal(got.types[i], whole.types[i]);
+			assert_string_equal(got.rvs[i], whole.rvs[i]);
+		}
+		kube_stream_release(&s);
+	}
+	/* Recorded: two label edits, then two bookmarks. */
+	assert_int_equal(whole.lines, 4);
+	assert_string_equal(whole.types[0], "MODIFIED");
+	assert_string_equal(whole.types[1], "MODIFIED");
+	assert_string_equal(whole.types[2], "BOOKMARK");
+	assert_true(atol(whole.rvs[1]) > atol(whole.rvs[0]));
+	assert_true(atol(whole.rvs[3]) >= atol(whole.rvs[1]));
+	free(data);
+}
+
+static void stream_partial_and_limit(void **state)
+{
+	struct kube_stream s = {.max = 64};
+	struct seen got = {0};
+	const char *ev =
+		"{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"resourceVersion\":\"7\"}}}";
+	char big[200];
+
+	(void)state;
+	s.max = 1024;
+	assert_int_equal(kube_stream_feed(&s, ev, 20, on_line, &got), 0);
+	assert_int_equal(got.lines, 0);
+	assert_int_equal(kube_stream_feed(&s, ev + 20, strlen(ev) - 20, on_line, &got), 0);
+	assert_int_equal(got.lines, 0); /* no newline yet */
+	assert_int_equal(kube_stream_feed(&s, "\n\n", 2, on_line, &got), 0);
+	assert_int_equal(got.lines, 1); /* the empty line is no event */
+	assert_string_equal(got.types[0], "DELETED");
+	assert_string_equal(got.rvs[0], "7");
+	/* A line over the cap fails, whether in one chunk or several. */
+	s.max = 64;
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(kube_stream_feed(&s, big, sizeof(big), on_line, &got), -1);
+	assert_int_equal(kube_stream_feed(&s, big, 40, on_line, &got), 0);
+	assert_int_equal(kube_stream_feed(&s, big, 40, on_line, &got), -1);
+	assert_int_equal(got.lines, 1);
+	kube_stream_release(&s);
+}
+
+static void event_parse(void **state)
+{
+	/*
+	 * The watch cache's answer to a resourceVersion older than it holds,
+	 * in kube-apiserver's shape (apiserver/pkg/storage/cacher,
+	 * errors.NewResourceExpired: "too old resource version: %d (%d)").
+	 */
+	const char *gone =
+		"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+		"\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old resource "
+		"version: 1 (356)\",\"reason\":\"Expired\",\"code\":410}}";
+	struct kube_watch_event ev;
+	struct gs_error err;
+
+	(void)state;
+	assert_int_equal(kube_watch_event_parse(&ev, gone, strlen(gone), &err), 0);
+	assert_int_equal(ev.type, KUBE_WE_ERROR);
+	assert_int_equal(ev.code, 410);
+	assert_null(ev.resource_version);
+	kube_watch_event_release(&ev);
+	assert_int_equal(kube_watch_event_parse(&ev, "{\"type\":", 8, &err), -1);
+	assert_non_null(strstr(err.msg, "watch event"));
+	assert_int_equal(kube_watch_event_parse(&ev, "{\"type\":\"SYNC\",\"object\":{}}", 27, &err),
+			 -1);
+	assert_non_null(strstr(err.msg, "unknown type \"SYNC\""));
+	assert_int_equal(kube_watch_event_parse(&ev, "{\"type\":\"ADDED\"}", 16, &err), -1);
+}
+
+static void retry_decisions(void **state)
+{
+	uint64_t rng = 42;
+	long d;
+
+	(void)state;
+	/* 5xx: idempotent verbs only. */
+	assert_true(kube_retry_delay("GET", 503, false, false, 0, 1, 10, 100, 1000, &rng) >= 50);
+	assert_true(kube_retry_delay("PATCH", 500, false, false, 0, 1, 10, 100, 1000, &rng) >= 0);
+	assert_int_equal(kube_retry_delay("POST", 503, false, false, 0, 1, 10, 100, 1000, &rng),
+			 -1);
+	/* 429: every verb, after Retry-After when given. */
+	assert_true(kube_retry_delay("POST", 429, false, false, 0, 1, 10, 100, 1000, &rng) >= 0);
+	assert_int_equal(kube_retry_delay("PATCH", 429, false, false, 3, 1, 10, 100, 1000, &rng),
+			 3000);
+	assert_int_equal(kube_retry_delay("GET", 503, false, false, 2, 1, 10, 100, 1000, &rng),
+			 2000);
+	/* 409, 404, 410, 422: the caller's. */
+	static const int final_codes[] = {400, 401, 403, 404, 409, 410, 422};
+	for (size_t i = 0; i < sizeof(final_codes) / sizeof(final_codes[0]); i++)
+		assert_int_equal(kube_retry_delay("GET", final_codes[i], true, true, 5, 1, 10, 100,
+						  1000, &rng),
+				 -1);
+	/* Transport: POST only when nothing was sent; never a non-transient failure. */
+	assert_true(kube_retry_delay("POST", 0, true, true, 0, 1, 10, 100, 1000, &rng) >= 0);
+	assert_int_equal(kube_retry_delay("POST", 0, true, false, 0, 1, 10, 100, 1000, &rng), -1);
+	assert_true(kube_retry_delay("PATCH", 0, true, false, 0, 1, 10, 100, 1000, &rng) >= 0);
+	assert_int_equal(kube_retry_delay("GET", 0, false, true, 0, 1, 10, 100, 1000, &rng), -1);
+	/* Attempts run out; the delay doubles up to the cap, its lower half fixed. */
+	assert_int_equal(kube_retry_delay("GET", 503, false, false, 0, 10, 10, 100, 1000, &rng),
+			 -1);
+	for (unsigned a = 1; a < 9; a++) {
+		long cap = 100L << (a - 1);
+		if (cap > 1000)
+			cap = 1000;
+		d = kube_retry_delay("GET", 503, false, false, 0, a, 10, 100, 1000, &rng);
+		assert_true(d >= cap / 2 && d <= cap);
+	}
+}
+
+/* ---- the loop against kube_fault_server.py --------------------------------------------- */
+
+static pid_t peer_pid;
+static int peer_port;
+
+static int setup_peer(void **state)
+{
+	int fds[2];
+	char line[32];
+	FILE *f;
+
+	(void)state;
+	if (access(SERVER, R_OK) != 0 || system("python3 -c '' 2>/dev/null") != 0 || pipe(fds))
+		return 0;
+	peer_pid = fork();
+	if (peer_pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execlp("python3", "python3", SERVER, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (f && fgets(line, sizeof(line), f))
+		peer_port = atoi(line);
+	if (f)
+		fclose(f);
+	return 0;
+}
+
+static int teardown_peer(void **state)
+{
+	(void)state;
+	if (peer_pid > 0) {
+		kill(peer_pid, SIGTERM);
+		waitpid(peer_pid, NULL, 0);
+	}
+	return 0;
+}
+
+struct done {
+	int calls, code;
+	unsigned attempts;
+	char error[512];
+	char body[512];
+};
+
+static void on_done(void *arg, const struct kube_result *r)
+{
+	struct done *d = arg;
+
+	d->calls++;
+	d->code = r->code;
+	d->attempts = r->attempts;
+	snprintf(d->error, sizeof(d->error), "%s", r->error ? r->error : "");
+	snprintf(d->body, sizeof(d->body), "%s", r->body);
+}
+
+static struct kube_loop *loop_for_peer(struct kube_client **c, const char *token)
+{
+	struct kube_config cfg = {0};
+	struct kube_loop_opts o = {.backoff_base_ms = 20,
+				   .backoff_max_ms = 200,
+				   .max_attempts = 4,
+				   .list_page_size = 3};
+	struct kube_loop *l;
+	struct gs_error err;
+	char server[64];
+
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", peer_port);
+	cfg.server = server;
+	cfg.token = (char *)token;
+	assert_int_equal(kube_client_new(c, &cfg, NULL, &err), 0);
+	assert_int_equal(kube_loop_new(&l, *c, &o, &err), 0);
+	return l;
+}
+
+static void run_until(struct kube_loop *l, int *flag, int want)
+{
+	struct gs_error err;
+
+	for (int i = 0; i < 500 && *flag < want; i++)
+		assert_int_equal(kube_loop_step(l, NULL, 0, NULL, 20, &err), 0);
+}
+
+static void loop_retries(void **state)
+{
+	struct kube_client *c;
+	struct kube_loop *l;
+	struct done a = {0}, b = {0}, p = {0}, q = {0}, e = {0};
+	const char *patch = "{\"x\":1}";
+
+	(void)state;
+	if (!peer_port)
+		skip();
+	l = loop_for_peer(&c, "s3cr3t-token");
+	/* GET: two 503s, then the answer. */
+	assert_int_equal(kube_loop_request(l, "GET", "/flaky/g/2/503", NULL, NULL, 0, on_done, &a),
+			 0);
+	/* PATCH through a 429 with Retry-After: 1. */
+	assert_int_equal(kube_loop_request(l, "PATCH", "/flaky/p/1/429/1",
+					   "application/merge-patch+json", patch, strlen(patch),
+					   on_done, &p),
+			 0);
+	/* POST is not repeated after a 503. */
+	assert_int_equal(kube_loop_request(l, "POST", "/flaky/b/1/503", NULL, patch, strlen(patch),
+					   on_done, &b),
+			 0);
+	/* Attempts run out: the last Status is the message. */
+	assert_int_equal(kube_loop_request(l, "GET", "/flaky/e/9/500", NULL, NULL, 0, on_done, &e),
+			 0);
+	/* A server quoting the token back: masked. */
+	assert_int_equal(kube_loop_request(l, "GET", "/quote/403", NULL, NULL, 0, on_done, &q), 0);
+	assert_int_equal(kube_loop_pending(l), 5);
+	run_until(l, &p.calls, 1);
+	run_until(l, &e.calls, 1);
+	run_until(l, &a.calls, 1);
+	run_until(l, &b.calls, 1);
+	run_until(l, &q.calls, 1);
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(a.code, 200);
+	assert_int_equal(a.attempts, 3);
+	assert_non_null(strstr(a.body, "\"method\": \"GET\""));
+	assert_int_equal(p.code, 200);
+	assert_int_equal(p.attempts, 2);
+	assert_non_null(strstr(p.body, "merge-patch+json"));
+	assert_int_equal(b.code, 503);
+	assert_int_equal(b.attempts, 1);
+	assert_string_equal(b.error, "flaky b attempt 1");
+	assert_int_equal(e.code, 500);
+	assert_int_equal(e.attempts, 4);
+	assert_string_equal(e.error, "flaky e attempt 4");
+	assert_int_equal(q.code, 403);
+	assert_null(strstr(q.error, "s3cr3t-token"));
+	assert_non_null(strstr(q.error, "************"));
+	assert_int_equal(kube_loop_pending(l), 0);
+	assert_true(kube_loop_stats(l)->retries >= 5);
+	kube_loop_free(l);
+	kube_client_free(c);
+}
+
+struct listing {
+	int begins, ends, items;
+};
+
+static void lb(void *arg)
+{
+	struct listing *x = arg;
+	x->begins++;
+	x->items = 0;
+}
+static void ev(void *arg, enum kube_event e, json_t *obj)
+{
+	struct listing *x = arg;
+	(void)obj;
+	if (e == KUBE_EV_LISTED)
+		x->items++;
+}
+static void le(void *arg)
+{
+	((struct listing *)arg)->ends++;
+}
+
+static void loop_list_pages(void **state)
+{
+	static const struct kube_watch_ops ops = {lb, ev, le};
+	struct kube_client *c;
+	struct kube_loop *l;
+	struct listing a = {0}, x = {0};
+
+	(void)state;
+	if (!peer_port)
+		skip();
+	l = loop_for_peer(&c, NULL);
+	/* 7 pods in pages of 3. */
+	assert_int_equal(kube_loop_watch(l, "/api/v1/pods", "app=x", NULL, &ops, &a, NULL), 0);
+	/* Every continue token expired: listed again, unpaged. */
+	assert_int_equal(kube_loop_watch(l, "/api/v1/expiring", NULL, NULL, &ops, &x, NULL), 0);
+	run_until(l, &a.ends, 1);
+	run_until(l, &x.ends, 1);
+	assert_int_equal(a.begins, 1);
+	assert_int_equal(a.items, 7);
+	assert_int_equal(x.begins, 2);
+	assert_int_equal(x.items, 7);
+	assert_int_equal(kube_loop_stats(l)->relists, 1);
+	kube_loop_stop_watches(l);
+	kube_loop_free(l);
+	kube_client_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stream_chunks), cmocka_unit_test(stream_partial_and_limit),
+		cmocka_unit_test(event_parse),	 cmocka_unit_test(retry_decisions),
+		cmocka_unit_test(loop_retries),	 cmocka_unit_test(loop_list_pages),
+	};
+	return cmocka_run_group_tests(tests, setup_peer, teardown_peer);
+}
