@@ -163,19 +163,21 @@ static json_t *full_gpu(const struct gpu_facts *g)
 	return dev;
 }
 
-static json_t *mig_device(const char *node, const struct gpu_facts *g,
-			  const struct catalog_mig_profile *p, int start)
+void draslice_gpu_uuid(const char *node, int minor, char *out, size_t size)
 {
-	json_t *attrs = json_object(), *cap = json_object();
-	char pname[64], name[128], key[512], uuid[64];
+	char key[512];
 
-	draslice_profile_name(p->name, pname, sizeof(pname));
-	snprintf(name, sizeof(name), "gpu-%d-mig-%s-%d-%d", g->minor, pname, p->gi_profile_id,
-		 start);
-	snprintf(key, sizeof(key), "%s/%s", node, name);
-	synthetic_uuid("MIG-", key, uuid, sizeof(uuid));
+	snprintf(key, sizeof(key), "%s/gpu-%d", node, minor);
+	synthetic_uuid("GPU-", key, out, size);
+}
+
+static json_t *mig_device(const struct gpu_facts *g, const struct draslice_mig_instance *in)
+{
+	const struct catalog_mig_profile *p = in->profile;
+	json_t *attrs = json_object(), *cap = json_object();
+
 	attr_string(attrs, "type", "mig");
-	attr_string(attrs, "uuid", uuid);
+	attr_string(attrs, "uuid", in->uuid);
 	attr_string(attrs, "parentUUID", g->uuid);
 	attr_string(attrs, "profile", p->name);
 	common_attrs(attrs, g);
@@ -186,13 +188,13 @@ static json_t *mig_device(const char *node, const struct gpu_facts *g,
 	json_object_set_new(cap, "jpegEngines", count_quantity(p->jpeg));
 	json_object_set_new(cap, "ofaEngines", count_quantity(p->ofa));
 	json_object_set_new(cap, "memory", mib_quantity(p->memory_mib));
-	for (int i = start; i < start + p->placement_size; i++) {
+	for (int i = in->start; i < in->start + p->placement_size; i++) {
 		char slice[32];
 
 		snprintf(slice, sizeof(slice), "memorySlice%d", i);
 		json_object_set_new(cap, slice, count_quantity(1));
 	}
-	return json_pack("{s:s, s:o, s:o}", "name", name, "attributes", attrs, "capacity", cap);
+	return json_pack("{s:s, s:o, s:o}", "name", in->name, "attributes", attrs, "capacity", cap);
 }
 
 /*
@@ -231,27 +233,28 @@ static int larger_first(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int mig_devices(const char *node, const struct gpu_facts *g, const struct catalog_gpu_mig *m,
-		       json_t *devices, struct gs_error *err)
+int draslice_mig_instances(const char *node, const struct catalog_gpu *model, int minor,
+			   const struct catalog_mig_count *devices, size_t n_devices,
+			   struct draslice_mig_instance *out, size_t cap, struct gs_error *err)
 {
 	const struct catalog_mig_profile *inst[16];
 	int starts[16];
 	size_t n = 0;
 
-	for (size_t i = 0; i < m->n_devices; i++) {
+	for (size_t i = 0; i < n_devices; i++) {
 		const struct catalog_mig_profile *p =
-			catalog_gpu_profile(g->model, m->devices[i].profile);
+			catalog_gpu_profile(model, devices[i].profile);
 
 		if (!p || p->gi_profile_id < 0 || !p->n_placements) {
 			gs_error_set(err,
 				     "MIG profile '%s' of '%s': the catalog has no GI profile id "
 				     "or placements for it (a `gip` record in data/gpus.tab)",
-				     m->devices[i].profile, g->model->name);
+				     devices[i].profile, model->name);
 			return -1;
 		}
-		for (int c = 0; c < m->devices[i].count; c++) {
-			if (n == sizeof(inst) / sizeof(inst[0])) {
-				gs_error_set(err, "GPU %d: more MIG instances than fit", g->minor);
+		for (int c = 0; c < devices[i].count; c++) {
+			if (n == sizeof(inst) / sizeof(inst[0]) || n == cap) {
+				gs_error_set(err, "GPU %d: more MIG instances than fit", minor);
 				return -1;
 			}
 			inst[n++] = p;
@@ -259,12 +262,35 @@ static int mig_devices(const char *node, const struct gpu_facts *g, const struct
 	}
 	qsort(inst, n, sizeof(inst[0]), larger_first);
 	if (!place(inst, n, 0, 0, starts)) {
-		gs_error_set(err, "GPU %d (%s): no placement fits the layout's instances", g->minor,
-			     g->model->name);
+		gs_error_set(err, "GPU %d (%s): no placement fits the layout's instances", minor,
+			     model->name);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(devices, mig_device(node, g, inst[i], starts[i]));
+	for (size_t i = 0; i < n; i++) {
+		char pname[64], key[512];
+
+		out[i].profile = inst[i];
+		out[i].start = starts[i];
+		draslice_profile_name(inst[i]->name, pname, sizeof(pname));
+		snprintf(out[i].name, sizeof(out[i].name), "gpu-%d-mig-%s-%d-%d", minor, pname,
+			 inst[i]->gi_profile_id, starts[i]);
+		snprintf(key, sizeof(key), "%s/%s", node, out[i].name);
+		synthetic_uuid("MIG-", key, out[i].uuid, sizeof(out[i].uuid));
+	}
+	return (int)n;
+}
+
+static int mig_devices(const char *node, const struct gpu_facts *g, const struct catalog_gpu_mig *m,
+		       json_t *devices, struct gs_error *err)
+{
+	struct draslice_mig_instance inst[DRASLICE_MAX_MIG];
+	int n = draslice_mig_instances(node, g->model, g->minor, m->devices, m->n_devices, inst,
+				       DRASLICE_MAX_MIG, err);
+
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		json_array_append_new(devices, mig_device(g, &inst[i]));
 	return 0;
 }
 
@@ -320,10 +346,7 @@ int draslice_build(const struct catalog *cat, const struct nodehw *hw, const jso
 		}
 		for (int c = 0; c < hw->gpus[i].count; c++, minor++) {
 			struct gpu_facts g = {model, minor, "", "", driver, cuda};
-			char key[512];
-
-			snprintf(key, sizeof(key), "%s/gpu-%d", hw->name, minor);
-			synthetic_uuid("GPU-", key, g.uuid, sizeof(g.uuid));
+			draslice_gpu_uuid(hw->name, minor, g.uuid, sizeof(g.uuid));
 			snprintf(g.bus_id, sizeof(g.bus_id), "%04x:%02x:00.0", (minor + 1) >> 8,
 				 (minor + 1) & 0xff);
 			if (m.result != CATALOG_APPLY_OK || !m.mig_enabled) {

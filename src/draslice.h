@@ -47,6 +47,35 @@ int draslice_build(const struct catalog *cat, const struct nodehw *hw, const jso
  */
 json_t *draslice_device_classes(int extended_resource);
 
+/*
+ * The UUID NVML reports for GPU `minor` (NVML index) of node `node`:
+ * synthetic ("GPU-" + a UUID v4 form hashed from both), stable across runs.
+ * The DRA slice and the device plugin's device IDs (ledger.h) use the same.
+ */
+void draslice_gpu_uuid(const char *node, int minor, char *out, size_t size);
+
+#define DRASLICE_MAX_MIG 16 /* MIG instances of one GPU */
+
+/* One MIG instance of a GPU, where it sits and what it is called. */
+struct draslice_mig_instance {
+	const struct catalog_mig_profile *profile; /* borrowed from the catalog */
+	int start;				   /* placement start (memory slice) */
+	char name[128];				   /* the DRA device name gpu-<minor>-mig-... */
+	char uuid[64];				   /* "MIG-..." */
+};
+
+/*
+ * The MIG instances a layout's device counts (`devices`, as
+ * catalog_layout_apply gives them) make on GPU `minor` of `node`: placed
+ * largest first, each at the lowest start that lets the rest fit, with
+ * their UUIDs. Fills at most `cap` entries; returns how many, or -1 (a
+ * profile without placements in the catalog, no placement fits, too many).
+ */
+int draslice_mig_instances(const char *node, const struct catalog_gpu *model, int minor,
+			   const struct catalog_mig_count *devices, size_t n_devices,
+			   struct draslice_mig_instance *out, size_t cap,
+			   struct gs_error *err) GS_WUR;
+
 /* The device name part of a MIG profile: "1g.10gb+me" -> "1g10gb-me" (§3.3). */
 void draslice_profile_name(const char *profile, char *out, size_t size);
 

@@ -1,0 +1,248 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admission.h"
+#include "kobj.h"
+#include "ledger_fixture.h"
+
+/*
+ * The kubelet's admission (v1.34.4) with NVIDIA's plugin (v0.17): expected
+ * texts are the format strings of pkg/kubelet/cm/admission/errors.go,
+ * pkg/kubelet/cm/devicemanager/manager.go, pkg/kubelet/lifecycle/predicate.go
+ * and the plugin's internal/rm/rm.go, filled in by hand.
+ */
+
+static char b1[256], b2[256], b3[1024];
+
+static json_t *pod1(const char *node, const char *res, int n)
+{
+	snprintf(b3, sizeof(b3), "[%s]", fx_ask(b1, sizeof(b1), "main", res, n));
+	return fx_pod("gpu-share", "p", node, NULL, b3);
+}
+
+static void decide(const struct ledger *l, const json_t *pod, struct admission_decision *d)
+{
+	struct gs_error err;
+
+	if (admission_decide(l, pod, d, &err))
+		fail_msg("decide: %s", err.msg);
+}
+
+#define SHARED_2                                                                                   \
+	"Allocate failed due to rpc error: code = Unknown desc = invalid allocation request "      \
+	"for \"nvidia.com/gpu\": invalid request: maximum request size for shared resources is "   \
+	"1; found 2, which is unexpected"
+
+/* The seed's 2-slice pod on time-sliced lab-node-1. */
+static void two_slices_refused(void **state)
+{
+	(void)state;
+	json_t *n = fx_node("lab-node-1", "Tesla T4", 2, NULL, NULL);
+	struct ledger *l = fx_ledger(n, CFG_SHARED);
+	json_t *pod = pod1("lab-node-1", "nvidia.com/gpu", 2), *st, *ev;
+	struct admission_decision d;
+
+	decide(l, pod, &d);
+	assert_false(d.admit);
+	assert_string_equal(d.reason, "UnexpectedAdmissionError");
+	assert_string_equal(d.message, SHARED_2);
+	assert_null(d.devices);
+	st = admission_status_patch(&d);
+	assert_string_equal(kobj_text(st, "status.phase"), "Failed");
+	assert_string_equal(kobj_text(st, "status.reason"), "UnexpectedAdmissionError");
+	assert_string_equal(kobj_text(st, "status.message"), "Pod was rejected: " SHARED_2);
+	ev = admission_event(&d, pod, "lab-node-1", "2026-01-01T00:00:00Z");
+	assert_string_equal(kobj_text(ev, "type"), "Warning");
+	assert_string_equal(kobj_text(ev, "reason"), "UnexpectedAdmissionError");
+	assert_string_equal(kobj_text(ev, "message"), SHARED_2);
+	assert_string_equal(kobj_text(ev, "source.component"), "kubelet");
+	assert_string_equal(kobj_text(ev, "source.host"), "lab-node-1");
+	assert_string_equal(kobj_text(ev, "involvedObject.kind"), "Pod");
+	assert_string_equal(kobj_text(ev, "involvedObject.uid"), "u-p");
+	json_decref(st);
+	json_decref(ev);
+	admission_decision_release(&d);
+	/* One slice is fine. */
+	json_decref(pod);
+	pod = pod1("lab-node-1", "nvidia.com/gpu", 1);
+	decide(l, pod, &d);
+	assert_true(d.admit);
+	assert_int_equal(json_array_size(json_object_get(d.devices, "nvidia.com/gpu")), 1);
+	admission_decision_release(&d);
+	json_decref(pod);
+	ledger_free(l);
+	json_decref(n);
+}
+
+/* Without the flag, 2 replicas pass and come from both GPUs (distributed). */
+static void loose_time_slicing(void **state)
+{
+	(void)state;
+	json_t *n = fx_node("n", "Tesla T4", 2, NULL, NULL);
+	struct ledger *l = fx_ledger(n, CFG_TS_LOOSE);
+	json_t *pod = pod1("n", "nvidia.com/gpu", 2), *ids;
+	struct admission_decision d;
+
+	assert_false(l->fail_over_one);
+	decide(l, pod, &d);
+	assert_true(d.admit);
+	ids = json_object_get(d.devices, "nvidia.com/gpu");
+	assert_int_equal(json_array_size(ids), 2);
+	assert_int_equal(l->devices[ledger_find(l, json_string_value(json_array_get(ids, 0)))].gpu,
+			 0);
+	assert_int_equal(l->devices[ledger_find(l, json_string_value(json_array_get(ids, 1)))].gpu,
+			 1);
+	admission_decision_release(&d);
+	json_decref(pod);
+	ledger_free(l);
+	json_decref(n);
+}
+
+/* MPS refuses more than one replica whatever the flag says (v0.17 ValidateRequest). */
+static void mps_always(void **state)
+{
+	(void)state;
+	json_t *n = fx_node("n", "Tesla T4", 2, NULL, NULL);
+	struct ledger *l = fx_ledger(n, CFG_MPS);
+	json_t *pod = pod1("n", "nvidia.com/gpu", 2);
+	struct admission_decision d;
+
+	assert_true(l->fail_over_one);
+	decide(l, pod, &d);
+	assert_false(d.admit);
+	assert_string_equal(d.message, SHARED_2);
+	admission_decision_release(&d);
+	json_decref(pod);
+	ledger_free(l);
+	json_decref(n);
+}
+
+static void over_capacity(void **state)
+{
+	(void)state;
+	json_t *n = fx_node("lab-node-0", "NVIDIA A100-SXM4-80GB", 2, NULL, NULL);
+	struct ledger *l = fx_ledger(n, NULL);
+	json_t *pod = pod1("lab-node-0", "nvidia.com/gpu", 3);
+	struct admission_decision d;
+	struct gs_error err;
+
+	decide(l, pod, &d);
+	assert_false(d.admit);
+	assert_string_equal(d.reason, "UnexpectedAdmissionError");
+	assert_string_equal(d.message,
+			    "Allocate failed due to requested number of devices "
+			    "unavailable for nvidia.com/gpu. Requested: 3, Available: 2, "
+			    "which is unexpected");
+	admission_decision_release(&d);
+	json_decref(pod);
+	/* One held: a pod for 2 sees 1 available. Whole GPUs go lowest index first. */
+	pod = pod1("lab-node-0", "nvidia.com/gpu", 1);
+	decide(l, pod, &d);
+	assert_true(d.admit);
+	assert_string_equal(
+		json_string_value(json_array_get(json_object_get(d.devices, "nvidia.com/gpu"), 0)),
+		l->devices[0].id);
+	assert_int_equal(ledger_hold(l, "gpu-share/first", d.devices, &err), 0);
+	admission_decision_release(&d);
+	json_decref(pod);
+	pod = pod1("lab-node-0", "nvidia.com/gpu", 2);
+	decide(l, pod, &d);
+	assert_false(d.admit);
+	assert_non_null(strstr(d.message, "Requested: 2, Available: 1,"));
+	admission_decision_release(&d);
+	json_decref(pod);
+	ledger_free(l);
+	json_decref(n);
+}
+
+/* Init containers' devices are reused by app containers; app containers add up. */
+static void containers_count_as_kubelet(void **state)
+{
+	(void)state;
+	json_t *n = fx_node("n", "NVIDIA A100-SXM4-80GB", 2, NULL, NULL);
+	struct ledger *l = fx_ledger(n, NULL);
+	struct admission_decision d;
+	json_t *pod;
+	char init[600], apps[600];
+
+	snprintf(init, sizeof(init), "[%s]", fx_ask(b1, sizeof(b1), "init", "nvidia.com/gpu", 2));
+	snprintf(apps, sizeof(apps), "[%s]", fx_ask(b2, sizeof(b2), "main", "nvidia.com/gpu", 2));
+	pod = fx_pod("ns", "p", "n", init, apps);
+	decide(l, pod, &d);
+	assert_true(d.admit);
+	assert_int_equal(json_array_size(json_object_get(d.devices, "nvidia.com/gpu")), 2);
+	admission_decision_release(&d);
+	json_decref(pod);
+
+	snprintf(apps, sizeof(apps), "[%s,%s]", fx_ask(b1, sizeof(b1), "a", "nvidia.com/gpu", 1),
+		 fx_ask(b2, sizeof(b2), "b", "nvidia.com/gpu", 1));
+	pod = fx_pod("ns", "p", "n", NULL, apps);
+	decide(l, pod, &d);
+	assert_true(d.admit);
+	assert_int_equal(json_array_size(json_object_get(d.devices, "nvidia.com/gpu")), 2);
+	admission_decision_release(&d);
+	json_decref(pod);
+
+	snprintf(apps, sizeof(apps), "[%s,%s]", fx_ask(b1, sizeof(b1), "a", "nvidia.com/gpu", 2),
+		 fx_ask(b2, sizeof(b2), "b", "nvidia.com/gpu", 1));
+	pod = fx_pod("ns", "p", "n", NULL, apps);
+	decide(l, pod, &d);
+	assert_false(d.admit);
+	assert_non_null(strstr(d.message, "Requested: 1, Available: 0,"));
+	admission_decision_release(&d);
+	json_decref(pod);
+	ledger_free(l);
+	json_decref(n);
+}
+
+/* renameByDefault: nvidia.com/gpu shows 0 (registered before): the predicate's OutOf. */
+static void vanished_resource(void **state)
+{
+	(void)state;
+	json_t *n = fx_node("n", "Tesla T4", 2, NULL,
+			    "\"gpushare.io/managed-resources\":\"nvidia.com/gpu\"");
+	struct ledger *l = fx_ledger(n, CFG_RENAMED);
+	json_t *pod = pod1("n", "nvidia.com/gpu", 1);
+	struct admission_decision d;
+
+	decide(l, pod, &d);
+	assert_false(d.admit);
+	assert_string_equal(d.reason, "OutOfnvidia.com/gpu");
+	assert_string_equal(d.message, "Node didn't have enough resource: nvidia.com/gpu, "
+				       "requested: 1, used: 0, capacity: 0");
+	admission_decision_release(&d);
+	json_decref(pod);
+	/* The shared name is served; one never advertised passes (removeMissingExtendedResources).
+	 */
+	pod = pod1("n", "nvidia.com/gpu.shared", 1);
+	decide(l, pod, &d);
+	assert_true(d.admit);
+	admission_decision_release(&d);
+	json_decref(pod);
+	pod = pod1("n", "example.com/foo", 3);
+	decide(l, pod, &d);
+	assert_true(d.admit);
+	assert_int_equal(json_object_size(d.devices), 0);
+	admission_decision_release(&d);
+	json_decref(pod);
+	ledger_free(l);
+	json_decref(n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(two_slices_refused),
+		cmocka_unit_test(loose_time_slicing),
+		cmocka_unit_test(mps_always),
+		cmocka_unit_test(over_capacity),
+		cmocka_unit_test(containers_count_as_kubelet),
+		cmocka_unit_test(vanished_resource),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
