@@ -112,7 +112,7 @@ static bool is_sidecar(const json_t *c)
  * the containers and sidecars, or an init container's own (plus the
  * sidecars started before it) when larger, plus spec.overhead.
  */
-static int pod_requests(const json_t *pod, json_t **out, struct gs_error *err)
+int explain_pod_requests(const json_t *pod, json_t **out, struct gs_error *err)
 {
 	const json_t *spec = json_object_get(pod, "spec");
 	json_t *sum = json_object(), *sidecars = json_object(), *tmp;
@@ -175,7 +175,7 @@ static bool same_pod(const json_t *a, const json_t *b)
 
 /* ---- node filters --------------------------------------------------------- */
 
-static bool tolerates(const json_t *tols, const json_t *taint)
+bool explain_tolerates(const json_t *tols, const json_t *taint)
 {
 	const json_t *t;
 	size_t i;
@@ -266,7 +266,7 @@ static char *requirement_text(const json_t *r, const char *key, const char *have
 }
 
 /* NULL when the term selects the node, else the first requirement it fails. */
-static char *term_mismatch(const json_t *term, const json_t *node)
+char *explain_term_mismatch(const json_t *term, const json_t *node)
 {
 	const json_t *exprs = json_object_get(term, "matchExpressions");
 	const json_t *fields = json_object_get(term, "matchFields");
@@ -292,7 +292,7 @@ static char *term_mismatch(const json_t *term, const json_t *node)
 }
 
 /* NULL when the node passes nodeSelector and required node affinity, else why not. */
-static char *selector_mismatch(const json_t *spec, const json_t *node)
+char *explain_selector_mismatch(const json_t *spec, const json_t *node)
 {
 	const char *k;
 	json_t *v;
@@ -316,7 +316,7 @@ static char *selector_mismatch(const json_t *spec, const json_t *node)
 		const json_t *t;
 		size_t i;
 		json_array_foreach (req, i, t) {
-			char *why = term_mismatch(t, node);
+			char *why = explain_term_mismatch(t, node);
 			if (!why) {
 				strbuf_release(&sb);
 				return NULL;
@@ -494,29 +494,37 @@ static void hint_product_selector(struct explain_pod *e, const struct explain_po
 	}
 }
 
-/* Per node: the request would reach Allocate and fail there (§3.4). */
-static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_input *in,
-			       const json_t *node)
+char *explain_admission_message(const struct explain_admission_fail *f)
+{
+	return gs_xasprintf("Allocate failed due to rpc error: code = Unknown desc = invalid "
+			    "allocation request for \"%s\": invalid request: maximum request size "
+			    "for shared resources is 1; found %lld, which is unexpected",
+			    f->resource, f->count);
+}
+
+size_t explain_admission_failures(const struct dpconfig_set *configs, const json_t *node,
+				  const json_t *pod, explain_admission_fn fn, void *ctx)
 {
 	struct dpconfig_choice choice;
 	struct gs_error e;
+	size_t n = 0;
 
-	if (!in->configs ||
-	    dpconfig_set_select(in->configs, kobj_label(node, "nvidia.com/device-plugin.config"),
-				NULL, NULL, &choice, &e) < 0 ||
+	if (!configs ||
+	    dpconfig_set_select(configs, kobj_label(node, "nvidia.com/device-plugin.config"), NULL,
+				NULL, &choice, &e) < 0 ||
 	    !choice.config)
-		return;
+		return 0;
 	const struct dpconfig *cfg = choice.config;
 	enum dp_sharing_strategy st = dpconfig_sharing_strategy(cfg);
 	const struct dp_sharing *sh = dpconfig_replicated(cfg);
 	if (st == DP_SHARING_NONE)
-		return;
+		return 0;
 	/* time-slicing: only when set; MPS: default true (v0.20), forced before. */
 	bool enforced = st == DP_SHARING_MPS ? sh->fail_requests_greater_than_one != 0
 					     : sh->fail_requests_greater_than_one == 1;
 	if (!enforced)
-		return;
-	const json_t *spec = json_object_get(in->pod, "spec");
+		return 0;
+	const json_t *spec = json_object_get(pod, "spec");
 	const char *lists[] = {"initContainers", "containers"};
 	for (size_t l = 0; l < 2; l++) {
 		const json_t *c;
@@ -536,28 +544,40 @@ static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_
 				if (!v || quantity_from_json(&q, v, &e) < 0 ||
 				    quantity_value(&q, &cnt) < 0 || cnt <= 1)
 					continue;
-				n->fails_admission = true;
-				gs_warnings_add(
-					&n->hints,
-					"container \"%s\" asks for %lld %s, shared by %s with "
-					"failRequestsGreaterThanOne (config \"%s\"): the scheduler "
-					"admits it "
-					"but the device plugin refuses it at Allocate, the pod "
-					"fails with "
-					"UnexpectedAdmissionError: Allocate failed due to rpc "
-					"error: code = "
-					"Unknown desc = invalid allocation request for \"%s\": "
-					"invalid "
-					"request: maximum request size for shared resources is 1; "
-					"found "
-					"%lld, which is unexpected",
-					kobj_text(c, "name"), (long long)cnt, name,
-					dp_sharing_strategy_name(st), choice.name, name,
-					(long long)cnt);
+				struct explain_admission_fail f = {kobj_text(c, "name"), name,
+								   (long long)cnt, choice.name,
+								   dp_sharing_strategy_name(st)};
+				n++;
+				if (fn)
+					fn(ctx, &f);
 			}
 			json_decref(r);
 		}
 	}
+	return n;
+}
+
+static void hint_one_failure(void *ctx, const struct explain_admission_fail *f)
+{
+	struct explain_node *n = ctx;
+	char *msg = explain_admission_message(f);
+
+	n->fails_admission = true;
+	gs_warnings_add(
+		&n->hints,
+		"container \"%s\" asks for %lld %s, shared by %s with "
+		"failRequestsGreaterThanOne (config \"%s\"): the scheduler admits it but the "
+		"device plugin refuses it at Allocate, the pod fails with "
+		"UnexpectedAdmissionError: %s",
+		f->container, f->count, f->resource, f->strategy, f->config, msg);
+	free(msg);
+}
+
+/* Per node: the request would reach Allocate and fail there (§3.4). */
+static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_input *in,
+			       const json_t *node)
+{
+	explain_admission_failures(in->configs, node, in->pod, hint_one_failure, n);
 }
 
 /* Per node: the pod asks for a name the node publishes differently. */
@@ -635,7 +655,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 			continue;
 		json_t *r;
 		bound_pods++;
-		if (pod_requests(p, &r, err) < 0) {
+		if (explain_pod_requests(p, &r, err) < 0) {
 			gs_error_prefix(err, "pod %s/%s: ", kobj_text(p, "metadata.namespace"),
 					kobj_text(p, "metadata.name"));
 			json_decref(used);
@@ -680,7 +700,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 		gs_warnings_add(&n->reasons, "Too many pods");
 	size_t capacity_reasons = n->reasons.n;
 
-	char *why = selector_mismatch(spec, node);
+	char *why = explain_selector_mismatch(spec, node);
 	if (why) {
 		gs_warnings_add(&n->reasons,
 				"node(s) didn't match Pod's node affinity/selector (%s)", why);
@@ -691,7 +711,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 	if (json_is_true(json_object_get(nspec, "unschedulable"))) {
 		json_t *t = json_pack("{s:s,s:s}", "key", "node.kubernetes.io/unschedulable",
 				      "effect", "NoSchedule");
-		if (!tolerates(tols, t))
+		if (!explain_tolerates(tols, t))
 			gs_warnings_add(&n->reasons, "node(s) were unschedulable");
 		json_decref(t);
 	}
@@ -700,7 +720,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 		const char *eff = kobj_text(t, "effect");
 		if (strcmp(eff, "NoSchedule") && strcmp(eff, "NoExecute"))
 			continue;
-		if (!tolerates(tols, t))
+		if (!explain_tolerates(tols, t))
 			gs_warnings_add(&n->reasons, "node(s) had untolerated taint {%s: %s}",
 					kobj_text(t, "key"), kobj_text(t, "value"));
 	}
@@ -758,7 +778,7 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 		if (json_object_get(c, "message"))
 			e->sched_message = gs_xstrdup(kobj_text(c, "message"));
 	}
-	if (pod_requests(in->pod, &e->requests, err) < 0) {
+	if (explain_pod_requests(in->pod, &e->requests, err) < 0) {
 		gs_error_prefix(err, "pod %s/%s: ", e->namespace, e->name);
 		explain_pod_free(e);
 		return -1;
@@ -866,7 +886,7 @@ int explain_quota_add_pod(json_t **usage, const json_t *pod, struct gs_error *er
 	struct quantity q, one;
 	int rc = -1;
 
-	if (pod_requests(pod, &req, err) < 0)
+	if (explain_pod_requests(pod, &req, err) < 0)
 		goto out;
 	/* One pod more: usage_add counts it when it creates the usage. */
 	quantity_from_int64(&q, 0, QUANTITY_DECIMAL_SI);

@@ -147,4 +147,40 @@ int explain_quota(const json_t *quota_list, const json_t *usage, const char *con
 		  struct explain_quota_report **out, struct gs_error *err) GS_WUR;
 void explain_quota_report_free(struct explain_quota_report *r);
 
+/* ---- building blocks shared with plan (docs/plan.md) ---------------------- */
+
+/*
+ * The scheduler's effective request of a pod (computePodResourceRequest):
+ * containers and sidecars summed, an init container's own when larger,
+ * plus spec.overhead; a limit without a request counts as the request.
+ * *out is a new object, resource -> quantity string.
+ */
+int explain_pod_requests(const json_t *pod, json_t **out, struct gs_error *err) GS_WUR;
+/* v1helper.TolerationsTolerateTaint: some toleration of the list tolerates the taint. */
+bool explain_tolerates(const json_t *tolerations, const json_t *taint);
+/* NULL when the node passes nodeSelector and required node affinity, else why not (allocated). */
+char *explain_selector_mismatch(const json_t *pod_spec, const json_t *node);
+/* NULL when a NodeSelectorTerm selects the node, else the requirement it fails (allocated). */
+char *explain_term_mismatch(const json_t *term, const json_t *node);
+
+/* One container the device plugin refuses at Allocate (failRequestsGreaterThanOne). */
+struct explain_admission_fail {
+	const char *container;
+	const char *resource; /* as the pod asks for it (a rename when there is one) */
+	long long count;
+	const char *config;   /* the device-plugin config chosen for the node */
+	const char *strategy; /* "time-slicing" or "MPS" */
+};
+typedef void (*explain_admission_fn)(void *ctx, const struct explain_admission_fail *f);
+
+/*
+ * Every container of the pod that asks for more than one slice of a shared
+ * resource on a node whose config sets failRequestsGreaterThanOne (§3.4),
+ * each passed to fn (NULL = only count); returns how many.
+ */
+size_t explain_admission_failures(const struct dpconfig_set *configs, const json_t *node,
+				  const json_t *pod, explain_admission_fn fn, void *ctx);
+/* The kubelet's pod status message for it (reason UnexpectedAdmissionError), allocated. */
+char *explain_admission_message(const struct explain_admission_fail *f);
+
 #endif

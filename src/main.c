@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{"explain", cmd_explain, "why a pod landed where it did or is pending; quota headroom"},
 	{"webhook", cmd_webhook,
 	 "admission webhook: refuse at creation pods that would fail later"},
+	{"plan", cmd_plan, "place a batch of pods as the scheduler would; what-if a change"},
 };
 
 static void usage(FILE *out)

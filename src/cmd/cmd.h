@@ -16,5 +16,6 @@ int cmd_sync(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 #endif

@@ -1,0 +1,232 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+/*
+ * plan's filters and scores against hand-made nodes (already advertised)
+ * and pods. Expected texts are kube-scheduler v1.34.4's (docs/plan.md);
+ * expected nodes follow from its score formulas worked by hand in each
+ * case's comment.
+ */
+
+static json_t *loads(const char *text)
+{
+	json_error_t je;
+	json_t *j = json_loads(text, 0, &je);
+	if (!j)
+		fail_msg("bad test JSON: %s: %s", je.text, text);
+	return j;
+}
+
+/* A node: name, cpu, memory, gpus, extra JSON fields of spec ("" = none), labels JSON. */
+static json_t *node(const char *name, const char *cpu, const char *mem, const char *gpus,
+		    const char *spec, const char *labels)
+{
+	char buf[2048];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":%s},"
+		 "\"spec\":{%s},\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"%s\","
+		 "\"pods\":\"110\",\"nvidia.com/gpu\":\"%s\"}}}",
+		 name, labels ? labels : "{}", spec ? spec : "", cpu, mem, gpus);
+	return loads(buf);
+}
+
+/* A pod: name, resources JSON of its one container, extra spec fields ("" = none). */
+static json_t *pod(const char *name, const char *resources, const char *spec)
+{
+	char buf[2048];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\"},"
+		 "\"spec\":{%s%s\"containers\":[{\"name\":\"c\",\"resources\":%s}]}}",
+		 name, spec ? spec : "", spec && *spec ? "," : "", resources);
+	return loads(buf);
+}
+
+static struct plan_result *run(json_t *nodes_arr, json_t *pods)
+{
+	json_t *nodes = json_pack("{s:s,s:o}", "kind", "NodeList", "items", nodes_arr);
+	struct plan_input in = {nodes, NULL, pods, NULL, NULL};
+	struct plan_result *r = NULL;
+	struct gs_error err;
+
+	if (plan_run(&in, &r, &err) < 0)
+		fail_msg("plan_run: %s", err.msg);
+	json_decref(nodes);
+	json_decref(pods);
+	return r;
+}
+
+static const char *node_of(const struct plan_result *r, size_t i)
+{
+	return r->pods[i].node ? r->pods[i].node : "(none)";
+}
+
+static void test_taints_and_unschedulable(void **state)
+{
+	(void)state;
+	json_t *nodes = json_pack(
+		"[o,o,o,o]",
+		node("a", "8", "32Gi", "1",
+		     "\"taints\":[{\"key\":\"k\",\"value\":\"v\",\"effect\":\"NoSchedule\"}]",
+		     NULL),
+		node("b", "8", "32Gi", "1", "\"taints\":[{\"key\":\"x\",\"effect\":\"NoExecute\"}]",
+		     NULL),
+		node("c", "8", "32Gi", "1", "\"unschedulable\":true", NULL),
+		node("d", "8", "32Gi", "1",
+		     "\"taints\":[{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"}]", NULL));
+	json_t *pods = json_pack(
+		"[o,o,o]", pod("p0", "{\"limits\":{\"nvidia.com/gpu\":1}}", NULL),
+		pod("p1", "{\"limits\":{\"nvidia.com/gpu\":1}}", NULL),
+		pod("p2", "{\"limits\":{\"nvidia.com/gpu\":1}}",
+		    "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\",\"value\":\"v\"},"
+		    "{\"operator\":\"Exists\",\"key\":\"node.kubernetes.io/unschedulable\"}]"));
+	struct plan_result *r = run(nodes, pods);
+
+	/* PreferNoSchedule does not filter: d is the one node. */
+	assert_string_equal(node_of(r, 0), "d");
+	assert_int_equal(r->pods[0].n_feasible, 1);
+	assert_int_equal(r->pods[1].verdict, PLAN_PENDING);
+	assert_string_equal(
+		r->pods[1].reason,
+		"0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) were "
+		"unschedulable, 2 node(s) had untolerated taint(s). no new claims to "
+		"deallocate, preemption: 0/4 nodes are available: 1 No preemption "
+		"victims found for incoming pod, 3 Preemption is not helpful for "
+		"scheduling.");
+	/* Tolerating k=v and the cordon opens a and c; a comes first (a tie). */
+	assert_int_equal(r->pods[2].verdict, PLAN_BOUND);
+	assert_int_equal(r->pods[2].n_feasible, 2);
+	assert_string_equal(node_of(r, 2), "a");
+	assert_int_equal(r->pods[2].n_tied, 2);
+	plan_result_free(r);
+}
+
+static void test_affinity_operators(void **state)
+{
+	(void)state;
+	json_t *nodes = json_pack("[o,o]", node("old", "8", "32Gi", "1", NULL, "{\"cc\":\"75\"}"),
+				  node("new", "8", "32Gi", "1", NULL, "{\"cc\":\"90\"}"));
+	json_t *pods = json_pack("[o,o]",
+				 pod("gt", "{\"limits\":{\"nvidia.com/gpu\":1}}",
+				     "\"affinity\":{\"nodeAffinity\":{"
+				     "\"requiredDuringSchedulingIgnoredDuringExecution\":"
+				     "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
+				     "\"cc\",\"operator\":\"Gt\","
+				     "\"values\":[\"80\"]}]}]}}}"),
+				 pod("sel", "{\"limits\":{\"nvidia.com/gpu\":1}}",
+				     "\"nodeSelector\":{\"cc\":\"90\"}"));
+	struct plan_result *r = run(nodes, pods);
+
+	assert_string_equal(node_of(r, 0), "new");
+	/* new's one GPU is taken: Insufficient there, the selector fails on old. */
+	assert_int_equal(r->pods[1].verdict, PLAN_PENDING);
+	assert_string_equal(r->pods[1].reason,
+			    "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) "
+			    "didn't match Pod's node affinity/selector. no new claims to "
+			    "deallocate, preemption: 0/2 nodes are available: 1 No preemption "
+			    "victims found for incoming pod, 1 Preemption is not helpful for "
+			    "scheduling.");
+	plan_result_free(r);
+}
+
+static void test_too_many_pods_and_pending_holds_nothing(void **state)
+{
+	(void)state;
+	json_t *n = node("one", "8", "32Gi", "1", NULL, NULL);
+	json_object_set_new(json_object_get(json_object_get(n, "status"), "allocatable"), "pods",
+			    json_string("1"));
+	json_t *pods = json_pack("[o,o,o]", pod("big", "{\"limits\":{\"nvidia.com/gpu\":2}}", NULL),
+				 pod("a", "{\"limits\":{\"nvidia.com/gpu\":1}}", NULL),
+				 pod("b", "{}", NULL));
+	struct plan_result *r = run(json_pack("[o]", n), pods);
+
+	/* big asks more than the node has: unresolvable, and it holds nothing. */
+	assert_int_equal(r->pods[0].verdict, PLAN_PENDING);
+	assert_non_null(strstr(r->pods[0].reason, "1 Insufficient nvidia.com/gpu."));
+	assert_non_null(strstr(r->pods[0].reason, "1 Preemption is not helpful"));
+	assert_string_equal(node_of(r, 1), "one");
+	assert_string_equal(r->pods[1].reason, "the only feasible node");
+	assert_int_equal(r->pods[2].verdict, PLAN_PENDING);
+	assert_string_equal(
+		r->pods[2].reason,
+		"0/1 nodes are available: 1 Too many pods. no new claims to deallocate, "
+		"preemption: 0/1 nodes are available: 1 No preemption victims found "
+		"for incoming pod.");
+	plan_result_free(r);
+}
+
+static void test_least_allocated_and_balanced(void **state)
+{
+	(void)state;
+	/*
+	 * x: 4 cpu, 16Gi; y: 8 cpu, 16Gi. A pod of 2 cpu, 2Gi:
+	 * x: fit ((4000-2000)*100/4000=50 + (16-2)*100/16=87)/2=68,
+	 *    balanced 1-|0.5-0.125|/2 -> 81; 149
+	 * y: fit ((8000-2000)*100/8000=75 + 87)/2=81, balanced 1-|0.25-0.125|/2 -> 93; 174
+	 */
+	json_t *nodes = json_pack("[o,o]", node("x", "4", "16Gi", "0", NULL, NULL),
+				  node("y", "8", "16Gi", "0", NULL, NULL));
+	json_t *pods = json_pack(
+		"[o]", pod("p", "{\"requests\":{\"cpu\":\"2\",\"memory\":\"2Gi\"}}", NULL));
+	struct plan_result *r = run(nodes, pods);
+
+	assert_string_equal(node_of(r, 0), "y");
+	assert_int_equal(r->pods[0].n_tied, 1);
+	assert_string_equal(r->pods[0].reason, "the highest score (474) of 2 feasible nodes");
+	plan_result_free(r);
+}
+
+static void test_prefer_no_schedule_and_preferred_affinity(void **state)
+{
+	(void)state;
+	json_t *nodes =
+		json_pack("[o,o,o]",
+			  node("soft", "8", "32Gi", "1",
+			       "\"taints\":[{\"key\":\"s\",\"effect\":\"PreferNoSchedule\"}]",
+			       "{\"zone\":\"b\"}"),
+			  node("plain", "8", "32Gi", "1", NULL, "{\"zone\":\"a\"}"),
+			  node("wanted", "8", "32Gi", "1", NULL, "{\"zone\":\"b\"}"));
+	json_t *pods = json_pack(
+		"[o,o]", pod("p", "{\"limits\":{\"nvidia.com/gpu\":1}}", NULL),
+		pod("q", "{\"limits\":{\"nvidia.com/gpu\":1}}",
+		    "\"affinity\":{\"nodeAffinity\":{"
+		    "\"preferredDuringSchedulingIgnoredDuringExecution\":"
+		    "[{\"weight\":10,\"preference\":{\"matchExpressions\":[{\"key\":\"zone\","
+		    "\"operator\":\"In\",\"values\":[\"b\"]}]}}]}}"));
+	struct plan_result *r = run(nodes, pods);
+
+	/* p: soft loses 3*100 for its taint; plain and wanted tie, plain first. */
+	assert_string_equal(node_of(r, 0), "plain");
+	assert_int_equal(r->pods[0].n_tied, 2);
+	/* q: zone b gives wanted 2*100 and soft too, but soft's taint costs 3*100. */
+	assert_string_equal(node_of(r, 1), "wanted");
+	plan_result_free(r);
+}
+
+static void test_verdict_names(void **state)
+{
+	(void)state;
+	assert_string_equal(plan_verdict_name(PLAN_BOUND), "bound");
+	assert_string_equal(plan_verdict_name(PLAN_PENDING), "pending");
+	assert_string_equal(plan_verdict_name(PLAN_REFUSED), "refused");
+	assert_string_equal(plan_verdict_name(PLAN_FAILED), "failed");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_taints_and_unschedulable),
+		cmocka_unit_test(test_affinity_operators),
+		cmocka_unit_test(test_too_many_pods_and_pending_holds_nothing),
+		cmocka_unit_test(test_least_allocated_and_balanced),
+		cmocka_unit_test(test_prefer_no_schedule_and_preferred_affinity),
+		cmocka_unit_test(test_verdict_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
