@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -269,18 +270,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	struct request *rq = *con_cls;
 
 	(void)version;
-	if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) {
+	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+	if (get && (!strcmp(url, "/healthz") || !strcmp(url, "/readyz"))) {
 		if (!strcmp(url, "/healthz"))
 			return reply_text(conn, MHD_HTTP_OK, "ok");
-		if (!strcmp(url, "/readyz")) {
-			pthread_mutex_lock(&sv->mu);
-			bool ready = sv->fleet != NULL;
-			pthread_mutex_unlock(&sv->mu);
-			return ready ? reply_text(conn, MHD_HTTP_OK, "ok")
-				     : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-						  "the node list is not loaded yet");
-		}
-		return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found");
+		pthread_mutex_lock(&sv->mu);
+		bool ready = sv->fleet != NULL;
+		pthread_mutex_unlock(&sv->mu);
+		return ready ? reply_text(conn, MHD_HTTP_OK, "ok")
+			     : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					  "the node list is not loaded yet");
 	}
 	if (strcmp(url, "/validate"))
 		return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found");
@@ -397,32 +396,55 @@ static struct MHD_Daemon *start_daemon(struct server *sv, const struct sockaddr_
 				MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 }
 
+/* Whether GnuTLS takes the pair: a daemon with no socket and no thread, stopped at once. */
+static bool tls_pair_loads(const char *cert, const char *key)
+{
+	struct MHD_Daemon *probe = MHD_start_daemon(
+		MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, handle, NULL,
+		MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
+
+	if (!probe)
+		return false;
+	MHD_stop_daemon(probe);
+	return true;
+}
+
 /*
  * Hand the listening socket to a daemon with the new pair (MHD_quiesce_daemon:
- * the old one accepts nothing more and finishes what it has). When the new
- * pair does not load, a daemon with the old one (oc, ok) takes the socket.
- * -1 only when no daemon serves any more.
+ * the old one accepts nothing more and finishes what it has). A pair that
+ * does not load is never tried: the old daemon goes on. -1 only when no
+ * daemon serves any more.
  */
 static int reload(struct server *sv, const struct sockaddr_in *addr, struct MHD_Daemon **d,
 		  const struct tls_files *tls, const char *oc, const char *ok)
 {
-	MHD_socket fd = MHD_quiesce_daemon(*d);
 	struct MHD_Daemon *nd;
+	MHD_socket fd, spare;
 
+	if (!tls_pair_loads(tls->cert, tls->key)) {
+		fprintf(stderr,
+			"gpushare webhook: the new certificate or key does not load (%s, %s); "
+			"keeping the old pair\n",
+			tls->cert_path, tls->key_path);
+		return 0;
+	}
+	fd = MHD_quiesce_daemon(*d);
 	if (fd == MHD_INVALID_SOCKET) {
 		fprintf(stderr, "gpushare webhook: cannot hand the socket over; keeping the old "
 				"certificate\n");
 		return 0;
 	}
+	/* A daemon that fails to start closes the socket it was given: keep a copy. */
+	spare = dup(fd);
 	nd = start_daemon(sv, addr, fd, tls->cert, tls->key);
-	if (nd)
+	if (nd) {
 		fprintf(stderr, "gpushare webhook: certificate reloaded\n");
-	else {
-		fprintf(stderr,
-			"gpushare webhook: the new certificate or key does not load (%s, %s); "
-			"keeping the old pair\n",
-			tls->cert_path, tls->key_path);
-		nd = start_daemon(sv, addr, fd, oc, ok);
+		if (spare >= 0)
+			close(spare);
+	} else {
+		fprintf(stderr, "gpushare webhook: the new pair did not start; keeping the old "
+				"one\n");
+		nd = spare >= 0 ? start_daemon(sv, addr, spare, oc, ok) : NULL;
 	}
 	MHD_stop_daemon(*d);
 	*d = nd;
