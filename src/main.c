@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{"webhook", cmd_webhook,
 	 "admission webhook: refuse at creation pods that would fail later"},
 	{"plan", cmd_plan, "place a batch of pods as the scheduler would; what-if a change"},
+	{"report", cmd_report, "the fleet as a picture: cards, who holds them, isolation, quotas"},
 };
 
 static void usage(FILE *out)

@@ -17,5 +17,6 @@ int cmd_lab(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

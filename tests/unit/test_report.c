@@ -1,0 +1,322 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "dpconfig_set.h"
+#include "report.h"
+
+/*
+ * The fleet picture's model and text, from the objects recorded after
+ * `gpushare lab` (tests/unit/data/explain: three nodes, seven pods, the
+ * ConfigMap, team-a's quota at 2/2), and escaping of names a user chose.
+ */
+
+#define DATA "tests/unit/data/explain"
+
+struct fixture {
+	json_t *nodes, *pods, *cm, *quotas;
+	struct dpconfig_set *set;
+	const struct catalog *cat;
+	struct report_model *m;
+};
+
+static json_t *load(const char *path)
+{
+	json_error_t je;
+	json_t *j = json_load_file(path, 0, &je);
+
+	assert_non_null(j);
+	return j;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct gs_error err;
+
+	f->nodes = load(DATA "/nodes.json");
+	f->pods = load(DATA "/pods.json");
+	f->cm = load(DATA "/configmap.json");
+	f->quotas = load(DATA "/quota-team-a.json");
+	assert_int_equal(catalog_builtin(&f->cat, &err), 0);
+	assert_int_equal(dpconfig_set_from_configmap(NULL, f->cm, &f->set, &err), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	report_model_free(f->m);
+	dpconfig_set_free(f->set);
+	json_decref(f->nodes);
+	json_decref(f->pods);
+	json_decref(f->cm);
+	json_decref(f->quotas);
+	free(f);
+	return 0;
+}
+
+static struct report_model *build(struct fixture *f)
+{
+	struct report_input in = {f->nodes, f->pods, f->quotas, f->set, f->cat, "test"};
+	struct gs_error err;
+
+	report_model_free(f->m);
+	f->m = NULL;
+	assert_int_equal(report_model_build(&in, &f->m, &err), 0);
+	return f->m;
+}
+
+static const struct report_node *node(const struct report_model *m, const char *name)
+{
+	for (size_t i = 0; i < m->n_nodes; i++)
+		if (!strcmp(m->nodes[i].name, name))
+			return &m->nodes[i];
+	fail_msg("no node %s", name);
+	return NULL;
+}
+
+static long pod(const struct report_model *m, const char *ns, const char *name)
+{
+	for (size_t i = 0; i < m->n_pods; i++)
+		if (!strcmp(m->pods[i].namespace, ns) && !strcmp(m->pods[i].name, name))
+			return (long)i;
+	fail_msg("no pod %s/%s", ns, name);
+	return -1;
+}
+
+/* Who holds slot s of card c: "ns/name" or "free". */
+static const char *holder(const struct report_model *m, const struct report_node *n, size_t c,
+			  size_t s, char *buf, size_t size)
+{
+	long p;
+
+	assert_true(c < n->n_cards);
+	assert_true(s < n->cards[c].n_slots);
+	p = n->cards[c].slots[s].pod;
+	if (p < 0)
+		return "free";
+	snprintf(buf, size, "%s/%s", m->pods[p].namespace, m->pods[p].name);
+	return buf;
+}
+
+static void seed_cards(void **state)
+{
+	struct fixture *f = *state;
+	const struct report_model *m = build(f);
+	const struct report_node *n;
+
+	assert_int_equal(m->n_nodes, 3);
+	assert_int_equal(m->n_cards, 5);
+	assert_int_equal(m->n_pods, 7);
+
+	n = node(m, "lab-node-0"); /* config default: two whole A100s */
+	assert_int_equal(n->n_cards, 2);
+	assert_int_equal(n->cards[0].isolation, REPORT_ISO_WHOLE);
+	assert_int_equal(n->cards[0].n_slots, 1);
+	assert_string_equal(n->cards[0].slots[0].resource, "nvidia.com/gpu");
+	assert_int_equal(n->cards[0].memory_mib, 81920);
+
+	n = node(m, "lab-node-1"); /* shared: time-slicing, 4 replicas per T4 */
+	assert_string_equal(n->sharing, "time-slicing");
+	assert_int_equal(n->n_cards, 2);
+	for (size_t c = 0; c < 2; c++) {
+		assert_int_equal(n->cards[c].isolation, REPORT_ISO_NONE);
+		assert_int_equal(n->cards[c].n_slots, 4);
+		assert_string_equal(n->cards[c].slots[3].label, "#3");
+		assert_non_null(strstr(n->cards[c].slots[3].device, "::3"));
+	}
+
+	n = node(m, "lab-node-2"); /* MIG mixed, all-1g.10gb: 7 instances */
+	assert_int_equal(n->n_cards, 1);
+	assert_true(n->cards[0].mig);
+	assert_int_equal(n->cards[0].isolation, REPORT_ISO_HARDWARE);
+	assert_int_equal(n->cards[0].n_slots, 7);
+	assert_string_equal(n->cards[0].slots[6].resource, "nvidia.com/mig-1g.10gb");
+	assert_int_equal(n->cards[0].slots[6].domain, 6);
+}
+
+/*
+ * No pod carries the ledger annotation: devices follow the requests in
+ * creation order (all in the same second here, so the list's order:
+ * notebook, team-a-0, team-a-1), the distributed policy spreading replicas
+ * over the T4s.
+ */
+static void seed_holders(void **state)
+{
+	struct fixture *f = *state;
+	const struct report_model *m = build(f);
+	const struct report_node *n = node(m, "lab-node-1");
+	char b[128];
+
+	assert_string_equal(holder(m, n, 0, 0, b, sizeof(b)), "gpu-share/notebook");
+	assert_string_equal(holder(m, n, 1, 0, b, sizeof(b)), "team-a/team-a-0");
+	assert_string_equal(holder(m, n, 0, 1, b, sizeof(b)), "team-a/team-a-1");
+	assert_string_equal(holder(m, n, 1, 1, b, sizeof(b)), "free");
+	/* gpu-share and team-a on T4 0: one memory, no isolation */
+	assert_non_null(n->cards[0].shared_memory);
+	assert_string_equal(n->cards[0].shared_memory, "gpu-share, team-a");
+	assert_null(n->cards[1].shared_memory);
+
+	n = node(m, "lab-node-0");
+	assert_string_equal(holder(m, n, 0, 0, b, sizeof(b)), "gpu-share/batch-train");
+	assert_string_equal(holder(m, n, 1, 0, b, sizeof(b)), "gpu-share/plain-gpu");
+	n = node(m, "lab-node-2");
+	assert_string_equal(holder(m, n, 0, 0, b, sizeof(b)), "gpu-share/mig-job");
+	assert_string_equal(holder(m, n, 0, 1, b, sizeof(b)), "gpu-share/prod-inference");
+	assert_null(n->cards[0].shared_memory);
+	for (size_t p = 0; p < m->n_pods; p++) {
+		assert_int_equal(m->pods[p].origin, REPORT_FROM_REQUESTS);
+		assert_int_equal(m->pods[p].held, 1);
+	}
+
+	assert_int_equal(m->n_namespaces, 2);
+	assert_string_equal(m->namespaces[0], "gpu-share");
+	assert_string_equal(m->namespaces[1], "team-a");
+	assert_int_equal(m->n_quotas, 1);
+	assert_string_equal(m->quotas[0].resource, "requests.nvidia.com/gpu");
+	assert_string_equal(m->quotas[0].used, "2");
+	assert_true(m->quotas[0].fraction > 0.99 && m->quotas[0].fraction < 1.01);
+}
+
+static json_t *pod_json(struct fixture *f, const char *name)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach (json_object_get(f->pods, "items"), i, p)
+		if (!strcmp(json_string_value(
+				    json_object_get(json_object_get(p, "metadata"), "name")),
+			    name))
+			return p;
+	fail_msg("no pod %s", name);
+	return NULL;
+}
+
+static void annotate(json_t *p, const char *value)
+{
+	json_t *meta = json_object_get(p, "metadata");
+	json_t *ann = json_object_get(meta, "annotations");
+
+	if (!ann) {
+		ann = json_object();
+		json_object_set_new(meta, "annotations", ann);
+	}
+	json_object_set_new(ann, "gpushare.io/devices", json_string(value));
+}
+
+/* The ledger annotation wins over the derived order; a bad one is ignored. */
+static void ledger_annotation(void **state)
+{
+	struct fixture *f = *state;
+	const struct report_model *m = build(f);
+	char *id = strdup(node(m, "lab-node-1")->cards[1].slots[3].device), *v;
+	char b[128];
+	const struct report_node *n;
+
+	v = malloc(strlen(id) + 64);
+	snprintf(v, strlen(id) + 64, "{\"nvidia.com/gpu\":[\"%s\"]}", id);
+	annotate(pod_json(f, "team-a-1"), v);
+	annotate(pod_json(f, "notebook"), "{\"nvidia.com/gpu\":[\"GPU-not-on-this-node::0\"]}");
+	m = build(f);
+	n = node(m, "lab-node-1");
+	assert_string_equal(holder(m, n, 1, 3, b, sizeof(b)), "team-a/team-a-1");
+	assert_int_equal(m->pods[pod(m, "team-a", "team-a-1")].origin, REPORT_FROM_LEDGER);
+	/* notebook's IDs are not this node's: from its requests, as before */
+	assert_int_equal(m->pods[pod(m, "gpu-share", "notebook")].origin, REPORT_FROM_REQUESTS);
+	/* each T4 has one taken now: team-a-0 goes to the lower index */
+	assert_string_equal(holder(m, n, 0, 0, b, sizeof(b)), "gpu-share/notebook");
+	assert_string_equal(holder(m, n, 0, 1, b, sizeof(b)), "team-a/team-a-0");
+	assert_string_equal(holder(m, n, 1, 0, b, sizeof(b)), "free");
+	assert_non_null(n->cards[0].shared_memory);
+	assert_null(n->cards[1].shared_memory);
+	free(v);
+	free(id);
+}
+
+static void escaping(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	report_escape(&sb, "<script>alert(\"x\")</script>&'");
+	assert_string_equal(sb.buf, "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;");
+	strbuf_reset(&sb);
+	/* UTF-8 kept; a control character and a stray byte become U+FFFD */
+	report_escape(&sb, "gr\xC3\xBC\xC3\x9F\x01x\xFFy\xE2\x82");
+	assert_string_equal(sb.buf, "gr\xC3\xBC\xC3\x9F\xEF\xBF\xBDx\xEF\xBF\xBDy\xEF\xBF\xBD"
+				    "\xEF\xBF\xBD");
+	strbuf_release(&sb);
+}
+
+/* A pod and a namespace named like markup come out as text, in the page and the SVG. */
+static void hostile_names(void **state)
+{
+	struct fixture *f = *state;
+	json_t *p = pod_json(f, "notebook"), *meta = json_object_get(p, "metadata");
+	const char *evil = "<script>alert('x')</script>\"><img src=x onerror=alert(1)>";
+	struct strbuf sb = STRBUF_INIT;
+	const struct report_model *m;
+
+	json_object_set_new(meta, "name", json_string(evil));
+	json_object_set_new(meta, "namespace", json_string("a\"b<c>"));
+	m = build(f);
+	report_html(m, &sb);
+	assert_null(strstr(sb.buf, "<script"));
+	assert_null(strstr(sb.buf, "<img"));
+	assert_null(strstr(sb.buf, "alert('x')"));
+	assert_non_null(strstr(sb.buf, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot;&gt;"
+				       "&lt;img src=x onerror=alert(1)&gt;"));
+	assert_non_null(strstr(sb.buf, "data-pod=\"a&quot;b&lt;c&gt;/&lt;script&gt;"));
+	strbuf_reset(&sb);
+	report_svg(m, &sb);
+	assert_null(strstr(sb.buf, "<script"));
+	assert_non_null(strstr(sb.buf, "a&quot;b&lt;c&gt;/&lt;script&gt;"));
+	strbuf_release(&sb);
+}
+
+/* The page holds a node group per node, a row per pod, and fetches nothing. */
+static void page_shape(void **state)
+{
+	struct fixture *f = *state;
+	const struct report_model *m = build(f);
+	struct strbuf sb = STRBUF_INIT;
+	size_t nodes = 0, pods = 0;
+
+	report_html(m, &sb);
+	for (const char *p = sb.buf; (p = strstr(p, "<g class=\"node\"")); p++)
+		nodes++;
+	for (const char *p = sb.buf; (p = strstr(p, "<tr class=\"pod\"")); p++)
+		pods++;
+	assert_int_equal(nodes, 3);
+	assert_int_equal(pods, 7);
+	assert_non_null(strstr(sb.buf, "default-src 'none'"));
+	/* no reference to anything outside the page (the SVG namespace is a name, not a fetch) */
+	assert_null(strstr(sb.buf, "href"));
+	assert_null(strstr(sb.buf, " src="));
+	assert_null(strstr(sb.buf, "url("));
+	assert_null(strstr(sb.buf, "@import"));
+	assert_null(strstr(sb.buf, "https://"));
+	assert_non_null(strstr(sb.buf, "isolation: hardware (MIG)"));
+	assert_non_null(strstr(sb.buf, "tenants share memory"));
+	strbuf_release(&sb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(seed_cards, setup, teardown),
+		cmocka_unit_test_setup_teardown(seed_holders, setup, teardown),
+		cmocka_unit_test_setup_teardown(ledger_annotation, setup, teardown),
+		cmocka_unit_test(escaping),
+		cmocka_unit_test_setup_teardown(hostile_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(page_shape, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
