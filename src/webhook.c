@@ -153,22 +153,70 @@ static void refuse_over_one(struct strbuf *msg, const struct explain_pod *e)
 	strbuf_release(&fine);
 }
 
-int webhook_judge_pod(const struct webhook_fleet *f, const json_t *pod, struct webhook_verdict *v,
+/* The kinds whose pods the webhook judges through their template, and where it is. */
+static const struct workload {
+	const char *group, *kind, *path;
+} workloads[] = {
+	{"apps", "Deployment", "spec.template"},
+	{"apps", "ReplicaSet", "spec.template"},
+	{"apps", "StatefulSet", "spec.template"},
+	{"apps", "DaemonSet", "spec.template"},
+	{"batch", "Job", "spec.template"},
+	{"batch", "CronJob", "spec.jobTemplate.spec.template"},
+	{"", "ReplicationController", "spec.template"},
+	{"", "PodTemplate", "template"},
+};
+
+static const struct workload *workload_of(const char *group, const char *kind)
+{
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+		if (!strcmp(workloads[i].group, group) && !strcmp(workloads[i].kind, kind))
+			return &workloads[i];
+	return NULL;
+}
+
+/* The Pod a template makes: its metadata and spec, named after the workload. */
+static json_t *template_pod(const json_t *obj, const struct workload *w)
+{
+	const json_t *t = kobj_get(obj, w->path);
+	json_t *md = json_deep_copy(json_object_get(t, "metadata"));
+
+	if (!json_is_object(md)) {
+		json_decref(md);
+		md = json_object();
+	}
+	json_object_set_new(md, "name", json_string(kobj_text(obj, "metadata.name")));
+	json_object_set_new(md, "namespace", json_string(kobj_text(obj, "metadata.namespace")));
+	json_t *spec = json_object_get(t, "spec");
+	return json_pack("{s:s,s:s,s:o,s:O}", "apiVersion", "v1", "kind", "Pod", "metadata", md,
+			 "spec", json_is_object(spec) ? spec : json_object());
+}
+
+int webhook_judge_pod(const struct webhook_fleet *f, const json_t *obj, struct webhook_verdict *v,
 		      struct gs_error *err)
 {
 	struct check_report rep;
 	struct strbuf msg = STRBUF_INIT;
 	struct explain_pod *e = NULL;
+	const char *api = kobj_text(obj, "apiVersion"), *slash = strchr(api, '/');
+	char *group = gs_xstrndup(api, slash ? (size_t)(slash - api) : 0);
+	const struct workload *w = workload_of(group, kobj_text(obj, "kind"));
+	json_t *made = NULL;
+	const json_t *pod = obj;
 
 	memset(v, 0, sizeof(*v));
 	gs_warnings_init(&v->warnings);
 	v->judged = true;
+	free(group);
+	if (w)
+		pod = made = template_pod(obj, w);
 
-	/* 1. The apiserver's rules, in its words. */
+	/* 1. The apiserver's rules, in its words (paths within the object as sent). */
 	check_report_init(&rep);
-	if (check_object_tree(pod, CHECK_API_RULES, &rep, err) < 0) {
+	if (check_object_tree(obj, CHECK_API_RULES, &rep, err) < 0) {
 		check_report_release(&rep);
-		gs_error_prefix(err, "pod: ");
+		json_decref(made);
+		gs_error_prefix(err, "%s: ", kobj_text(obj, "kind"));
 		return -1;
 	}
 	for (size_t i = 0; i < rep.n; i++)
@@ -181,6 +229,7 @@ int webhook_judge_pod(const struct webhook_fleet *f, const json_t *pod, struct w
 		struct explain_pod_input in = {pod, f->nodes, NULL, f->configs, f->cat};
 		if (explain_pod(&in, &e, err) < 0) {
 			strbuf_release(&msg);
+			json_decref(made);
 			return -1;
 		}
 	}
@@ -217,11 +266,20 @@ int webhook_judge_pod(const struct webhook_fleet *f, const json_t *pod, struct w
 					      "apiserver's resource rules were checked");
 	}
 	explain_pod_free(e);
+	json_decref(made);
 
 	if (msg.len) {
 		v->allowed = false;
 		v->code = 403;
-		v->message = strbuf_detach(&msg, NULL);
+		if (w && strncmp(msg.buf, "container ", 10)) {
+			/* Rules 2 and 3 speak of "the pod": say which pods. */
+			v->message =
+				gs_xasprintf("the pods of %s %s (%s): %s", w->kind,
+					     kobj_text(obj, "metadata.name"), w->path, msg.buf);
+			strbuf_release(&msg);
+		} else {
+			v->message = strbuf_detach(&msg, NULL);
+		}
 	} else {
 		v->allowed = true;
 		v->code = 200;
@@ -265,9 +323,21 @@ int webhook_review(const struct webhook_fleet *f, const char *body, size_t len, 
 		goto out;
 	}
 	const json_t *obj = json_object_get(req, "object");
-	bool is_pod = !strcmp(kobj_text(req, "kind.kind"), "Pod") &&
-		      !*kobj_text(req, "kind.group") && !*kobj_text(req, "subResource");
-	if (is_pod && !strcmp(kobj_text(req, "operation"), "CREATE") && json_is_object(obj)) {
+	const char *op = kobj_text(req, "operation"), *kind = kobj_text(req, "kind.kind");
+	const struct workload *w = workload_of(kobj_text(req, "kind.group"), kind);
+	bool judge = !*kobj_text(req, "subResource") && json_is_object(obj);
+	if (!strcmp(kind, "Pod") && !*kobj_text(req, "kind.group"))
+		judge &= !strcmp(op, "CREATE");
+	else if (w)
+		/* A workload's pods change only with its template: a scale or a
+		 * status update of one made before is never refused. */
+		judge &= !strcmp(op, "CREATE") ||
+			 (!strcmp(op, "UPDATE") &&
+			  !json_equal(kobj_get(obj, w->path),
+				      kobj_get(json_object_get(req, "oldObject"), w->path)));
+	else
+		judge = false;
+	if (judge) {
 		if (webhook_judge_pod(f, obj, &v, err) < 0)
 			goto out;
 	} else {
@@ -286,10 +356,10 @@ int webhook_review(const struct webhook_fleet *f, const char *body, size_t len, 
 					      m ? m : json_string("refused by gpushare")));
 	}
 	if (v.warnings.n) {
-		json_t *w = json_array();
+		json_t *warn = json_array();
 		for (size_t i = 0; i < v.warnings.n; i++)
-			json_array_append_new(w, json_string(v.warnings.items[i]));
-		json_object_set_new(resp, "warnings", w);
+			json_array_append_new(warn, json_string(v.warnings.items[i]));
+		json_object_set_new(resp, "warnings", warn);
 	}
 	*out = json_pack("{s:s,s:s,s:o}", "apiVersion", "admission.k8s.io/v1", "kind",
 			 "AdmissionReview", "response", resp);

@@ -15,7 +15,8 @@
  * later, with a message a user can act on. Pure: an AdmissionReview and the
  * fleet in, the AdmissionReview answer out; no I/O.
  *
- * What is refused, in this order (every finding is kept, joined by "; "):
+ * What is refused (in a Pod, or in the pod template of a workload), in this order (every finding is
+ * kept, joined by "; "):
  *   1. kube-apiserver's own rules for extended resources (check's
  *      CHECK_API_RULES, its words): not an integer, negative, a request
  *      without a limit or unequal to it;
@@ -52,8 +53,13 @@ struct webhook_verdict {
 #define WEBHOOK_MAX_NAMED 4
 
 /*
- * Judge one Pod (as the apiserver decoded it). Fails only on a Pod whose
- * quantities do not parse (err says which); the verdict is then unset.
+ * Judge one Pod (as the apiserver decoded it), or the pods a workload's
+ * template makes (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
+ * CronJob, ReplicationController, PodTemplate): rule 1 at the paths of the
+ * object as sent, rules 2 and 3 on a Pod with the template's spec, the
+ * message then saying "the pods of Deployment NAME (spec.template): ...".
+ * Fails only on quantities that do not parse (err says which); the
+ * verdict is then unset.
  */
 int webhook_judge_pod(const struct webhook_fleet *f, const json_t *pod, struct webhook_verdict *v,
 		      struct gs_error *err) GS_WUR;
@@ -62,8 +68,10 @@ void webhook_verdict_release(struct webhook_verdict *v);
 /*
  * Parse an AdmissionReview (admission.k8s.io/v1) request, judge it, and
  * make the AdmissionReview response: response.uid echoed, allowed,
- * status {code, reason "Forbidden", message} when refused, warnings. Only
- * a Pod on CREATE is judged; any other request is allowed unseen. *verdict
+ * status {code, reason "Forbidden", message} when refused, warnings. Judged:
+ * a Pod on CREATE; a workload on CREATE, and on UPDATE when its pod template
+ * changed (so a scale of one made before the webhook is never refused); no
+ * subresource. Any other request is allowed unseen. *verdict
  * (NULL = not wanted) gets the verdict, owned by the caller. Fails on a
  * body that is not such a review, or a Pod that cannot be judged (a
  * quantity that does not parse, which the apiserver refuses before any

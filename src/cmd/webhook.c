@@ -62,8 +62,9 @@ static const struct parseopt_usage webhook_usage = {
 	"webhook",
 	usage_lines,
 	"A validating admission webhook (AdmissionReview admission.k8s.io/v1, HTTPS\n"
-	"on POST /validate; GET /healthz and /readyz) that refuses at creation a Pod\n"
-	"that would fail later: extended-resource quantities the apiserver rejects\n"
+	"on POST /validate; GET /healthz and /readyz) that refuses at creation a Pod,\n"
+	"or a workload whose pod template makes such pods (Deployment, Job, ...), that\n"
+	"would fail later: extended-resource quantities the apiserver rejects\n"
 	"(not integers, a request without an equal limit), a nvidia.com/ resource no\n"
 	"node the pod can land on advertises (naming what they do advertise), and more\n"
 	"than one slice of a resource shared with failRequestsGreaterThanOne on a node\n"

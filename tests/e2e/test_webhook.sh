@@ -140,6 +140,7 @@ vwc_yaml() {
 		    caBundle: $(base64 -w0 "$dir/ca.crt")
 		  rules:
 		  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods], scope: Namespaced}
+		  - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments], scope: Namespaced}
 		  failurePolicy: $1
 		  namespaceSelector: {matchLabels: {e2e.gpushare/webhook: $vwc}}
 		  sideEffects: None
@@ -185,6 +186,33 @@ expect_has "$err" "admission webhook \"$hook\" denied the request: the pod can b
 expect_has "$err" "UnexpectedAdmissionError: Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for \"nvidia.com/gpu\": invalid request: maximum request size for shared resources is 1; found 2, which is unexpected" "the kubelet's words"
 run k -n "$ns" get pod two-slices
 expect_rc 1 "the refused pod does not exist"
+
+# 1b. A Deployment of such pods is refused itself, not its ReplicaSet later.
+cat >"$dir/deploy.yaml" <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: two-slices, namespace: $ns}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: two-slices}}
+  template:
+    metadata: {labels: {app: two-slices}}
+    spec:
+      nodeSelector: {e2e.gpushare/node: $shared}
+      containers:
+      - name: work
+        image: registry.k8s.io/pause:3.10
+        resources: {limits: {nvidia.com/gpu: 2}}
+EOF
+run k apply -f "$dir/deploy.yaml"
+expect_rc 1 "apply a Deployment of two-slice pods"
+expect_has "$err" "admission webhook \"$hook\" denied the request: the pods of Deployment two-slices (spec.template): the pod can be scheduled to $shared" "the Deployment is refused"
+# With one slice it is created, and scaling it is never judged again.
+sed -i 's|nvidia.com/gpu: 2|nvidia.com/gpu: 1|' "$dir/deploy.yaml"
+run k apply -f "$dir/deploy.yaml"
+expect_rc 0 "apply a Deployment of one-slice pods"
+run k -n "$ns" scale deployment two-slices --replicas=0
+expect_rc 0 "scale it"
 
 # 2. nvidia.com/gpu asked of a MIG-only node: the profile it does advertise.
 run k apply -f "$dir/gpu-on-mig.yaml"

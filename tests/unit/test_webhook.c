@@ -292,6 +292,101 @@ static void test_not_judged(void **state)
 	free(sub);
 }
 
+/* A review of a workload whose pod template asks for `limits` on the shared node. */
+static char *workload_review(const char *op, const char *group, const char *kind,
+			     const char *wrap_open, const char *wrap_close, const char *limits,
+			     const char *old_limits)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *tmpl =
+		"{\"metadata\":{\"labels\":{\"app\":\"w\"}},\"spec\":{\"nodeSelector\":"
+		"{\"nvidia.com/device-plugin.config\":\"shared\"},\"containers\":[{"
+		"\"name\":\"work\",\"image\":\"pause\",\"resources\":{\"limits\":%s}}]}}";
+	char *t = gs_xasprintf(tmpl, limits);
+	char *ot = old_limits ? gs_xasprintf(tmpl, old_limits) : NULL;
+
+	strbuf_addf(&sb,
+		    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		    "\"request\":{\"uid\":\"705ab4f5-6393-11e8-b7cc-42010a800002\","
+		    "\"kind\":{\"group\":\"%s\",\"version\":\"v1\",\"kind\":\"%s\"},"
+		    "\"namespace\":\"gpu-share\",\"operation\":\"%s\",",
+		    group, kind, op);
+	const char *api = *group ? (!strcmp(group, "apps") ? "apps/v1" : "batch/v1") : "v1";
+	strbuf_addf(&sb,
+		    "\"object\":{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":"
+		    "\"w\",\"namespace\":\"gpu-share\"},%s%s%s}",
+		    api, kind, wrap_open, t, wrap_close);
+	if (ot)
+		strbuf_addf(&sb,
+			    ",\"oldObject\":{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{"
+			    "\"name\":\"w\",\"namespace\":\"gpu-share\"},%s%s%s}",
+			    api, kind, wrap_open, ot, wrap_close);
+	strbuf_addstr(&sb, "}}");
+	free(t);
+	free(ot);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void test_workloads(void **state)
+{
+	struct fx *f = *state;
+	json_t *a;
+	struct webhook_verdict v;
+	char *body;
+
+	/* A Deployment of two-slice pods: refused at its own creation. */
+	body = workload_review("CREATE", "apps", "Deployment",
+			       "\"spec\":{\"replicas\":3,\"template\":", "}",
+			       "{\"nvidia.com/gpu\":\"2\"}", NULL);
+	expect_refused(judge(&f->fleet, body, &a, NULL),
+		       "the pods of Deployment w (spec.template): the pod can be scheduled to "
+		       "lab-node-1, where container \"work\" asks for 2 nvidia.com/gpu");
+	json_decref(a);
+	free(body);
+
+	/* The same in a CronJob, two templates deep. */
+	body = workload_review("CREATE", "batch", "CronJob",
+			       "\"spec\":{\"schedule\":\"* * * * *\",\"jobTemplate\":{\"spec\":{"
+			       "\"template\":",
+			       "}}}", "{\"nvidia.com/gpu\":\"2\"}", NULL);
+	expect_refused(judge(&f->fleet, body, &a, NULL),
+		       "the pods of CronJob w (spec.jobTemplate.spec.template)");
+	json_decref(a);
+	free(body);
+
+	/* The apiserver's rules at the paths of the object as sent. */
+	body = workload_review("CREATE", "apps", "StatefulSet", "\"spec\":{\"template\":", "}",
+			       "{\"nvidia.com/gpu\":\"1.5\"}", NULL);
+	expect_refused(judge(&f->fleet, body, &a, NULL),
+		       "container \"work\": spec.template.spec.containers[0].resources.limits["
+		       "nvidia.com/gpu]: Invalid value: \"1500m\": must be an integer");
+	json_decref(a);
+	free(body);
+
+	/* UPDATE with the template unchanged (a scale): never refused, not even judged. */
+	body = workload_review("UPDATE", "apps", "Deployment", "\"spec\":{\"template\":", "}",
+			       "{\"nvidia.com/gpu\":\"2\"}", "{\"nvidia.com/gpu\":\"2\"}");
+	expect_allowed(judge(&f->fleet, body, &a, &v));
+	assert_false(v.judged);
+	webhook_verdict_release(&v);
+	json_decref(a);
+	free(body);
+
+	/* UPDATE that changes the template to two slices: judged and refused. */
+	body = workload_review("UPDATE", "apps", "Deployment", "\"spec\":{\"template\":", "}",
+			       "{\"nvidia.com/gpu\":\"2\"}", "{\"nvidia.com/gpu\":\"1\"}");
+	expect_refused(judge(&f->fleet, body, &a, NULL), "found 2, which is unexpected");
+	json_decref(a);
+	free(body);
+
+	/* A good template passes. */
+	body = workload_review("CREATE", "batch", "Job", "\"spec\":{\"template\":", "}",
+			       "{\"nvidia.com/gpu\":\"1\"}", NULL);
+	expect_allowed(judge(&f->fleet, body, &a, NULL));
+	json_decref(a);
+	free(body);
+}
+
 static void test_no_fleet_and_no_node_selected(void **state)
 {
 	struct fx *f = *state;
@@ -359,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_profile_no_node_advertises),
 		cmocka_unit_test(test_api_rules),
 		cmocka_unit_test(test_not_judged),
+		cmocka_unit_test(test_workloads),
 		cmocka_unit_test(test_no_fleet_and_no_node_selected),
 		cmocka_unit_test(test_bad_reviews),
 	};
