@@ -980,3 +980,122 @@ json_t *plan_result_json(const struct plan_result *r)
 	}
 	return json_pack("{s:o,s:o}", "pods", pods, "quotas", quotas);
 }
+
+/* ---- what-if ----------------------------------------------------------------------- */
+
+/* The nvidia.com/ resources a node advertises (allocatable > 0), as a JSON object. */
+static bool advertises(const json_t *node, const char *res)
+{
+	const json_t *v = json_object_get(kobj_get(node, "status.allocatable"), res);
+	int64_t n;
+	struct gs_error e;
+
+	return v && qint(v, false, &n, &e) == 0 && n > 0;
+}
+
+static bool fleet_advertises(const json_t *nodes, const char *res)
+{
+	const json_t *n;
+	size_t i;
+
+	json_array_foreach (json_object_get(nodes, "items"), i, n)
+		if (advertises(n, res))
+			return true;
+	return false;
+}
+
+/* Sorted unique nvidia.com/ names advertised now by the nodes that had `res` before. */
+static json_t *instead(const json_t *before, const json_t *after, const char *res)
+{
+	json_t *seen = json_object(), *out = json_array();
+	const json_t *items_b = json_object_get(before, "items"), *n;
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2 && !json_object_size(seen); pass++) {
+		json_array_foreach (json_object_get(after, "items"), i, n) {
+			const char *name = kobj_text(n, "metadata.name"), *k;
+			json_t *v;
+			if (pass == 0) {
+				/* the same node, before the change */
+				const json_t *b = NULL, *x;
+				size_t j;
+				json_array_foreach (items_b, j, x)
+					if (!strcmp(kobj_text(x, "metadata.name"), name))
+						b = x;
+				if (!b || !advertises(b, res))
+					continue;
+			}
+			json_object_foreach ((json_t *)kobj_get(n, "status.allocatable"), k, v)
+				if (!strncmp(k, "nvidia.com/", 11) && advertises(n, k))
+					json_object_set_new(seen, k, json_true());
+		}
+	}
+	const char **keys = gs_xcalloc(json_object_size(seen) + 1, sizeof(char *));
+	size_t nk = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach (seen, k, v)
+		keys[nk++] = k;
+	qsort(keys, nk, sizeof(*keys), cmp_str);
+	for (size_t j = 0; j < nk; j++)
+		json_array_append_new(out, json_string(keys[j]));
+	free(keys);
+	json_decref(seen);
+	return out;
+}
+
+static json_t *outcome(const struct plan_pod *o)
+{
+	json_t *j = json_pack("{s:s,s:s?,s:s}", "verdict", plan_verdict_name(o->verdict), "node",
+			      o->node, "reason", o->reason ? o->reason : "");
+	if (!o->node)
+		json_object_set_new(j, "node", json_null());
+	return j;
+}
+
+json_t *plan_diff_json(const struct plan_result *before, const struct plan_result *after,
+		       const json_t *nodes_before, const json_t *nodes_after)
+{
+	json_t *changes = json_array(), *unadv = json_array(), *quotas = json_array();
+
+	for (size_t i = 0; i < before->n_pods && i < after->n_pods; i++) {
+		const struct plan_pod *b = &before->pods[i], *a = &after->pods[i];
+		bool same_node =
+			(!b->node && !a->node) || (b->node && a->node && !strcmp(b->node, a->node));
+		if (b->verdict != a->verdict || !same_node)
+			json_array_append_new(changes,
+					      json_pack("{s:s,s:s,s:o,s:o}", "namespace",
+							a->namespace, "name", a->name, "before",
+							outcome(b), "after", outcome(a)));
+		for (size_t r = 0; r < a->n_requests; r++) {
+			const char *req = a->requests[r], *eq = strchr(req, '=');
+			char *res = gs_xstrndup(req, eq ? (size_t)(eq - req) : strlen(req));
+			if (!strncmp(res, "nvidia.com/", 11) && !fleet_advertises(nodes_after, res))
+				json_array_append_new(
+					unadv,
+					json_pack("{s:s,s:s,s:s,s:b,s:o}", "namespace",
+						  a->namespace, "name", a->name, "resource", res,
+						  "before", fleet_advertises(nodes_before, res),
+						  "instead",
+						  instead(nodes_before, nodes_after, res)));
+			free(res);
+		}
+	}
+	for (size_t i = 0; i < after->n_quotas; i++) {
+		const struct plan_quota_use *a = &after->quotas[i], *b = NULL;
+		for (size_t j = 0; j < before->n_quotas && !b; j++)
+			if (!strcmp(before->quotas[j].namespace, a->namespace) &&
+			    !strcmp(before->quotas[j].quota, a->quota) &&
+			    !strcmp(before->quotas[j].resource, a->resource))
+				b = &before->quotas[j];
+		if (b && !strcmp(b->used, a->used))
+			continue;
+		json_array_append_new(quotas, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "namespace",
+							a->namespace, "quota", a->quota, "resource",
+							a->resource, "before", b ? b->used : "0",
+							"after", a->used, "hard", a->hard));
+	}
+	return json_pack("{s:o,s:o,s:o}", "changes", changes, "unadvertised", unadv, "quotas",
+			 quotas);
+}

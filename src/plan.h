@@ -80,4 +80,16 @@ void plan_result_free(struct plan_result *r);
 /* The outcome as contract JSON: {"pods":[...],"quotas":[...]} (docs/plan.md). */
 json_t *plan_result_json(const struct plan_result *r);
 
+/*
+ * What changes between two outcomes of the same pods (`before` on the
+ * NodeList `nodes_before`, `after` on `nodes_after`), as one JSON object
+ * (docs/plan.md): "changes", the pods whose verdict or node differ;
+ * "unadvertised", each pod's nvidia.com/ resource no node advertises after
+ * the change (with "instead": what the nodes that advertised it before, or
+ * else all nodes, advertise now); "quotas", the uses that differ. New
+ * reference.
+ */
+json_t *plan_diff_json(const struct plan_result *before, const struct plan_result *after,
+		       const json_t *nodes_before, const json_t *nodes_after);
+
 #endif

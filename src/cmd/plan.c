@@ -18,6 +18,9 @@
 static const char *const usage_lines[] = {
 	"gpushare plan MANIFESTS... --nodes NODES.yaml --configmap CM.yaml [--quota QUOTAS.yaml]\n"
 	"              [-o table|json]",
+	"gpushare plan MANIFESTS... --nodes NODES.yaml --configmap CM.yaml [--quota QUOTAS.yaml]\n"
+	"              [--what-if CM2.yaml] [--relabel NODE=KEY]... [--mig-config NODE=LAYOUT]...\n"
+	"              [-o table|json]",
 	NULL,
 };
 
@@ -34,9 +37,16 @@ static const struct parseopt_usage plan_usage = {
 	"shared resource with failRequestsGreaterThanOne fails the pod). Pods of\n"
 	"NODES.yaml with spec.nodeName are already there. Prints each pod's verdict\n"
 	"(bound, pending with the scheduler's message, refused, failed) and each\n"
-	"quota's use after the batch.\n",
-	"Exit status: 0 every pod bound, 1 some pod pending, refused or failed, 2 bad\n"
-	"usage or input.\n",
+	"quota's use after the batch.\n"
+	"\n"
+	"What-if: with --what-if (another ConfigMap), --relabel (a node's\n"
+	"nvidia.com/device-plugin.config) or --mig-config (a node's nvidia.com/mig.config\n"
+	"layout; the node's MIG strategy must be single or mixed for it to count), the\n"
+	"batch is planned before and after the change and the difference printed: pods\n"
+	"whose verdict or node change, pods asking for an nvidia.com/ name no node\n"
+	"advertises after it (and what those nodes advertise instead), quota use.\n",
+	"Exit status: 0 every pod bound (what-if: nothing changes), 1 some pod pending,\n"
+	"refused or failed (what-if: something changes), 2 bad usage or input.\n",
 };
 
 struct manifests {
@@ -127,11 +137,143 @@ static int parse_output(const struct option *opt, const char *arg, struct gs_err
 	return 0;
 }
 
+/* --relabel NODE=KEY and --mig-config NODE=LAYOUT: [{node, label, value}...]. */
+static int add_change(json_t **changes, const char *label, const char *opt, const char *arg,
+		      struct gs_error *err)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1]) {
+		gs_error_set(err, "%s takes NODE=VALUE, not '%s'", opt, arg);
+		return -1;
+	}
+	if (!*changes)
+		*changes = json_array();
+	json_t *node = json_stringn(arg, (size_t)(eq - arg));
+	json_array_append_new(*changes, json_pack("{s:o,s:s,s:s}", "node", node, "label", label,
+						  "value", eq + 1));
+	return 0;
+}
+
+static int parse_relabel(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	return add_change(opt->value, "nvidia.com/device-plugin.config", "--relabel", arg, err);
+}
+
+static int parse_mig_config(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	return add_change(opt->value, "nvidia.com/mig.config", "--mig-config", arg, err);
+}
+
+/* Set each change's label on its Node of the stream. */
+static int apply_changes(struct ydoc_stream *s, const json_t *changes, struct gs_error *err)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach (changes, i, c) {
+		const char *name = kobj_text(c, "node");
+		long at = kobj_find(s, 0, "Node", name);
+		if (at < 0) {
+			gs_error_set(err, "%s: no Node '%s'", ydoc_stream_name(s), name);
+			return -1;
+		}
+		json_t *node = ydoc_stream_doc(s, (size_t)at);
+		json_t *meta = json_object_get(node, "metadata");
+		json_t *labels = json_object_get(meta, "labels");
+		if (!json_is_object(labels)) {
+			labels = json_object();
+			json_object_set_new(meta, "labels", labels);
+		}
+		json_object_set_new(labels, kobj_text(c, "label"),
+				    json_string(kobj_text(c, "value")));
+	}
+	return 0;
+}
+
+static void print_outcome(const json_t *o)
+{
+	const json_t *node = json_object_get(o, "node");
+
+	printf("%s%s%s", kobj_text(o, "verdict"), json_is_string(node) ? " on " : "",
+	       json_is_string(node) ? json_string_value(node) : "");
+}
+
+static void print_diff(const json_t *d, const char *what)
+{
+	const json_t *x;
+	size_t i;
+
+	printf("what-if: %s\n", what);
+	if (!json_array_size(json_object_get(d, "changes")))
+		printf("\nno pod changes verdict or node\n");
+	else
+		printf("\nCHANGED\n");
+	json_array_foreach (json_object_get(d, "changes"), i, x) {
+		const json_t *a = json_object_get(x, "after");
+		printf("%s/%s: ", kobj_text(x, "namespace"), kobj_text(x, "name"));
+		print_outcome(json_object_get(x, "before"));
+		printf(" -> ");
+		print_outcome(a);
+		printf("\n");
+		if (strcmp(kobj_text(a, "verdict"), "bound"))
+			printf("  %s%s\n",
+			       !strcmp(kobj_text(a, "verdict"), "failed")
+				       ? "UnexpectedAdmissionError: "
+				       : "",
+			       kobj_text(a, "reason"));
+	}
+	if (json_array_size(json_object_get(d, "unadvertised")))
+		printf("\nNO NODE ADVERTISES\n");
+	json_array_foreach (json_object_get(d, "unadvertised"), i, x) {
+		const json_t *alt = json_object_get(x, "instead"), *v;
+		size_t j;
+		printf("%s/%s asks for %s: no node advertises it after the change%s",
+		       kobj_text(x, "namespace"), kobj_text(x, "name"), kobj_text(x, "resource"),
+		       json_is_true(json_object_get(x, "before")) ? "" : " (nor before)");
+		if (json_array_size(alt)) {
+			bool before = json_is_true(json_object_get(x, "before"));
+			printf("; %s ",
+			       before ? "the nodes that did now advertise" : "nodes advertise");
+			json_array_foreach (alt, j, v)
+				printf("%s%s", j ? ", " : "", json_string_value(v));
+			printf(" instead");
+		}
+		printf("\n");
+	}
+	if (json_array_size(json_object_get(d, "quotas")))
+		printf("\nQUOTA USE\n");
+	json_array_foreach (json_object_get(d, "quotas"), i, x)
+		printf("%s/%s  %s: used %s -> %s of %s\n", kobj_text(x, "namespace"),
+		       kobj_text(x, "quota"), kobj_text(x, "resource"), kobj_text(x, "before"),
+		       kobj_text(x, "after"), kobj_text(x, "hard"));
+}
+
+static char *describe(const char *what_if, const json_t *changes)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const json_t *c;
+	size_t i;
+
+	if (what_if)
+		strbuf_addf(&sb, "the ConfigMap of %s", what_if);
+	json_array_foreach (changes, i, c)
+		strbuf_addf(&sb, "%s%s %s=%s", sb.len ? "; " : "", kobj_text(c, "node"),
+			    kobj_text(c, "label"), kobj_text(c, "value"));
+	return strbuf_detach(&sb, NULL);
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	struct gs_error err;
 	char buf[2048];
-	const char *nodes_path = NULL, *cm_path = NULL, *quota_path = NULL;
+	const char *nodes_path = NULL, *cm_path = NULL, *quota_path = NULL, *what_if = NULL;
+	json_t *changes = NULL;
+	struct ydoc_stream *cs2 = NULL;
+	struct dpconfig_set *set2 = NULL;
+	const json_t *cm2 = NULL;
+	struct explain_fleet fleet2 = {0};
+	struct plan_result *res2 = NULL;
 	int json_out = 0, rc = EXIT_USAGE, n;
 	struct ydoc_stream *ns = NULL, *cs = NULL, *qs = NULL;
 	struct dpconfig_set *set = NULL;
@@ -146,18 +288,31 @@ int cmd_plan(int argc, char **argv)
 		OPT_STRING(0, "quota", &quota_path, "FILE", "the ResourceQuotas"),
 		OPT_CALLBACK('o', "output", &json_out, "FORMAT", "table or json [table]",
 			     parse_output),
+		OPT_GROUP("What-if (plan before and after, print the difference):"),
+		OPT_STRING(0, "what-if", &what_if, "FILE", "another device-plugin ConfigMap"),
+		OPT_CALLBACK(0, "relabel", &changes, "NODE=KEY",
+			     "give NODE nvidia.com/device-plugin.config=KEY;\nrepeatable",
+			     parse_relabel),
+		OPT_CALLBACK(0, "mig-config", &changes, "NODE=LAYOUT",
+			     "give NODE nvidia.com/mig.config=LAYOUT (a mig-parted\nlayout such as "
+			     "all-balanced); repeatable",
+			     parse_mig_config),
 		OPT_END(),
 	};
 
 	n = parse_options(argc, argv, opts, &plan_usage);
-	if (n < 0)
+	if (n < 0) {
+		json_decref(changes);
 		return parseopt_exit(n);
+	}
 	if (n == 0 || !nodes_path || !cm_path) {
 		gs_error_set(&err, "plan needs MANIFESTS..., --nodes and --configmap");
+		json_decref(changes);
 		return usage_error(&plan_usage, &err);
 	}
 	if (n > PLAN_MAX_FILES) {
 		gs_error_set(&err, "more than %d manifest files", PLAN_MAX_FILES);
+		json_decref(changes);
 		return usage_error(&plan_usage, &err);
 	}
 	if (ydoc_load_file(nodes_path, &ydoc_default_limits, &ns, &err) < 0 ||
@@ -174,6 +329,35 @@ int cmd_plan(int argc, char **argv)
 	struct plan_input in = {fleet.nodes, fleet.pods, m.pods, qs, set};
 	if (plan_run(&in, &res, &err) < 0)
 		goto fail;
+	if (what_if || changes) {
+		if ((what_if && dpconfig_set_load_file(what_if, &cs2, &cm2, &set2, &err) < 0) ||
+		    apply_changes(ns, changes, &err) < 0 ||
+		    explain_fleet_build(ns, NULL, what_if ? cm2 : cm, &fleet2, &err) < 0)
+			goto fail;
+		struct plan_input in2 = {fleet2.nodes, fleet2.pods, m.pods, qs,
+					 what_if ? set2 : set};
+		if (plan_run(&in2, &res2, &err) < 0)
+			goto fail;
+		json_t *d = plan_diff_json(res, res2, fleet.nodes, fleet2.nodes);
+		if (json_out) {
+			json_object_set_new(d, "before", plan_result_json(res));
+			json_object_set_new(d, "after", plan_result_json(res2));
+			char *text = json_dumps(d, JSON_INDENT(2));
+			printf("%s\n", text);
+			free(text);
+		} else {
+			char *what = describe(what_if, changes);
+			print_diff(d, what);
+			free(what);
+		}
+		rc = json_array_size(json_object_get(d, "changes")) ||
+				     json_array_size(json_object_get(d, "unadvertised")) ||
+				     json_array_size(json_object_get(d, "quotas"))
+			     ? EXIT_FINDING
+			     : EXIT_OK;
+		json_decref(d);
+		goto out;
+	}
 	if (json_out) {
 		json_t *j = plan_result_json(res);
 		char *text = json_dumps(j, JSON_INDENT(2));
@@ -193,6 +377,11 @@ fail:
 	rc = EXIT_USAGE;
 out:
 	plan_result_free(res);
+	plan_result_free(res2);
+	explain_fleet_release(&fleet2);
+	dpconfig_set_free(set2);
+	ydoc_stream_free(cs2);
+	json_decref(changes);
 	explain_fleet_release(&fleet);
 	manifests_release(&m);
 	dpconfig_set_free(set);
