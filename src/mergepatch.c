@@ -143,8 +143,24 @@ static void patch_labels(json_t *p, const json_t *node, const json_t *labels, co
 	}
 }
 
+/* Recorded resources no longer listed, and nvidia.com ones at 0, go from one status map. */
+static void remove_gone(json_t *p, const json_t *have, const char *field, const json_t *resources,
+			const json_t *prev)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach ((json_t *)have, key, v) {
+		if (json_object_get(resources, key))
+			continue;
+		if (json_object_get(prev, key) ||
+		    (!strncmp(key, "nvidia.com/", 11) && !quantity_nonzero(v)))
+			mergepatch_set(p, "status", field, key, json_null());
+	}
+}
+
 static void patch_resources(json_t *p, const json_t *node, const json_t *resources,
-			    const json_t *prev, struct gs_warnings *warnings)
+			    const json_t *prev, bool remove, struct gs_warnings *warnings)
 {
 	const json_t *cap = kobj_map(node, "status.capacity");
 	const json_t *alloc = kobj_map(node, "status.allocatable");
@@ -166,6 +182,10 @@ static void patch_resources(json_t *p, const json_t *node, const json_t *resourc
 			mergepatch_set(p, "status", "capacity", key, json_string(q));
 		if (!quantity_equals(ha, n))
 			mergepatch_set(p, "status", "allocatable", key, json_string(q));
+	}
+	if (remove) {
+		remove_gone(p, cap, "capacity", resources, prev);
+		remove_gone(p, alloc, "allocatable", resources, prev);
 	}
 	/* nvidia.com resources on the node that nobody here accounts for. */
 	if (cap) {
@@ -217,7 +237,7 @@ int mergepatch_node(const json_t *node, const struct mergepatch_want *want, json
 
 	patch_labels(p, node, labels, prev_labels, warnings);
 	if (want->resources)
-		patch_resources(p, node, want->resources, prev_res, warnings);
+		patch_resources(p, node, want->resources, prev_res, want->remove_gone, warnings);
 	patch_annotation(p, node, NODEHW_ANN_MANAGED_LABELS, nodehw_format_labels(labels));
 
 	json_decref(labels);

@@ -42,6 +42,13 @@ struct mergepatch_want {
 	 * partial update: mig-manager's state label alone).
 	 */
 	bool keep_unlisted;
+	/*
+	 * Resources gpushare recorded and `resources` no longer lists, and
+	 * nvidia.com resources at 0 (what an earlier switch-off left), are
+	 * removed (null) from capacity and allocatable instead of kept at 0: a
+	 * node on the DRA path advertises no nvidia.com resource (docs/dra.md).
+	 */
+	bool remove_gone;
 };
 
 /*

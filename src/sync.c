@@ -8,7 +8,9 @@
 #include "catalog.h"
 #include "defaults.h"
 #include "dpconfig.h"
+#include "draslice.h"
 #include "kubeclient.h"
+#include "mergepatch.h"
 #include "nodehw.h"
 #include "strbuf.h"
 #include "kobj.h"
@@ -96,6 +98,62 @@ static int write_patch(struct kube_client *c, const char *name, const json_t *pa
 	return rc;
 }
 
+/*
+ * A node on the DRA path (docs/dra.md): the DRA driver's slice instead of
+ * the device plugin's resources. NVIDIA's stacks never run the device
+ * plugin or GFD on such a node, so every nvidia.com resource and every
+ * label gpushare recorded goes, except mig-manager's state label: static
+ * MIG still needs mig-manager to apply nvidia.com/mig.config.
+ */
+static void plan_dra(const struct catalog *cat, const json_t *node, struct sync_node *n)
+{
+	struct advertise_options ao = {0};
+	struct advertisement *adv = NULL;
+	struct nodehw *hw = NULL;
+	json_t *labels = json_object(), *none = json_object(), *patch = NULL, *slice = NULL;
+	struct mergepatch_want want = {.labels = labels, .resources = none, .remove_gone = true};
+	struct gs_error err;
+	int r;
+
+	n->dra = true;
+	n->resources = json_object();
+	gs_error_clear(&err);
+	if (nodehw_from_node(cat, node, NULL, &hw, &n->warnings, &err) < 0) {
+		node_failed(n, "%s", err.msg);
+		goto out;
+	}
+	r = draslice_build(cat, hw, node, NULL, &slice, &n->warnings, &err);
+	if (r == -1) {
+		node_failed(n, "%s", err.msg);
+		goto out;
+	}
+	/* mig-manager's verdict on the layout, as on the device-plugin path. */
+	if (advertise_node(cat, node, NULL, &ao, &adv, &err) == 0) {
+		json_t *state = json_object_get(adv->owned_labels, ADVERTISE_LABEL_MIG_STATE);
+		if (state)
+			json_object_set(labels, ADVERTISE_LABEL_MIG_STATE, state);
+	}
+	if (mergepatch_node(node, &want, &patch, &n->warnings, &err) < 0) {
+		node_failed(n, "%s", err.msg);
+		goto out;
+	}
+	n->outcome = json_object_size(patch) ? SYNC_UPDATED : SYNC_UNCHANGED;
+	if (json_object_size(patch))
+		n->patch = json_incref(patch);
+	if (r == DRASLICE_LAYOUT_FAILED)
+		node_failed(n, "%s; the driver keeps publishing the GPUs' previous layout",
+			    adv && adv->failure ? adv->failure : err.msg);
+	else
+		n->slice = json_incref(slice);
+out:
+	json_decref(labels);
+	json_decref(none);
+	json_decref(patch);
+	json_decref(slice);
+	advertisement_free(adv);
+	nodehw_free(hw);
+}
+
 /* What one node should advertise, into a new entry of rep. No I/O. */
 static void plan_one(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
 		     const struct sync_opts *o, struct sync_report *rep)
@@ -114,6 +172,10 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
 		n->outcome = SYNC_SKIPPED;
 		n->message = gs_xstrdup("no " NODEHW_ANN_PRODUCT " annotation");
+		return;
+	}
+	if (draslice_node_wants_dra(node)) {
+		plan_dra(cat, node, n);
 		return;
 	}
 	if (advertise_node(cat, node, set, &ao, &adv, &err) < 0) {
@@ -190,19 +252,367 @@ int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_op
 	return failed(rep);
 }
 
+/* ---- the DRA objects (docs/dra.md "Publishing") ---- */
+
+#define SLICES_PATH "/apis/resource.k8s.io/v1/resourceslices"
+#define CLASSES_PATH "/apis/resource.k8s.io/v1/deviceclasses"
+
+static const json_t *items_of(const json_t *list)
+{
+	return json_is_array(list) ? list : json_object_get(list, "items");
+}
+
+static struct sync_op *add_op(struct sync_report *rep, enum sync_op_action action, const char *node,
+			      const char *kind, const char *name)
+{
+	const char *base = strcmp(kind, "DeviceClass") ? SLICES_PATH : CLASSES_PATH;
+	struct sync_op *op;
+
+	rep->ops = gs_xrealloc(rep->ops, (rep->n_ops + 1) * sizeof(*rep->ops));
+	op = &rep->ops[rep->n_ops++];
+	memset(op, 0, sizeof(*op));
+	op->action = action;
+	op->node = node ? gs_xstrdup(node) : NULL;
+	op->kind = gs_xstrdup(kind);
+	op->name = name ? gs_xstrdup(name) : NULL;
+	op->path = action == SYNC_OP_CREATE ? gs_xstrdup(base)
+					    : gs_xasprintf("%s/%s", base, name ? name : "");
+	return op;
+}
+
+static json_int_t pool_generation(const json_t *slice)
+{
+	return json_integer_value(kobj_get(slice, "spec.pool.generation"));
+}
+
+/* upstream's sameSlice: as many devices, every wanted name present. */
+static bool same_device_names(const json_t *have, const json_t *want)
+{
+	const json_t *a = kobj_get(have, "spec.devices"), *b = kobj_get(want, "spec.devices");
+	size_t i, j;
+
+	if (json_array_size(a) != json_array_size(b))
+		return false;
+	for (i = 0; i < json_array_size(b); i++) {
+		const char *name = kobj_text(json_array_get(b, i), "name");
+		for (j = 0; j < json_array_size(a); j++)
+			if (!strcmp(kobj_text(json_array_get(a, j), "name"), name))
+				break;
+		if (j == json_array_size(a))
+			return false;
+	}
+	return true;
+}
+
+/* A gpu.nvidia.com slice published for node `node`. */
+static bool on_node(const json_t *slice, const char *node)
+{
+	return !strcmp(kobj_text(slice, "spec.nodeName"), node) &&
+	       !strcmp(kobj_text(slice, "spec.driver"), DRASLICE_DRIVER);
+}
+
+/* The slice's controller is this Node object (a recreated node's old slice is not). */
+static bool owned_by(const json_t *slice, const char *node_uid)
+{
+	const json_t *refs = kobj_get(slice, "metadata.ownerReferences");
+	size_t i;
+
+	if (!node_uid)
+		return true;
+	for (i = 0; i < json_array_size(refs); i++) {
+		const json_t *r = json_array_get(refs, i);
+		if (!strcmp(kobj_text(r, "kind"), "Node") && !strcmp(kobj_text(r, "uid"), node_uid))
+			return true;
+	}
+	return false;
+}
+
+static void delete_slice(struct sync_report *rep, const char *node, const json_t *slice)
+{
+	struct sync_op *op = add_op(rep, SYNC_OP_DELETE, node, "ResourceSlice", kobj_name(slice));
+	op->generation = pool_generation(slice);
+}
+
+/* Whether an existing slice differs from the wanted one in what the driver's controller compares.
+ */
+static bool slice_changed(const json_t *have, const json_t *want_spec, const json_t *pool)
+{
+	static const char *const never[] = {"nodeSelector", "allNodes", "sharedCounters",
+					    "perDeviceNodeSelection"};
+	const json_t *spec = kobj_map(have, "spec");
+
+	for (size_t i = 0; i < sizeof(never) / sizeof(*never); i++) {
+		const json_t *v = json_object_get(spec, never[i]);
+		if (v && !json_is_null(v) && !json_is_false(v))
+			return true;
+	}
+	return !json_equal(json_object_get(spec, "pool"), (json_t *)pool) ||
+	       !json_equal(json_object_get(spec, "devices"), json_object_get(want_spec, "devices"));
+}
+
+/*
+ * One DRA node's slice, as the driver's resourceslice controller
+ * (k8s.io/dynamic-resource-allocation v0.34 resourceslice/
+ * resourceslicecontroller.go, syncPool) reconciles a pool of one slice.
+ */
+static void plan_node_slice(struct sync_report *rep, struct sync_node *n, const json_t *items)
+{
+	const json_t *ref = json_array_get(kobj_get(n->slice, "metadata.ownerReferences"), 0);
+	const char *node_uid = kobj_string(ref, "uid");
+	const json_t *cur = NULL, *s;
+	json_int_t gen = 0;
+	size_t i, current = 0, before = rep->n_ops;
+	bool bumped = false, changed = false;
+	json_t *pool;
+
+	/* A slice on this node in another pool, or of an earlier Node object, goes. */
+	json_array_foreach ((json_t *)items, i, s) {
+		if (!on_node(s, n->name))
+			continue;
+		if (strcmp(kobj_text(s, "spec.pool.name"), n->name) || !owned_by(s, node_uid))
+			delete_slice(rep, n->name, s);
+		else if (pool_generation(s) > gen)
+			gen = pool_generation(s);
+	}
+	json_array_foreach ((json_t *)items, i, s) {
+		if (!on_node(s, n->name) || strcmp(kobj_text(s, "spec.pool.name"), n->name) ||
+		    !owned_by(s, node_uid))
+			continue;
+		if (pool_generation(s) < gen) {
+			delete_slice(rep, n->name, s); /* an older generation is obsolete */
+			continue;
+		}
+		current++;
+	}
+	/* One current slice is matched whatever it holds; among several, by device names. */
+	json_array_foreach ((json_t *)items, i, s) {
+		if (!on_node(s, n->name) || strcmp(kobj_text(s, "spec.pool.name"), n->name) ||
+		    !owned_by(s, node_uid) || pool_generation(s) < gen)
+			continue;
+		if (!cur && (current == 1 || same_device_names(s, n->slice)))
+			cur = s;
+		else
+			delete_slice(rep, n->name, s);
+	}
+	pool = json_pack("{s:s, s:I, s:i}", "name", n->name, "generation", gen,
+			 "resourceSliceCount", 1);
+	if (cur)
+		changed = slice_changed(cur, kobj_map(n->slice, "spec"), pool);
+	/* Kept when at most one update call is needed; a new slice bumps it (the first is 1). */
+	if (!cur) {
+		gen++;
+		bumped = true;
+	}
+	json_object_set_new(pool, "generation", json_integer(gen));
+	if (cur && (changed || bumped)) {
+		json_t *body = json_deep_copy(cur);
+		json_t *spec = json_object_get(body, "spec");
+		struct sync_op *op;
+
+		json_object_set(spec, "pool", pool);
+		json_object_set(spec, "devices",
+				json_object_get(kobj_map(n->slice, "spec"), "devices"));
+		json_object_del(spec, "nodeSelector");
+		json_object_del(spec, "allNodes");
+		json_object_del(spec, "sharedCounters");
+		json_object_del(spec, "perDeviceNodeSelection");
+		op = add_op(rep, SYNC_OP_UPDATE, n->name, "ResourceSlice", kobj_name(cur));
+		op->body = body;
+		op->generation = gen;
+	} else if (!cur) {
+		json_t *body = json_deep_copy(n->slice);
+		struct sync_op *op = add_op(rep, SYNC_OP_CREATE, n->name, "ResourceSlice", NULL);
+
+		json_object_set(json_object_get(body, "spec"), "pool", pool);
+		op->body = body;
+		op->generation = gen;
+	}
+	json_decref(pool);
+	if (rep->n_ops > before && n->outcome == SYNC_UNCHANGED)
+		n->outcome = SYNC_UPDATED;
+}
+
+static const json_t *find_named(const json_t *items, const char *name)
+{
+	size_t i;
+	const json_t *o;
+
+	json_array_foreach ((json_t *)items, i, o) {
+		if (!strcmp(kobj_text(o, "metadata.name"), name))
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * The chart's DeviceClasses. Only what the chart sets is compared and
+ * written: a class's config a person added stays. extendedResourceName is
+ * sent as the chart renders it for v1; an apiserver without the
+ * DRAExtendedResource gate drops it, so its absence is no difference.
+ */
+static void plan_classes(struct sync_report *rep, const json_t *have)
+{
+	json_t *want = draslice_device_classes(1), *c;
+	size_t i;
+
+	json_array_foreach (want, i, c) {
+		const char *name = kobj_name(c);
+		const json_t *cur = find_named(have, name);
+		const json_t *ws = kobj_map(c, "spec"), *cs = kobj_map(cur, "spec");
+		const json_t *ext = json_object_get(cs, "extendedResourceName");
+		struct sync_op *op;
+		json_t *body;
+
+		if (cur &&
+		    json_equal(json_object_get(cs, "selectors"),
+			       json_object_get(ws, "selectors")) &&
+		    (!ext || json_equal(ext, json_object_get(ws, "extendedResourceName"))))
+			continue;
+		if (!cur) {
+			op = add_op(rep, SYNC_OP_CREATE, NULL, "DeviceClass", name);
+			op->body = json_incref(c);
+			continue;
+		}
+		body = json_deep_copy(cur);
+		json_object_update(json_object_get(body, "spec"), (json_t *)ws);
+		if (!json_object_get(ws, "extendedResourceName"))
+			json_object_del(json_object_get(body, "spec"), "extendedResourceName");
+		op = add_op(rep, SYNC_OP_UPDATE, NULL, "DeviceClass", name);
+		op->body = body;
+	}
+	json_decref(want);
+}
+
+void sync_plan_dra(struct sync_report *rep, const json_t *slices, const json_t *classes)
+{
+	const json_t *items = items_of(slices), *s;
+	json_t *none = json_array();
+	bool any_dra = false;
+	size_t i, j;
+
+	if (!json_is_array(items))
+		items = none;
+	for (i = 0; i < rep->n; i++)
+		any_dra |= rep->nodes[i].dra;
+	if (any_dra)
+		plan_classes(rep, json_is_array(items_of(classes)) ? items_of(classes) : none);
+	for (i = 0; i < rep->n; i++) {
+		struct sync_node *n = &rep->nodes[i];
+		size_t before = rep->n_ops;
+
+		if (n->outcome == SYNC_SKIPPED)
+			continue;
+		if (n->dra) {
+			if (n->slice)
+				plan_node_slice(rep, n, items);
+			continue;
+		}
+		/* Not (or no longer) on the DRA path: the driver is gone, its slices go. */
+		json_array_foreach ((json_t *)items, j, s) {
+			if (on_node(s, n->name))
+				delete_slice(rep, n->name, s);
+		}
+		if (rep->n_ops > before && n->outcome == SYNC_UNCHANGED)
+			n->outcome = SYNC_UPDATED;
+	}
+	json_decref(none);
+}
+
+static int write_op(struct kube_client *c, struct sync_op *op, struct gs_error *err)
+{
+	json_t *out = NULL;
+	int rc;
+
+	switch (op->action) {
+	case SYNC_OP_CREATE:
+		rc = kube_create(c, op->path, op->body, &out, err);
+		/* The slice's name comes from its generateName. */
+		if (rc == 0 && !op->name && kobj_name(out))
+			op->name = gs_xstrdup(kobj_name(out));
+		break;
+	case SYNC_OP_UPDATE:
+		rc = kube_put(c, op->path, op->body, NULL, err);
+		break;
+	default:
+		rc = kube_delete(c, op->path, NULL, NULL, err);
+		/* Gone already (the garbage collector, the kubelet): what was wanted. */
+		if (rc == KUBE_E_STATUS && kube_last_status(c)->code == 404)
+			rc = 0;
+		break;
+	}
+	json_decref(out);
+	return rc;
+}
+
+static const char *op_verb(enum sync_op_action a)
+{
+	return a == SYNC_OP_CREATE ? "creating" : a == SYNC_OP_UPDATE ? "updating" : "deleting";
+}
+
+/* The slice writes of node `name` whose action is (or is not, `delete` false) a deletion. */
+static int write_slices(struct kube_client *c, struct sync_report *rep, struct sync_node *n,
+			bool deletes)
+{
+	for (size_t i = 0; i < rep->n_ops; i++) {
+		struct sync_op *op = &rep->ops[i];
+		struct gs_error err;
+
+		if (!op->node || strcmp(op->node, n->name) ||
+		    (op->action == SYNC_OP_DELETE) != deletes)
+			continue;
+		gs_error_clear(&err);
+		if (write_op(c, op, &err) < 0) {
+			char *msg = gs_xasprintf("%s the ResourceSlice%s%s: %s",
+						 op_verb(op->action), op->name ? " " : "",
+						 op->name ? op->name : "", err.msg);
+			node_failed(n, "%s", msg);
+			free(msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int sync_write(struct kube_client *c, struct sync_report *rep)
 {
+	int rc = 0;
+
+	for (size_t i = 0; i < rep->n_ops; i++) {
+		struct sync_op *op = &rep->ops[i];
+		struct gs_error err;
+
+		gs_error_clear(&err);
+		if (op->node || write_op(c, op, &err) == 0)
+			continue;
+		/* Without the classes no claim is allocated: every DRA node fails with it. */
+		for (size_t k = 0; k < rep->n; k++) {
+			if (rep->nodes[k].dra && rep->nodes[k].outcome != SYNC_FAILED) {
+				char *msg = gs_xasprintf("%s the DeviceClass %s: %s",
+							 op_verb(op->action), op->name, err.msg);
+				node_failed(&rep->nodes[k], "%s", msg);
+				free(msg);
+			}
+		}
+		rc = 1;
+	}
 	for (size_t i = 0; i < rep->n; i++) {
 		struct sync_node *n = &rep->nodes[i];
 		struct gs_error err;
 
 		gs_error_clear(&err);
+		/* The old slices go first and the new one comes last: never both paths at once. */
+		if (write_slices(c, rep, n, true) < 0)
+			continue;
 		/* A failed node may still carry what the rest of the stack publishes. */
 		if ((n->outcome == SYNC_UPDATED || n->outcome == SYNC_FAILED) && n->patch &&
-		    write_patch(c, n->name, n->patch, &err) < 0)
+		    write_patch(c, n->name, n->patch, &err) < 0) {
 			node_failed(n, "writing the advertisement: %s", err.msg);
+			continue;
+		}
+		if (write_slices(c, rep, n, false) < 0)
+			continue;
 	}
-	return failed(rep);
+	return failed(rep) || rc;
 }
 
 int sync_read(struct kube_client *c, const struct sync_opts *o, json_t **configmap, json_t **nodes,
@@ -241,20 +651,81 @@ out:
 	return rc;
 }
 
+int sync_read_dra(struct kube_client *c, json_t **slices, json_t **classes, struct gs_error *err)
+{
+	struct kube_list_opts lo = {NULL, "spec.driver=" DRASLICE_DRIVER};
+	static const char *const names[] = {"gpu.nvidia.com", "mig.nvidia.com"};
+
+	*slices = *classes = NULL;
+	if (kube_list(c, SLICES_PATH, &lo, slices, err) < 0) {
+		if (kube_last_status(c)->code != 404) {
+			gs_error_prefix(err, "listing the ResourceSlices: ");
+			return -1;
+		}
+		*slices = json_array(); /* resource.k8s.io/v1 not served */
+	}
+	*classes = json_array();
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		char *path = gs_xasprintf("%s/%s", CLASSES_PATH, names[i]);
+		json_t *one = NULL;
+		int rc = kube_get(c, path, &one, err);
+
+		free(path);
+		if (rc == 0) {
+			json_array_append_new(*classes, one);
+		} else if (kube_last_status(c)->code != 404) {
+			gs_error_prefix(err, "reading the DeviceClass %s: ", names[i]);
+			json_decref(*slices);
+			json_decref(*classes);
+			*slices = *classes = NULL;
+			return -1;
+		}
+	}
+	gs_error_clear(err);
+	return 0;
+}
+
+/* Some node declares its GPUs: it may be on the DRA path or have left it. */
+static bool any_declaring(const struct sync_report *rep)
+{
+	for (size_t i = 0; i < rep->n; i++)
+		if (rep->nodes[i].outcome != SYNC_SKIPPED)
+			return true;
+	return false;
+}
+
 int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_report *rep,
 	     struct gs_error *err)
 {
-	json_t *cm, *nodes;
+	json_t *cm, *nodes, *slices = NULL, *classes = NULL;
 	int rc;
 
 	memset(rep, 0, sizeof(*rep));
 	if (sync_read(c, o, &cm, &nodes, err) < 0)
 		return -1;
 	rc = sync_plan(cm, nodes, o, rep, err);
+	if (rc >= 0 && any_declaring(rep)) {
+		struct gs_error derr;
+
+		gs_error_clear(&derr);
+		if (sync_read_dra(c, &slices, &classes, &derr) == 0) {
+			sync_plan_dra(rep, slices, classes);
+		} else {
+			for (size_t i = 0; i < rep->n; i++)
+				if (rep->nodes[i].dra && rep->nodes[i].outcome != SYNC_FAILED) {
+					node_failed(&rep->nodes[i], "%s", derr.msg);
+					json_decref(rep->nodes[i].patch);
+					rep->nodes[i].patch = NULL;
+				}
+		}
+		rc = failed(rep);
+	}
 	if (rc >= 0 && !o->dry_run)
 		rc = sync_write(c, rep);
 	json_decref(cm);
 	json_decref(nodes);
+	json_decref(slices);
+	json_decref(classes);
 	return rc;
 }
 
@@ -277,10 +748,22 @@ void sync_report_release(struct sync_report *rep)
 		free(n->config);
 		free(n->message);
 		json_decref(n->patch);
+		json_decref(n->slice);
 		json_decref(n->resources);
 		gs_warnings_release(&n->warnings);
 	}
 	free(rep->nodes);
 	rep->nodes = NULL;
 	rep->n = 0;
+	for (size_t i = 0; i < rep->n_ops; i++) {
+		struct sync_op *op = &rep->ops[i];
+		free(op->node);
+		free(op->kind);
+		free(op->name);
+		free(op->path);
+		json_decref(op->body);
+	}
+	free(rep->ops);
+	rep->ops = NULL;
+	rep->n_ops = 0;
 }

@@ -37,6 +37,14 @@ enum sync_outcome {
 struct sync_node {
 	char *name;
 	enum sync_outcome outcome;
+	/*
+	 * On the DRA path (label gpushare.io/path=dra, docs/dra.md): no
+	 * nvidia.com resource, no device-plugin or GFD label; `slice` is the
+	 * ResourceSlice the DRA driver would publish (NULL when the node
+	 * failed), and sync_plan_dra turns it into slice operations.
+	 */
+	bool dra;
+	json_t *slice;
 	char *config;	   /* the chosen ConfigMap key; "" for the empty config */
 	char *message;	   /* why it failed or was skipped; NULL otherwise */
 	json_t *patch;	   /* the merge patch written (or that would be); NULL if none */
@@ -44,9 +52,28 @@ struct sync_node {
 	struct gs_warnings warnings;
 };
 
+enum sync_op_action {
+	SYNC_OP_CREATE,
+	SYNC_OP_UPDATE,
+	SYNC_OP_DELETE,
+};
+
+/* One write to a resource.k8s.io object: a node's ResourceSlice or a DeviceClass. */
+struct sync_op {
+	enum sync_op_action action;
+	char *node;	      /* the node whose slice it is; NULL for a DeviceClass */
+	char *kind;	      /* "ResourceSlice" or "DeviceClass" */
+	char *name;	      /* the object's name; NULL for a slice to create (generateName) */
+	char *path;	      /* the collection (CREATE) or the object (UPDATE, DELETE) */
+	json_t *body;	      /* the object to POST or PUT; NULL for DELETE */
+	long long generation; /* a slice's spec.pool.generation after the write; 0 otherwise */
+};
+
 struct sync_report {
 	struct sync_node *nodes;
 	size_t n;
+	struct sync_op *ops; /* from sync_plan_dra, in write order */
+	size_t n_ops;
 };
 
 const char *sync_outcome_name(enum sync_outcome o);
@@ -64,12 +91,34 @@ int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_op
 	      struct sync_report *rep, struct gs_error *err) GS_WUR;
 
 /*
+ * The DRA half of the plan, pure: from the report of sync_plan and what the
+ * cluster holds (`slices`: a ResourceSliceList or an array, `classes`: a
+ * DeviceClassList or an array; NULL = none), the writes that bring the
+ * cluster where the DRA driver would (docs/dra.md "Publishing"):
+ *   - the DeviceClasses gpu.nvidia.com and mig.nvidia.com, created or
+ *     updated as the chart renders them, when some node is on the DRA path;
+ *   - per DRA node, its one slice reconciled as the driver's
+ *     resourceslice controller does: the highest pool generation counts,
+ *     older slices are deleted, one slice is updated in place keeping its
+ *     generation, anything else bumps it;
+ *   - per node that declares its GPUs and is not on the DRA path, every
+ *     gpu.nvidia.com slice of that node deleted (the kubelet wipes the
+ *     slices of a driver that went away).
+ * Slices on nodes gpushare does not manage are never touched. A node with a
+ * slice operation becomes SYNC_UPDATED. Appends to rep->ops.
+ */
+void sync_plan_dra(struct sync_report *rep, const json_t *slices, const json_t *classes);
+
+/*
  * The writer: PATCH every SYNC_UPDATED node's patch, and the patch of a
  * SYNC_FAILED node that has one (its plugin or mig-manager fails, the rest
  * of the stack still publishes: docs/advertise.md), metadata through the
  * node, capacity and allocatable through its status. A node whose write
- * fails becomes SYNC_FAILED with the reason. Returns 1 when some node
- * failed, else 0.
+ * fails becomes SYNC_FAILED with the reason. The DeviceClasses first; per
+ * node its slice deletions, then its patch, then its slice create or
+ * update, so a node never shows nvidia.com resources and a slice at once.
+ * Returns 1 when some node failed or a DeviceClass could not be written,
+ * else 0.
  */
 int sync_write(struct kube_client *c, struct sync_report *rep) GS_WUR;
 
@@ -78,7 +127,19 @@ int sync_read(struct kube_client *c, const struct sync_opts *o, json_t **configm
 	      struct gs_error *err) GS_WUR;
 
 /*
- * sync_read, sync_plan, then sync_write unless o->dry_run. Returns 0 when
+ * LIST the gpu.nvidia.com ResourceSlices and GET the driver's DeviceClasses
+ * sync_plan_dra reads. An apiserver that does not serve resource.k8s.io/v1
+ * (404) has none of either.
+ */
+int sync_read_dra(struct kube_client *c, json_t **slices, json_t **classes,
+		  struct gs_error *err) GS_WUR;
+
+/*
+ * sync_read, sync_plan, sync_read_dra + sync_plan_dra, then sync_write
+ * unless o->dry_run. The DRA objects are read when some node declares its
+ * GPUs; when they cannot be read, the DRA nodes fail with the apiserver's
+ * message and the other nodes are synced as before (their stale slices, if
+ * any, stay). Returns 0 when
  * every declaring node was synced or was already in sync, 1 when at least
  * one node failed (see the report), -1 when nothing could be done
  * (ConfigMap or node list unreadable) with err filled.

@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "defaults.h"
+#include "draslice.h"
 #include "kubecontext.h"
 #include "parseopt.h"
 #include "sync.h"
@@ -29,7 +30,9 @@ static const struct parseopt_usage sync_usage = {
 	"nvidia.com/device-plugin.config label, compute what NVIDIA's device plugin and\n"
 	"GPU feature discovery would publish, and patch only what changed: labels, and\n"
 	"status.capacity and status.allocatable. A node whose config is invalid or\n"
-	"missing is left untouched and reported; the others are still synced.\n",
+	"missing is left untouched and reported; the others are still synced.\n"
+	"A node labeled gpushare.io/path=dra gets the ResourceSlice NVIDIA's DRA\n"
+	"driver would publish instead, and no nvidia.com resource (docs/dra.md).\n",
 	"Exit status: 0 all nodes in sync, 1 some node failed, 2 bad usage or the\n"
 	"ConfigMap/node list could not be read.\n",
 };
@@ -55,8 +58,35 @@ static int parse_configmap(const struct option *opt, const char *arg, struct gs_
 	return 0;
 }
 
+static const char *op_done(enum sync_op_action a)
+{
+	return a == SYNC_OP_CREATE ? "created" : a == SYNC_OP_UPDATE ? "updated" : "deleted";
+}
+
+/* One line per write to a ResourceSlice or DeviceClass of `node` (NULL: the classes). */
+static void print_ops(const struct sync_report *rep, const char *node, int dry_run)
+{
+	for (size_t i = 0; i < rep->n_ops; i++) {
+		const struct sync_op *op = &rep->ops[i];
+
+		if (node ? !op->node || strcmp(op->node, node) : op->node != NULL)
+			continue;
+		printf("%s%s%s %s%s%s", node ? node : "", node ? ": " : "", op->kind,
+		       op->name ? op->name : "(new)", " ", op_done(op->action));
+		if (op->generation)
+			printf(" (generation %lld)", op->generation);
+		printf("%s\n", dry_run ? " (dry run)" : "");
+		if (dry_run && op->body) {
+			char *s = json_dumps(op->body, JSON_SORT_KEYS | JSON_INDENT(2));
+			printf("%s\n", s);
+			free(s);
+		}
+	}
+}
+
 static void print_report(const struct sync_report *rep, int dry_run)
 {
+	print_ops(rep, NULL, dry_run);
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct sync_node *n = &rep->nodes[i];
 		char *res;
@@ -66,20 +96,32 @@ static void print_report(const struct sync_report *rep, int dry_run)
 		if (n->outcome == SYNC_FAILED) {
 			fprintf(stderr, "gpushare sync: node %s: %s%s\n", n->name, n->message,
 				n->patch ? "" : " (left untouched)");
+			print_ops(rep, n->name, dry_run);
 			continue;
 		}
 		if (n->outcome == SYNC_SKIPPED)
 			continue;
-		res = sync_resources_text(n);
-		printf("%s: %s%s [config %s]%s%s\n", n->name, sync_outcome_name(n->outcome),
-		       dry_run && n->outcome == SYNC_UPDATED ? " (dry run)" : "",
-		       n->config && *n->config ? n->config : "(empty)", *res ? " " : "", res);
-		free(res);
+		if (n->dra) {
+			const json_t *devs =
+				json_object_get(json_object_get(n->slice, "spec"), "devices");
+			printf("%s: %s%s [dra] %s %zu devices\n", n->name,
+			       sync_outcome_name(n->outcome),
+			       dry_run && n->outcome == SYNC_UPDATED ? " (dry run)" : "",
+			       DRASLICE_DRIVER, json_array_size(devs));
+		} else {
+			res = sync_resources_text(n);
+			printf("%s: %s%s [config %s]%s%s\n", n->name, sync_outcome_name(n->outcome),
+			       dry_run && n->outcome == SYNC_UPDATED ? " (dry run)" : "",
+			       n->config && *n->config ? n->config : "(empty)", *res ? " " : "",
+			       res);
+			free(res);
+		}
 		if (dry_run && n->patch) {
 			char *s = json_dumps(n->patch, JSON_SORT_KEYS | JSON_INDENT(2));
 			printf("%s\n", s);
 			free(s);
 		}
+		print_ops(rep, n->name, dry_run);
 	}
 	fflush(stdout);
 }

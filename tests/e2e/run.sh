@@ -46,7 +46,8 @@ trap 'exit 130' INT TERM
 . "$top/scripts/cluster/versions.sh"
 export KUBECONFIG=$state/kubeconfig USER_KUBECONFIG=$state/user.kubeconfig
 export KUBECTL=$state/bin/kubectl GPUSHARE=$bin TOP=$top
-export GS_APISERVER GS_CA GS_ADMIN_TOKEN GS_USER_TOKEN K8S_VERSION
+GS_DRA_ALPHA=${GS_DRA_ALPHA:-0}
+export GS_APISERVER GS_CA GS_ADMIN_TOKEN GS_USER_TOKEN K8S_VERSION GS_DRA_ALPHA
 
 pass=0 fail=0 failed=
 for t in "$root"/test_*.sh; do

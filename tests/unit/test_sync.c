@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mergepatch.h"
+#include "draslice.h"
 #include "sync.h"
 
 /*
@@ -168,6 +169,230 @@ static void unusable_inputs(void **state)
 	json_decref(nodes);
 }
 
+/* The "t4" node of the data, switched to the DRA path after a device-plugin sync. */
+static json_t *dra_nodes(json_t *cm)
+{
+	json_t *nodes = load(DATA "/nodes.json"),
+	       *t4 = json_array_get(json_object_get(nodes, "items"), 0);
+	struct sync_opts o = {.only_node = "t4"};
+	struct sync_report r;
+	struct gs_error err;
+
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 0);
+	mergepatch_apply(t4, r.nodes[0].patch);
+	sync_report_release(&r);
+	/* What a device plugin switched off earlier left behind. */
+	mergepatch_set(t4, "status", "capacity", "nvidia.com/mig-1g.10gb", json_string("0"));
+	mergepatch_set(t4, "metadata", "labels", "gpushare.io/path", json_string("dra"));
+	json_object_set_new(json_object_get(t4, "metadata"), "uid", json_string("uid-t4"));
+	return nodes;
+}
+
+static const json_t *devices_of(const json_t *slice)
+{
+	return json_object_get(json_object_get(slice, "spec"), "devices");
+}
+
+static void dra_node_loses_device_plugin(void **state)
+{
+	json_t *cm = load(DATA "/configmap.json"), *nodes = dra_nodes(cm);
+	struct sync_opts o = {.only_node = "t4"};
+	struct sync_report r;
+	struct gs_error err;
+	const struct sync_node *n;
+	const json_t *labels;
+
+	(void)state;
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 0);
+	n = find(&r, "t4");
+	assert_true(n->dra);
+	assert_int_equal(n->outcome, SYNC_UPDATED);
+	assert_int_equal(json_object_size(n->resources), 0);
+	/* Every nvidia.com resource goes, the recorded one and the zero left over. */
+	assert_true(json_is_null(
+		json_object_get(json_object_get(json_object_get(n->patch, "status"), "capacity"),
+				"nvidia.com/gpu")));
+	assert_true(json_is_null(
+		json_object_get(json_object_get(json_object_get(n->patch, "status"), "allocatable"),
+				"nvidia.com/gpu")));
+	assert_true(json_is_null(
+		json_object_get(json_object_get(json_object_get(n->patch, "status"), "capacity"),
+				"nvidia.com/mig-1g.10gb")));
+	/* GFD's labels go with the records; a person's label stays. */
+	labels = json_object_get(json_object_get(n->patch, "metadata"), "labels");
+	assert_true(json_is_null(json_object_get(labels, "nvidia.com/gpu.product")));
+	assert_true(json_is_null(json_object_get(labels, "nvidia.com/gpu.replicas")));
+	assert_null(json_object_get(labels, "nvidia.com/device-plugin.config"));
+	assert_true(json_is_null(json_object_get(
+		json_object_get(json_object_get(n->patch, "metadata"), "annotations"),
+		"gpushare.io/managed-resources")));
+	/* The driver's slice: two full T4s, owned by the Node. */
+	assert_int_equal(json_array_size(devices_of(n->slice)), 2);
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(devices_of(n->slice), 1), "name")),
+		"gpu-1");
+	sync_report_release(&r);
+	json_decref(cm);
+	json_decref(nodes);
+}
+
+/* A stored copy of the wanted slice: named, at `gen`, devices cut to `ndev` when >= 0. */
+static json_t *stored(const json_t *want, const char *name, int gen, int ndev)
+{
+	json_t *s = json_deep_copy(want), *spec = json_object_get(s, "spec");
+
+	json_object_set_new(json_object_get(s, "metadata"), "name", json_string(name));
+	json_object_set_new(json_object_get(spec, "pool"), "generation", json_integer(gen));
+	if (ndev >= 0)
+		while ((int)json_array_size(json_object_get(spec, "devices")) > ndev)
+			json_array_remove(json_object_get(spec, "devices"), 0);
+	return s;
+}
+
+static int count_ops(const struct sync_report *r, const char *kind, enum sync_op_action a)
+{
+	int k = 0;
+
+	for (size_t i = 0; i < r->n_ops; i++)
+		k += !strcmp(r->ops[i].kind, kind) && r->ops[i].action == a;
+	return k;
+}
+
+static const struct sync_op *slice_op(const struct sync_report *r, enum sync_op_action a)
+{
+	for (size_t i = 0; i < r->n_ops; i++)
+		if (r->ops[i].node && r->ops[i].action == a)
+			return &r->ops[i];
+	fail_msg("no slice operation %d", a);
+	return NULL;
+}
+
+static void dra_slices_reconciled(void **state)
+{
+	json_t *cm = load(DATA "/configmap.json"), *nodes = dra_nodes(cm);
+	json_t *want, *slices, *classes;
+	struct sync_opts o = {0};
+	struct sync_report r;
+	struct gs_error err;
+	const struct sync_op *op;
+
+	(void)state;
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 1);
+	want = json_incref(find(&r, "t4")->slice);
+
+	/* Nothing published yet: both classes and the first slice, generation 1. */
+	sync_plan_dra(&r, NULL, NULL);
+	assert_int_equal(count_ops(&r, "DeviceClass", SYNC_OP_CREATE), 2);
+	op = slice_op(&r, SYNC_OP_CREATE);
+	assert_string_equal(op->node, "t4");
+	assert_string_equal(op->path, "/apis/resource.k8s.io/v1/resourceslices");
+	assert_int_equal(op->generation, 1);
+	assert_int_equal(
+		json_integer_value(json_object_get(
+			json_object_get(json_object_get(op->body, "spec"), "pool"), "generation")),
+		1);
+	sync_report_release(&r);
+
+	/* Published as wanted, classes without extendedResourceName (gate off): nothing. */
+	classes = draslice_device_classes(0);
+	slices = json_pack("{s:[o]}", "items", stored(want, "t4-gpu.nvidia.com-aaaaa", 1, -1));
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 1);
+	sync_plan_dra(&r, slices, classes);
+	assert_int_equal(r.n_ops, 0);
+	sync_report_release(&r);
+	json_decref(slices);
+
+	/* One slice with other devices: updated in place, generation kept. */
+	slices = json_pack("{s:[o]}", "items", stored(want, "t4-gpu.nvidia.com-aaaaa", 3, 1));
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 1);
+	sync_plan_dra(&r, slices, classes);
+	assert_int_equal(r.n_ops, 1);
+	op = slice_op(&r, SYNC_OP_UPDATE);
+	assert_string_equal(op->path,
+			    "/apis/resource.k8s.io/v1/resourceslices/t4-gpu.nvidia.com-aaaaa");
+	assert_int_equal(op->generation, 3);
+	assert_int_equal(json_array_size(devices_of(op->body)), 2);
+	assert_int_equal(find(&r, "t4")->outcome, SYNC_UPDATED);
+	sync_report_release(&r);
+	json_decref(slices);
+
+	/* An older generation is obsolete; the current one matches and stays. */
+	slices = json_pack("{s:[o,o]}", "items", stored(want, "old", 1, 1),
+			   stored(want, "cur", 2, -1));
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 1);
+	sync_plan_dra(&r, slices, classes);
+	assert_int_equal(r.n_ops, 1);
+	op = slice_op(&r, SYNC_OP_DELETE);
+	assert_string_equal(op->name, "old");
+	sync_report_release(&r);
+	json_decref(slices);
+
+	/* Two current slices, neither with the wanted devices: both go, a new generation. */
+	slices = json_pack("{s:[o,o]}", "items", stored(want, "a", 2, 1), stored(want, "b", 2, 0));
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 1);
+	sync_plan_dra(&r, slices, classes);
+	assert_int_equal(count_ops(&r, "ResourceSlice", SYNC_OP_DELETE), 2);
+	assert_int_equal(slice_op(&r, SYNC_OP_CREATE)->generation, 3);
+	sync_report_release(&r);
+	json_decref(slices);
+	json_decref(classes);
+
+	/* A class a person changed the selector of is put back; its config stays. */
+	classes = draslice_device_classes(0);
+	json_object_set_new(json_object_get(json_array_get(classes, 1), "spec"), "selectors",
+			    json_array());
+	json_object_set_new(json_object_get(json_array_get(classes, 1), "spec"), "config",
+			    json_array());
+	slices = json_pack("[o]", stored(want, "t4-gpu.nvidia.com-aaaaa", 1, -1));
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 1);
+	sync_plan_dra(&r, slices, classes);
+	assert_int_equal(r.n_ops, 1);
+	assert_string_equal(r.ops[0].name, "mig.nvidia.com");
+	assert_int_equal(r.ops[0].action, SYNC_OP_UPDATE);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(r.ops[0].body, "spec"),
+							 "selectors")),
+			 1);
+	assert_non_null(json_object_get(json_object_get(r.ops[0].body, "spec"), "config"));
+	sync_report_release(&r);
+	json_decref(slices);
+	json_decref(classes);
+	json_decref(want);
+	json_decref(cm);
+	json_decref(nodes);
+}
+
+static void slices_of_other_nodes(void **state)
+{
+	json_t *cm = load(DATA "/configmap.json"), *nodes = load(DATA "/nodes.json");
+	json_t *slices = json_pack(
+		"[{s:{s:s},s:{s:s,s:s,s:{s:s,s:i}}},{s:{s:s},s:{s:s,s:s,s:{s:s,s:i}}},"
+		"{s:{s:s},s:{s:s,s:s,s:{s:s,s:i}}}]",
+		"metadata", "name", "t4-slice", "spec", "driver", "gpu.nvidia.com", "nodeName",
+		"t4", "pool", "name", "t4", "generation", 1, "metadata", "name", "plain-slice",
+		"spec", "driver", "gpu.nvidia.com", "nodeName", "plain", "pool", "name", "plain",
+		"generation", 1, "metadata", "name", "other-driver", "spec", "driver",
+		"example.com", "nodeName", "t4", "pool", "name", "t4", "generation", 1);
+	struct sync_opts o = {0};
+	struct sync_report r;
+	struct gs_error err;
+
+	(void)state;
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 1);
+	sync_plan_dra(&r, slices, NULL);
+	/*
+	 * t4 is on the device-plugin path: its gpu.nvidia.com slice goes. A node
+	 * that declares no GPU is not ours, nor is another driver's slice; with
+	 * no DRA node no class is written.
+	 */
+	assert_int_equal(r.n_ops, 1);
+	assert_string_equal(r.ops[0].name, "t4-slice");
+	assert_int_equal(r.ops[0].action, SYNC_OP_DELETE);
+	sync_report_release(&r);
+	json_decref(slices);
+	json_decref(cm);
+	json_decref(nodes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +400,9 @@ int main(void)
 		cmocka_unit_test(applied_patch_is_unchanged),
 		cmocka_unit_test(plugin_down_still_patches),
 		cmocka_unit_test(unusable_inputs),
+		cmocka_unit_test(dra_node_loses_device_plugin),
+		cmocka_unit_test(dra_slices_reconciled),
+		cmocka_unit_test(slices_of_other_nodes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# The DRA path against the real apiserver and scheduler (docs/dra.md):
+#  1. `gpushare sync` publishes the slices NVIDIA's DRA driver v25.12.0 would,
+#     field by field (an A100 80GB in all-1g.10gb, two T4s), and the classes;
+#     a second sync writes nothing.
+#  2. a template claim for `profile == '1g.10gb'` from mig.nvidia.com is
+#     allocated one of the A100's MIG devices and its pod is bound and runs;
+#  3. a claim for more GPUs than exist stays Pending with the scheduler's text;
+#  4. a quota on gpu.nvidia.com.deviceclass.resource.k8s.io/devices refuses
+#     the third claim with the apiserver's text;
+#  5. a node switched device plugin -> DRA loses its nvidia.com resources and
+#     GFD labels and gains a slice; switched back, the reverse;
+#  6. a layout change updates the slice in place (same generation), an
+#     obsolete older-generation slice is removed.
+. "$TOP/tests/e2e/lib.sh"
+
+ns=$(e2e_name dra)
+qns=$(e2e_name dra-quota)
+a100=$(e2e_name a100)
+t4=$(e2e_name t4)
+sw=$(e2e_name sw)
+e2e_namespace "$ns"
+e2e_namespace "$qns"
+
+run k -n "$ns" create -f - <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: device-plugin-configs}
+data:
+  shared: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        resources:
+        - name: nvidia.com/gpu
+          replicas: 4
+YAML
+expect_rc 0 "create the device-plugin ConfigMap"
+
+e2e_node "$a100" -l gpushare.io/path=dra -l nvidia.com/mig.config=all-1g.10gb
+e2e_node "$t4" -l gpushare.io/path=dra
+e2e_node "$sw" -l nvidia.com/device-plugin.config=shared
+# The spec's worked example: driver 570.158.01 (CUDA 12.8).
+k annotate node "$a100" gpushare.io/gpu-product='NVIDIA A100-SXM4-80GB' gpushare.io/gpu-count=1 \
+	gpushare.io/driver-version=570.158.01 >/dev/null || fail "annotate $a100"
+k annotate node "$t4" gpushare.io/gpu-product='Tesla T4' gpushare.io/gpu-count=2 \
+	gpushare.io/driver-version=570.158.01 >/dev/null || fail "annotate $t4"
+k annotate node "$sw" gpushare.io/gpu-product='Tesla T4' gpushare.io/gpu-count=2 >/dev/null ||
+	fail "annotate $sw"
+
+sync_node() { # NODE: one node's sync, as a person runs it
+	run "$GPUSHARE" sync --configmap "$ns/device-plugin-configs" --node "$1"
+}
+slices_of() { k get resourceslices --field-selector "spec.nodeName=$1" -o json; }
+
+# --- 1. publish ------------------------------------------------------------
+for n in "$a100" "$t4"; do
+	sync_node "$n"
+	expect_rc 0 "sync $n"
+	expect_match "$out" "^$n: updated \[dra\] gpu.nvidia.com [0-9]+ devices" "sync says what it published"
+	expect_match "$out" "^$n: ResourceSlice $n-gpu.nvidia.com-[a-z0-9]{5} created \(generation 1\)" "slice created"
+done
+
+# The classes as the chart renders them; extendedResourceName only with the gate.
+for c in gpu mig; do
+	expect_eq "$(jp deviceclass "$c.nvidia.com" '{.spec.selectors[*].cel.expression}')" \
+		"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '$c'" \
+		"DeviceClass $c.nvidia.com selector"
+done
+ext=$(jp deviceclass gpu.nvidia.com '{.spec.extendedResourceName}')
+if [ "$GS_DRA_ALPHA" = 1 ]; then
+	expect_eq "$ext" "nvidia.com/gpu" "extendedResourceName kept with DRAExtendedResource"
+else
+	expect_eq "$ext" "" "extendedResourceName dropped by a 1.34 apiserver without the gate"
+fi
+
+# One slice per node, driver and pool as the driver's controller writes them.
+check_slice_meta() { # NODE DEVICES
+	local s uid
+	s=$(slices_of "$1")
+	uid=$(jp node "$1" '{.metadata.uid}')
+	expect_eq "$(jq '.items | length' <<<"$s")" 1 "one slice for $1"
+	expect_eq "$(jq -c '.items[0].metadata.ownerReferences' <<<"$s")" \
+		"[{\"apiVersion\":\"v1\",\"controller\":true,\"kind\":\"Node\",\"name\":\"$1\",\"uid\":\"$uid\"}]" \
+		"ownerReference to the Node"
+	expect_eq "$(jq -r '.items[0].metadata.generateName' <<<"$s")" "$1-gpu.nvidia.com-" "generateName"
+	expect_eq "$(jq -c '.items[0].spec | {driver, nodeName, pool}' <<<"$s")" \
+		"{\"driver\":\"gpu.nvidia.com\",\"nodeName\":\"$1\",\"pool\":{\"generation\":1,\"name\":\"$1\",\"resourceSliceCount\":1}}" \
+		"driver, nodeName, pool"
+	expect_eq "$(jq -c '[.items[0].spec.devices[].name]' <<<"$s")" "$2" "device names"
+	expect_eq "$(jq -c '.items[0].spec | keys' <<<"$s")" '["devices","driver","nodeName","pool"]' \
+		"no alpha field (sharedCounters) in the slice"
+}
+check_slice_meta "$a100" \
+	'["gpu-0-mig-1g10gb-19-0","gpu-0-mig-1g10gb-19-1","gpu-0-mig-1g10gb-19-2","gpu-0-mig-1g10gb-19-3","gpu-0-mig-1g10gb-19-4","gpu-0-mig-1g10gb-19-5","gpu-0-mig-1g10gb-19-6"]'
+check_slice_meta "$t4" '["gpu-0","gpu-1"]'
+
+# Every attribute and capacity with its type (spec §3.4), for every device.
+s=$(slices_of "$a100")
+bad=$(jq -r '.items[0].spec.devices[] | . as $d | ($d.name | capture("-(?<i>[0-6])$").i) as $i |
+	select(
+		($d.attributes | keys) != ["architecture","brand","cudaComputeCapability","cudaDriverVersion",
+			"driverVersion","parentUUID","productName","profile","resource.kubernetes.io/pciBusID","type","uuid"]
+		or $d.attributes.type != {string: "mig"}
+		or $d.attributes.profile != {string: "1g.10gb"}
+		or $d.attributes.productName != {string: "NVIDIA A100-SXM4-80GB"}
+		or $d.attributes.brand != {string: "Nvidia"}
+		or $d.attributes.architecture != {string: "Ampere"}
+		or $d.attributes.cudaComputeCapability != {version: "8.0.0"}
+		or $d.attributes.driverVersion != {version: "570.158.1"}
+		or $d.attributes.cudaDriverVersion != {version: "12.8.0"}
+		or ($d.attributes.uuid.string | test("^MIG-[0-9a-f-]{36}$") | not)
+		or ($d.attributes.parentUUID.string | test("^GPU-[0-9a-f-]{36}$") | not)
+		or ($d.attributes["resource.kubernetes.io/pciBusID"].string | test("^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]$") | not)
+		or $d.capacity != {multiprocessors: {value: "14"}, copyEngines: {value: "1"}, decoders: {value: "0"},
+			encoders: {value: "0"}, jpegEngines: {value: "0"}, ofaEngines: {value: "0"},
+			memory: {value: "9728Mi"}, ("memorySlice" + $i): {value: "1"}}
+	) | .name' <<<"$s")
+expect_eq "$bad" "" "A100 MIG devices whose attributes or capacity differ from spec §3.4/§5"
+expect_eq "$(jq '[.items[0].spec.devices[].attributes.uuid.string] | unique | length' <<<"$s")" 7 "seven MIG UUIDs"
+expect_eq "$(jq '[.items[0].spec.devices[].attributes.parentUUID.string] | unique | length' <<<"$s")" 1 \
+	"one parent, itself not published"
+
+s=$(slices_of "$t4")
+bad=$(jq -r '.items[0].spec.devices[] | . as $d | select(
+		($d.attributes | keys) != ["architecture","brand","cudaComputeCapability","cudaDriverVersion",
+			"driverVersion","productName","resource.kubernetes.io/pciBusID","type","uuid"]
+		or $d.attributes.type != {string: "gpu"}
+		or $d.attributes.productName != {string: "Tesla T4"}
+		or $d.attributes.brand != {string: "Nvidia"}
+		or $d.attributes.architecture != {string: "Turing"}
+		or $d.attributes.cudaComputeCapability != {version: "7.5.0"}
+		or $d.attributes.driverVersion != {version: "570.158.1"}
+		or $d.attributes.cudaDriverVersion != {version: "12.8.0"}
+		or ($d.attributes.uuid.string | test("^GPU-[0-9a-f-]{36}$") | not)
+		or $d.capacity != {memory: {value: "15Gi"}}
+	) | .name' <<<"$s")
+expect_eq "$bad" "" "T4 devices whose attributes or capacity differ from spec §3.4/§5"
+expect_eq "$(jq '[.items[0].spec.devices[].attributes | .uuid.string, .["resource.kubernetes.io/pciBusID"].string] | unique | length' <<<"$s")" 4 \
+	"each T4 its own UUID and bus ID"
+
+# Nothing changes: no write, same resourceVersion.
+rv=$(jq -r '.items[0].metadata.resourceVersion' <<<"$s")
+sync_node "$t4"
+expect_rc 0 "second sync"
+expect_eq "$out" "$t4: unchanged [dra] gpu.nvidia.com 2 devices" "second sync writes nothing"
+expect_eq "$(slices_of "$t4" | jq -r '.items[0].metadata.resourceVersion')" "$rv" "slice untouched"
+for n in "$a100" "$t4"; do
+	expect_eq "$(k get node "$n" -o json | jq -c '[.status.capacity, .status.allocatable | keys[] | select(startswith("nvidia.com/"))]')" \
+		"[]" "a DRA node advertises no nvidia.com resource"
+done
+
+# --- 2. a MIG claim is allocated ------------------------------------------
+run k -n "$ns" create -f - <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: mig-1g10gb}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: mig
+        exactly:
+          deviceClassName: mig.nvidia.com
+          selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: mig-pod}
+spec:
+  nodeSelector: {e2e.gpushare/node: $a100}
+  containers: [{name: ctr, image: registry.invalid/e2e:1, resources: {claims: [{name: mig}]}}]
+  resourceClaims: [{name: mig, resourceClaimTemplateName: mig-1g10gb}]
+YAML
+expect_rc 0 "create the MIG template and pod"
+claim_of() { jp pod "$1" "$ns" '{.status.resourceClaimStatuses[0].resourceClaimName}'; }
+has_claim() { [ -n "$(claim_of mig-pod)" ]; }
+wait_for 60 "resourceclaim-controller made mig-pod's claim" has_claim
+claim=$(claim_of mig-pod)
+allocated() { [ -n "$(jp resourceclaim "$claim" "$ns" '{.status.allocation.devices.results[0].device}')" ]; }
+wait_for 60 "claim $claim allocated" allocated
+c=$(k -n "$ns" get resourceclaim "$claim" -o json)
+expect_eq "$(jq -r '.metadata.annotations["resource.kubernetes.io/pod-claim-name"]' <<<"$c")" mig "pod-claim-name annotation"
+expect_eq "$(jq -c '.status.allocation.devices.results[0] | {driver, pool, request}' <<<"$c")" \
+	"{\"driver\":\"gpu.nvidia.com\",\"pool\":\"$a100\",\"request\":\"mig\"}" "allocation result"
+expect_match "$(jq -r '.status.allocation.devices.results[0].device' <<<"$c")" '^gpu-0-mig-1g10gb-19-[0-6]$' \
+	"a 1g.10gb MIG device"
+expect_eq "$(jq -c '.status.allocation.nodeSelector.nodeSelectorTerms[0].matchFields' <<<"$c")" \
+	"[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"$a100\"]}]" "allocation nodeSelector"
+expect_eq "$(jq -r '.status.reservedFor[0].name' <<<"$c")" mig-pod "reservedFor"
+expect_eq "$(jp pod mig-pod "$ns" '{.spec.nodeName}')" "$a100" "mig-pod bound to the A100 node"
+gs_wait_pod_phase "$ns" mig-pod Running 60 || fail "mig-pod not Running"
+
+# --- 3. more GPUs than exist ----------------------------------------------
+run k -n "$ns" create -f - <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: three-t4}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+        count: 3
+        selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].productName == 'Tesla T4'"}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: three-pod}
+spec:
+  containers: [{name: ctr, image: registry.invalid/e2e:1, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimName: three-t4}]
+YAML
+expect_rc 0 "create the three-T4 claim and pod"
+unschedulable() { [ "$(jp pod three-pod "$ns" '{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]; }
+wait_for 60 "three-pod Unschedulable" unschedulable
+msg=$(jp pod three-pod "$ns" '{.status.conditions[?(@.type=="PodScheduled")].message}')
+expect_match "$msg" '^0/([0-9]+) nodes are available: \1 cannot allocate all claims\. still not schedulable, preemption: 0/\1 nodes are available: \1 Preemption is not helpful for scheduling\.$' \
+	"the scheduler's words"
+expect_eq "$(k -n "$ns" get events --field-selector involvedObject.name=three-pod,reason=FailedScheduling -o jsonpath='{.items[0].type}')" \
+	Warning "FailedScheduling event"
+expect_eq "$(jp resourceclaim three-t4 "$ns" '{.status.allocation}')" "" "claim not allocated"
+expect_eq "$(jp pod three-pod "$ns" '{.spec.nodeName}')" "" "pod not bound"
+
+# --- 4. quota on devices of a class -----------------------------------------
+run k -n "$qns" create -f - <<'YAML'
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: gpus}
+spec:
+  hard: {gpu.nvidia.com.deviceclass.resource.k8s.io/devices: "2"}
+YAML
+expect_rc 0 "create the quota"
+gs_wait_quota_hard "$qns" gpus gpu.nvidia.com.deviceclass.resource.k8s.io/devices 60 || fail "quota status.hard"
+claim_yaml() {
+	printf '%s\n' "apiVersion: resource.k8s.io/v1" "kind: ResourceClaim" "metadata: {name: $1}" \
+		"spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}"
+}
+for c in q-1 q-2; do
+	claim_yaml "$c" | run k -n "$qns" create -f -
+	expect_rc 0 "claim $c within quota"
+done
+gs_wait_quota_used "$qns" gpus gpu.nvidia.com.deviceclass.resource.k8s.io/devices 2 30 || fail "status.used not 2"
+claim_yaml q-3 | run k -n "$qns" create -f -
+expect_rc 1 "third claim refused"
+expect_has "$err" 'resourceclaims.resource.k8s.io "q-3" is forbidden: exceeded quota: gpus, requested: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=1, used: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=2, limited: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=2' \
+	"the apiserver's quota text"
+
+# --- 5. device plugin -> DRA -> device plugin -------------------------------
+sync_node "$sw"
+expect_rc 0 "sync $sw on the device-plugin path"
+expect_eq "$(jp node "$sw" '{.status.capacity.nvidia\.com/gpu}')" 8 "time-sliced capacity"
+expect_eq "$(jp node "$sw" '{.metadata.labels.nvidia\.com/gpu\.product}')" Tesla-T4-SHARED "GFD label"
+expect_eq "$(slices_of "$sw" | jq '.items | length')" 0 "no slice on the device-plugin path"
+k label node "$sw" gpushare.io/path=dra >/dev/null || fail "label $sw dra"
+sync_node "$sw"
+expect_rc 0 "sync $sw on the DRA path"
+node=$(k get node "$sw" -o json)
+expect_eq "$(jq -c '[.status.capacity, .status.allocatable | keys[] | select(startswith("nvidia.com/"))]' <<<"$node")" \
+	"[]" "no nvidia.com resource in capacity or allocatable"
+expect_eq "$(jq -c '[.metadata.labels | keys[] | select(startswith("nvidia.com/"))]' <<<"$node")" \
+	'["nvidia.com/device-plugin.config"]' "GFD's labels gone, the person's config label kept"
+expect_eq "$(slices_of "$sw" | jq -c '[.items[].spec.devices[].name]')" '["gpu-0","gpu-1"]' "the driver's slice"
+k label node "$sw" gpushare.io/path- >/dev/null || fail "unlabel $sw"
+sync_node "$sw"
+expect_rc 0 "sync $sw back on the device-plugin path"
+expect_match "$out" "^$sw: ResourceSlice $sw-gpu.nvidia.com-[a-z0-9]{5} deleted" "slice deleted"
+expect_eq "$(jp node "$sw" '{.status.allocatable.nvidia\.com/gpu}')" 8 "capacity back"
+expect_eq "$(jp node "$sw" '{.metadata.labels.nvidia\.com/gpu\.product}')" Tesla-T4-SHARED "GFD label back"
+expect_eq "$(slices_of "$sw" | jq '.items | length')" 0 "no slice left"
+
+# --- 6. layout change, obsolete generation ---------------------------------
+k -n "$ns" delete pod mig-pod --wait=true --timeout=60s >/dev/null || fail "delete mig-pod"
+name=$(slices_of "$a100" | jq -r '.items[0].metadata.name')
+k label node "$a100" nvidia.com/mig.config=all-balanced --overwrite >/dev/null || fail "relabel $a100"
+sync_node "$a100"
+expect_rc 0 "sync after a layout change"
+s=$(slices_of "$a100")
+expect_eq "$(jq -r '.items | length' <<<"$s")" 1 "still one slice"
+expect_eq "$(jq -r '.items[0].metadata.name' <<<"$s")" "$name" "updated in place"
+expect_eq "$(jq -r '.items[0].spec.pool.generation' <<<"$s")" 1 "one update call keeps the generation"
+expect_eq "$(jq -c '[.items[0].spec.devices[].name]' <<<"$s")" \
+	'["gpu-0-mig-1g10gb-19-2","gpu-0-mig-1g10gb-19-3","gpu-0-mig-2g20gb-14-0","gpu-0-mig-3g40gb-9-4"]' \
+	"all-balanced devices"
+# A second slice at a higher generation wins; the older one goes.
+jq --arg n "$a100" '.items[0] | del(.metadata.name, .metadata.resourceVersion, .metadata.uid,
+	.metadata.creationTimestamp, .metadata.managedFields) | .spec.pool.generation = 2' <<<"$s" |
+	run k create -f -
+expect_rc 0 "create a generation-2 slice"
+sync_node "$a100"
+expect_rc 0 "sync with two generations"
+expect_has "$out" "ResourceSlice $name deleted (generation 1)" "the obsolete slice is deleted"
+expect_eq "$(slices_of "$a100" | jq -c '[.items[].spec.pool.generation]')" "[2]" "only generation 2 left"
+echo OK
