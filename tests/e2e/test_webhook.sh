@@ -183,6 +183,7 @@ wait_for 30 "the apiserver calls the webhook" refused_by_us
 run k apply -f "$dir/two-slices.yaml"
 expect_rc 1 "apply the two-slice pod"
 expect_has "$err" "admission webhook \"$hook\" denied the request: the pod can be scheduled to $shared, where container \"work\" asks for 2 nvidia.com/gpu, shared by time-slicing with failRequestsGreaterThanOne (config \"shared\")" "our message"
+echo "kubectl apply: $err" >&2
 expect_has "$err" "UnexpectedAdmissionError: Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for \"nvidia.com/gpu\": invalid request: maximum request size for shared resources is 1; found 2, which is unexpected" "the kubelet's words"
 run k -n "$ns" get pod two-slices
 expect_rc 1 "the refused pod does not exist"
@@ -245,6 +246,7 @@ pid=
 expect_has "$(tail -1 "$dir/webhook.log")" "gpushare webhook: stopping:" "the summary line"
 pod_yaml down-fail "$shared" 1 | run k apply -f -
 expect_rc 1 "apply with the webhook down and Fail"
+echo "kubectl apply, webhook down: $err" >&2
 expect_has "$err" "failed calling webhook \"$hook\"" "the apiserver names the webhook"
 expect_has "$err" "Internal error occurred" "the apiserver's own words"
 
