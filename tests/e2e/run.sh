@@ -5,7 +5,8 @@
 # then), runs every tests/e2e/test_*.sh in name order with the environment
 # documented in tests/e2e/lib.sh, and exits 1 if any fails.
 #   E2E_ONLY=REGEX   run only the tests whose file name matches
-#   E2E_TIMEOUT=SEC  per-test limit (default 300)
+#   E2E_TIMEOUT=SEC  per-test limit (default 300, or the test's own
+#                    "# e2e-timeout: SEC" line)
 # A passing test's output is not shown, except its lines that start with
 # "note: " (a measurement, or why it skipped).
 set -u
@@ -57,7 +58,9 @@ for t in "$root"/test_*.sh; do
 		continue
 	fi
 	t0=$SECONDS
-	if out=$(cd "$top" && timeout -k 10 "${E2E_TIMEOUT:-300}" bash "$t" 2>&1); then
+	limit=$(sed -n 's/^# e2e-timeout: \([0-9][0-9]*\)$/\1/p' "$t" | head -1)
+	limit=${E2E_TIMEOUT:-${limit:-300}}
+	if out=$(cd "$top" && timeout -k 10 "$limit" bash "$t" 2>&1); then
 		pass=$((pass + 1))
 		echo "ok   $name ($((SECONDS - t0))s)"
 		printf '%s\n' "$out" | sed -n 's/^note: /     /p'
@@ -65,7 +68,7 @@ for t in "$root"/test_*.sh; do
 		rc=$?
 		fail=$((fail + 1))
 		failed+=" $name"
-		[ $rc = 124 ] && out+=$'\n'"timed out after ${E2E_TIMEOUT:-300}s"
+		[ $rc = 124 ] && out+=$'\n'"timed out after ${limit}s"
 		echo "FAIL $name ($((SECONDS - t0))s)"
 		echo "$out" | tail -40 | sed 's/^/     /'
 	fi

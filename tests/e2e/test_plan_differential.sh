@@ -6,6 +6,8 @@
 # feasible (docs/difftest.md). Alone:
 #   DIFF_SEED=N DIFF_CASES=K E2E_ONLY=test_plan_differential make e2e
 # and one case again: DIFF_SEED=N DIFF_ONLY=I E2E_ONLY=... make e2e
+# 200 cases take a few minutes; room for a loaded machine:
+# e2e-timeout: 900
 . "$TOP/tests/e2e/lib.sh"
 
 dir=$TOP/tests/e2e/difftest

@@ -14,6 +14,7 @@ cluster's other nodes) back out of it, so the two can be compared verbatim.
 import re
 
 TAINTS = "node(s) had untolerated taint(s)"
+UNSCHEDULABLE = "node(s) were unschedulable"
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 # FitError.Error() (pkg/scheduler/framework/types.go): the filters' histogram,
@@ -55,7 +56,8 @@ def normalize_fit_error(msg, own, foreign):
     for reason, n in list(foreign.items()) + [(TAINTS, others)]:
         if n < 0 or hist.get(reason, 0) < n:
             return None
-        hist[reason] -= n
+        if n:
+            hist[reason] -= n
     out = "0/%d nodes are available: %s." % (own, _render(hist))
     if m.group(4):
         ptotal, phist = int(m.group(4)), _histogram(m.group(5))

@@ -5,11 +5,12 @@ Environment (tests/e2e/run.sh sets the cluster part):
   GPUSHARE, TOP, GS_APISERVER, GS_CA, GS_ADMIN_TOKEN, KUBECONFIG
   DIFF_SEED    run seed (default 1)          DIFF_CASES  how many cases (200)
   DIFF_ONLY    comma-separated case indices to run (a reproducer)
-  DIFF_BATCH   cases applied to the cluster at once (100)
+  DIFF_BATCH   cases applied to the cluster at once (200)
   DIFF_OUT     where case files and results go (TOP/out/difftest)
   DIFF_ADMISSION  on|off|auto: whether the cluster plays kubelet admission
                (gpushare controller); auto looks for its pid file
   DIFF_NO_PLAN=1  only record what the cluster did (no comparison)
+  DIFF_KEEP=1  leave the objects in the cluster (to look at them)
 
 Exit 0 when every pod agrees (see docs/difftest.md for what agreement
 means), 1 otherwise, 2 when the harness itself failed.
@@ -20,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -32,6 +34,7 @@ CASE_KEY, BATCH_KEY = gen.CASE_KEY, gen.BATCH_KEY
 ADMITTED = "gpushare.io/admitted"
 # Agreement, or not comparable for want of kubelet admission in the cluster.
 OK_KINDS = ("same", "tie", "unplayed", "uncompared")
+WORKERS = 4
 
 
 def log(msg):
@@ -48,7 +51,7 @@ class Harness:
         only = os.environ.get("DIFF_ONLY", "").strip()
         self.indices = ([int(x) for x in only.split(",") if x.strip()] if only
                         else list(range(self.ncases)))
-        self.batch_size = int(os.environ.get("DIFF_BATCH", "100"))
+        self.batch_size = int(os.environ.get("DIFF_BATCH", "200"))
         self.out = os.environ.get("DIFF_OUT", os.path.join(self.top, "out", "difftest"))
         self.no_plan = os.environ.get("DIFF_NO_PLAN") == "1"
         adm = os.environ.get("DIFF_ADMISSION", "auto")
@@ -59,72 +62,115 @@ class Harness:
                 "controller" in f and "manager" not in f for f in os.listdir(pids)) else "off"
         self.admission = adm == "on"
         self.k = Kube()
+        self.local = threading.local()
         # In every name only: a namespace of an earlier run may still be going.
         self.tag = "".join("abcdefghijklmnopqrstuvwxyz"[b % 26] for b in os.urandom(3))
 
     # --- the cluster side ---------------------------------------------------
-    def foreign_reasons(self, tolerations):
-        """How the nodes outside every case fail a case pod (by reason)."""
+    def node_reasons(self):
+        """How each node of the cluster fails a pod of a case it is not in:
+        name -> (case label or None, the scheduler's reason). Filters run in
+        order and the first failing one speaks: NodeUnschedulable, then
+        TaintToleration (another case's taint, or any NoSchedule/NoExecute
+        taint of a node outside every case), then NodeAffinity (the case's
+        nodeSelector)."""
         out = {}
         for n in self.k.list("/api/v1/nodes"):
-            if CASE_KEY in (n["metadata"].get("labels") or {}):
-                continue
             spec = n.get("spec") or {}
+            case = (n["metadata"].get("labels") or {}).get(CASE_KEY)
             if spec.get("unschedulable"):
-                reason = "node(s) were unschedulable"
+                reason = compare.UNSCHEDULABLE
+            elif case is not None or any(t.get("effect") in ("NoSchedule", "NoExecute")
+                                         for t in spec.get("taints") or []):
+                reason = compare.TAINTS
             else:
                 reason = compare.AFFINITY
-                for t in spec.get("taints") or []:
-                    if t.get("effect") in ("NoSchedule", "NoExecute") and not any(
-                            tol.get("key") == t["key"] for tol in tolerations):
-                        reason = compare.TAINTS
-                        break
-            out[reason] = out.get(reason, 0) + 1
+            out[n["metadata"]["name"]] = (case, reason)
         return out
+
+    def foreign_for(self, case, node_reasons):
+        """The reasons other than the taint one of the nodes outside case
+        `case` (the taint count comes out of the message's total)."""
+        out = {}
+        for name, (c, reason) in node_reasons.items():
+            if c != str(case) and reason != compare.TAINTS:
+                out[reason] = out.get(reason, 0) + 1
+        return out
+
+    def each(self, fn, items):
+        """fn(kube, item) for every item, on WORKERS connections at once (the
+        apiserver answers several requests at a time); results in order."""
+        def run(item):
+            k = getattr(self.local, "k", None)
+            if k is None:
+                k = self.local.k = Kube()
+            return fn(k, item)
+        with ThreadPoolExecutor(max_workers=WORKERS) as ex:
+            return list(ex.map(run, items))
 
     def apply_batch(self, bno, cases):
         """Create the batch's objects; returns {case index: [real outcome per pod]}."""
         k, blabel = self.k, {BATCH_KEY: str(bno)}
         t0 = time.time()
-        for c in cases:
-            for ns in c["namespaces"]:
-                k.must("POST", "/api/v1/namespaces", {
-                    "apiVersion": "v1", "kind": "Namespace",
-                    "metadata": {"name": ns, "labels": dict(blabel)}})
-            k.must("POST", "/api/v1/namespaces/%s/configmaps" % c["configmap"]["metadata"]
-                   ["namespace"], c["configmap"])
-            for n in c["nodes"]:
-                body = {key: n[key] for key in ("apiVersion", "kind", "metadata", "spec")}
-                k.must("POST", "/api/v1/nodes", body)
-                k.must("PATCH", "/api/v1/nodes/%s/status" % n["metadata"]["name"],
-                       {"status": n["status"]}, "application/merge-patch+json")
+        nodes = [n for c in cases for n in c["nodes"]]
+        # Nodes first: kwok and the node-lifecycle controller make them Ready
+        # while the namespaces are made.
+        self.each(lambda kk, n: kk.must("POST", "/api/v1/nodes", {
+            key: n[key] for key in ("apiVersion", "kind", "metadata", "spec")}), nodes)
+        self.each(lambda kk, ns: kk.must("POST", "/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": ns, "labels": dict(blabel)}}),
+            [ns for c in cases for ns in c["namespaces"]])
+        self.each(lambda kk, cm: kk.must("POST", "/api/v1/namespaces/%s/configmaps" % cm[
+            "metadata"]["namespace"], cm), [c["configmap"] for c in cases])
+        phases = [("create", time.time())]
         want_sa = {ns for c in cases for ns in c["namespaces"]}
         self.wait("default ServiceAccounts", 60, lambda: want_sa <= {
             sa["metadata"]["namespace"] for sa in k.list(
                 "/api/v1/serviceaccounts?fieldSelector=metadata.name%3Ddefault")})
-        for c in cases:
-            for q in c["quotas"]:
-                k.must("POST", "/api/v1/namespaces/%s/resourcequotas" % q["metadata"]
-                       ["namespace"], q)
-        nq = sum(len(c["quotas"]) for c in cases)
+        quotas = [q for c in cases for q in c["quotas"]]
+        self.each(lambda kk, q: kk.must("POST", "/api/v1/namespaces/%s/resourcequotas" % q[
+            "metadata"]["namespace"], q), quotas)
+        phases.append(("serviceaccounts", time.time()))
         self.wait("quota status.hard", 60, lambda: sum(
             1 for q in k.list("/api/v1/resourcequotas")
             if q["metadata"]["namespace"] in want_sa and (q.get("status") or {}).get("hard")
-        ) >= nq)
-        self.sync_nodes(cases)
-        names = {n["metadata"]["name"] for c in cases for n in c["nodes"]}
+        ) >= len(quotas))
+        phases.append(("quotas", time.time()))
+        names = {n["metadata"]["name"] for n in nodes}
         self.wait("nodes Ready without not-ready taints", 90, lambda: self.nodes_ready(names))
-        log("batch %d: %d cases, %d nodes, %d namespaces up in %.1fs" % (
-            bno, len(cases), len(names), len(want_sa), time.time() - t0))
+        phases.append(("ready", time.time()))
+        # kwok's node-initialize stage writes its own capacity (cpu 1k, ...)
+        # into a node that has none when it first sees it: cpu, memory and
+        # pods go in once it has, then sync adds the GPUs.
+        self.each(lambda kk, n: kk.must("PATCH", "/api/v1/nodes/%s/status" % n["metadata"][
+            "name"], {"status": n["status"]}, "application/merge-patch+json"), nodes)
+        self.sync_nodes(cases)
+        phases.append(("sync", time.time()))
+        want = {n["metadata"]["name"]: n["status"]["allocatable"] for n in nodes}
+        for n in k.list("/api/v1/nodes", BATCH_KEY + "=" + str(bno)):
+            have = (n.get("status") or {}).get("allocatable") or {}
+            w = want.get(n["metadata"]["name"], {})
+            if any(have.get(r) != v for r, v in w.items()):
+                raise RuntimeError("node %s: allocatable %s, written %s" % (
+                    n["metadata"]["name"], json.dumps(have), json.dumps(w)))
+        log("batch %d: %d cases, %d nodes, %d namespaces up in %.1fs (%s)" % (
+            bno, len(cases), len(names), len(want_sa), time.time() - t0, ", ".join(
+                "%s %.1fs" % (p[0], p[1] - t0) for p in phases)))
         # The scheduler learns of nodes through its informer: give the last
         # node update a moment to reach it.
         time.sleep(1.0)
-        foreign = self.foreign_reasons([])
-        return self.create_pods(bno, cases), foreign
+        foreign = self.node_reasons()
+        t1 = time.time()
+        res = self.create_pods(bno, cases)
+        log("batch %d: pods decided in %.1fs" % (bno, time.time() - t1))
+        return res, foreign
 
     def sync_nodes(self, cases):
+        # A node without gpushare.io/gpu-product has nothing to advertise.
         jobs = [(c["configmap"]["metadata"]["namespace"], n["metadata"]["name"])
-                for c in cases for n in c["nodes"]]
+                for c in cases for n in c["nodes"]
+                if n["metadata"]["annotations"].get("gpushare.io/gpu-product")]
         env = dict(os.environ)
 
         def one(job):
@@ -134,7 +180,7 @@ class Harness:
                                env=env, capture_output=True, text=True)
             return job, p.returncode, p.stderr
 
-        with ThreadPoolExecutor(max_workers=3) as ex:
+        with ThreadPoolExecutor(max_workers=WORKERS) as ex:
             for (ns, node), rc, err in ex.map(one, jobs):
                 if rc not in (0, 1):
                     raise RuntimeError("gpushare sync --node %s: exit %d: %s" % (node, rc, err))
@@ -146,8 +192,10 @@ class Harness:
                 continue
             cond = {c["type"]: c["status"] for c in (n.get("status") or {}).get("conditions", [])}
             taints = [t["key"] for t in (n.get("spec") or {}).get("taints") or []]
+            # node.kubernetes.io/unschedulable comes with spec.unschedulable.
             if cond.get("Ready") == "True" and not any(
-                    t.startswith("node.kubernetes.io/") for t in taints):
+                    t.startswith("node.kubernetes.io/") and t != "node.kubernetes.io/unschedulable"
+                    for t in taints):
                 ready += 1
         return ready == len(names)
 
@@ -166,15 +214,18 @@ class Harness:
         rounds = max(len(c["pods"]) for c in cases)
         for r in range(rounds):
             waiting = {}
-            for c in cases:
-                if r >= len(c["pods"]):
-                    continue
+            batch = [c for c in cases if r < len(c["pods"])]
+
+            def create(kk, c):
                 pod = c["pods"][r]
-                ns = pod["metadata"]["namespace"]
-                status, body = self.k.call("POST", "/api/v1/namespaces/%s/pods" % ns, pod)
+                return kk.call("POST", "/api/v1/namespaces/%s/pods" %
+                               pod["metadata"]["namespace"], pod)
+
+            for c, (status, body) in zip(batch, self.each(create, batch)):
+                pod = c["pods"][r]
                 if status == 201:
                     res = {"verdict": None, "node": None, "reason": ""}
-                    waiting[(ns, pod["metadata"]["name"])] = res
+                    waiting[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = res
                 else:
                     msg = body.get("message", "") if isinstance(body, dict) else str(body)
                     res = {"verdict": "refused", "node": None, "reason": msg,
@@ -240,11 +291,10 @@ class Harness:
         return late
 
     def delete_batch(self, cases):
-        for c in cases:
-            for ns in c["namespaces"]:
-                self.k.call("DELETE", "/api/v1/namespaces/" + ns)
-            for n in c["nodes"]:
-                self.k.call("DELETE", "/api/v1/nodes/" + n["metadata"]["name"])
+        self.each(lambda kk, ns: kk.call("DELETE", "/api/v1/namespaces/" + ns),
+                  [ns for c in cases for ns in c["namespaces"]])
+        self.each(lambda kk, n: kk.call("DELETE", "/api/v1/nodes/" + n["metadata"]["name"]),
+                  [n for c in cases for n in c["nodes"]])
 
     # --- the plan side ------------------------------------------------------
     def run_plan(self, c, d, pods=None):
@@ -283,7 +333,8 @@ class Harness:
                 lines.append("%s: the cluster gave no decision" % pod["metadata"]["name"])
                 continue
             if r["verdict"] == "pending":
-                norm = compare.normalize_fit_error(r["reason"], len(c["nodes"]), foreign)
+                norm = compare.normalize_fit_error(r["reason"], len(c["nodes"]),
+                                                   self.foreign_for(c["index"], foreign))
                 r["normalized"] = norm
             if stale:
                 kinds.append("uncompared")
@@ -300,7 +351,9 @@ class Harness:
                 real_reason = r.get("normalized") if r["verdict"] == "pending" else r["reason"]
                 if not compare.reasons_agree(real_reason, p.get("reason")):
                     kind = "reason"
-                    note = "cluster: %s\n      plan:    %s" % (real_reason, p.get("reason"))
+                    note = "cluster: %s\n      plan:    %s" % (
+                        real_reason or r["reason"] + " (could not take the other cases out)",
+                        p.get("reason"))
             kinds.append(kind)
             if kind != "same":
                 lines.append("%s/%s: %s: %s" % (pod["metadata"]["namespace"],
@@ -330,7 +383,7 @@ class Harness:
         log("difftest: seed %s, %d cases, batches of %d, names dt%s*, kubelet admission %s" % (
             self.seed, len(self.indices), self.batch_size, self.tag,
             "played by the controller" if self.admission else "not played (no controller)"))
-        totals, bad_cases, late_all = {}, [], []
+        totals, bad_cases, late_all, recap = {}, [], [], []
         npods = 0
         for b in range(0, len(self.indices), self.batch_size):
             idx = self.indices[b:b + self.batch_size]
@@ -342,7 +395,8 @@ class Harness:
                 results, foreign = self.apply_batch(b, cases)
                 late_all += self.recheck(cases, results)
             finally:
-                self.delete_batch(cases)
+                if os.environ.get("DIFF_KEEP") != "1":
+                    self.delete_batch(cases)
             for c in cases:
                 real = results[c["index"]]
                 npods += len(real)
@@ -365,6 +419,8 @@ class Harness:
                     log("    " + ln)
                 if bad:
                     bad_cases.append(c["index"])
+                    recap += ["case %d: %s" % (c["index"], ln) for ln in lines
+                              if ln.split(": ")[1:2] != ["tie"]]
         wall = time.time() - t0
         if self.no_plan:
             log("note: difftest: cluster only (DIFF_NO_PLAN=1): %d pods: %s; %.0fs" % (
@@ -386,6 +442,10 @@ class Harness:
                 "pods of those cases" % (totals.get("unplayed", 0), totals.get("uncompared", 0)))
         for ln in late_all:
             log("harness: a decision changed after it was read: " + ln)
+        if recap:
+            log("difftest: the disagreements again:")
+            for ln in recap[:30]:
+                log("  " + ln)
         if bad_cases:
             log("difftest: reproduce one case: DIFF_SEED=%s DIFF_ONLY=%d "
                 "E2E_ONLY=test_plan_differential make e2e (files in %s)" % (

@@ -73,6 +73,7 @@ NODE_TAINTS = [
     {"key": "spot", "value": "true", "effect": "PreferNoSchedule"},
     {"key": "gpu", "effect": "NoSchedule"},
     {"key": "slow", "value": "yes", "effect": "PreferNoSchedule"},
+    {"key": "maint", "effect": "NoExecute"},
 ]
 TOLERATIONS = [
     {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"},
@@ -80,6 +81,7 @@ TOLERATIONS = [
     {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"},
     {"key": "spot", "operator": "Equal", "value": "true", "effect": "PreferNoSchedule"},
     {"key": "dedicated", "operator": "Equal", "value": "other", "effect": "NoSchedule"},
+    {"key": "maint", "operator": "Exists", "effect": "NoExecute"},
 ]
 
 
@@ -155,11 +157,14 @@ def _node(r, case, j, keys, prefix):
     mem = r.choice(["4Gi", "8Gi", "16Gi", "64Gi"])
     pods = r.choice(["110"] * 8 + ["2", "3"])
     res = {"cpu": cpu, "memory": mem, "pods": pods}
+    spec = {"taints": taints}
+    if r.random() < 0.03:
+        spec["unschedulable"] = True
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": name, "labels": labels, "annotations": ann},
-        "spec": {"taints": taints},
+        "spec": spec,
         "status": {"capacity": dict(res), "allocatable": dict(res)},
     }
 
@@ -214,8 +219,12 @@ def _pod(r, case, k, namespaces, node_docs, renamed):
             lim["nvidia.com/mig-" + r.choice(ALL_PROFILES)] = "1"
         if r.random() < 0.6:
             req["cpu"] = r.choice(["100m", "500m", "1", "2", "3"])
+            if r.random() < 0.2:
+                lim["cpu"] = req["cpu"]
         if r.random() < 0.5:
             req["memory"] = r.choice(["256Mi", "1Gi", "2Gi", "6Gi"])
+            if r.random() < 0.2:
+                lim["memory"] = r.choice([req["memory"], "8Gi"])
         if lim and r.random() < 0.3:
             for key, v in lim.items():
                 req[key] = v
@@ -232,6 +241,15 @@ def _pod(r, case, k, namespaces, node_docs, renamed):
                          "effect": "NoSchedule"}],
         "containers": containers,
     }
+    if r.random() < 0.1:
+        # An init container: the scheduler takes the larger of it and the
+        # sum of the containers, quota the same.
+        init = {"name": "init", "image": "registry.invalid/difftest:1", "resources": {}}
+        if r.random() < 0.7:
+            init["resources"]["requests"] = {"cpu": r.choice(["500m", "2", "4"])}
+        if r.random() < 0.4:
+            init["resources"]["limits"] = {"nvidia.com/gpu": str(r.choice([1, 2]))}
+        spec["initContainers"] = [init]
     if r.random() < 0.1:
         spec["nodeSelector"]["zone"] = r.choice(ZONES)
     if products and r.random() < 0.1:
@@ -269,6 +287,10 @@ def _quota(r, ns):
         hard["requests.cpu"] = r.choice(["1", "2"])
     if r.random() < 0.1:
         hard["requests.nvidia.com/gpu.shared"] = "1"
+    if r.random() < 0.08:
+        hard["requests.memory"] = r.choice(["2Gi", "8Gi"])
+    if r.random() < 0.05:
+        hard["limits.cpu"] = "4"
     if not hard:
         hard["requests.nvidia.com/gpu"] = "1"
     return {"apiVersion": "v1", "kind": "ResourceQuota",

@@ -58,6 +58,12 @@ real = ("0/35 nodes are available: 1 node(s) had untolerated taint(s), 4 node(s)
 got = compare.normalize_fit_error(real, 3, {compare.AFFINITY: 3})
 check(got == "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
       "2 node(s) had untolerated taint(s).", "normalize own taints and foreign nodes: %r" % got)
+# Another case's cordoned node fails on NodeUnschedulable before any taint.
+real = ("0/10 nodes are available: 1 Insufficient cpu, 2 node(s) were unschedulable, "
+        "7 node(s) had untolerated taint(s).")
+got = compare.normalize_fit_error(real, 2, {compare.UNSCHEDULABLE: 1})
+check(got == "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable.",
+      "normalize another case's unschedulable node: %r" % got)
 check(compare.normalize_fit_error("0/3 nodes are available: 3 Insufficient cpu.", 5, {}) is None,
       "a count that cannot be taken apart is not guessed")
 check(compare.normalize_fit_error("pods \"p\" is forbidden", 1, {}) is None, "not a FitError")
