@@ -23,6 +23,7 @@
 #define DEF_MAX_BODY (32u * 1024 * 1024)
 #define DEF_WATCH_TIMEOUT_S 300L
 #define MAX_EXTRA_FDS 8u
+#define SHORT_POLL_MS 10L	  /* poll timeout while a short request runs */
 #define WATCH_MAX_BACKOFF_STEP 8u /* a failing watch waits at most base * 2^7, capped */
 
 struct buf {
@@ -80,6 +81,7 @@ struct kube_loop {
 	struct req *delayed;		/* waiting to retry */
 	struct req *running;		/* in the multi handle */
 	unsigned in_flight;		/* counted requests running */
+	unsigned short_running;		/* requests running that are no watch stream */
 	size_t pending;			/* counted requests anywhere */
 	struct timer *timers;
 	struct kube_watch *watches;
@@ -380,8 +382,13 @@ static int req_prepare(struct req *r, struct gs_error *err)
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
-	/* Many requests share one HTTP/2 connection rather than open more. */
-	curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
+	/*
+	 * HTTP/1.1, one connection per transfer at a time (kept alive and
+	 * reused): over HTTP/2, libcurl 7.88 was seen to leave a response that
+	 * arrived while it read another stream of the same connection
+	 * unprocessed until the poll timed out (up to a second per write).
+	 */
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	if (r->stream) {
 		/* The server ends a watch after timeoutSeconds; a minute more is a dead peer. */
 		long t = 0;
@@ -425,6 +432,8 @@ static void req_start(struct req *r)
 	l->running = r;
 	if (r->counted)
 		l->in_flight++;
+	if (!r->stream)
+		l->short_running++;
 	l->stats.requests++;
 	curl_multi_add_handle(l->multi, r->h);
 }
@@ -559,6 +568,8 @@ static void req_done(struct req *r, CURLcode cc)
 	list_remove(&l->running, r);
 	if (r->counted)
 		l->in_flight--;
+	if (!r->stream)
+		l->short_running--;
 	curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_getinfo(r->h, CURLINFO_REQUEST_SIZE, &sent);
 	if (cc == CURLE_OK && code >= 200 && code < 300) {
@@ -906,6 +917,8 @@ static void watch_abort(struct kube_watch *w)
 		if (x == r) {
 			curl_multi_remove_handle(l->multi, r->h);
 			list_remove(&l->running, r);
+			if (!r->stream)
+				l->short_running--;
 			req_free(r);
 			return;
 		}
@@ -1085,6 +1098,14 @@ int kube_loop_step(struct kube_loop *l, const int *fds, size_t nfds, bool *reada
 	}
 	if (due >= 0 && due < timeout_ms)
 		timeout_ms = (long)due;
+	/*
+	 * While a short request runs, look again soon even when no socket
+	 * woke us: bytes libcurl's TLS layer has already read (OpenSSL buffers
+	 * whole records) do not make the socket readable again, and libcurl
+	 * 7.88's poll was seen to sleep on them for the whole timeout.
+	 */
+	if (l->short_running && timeout_ms > SHORT_POLL_MS)
+		timeout_ms = SHORT_POLL_MS;
 	mc = curl_multi_perform(l->multi, &running);
 	if (mc == CURLM_OK)
 		mc = curl_multi_poll(l->multi, wfd, (unsigned)nfds, (int)timeout_ms, &numfds);

@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{"sync", cmd_sync, "write each node's advertisement into the cluster"},
 	{"lab", cmd_lab, "run the eight-step GPU sharing scenario against a cluster"},
 	{"explain", cmd_explain, "why a pod landed where it did or is pending; quota headroom"},
+	{"controller", cmd_controller, "keep nodes advertising and admit pods, continuously"},
 	{"webhook", cmd_webhook,
 	 "admission webhook: refuse at creation pods that would fail later"},
 	{"plan", cmd_plan, "place a batch of pods as the scheduler would; what-if a change"},

@@ -15,6 +15,7 @@ int cmd_isolation(int argc, char **argv);
 int cmd_sync(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
+int cmd_controller(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -1,0 +1,254 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "controller.h"
+#include "defaults.h"
+#include "kubecontext.h"
+#include "kubeloop.h"
+#include "opsserver.h"
+#include "parseopt.h"
+#include "banned.h"
+
+#define DRAIN_LIMIT_MS 30000L /* SIGTERM: in-flight writes get this long to finish */
+
+static int signal_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	if (write(signal_pipe[1], &c, 1) < 0) {
+		/* The pipe is full: a signal is pending already. */
+	}
+	errno = saved;
+}
+
+/* One line per event on stderr, UTC time first (ISO 8601, milliseconds). */
+static void log_line(void *arg, const char *line)
+{
+	struct timeval tv;
+	struct tm tm;
+	char ts[32];
+
+	(void)arg;
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	fprintf(stderr, "%s.%03ldZ %s\n", ts, (long)(tv.tv_usec / 1000), line);
+	fflush(stderr);
+}
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_line(NULL, line);
+}
+
+static const char *const usage_lines[] = {"gpushare controller [options]", NULL};
+
+static const struct parseopt_usage controller_usage = {
+	"controller",
+	usage_lines,
+	"Keep every node that declares its GPUs (annotation gpushare.io/gpu-product)\n"
+	"advertising what NVIDIA's device plugin and GPU feature discovery would publish\n"
+	"under the device-plugin ConfigMap, and admit the pods bound to a node as its\n"
+	"kubelet would: lists and watches the ConfigMap, the nodes and the bound pods,\n"
+	"and reconciles on every change until SIGTERM or SIGINT (docs/controller.md).\n"
+	"An invalid config or a missing key keeps the node's last good advertisement and\n"
+	"posts a Warning Event on the node. Logs one line per event on stderr.\n",
+	"Exit status: 0 stopped by a signal after finishing what was in flight, 2 bad\n"
+	"usage or no usable cluster connection.\n",
+};
+
+struct configmap_ref {
+	char *ns;
+	const char *name;
+};
+
+static int parse_configmap(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	struct configmap_ref *ref = opt->value;
+	const char *slash = strchr(arg, '/');
+
+	if (!slash || slash == arg || !slash[1] || strchr(slash + 1, '/')) {
+		gs_error_set(err, "option '--configmap' takes NAMESPACE/NAME, got '%s'", arg);
+		return -1;
+	}
+	free(ref->ns);
+	ref->ns = gs_xstrndup(arg, (size_t)(slash - arg));
+	ref->name = slash + 1;
+	return 0;
+}
+
+static void ops_metrics(void *arg, struct strbuf *out)
+{
+	controller_metrics(arg, out);
+}
+
+static bool ops_ready(void *arg)
+{
+	return controller_ready(arg);
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int cmd_controller(int argc, char **argv)
+{
+	struct kube_context kx = {0};
+	struct controller_opts co = {0};
+	struct configmap_ref cm = {NULL, NULL};
+	struct kube_loop_opts lo = {0};
+	struct kube_loop *l = NULL;
+	struct controller *ctl = NULL;
+	struct opsserver *ops = NULL;
+	const char *listen = NULL;
+	struct gs_error err;
+	char buf[2048];
+	long max_in_flight = 0;
+	int rc = EXIT_USAGE, n;
+	bool stopping = false;
+	long long stop_at = 0;
+	struct option opts[] = {
+		OPT_CALLBACK(0, "configmap", &cm, "NS/NAME",
+			     "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF "]",
+			     parse_configmap),
+		OPT_STRING('l', "selector", &co.node_selector, "SELECTOR",
+			   "manage only the nodes this label selector matches, e.g. "
+			   "pool=gpu,tier!=dev [every node declaring its GPUs]"),
+		OPT_STRING(0, "default-config", &co.default_config, "KEY",
+			   "config-manager's DEFAULT_CONFIG [unset]"),
+		OPT_STRING(0, "fallback-strategies", &co.fallbacks, "LIST",
+			   "config-manager's FALLBACK_STRATEGIES [named,single]"),
+		OPT_STRING(0, "listen", &listen, "HOST:PORT",
+			   "serve /healthz, /readyz and /metrics over HTTP there [off]"),
+		OPT_INT(0, "max-in-flight", &max_in_flight, "N", "API requests at once [16]", 1,
+			256),
+		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_END(),
+	};
+
+	n = parse_options(argc, argv, opts, &controller_usage);
+	if (n < 0) {
+		rc = parseopt_exit(n);
+		goto out;
+	}
+	if (n > 0) {
+		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
+		rc = usage_error(&controller_usage, &err);
+		goto out;
+	}
+	co.configmap_namespace = cm.ns;
+	co.configmap_name = cm.name;
+	co.log = log_line;
+	lo.max_in_flight = (unsigned)max_in_flight;
+	lo.log = log_line;
+	if (kube_context_open(&kx, "controller", &err) < 0) {
+		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	/* One synchronous call first: a wrong address or credential is said at once, and exits. */
+	if (kube_get(kx.client, "/version", NULL, &err) == -1) {
+		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	if (pipe(signal_pipe) != 0 || fcntl(signal_pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
+	    fcntl(signal_pipe[1], F_SETFL, O_NONBLOCK) != 0) {
+		fprintf(stderr, "gpushare controller: pipe: %s\n", strerror(errno));
+		goto out;
+	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	if (kube_loop_new(&l, kx.client, &lo, &err) < 0 || controller_new(&ctl, l, &co, &err) < 0) {
+		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	if (listen) {
+		struct opsserver_opts oo = {ops_ready, ops_metrics, ctl};
+		if (opsserver_start(&ops, listen, &oo, &err) < 0) {
+			fprintf(stderr, "gpushare controller: %s\n",
+				gs_error_str(&err, buf, sizeof(buf)));
+			goto out;
+		}
+		logf_("serving /healthz, /readyz and /metrics on http://%s", listen);
+	}
+	logf_("started: configmap %s/%s, nodes %s", cm.ns ? cm.ns : GS_DEFAULT_NAMESPACE,
+	      cm.name ? cm.name : GS_DEFAULT_CONFIGMAP,
+	      co.node_selector ? co.node_selector : "(all declaring GPUs)");
+	for (;;) {
+		int fds[2];
+		bool readable[2] = {false, false};
+		size_t nfds = 0;
+		long wait = 250; /* also bounds a watch event left in a TLS buffer */
+
+		fds[nfds++] = signal_pipe[0];
+		if (ops) {
+			fds[nfds++] = opsserver_fd(ops);
+			wait = opsserver_timeout_ms(ops, wait);
+		}
+		if (kube_loop_step(l, fds, nfds, readable, wait, &err) < 0) {
+			logf_("error: %s", err.msg);
+			rc = EXIT_FINDING;
+			break;
+		}
+		if (readable[0]) {
+			char c[16];
+			while (read(signal_pipe[0], c, sizeof(c)) > 0)
+				;
+			if (!stopping) {
+				stopping = true;
+				stop_at = mono_ms() + DRAIN_LIMIT_MS;
+				controller_drain(ctl);
+				kube_loop_stop_watches(l);
+				logf_("stopping: finishing %zu request(s) in flight",
+				      kube_loop_pending(l));
+			}
+		}
+		if (ops)
+			opsserver_run(ops);
+		controller_tick(ctl);
+		if (stopping && !kube_loop_pending(l)) {
+			logf_("stopped");
+			rc = EXIT_OK;
+			break;
+		}
+		if (stopping && mono_ms() > stop_at) {
+			logf_("stopped with %zu request(s) unfinished after %lds",
+			      kube_loop_pending(l), DRAIN_LIMIT_MS / 1000);
+			rc = EXIT_OK;
+			break;
+		}
+	}
+out:
+	opsserver_stop(ops);
+	controller_free(ctl);
+	kube_loop_free(l);
+	if (signal_pipe[0] >= 0) {
+		close(signal_pipe[0]);
+		close(signal_pipe[1]);
+	}
+	free(cm.ns);
+	kube_context_release(&kx);
+	return rc;
+}
