@@ -124,19 +124,6 @@ class Harness:
         self.each(lambda kk, cm: kk.must("POST", "/api/v1/namespaces/%s/configmaps" % cm[
             "metadata"]["namespace"], cm), [c["configmap"] for c in cases])
         phases = [("create", time.time())]
-        want_sa = {ns for c in cases for ns in c["namespaces"]}
-        self.wait("default ServiceAccounts", 60, lambda: want_sa <= {
-            sa["metadata"]["namespace"] for sa in k.list(
-                "/api/v1/serviceaccounts?fieldSelector=metadata.name%3Ddefault")})
-        quotas = [q for c in cases for q in c["quotas"]]
-        self.each(lambda kk, q: kk.must("POST", "/api/v1/namespaces/%s/resourcequotas" % q[
-            "metadata"]["namespace"], q), quotas)
-        phases.append(("serviceaccounts", time.time()))
-        self.wait("quota status.hard", 60, lambda: sum(
-            1 for q in k.list("/api/v1/resourcequotas")
-            if q["metadata"]["namespace"] in want_sa and (q.get("status") or {}).get("hard")
-        ) >= len(quotas))
-        phases.append(("quotas", time.time()))
         names = {n["metadata"]["name"] for n in nodes}
         self.wait("nodes Ready without not-ready taints", 90, lambda: self.nodes_ready(names))
         phases.append(("ready", time.time()))
@@ -147,6 +134,19 @@ class Harness:
             "name"], {"status": n["status"]}, "application/merge-patch+json"), nodes)
         self.sync_nodes(cases)
         phases.append(("sync", time.time()))
+        # Meanwhile KCM made the namespaces' ServiceAccounts (pods need them).
+        want_sa = {ns for c in cases for ns in c["namespaces"]}
+        self.wait("default ServiceAccounts", 60, lambda: want_sa <= {
+            sa["metadata"]["namespace"] for sa in k.list(
+                "/api/v1/serviceaccounts?fieldSelector=metadata.name%3Ddefault")})
+        quotas = [q for c in cases for q in c["quotas"]]
+        self.each(lambda kk, q: kk.must("POST", "/api/v1/namespaces/%s/resourcequotas" % q[
+            "metadata"]["namespace"], q), quotas)
+        self.wait("quota status.hard", 60, lambda: sum(
+            1 for q in k.list("/api/v1/resourcequotas")
+            if q["metadata"]["namespace"] in want_sa and (q.get("status") or {}).get("hard")
+        ) >= len(quotas))
+        phases.append(("quotas", time.time()))
         want = {n["metadata"]["name"]: n["status"]["allocatable"] for n in nodes}
         for n in k.list("/api/v1/nodes", BATCH_KEY + "=" + str(bno)):
             have = (n.get("status") or {}).get("allocatable") or {}
