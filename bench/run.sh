@@ -88,4 +88,6 @@ else
 fi
 row events "libyaml event parser, bare" 0.8
 echo "(seconds: median CPU time, user+sys; ratio = baseline / gpushare, higher is faster)"
+echo
+"$root/bench/plan.sh" "$bin" || status=1
 exit $status

@@ -65,7 +65,8 @@ struct ppod {
 };
 
 struct pclass {
-	unsigned char *code; /* per node: enum static_code */
+	const json_t *spec;  /* of the first pod of the class (borrowed) */
+	unsigned char *code; /* per node: enum static_code, ST_UNKNOWN until computed */
 	int64_t *pref;	     /* preferred node affinity weight sum */
 	int64_t *ptaint;     /* untolerated PreferNoSchedule taints */
 };
@@ -82,7 +83,9 @@ struct plan {
 	json_t *class_index; /* key -> index */
 	struct pclass *classes;
 	size_t n_classes;
-	json_t *quotas; /* namespace -> ResourceQuotaList (status.used kept current) */
+	json_t *quotas;	    /* namespace -> ResourceQuotaList (status.used kept current) */
+	json_t *node_index; /* name -> index */
+	size_t *scratch;    /* n_nodes + 1 */
 };
 
 const char *plan_verdict_name(enum plan_verdict v)
@@ -233,48 +236,52 @@ static int64_t preferred_weight(const json_t *spec, const json_t *node)
 	return sum;
 }
 
-static void class_fill(struct pclass *c, const json_t *spec, const struct pnode *nodes, size_t n)
-{
-	const json_t *tols = json_object_get(spec, "tolerations");
-	json_t *unsched = json_pack("{s:s,s:s}", "key", "node.kubernetes.io/unschedulable",
-				    "effect", "NoSchedule");
+#define ST_UNKNOWN 0xff
 
-	c->code = gs_xcalloc(n + 1, 1);
+/* Allocate a class: every node's static verdict still unknown. */
+static void class_init(struct pclass *c, const json_t *pod, size_t n)
+{
+	c->spec = json_object_get(pod, "spec");
+	c->code = gs_xmalloc(n + 1);
+	memset(c->code, ST_UNKNOWN, n + 1);
 	c->pref = gs_xcalloc(n + 1, sizeof(int64_t));
 	c->ptaint = gs_xcalloc(n + 1, sizeof(int64_t));
-	for (size_t i = 0; i < n; i++) {
-		const json_t *node = nodes[i].obj, *nspec = json_object_get(node, "spec"), *t;
-		size_t j;
+}
 
-		json_array_foreach (json_object_get(nspec, "taints"), j, t)
-			if (!strcmp(kobj_text(t, "effect"), "PreferNoSchedule") &&
-			    !explain_tolerates(tols, t))
-				c->ptaint[i]++;
-		c->pref[i] = preferred_weight(spec, node);
-		if (json_is_true(json_object_get(nspec, "unschedulable")) &&
-		    !explain_tolerates(tols, unsched)) {
-			c->code[i] = ST_UNSCHEDULABLE;
-			continue;
-		}
-		bool untolerated = false;
-		json_array_foreach (json_object_get(nspec, "taints"), j, t) {
-			const char *eff = kobj_text(t, "effect");
-			if ((!strcmp(eff, "NoSchedule") || !strcmp(eff, "NoExecute")) &&
-			    !explain_tolerates(tols, t)) {
-				untolerated = true;
-				break;
-			}
-		}
-		if (untolerated) {
-			c->code[i] = ST_TAINT;
-			continue;
-		}
-		char *why = explain_selector_mismatch(spec, node);
-		if (why)
-			c->code[i] = ST_AFFINITY;
-		free(why);
+/* The class's filters and label scores on node i, computed on first use. */
+static unsigned char class_code(struct pclass *c, const struct pnode *nodes, size_t i)
+{
+	if (c->code[i] != ST_UNKNOWN)
+		return c->code[i];
+	const json_t *spec = c->spec, *tols = json_object_get(spec, "tolerations");
+	const json_t *node = nodes[i].obj, *nspec = json_object_get(node, "spec"), *t;
+	size_t j;
+
+	c->code[i] = ST_PASS;
+	json_array_foreach (json_object_get(nspec, "taints"), j, t)
+		if (!strcmp(kobj_text(t, "effect"), "PreferNoSchedule") &&
+		    !explain_tolerates(tols, t))
+			c->ptaint[i]++;
+	c->pref[i] = preferred_weight(spec, node);
+	if (json_is_true(json_object_get(nspec, "unschedulable"))) {
+		json_t *unsched = json_pack("{s:s,s:s}", "key", "node.kubernetes.io/unschedulable",
+					    "effect", "NoSchedule");
+		bool tolerated = explain_tolerates(tols, unsched);
+		json_decref(unsched);
+		if (!tolerated)
+			return c->code[i] = ST_UNSCHEDULABLE;
 	}
-	json_decref(unsched);
+	json_array_foreach (json_object_get(nspec, "taints"), j, t) {
+		const char *eff = kobj_text(t, "effect");
+		if ((!strcmp(eff, "NoSchedule") || !strcmp(eff, "NoExecute")) &&
+		    !explain_tolerates(tols, t))
+			return c->code[i] = ST_TAINT;
+	}
+	char *why = explain_selector_mismatch(spec, node);
+	if (why)
+		c->code[i] = ST_AFFINITY;
+	free(why);
+	return c->code[i];
 }
 
 static size_t class_of(struct plan *p, const json_t *pod)
@@ -292,7 +299,7 @@ static size_t class_of(struct plan *p, const json_t *pod)
 	} else {
 		idx = p->n_classes++;
 		p->classes = gs_xrealloc(p->classes, p->n_classes * sizeof(*p->classes));
-		class_fill(&p->classes[idx], spec, p->nodes, p->n_nodes);
+		class_init(&p->classes[idx], pod, p->n_nodes);
 		json_object_set_new(p->class_index, text, json_integer((json_int_t)idx));
 	}
 	free(text);
@@ -416,8 +423,9 @@ static char *fit_error(struct plan *p, const struct ppod *pp)
 		return gs_xstrdup("no nodes available to schedule pods");
 	}
 	for (size_t i = 0; i < p->n_nodes; i++) {
-		if (c->code[i] != ST_PASS) {
-			hist[c->code[i]]++;
+		unsigned char code = class_code(c, p->nodes, i);
+		if (code != ST_PASS) {
+			hist[code]++;
 			n_unres++;
 			continue;
 		}
@@ -589,6 +597,9 @@ static int nodes_init(struct plan *p, struct gs_error *err)
 		json_t *v;
 		p->nodes[i].obj = node;
 		p->nodes[i].name = kobj_text(node, "metadata.name");
+		if (!json_object_get(p->node_index, p->nodes[i].name))
+			json_object_set_new(p->node_index, p->nodes[i].name,
+					    json_integer((json_int_t)i));
 		json_object_foreach ((json_t *)kobj_get(node, "status.allocatable"), k, v)
 			if (strcmp(k, "pods"))
 				res_intern(p, k);
@@ -599,6 +610,7 @@ static int nodes_init(struct plan *p, struct gs_error *err)
 /* After every name is interned: the vectors and the per-resource index. */
 static int nodes_fill(struct plan *p, struct gs_error *err)
 {
+	p->scratch = gs_xcalloc(p->n_nodes + 1, sizeof(size_t));
 	p->by_res = gs_xcalloc(p->n_res + 1, sizeof(*p->by_res));
 	p->n_by_res = gs_xcalloc(p->n_res + 1, sizeof(*p->n_by_res));
 	for (size_t i = 0; i < p->n_nodes; i++) {
@@ -631,10 +643,9 @@ static int nodes_fill(struct plan *p, struct gs_error *err)
 
 static long node_index(const struct plan *p, const char *name)
 {
-	for (size_t i = 0; i < p->n_nodes; i++)
-		if (!strcmp(p->nodes[i].name, name))
-			return (long)i;
-	return -1;
+	const json_t *v = json_object_get(p->node_index, name);
+
+	return v ? (long)json_integer_value(v) : -1;
 }
 
 static bool terminal(const json_t *pod)
@@ -672,23 +683,26 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 	long chosen = -1;
 
 	candidates(p, pp, &list, &n);
-	out->feasible = gs_xcalloc(n + 1, sizeof(size_t));
+	size_t *feasible = p->scratch;
 	for (size_t j = 0; j < n; j++) {
 		size_t i = list ? list[j] : j;
-		if (c->code[i] != ST_PASS || fit_check(&p->nodes[i], pp, NULL, NULL))
+		if (class_code(c, p->nodes, i) != ST_PASS ||
+		    fit_check(&p->nodes[i], pp, NULL, NULL))
 			continue;
-		out->feasible[out->n_feasible++] = i;
+		feasible[out->n_feasible++] = i;
 		if (c->ptaint[i] > max_taint)
 			max_taint = c->ptaint[i];
 		if (c->pref[i] > max_pref)
 			max_pref = c->pref[i];
 	}
+	out->feasible = gs_xmalloc((out->n_feasible + 1) * sizeof(size_t));
+	memcpy(out->feasible, feasible, out->n_feasible * sizeof(size_t));
 	if (!out->n_feasible) {
 		out->verdict = PLAN_PENDING;
 		out->reason = fit_error(p, pp);
 		return;
 	}
-	out->tied = gs_xcalloc(out->n_feasible + 1, sizeof(size_t));
+	size_t *tied = p->scratch;
 	for (size_t j = 0; j < out->n_feasible && out->n_feasible > 1; j++) {
 		size_t i = out->feasible[j];
 		int64_t taint = max_taint ? 100 - 100 * c->ptaint[i] / max_taint : 100;
@@ -699,13 +713,15 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 			best_n = 0;
 		}
 		if (total == best)
-			out->tied[best_n++] = i;
+			tied[best_n++] = i;
 	}
 	if (out->n_feasible == 1) {
-		out->tied[0] = out->feasible[0];
+		tied[0] = out->feasible[0];
 		best_n = 1;
 	}
 	out->n_tied = best_n;
+	out->tied = gs_xmalloc((best_n + 1) * sizeof(size_t));
+	memcpy(out->tied, tied, best_n * sizeof(size_t));
 	chosen = (long)out->tied[0];
 	if (out->n_feasible == 1)
 		out->reason = gs_xstrdup("the only feasible node");
@@ -758,6 +774,8 @@ static void plan_release(struct plan *p)
 	json_decref(p->res_index);
 	json_decref(p->class_index);
 	json_decref(p->quotas);
+	json_decref(p->node_index);
+	free(p->scratch);
 }
 
 static void quota_report(struct plan *p, struct plan_result *r)
@@ -815,6 +833,7 @@ int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_er
 	p.in = in;
 	p.res_index = json_object();
 	p.class_index = json_object();
+	p.node_index = json_object();
 	res_intern(&p, "cpu");
 	res_intern(&p, "memory");
 	res_intern(&p, "ephemeral-storage");

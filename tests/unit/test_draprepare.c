@@ -132,7 +132,7 @@ static void expect_mig(const char *params, const char *gates, const char *want)
 
 #define TS_LONG                                                                                    \
 	"{" GV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"TimeSlicing\","                \
-	       "\"timeSlicingConfig\":{\"interval\":\"Long\"}}}"
+	"\"timeSlicingConfig\":{\"interval\":\"Long\"}}}"
 
 /* Spec §3.6 / §5: the whole event for a time-sliced shared claim under the default gates. */
 static void timeslicing_refused_by_default(void **state)
