@@ -15,6 +15,7 @@
 #include "defaults.h"
 #include "kubeclient.h"
 #include "quantity.h"
+#include "report.h"
 #include "strbuf.h"
 #include "sync.h"
 #include "ydoc.h"
@@ -657,13 +658,29 @@ static int step_placement(struct lab *lab, struct gs_error *err)
 	return rc;
 }
 
+/* After the eight steps: the fleet as it now stands, as one page (docs/report.md). */
+static int step_fleet(struct lab *lab, struct gs_error *err)
+{
+	struct report_model *m = NULL;
+	struct strbuf sb = STRBUF_INIT;
+	int rc = -1;
+
+	if (report_live(lab->c, LAB_NS, CM_NAME, &m, err) == 0) {
+		report_html(m, &sb);
+		rc = write_out(lab, "out/fleet.html", sb.buf, err);
+	}
+	strbuf_release(&sb);
+	report_model_free(m);
+	return rc;
+}
+
 int lab_run(struct kube_client *c, const struct lab_opts *o, struct lab_report *rep,
 	    struct gs_error *err)
 {
 	struct lab lab = {c, o, rep, o->dir ? o->dir : ".", o->wait_ms ? o->wait_ms : 120000};
 	int (*steps[])(struct lab *, struct gs_error *) = {
 		step_namespaces_and_configmap, step_nodes,     step_mig_job, step_quota, step_check,
-		step_mps_and_isolation,	       step_placement,
+		step_mps_and_isolation,	       step_placement, step_fleet,
 	};
 
 	memset(rep, 0, sizeof(*rep));

@@ -4,19 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission.h"
 #include "advertise.h"
 #include "isolation.h"
 #include "kobj.h"
 #include "kubeclient.h"
+#include "ledger.h"
 #include "nodehw.h"
 #include "quantity.h"
 #include "banned.h"
-
-#define RES_GPU "nvidia.com/gpu"
-#define ANN_DEVICES "gpushare.io/devices"
-/* Caps of the picture: past them a node shows what fits and says so. */
-#define REPORT_MAX_SLOTS_PER_CARD 1024
-#define REPORT_MAX_REQUEST 4096
 
 /* ---- escaping ---- */
 
@@ -98,205 +94,6 @@ const char *report_isolation_name(enum report_isolation iso)
 
 /* ---- the model ---- */
 
-static void slot_add(struct report_card *c, const char *resource, char *device, char *label,
-		     int domain)
-{
-	struct report_slot *s;
-
-	c->slots = gs_xrealloc(c->slots, (c->n_slots + 1) * sizeof(*c->slots));
-	s = &c->slots[c->n_slots++];
-	s->resource = gs_xstrdup(resource);
-	s->device = device;
-	s->label = label;
-	s->domain = domain;
-	s->pod = -1;
-}
-
-/* The sharing entry for `name` in the config's block in force, or NULL. */
-static const struct dp_replicated_resource *replicated(const struct dpconfig *cfg, const char *name)
-{
-	const struct dp_sharing *sh;
-	const struct dp_replicated_resource *best = NULL;
-
-	if (!cfg || dpconfig_sharing_strategy(cfg) == DP_SHARING_NONE)
-		return NULL;
-	sh = dpconfig_replicated(cfg);
-	/* A name listed twice: every GPU gets the largest replicas (advertise.c). */
-	for (size_t i = 0; i < sh->n_resources; i++)
-		if (!strcmp(sh->resources[i].name, name) &&
-		    (!best || sh->resources[i].replicas > best->replicas))
-			best = &sh->resources[i];
-	return best;
-}
-
-/* A device's ID as the plugin registers it: uuid, or uuid::k for replica k (spec §6.1). */
-static char *device_id(const char *uuid, int replica)
-{
-	return replica < 0 ? gs_xstrdup(uuid) : gs_xasprintf("%s::%d", uuid, replica);
-}
-
-/*
- * The devices of one underlying device (a whole card or one MIG instance)
- * as slots: `replicas` replicas when its resource is shared, else one.
- */
-static void add_device(struct report_card *c, const struct dpconfig *cfg, const char *resource,
-		       const char *uuid, const char *what, int domain, long long advertised)
-{
-	const struct dp_replicated_resource *r = replicated(cfg, resource);
-
-	if (r && advertised > 0) {
-		const char *name = r->rename ? r->rename : r->name;
-		for (int k = 0; k < r->replicas && c->n_slots < REPORT_MAX_SLOTS_PER_CARD; k++)
-			slot_add(c, name, device_id(uuid, k),
-				 c->mig ? gs_xasprintf("%s #%d", what, k) : gs_xasprintf("#%d", k),
-				 domain);
-	} else if (advertised > 0 && c->n_slots < REPORT_MAX_SLOTS_PER_CARD) {
-		slot_add(c, resource, device_id(uuid, -1), gs_xstrdup(what), domain);
-	}
-}
-
-static long long advertised_count(const struct advertisement *adv, const char *res)
-{
-	const json_t *v = json_object_get(adv->resources, res);
-	return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
-}
-
-/*
- * The UUID gpushare's fake cards carry: stable per node and index. Real
- * cards report NVML's; these only need to be unique and the same every
- * time (docs/report.md).
- */
-static char *card_uuid(const char *node, int index)
-{
-	uint32_t h = 2166136261u; /* FNV-1a of the node name */
-
-	for (const unsigned char *p = (const unsigned char *)node; *p; p++)
-		h = (h ^ *p) * 16777619u;
-	return gs_xasprintf("GPU-%08x-0000-4000-8000-%012x", h, (unsigned)index);
-}
-
-/* The cards and their devices, from the advertisement (what the plugin registers). */
-static void build_cards(struct report_node *rn, const struct advertisement *adv,
-			const struct dpconfig *cfg, const struct catalog *cat)
-{
-	size_t n = json_array_size(adv->gpus);
-	bool mig_on = strcmp(adv->mig_strategy ? adv->mig_strategy : "none", "none") != 0;
-	bool working = adv->outcome == ADVERTISE_OK;
-
-	rn->cards = gs_xcalloc(n ? n : 1, sizeof(*rn->cards));
-	rn->n_cards = n;
-	for (size_t i = 0; i < n; i++) {
-		const json_t *g = json_array_get(adv->gpus, i);
-		struct report_card *c = &rn->cards[i];
-		const char *product = json_string_value(json_object_get(g, "product"));
-		const struct catalog_gpu *model = product ? catalog_find_gpu(cat, product) : NULL;
-		char *uuid = card_uuid(rn->name, (int)i);
-
-		c->index = (int)i;
-		c->product = gs_xstrdup(product ? product : "unknown GPU");
-		c->memory_mib = model ? model->memory_mib : 0;
-		c->mig = mig_on && json_is_true(json_object_get(g, "migEnabled"));
-		if (c->mig) {
-			const char *profile;
-			json_t *count;
-			int domain = 0;
-			c->isolation = REPORT_ISO_HARDWARE;
-			json_object_foreach ((json_t *)json_object_get(g, "migDevices"), profile,
-					     count) {
-				const struct catalog_mig_profile *p =
-					model ? catalog_gpu_profile(model, profile) : NULL;
-				char res[200], pr[128];
-				if (!strcmp(adv->mig_strategy, "mixed")) {
-					catalog_profile_resource(p ? p->name : profile, pr,
-								 sizeof(pr));
-					snprintf(res, sizeof(res), "nvidia.com/mig-%s", pr);
-				} else {
-					snprintf(res, sizeof(res), "%s", RES_GPU);
-				}
-				for (json_int_t k = 0; k < json_integer_value(count);
-				     k++, domain++) {
-					/* MIG-<GPU-uuid>/<gi>/<ci>: the old form of MIG UUIDs
-					 * (§6.1). */
-					char *mig = gs_xasprintf("MIG-%s/%d/0", uuid, domain);
-					add_device(c, cfg, res, mig, profile, domain,
-						   working ? advertised_count(adv, res) : 0);
-					free(mig);
-				}
-			}
-		} else {
-			const struct dp_replicated_resource *r = replicated(cfg, RES_GPU);
-			enum dp_sharing_strategy st =
-				cfg ? dpconfig_sharing_strategy(cfg) : DP_SHARING_NONE;
-			c->isolation = !r		      ? REPORT_ISO_WHOLE
-				       : st == DP_SHARING_MPS ? REPORT_ISO_MPS
-							      : REPORT_ISO_NONE;
-			add_device(c, cfg, RES_GPU, uuid, "whole", 0,
-				   working ? advertised_count(adv,
-							      r && r->rename ? r->rename : RES_GPU)
-					   : 0);
-		}
-		free(uuid);
-	}
-}
-
-/* "nvidia.com/gpu=8 ..." of the resources it advertises above 0. */
-static char *resources_text(const struct advertisement *adv)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *k;
-	json_t *v;
-
-	json_object_foreach (adv->resources, k, v) {
-		if (json_integer_value(v) <= 0)
-			continue;
-		if (sb.len)
-			strbuf_addch(&sb, ' ');
-		strbuf_addf(&sb, "%s=%lld", k, (long long)json_integer_value(v));
-	}
-	return strbuf_detach(&sb, NULL);
-}
-
-static const struct dpconfig *chosen_config(const struct dpconfig_set *set, const char *name)
-{
-	const struct gs_error *e;
-	long i = set && name && *name ? dpconfig_set_find(set, name) : -1;
-
-	return i >= 0 ? dpconfig_set_get(set, (size_t)i, &e) : NULL;
-}
-
-static int build_node(struct report_model *m, const struct report_input *in, const json_t *node,
-		      struct gs_error *err)
-{
-	struct advertisement *adv = NULL;
-	struct report_node *rn;
-	const struct dpconfig *cfg;
-
-	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
-		m->skipped_nodes++;
-		return 0;
-	}
-	if (advertise_node(in->cat, node, in->configs, NULL, &adv, err) < 0) {
-		gs_error_prefix(err, "node %s: ", kobj_text(node, "metadata.name"));
-		return -1;
-	}
-	m->nodes = gs_xrealloc(m->nodes, (m->n_nodes + 1) * sizeof(*m->nodes));
-	rn = &m->nodes[m->n_nodes++];
-	memset(rn, 0, sizeof(*rn));
-	rn->name = gs_xstrdup(kobj_text(node, "metadata.name"));
-	rn->config = gs_xstrdup(adv->config_name ? adv->config_name : "");
-	rn->sharing = gs_xstrdup(dp_sharing_strategy_name(adv->sharing));
-	rn->mig_strategy = gs_xstrdup(adv->mig_strategy ? adv->mig_strategy : "none");
-	rn->failure = adv->failure ? gs_xstrdup(adv->failure) : NULL;
-	rn->resources = resources_text(adv);
-	cfg = chosen_config(in->configs, adv->config_name);
-	build_cards(rn, adv, cfg, in->cat);
-	m->n_cards += rn->n_cards;
-	advertisement_free(adv);
-	return 0;
-}
-
-/* ---- pods ---- */
-
 /* A pod's extended-resource requests: {"nvidia.com/gpu": n}, as the scheduler sums them. */
 static json_t *pod_requests(const json_t *pod)
 {
@@ -359,152 +156,114 @@ static char *requests_text(const json_t *req)
 	return strbuf_detach(&sb, NULL);
 }
 
-static struct report_node *find_node(struct report_model *m, const char *name)
+/* "nvidia.com/gpu=8 ..." of the resources it advertises above 0. */
+static char *resources_text(const struct advertisement *adv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *k;
+	json_t *v;
+
+	json_object_foreach (adv->resources, k, v) {
+		if (json_integer_value(v) <= 0)
+			continue;
+		if (sb.len)
+			strbuf_addch(&sb, ' ');
+		strbuf_addf(&sb, "%s=%lld", k, (long long)json_integer_value(v));
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+static const struct dpconfig *chosen_config(const struct dpconfig_set *set, const char *name)
+{
+	const struct gs_error *e;
+	long i = set && name && *name ? dpconfig_set_find(set, name) : -1;
+
+	return i >= 0 ? dpconfig_set_get(set, (size_t)i, &e) : NULL;
+}
+
+/* The ledger of every drawn node, by the node's index in the model. */
+struct building {
+	struct report_model *m;
+	struct ledger **ledgers;
+	char **keys; /* ledger_pod_key of each model pod */
+};
+
+/*
+ * The node and its ledger (src/ledger.c: the device IDs the plugin
+ * registers, per physical GPU). A node whose ledger cannot be made (its
+ * devices do not add up) is drawn with its cards and the reason.
+ */
+static int build_node(struct building *b, const struct report_input *in, const json_t *node,
+		      struct gs_error *err)
+{
+	struct report_model *m = b->m;
+	struct advertisement *adv = NULL;
+	struct nodehw *hw = NULL;
+	struct gs_warnings w;
+	struct report_node *rn;
+	struct ledger *l = NULL;
+	struct gs_error le;
+
+	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
+		m->skipped_nodes++;
+		return 0;
+	}
+	gs_warnings_init(&w);
+	if (advertise_node(in->cat, node, in->configs, NULL, &adv, err) < 0 ||
+	    nodehw_from_node(in->cat, node, NULL, &hw, &w, err) < 0) {
+		gs_warnings_release(&w);
+		advertisement_free(adv);
+		gs_error_prefix(err, "node %s: ", kobj_text(node, "metadata.name"));
+		return -1;
+	}
+	gs_warnings_release(&w);
+	m->nodes = gs_xrealloc(m->nodes, (m->n_nodes + 1) * sizeof(*m->nodes));
+	b->ledgers = gs_xrealloc(b->ledgers, (m->n_nodes + 1) * sizeof(*b->ledgers));
+	rn = &m->nodes[m->n_nodes];
+	memset(rn, 0, sizeof(*rn));
+	rn->name = gs_xstrdup(kobj_text(node, "metadata.name"));
+	rn->config = gs_xstrdup(adv->config_name ? adv->config_name : "");
+	rn->sharing = gs_xstrdup(dp_sharing_strategy_name(adv->sharing));
+	rn->mig_strategy = gs_xstrdup(adv->mig_strategy ? adv->mig_strategy : "none");
+	rn->failure = adv->failure ? gs_xstrdup(adv->failure) : NULL;
+	rn->resources = resources_text(adv);
+	if (ledger_new(in->cat, hw, adv, chosen_config(in->configs, adv->config_name), &l, &le) <
+	    0) {
+		free(rn->failure);
+		rn->failure = gs_xasprintf("no device ledger: %s", le.msg);
+		l = NULL;
+	}
+	b->ledgers[m->n_nodes++] = l;
+	advertisement_free(adv);
+	nodehw_free(hw);
+	return 0;
+}
+
+static long node_index(const struct report_model *m, const char *name)
 {
 	for (size_t i = 0; i < m->n_nodes; i++)
 		if (!strcmp(m->nodes[i].name, name))
-			return &m->nodes[i];
-	return NULL;
-}
-
-/* The slot with device ID `id` on the node, or NULL. */
-static struct report_slot *find_slot(struct report_node *n, const char *id)
-{
-	for (size_t c = 0; c < n->n_cards; c++)
-		for (size_t s = 0; s < n->cards[c].n_slots; s++)
-			if (!strcmp(n->cards[c].slots[s].device, id))
-				return &n->cards[c].slots[s];
-	return NULL;
-}
-
-/*
- * The ledger annotation: every ID of every resource names a free device of
- * that resource on the node. Takes them and returns 1; 0 (nothing taken)
- * when the annotation is absent or does not fit the node.
- */
-static int take_ledger(struct report_model *m, struct report_node *n, long pi, const json_t *pod)
-{
-	const char *text = kobj_annotation(pod, ANN_DEVICES);
-	json_t *j, *ids, *id;
-	const char *res;
-	size_t i, taken = 0;
-	int ok = 1;
-
-	if (!text)
-		return 0;
-	j = json_loads(text, 0, NULL);
-	if (!json_is_object(j)) {
-		json_decref(j);
-		return 0;
-	}
-	json_object_foreach (j, res, ids) {
-		json_array_foreach (ids, i, id) {
-			struct report_slot *s =
-				json_is_string(id) ? find_slot(n, json_string_value(id)) : NULL;
-			if (!s || s->pod >= 0 || strcmp(s->resource, res)) {
-				ok = 0;
-				break;
-			}
-			s->pod = pi;
-			taken++;
-		}
-		if (!ok)
-			break;
-	}
-	if (!ok) /* give back what was taken */
-		for (size_t c = 0; c < n->n_cards; c++)
-			for (size_t s = 0; s < n->cards[c].n_slots; s++)
-				if (n->cards[c].slots[s].pod == pi)
-					n->cards[c].slots[s].pod = -1;
-	json_decref(j);
-	if (ok)
-		m->pods[pi].held = taken;
-	return ok;
-}
-
-/*
- * One device of `res` for pod pi, as the plugin's preferred allocation
- * picks replicas and MIG devices (spec §6.2): the card with the fewest
- * (packed: the most) of its devices of `res` already handed out, ties to a
- * card this request has not used yet, then the lower index; on it, the
- * first free device. 0, or -1 when none is free.
- */
-static int take_one(struct report_node *n, const char *res, bool packed, long pi)
-{
-	long best = -1, best_used = 0;
-	bool best_fresh = false;
-
-	for (size_t c = 0; c < n->n_cards; c++) {
-		long used = 0, free_n = 0;
-		bool fresh = true;
-		for (size_t s = 0; s < n->cards[c].n_slots; s++) {
-			const struct report_slot *sl = &n->cards[c].slots[s];
-			if (strcmp(sl->resource, res))
-				continue;
-			if (sl->pod < 0)
-				free_n++;
-			else
-				used++;
-			if (sl->pod == pi)
-				fresh = false;
-		}
-		if (!free_n)
-			continue;
-		if (best < 0 || (packed ? used > best_used : used < best_used) ||
-		    (used == best_used && fresh && !best_fresh)) {
-			best = (long)c;
-			best_used = used;
-			best_fresh = fresh;
-		}
-	}
-	if (best < 0)
-		return -1;
-	for (size_t s = 0; s < n->cards[best].n_slots; s++) {
-		struct report_slot *sl = &n->cards[best].slots[s];
-		if (sl->pod < 0 && !strcmp(sl->resource, res)) {
-			sl->pod = pi;
-			return 0;
-		}
-	}
+			return (long)i;
 	return -1;
 }
 
-static bool node_has_resource(const struct report_node *n, const char *res)
+static struct report_node *find_node(struct report_model *m, const char *name)
 {
-	for (size_t c = 0; c < n->n_cards; c++)
-		for (size_t s = 0; s < n->cards[c].n_slots; s++)
-			if (!strcmp(n->cards[c].slots[s].resource, res))
-				return true;
-	return false;
+	long i = node_index(m, name);
+	return i >= 0 ? &m->nodes[i] : NULL;
 }
 
-static void take_requests(struct report_model *m, struct report_node *n, long pi, const json_t *req,
-			  bool packed)
+/* Devices and orphans `key` holds in l. */
+static size_t held_by(const struct ledger *l, const char *key, size_t *orphans)
 {
-	struct report_pod *p = &m->pods[pi];
-	struct strbuf note = STRBUF_INIT;
-	const char *res;
-	json_t *v;
+	size_t n = 0;
 
-	json_object_foreach ((json_t *)req, res, v) {
-		json_int_t want = json_integer_value(v), got = 0;
-		if (!node_has_resource(n, res))
-			continue; /* not a GPU device of this node (or not advertised) */
-		if (want > REPORT_MAX_REQUEST)
-			want = REPORT_MAX_REQUEST;
-		while (got < want && take_one(n, res, packed, pi) == 0)
-			got++;
-		p->held += (size_t)got;
-		if (got < want) {
-			if (note.len)
-				strbuf_addstr(&note, "; ");
-			strbuf_addf(&note, "asks for %lld %s, only %lld free on %s",
-				    (long long)want, res, (long long)got, n->name);
-		}
-	}
-	if (note.len)
-		p->note = strbuf_detach(&note, NULL);
-	strbuf_release(&note);
+	*orphans = 0;
+	for (size_t d = 0; d < l->n_devices; d++)
+		n += l->devices[d].holder && !strcmp(l->devices[d].holder, key);
+	for (size_t o = 0; o < l->n_orphans; o++)
+		*orphans += !strcmp(l->orphans[o].holder, key);
+	return n;
 }
 
 /* Creation order (RFC 3339 sorts as text), then the list's order. */
@@ -538,20 +297,34 @@ static void add_namespace(struct report_model *m, const char *ns)
 	m->namespaces[m->n_namespaces++] = gs_xstrdup(ns);
 }
 
-static bool packed_policy(const struct report_input *in, const struct report_node *n)
+static void add_note(char **note, const char *fmt, const char *a, const char *b)
 {
-	const struct dpconfig *cfg = chosen_config(in->configs, n->config);
-	return cfg && cfg->shared_devices_allocation_policy &&
-	       !strcmp(cfg->shared_devices_allocation_policy, "packed");
+	char *more = gs_xasprintf(fmt, a, b);
+
+	if (*note) {
+		char *both = gs_xasprintf("%s; %s", *note, more);
+		free(*note);
+		free(more);
+		more = both;
+	}
+	*note = more;
 }
 
-static void build_pods(struct report_model *m, const struct report_input *in)
+/*
+ * Who holds what: first every admitted pod's ledger annotation
+ * (ledger_rebuild), then, in creation order, every other pod bound to a
+ * drawn node gets what the kubelet would give it now (admission_decide on
+ * what is left).
+ */
+static int build_pods(struct building *b, const struct report_input *in, struct gs_error *err)
 {
+	struct report_model *m = b->m;
 	const json_t *items = json_is_array(in->pods) ? in->pods : kobj_get(in->pods, "items");
 	size_t n = json_array_size(items), k = 0;
 	struct pod_order *ord = gs_xcalloc(n ? n : 1, sizeof(*ord));
 	const json_t *p;
 	size_t i;
+	int rc = 0;
 
 	json_array_foreach (items, i, p) {
 		const char *phase = kobj_text(p, "status.phase");
@@ -563,38 +336,112 @@ static void build_pods(struct report_model *m, const struct report_input *in)
 		k++;
 	}
 	qsort(ord, k, sizeof(*ord), cmp_order);
+	for (size_t x = 0; x < m->n_nodes; x++)
+		if (b->ledgers[x])
+			ledger_rebuild(b->ledgers[x], items, &m->notes);
 	m->pods = gs_xcalloc(k ? k : 1, sizeof(*m->pods));
-	/* Ledger first: those devices are taken whatever the order says. */
-	json_t **reqs = gs_xcalloc(k ? k : 1, sizeof(*reqs));
-	for (size_t j = 0; j < k; j++) {
+	b->keys = gs_xcalloc(k ? k : 1, sizeof(*b->keys));
+	for (size_t j = 0; j < k && rc == 0; j++) {
 		struct report_pod *rp = &m->pods[m->n_pods++];
-		const char *ns = kobj_text(ord[j].pod, "metadata.namespace");
-		const char *node = kobj_text(ord[j].pod, "spec.nodeName");
-		const char *phase = kobj_text(ord[j].pod, "status.phase");
+		const json_t *pod = ord[j].pod;
+		const char *ns = kobj_text(pod, "metadata.namespace");
+		const char *node = kobj_text(pod, "spec.nodeName");
+		const char *phase = kobj_text(pod, "status.phase");
+		long ni = *node ? node_index(m, node) : -1;
+		struct ledger *l = ni >= 0 ? b->ledgers[ni] : NULL;
+		json_t *req = pod_requests(pod);
+		size_t orphans = 0;
+
 		rp->namespace = gs_xstrdup(*ns ? ns : "default");
-		rp->name = gs_xstrdup(kobj_text(ord[j].pod, "metadata.name"));
+		rp->name = gs_xstrdup(kobj_text(pod, "metadata.name"));
 		rp->node = *node ? gs_xstrdup(node) : NULL;
 		/* Manifests carry no status: bound or not is all they say. */
 		rp->phase = gs_xstrdup(*phase ? phase : *node ? "(bound)" : "(not bound)");
-		reqs[j] = pod_requests(ord[j].pod);
-		rp->requests = requests_text(reqs[j]);
+		rp->requests = requests_text(req);
+		json_decref(req);
+		b->keys[j] = ledger_pod_key(pod);
 		add_namespace(m, rp->namespace);
-		struct report_node *rn = rp->node ? find_node(m, rp->node) : NULL;
-		if (rn && take_ledger(m, rn, (long)j, ord[j].pod))
+		if (!l)
+			continue;
+		rp->held = held_by(l, b->keys[j], &orphans);
+		if (rp->held || orphans) {
 			rp->origin = REPORT_FROM_LEDGER;
-	}
-	for (size_t j = 0; j < k; j++) {
-		struct report_pod *rp = &m->pods[j];
-		struct report_node *rn = rp->node ? find_node(m, rp->node) : NULL;
-		if (rn && rp->origin == REPORT_FROM_NONE) {
-			take_requests(m, rn, (long)j, reqs[j], packed_policy(in, rn));
-			if (rp->held)
-				rp->origin = REPORT_FROM_REQUESTS;
+			if (orphans)
+				add_note(&rp->note,
+					 "holds %s device ID%s the node no longer registers",
+					 orphans == 1 ? "a" : "some", orphans == 1 ? "" : "s");
+			continue;
 		}
-		json_decref(reqs[j]);
+		if (ledger_pod_active(pod) && kobj_annotation(pod, LEDGER_ANN_DEVICES))
+			continue; /* admitted, its annotation unreadable: a note says so */
+		struct admission_decision d;
+		struct gs_error e;
+		int r = admission_decide(l, pod, &d, &e);
+		if (r < 0) {
+			gs_error_set(err, "pod %s: %s", b->keys[j], e.msg);
+			rc = -1;
+		} else if (!d.admit) {
+			add_note(&rp->note, "the kubelet would refuse it: %s: %s",
+				 d.reason ? d.reason : "", d.message ? d.message : "");
+		} else if (json_object_size(d.devices)) {
+			if (ledger_hold(l, b->keys[j], d.devices, &e) == 0) {
+				rp->held = held_by(l, b->keys[j], &orphans);
+				rp->origin = REPORT_FROM_REQUESTS;
+			}
+		}
+		admission_decision_release(&d);
 	}
-	free(reqs);
 	free(ord);
+	return rc;
+}
+
+/* The cards of node ni, their devices and who holds them, from its ledger. */
+static void build_cards(struct building *b, size_t ni)
+{
+	struct report_model *m = b->m;
+	struct report_node *rn = &m->nodes[ni];
+	const struct ledger *l = b->ledgers[ni];
+
+	if (!l)
+		return;
+	rn->n_cards = l->n_gpus;
+	rn->cards = gs_xcalloc(l->n_gpus ? l->n_gpus : 1, sizeof(*rn->cards));
+	for (size_t g = 0; g < l->n_gpus; g++) {
+		struct report_card *c = &rn->cards[g];
+		bool replicated = false;
+
+		c->index = l->gpus[g].index;
+		c->product = gs_xstrdup(l->gpus[g].product);
+		c->memory_mib = l->gpus[g].memory_mib;
+		for (size_t d = 0; d < l->n_devices; d++) {
+			const struct ledger_device *dev = &l->devices[d];
+			struct report_slot *s;
+			if (dev->gpu != (int)g)
+				continue;
+			c->slots = gs_xrealloc(c->slots, (c->n_slots + 1) * sizeof(*c->slots));
+			s = &c->slots[c->n_slots++];
+			s->resource = gs_xstrdup(dev->resource);
+			s->device = gs_xstrdup(dev->id);
+			if (dev->replica >= 0)
+				s->label = dev->profile ? gs_xasprintf("%s #%d", dev->profile,
+								       dev->replica)
+							: gs_xasprintf("#%d", dev->replica);
+			else
+				s->label = gs_xstrdup(dev->profile ? dev->profile : "whole");
+			s->domain = dev->mig_start >= 0 ? dev->mig_start : 0;
+			s->pod = -1;
+			for (size_t p = 0; dev->holder && p < m->n_pods; p++)
+				if (!strcmp(b->keys[p], dev->holder))
+					s->pod = (long)p;
+			c->mig |= dev->profile != NULL;
+			replicated |= dev->replica >= 0;
+		}
+		c->isolation = c->mig			      ? REPORT_ISO_HARDWARE
+			       : !replicated		      ? REPORT_ISO_WHOLE
+			       : l->sharing == DP_SHARING_MPS ? REPORT_ISO_MPS
+							      : REPORT_ISO_NONE;
+	}
+	m->n_cards += rn->n_cards;
 }
 
 /* Namespaces that share one memory domain of the card, or NULL. */
@@ -689,27 +536,41 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 		       struct gs_error *err)
 {
 	struct report_model *m = gs_xcalloc(1, sizeof(*m));
+	struct building b = {m, NULL, NULL};
 	const json_t *items = json_is_array(in->nodes) ? in->nodes : kobj_get(in->nodes, "items");
 	const json_t *node;
-	size_t i;
+	size_t i, n_nodes;
+	int rc = 0;
 
 	*out = NULL;
 	gs_warnings_init(&m->notes);
 	m->source = in->source ? gs_xstrdup(in->source) : NULL;
 	json_array_foreach (items, i, node) {
-		if (build_node(m, in, node, err) < 0) {
-			report_model_free(m);
-			return -1;
-		}
+		if ((rc = build_node(&b, in, node, err)) < 0)
+			break;
 	}
-	build_pods(m, in);
-	for (size_t n = 0; n < m->n_nodes; n++)
+	if (rc == 0)
+		rc = build_pods(&b, in, err);
+	for (size_t n = 0; rc == 0 && n < m->n_nodes; n++) {
+		build_cards(&b, n);
 		for (size_t c = 0; c < m->nodes[n].n_cards; c++)
 			m->nodes[n].cards[c].shared_memory =
 				shared_memory(m, &m->nodes[n].cards[c]);
-	if (in->quotas)
+	}
+	if (rc == 0 && in->quotas)
 		build_quotas(m, in->quotas);
 	qsort(m->namespaces, m->n_namespaces, sizeof(char *), cmp_str);
+	n_nodes = m->n_nodes;
+	for (size_t n = 0; n < n_nodes; n++)
+		ledger_free(b.ledgers[n]);
+	free(b.ledgers);
+	for (size_t p = 0; b.keys && p < m->n_pods; p++)
+		free(b.keys[p]);
+	free(b.keys);
+	if (rc < 0) {
+		report_model_free(m);
+		return -1;
+	}
 	*out = m;
 	return 0;
 }
@@ -1326,4 +1187,35 @@ int report_read(struct kube_client *c, const char *cm_namespace, const char *cm_
 		return -1;
 	}
 	return 0;
+}
+
+int report_live(struct kube_client *c, const char *cm_namespace, const char *cm_name,
+		struct report_model **out, struct gs_error *err)
+{
+	json_t *nodes = NULL, *pods = NULL, *quotas = NULL, *cm = NULL;
+	struct dpconfig_set *set = NULL;
+	const struct catalog *cat;
+	char *where = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	if (catalog_builtin(&cat, err) < 0 ||
+	    report_read(c, cm_namespace, cm_name, &nodes, &pods, &quotas, &cm, err) < 0)
+		return -1;
+	if (cm && dpconfig_set_from_configmap(NULL, cm, &set, err) < 0) {
+		gs_error_prefix(err, "configmap %s/%s: ", cm_namespace, cm_name);
+		goto out;
+	}
+	where = gs_xasprintf("from the cluster, ConfigMap %s/%s%s", cm_namespace, cm_name,
+			     cm ? "" : " (absent: every node has the empty config)");
+	struct report_input in = {nodes, pods, quotas, set, cat, where};
+	rc = report_model_build(&in, out, err);
+out:
+	free(where);
+	dpconfig_set_free(set);
+	json_decref(nodes);
+	json_decref(pods);
+	json_decref(quotas);
+	json_decref(cm);
+	return rc;
 }

@@ -152,4 +152,8 @@ int report_read(struct kube_client *c, const char *cm_namespace, const char *cm_
 		json_t **nodes, json_t **pods, json_t **quotas, json_t **configmap,
 		struct gs_error *err) GS_WUR;
 
+/* report_read, then report_model_build on what it read (`gpushare report`, `gpushare lab`). */
+int report_live(struct kube_client *c, const char *cm_namespace, const char *cm_name,
+		struct report_model **out, struct gs_error *err) GS_WUR;
+
 #endif

@@ -18,7 +18,8 @@ static const struct parseopt_usage lab_usage = {
 	"time-sliced, MIG mixed) advertised as the NVIDIA device plugin would, pods\n"
 	"split by resource name, a team quota and its refusal, request checks, the\n"
 	"isolation table and label-driven placement. Reads DIR/k8s/*.yaml, writes\n"
-	"DIR/out/{quota-denied,isolation,placement}.txt. Safe to re-run.\n",
+	"DIR/out/{quota-denied,isolation,placement}.txt and the fleet picture\n"
+	"DIR/out/fleet.html (gpushare report). Safe to re-run.\n",
 	NULL,
 };
 
@@ -53,7 +54,7 @@ static void summary(const struct lab_report *rep)
 		       "%s\n",
 		       rep->quota_used, rep->quota_denied ? rep->quota_denied : "");
 	printf("  files: k8s/*.yaml, bin/check-request.sh, out/quota-denied.txt, "
-	       "out/isolation.txt, out/placement.txt\n");
+	       "out/isolation.txt, out/placement.txt, out/fleet.html\n");
 	for (size_t i = 0; i < rep->notes.n; i++)
 		printf("  note: %s\n", rep->notes.items[i]);
 }

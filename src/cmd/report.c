@@ -109,17 +109,14 @@ struct sources {
 	const char *nodes, *pods, *configmap, *quota;
 };
 
-static int render(const struct report_input *in, const char *html, const char *svg,
-		  struct gs_error *err)
+/* Write the page and/or the picture; say what was written and how long it took since t0. */
+static int write_model(const struct report_model *m, const char *html, const char *svg,
+		       const struct timespec *t0, struct gs_error *err)
 {
-	struct report_model *m = NULL;
 	struct strbuf sb = STRBUF_INIT;
-	struct timespec t0, t1;
+	struct timespec t1;
 	int rc = -1;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (report_model_build(in, &m, err) < 0)
-		return -1;
 	if (html) {
 		report_html(m, &sb);
 		if (write_file(html, &sb, err) < 0)
@@ -137,10 +134,24 @@ static int render(const struct report_input *in, const char *html, const char *s
 		html ? html : "", html && svg ? " and " : "", svg ? svg : "", m->n_nodes,
 		m->n_nodes == 1 ? "" : "s", m->n_cards, m->n_cards == 1 ? "" : "s", m->n_pods,
 		m->n_pods == 1 ? "" : "s",
-		(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+		(double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6);
 	rc = 0;
 out:
 	strbuf_release(&sb);
+	return rc;
+}
+
+static int render(const struct report_input *in, const char *html, const char *svg,
+		  struct gs_error *err)
+{
+	struct report_model *m = NULL;
+	struct timespec t0;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (report_model_build(in, &m, err) < 0)
+		return -1;
+	rc = write_model(m, html, svg, &t0, err);
 	report_model_free(m);
 	return rc;
 }
@@ -191,10 +202,8 @@ static int live(struct kube_context *kx, const char *cm_arg, const char *html, c
 	const char *slash = cm_arg ? strchr(cm_arg, '/') : NULL;
 	char *cm_ns = NULL;
 	const char *cm_name = GS_DEFAULT_CONFIGMAP;
-	json_t *nodes = NULL, *pods = NULL, *quotas = NULL, *cm = NULL;
-	struct dpconfig_set *set = NULL;
-	const struct catalog *cat;
-	char *where = NULL;
+	struct report_model *m = NULL;
+	struct timespec t0;
 	int rc = -1;
 
 	if (cm_arg) {
@@ -207,25 +216,12 @@ static int live(struct kube_context *kx, const char *cm_arg, const char *html, c
 	} else {
 		cm_ns = gs_xstrdup(GS_DEFAULT_NAMESPACE);
 	}
-	if (catalog_builtin(&cat, err) < 0 || kube_context_open(kx, "report", err) < 0 ||
-	    report_read(kx->client, cm_ns, cm_name, &nodes, &pods, &quotas, &cm, err) < 0)
-		goto out;
-	if (cm && dpconfig_set_from_configmap(NULL, cm, &set, err) < 0) {
-		gs_error_prefix(err, "configmap %s/%s: ", cm_ns, cm_name);
-		goto out;
-	}
-	where = gs_xasprintf("from the cluster, ConfigMap %s/%s%s", cm_ns, cm_name,
-			     cm ? "" : " (absent)");
-	struct report_input in = {nodes, pods, quotas, set, cat, where};
-	rc = render(&in, html, svg, err);
-out:
-	free(where);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (kube_context_open(kx, "report", err) == 0 &&
+	    report_live(kx->client, cm_ns, cm_name, &m, err) == 0)
+		rc = write_model(m, html, svg, &t0, err);
+	report_model_free(m);
 	free(cm_ns);
-	dpconfig_set_free(set);
-	json_decref(nodes);
-	json_decref(pods);
-	json_decref(quotas);
-	json_decref(cm);
 	return rc;
 }
 

@@ -1,5 +1,6 @@
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdlib.h>
@@ -199,7 +200,8 @@ static json_t *pod_json(struct fixture *f, const char *name)
 	return NULL;
 }
 
-static void annotate(json_t *p, const char *value)
+/* The controller's two annotations: the devices, and admitted (docs/report.md). */
+static void annotate(json_t *p, const char *value, bool admitted)
 {
 	json_t *meta = json_object_get(p, "metadata");
 	json_t *ann = json_object_get(meta, "annotations");
@@ -209,9 +211,14 @@ static void annotate(json_t *p, const char *value)
 		json_object_set_new(meta, "annotations", ann);
 	}
 	json_object_set_new(ann, "gpushare.io/devices", json_string(value));
+	if (admitted)
+		json_object_set_new(ann, "gpushare.io/admitted", json_string("true"));
 }
 
-/* The ledger annotation wins over the derived order; a bad one is ignored. */
+/*
+ * The ledger annotation of an admitted pod wins over the derived order; one
+ * of a pod not admitted yet counts for nothing.
+ */
 static void ledger_annotation(void **state)
 {
 	struct fixture *f = *state;
@@ -222,13 +229,13 @@ static void ledger_annotation(void **state)
 
 	v = malloc(strlen(id) + 64);
 	snprintf(v, strlen(id) + 64, "{\"nvidia.com/gpu\":[\"%s\"]}", id);
-	annotate(pod_json(f, "team-a-1"), v);
-	annotate(pod_json(f, "notebook"), "{\"nvidia.com/gpu\":[\"GPU-not-on-this-node::0\"]}");
+	annotate(pod_json(f, "team-a-1"), v, true);
+	annotate(pod_json(f, "notebook"), "{\"nvidia.com/gpu\":[\"GPU-elsewhere::0\"]}", false);
 	m = build(f);
 	n = node(m, "lab-node-1");
 	assert_string_equal(holder(m, n, 1, 3, b, sizeof(b)), "team-a/team-a-1");
 	assert_int_equal(m->pods[pod(m, "team-a", "team-a-1")].origin, REPORT_FROM_LEDGER);
-	/* notebook's IDs are not this node's: from its requests, as before */
+	/* notebook is not admitted: from its requests, as before */
 	assert_int_equal(m->pods[pod(m, "gpu-share", "notebook")].origin, REPORT_FROM_REQUESTS);
 	/* each T4 has one taken now: team-a-0 goes to the lower index */
 	assert_string_equal(holder(m, n, 0, 0, b, sizeof(b)), "gpu-share/notebook");
@@ -238,6 +245,25 @@ static void ledger_annotation(void **state)
 	assert_null(n->cards[1].shared_memory);
 	free(v);
 	free(id);
+}
+
+/* A pod the kubelet would refuse holds nothing and says why, in the kubelet's words. */
+static void kubelet_refusal(void **state)
+{
+	struct fixture *f = *state;
+	const struct report_model *m;
+	const struct report_pod *p;
+
+	json_array_append_new(json_object_get(f->pods, "items"), load(DATA "/pod-two.json"));
+	m = build(f);
+	assert_int_equal(m->n_pods, 8);
+	p = &m->pods[pod(m, "e2e-explain-rec", "two")];
+	assert_int_equal(p->held, 0);
+	assert_int_equal(p->origin, REPORT_FROM_NONE);
+	assert_string_equal(p->requests, "nvidia.com/gpu=2");
+	assert_non_null(p->note);
+	assert_non_null(strstr(p->note, "UnexpectedAdmissionError"));
+	assert_non_null(strstr(p->note, "maximum request size for shared resources is 1; found 2"));
 }
 
 static void escaping(void **state)
@@ -314,6 +340,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(seed_cards, setup, teardown),
 		cmocka_unit_test_setup_teardown(seed_holders, setup, teardown),
 		cmocka_unit_test_setup_teardown(ledger_annotation, setup, teardown),
+		cmocka_unit_test_setup_teardown(kubelet_refusal, setup, teardown),
 		cmocka_unit_test(escaping),
 		cmocka_unit_test_setup_teardown(hostile_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(page_shape, setup, teardown),
