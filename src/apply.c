@@ -24,6 +24,8 @@ static const struct kind_info kinds[] = {
 	{"v1", "ServiceAccount", "serviceaccounts", 1},
 	{"v1", "LimitRange", "limitranges", 1},
 	{"v1", "Secret", "secrets", 1},
+	{"resource.k8s.io/v1", "ResourceClaim", "resourceclaims", 1},
+	{"resource.k8s.io/v1", "ResourceClaimTemplate", "resourceclaimtemplates", 1},
 };
 
 const char *apply_result_name(enum apply_result r)
@@ -65,8 +67,11 @@ int apply_paths(const json_t *obj, char **collection, char **item, struct gs_err
 	}
 	if (k->namespaced && (!ns || !*ns))
 		ns = "default";
-	coll = k->namespaced ? gs_xasprintf("/api/v1/namespaces/%s/%s", ns, k->plural)
-			     : gs_xasprintf("/api/v1/%s", k->plural);
+	/* The core group lives under /api, every other group under /apis. */
+	coll = k->namespaced
+		       ? gs_xasprintf("/%s/%s/namespaces/%s/%s", strchr(av, '/') ? "apis" : "api",
+				      av, ns, k->plural)
+		       : gs_xasprintf("/%s/%s/%s", strchr(av, '/') ? "apis" : "api", av, k->plural);
 	if (item)
 		*item = gs_xasprintf("%s/%s", coll, name);
 	if (collection)

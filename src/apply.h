@@ -10,7 +10,8 @@ struct kube_client;
 /*
  * Put manifests into the cluster the way a person would with
  * `kubectl apply`, for the kinds the lab uses (Namespace, Node, ConfigMap,
- * Pod, ResourceQuota, ServiceAccount, LimitRange, Secret).
+ * Pod, ResourceQuota, ServiceAccount, LimitRange, Secret, and
+ * resource.k8s.io/v1 ResourceClaim and ResourceClaimTemplate).
  */
 
 enum apply_result {

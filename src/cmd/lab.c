@@ -6,6 +6,7 @@
 #include "kubecontext.h"
 #include "parseopt.h"
 #include "lab.h"
+#include "labdra.h"
 #include "banned.h"
 
 static const char *const usage_lines[] = {"gpushare lab [options]", NULL};
@@ -19,7 +20,10 @@ static const struct parseopt_usage lab_usage = {
 	"split by resource name, a team quota and its refusal, request checks, the\n"
 	"isolation table and label-driven placement. Reads DIR/k8s/*.yaml, writes\n"
 	"DIR/out/{quota-denied,isolation,placement}.txt and the fleet picture\n"
-	"DIR/out/fleet.html (gpushare report). Safe to re-run.\n",
+	"DIR/out/fleet.html (gpushare report). Safe to re-run.\n"
+	"With --dra, the same story on nodes NVIDIA's DRA driver serves: ResourceSlices,\n"
+	"claims allocated by the scheduler, a device-class quota and the driver's\n"
+	"prepare of a time-sliced claim; reads DIR/k8s/dra/, writes DIR/out/dra/.\n",
 	NULL,
 };
 
@@ -59,17 +63,40 @@ static void summary(const struct lab_report *rep)
 		printf("  note: %s\n", rep->notes.items[i]);
 }
 
+static void summary_dra(const struct labdra_report *rep)
+{
+	printf("\nWhere everything landed (status.allocation)\n");
+	for (size_t i = 0; i < rep->n_pods; i++) {
+		char pod[256];
+		snprintf(pod, sizeof(pod), "%s/%s", rep->pods[i].namespace, rep->pods[i].pod);
+		printf("  %-22s -> %-10s %s\n", pod, rep->pods[i].node, rep->pods[i].device);
+	}
+	if (rep->prepare_before)
+		printf("  shared-t4, default driver gates: %s\n", rep->prepare_before);
+	if (rep->prepare_after)
+		printf("  shared-t4, TimeSlicingSettings=true: %s\n", rep->prepare_after);
+	if (rep->quota_used)
+		printf("  quota dra-team-a/gpu-quota gpu.nvidia.com devices %s; team-over refused: "
+		       "%s\n",
+		       rep->quota_used, rep->quota_denied ? rep->quota_denied : "");
+	printf("  files: k8s/dra/*.yaml, out/dra/placement.txt, out/dra/prepare.txt, "
+	       "out/dra/quota-denied.txt\n");
+}
+
 int cmd_lab(int argc, char **argv)
 {
 	struct kube_context kx = {0};
 	struct lab_opts lo = {0};
 	struct lab_report rep = {0};
+	struct labdra_report drep = {0};
+	bool dra = false;
 	struct gs_error err;
 	char buf[2048];
 	long timeout_s = 120;
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
 		OPT_STRING(0, "dir", &lo.dir, "DIR", "working directory holding k8s/ and bin/ [.]"),
+		OPT_BOOL(0, "dra", &dra, "the DRA form: k8s/dra/ in, out/dra/ out"),
 		OPT_INT(0, "timeout", &timeout_s, "SECONDS", "longest wait for one condition [120]",
 			1, 86400),
 		OPT_KUBE_CONNECTION(&kx.opts),
@@ -89,6 +116,16 @@ int cmd_lab(int argc, char **argv)
 		goto out;
 	}
 	lo.progress = progress;
+	if (dra) {
+		if (labdra_run(kx.client, &lo, &drep, &err) < 0) {
+			fprintf(stderr, "gpushare lab: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+			rc = EXIT_FINDING;
+			goto out;
+		}
+		summary_dra(&drep);
+		rc = EXIT_OK;
+		goto out;
+	}
 	if (lab_run(kx.client, &lo, &rep, &err) < 0) {
 		fprintf(stderr, "gpushare lab: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		rc = EXIT_FINDING;
@@ -97,6 +134,7 @@ int cmd_lab(int argc, char **argv)
 	summary(&rep);
 	rc = EXIT_OK;
 out:
+	labdra_report_release(&drep);
 	lab_report_release(&rep);
 	kube_context_release(&kx);
 	return rc;

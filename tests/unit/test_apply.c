@@ -38,6 +38,11 @@ static void paths_of_namespaced_and_cluster_kinds(void **state)
 		 "share\","
 		 "\"namespace\":\"ignored\"}}",
 		 "/api/v1/namespaces", "/api/v1/namespaces/gpu-share"},
+		/* a named group lives under /apis */
+		{"{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+		 "\"metadata\":{\"name\":\"shared-t4\",\"namespace\":\"dra-demo\"}}",
+		 "/apis/resource.k8s.io/v1/namespaces/dra-demo/resourceclaims",
+		 "/apis/resource.k8s.io/v1/namespaces/dra-demo/resourceclaims/shared-t4"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
