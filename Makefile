@@ -98,7 +98,7 @@ ci: deps
 	FUZZ_SECONDS=10 $(MAKE) fuzz
 	$(MAKE) e2e
 
-cluster-up:
+cluster-up: all
 	@scripts/cluster/up.sh
 
 cluster-down:

@@ -9,13 +9,24 @@ GS_APISERVER_PORT=${GS_APISERVER_PORT:-16443}
 GS_KCM_PORT=${GS_KCM_PORT:-11257}
 GS_SCHEDULER_PORT=${GS_SCHEDULER_PORT:-11259}
 GS_KWOK_PORT=${GS_KWOK_PORT:-11270}
+# gpushare controller's /healthz, /readyz, /metrics (HTTP): next to kwok's.
+GS_CONTROLLER_PORT=${GS_CONTROLLER_PORT:-$((GS_KWOK_PORT + 1))}
 
 cluster_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cluster_top=$(cd "$cluster_here/../.." && pwd)
 state=${GS_CLUSTER_DIR:-$cluster_top/.cluster}
 
-# Stop order; start order is the reverse.
-components=(kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
+# Stop order; start order is the reverse. `controller` is build/gpushare
+# controller (docs/controller.md): it admits the pods kwok then runs.
+components=(controller kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
+
+# comp_exe NAME: the basename of the binary that component runs.
+comp_exe() {
+	case $1 in
+	controller) echo gpushare ;;
+	*) echo "$1" ;;
+	esac
+}
 
 say() { printf 'cluster: %s\n' "$*" >&2; }
 die() {
@@ -48,7 +59,7 @@ our_pid() {
 	case $pid in '' | *[!0-9]*) return 1 ;; esac
 	exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
 	exe=${exe% (deleted)}
-	[ "${exe##*/}" = "$name" ] || return 1
+	[ "${exe##*/}" = "$(comp_exe "$name")" ] || return 1
 	tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$state/" || return 1
 	echo "$pid"
 }

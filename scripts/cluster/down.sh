@@ -23,7 +23,7 @@ stop_all
 
 busy=
 for p in "$GS_ETCD_PORT" "$GS_ETCD_PEER_PORT" "$GS_APISERVER_PORT" "$GS_KCM_PORT" \
-	"$GS_SCHEDULER_PORT" "$GS_KWOK_PORT"; do
+	"$GS_SCHEDULER_PORT" "$GS_KWOK_PORT" "${GS_CONTROLLER_PORT:-$((GS_KWOK_PORT + 1))}"; do
 	port_open "$p" && busy+=" $p"
 done
 if [ -n "$busy" ]; then

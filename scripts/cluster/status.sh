@@ -6,7 +6,7 @@ set -uo pipefail
 load_env
 
 ok=0
-for c in etcd kube-apiserver kube-controller-manager kube-scheduler kwok; do
+for c in etcd kube-apiserver kube-controller-manager kube-scheduler kwok controller; do
 	if pid=$(our_pid "$c"); then
 		echo "$c: running (pid $pid, RSS $(($(rss_kb "$pid") / 1024)) MB)"
 	else

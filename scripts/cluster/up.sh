@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Start a local Kubernetes control plane on 127.0.0.1: etcd, kube-apiserver
-# (TLS, RBAC), kube-controller-manager, kube-scheduler and kwok, which plays
-# the kubelet of every node. State lives in .cluster/ (docs/cluster.md).
+# (TLS, RBAC), kube-controller-manager, kube-scheduler, kwok, which plays
+# the kubelet of every node, and gpushare's controller, which advertises
+# the GPU nodes and admits the pods kwok then runs (docs/controller.md).
+# State lives in .cluster/ (docs/cluster.md).
 #
 # Already running and healthy: says so and exits 0. Leftovers of a dead
 # cluster are stopped and cleaned first.
@@ -71,10 +73,14 @@ KWOK_BIN=$(sed -n 's/^KWOK_BIN=//p' <<<"$bins")
 [ -n "$K8S_BIN" ] && [ -n "$ETCD_BIN" ] && [ -n "$KWOK_BIN" ] ||
 	die "build.sh did not print K8S_BIN/ETCD_BIN/KWOK_BIN"
 
+# The controller is this checkout's gpushare (make cluster-up builds it first).
+gpushare_bin=${GS_GPUSHARE:-$cluster_top/build/gpushare}
+[ -x "$gpushare_bin" ] || die "$gpushare_bin is missing: run make first (make cluster-up does)"
+
 for p in "$GS_ETCD_PORT" "$GS_ETCD_PEER_PORT" "$GS_APISERVER_PORT" "$GS_KCM_PORT" \
-	"$GS_SCHEDULER_PORT" "$GS_KWOK_PORT"; do
+	"$GS_SCHEDULER_PORT" "$GS_KWOK_PORT" "$GS_CONTROLLER_PORT"; do
 	if port_open "$p"; then
-		die "port 127.0.0.1:$p is already in use by another program; pick free ports with GS_ETCD_PORT, GS_ETCD_PEER_PORT, GS_APISERVER_PORT, GS_KCM_PORT, GS_SCHEDULER_PORT, GS_KWOK_PORT (docs/cluster.md)"
+		die "port 127.0.0.1:$p is already in use by another program; pick free ports with GS_ETCD_PORT, GS_ETCD_PEER_PORT, GS_APISERVER_PORT, GS_KCM_PORT, GS_SCHEDULER_PORT, GS_KWOK_PORT, GS_CONTROLLER_PORT (docs/cluster.md)"
 	fi
 done
 
@@ -165,6 +171,7 @@ GS_APISERVER_PORT=$GS_APISERVER_PORT
 GS_KCM_PORT=$GS_KCM_PORT
 GS_SCHEDULER_PORT=$GS_SCHEDULER_PORT
 GS_KWOK_PORT=$GS_KWOK_PORT
+GS_CONTROLLER_PORT=$GS_CONTROLLER_PORT
 GS_DRA_ALPHA=$dra_alpha
 GS_APISERVER=$server
 GS_CA=$pki/ca.crt
@@ -292,7 +299,9 @@ start kube-scheduler "$K8S_BIN/kube-scheduler" \
 	--bind-address=127.0.0.1 --secure-port="$GS_SCHEDULER_PORT" --leader-elect=false \
 	--profiling=false ${gates[@]+"${gates[@]}"}
 # kwok manages every node: this cluster has no kubelet, so any Node object
-# (the lab's, the tests', one made by hand) is fake by definition.
+# (the lab's, the tests', one made by hand) is fake by definition. Its pods
+# go Running only once gpushare's controller admitted them: the project's
+# own pod-ready stage (scripts/cluster/stages/) requires the annotation.
 stage=$KWOK_BIN/stage
 start kwok "$KWOK_BIN/kwok" \
 	--kubeconfig="$state/kubeconfig" \
@@ -302,7 +311,7 @@ start kwok "$KWOK_BIN/kwok" \
 	--server-address="127.0.0.1:$GS_KWOK_PORT" \
 	-c "$stage/node/fast/node-initialize.yaml" \
 	-c "$stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml" \
-	-c "$stage/pod/fast/pod-ready.yaml" \
+	-c "$cluster_here/stages/pod-ready.yaml" \
 	-c "$stage/pod/fast/pod-complete.yaml" \
 	-c "$stage/pod/fast/pod-delete.yaml"
 
@@ -310,6 +319,16 @@ wait_until 90 "kube-controller-manager /healthz" healthz "$GS_KCM_PORT"
 wait_until 90 "kube-scheduler /healthz" healthz "$GS_SCHEDULER_PORT"
 wait_until 90 "kwok /healthz" \
 	curl -fs --max-time 2 -o /dev/null "http://127.0.0.1:$GS_KWOK_PORT/healthz"
+# gpushare's controller, from a copy of the binary (a rebuild while the
+# cluster runs does not touch it); ready once it listed the ConfigMap,
+# nodes and pods. Nodes labelled gpushare.io/controller=off are left to
+# `gpushare sync` (its own tests hand nodes over that way).
+cp "$gpushare_bin" "$state/bin/gpushare.tmp" && mv "$state/bin/gpushare.tmp" "$state/bin/gpushare"
+start controller "$state/bin/gpushare" controller \
+	--kubeconfig="$state/kubeconfig" --listen="127.0.0.1:$GS_CONTROLLER_PORT" \
+	--selector='gpushare.io/controller!=off'
+wait_until 60 "gpushare controller /readyz" \
+	curl -fs --max-time 2 -o /dev/null "http://127.0.0.1:$GS_CONTROLLER_PORT/readyz"
 # The serviceaccount controller works once `default` has its SA.
 wait_until 60 "ServiceAccount default/default" \
 	"$state/bin/kubectl" --kubeconfig="$state/kubeconfig" -n default get serviceaccount default \
@@ -317,7 +336,7 @@ wait_until 60 "ServiceAccount default/default" \
 
 total=0
 parts=
-for c in etcd kube-apiserver kube-controller-manager kube-scheduler kwok; do
+for c in etcd kube-apiserver kube-controller-manager kube-scheduler kwok controller; do
 	pid=$(our_pid "$c")
 	kb=$(rss_kb "$pid")
 	total=$((total + kb))

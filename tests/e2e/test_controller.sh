@@ -20,18 +20,17 @@ set_replicas() {
 }
 now() { date +%s.%N; }
 
-port=$((20000 + RANDOM % 10000))
-log=$(mktemp)
-"$GPUSHARE" controller --listen "127.0.0.1:$port" >"$log" 2>&1 &
-pid=$!
+# The cluster's controller (scripts/cluster/up.sh starts it): nothing is run by hand.
+state=${GS_CLUSTER_DIR:-$TOP/.cluster}
+# shellcheck disable=SC1091
+. "$state/env"
+port=${GS_CONTROLLER_PORT:?the cluster runs no controller (env has no GS_CONTROLLER_PORT)}
+log=$state/logs/controller.log
 restore() {
-	kill "$pid" 2>/dev/null
 	k label node lab-node-1 nvidia.com/device-plugin.config=shared --overwrite >/dev/null 2>&1
 	set_replicas 4 >/dev/null 2>&1
-	rm -f "$log"
 }
 trap 'status_=$?; restore; (exit "$status_"); _e2e_cleanup' EXIT
-
 ready() { curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; }
 wait_for 30 "controller /readyz" ready
 run curl -sS "http://127.0.0.1:$port/healthz"
@@ -82,16 +81,43 @@ plan_done() {
 wait_for 10 "the controller applied the fallback (sync --dry-run sees nothing to do)" plan_done
 expect_has "$out" "[config default]" "a removed label falls back to the default config"
 
-# --- metrics, SIGTERM ---------------------------------------------------------
+# --- the gate: kwok runs a pod only once the controller admitted it -----------
+ns=$(e2e_name ctl)
+e2e_namespace "$ns"
+cpid=$(cat "$state/pids/controller.pid")
+kill -STOP "$cpid" || fail "pause the cluster's controller"
+trap 'status_=$?; kill -CONT "$cpid" 2>/dev/null; restore; (exit "$status_"); _e2e_cleanup' EXIT
+k -n "$ns" create -f - >/dev/null <<EOF || fail "create the pod"
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"gated","namespace":"$ns"},
+ "spec":{"nodeName":"lab-node-0","containers":[{"name":"main","image":"registry.invalid/e2e:1"}]}}
+EOF
+sleep 3
+expect_eq "$(jp pod gated "$ns" '{.status.phase}')" Pending "not admitted: kwok does not run it"
+expect_eq "$(jp pod gated "$ns" '{.metadata.annotations.gpushare\.io/admitted}')" "" "no annotation while paused"
+kill -CONT "$cpid"
+gs_wait_pod_phase "$ns" gated Running 30 || fail "admitted pod not Running after 30s"
+expect_eq "$(jp pod gated "$ns" '{.metadata.annotations.gpushare\.io/admitted}')" true "admitted by the controller"
+expect_has "$(cat "$log")" "pod $ns/gated: admitted" "the admission is logged"
+
+# --- metrics, a second controller stopped by SIGTERM ---------------------------
 run curl -sS "http://127.0.0.1:$port/metrics"
 expect_match "$out" '^gpushare_reconciles_total [1-9]' "reconciles counted"
 expect_match "$out" '^gpushare_node_patches_total [1-9]' "writes counted"
 expect_match "$out" '^gpushare_nodes\{strategy="none"\} 3$' "all three lab nodes now without sharing"
 expect_match "$out" '^gpushare_slots\{resource="nvidia.com/gpu",state="free"\} [0-9]+$' "slots per resource"
 expect_match "$out" '^gpushare_ready 1$' "ready"
+pid=$(cat "$state/pids/controller.pid")
 echo "note: controller RSS with the lab's nodes: $(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status") kB"
-kill -TERM "$pid"
-wait "$pid"
+
+# A second controller, to stop: SIGTERM finishes and exits 0.
+log2=$(mktemp)
+"$GPUSHARE" controller --listen "127.0.0.1:0" >"$log2" 2>&1 &
+pid2=$!
+has_listed() { grep -q "pods listed" "$log2"; }
+wait_for 30 "the second controller lists" has_listed
+kill -TERM "$pid2"
+wait "$pid2"
 rc=$?
 expect_rc 0 "SIGTERM: exit 0"
-expect_has "$(tail -n 1 "$log")" "stopped" "the last line says it stopped"
+expect_has "$(tail -n 1 "$log2")" "stopped" "the last line says it stopped"
+rm -f "$log2"

@@ -10,7 +10,8 @@ run k -n "$ns" create configmap dp-configs \
 	--from-literal=default=$'version: v1\nflags:\n  migStrategy: none\n'
 expect_rc 0 "create the ConfigMap"
 node=$(e2e_name dry-node)
-e2e_node "$node" -l nvidia.com/device-plugin.config=default
+# gpushare.io/controller=off: the cluster's controller leaves it to sync.
+e2e_node "$node" -l nvidia.com/device-plugin.config=default -l gpushare.io/controller=off
 run k annotate node "$node" "gpushare.io/gpu-product=Tesla T4" gpushare.io/gpu-count=2
 expect_rc 0 "declare the node's GPUs"
 

@@ -14,6 +14,10 @@ set_replicas() {
 		jq --arg r "$1" '.data.shared |= sub("replicas: [0-9]+"; "replicas: " + $r)' |
 		k replace -f - >/dev/null
 }
+# The cluster's own controller leaves these nodes to `sync --interval` meanwhile.
+lab_nodes=(lab-node-0 lab-node-1 lab-node-2)
+k label node "${lab_nodes[@]}" gpushare.io/controller=off --overwrite >/dev/null ||
+	fail "hand the lab nodes to sync"
 log=$(mktemp)
 "$GPUSHARE" sync --interval 1 >"$log" 2>&1 &
 pid=$!
@@ -21,6 +25,7 @@ restore() {
 	kill "$pid" 2>/dev/null
 	set_replicas 4
 	"$GPUSHARE" sync >/dev/null 2>&1
+	k label node "${lab_nodes[@]}" gpushare.io/controller- >/dev/null 2>&1
 	rm -f "$log"
 }
 # Keep the test's own exit status through the cleanup.
