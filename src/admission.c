@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dpconfig_set.h"
 #include "kobj.h"
+#include "nodehw.h"
 #include "quantity.h"
 #include "banned.h"
 
@@ -350,4 +352,143 @@ json_t *admission_event(const struct admission_decision *d, const json_t *pod, c
 		       "count", 1, "reportingInstance", node);
 	free(gen);
 	return ev;
+}
+
+/* ---- from cluster objects ---- */
+
+struct admission_ctx {
+	const struct catalog *cat;
+	struct advertise_options ao;
+	struct dpconfig_set *set; /* the ConfigMap's, NULL when none */
+	char *cm_key;		  /* "<uid>/<resourceVersion>" the set was built from */
+};
+
+struct admission_ctx *admission_ctx_new(const struct catalog *cat,
+					const struct advertise_options *ao)
+{
+	struct admission_ctx *ctx = gs_xcalloc(1, sizeof(*ctx));
+
+	ctx->cat = cat;
+	if (ao)
+		ctx->ao = *ao;
+	return ctx;
+}
+
+void admission_ctx_free(struct admission_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	dpconfig_set_free(ctx->set);
+	free(ctx->cm_key);
+	free(ctx);
+}
+
+static int ctx_set(struct admission_ctx *ctx, const json_t *cm, struct gs_error *err)
+{
+	char *key;
+
+	if (!cm) {
+		dpconfig_set_free(ctx->set);
+		ctx->set = NULL;
+		free(ctx->cm_key);
+		ctx->cm_key = NULL;
+		return 0;
+	}
+	key = gs_xasprintf("%s/%s", kobj_text(cm, "metadata.uid"),
+			   kobj_text(cm, "metadata.resourceVersion"));
+	if (ctx->cm_key && ctx->set && !strcmp(key, ctx->cm_key) &&
+	    *kobj_text(cm, "metadata.resourceVersion")) {
+		free(key);
+		return 0;
+	}
+	dpconfig_set_free(ctx->set);
+	ctx->set = NULL;
+	free(ctx->cm_key);
+	ctx->cm_key = NULL;
+	if (dpconfig_set_from_configmap(NULL, cm, &ctx->set, err) < 0) {
+		free(key);
+		return -1;
+	}
+	ctx->cm_key = key;
+	return 0;
+}
+
+/* What holders without a record would have got, in order. */
+static int hold_unrecorded(struct ledger *l, const json_t *holders, const json_t *pod,
+			   struct gs_error *err)
+{
+	const char *self = kobj_text(pod, "metadata.uid");
+	size_t i;
+	json_t *h;
+
+	json_array_foreach ((json_t *)holders, i, h) {
+		struct admission_decision d;
+		char *key;
+
+		if (kobj_annotation(h, LEDGER_ANN_DEVICES) ||
+		    !strcmp(kobj_text(h, "spec.nodeName"), "") ||
+		    (*self && !strcmp(kobj_text(h, "metadata.uid"), self)))
+			continue;
+		if (admission_decide(l, h, &d, err) < 0)
+			return -1;
+		key = ledger_pod_key(h);
+		if (d.admit && ledger_hold(l, key, d.devices, err) < 0) {
+			free(key);
+			admission_decision_release(&d);
+			return -1;
+		}
+		free(key);
+		admission_decision_release(&d);
+	}
+	return 0;
+}
+
+int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const json_t *configmap,
+			 const json_t *pod, const json_t *holders, struct admission_decision *out,
+			 struct gs_error *err)
+{
+	struct advertisement *adv = NULL;
+	struct nodehw *hw = NULL;
+	struct ledger *l = NULL;
+	const struct dpconfig *cfg = NULL;
+	struct gs_warnings w;
+	json_t *active = json_array();
+	size_t i;
+	json_t *h;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	gs_warnings_init(&w);
+	if (ctx_set(ctx, configmap, err) < 0 ||
+	    advertise_node(ctx->cat, node, ctx->set, &ctx->ao, &adv, err) < 0 ||
+	    nodehw_from_node(ctx->cat, node, NULL, &hw, &w, err) < 0)
+		goto out;
+	if (ctx->set && adv->config_name && *adv->config_name) {
+		long k = dpconfig_set_find(ctx->set, adv->config_name);
+		cfg = k >= 0 ? dpconfig_set_get(ctx->set, (size_t)k, NULL) : NULL;
+	}
+	if (ledger_new(ctx->cat, hw, adv, cfg, &l, err) < 0)
+		goto out;
+	/* Holders count as admitted whatever their annotation says: the caller vouches. */
+	json_array_foreach ((json_t *)holders, i, h) {
+		json_t *c = json_deep_copy(h);
+		json_t *meta = json_object_get(c, "metadata");
+		json_t *ann = json_object_get(meta, "annotations");
+
+		if (!json_is_object(ann))
+			json_object_set_new(meta, "annotations", ann = json_object());
+		json_object_set_new(ann, LEDGER_ANN_ADMITTED, json_string("true"));
+		json_array_append_new(active, c);
+	}
+	ledger_rebuild(l, active, &w);
+	if (hold_unrecorded(l, active, pod, err) < 0 || admission_decide(l, pod, out, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	json_decref(active);
+	ledger_free(l);
+	nodehw_free(hw);
+	advertisement_free(adv);
+	gs_warnings_release(&w);
+	return rc;
 }

@@ -4,6 +4,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "advertise.h"
+#include "catalog.h"
 #include "error.h"
 #include "ledger.h"
 
@@ -69,5 +71,29 @@ json_t *admission_status_patch(const struct admission_decision *d);
  */
 json_t *admission_event(const struct admission_decision *d, const json_t *pod, const char *node,
 			const char *now);
+
+/*
+ * The whole decision from cluster objects, for a controller: the node's
+ * advertisement under the device-plugin ConfigMap (advertise_node), its
+ * ledger rebuilt from `holders` (the pods bound to the node that hold
+ * devices: an array), then admission_decide. A holder without a
+ * LEDGER_ANN_DEVICES record (admitted before the ledger existed) is given
+ * what the kubelet would have given it, in array order, so it still
+ * counts. The parsed ConfigMap is kept between calls while its uid and
+ * resourceVersion stay the same.
+ */
+struct admission_ctx;
+
+/* `ao` is copied (its strings borrowed for the context's life); NULL = Helm defaults. */
+struct admission_ctx *admission_ctx_new(const struct catalog *cat,
+					const struct advertise_options *ao);
+void admission_ctx_free(struct admission_ctx *ctx);
+/*
+ * `configmap` NULL: no ConfigMap (the empty config). Fails on a node or
+ * ConfigMap gpushare cannot read, or an unreadable pod.
+ */
+int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const json_t *configmap,
+			 const json_t *pod, const json_t *holders, struct admission_decision *out,
+			 struct gs_error *err) GS_WUR;
 
 #endif

@@ -234,6 +234,84 @@ static void vanished_resource(void **state)
 	json_decref(n);
 }
 
+/* From objects, as the controller calls it: holders with and without records, the cache. */
+static void from_objects(void **state)
+{
+	(void)state;
+	const char *cm_text =
+		"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+		"\"name\":\"device-plugin-configs\",\"namespace\":\"gpu-share\","
+		"\"uid\":\"cm1\",\"resourceVersion\":\"%s\"},\"data\":{\"shared\":%s}}";
+	char cmbuf[2048];
+	json_t *cfg = json_string(CFG_SHARED), *cm, *holders = json_array(), *pod, *h;
+	char *cfgjson = json_dumps(cfg, JSON_ENCODE_ANY);
+	json_t *n = fx_node("lab-node-1", "Tesla T4", 2,
+			    "\"nvidia.com/device-plugin.config\":\"shared\"", NULL);
+	struct admission_ctx *ctx = admission_ctx_new(fx_cat(), NULL);
+	struct admission_decision d;
+	struct gs_error err;
+	struct ledger *l = fx_ledger(n, CFG_SHARED);
+	const char *got;
+
+	snprintf(cmbuf, sizeof(cmbuf), cm_text, "1", cfgjson);
+	cm = json_loads(cmbuf, 0, NULL);
+	assert_non_null(cm);
+	/* Three 1-slice holders without records: they get G0::0, G1::0, G0::1 in order. */
+	for (int i = 0; i < 3; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "h%d", i);
+		json_array_append_new(holders, h = pod1("lab-node-1", "nvidia.com/gpu", 1));
+		json_object_set_new(json_object_get(h, "metadata"), "name", json_string(name));
+		json_object_set_new(json_object_get(h, "metadata"), "uid", json_string(name));
+	}
+	pod = pod1("lab-node-1", "nvidia.com/gpu", 1);
+	assert_int_equal(admission_ctx_decide(ctx, n, cm, pod, holders, &d, &err), 0);
+	assert_true(d.admit);
+	got = json_string_value(json_array_get(json_object_get(d.devices, "nvidia.com/gpu"), 0));
+	assert_string_equal(got, l->devices[5].id); /* GPU 1, replica 1 */
+	admission_decision_release(&d);
+	/*
+	 * A record on h2 naming G1::1: records are held first, then h0 gets G0::0 and
+	 * h1 (G0 1 taken, G1 1 taken: a tie, lowest index) G0::1, so the pod gets G1::0.
+	 */
+	{
+		char *ann = gs_xasprintf("{\"nvidia.com/gpu\":[\"%s\"]}", l->devices[5].id);
+		json_object_set_new(json_object_get(json_array_get(holders, 2), "metadata"),
+				    "annotations", json_pack("{s:s}", LEDGER_ANN_DEVICES, ann));
+		free(ann);
+	}
+	assert_int_equal(admission_ctx_decide(ctx, n, cm, pod, holders, &d, &err), 0);
+	got = json_string_value(json_array_get(json_object_get(d.devices, "nvidia.com/gpu"), 0));
+	assert_string_equal(got, l->devices[4].id); /* GPU 1, replica 0 */
+	admission_decision_release(&d);
+	/* Two slices: refused, with the plugin's words. */
+	json_decref(pod);
+	pod = pod1("lab-node-1", "nvidia.com/gpu", 2);
+	assert_int_equal(admission_ctx_decide(ctx, n, cm, pod, holders, &d, &err), 0);
+	assert_false(d.admit);
+	assert_string_equal(d.message, SHARED_2);
+	admission_decision_release(&d);
+	/* The ConfigMap changes (new resourceVersion): flag off, 2 slices pass. */
+	json_decref(cm);
+	json_decref(cfg);
+	free(cfgjson);
+	cfg = json_string(CFG_TS_LOOSE);
+	cfgjson = json_dumps(cfg, JSON_ENCODE_ANY);
+	snprintf(cmbuf, sizeof(cmbuf), cm_text, "2", cfgjson);
+	cm = json_loads(cmbuf, 0, NULL);
+	assert_int_equal(admission_ctx_decide(ctx, n, cm, pod, holders, &d, &err), 0);
+	assert_true(d.admit);
+	admission_decision_release(&d);
+	json_decref(pod);
+	json_decref(cm);
+	json_decref(cfg);
+	free(cfgjson);
+	json_decref(holders);
+	admission_ctx_free(ctx);
+	ledger_free(l);
+	json_decref(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +321,7 @@ int main(void)
 		cmocka_unit_test(over_capacity),
 		cmocka_unit_test(containers_count_as_kubelet),
 		cmocka_unit_test(vanished_resource),
+		cmocka_unit_test(from_objects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
