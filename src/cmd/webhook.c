@@ -20,6 +20,7 @@
 #include "explain_offline.h"
 #include "kobj.h"
 #include "kubecontext.h"
+#include "kubeloop.h"
 #include "parseopt.h"
 #include "readfile.h"
 #include "strbuf.h"
@@ -70,8 +71,8 @@ static const struct parseopt_usage webhook_usage = {
 	"than one slice of a resource shared with failRequestsGreaterThanOne on a node\n"
 	"it can land on (with the kubelet's UnexpectedAdmissionError words).\n"
 	"\n"
-	"The fleet comes from the cluster (every node, and the device-plugin ConfigMap,\n"
-	"listed again every --resync-period), or with --nodes from manifests, advertised\n"
+	"The fleet comes from the cluster (every node and the device-plugin ConfigMap,\n"
+	"listed then watched), or with --nodes from manifests, advertised\n"
 	"as gpushare would under --configmap FILE. The certificate and key are read\n"
 	"again when either file changes. --review judges one AdmissionReview from a\n"
 	"file and prints the answer, without a server. See docs/webhook.md.\n",
@@ -160,6 +161,193 @@ out:
 	free(path);
 	fleet_gen_free(g);
 	return rc;
+}
+
+/* ---- the fleet, live: list+watch of the nodes and of the ConfigMap ------------- */
+
+/*
+ * What the watches keep: each node reduced to what the decision reads
+ * (name, labels, annotations, taints, unschedulable, allocatable), by name,
+ * and the ConfigMap. A fleet generation is made from them at most once a
+ * second after a change, so a busy cluster's node updates cost one rebuild
+ * a second, not one per event.
+ */
+struct fleet_watch {
+	json_t *nodes;	    /* name -> reduced Node */
+	json_t *listed;	    /* names seen since the current (re)list began; NULL outside one */
+	json_t *configmap;  /* NULL = absent */
+	bool cm_listed_any; /* the ConfigMap was seen since its (re)list began */
+	json_t *cm_good;    /* the last ConfigMap whose configs parse; NULL = none */
+	bool nodes_synced, cm_synced, dirty, cm_changed;
+	const char *cm_ns, *cm_name;
+};
+
+static json_t *node_reduced(const json_t *node)
+{
+	const json_t *md = json_object_get(node, "metadata");
+	const json_t *spec = json_object_get(node, "spec");
+
+	return json_pack("{s:s,s:s,s:{s:O?,s:O?,s:O?},s:{s:O?,s:O?},s:{s:O?}}", "apiVersion", "v1",
+			 "kind", "Node", "metadata", "name", json_object_get(md, "name"), "labels",
+			 json_object_get(md, "labels"), "annotations",
+			 json_object_get(md, "annotations"), "spec", "taints",
+			 json_object_get(spec, "taints"), "unschedulable",
+			 json_object_get(spec, "unschedulable"), "status", "allocatable",
+			 json_object_get(json_object_get(node, "status"), "allocatable"));
+}
+
+static void nodes_list_begin(void *arg)
+{
+	struct fleet_watch *w = arg;
+
+	json_decref(w->listed);
+	w->listed = json_object();
+}
+
+static void nodes_event(void *arg, enum kube_event ev, json_t *obj)
+{
+	struct fleet_watch *w = arg;
+	const char *name = kobj_text(obj, "metadata.name");
+	json_t *red;
+
+	if (!*name)
+		return;
+	if (ev == KUBE_EV_DELETED) {
+		if (json_object_del(w->nodes, name) == 0)
+			w->dirty = true;
+		return;
+	}
+	if (ev == KUBE_EV_LISTED && w->listed)
+		json_object_set_new(w->listed, name, json_true());
+	red = node_reduced(obj);
+	if (!red)
+		return;
+	if (json_equal(red, json_object_get(w->nodes, name))) {
+		json_decref(red);
+		return;
+	}
+	json_object_set_new(w->nodes, name, red);
+	w->dirty = true;
+}
+
+static void nodes_list_end(void *arg)
+{
+	struct fleet_watch *w = arg;
+	const char *name;
+	json_t *v, *gone = json_array();
+	size_t i;
+
+	/* What the (re)list did not show is gone. */
+	json_object_foreach (w->nodes, name, v)
+		if (!json_object_get(w->listed, name))
+			json_array_append_new(gone, json_string(name));
+	json_array_foreach (gone, i, v)
+		json_object_del(w->nodes, json_string_value(v));
+	w->dirty |= json_array_size(gone) > 0;
+	json_decref(gone);
+	json_decref(w->listed);
+	w->listed = NULL;
+	w->nodes_synced = true;
+	w->dirty = true;
+}
+
+static void cm_list_begin(void *arg)
+{
+	struct fleet_watch *w = arg;
+
+	w->cm_listed_any = false;
+}
+
+static void cm_set(struct fleet_watch *w, json_t *cm)
+{
+	if (cm ? json_equal(json_object_get(cm, "data"), json_object_get(w->configmap, "data")) &&
+			    w->configmap
+	       : !w->configmap)
+		return;
+	json_decref(w->configmap);
+	w->configmap = cm ? json_pack("{s:s,s:s,s:{s:s,s:s},s:O?}", "apiVersion", "v1", "kind",
+				      "ConfigMap", "metadata", "name", w->cm_name, "namespace",
+				      w->cm_ns, "data", json_object_get(cm, "data"))
+			  : NULL;
+	w->dirty = w->cm_changed = true;
+}
+
+static void cm_event(void *arg, enum kube_event ev, json_t *obj)
+{
+	struct fleet_watch *w = arg;
+
+	if (ev == KUBE_EV_LISTED)
+		w->cm_listed_any = true;
+	cm_set(w, ev == KUBE_EV_DELETED ? NULL : obj);
+}
+
+static void cm_list_end(void *arg)
+{
+	struct fleet_watch *w = arg;
+
+	/* A (re)list that did not show it: it is gone. */
+	if (!w->cm_listed_any)
+		cm_set(w, NULL);
+	w->cm_synced = true;
+	w->dirty = true;
+}
+
+/*
+ * A generation from what the watches hold. A ConfigMap whose configs do not
+ * parse is reported once and the last good one used (the device plugin
+ * itself would keep running on the config it had).
+ */
+static struct fleet_gen *fleet_from_watch(struct fleet_watch *w)
+{
+	struct fleet_gen *g = gs_xcalloc(1, sizeof(*g));
+	json_t *items = json_array(), *v;
+	const char *name;
+	struct gs_error err;
+	char buf[2048];
+
+	json_object_foreach (w->nodes, name, v)
+		json_array_append(items, v);
+	g->nodes =
+		json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "NodeList", "items", items);
+	g->n_nodes = json_array_size(items);
+	if (w->cm_changed && w->configmap) {
+		struct dpconfig_set *set = NULL;
+		if (dpconfig_set_from_configmap(NULL, w->configmap, &set, &err) < 0) {
+			fprintf(stderr,
+				"gpushare webhook: configmap %s/%s: %s; judging with the last one "
+				"that was valid%s\n",
+				w->cm_ns, w->cm_name, gs_error_str(&err, buf, sizeof(buf)),
+				w->cm_good ? "" : " (none: no node shares)");
+		} else {
+			json_decref(w->cm_good);
+			w->cm_good = json_incref(w->configmap);
+			dpconfig_set_free(set);
+		}
+	} else if (w->cm_changed) {
+		json_decref(w->cm_good);
+		w->cm_good = NULL;
+	}
+	w->cm_changed = false;
+	if (w->cm_good) {
+		g->configmap = json_incref(w->cm_good);
+		if (dpconfig_set_from_configmap(NULL, g->configmap, &g->set, &err) < 0)
+			g->set = NULL;
+	}
+	return g;
+}
+
+static void fleet_watch_release(struct fleet_watch *w)
+{
+	json_decref(w->nodes);
+	json_decref(w->listed);
+	json_decref(w->configmap);
+	json_decref(w->cm_good);
+}
+
+static void loop_log(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "gpushare webhook: %s\n", line);
 }
 
 /* ---- the server ----------------------------------------------------------- */
@@ -499,7 +687,7 @@ int cmd_webhook(int argc, char **argv)
 	char buf[2048];
 	const char *cert_path = NULL, *key_path = NULL, *bind = "0.0.0.0", *cm_arg = NULL;
 	const char *nodes_path = NULL, *review_path = NULL;
-	long port = 8443, resync_ms = 30000;
+	long port = 8443;
 	char *cm_ns = NULL;
 	const char *cm_name = GS_DEFAULT_CONFIGMAP;
 	const struct catalog *cat = NULL;
@@ -507,6 +695,8 @@ int cmd_webhook(int argc, char **argv)
 	struct tls_files tls = {0};
 	struct MHD_Daemon *d = NULL;
 	struct server sv = {0};
+	struct kube_loop *loop = NULL;
+	struct fleet_watch fw = {0};
 	bool mu_init = false;
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
@@ -515,8 +705,6 @@ int cmd_webhook(int argc, char **argv)
 		OPT_STRING(0, "tls-private-key-file", &key_path, "FILE", "its private key (PEM)"),
 		OPT_STRING(0, "bind-address", &bind, "IPV4", "address to listen on [0.0.0.0]"),
 		OPT_INT(0, "port", &port, "N", "HTTPS port [8443]", 1, 65535),
-		OPT_DURATION(0, "resync-period", &resync_ms, "DURATION",
-			     "list the nodes and the ConfigMap again this often [30s]", 86400000L),
 		OPT_STRING(0, "configmap", &cm_arg, "NS/NAME",
 			   "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF
 			   "];\nwith --nodes, its manifest (a FILE)"),
@@ -544,10 +732,6 @@ int cmd_webhook(int argc, char **argv)
 	}
 	if (!review_path && (!cert_path || !key_path)) {
 		gs_error_set(&err, "the server needs --tls-cert-file and --tls-private-key-file");
-		goto usage_error;
-	}
-	if (resync_ms < 1000) {
-		gs_error_set(&err, "--resync-period must be at least 1s");
 		goto usage_error;
 	}
 	struct sockaddr_in addr = {0};
@@ -618,25 +802,47 @@ int cmd_webhook(int argc, char **argv)
 	}
 	fprintf(stderr, "gpushare webhook: serving https://%s:%ld/validate\n", bind, port);
 
-	double next_sync = 0, next_tls = now_ms() + 1000;
+	if (kx.client) {
+		static const struct kube_watch_ops node_ops = {nodes_list_begin, nodes_event,
+							       nodes_list_end};
+		static const struct kube_watch_ops cm_ops = {cm_list_begin, cm_event, cm_list_end};
+		struct kube_loop_opts lo = {.log = loop_log};
+		fw.nodes = json_object();
+		fw.cm_ns = cm_ns;
+		fw.cm_name = cm_name;
+		char *path = gs_xasprintf("/api/v1/namespaces/%s/configmaps", cm_ns);
+		char *field = gs_xasprintf("metadata.name=%s", cm_name);
+		int r = kube_loop_new(&loop, kx.client, &lo, &err);
+		if (r == 0 &&
+		    (kube_loop_watch(loop, "/api/v1/nodes", NULL, NULL, &node_ops, &fw, NULL) < 0 ||
+		     kube_loop_watch(loop, path, NULL, field, &cm_ops, &fw, NULL) < 0)) {
+			gs_error_set(&err, "cannot watch %s (bad namespace or name?)", path);
+			r = -1;
+		}
+		free(path);
+		free(field);
+		if (r < 0)
+			goto fail;
+	}
+
+	double next_build = 0, next_tls = now_ms() + 1000;
 	while (!stopping) {
 		double t = now_ms();
-		if (kx.client && t >= next_sync) {
-			struct fleet_gen *ng = NULL;
-			if (fleet_load_live(kx.client, cm_ns, cm_name, &ng, &err) < 0) {
-				fprintf(stderr,
-					"gpushare webhook: %s (keeping the fleet read before)\n",
-					gs_error_str(&err, buf, sizeof(buf)));
-			} else {
-				bool first = !sv.fleet;
-				if (first)
-					fprintf(stderr,
-						"gpushare webhook: %zu nodes, ConfigMap %s/%s %s\n",
-						ng->n_nodes, cm_ns, cm_name,
-						ng->configmap ? "read" : "absent");
-				swap_fleet(&sv, ng);
-			}
-			next_sync = t + (double)resync_ms;
+		if (loop) {
+			if (kube_loop_step(loop, NULL, 0, NULL, WEBHOOK_TICK_MS, &err) < 0)
+				goto fail;
+			t = now_ms();
+		}
+		if (loop && fw.dirty && fw.nodes_synced && fw.cm_synced && t >= next_build) {
+			bool first = !sv.fleet;
+			struct fleet_gen *ng = fleet_from_watch(&fw);
+			fw.dirty = false;
+			if (first)
+				fprintf(stderr, "gpushare webhook: %zu nodes, ConfigMap %s/%s %s\n",
+					ng->n_nodes, cm_ns, cm_name,
+					fw.configmap ? "read" : "absent");
+			swap_fleet(&sv, ng);
+			next_build = t + 1000;
 		}
 		if (t >= next_tls) {
 			char *oc = gs_xstrdup(tls.cert), *ok = gs_xstrdup(tls.key);
@@ -654,8 +860,10 @@ int cmd_webhook(int argc, char **argv)
 			free(ok);
 			next_tls = t + 1000;
 		}
-		struct timespec ts = {0, WEBHOOK_TICK_MS * 1000000L};
-		nanosleep(&ts, NULL);
+		if (!loop) {
+			struct timespec ts = {0, WEBHOOK_TICK_MS * 1000000L};
+			nanosleep(&ts, NULL);
+		}
 	}
 	fprintf(stderr,
 		"gpushare webhook: stopping: %lu reviews, %lu refused, %.3f ms mean, "
@@ -674,6 +882,8 @@ usage_error:
 out:
 	if (d)
 		MHD_stop_daemon(d);
+	kube_loop_free(loop);
+	fleet_watch_release(&fw);
 	if (mu_init) {
 		fleet_gen_free(sv.fleet);
 		pthread_mutex_destroy(&sv.mu);

@@ -95,7 +95,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 start_webhook() {
 	"$GPUSHARE" webhook --kubeconfig "$dir/kubeconfig" --configmap "$cmns/device-plugin-configs" \
 		--tls-cert-file "$dir/tls.crt" --tls-private-key-file "$dir/tls.key" \
-		--bind-address 127.0.0.1 --port "$port" --resync-period 2s 2>>"$dir/webhook.log" &
+		--bind-address 127.0.0.1 --port "$port" 2>>"$dir/webhook.log" &
 	pid=$!
 }
 ready() { curl -sf --cacert "$dir/ca.crt" "https://127.0.0.1:$port/readyz" >/dev/null; }
@@ -103,7 +103,7 @@ start_webhook
 wait_for 30 "the webhook is ready" ready
 # It reads with the ServiceAccount's rights only: no RBAC error in its log.
 expect_has "$(cat "$dir/webhook.log")" "ConfigMap $cmns/device-plugin-configs read" "the ConfigMap is read"
-# It sees this test's nodes (kept fresh every --resync-period).
+# It sees this test's nodes (listed, then watched).
 knows_nodes() {
 	body=$(jq -nc --arg ns "$ns" --arg node "$mig" '{apiVersion:"admission.k8s.io/v1",kind:"AdmissionReview",
 		request:{uid:"probe",kind:{group:"",version:"v1",kind:"Pod"},operation:"CREATE",namespace:$ns,
@@ -226,6 +226,24 @@ expect_rc 0 "apply one-slice"
 run k apply -f "$dir/two-whole.yaml"
 expect_rc 0 "apply two-whole"
 jp pod one-slice "$ns" '{.metadata.name}' >/dev/null || fail "one-slice was not created"
+
+# 3b. The fleet is watched: a node added now, and a ConfigMap changed now,
+#     change the answer within a second or two.
+late=$(e2e_name late)
+pod_yaml late-mig "$late" 1 nvidia.com/mig-2g.20gb >"$dir/late-mig.yaml"
+run k create --dry-run=server -f "$dir/late-mig.yaml"
+expect_rc 1 "a profile no node advertises yet"
+expect_has "$err" "advertises nvidia.com/mig-2g.20gb" "refused before the node exists"
+e2e_node "$late" nvidia.com/mig-2g.20gb=3 -l nvidia.com/mig.strategy=mixed
+admitted() { k create --dry-run=server -f "$1" >/dev/null 2>&1; }
+wait_for 15 "the new node is seen by the webhook" admitted "$dir/late-mig.yaml"
+sed "s/namespace: gpu-share/namespace: $cmns/; s/failRequestsGreaterThanOne: true/failRequestsGreaterThanOne: false/" \
+	"$TOP/k8s/device-plugin-configs.yaml" | run k apply -f -
+expect_rc 0 "turn failRequestsGreaterThanOne off"
+wait_for 15 "the ConfigMap change is seen by the webhook" admitted "$dir/two-slices.yaml"
+sed "s/namespace: gpu-share/namespace: $cmns/" "$TOP/k8s/device-plugin-configs.yaml" | run k apply -f -
+expect_rc 0 "turn failRequestsGreaterThanOne on again"
+wait_for 15 "the ConfigMap change back is seen" refused_by_us
 
 # 4. A quantity that is not an integer: the apiserver's validation answers
 #    before any validating webhook is called.
