@@ -103,6 +103,16 @@ static int exists(const json_t *obj, void *arg, struct gs_error *why)
 	return 0;
 }
 
+/* Gone, or at least not being deleted: a namespace still Terminating refuses new objects. */
+static int not_terminating(const json_t *ns, void *arg, struct gs_error *why)
+{
+	(void)arg;
+	if (!ns || strcmp(kobj_text(ns, "status.phase"), "Terminating"))
+		return 1;
+	gs_error_set(why, "the namespace is still Terminating from an earlier run");
+	return 0;
+}
+
 static int node_ready(const json_t *node, void *arg, struct gs_error *why)
 {
 	const json_t *v;
@@ -229,6 +239,13 @@ static int step_namespaces(struct labdra *lab, struct gs_error *err)
 	const char *nss[] = {DEMO_NS, TEAM_NS};
 
 	say(lab, "1. namespaces %s and %s", DEMO_NS, TEAM_NS);
+	for (size_t i = 0; i < sizeof(nss) / sizeof(nss[0]); i++) {
+		char *path = gs_xasprintf("/api/v1/namespaces/%s", nss[i]);
+		int w = wait_for(lab, path, not_terminating, NULL, NULL, err);
+		free(path);
+		if (w < 0)
+			return -1;
+	}
 	if (apply_file(lab, "k8s/dra/namespaces.yaml", err) < 0)
 		return -1;
 	/* The ServiceAccount admission plugin refuses pods until "default" exists. */

@@ -5,6 +5,9 @@
 # device-class quota's refusal of the third claim, the time-sliced shared
 # claim, and the files under out/dra/. Run twice: re-running changes nothing.
 . "$TOP/tests/e2e/lib.sh"
+# The lab's objects go at exit, so later tests see only their own nodes.
+_e2e_nodes+=(dra-node-0 dra-node-1 dra-node-2)
+_e2e_namespaces+=(dra-demo dra-team-a)
 
 cd "$TOP" || fail "no repository root"
 run "$GPUSHARE" lab --dra --timeout 90
