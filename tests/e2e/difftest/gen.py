@@ -20,6 +20,8 @@ import sys
 import yaml
 
 CASE_KEY = "gpushare.io/case"
+# The device-plugin ConfigMap gpushare sync and gpushare controller read by default.
+CONFIGMAP = ("gpu-share", "device-plugin-configs")
 BATCH_KEY = "gpushare.io/difftest-batch"
 
 # GPU models from data/gpus.tab (NVML names) and their MIG geometry.
@@ -306,16 +308,20 @@ def case(seed, index, tag=""):
     namespaces = [prefix]
     if r.random() < 0.4:
         namespaces.append(prefix + "-b")
-    data = _configs(r)
+    # The case's keys carry its prefix: every case's keys go into the one
+    # device-plugin ConfigMap the cluster's sync and controller read. A node
+    # without the label gets that ConfigMap's own `default` (the harness adds
+    # it to the case's copy).
+    data = {"%s-%s" % (prefix, k): v for k, v in _configs(r).items()}
     keys = sorted(data)
     if r.random() < 0.1:
-        keys.append("missing")  # a label naming no key: config-manager fails
+        keys.append(prefix + "-missing")  # a label naming no key: config-manager fails
     nodes = [_node(r, index, j, keys, prefix) for j in range(r.choice([1, 2, 2, 3, 3, 4, 5, 6]))]
     cm = {"apiVersion": "v1", "kind": "ConfigMap",
-          "metadata": {"name": "device-plugin-configs", "namespace": namespaces[0]},
+          "metadata": {"name": CONFIGMAP[1], "namespace": CONFIGMAP[0]},
           "data": data}
     quotas = [_quota(r, ns) for ns in namespaces if r.random() < 0.4]
-    renamed = "renameByDefault: true" in data.get("ts", "")
+    renamed = "renameByDefault: true" in data.get(prefix + "-ts", "")
     pods = [_pod(r, index, k, namespaces, nodes, renamed) for k in range(r.choice([1, 2, 3, 4, 5, 6]))]
     return {"seed": seed, "index": index, "nodes": nodes, "configmap": cm,
             "namespaces": namespaces, "quotas": quotas, "pods": pods}
