@@ -32,6 +32,8 @@ from kube import ApiError, Kube  # noqa: E402
 
 CASE_KEY, BATCH_KEY = gen.CASE_KEY, gen.BATCH_KEY
 ADMITTED = "gpushare.io/admitted"
+# Set with ADMITTED when the controller plays the device plugin's admission.
+LEDGER = "gpushare.io/devices"
 # Agreement, or not comparable for want of kubelet admission in the cluster.
 OK_KINDS = ("same", "tie", "unplayed", "uncompared")
 WORKERS = 4
@@ -260,8 +262,10 @@ class Harness:
             if st.get("phase") == "Failed":
                 return {"verdict": "failed", "node": node,
                         "reason": st.get("message", ""), "phase_reason": st.get("reason")}
-            if not self.admission or (p["metadata"].get("annotations") or {}).get(ADMITTED):
-                return {"verdict": "bound", "node": node, "reason": ""}
+            ann = p["metadata"].get("annotations") or {}
+            if not self.admission or ann.get(ADMITTED):
+                return {"verdict": "bound", "node": node, "reason": "",
+                        "ledger": LEDGER in ann}
             return None
         for c in st.get("conditions") or []:
             if c.get("type") == "PodScheduled" and c.get("status") == "False":
@@ -368,11 +372,12 @@ class Harness:
                 kinds.append("uncompared")
                 continue
             kind, note = compare.compare_pod(r, p)
-            if (kind == "verdict" and not self.admission and p.get("verdict") == "failed"
-                    and r["verdict"] == "bound"):
-                # No kubelet admission in this cluster: the pod keeps its
-                # devices there, so the case's later pods are not comparable.
-                kind, note = "unplayed", "plan: failed on %s (%s); no kubelet admission here" % (
+            if (kind == "verdict" and p.get("verdict") == "failed" and r["verdict"] == "bound"
+                    and r["node"] == p.get("node") and not r.get("ledger")):
+                # No device admission in this cluster (no controller, or one
+                # that admits every pod: no ledger annotation): the pod keeps
+                # its devices there, so the case's later pods are not comparable.
+                kind, note = "unplayed", "plan: failed on %s (%s); no device admission here" % (
                     p.get("node"), p.get("reason"))
                 stale = True
             if kind == "same" and r["verdict"] in ("pending", "refused", "failed"):
@@ -469,9 +474,9 @@ class Harness:
                           if kv[0] not in OK_KINDS) or "none",
                 len(self.indices) - len(bad_cases), len(self.indices), wall))
         if skipped:
-            log("note: difftest: %d pods not compared: plan fails them at kubelet admission, "
-                "which this cluster does not play (no gpushare controller), and %d later "
-                "pods of those cases" % (totals.get("unplayed", 0), totals.get("uncompared", 0)))
+            log("note: difftest: %d pods not compared: plan fails them at the kubelet's device "
+                "admission, which this cluster does not play (the pod was admitted without "
+                "gpushare.io/devices), and %d later pods of those cases" % (totals.get("unplayed", 0), totals.get("uncompared", 0)))
         for ln in late_all:
             log("harness: a decision changed after it was read: " + ln)
         if recap:
