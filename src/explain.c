@@ -965,8 +965,54 @@ static char *pretty(const json_t *list, const char **keys, size_t n)
 }
 
 /* checkRequest of k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go. */
+/*
+ * The containers (and init containers) of the pod lacking `key` in the
+ * quota evaluator's per-container usage (enforcePodContainerConstraints,
+ * pkg/quota/v1/evaluator/core/pods.go): requests cpu/memory (a limit
+ * without a request defaults it) count as cpu and requests.cpu (memory
+ * alike), limits as limits.cpu / limits.memory. Names sorted, joined by
+ * ","; NULL when none lacks it.
+ */
+static char *containers_lacking(const json_t *pod, const char *key)
+{
+	const char *lists[] = {"spec.containers", "spec.initContainers"};
+	const char **names = NULL;
+	size_t n = 0, cap = 0;
+	bool want_limit = !strncmp(key, "limits.", 7);
+	const char *res = strchr(key, '.') ? strchr(key, '.') + 1 : key;
+
+	for (size_t l = 0; l < 2; l++) {
+		const json_t *c;
+		size_t i;
+		json_array_foreach (kobj_get(pod, lists[l]), i, c) {
+			const json_t *r = json_object_get(c, "resources");
+			const json_t *req = json_object_get(r, "requests");
+			const json_t *lim = json_object_get(r, "limits");
+			bool has = want_limit
+					   ? json_object_get(lim, res) != NULL
+					   : json_object_get(req, res) || json_object_get(lim, res);
+			if (has)
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 8;
+				names = gs_xrealloc(names, cap * sizeof(*names));
+			}
+			names[n++] = kobj_text(c, "name");
+		}
+	}
+	if (!n)
+		return NULL;
+	qsort(names, n, sizeof(*names), cmp_str);
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < n; i++)
+		if (!i || strcmp(names[i], names[i - 1]))
+			strbuf_addf(&sb, "%s%s", sb.len ? "," : "", names[i]);
+	free(names);
+	return strbuf_detach(&sb, NULL);
+}
+
 static int judge(struct explain_quota *eq, const json_t *quota, const json_t *usage,
-		 const char *container, struct gs_error *err)
+		 const char *container, const json_t *pod, struct gs_error *err)
 {
 	const json_t *st = json_object_get(quota, "status");
 	const json_t *hard = json_object_get(st, "hard"), *used = json_object_get(st, "used");
@@ -990,11 +1036,18 @@ static int judge(struct explain_quota *eq, const json_t *quota, const json_t *us
 						  "memory", "requests.cpu", "requests.memory"};
 	char *missing = NULL;
 	for (size_t i = 0; i < sizeof(constrained) / sizeof(constrained[0]); i++) {
-		if (!json_object_get(hard, constrained[i]) ||
-		    json_object_get(usage, constrained[i]))
+		if (!json_object_get(hard, constrained[i]))
+			continue;
+		char *who = NULL;
+		if (pod)
+			who = containers_lacking(pod, constrained[i]);
+		else if (!json_object_get(usage, constrained[i]))
+			who = gs_xstrdup(container);
+		if (!who)
 			continue;
 		char *t = gs_xasprintf("%s%s%s for: %s", missing ? missing : "",
-				       missing ? "; " : "", constrained[i], container);
+				       missing ? "; " : "", constrained[i], who);
+		free(who);
 		free(missing);
 		missing = t;
 	}
@@ -1057,8 +1110,30 @@ out:
 	return rc;
 }
 
+static int quota_report(const json_t *quota_list, const json_t *usage, const char *container,
+			const json_t *pod, struct explain_quota_report **out, struct gs_error *err);
+
 int explain_quota(const json_t *quota_list, const json_t *usage, const char *container,
 		  struct explain_quota_report **out, struct gs_error *err)
+{
+	return quota_report(quota_list, usage, container, NULL, out, err);
+}
+
+int explain_quota_pod(const json_t *quota_list, const json_t *pod,
+		      struct explain_quota_report **out, struct gs_error *err)
+{
+	json_t *usage = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	if (explain_quota_add_pod(&usage, pod, err) == 0)
+		rc = quota_report(quota_list, usage, NULL, pod, out, err);
+	json_decref(usage);
+	return rc;
+}
+
+static int quota_report(const json_t *quota_list, const json_t *usage, const char *container,
+			const json_t *pod, struct explain_quota_report **out, struct gs_error *err)
 {
 	const json_t *items = json_object_get(quota_list, "items");
 	struct explain_quota_report *r;
@@ -1111,7 +1186,7 @@ int explain_quota(const json_t *quota_list, const json_t *usage, const char *con
 			}
 		}
 		eq->verdict = EXPLAIN_NO_REQUEST;
-		if (usage && judge(eq, q, usage, container ? container : "main", err) < 0)
+		if (usage && judge(eq, q, usage, container ? container : "main", pod, err) < 0)
 			goto fail;
 		continue;
 	fail:

@@ -145,6 +145,15 @@ int explain_quota_add_pod(json_t **usage, const json_t *pod, struct gs_error *er
  */
 int explain_quota(const json_t *quota_list, const json_t *usage, const char *container,
 		  struct explain_quota_report **out, struct gs_error *err) GS_WUR;
+/*
+ * The same for one pod: its usage (explain_quota_add_pod), and the
+ * "must specify" constraint judged per container and init container as the
+ * quota evaluator does (each missing resource names every container that
+ * lacks it, sorted: "must specify limits.cpu for: c0,i0; requests.cpu for:
+ * c0"). r->usage is the pod's.
+ */
+int explain_quota_pod(const json_t *quota_list, const json_t *pod,
+		      struct explain_quota_report **out, struct gs_error *err) GS_WUR;
 void explain_quota_report_free(struct explain_quota_report *r);
 
 /* ---- building blocks shared with plan (docs/plan.md) ---------------------- */

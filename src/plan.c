@@ -485,12 +485,6 @@ static const char *ns_of(const json_t *obj)
 	return *ns ? ns : "default";
 }
 
-static const char *first_container(const json_t *pod)
-{
-	const char *c = kobj_text(json_array_get(kobj_get(pod, "spec.containers"), 0), "name");
-	return *c ? c : NULL;
-}
-
 /* status.used += sign * usage, for the keys each quota limits. */
 static int quota_charge(json_t *list, const json_t *usage, int sign, struct gs_error *err)
 {
@@ -558,9 +552,9 @@ static int quota_admit(struct plan *p, const json_t *pod, json_t **usage, char *
 	*usage = NULL;
 	if (!list)
 		return 0;
-	if (explain_quota_add_pod(usage, pod, err) < 0 ||
-	    explain_quota(list, *usage, first_container(pod), &qr, err) < 0)
+	if (explain_quota_pod(list, pod, &qr, err) < 0)
 		return -1;
+	*usage = json_incref(qr->usage);
 	for (size_t i = 0; i < qr->n; i++) {
 		if (qr->quotas[i].verdict == EXPLAIN_REFUSE) {
 			*msg = gs_xasprintf("pods \"%s\" is forbidden: %s",

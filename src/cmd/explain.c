@@ -293,13 +293,6 @@ static int print_offline(const struct explain_pod *e, const struct explain_fleet
 	return ok;
 }
 
-/* For "must specify ... for: <container>"; NULL = "main". */
-static const char *first_container(const json_t *pod)
-{
-	const char *c = kobj_text(json_array_get(kobj_get(pod, "spec.containers"), 0), "name");
-	return *c ? c : NULL;
-}
-
 /* explain pod POD.yaml --nodes NODES.yaml --configmap CM.yaml [--quota QUOTAS.yaml]. */
 static int explain_manifests(const char *pod_path, const char *nodes_path, const char *pods_path,
 			     const char *cm_path, const char *quota_path, struct gs_error *err)
@@ -343,15 +336,13 @@ static int explain_manifests(const char *pod_path, const char *nodes_path, const
 		struct explain_pod_input in = {pod, fleet.nodes, fleet.pods, set, cat};
 		struct explain_pod *e = NULL;
 		struct explain_quota_report *qr = NULL;
-		json_t *quotas = NULL, *usage = NULL;
+		json_t *quotas = NULL;
 		int r = explain_pod(&in, &e, err);
 		if (r == 0 && qs) {
 			r = explain_quota_list_build(qs, *pns ? pns : "default", fleet.pods,
 						     &quotas, err);
 			if (r == 0)
-				r = explain_quota_add_pod(&usage, pod, err);
-			if (r == 0)
-				r = explain_quota(quotas, usage, first_container(pod), &qr, err);
+				r = explain_quota_pod(quotas, pod, &qr, err);
 		}
 		if (r == 0) {
 			if (i > kobj_find(ps, 0, "Pod", NULL))
@@ -361,7 +352,6 @@ static int explain_manifests(const char *pod_path, const char *nodes_path, const
 		explain_pod_free(e);
 		explain_quota_report_free(qr);
 		json_decref(quotas);
-		json_decref(usage);
 		if (r < 0)
 			goto out;
 	}
