@@ -6,6 +6,7 @@
 
 #include "admission.h"
 #include "advertise.h"
+#include "draslice.h"
 #include "isolation.h"
 #include "kobj.h"
 #include "kubeclient.h"
@@ -227,8 +228,26 @@ static int build_node(struct building *b, const struct report_input *in, const j
 	rn->mig_strategy = gs_xstrdup(adv->mig_strategy ? adv->mig_strategy : "none");
 	rn->failure = adv->failure ? gs_xstrdup(adv->failure) : NULL;
 	rn->resources = resources_text(adv);
-	if (ledger_new(in->cat, hw, adv, chosen_config(in->configs, adv->config_name), &l, &le) <
-	    0) {
+	if (draslice_node_wants_dra(node)) {
+		/* No device plugin there: its GPUs go out as a ResourceSlice (docs/dra.md). */
+		rn->dra = true;
+		free(rn->sharing);
+		rn->sharing = gs_xstrdup("DRA");
+		free(rn->resources);
+		rn->resources = gs_xstrdup("");
+		free(rn->failure);
+		rn->failure = NULL;
+		rn->n_cards = (size_t)hw->total;
+		rn->cards = gs_xcalloc(rn->n_cards ? rn->n_cards : 1, sizeof(*rn->cards));
+		for (size_t g = 0, k = 0; g < hw->n_gpus; g++)
+			for (int j = 0; j < hw->gpus[g].count; j++, k++) {
+				rn->cards[k].index = (int)k;
+				rn->cards[k].product = gs_xstrdup(hw->gpus[g].model->name);
+				rn->cards[k].memory_mib = hw->gpus[g].model->memory_mib;
+			}
+		m->n_cards += rn->n_cards;
+	} else if (ledger_new(in->cat, hw, adv, chosen_config(in->configs, adv->config_name), &l,
+			      &le) < 0) {
 		free(rn->failure);
 		rn->failure = gs_xasprintf("no device ledger: %s", le.msg);
 		l = NULL;
@@ -779,7 +798,13 @@ static void draw_card(struct strbuf *sb, const struct report_model *m, const str
 				      c->n_slots == 1 ? "" : "s");
 	text(sb, x + 10, y + 32, 11, CARD_W - 20, "muted", title);
 	free(title);
-	badge(sb, x + 10, by, iso_class(c->isolation), report_isolation_name(c->isolation), tip);
+	if (n->dra)
+		badge(sb, x + 10, by, "iso-whole", "DRA",
+		      "allocated through ResourceClaims (NVIDIA's DRA driver), not the device "
+		      "plugin");
+	else
+		badge(sb, x + 10, by, iso_class(c->isolation), report_isolation_name(c->isolation),
+		      tip);
 	free(tip);
 	by += 22;
 	if (c->shared_memory) {
@@ -790,7 +815,8 @@ static void draw_card(struct strbuf *sb, const struct report_model *m, const str
 		by += 22;
 	}
 	if (!c->n_slots)
-		text(sb, x + 10, by + 14, 11, CARD_W - 20, "muted", "advertises no device");
+		text(sb, x + 10, by + 14, 11, CARD_W - 20, "muted",
+		     n->dra ? "a DRA device: see its ResourceClaims" : "advertises no device");
 	for (size_t s = 0; s < c->n_slots; s++) {
 		const struct report_slot *sl = &c->slots[s];
 		int sx = x + 10 + (int)(s % (size_t)cols) * (sw + SLOT_GAP);
@@ -905,6 +931,12 @@ static int draw_node(struct strbuf *sb, const struct report_model *m, const stru
 	y += 42;
 	if (n->failure) {
 		text(sb, M, y + 12, 11, W - 2 * M, "failure", n->failure);
+		y += LINE;
+	}
+	if (n->dra) {
+		text(sb, M, y + 12, 11, W - 2 * M, "muted",
+		     "DRA node (gpushare.io/path=dra): its GPUs are a ResourceSlice, allocated "
+		     "through ResourceClaims; who holds them is not drawn");
 		y += LINE;
 	}
 	for (size_t c = 0; c < n->n_cards; c += (size_t)per_row) {

@@ -68,6 +68,7 @@ struct report_node {
 	char *mig_strategy; /* "none", "single", "mixed" */
 	char *failure;	    /* why the stack refuses the node; NULL when it does not */
 	char *resources;    /* "nvidia.com/gpu=8": what it advertises */
+	bool dra;	    /* gpushare.io/path=dra: cards shown, no device-plugin devices */
 	struct report_card *cards;
 	size_t n_cards;
 };

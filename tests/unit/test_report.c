@@ -266,6 +266,26 @@ static void kubelet_refusal(void **state)
 	assert_non_null(strstr(p->note, "maximum request size for shared resources is 1; found 2"));
 }
 
+/* A DRA node: its cards, no device-plugin devices, nobody drawn on them. */
+static void dra_node(void **state)
+{
+	struct fixture *f = *state;
+	json_t *n0 = json_array_get(json_object_get(f->nodes, "items"), 0);
+	const struct report_model *m;
+	const struct report_node *n;
+
+	json_object_set_new(json_object_get(json_object_get(n0, "metadata"), "labels"),
+			    "gpushare.io/path", json_string("dra"));
+	m = build(f);
+	n = node(m, "lab-node-0");
+	assert_true(n->dra);
+	assert_int_equal(n->n_cards, 2);
+	assert_int_equal(n->cards[0].n_slots, 0);
+	assert_int_equal(m->pods[pod(m, "gpu-share", "batch-train")].held, 0);
+	assert_int_equal(m->pods[pod(m, "gpu-share", "batch-train")].origin, REPORT_FROM_NONE);
+	assert_false(node(m, "lab-node-1")->dra);
+}
+
 static void escaping(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -341,6 +361,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(seed_holders, setup, teardown),
 		cmocka_unit_test_setup_teardown(ledger_annotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(kubelet_refusal, setup, teardown),
+		cmocka_unit_test_setup_teardown(dra_node, setup, teardown),
 		cmocka_unit_test(escaping),
 		cmocka_unit_test_setup_teardown(hostile_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(page_shape, setup, teardown),
