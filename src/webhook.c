@@ -188,8 +188,8 @@ static json_t *template_pod(const json_t *obj, const struct workload *w)
 	json_object_set_new(md, "name", json_string(kobj_text(obj, "metadata.name")));
 	json_object_set_new(md, "namespace", json_string(kobj_text(obj, "metadata.namespace")));
 	json_t *spec = json_object_get(t, "spec");
-	return json_pack("{s:s,s:s,s:o,s:O}", "apiVersion", "v1", "kind", "Pod", "metadata", md,
-			 "spec", json_is_object(spec) ? spec : json_object());
+	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "Pod", "metadata", md,
+			 "spec", json_is_object(spec) ? json_incref(spec) : json_object());
 }
 
 int webhook_judge_pod(const struct webhook_fleet *f, const json_t *obj, struct webhook_verdict *v,

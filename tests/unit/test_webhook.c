@@ -379,6 +379,16 @@ static void test_workloads(void **state)
 	json_decref(a);
 	free(body);
 
+	/* A workload without a template: nothing to judge in it, and nothing leaks (fuzz). */
+	static const char nospec[] =
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+		"\"uid\":\"705ab4f5-6393-11e8-b7cc-42010a800002\",\"kind\":{\"group\":\"apps\","
+		"\"version\":\"v1\",\"kind\":\"Deployment\"},\"operation\":\"CREATE\",\"object\":{"
+		"\"apiVersion\":\"apps/"
+		"v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"w\"}}}}";
+	expect_allowed(judge(&f->fleet, nospec, &a, NULL));
+	json_decref(a);
+
 	/* A good template passes. */
 	body = workload_review("CREATE", "batch", "Job", "\"spec\":{\"template\":", "}",
 			       "{\"nvidia.com/gpu\":\"1\"}", NULL);
