@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{"explain", cmd_explain, "why a pod landed where it did or is pending; quota headroom"},
 	{"controller", cmd_controller, "keep nodes advertising and admit pods, continuously"},
 	{"status", cmd_status, "who holds each GPU slice or MIG instance, per physical GPU"},
+	{"dra", cmd_dra, "the DRA path: translate a device-plugin setup to its DRA form"},
 	{"webhook", cmd_webhook,
 	 "admission webhook: refuse at creation pods that would fail later"},
 	{"plan", cmd_plan, "place a batch of pods as the scheduler would; what-if a change"},

@@ -16,6 +16,7 @@ int cmd_sync(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_controller(int argc, char **argv);
+int cmd_dra(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_report(int argc, char **argv);
