@@ -69,13 +69,18 @@ def normalize_fit_error(msg, own, foreign):
     return out
 
 
+# The kubelet's rejectPod (pkg/kubelet/kubelet.go) writes the status message
+# as "Pod was rejected: " + the admit result's message (the Event has it bare).
+REJECTED = "Pod was rejected: "
+
+
 def reasons_agree(real, plan):
     """plan's reason against the normalised real one: verbatim, or verbatim up
     to the end of the filters' part when plan leaves the PostFilter part out
     (DRA's "no new claims to deallocate" and preemption's own count)."""
     if real is None or plan is None:
         return False
-    if real == plan:
+    if real == plan or real == REJECTED + plan:
         return True
     m = FIT.match(real)
     return bool(m) and plan == "0/%s nodes are available: %s." % (m.group(1), m.group(2))
@@ -84,10 +89,11 @@ def reasons_agree(real, plan):
 def compare_pod(real, plan):
     """One pod: (kind, note). kind is one of
     same      same verdict (and node, for bound/failed)
-    tie       both bound, on different nodes, and the scheduler's node is one
-              plan scored as high as its own (its "tied" list) or, when plan
-              gives no scores, one it found feasible: the scheduler picks at
-              random among equal top scores
+    tie       both placed (bound or failed), on different nodes, and the
+              scheduler's node is one plan scored as high as its own (its
+              "tied" list) or, when plan gives no scores, one it found
+              feasible: the scheduler picks at random among equal top scores
+              (the caller then asks plan again with the pod pinned there)
     score     the scheduler's node is feasible for plan but scored lower
               than plan's choice: plan's scoring differs
     verdict   different verdicts
@@ -95,18 +101,22 @@ def compare_pod(real, plan):
               feasible nodes
     """
     rv, pv = real["verdict"], plan.get("verdict")
-    if rv != pv:
-        return "verdict", "cluster %s%s, plan %s%s" % (
-            rv, " on " + real["node"] if real.get("node") else "",
-            pv, " on " + plan["node"] if plan.get("node") else "")
-    if rv in ("bound", "failed") and real["node"] != plan.get("node"):
+    placed = ("bound", "failed")
+    if rv in placed and pv in placed and real["node"] != plan.get("node"):
+        # The node decides the kubelet's admission too: on a tie the two
+        # may place the pod on nodes of different configs, one admitting it.
         feasible = plan.get("feasible") or []
         tied = plan.get("tied")
         if real["node"] in (feasible if tied is None else tied):
-            return "tie", "cluster %s, plan %s (equal top scores)" % (real["node"], plan["node"])
+            return "tie", "cluster %s on %s, plan %s on %s (equal top scores)" % (
+                rv, real["node"], pv, plan["node"])
         if real["node"] in feasible:
             return "score", "cluster %s, plan %s; plan's top-score nodes: %s" % (
                 real["node"], plan.get("node"), ",".join(tied))
         return "node", "cluster %s, plan %s; plan's feasible: %s" % (
             real["node"], plan.get("node"), ",".join(feasible) or "none")
+    if rv != pv:
+        return "verdict", "cluster %s%s, plan %s%s" % (
+            rv, " on " + real["node"] if real.get("node") else "",
+            pv, " on " + plan["node"] if plan.get("node") else "")
     return "same", ""

@@ -73,6 +73,8 @@ check(compare.reasons_agree(want, "0/3 nodes are available: 1 Insufficient memor
                             "Insufficient nvidia.com/gpu."),
       "plan may leave the PostFilter part out")
 check(compare.reasons_agree(want, want), "verbatim")
+check(compare.reasons_agree("Pod was rejected: Allocate failed due to x", "Allocate failed due to x"),
+      "a failed pod's status message is the kubelet's with its rejectPod prefix")
 check(not compare.reasons_agree(want, "0/3 nodes are available: 3 Insufficient cpu."),
       "another histogram disagrees")
 
@@ -89,6 +91,12 @@ check(compare.compare_pod(bound, {"verdict": "bound", "node": "n2", "feasible": 
 check(compare.compare_pod(bound, {"verdict": "bound", "node": "n2", "feasible": ["n1", "n2"],
                                   "tied": ["n2"]})[0] == "score",
       "a feasible node plan scored lower is a scoring disagreement")
+check(compare.compare_pod(bound, {"verdict": "failed", "node": "n2", "feasible": ["n1", "n2"],
+                                  "tied": ["n2", "n1"]})[0] == "tie",
+      "a tie on nodes whose configs admit differently is a tie")
+check(compare.compare_pod(bound, {"verdict": "failed", "node": "n1", "feasible": ["n1"],
+                                  "tied": ["n1"]})[0] == "verdict",
+      "the same node, another admission verdict, is a disagreement")
 check(compare.compare_pod(bound, {"verdict": "pending", "node": None, "feasible": []})[0]
       == "verdict", "bound vs pending")
 check(compare.compare_pod({"verdict": "refused", "node": None, "reason": "x"},
