@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""bench/controller_nodes.py N [PREFIX]: a NodeList of N fake GPU nodes on stdout.
+
+Each node declares 8 Tesla T4 (annotations gpushare.io/gpu-product and
+gpushare.io/gpu-count) and selects the ConfigMap key `shared` (label
+nvidia.com/device-plugin.config), as the lab's lab-node-1 does; all carry the
+label gpushare.io/bench=PREFIX so they can be listed and deleted together:
+
+  bench/controller_nodes.py 1000 | kubectl create -f -
+  kubectl delete nodes -l gpushare.io/bench=bench
+
+kwok (--manage-all-nodes) makes them Ready; gpushare's controller advertises
+them. Deterministic: the same N gives the same nodes.
+"""
+import json
+import sys
+
+
+def main():
+    n = int(sys.argv[1])
+    prefix = sys.argv[2] if len(sys.argv) > 2 else "bench"
+    items = []
+    for i in range(n):
+        name = "%s-node-%05d" % (prefix, i)
+        items.append({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": {"kubernetes.io/hostname": name,
+                           "nvidia.com/device-plugin.config": "shared",
+                           "gpushare.io/bench": prefix},
+                "annotations": {"gpushare.io/gpu-product": "Tesla T4",
+                                "gpushare.io/gpu-count": "8"},
+            },
+        })
+    json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
