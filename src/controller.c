@@ -50,6 +50,8 @@ struct cpod {
 	uint8_t state;
 	uint8_t n_req;
 	bool busy;
+	time_t held_at; /* a hold verdict was written then; 0 = none */
+	unsigned long long held_node_rv;
 	struct rescount req[NODE_RES];
 };
 
@@ -842,6 +844,9 @@ static json_t *reduce_pod(const json_t *pod)
 	if (json_object_get(spec, "initContainers"))
 		json_object_set_new(s, "initContainers",
 				    reduce_containers(json_object_get(spec, "initContainers")));
+	/* What the kubelet's prepare of DRA claims reads (draprepare_pod). */
+	copy_key(s, spec, "resourceClaims");
+	copy_key(st, json_object_get(pod, "status"), "resourceClaimStatuses");
 	copy_key(st, json_object_get(pod, "status"), "phase");
 	return json_pack("{s:o,s:o,s:o}", "metadata", m, "spec", s, "status", st);
 }
@@ -1027,7 +1032,7 @@ static void on_pod_written(void *arg, const struct kube_result *r)
 }
 
 static void write_pod(struct controller *ctl, struct cpod *p, struct cnode *n, const char *path,
-		      json_t *patch, const char *what)
+		      json_t *patch, const char *what, const char *ctype)
 {
 	struct write_ctx *w = gs_xcalloc(1, sizeof(*w));
 	char *body;
@@ -1038,8 +1043,8 @@ static void write_pod(struct controller *ctl, struct cpod *p, struct cnode *n, c
 	w->ctl = ctl;
 	w->pod = p;
 	w->what = gs_xstrdup(what);
-	if (kube_loop_request(ctl->l, "PATCH", path, "application/merge-patch+json", body,
-			      strlen(body), on_pod_written, w) == 0) {
+	if (kube_loop_request(ctl->l, "PATCH", path, ctype ? ctype : "application/merge-patch+json",
+			      body, strlen(body), on_pod_written, w) == 0) {
 		ctl->in_flight++;
 		p->busy = true;
 		if (n)
@@ -1105,8 +1110,24 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 		patch = json_pack("{s:{s:o}}", "metadata", "annotations", ann);
 		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
 		write_pod(ctl, p, n, path, patch,
-			  n ? "admitted" : "admitted (its node declares no GPUs)");
+			  n ? "admitted" : "admitted (its node declares no GPUs)", NULL);
+		p->held_at = 0;
 		ctl->admitted++;
+	} else if (v.hold) {
+		const char *reason = v.reason ? v.reason : "";
+		const char *message = v.message ? v.message : "";
+		char *what = gs_xasprintf("held: %s: %s", reason, message);
+		/* Strategic: conditions merge by type, the scheduler's PodScheduled stays. */
+		patch = json_pack("{s:{},s:o}", "metadata", "status",
+				  v.status ? v.status : json_object());
+		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
+		write_pod(ctl, p, n, path, patch, what, "application/strategic-merge-patch+json");
+		if (p->busy)
+			post_event(ctl, "Pod", ns, name, p->uid, p->node, reason, message);
+		p->held_at = time(NULL);
+		p->held_node_rv = n ? n->rv : 0;
+		free(what);
+		json_decref(v.annotations);
 	} else {
 		const char *reason = v.reason ? v.reason : "UnexpectedAdmissionError";
 		const char *message = v.message ? v.message : "";
@@ -1114,7 +1135,7 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 		patch = json_pack("{s:{},s:{s:s,s:s,s:s}}", "metadata", "status", "phase", "Failed",
 				  "reason", reason, "message", message);
 		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
-		write_pod(ctl, p, n, path, patch, what);
+		write_pod(ctl, p, n, path, patch, what, NULL);
 		/* The kubelet's recorder: a Warning on the pod with the same reason and message. */
 		if (p->busy)
 			post_event(ctl, "Pod", ns, name, p->uid, p->node, reason, message);
@@ -1130,6 +1151,15 @@ out:
 	free(ns);
 }
 
+/* Held and nothing changed since: its node is the same and the retry is not due. */
+static bool held(struct controller *ctl, const struct cpod *p)
+{
+	const struct cnode *n = map_get(&ctl->nodes, p->node);
+
+	return p->held_at && (!n || n->rv == p->held_node_rv) &&
+	       time(NULL) - p->held_at < CONTROLLER_HOLD_RETRY_S;
+}
+
 static void admit_pods(struct controller *ctl)
 {
 	struct cpod *p;
@@ -1140,7 +1170,7 @@ static void admit_pods(struct controller *ctl)
 	{
 		if (ctl->in_flight >= ctl->o.max_pending)
 			break;
-		if (p->state == POD_WAITING && !p->busy)
+		if (p->state == POD_WAITING && !p->busy && !held(ctl, p))
 			admit_one(ctl, p);
 	}
 }

@@ -67,7 +67,20 @@ struct controller_verdict {
 	/* refuse: the kubelet's reason and message (malloc'd; the controller frees them). */
 	char *reason;
 	char *message;
+	/*
+	 * hold (with admit false): not refused for good, as by a kubelet whose
+	 * prepare of the pod's DRA resources fails: the pod stays bound and
+	 * Pending with `status` (a strategic merge patch of its status; the
+	 * controller takes this reference), a Warning Event `reason` /
+	 * `message` is posted, and the pod is decided again once its node
+	 * changes or CONTROLLER_HOLD_RETRY_S seconds have passed (the kubelet
+	 * retries and the event repeats).
+	 */
+	bool hold;
+	json_t *status;
 };
+
+#define CONTROLLER_HOLD_RETRY_S 30
 
 /*
  * Decide one pod's admission. Called once per pod bound to a managed node

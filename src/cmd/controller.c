@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "controller.h"
+#include "draadmit.h"
 #include "defaults.h"
 #include "kubecontext.h"
 #include "kubeloop.h"
@@ -121,6 +122,7 @@ int cmd_controller(int argc, char **argv)
 	struct kube_loop_opts lo = {0};
 	struct kube_loop *l = NULL;
 	struct controller *ctl = NULL;
+	struct draadmit dra = {0};
 	struct opsserver *ops = NULL;
 	const char *listen = NULL;
 	struct gs_error err;
@@ -161,6 +163,7 @@ int cmd_controller(int argc, char **argv)
 	co.configmap_namespace = cm.ns;
 	co.configmap_name = cm.name;
 	co.log = log_line;
+	draadmit_init(&dra, NULL);
 	lo.max_in_flight = (unsigned)max_in_flight;
 	lo.log = log_line;
 	if (kube_context_open(&kx, "controller", &err) < 0) {
@@ -180,6 +183,12 @@ int cmd_controller(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	/* Pods on DRA nodes are prepared as the driver would first (docs/dra.md). */
+	dra.c = kx.client;
+	dra.next = co.admit;
+	dra.next_arg = co.admit_arg;
+	co.admit = draadmit_decide;
+	co.admit_arg = &dra;
 	if (kube_loop_new(&l, kx.client, &lo, &err) < 0 || controller_new(&ctl, l, &co, &err) < 0) {
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
@@ -249,6 +258,7 @@ out:
 		close(signal_pipe[1]);
 	}
 	free(cm.ns);
+	draadmit_release(&dra);
 	kube_context_release(&kx);
 	return rc;
 }

@@ -10,6 +10,8 @@
 #     the third claim with the apiserver's text;
 #  5. a node switched device plugin -> DRA loses its nvidia.com resources and
 #     GFD labels and gains a slice; switched back, the reverse;
+#  7. the driver's prepare refusals (spec §3.5) as the kubelet reports them,
+#     the pod left bound and ContainerCreating, and run once the gate is on;
 #  6. a layout change updates the slice in place (same generation), an
 #     obsolete older-generation slice is removed.
 . "$TOP/tests/e2e/lib.sh"
@@ -269,6 +271,72 @@ expect_match "$out" "^$sw: ResourceSlice $sw-gpu.nvidia.com-[a-z0-9]{5} deleted"
 expect_eq "$(jp node "$sw" '{.status.allocatable.nvidia\.com/gpu}')" 8 "capacity back"
 expect_eq "$(jp node "$sw" '{.metadata.labels.nvidia\.com/gpu\.product}')" Tesla-T4-SHARED "GFD label back"
 expect_eq "$(slices_of "$sw" | jq '.items | length')" 0 "no slice left"
+
+# --- 7. the driver's prepare refuses, the kubelet's words ------------------
+# gpushare's controller plays the kubelet on these nodes (docs/dra.md).
+prep_pod() { # NAME NODE CLAIM-YAML-SPEC-CONFIG CLASS REQUEST
+	cat <<-YAML
+		apiVersion: resource.k8s.io/v1
+		kind: ResourceClaim
+		metadata: {name: $1}
+		spec:
+		  devices:
+		    requests:
+		    - name: $5
+		      exactly: {deviceClassName: $4}
+		    config:
+		    - requests: [$5]
+		      opaque:
+		        driver: gpu.nvidia.com
+		        parameters: $3
+		---
+		apiVersion: v1
+		kind: Pod
+		metadata: {name: $1}
+		spec:
+		  nodeSelector: {e2e.gpushare/node: $2}
+		  containers: [{name: ctr, image: registry.invalid/e2e:1, resources: {claims: [{name: c}]}}]
+		  resourceClaims: [{name: c, resourceClaimName: $1}]
+	YAML
+}
+prep_pod ts-claim "$t4" '{apiVersion: resource.nvidia.com/v1beta1, kind: GpuConfig, sharing: {strategy: TimeSlicing, timeSlicingConfig: {interval: Long}}}' gpu.nvidia.com gpu |
+	run k -n "$ns" create -f -
+expect_rc 0 "create the time-sliced claim and pod"
+prep_pod replicas-claim "$t4" '{apiVersion: resource.nvidia.com/v1beta1, kind: GpuConfig, sharing: {strategy: TimeSlicing, replicas: 4}}' gpu.nvidia.com gpu |
+	run k -n "$ns" create -f -
+expect_rc 0 "create the replicas claim and pod"
+prep_pod mig-ts-claim "$a100" '{apiVersion: resource.nvidia.com/v1beta1, kind: MigDeviceConfig, sharing: {strategy: TimeSlicing, timeSlicingConfig: {interval: Long}}}' mig.nvidia.com mig |
+	run k -n "$ns" create -f -
+expect_rc 0 "create the MIG time-slicing claim and pod"
+event_of() { k -n "$ns" get events --field-selector "involvedObject.name=$1,reason=FailedPrepareDynamicResources" -o jsonpath='{.items[0].message}'; }
+has_event() { [ -n "$(event_of "$1")" ]; }
+for p in ts-claim replicas-claim mig-ts-claim; do
+	wait_for 60 "FailedPrepareDynamicResources on $p" has_event "$p"
+	expect_eq "$(k -n "$ns" get events --field-selector "involvedObject.name=$p,reason=FailedPrepareDynamicResources" -o jsonpath='{.items[0].type}')" \
+		Warning "$p: a Warning"
+done
+wrap() { # CLAIM STEP-ERROR: the kubelet's event text around the driver's error
+	printf 'Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources failed for ResourceClaim %s: error preparing devices for claim %s/%s:%s: prepare devices failed: %s' \
+		"$1" "$ns" "$1" "$(jp resourceclaim "$1" "$ns" '{.metadata.uid}')" "$2"
+}
+expect_eq "$(event_of ts-claim)" "$(wrap ts-claim 'error validating GPU config: unknown GPU sharing strategy: TimeSlicing')" \
+	"TimeSlicing with the driver's default gates"
+expect_has "$(event_of replicas-claim)" 'strict decoding error: unknown field "sharing.replicas"' "no replicas in the driver's API"
+expect_has "$(event_of mig-ts-claim)" 'strict decoding error: unknown field "sharing.timeSlicingConfig"' "no timeSlicingConfig on a MIG device"
+# As a real kubelet leaves the pod: bound, Pending, ContainerCreating.
+pod=$(k -n "$ns" get pod ts-claim -o json)
+expect_eq "$(jq -r '.spec.nodeName' <<<"$pod")" "$t4" "still bound"
+expect_eq "$(jq -r '.status.phase' <<<"$pod")" Pending "phase"
+expect_eq "$(jq -r '.status.containerStatuses[0].state.waiting.reason' <<<"$pod")" ContainerCreating "container waiting"
+expect_eq "$(jq -r '.status.conditions[] | select(.type == "PodReadyToStartContainers") | .status' <<<"$pod")" False "PodReadyToStartContainers"
+expect_eq "$(jq -r '.status.conditions[] | select(.type == "PodScheduled") | .status' <<<"$pod")" True "PodScheduled kept"
+expect_eq "$(jq -r '.metadata.annotations["gpushare.io/admitted"] // ""' <<<"$pod")" "" "not admitted"
+expect_match "$(jp resourceclaim ts-claim "$ns" '{.status.allocation.devices.results[0].device}')" '^gpu-[01]$' "the claim stays allocated"
+# The driver's TimeSlicingSettings gate on: the time-sliced pod runs, the bad config never.
+k annotate node "$t4" gpushare.io/dra-feature-gates=TimeSlicingSettings=true >/dev/null || fail "annotate gates"
+gs_wait_pod_phase "$ns" ts-claim Running 60 || fail "ts-claim not Running with TimeSlicingSettings"
+expect_eq "$(jp pod replicas-claim "$ns" '{.status.phase}')" Pending "replicas-claim still refused"
+k -n "$ns" delete pod ts-claim replicas-claim mig-ts-claim --wait=false >/dev/null
 
 # --- 6. layout change, obsolete generation ---------------------------------
 k -n "$ns" delete pod mig-pod --wait=true --timeout=60s >/dev/null || fail "delete mig-pod"
