@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "dpconfig.h"
 #include "explain.h"
+#include "explain_node.h"
 #include "explain_offline.h"
 #include "kobj.h"
 #include "nodehw.h"
@@ -24,6 +25,8 @@ static const char *const usage_lines[] = {
 	"gpushare explain pod POD.yaml --nodes NODES.yaml --configmap CM.yaml [--pods PODS.yaml]\n"
 	"                 [--quota QUOTAS.yaml]",
 	"gpushare explain quota NS [--request RES=N]... [--name POD] [options]",
+	"gpushare explain node NODE [options]",
+	"gpushare explain node NODE --nodes NODES.yaml --configmap CM.yaml",
 	NULL,
 };
 
@@ -43,6 +46,12 @@ static const struct parseopt_usage explain_usage = {
 	"enforced yet (status.hard set); with --request, whether one more pod asking for\n"
 	"that would be admitted, in the apiserver's words.\n"
 	"\n"
+	"node: which device-plugin config the node gets and why (its\n"
+	"nvidia.com/device-plugin.config label, or config-manager's fallbacks), its MIG\n"
+	"strategy and where it comes from, its MIG layout, the sharing, and what NVIDIA's\n"
+	"stack would publish: capacity = allocatable per resource, GFD's labels. The same\n"
+	"text for a live node and for one of NODES.yaml.\n"
+	"\n"
 	"Before the cluster exists, pod takes manifests: every Pod of POD.yaml against\n"
 	"the Nodes of NODES.yaml as gpushare would advertise them under the ConfigMap\n"
 	"(its Pods with spec.nodeName are the pods already bound), and with --quota\n"
@@ -52,8 +61,8 @@ static const struct parseopt_usage explain_usage = {
 	"--nodes-file (with --pods-file and --configmap-file optional), quota takes\n"
 	"--quota-file.\n",
 	"Exit status: 0 scheduled / admitted (POD.yaml: every pod fits a node and is\n"
-	"admitted), 1 not scheduled, failed or refused, 2 bad usage, input or an API\n"
-	"error.\n",
+	"admitted; node: the stack accepts the node), 1 not scheduled, failed or refused\n"
+	"(node: the stack refuses it), 2 bad usage, input or an API error.\n",
 };
 
 struct configmap_ref {
@@ -367,6 +376,46 @@ out:
 	return rc;
 }
 
+/* Print explain_node's report; 1 when the stack refuses the node. */
+static int print_node_report(const json_t *node, const struct dpconfig_set *set,
+			     struct gs_error *err)
+{
+	const struct catalog *cat;
+	char *text;
+
+	if (catalog_builtin(&cat, err) < 0 || explain_node(cat, node, set, &text, err) < 0)
+		return -1;
+	fputs(text, stdout);
+	int refused = strstr(text, "\nrefused: ") != NULL || strstr(text, "\nconfig: none") != NULL;
+	free(text);
+	return refused ? EXIT_FINDING : EXIT_OK;
+}
+
+/* explain node NODE --nodes NODES.yaml --configmap CM.yaml. */
+static int explain_node_manifests(const char *name, const char *nodes_path, const char *cm_path,
+				  struct gs_error *err)
+{
+	struct ydoc_stream *ns = NULL, *cs = NULL;
+	struct dpconfig_set *set = NULL;
+	const json_t *cm = NULL;
+	int rc = -1;
+
+	if (ydoc_load_file(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
+	    dpconfig_set_load_file(cm_path, &cs, &cm, &set, err) < 0)
+		goto out;
+	long at = kobj_find(ns, 0, "Node", name);
+	if (at < 0) {
+		gs_error_set(err, "%s: no Node '%s'", nodes_path, name);
+		goto out;
+	}
+	rc = print_node_report(ydoc_stream_doc(ns, (size_t)at), set, err);
+out:
+	dpconfig_set_free(set);
+	ydoc_stream_free(ns);
+	ydoc_stream_free(cs);
+	return rc;
+}
+
 /* GET, with a 404 giving *out NULL and 0. */
 static int get_optional(struct kube_client *kc, const char *path, json_t **out,
 			struct gs_error *err)
@@ -438,11 +487,52 @@ int cmd_explain(int argc, char **argv)
 	}
 	what = n > 0 ? argv[0] : NULL;
 	target = n > 1 ? argv[1] : NULL;
-	if (!what || (strcmp(what, "pod") && strcmp(what, "quota"))) {
-		gs_error_set(&err, "say what to explain: 'pod NS/NAME' or 'quota NS'");
+	if (!what || (strcmp(what, "pod") && strcmp(what, "quota") && strcmp(what, "node"))) {
+		gs_error_set(&err, "say what to explain: 'pod NS/NAME', 'quota NS' or 'node NODE'");
 		goto usage_error;
 	}
 	bool is_pod = !strcmp(what, "pod");
+	if (!strcmp(what, "node")) {
+		if (!target || req || y_quota || y_pods || f_pod || f_nodes || f_pods || f_cm ||
+		    f_quota || (y_nodes && !cm_arg)) {
+			gs_error_set(&err,
+				     "explain node NODE [--nodes NODES.yaml --configmap CM.yaml]");
+			goto usage_error;
+		}
+		if (y_nodes) {
+			rc = explain_node_manifests(target, y_nodes, cm_arg, &err);
+			if (rc < 0)
+				goto fail;
+			goto out;
+		}
+		if (cm_arg) {
+			char *cns;
+			if (split_ns("--configmap", cm_arg, &cns, &cmref.name, &err) < 0)
+				goto usage_error;
+			free(cmref.ns);
+			cmref.ns = cns;
+		}
+		if (kube_context_open(&kx, "explain", &err) < 0)
+			goto fail;
+		char *np = gs_xasprintf("/api/v1/nodes/%s", target);
+		char *cp =
+			gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", cmref.ns, cmref.name);
+		int r = kube_get(kx.client, np, &nodes, &err);
+		if (r == 0)
+			r = get_optional(kx.client, cp, &cm, &err);
+		free(np);
+		free(cp);
+		if (r < 0)
+			goto fail;
+		if (cm && dpconfig_set_from_configmap(NULL, cm, &set, &err) < 0) {
+			gs_error_prefix(&err, "configmap %s/%s: ", cmref.ns, cmref.name);
+			goto fail;
+		}
+		rc = print_node_report(nodes, set, &err);
+		if (rc < 0)
+			goto fail;
+		goto out;
+	}
 	if (y_nodes || y_quota || y_pods) {
 		if (!is_pod || !y_nodes || !cm_arg || !target || f_pod || f_nodes || f_pods ||
 		    f_cm || f_quota || req) {
