@@ -209,6 +209,63 @@ static void test_prefer_no_schedule_and_preferred_affinity(void **state)
 	plan_result_free(r);
 }
 
+/* A node advertising one extended resource. */
+static json_t *res_node(const char *name, const char *res, const char *n)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":"
+		 "{\"cpu\":\"8\",\"memory\":\"32Gi\",\"pods\":\"110\",\"%s\":\"%s\"}}}",
+		 name, res, n);
+	return loads(buf);
+}
+
+static void test_what_if_diff(void **state)
+{
+	(void)state;
+	/* Before: two whole GPUs; after the re-cut: MIG profiles only. */
+	json_t *before_nodes = json_pack("{s:s,s:[o]}", "kind", "NodeList", "items",
+					 res_node("n", "nvidia.com/gpu", "2"));
+	json_t *after_nodes = json_pack("{s:s,s:[o]}", "kind", "NodeList", "items",
+					res_node("n", "nvidia.com/mig-1g.10gb", "7"));
+	json_t *pods = json_pack("[o,o]", pod("whole", "{\"limits\":{\"nvidia.com/gpu\":1}}", NULL),
+				 pod("slice", "{\"limits\":{\"nvidia.com/mig-1g.10gb\":1}}", NULL));
+	struct plan_input bi = {before_nodes, NULL, pods, NULL, NULL};
+	struct plan_input ai = {after_nodes, NULL, pods, NULL, NULL};
+	struct plan_result *b = NULL, *a = NULL;
+	struct gs_error err;
+
+	if (plan_run(&bi, &b, &err) < 0 || plan_run(&ai, &a, &err) < 0)
+		fail_msg("plan_run: %s", err.msg);
+	json_t *d = plan_diff_json(b, a, before_nodes, after_nodes);
+	const json_t *changes = json_object_get(d, "changes");
+	/* whole: bound -> pending; slice: pending -> bound. */
+	assert_int_equal(json_array_size(changes), 2);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_array_get(changes, 0), "after"), "verdict")),
+		"pending");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_array_get(changes, 1), "after"), "node")),
+			    "n");
+	/* nvidia.com/gpu is advertised by no node after: instead, the profile. */
+	const json_t *un = json_object_get(d, "unadvertised");
+	assert_int_equal(json_array_size(un), 1);
+	const json_t *u = json_array_get(un, 0);
+	assert_string_equal(json_string_value(json_object_get(u, "name")), "whole");
+	assert_string_equal(json_string_value(json_object_get(u, "resource")), "nvidia.com/gpu");
+	assert_true(json_is_true(json_object_get(u, "before")));
+	assert_string_equal(json_string_value(json_array_get(json_object_get(u, "instead"), 0)),
+			    "nvidia.com/mig-1g.10gb");
+	assert_int_equal(json_array_size(json_object_get(u, "instead")), 1);
+	json_decref(d);
+	plan_result_free(b);
+	plan_result_free(a);
+	json_decref(before_nodes);
+	json_decref(after_nodes);
+	json_decref(pods);
+}
+
 static void test_verdict_names(void **state)
 {
 	(void)state;
@@ -226,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_too_many_pods_and_pending_holds_nothing),
 		cmocka_unit_test(test_least_allocated_and_balanced),
 		cmocka_unit_test(test_prefer_no_schedule_and_preferred_affinity),
+		cmocka_unit_test(test_what_if_diff),
 		cmocka_unit_test(test_verdict_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
