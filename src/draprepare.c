@@ -1169,7 +1169,14 @@ int draprepare_claim(const json_t *claim, const json_t *slices,
 		}
 	}
 
-	if (crash == CHECK_PANIC) {
+	if (out->already_prepared && (refused || crash == CHECK_PANIC)) {
+		/*
+		 * Prepared before (under other gates, say): the driver answers from
+		 * its checkpoint and decides nothing again. gpushare keeps no
+		 * checkpoint, so the devices are not listed.
+		 */
+		out->outcome = DRAPREPARE_OK;
+	} else if (crash == CHECK_PANIC) {
 		finish_crash(out, msg.buf);
 	} else if (refused) {
 		finish_refusal(out, claim, msg.buf, false);

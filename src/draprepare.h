@@ -90,8 +90,11 @@ enum draprepare_outcome {
 
 struct draprepare_result {
 	enum draprepare_outcome outcome;
-	bool already_prepared; /* OK because the claim UID was prepared before */
-	char *claim_name;      /* the claim the message is about ("" for none) */
+	/* OK because the claim UID was prepared before: the driver answers
+	 * from its checkpoint whatever the gates are now (devices are listed
+	 * only when today's decision would also accept the claim) */
+	bool already_prepared;
+	char *claim_name; /* the claim the message is about ("" for none) */
 	char *claim_uid;
 	/*
 	 * The driver's innermost error, as prepareDevices returns it:

@@ -1,3 +1,4 @@
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -5,26 +6,33 @@
 #include "cmd.h"
 #include "dpconfig_set.h"
 #include "draprepare.h"
+#include "kobj.h"
 #include "dratranslate.h"
 #include "parseopt.h"
 #include "strbuf.h"
 #include "ydoc.h"
 #include "banned.h"
 
-static const char *const dra_lines[] = {"gpushare dra translate --configmap CM.yaml [MANIFEST...]",
-					NULL};
+static const char *const dra_lines[] = {
+	"gpushare dra translate --configmap CM.yaml [MANIFEST...]",
+	"gpushare dra prepare --slices SLICES.yaml [--driver-gates GATES] CLAIM.yaml...", NULL};
+static const char *const translate_lines[] = {
+	"gpushare dra translate --configmap CM.yaml [MANIFEST...]", NULL};
+static const char *const prepare_lines[] = {
+	"gpushare dra prepare --slices SLICES.yaml [--driver-gates GATES] CLAIM.yaml...", NULL};
 
 static const struct parseopt_usage dra_usage = {
 	"dra",
 	dra_lines,
 	"The DRA path (docs/dra.md). Subcommands:\n"
-	"  translate   the DRA form of a device-plugin ConfigMap, quotas and manifests\n",
+	"  translate   the DRA form of a device-plugin ConfigMap, quotas and manifests\n"
+	"  prepare     what NVIDIA's DRA driver would answer the kubelet for allocated claims\n",
 	NULL,
 };
 
 static const struct parseopt_usage translate_usage = {
 	"dra translate",
-	dra_lines,
+	translate_lines,
 	"Print the DRA form (resource.k8s.io/v1, Kubernetes 1.34 without alpha gates,\n"
 	"NVIDIA's DRA driver v25.12.0) of a device-plugin ConfigMap and of the\n"
 	"manifests that rely on it: shared ResourceClaims instead of time-slicing and\n"
@@ -106,17 +114,140 @@ out:
 	return rc;
 }
 
+static const struct parseopt_usage prepare_usage = {
+	"dra prepare",
+	prepare_lines,
+	"For each allocated ResourceClaim in the files (kubectl get resourceclaim -o yaml),\n"
+	"what NVIDIA's DRA driver v25.12.0 answers when the kubelet asks it to prepare\n"
+	"the claim on a node that publishes SLICES (kubectl get resourceslices -o yaml, or\n"
+	"gpushare advertise --dra): the devices and the sharing they get, or the Warning\n"
+	"event FailedPrepareDynamicResources the pod would show (docs/dra.md, \"Prepare\").\n",
+	"exit status: 0 every claim prepared, 1 a claim refused, 2 bad input or usage.\n",
+};
+
+/* Every object of a stream, Lists opened, into `out`. */
+static void collect(const struct ydoc_stream *s, const char *kind, json_t *out)
+{
+	for (size_t i = 0; i < ydoc_stream_count(s); i++) {
+		json_t *d = ydoc_stream_doc(s, i);
+		const json_t *items = json_object_get(d, "items");
+		if (json_is_array(items)) {
+			for (size_t j = 0; j < json_array_size(items); j++)
+				if (kobj_is(json_array_get(items, j), kind))
+					json_array_append(out, json_array_get(items, j));
+		} else if (kobj_is(d, kind)) {
+			json_array_append(out, d);
+		}
+	}
+}
+
+static int prepare(int argc, char **argv)
+{
+	const char *slices_path = NULL, *gates_spec = NULL;
+	struct option opts[] = {
+		OPT_STRING(0, "slices", &slices_path, "FILE",
+			   "the node's ResourceSlices (a List, or documents)"),
+		OPT_STRING(0, "driver-gates", &gates_spec, "GATES",
+			   "the driver's feature gates, FEATURE_GATES syntax (default: the\n"
+			   "driver's own, e.g. TimeSlicingSettings=true,MPSSupport=true)"),
+		OPT_END(),
+	};
+	int n = parse_options(argc, argv, opts, &prepare_usage);
+	struct gs_error err;
+	struct draprepare_gates gates;
+	struct ydoc_stream *ss = NULL;
+	json_t *slices = json_array(), *claims = json_array();
+	int rc = EXIT_USAGE;
+
+	if (n < 0) {
+		json_decref(slices);
+		json_decref(claims);
+		return parseopt_exit(n);
+	}
+	gs_error_clear(&err);
+	draprepare_gates_default(&gates);
+	if (!slices_path || n == 0 ||
+	    (gates_spec && draprepare_gates_parse(&gates, gates_spec, &err))) {
+		if (!slices_path)
+			gs_error_set(&err, "say which node's slices: --slices SLICES.yaml");
+		else if (n == 0)
+			gs_error_set(&err, "say which claims: CLAIM.yaml");
+		else
+			gs_error_prefix(&err, "--driver-gates: ");
+		json_decref(slices);
+		json_decref(claims);
+		return usage_error(&prepare_usage, &err);
+	}
+	if (ydoc_load_file(slices_path, &ydoc_default_limits, &ss, &err) < 0) {
+		print_error(&err);
+		goto out;
+	}
+	collect(ss, "ResourceSlice", slices);
+	for (int i = 0; i < n; i++) {
+		struct ydoc_stream *cs = NULL;
+		if (ydoc_load_file(argv[i], &ydoc_default_limits, &cs, &err) < 0) {
+			print_error(&err);
+			goto out;
+		}
+		size_t before = json_array_size(claims);
+		collect(cs, "ResourceClaim", claims);
+		ydoc_stream_free(cs);
+		if (json_array_size(claims) == before) {
+			fprintf(stderr, "error: %s: no ResourceClaim in the file\n", argv[i]);
+			goto out;
+		}
+	}
+	rc = EXIT_OK;
+	for (size_t i = 0; i < json_array_size(claims); i++) {
+		const json_t *c = json_array_get(claims, i);
+		struct draprepare_result r;
+		if (draprepare_claim(c, slices, &gates, NULL, 0, &r, &err)) {
+			print_error(&err);
+			rc = EXIT_USAGE;
+			break;
+		}
+		const char *ns = kobj_text(c, "metadata.namespace");
+		printf("%s%s%s: %s\n", ns, *ns ? "/" : "", kobj_text(c, "metadata.name"),
+		       r.outcome == DRAPREPARE_OK ? "prepared" : "refused");
+		for (size_t d = 0; d < r.n_devices; d++) {
+			const struct draprepare_device *dv = &r.devices[d];
+			bool def = !strcmp(dv->config_source, "default");
+			printf("  %s: %s (%s, %s), %s %s%s, %s%s%s%s\n", dv->request, dv->device,
+			       dv->type, *dv->uuid ? dv->uuid : "no uuid",
+			       def ? "the driver's default" : dv->config_source, dv->config_kind,
+			       def ? "" : " config", *dv->sharing ? "sharing " : "no sharing",
+			       dv->sharing, *dv->interval ? ", interval " : "", dv->interval);
+		}
+		if (r.outcome != DRAPREPARE_OK) {
+			printf("  Warning %s: %s\n", DRAPREPARE_EVENT_REASON, r.event_message);
+			if (r.outcome == DRAPREPARE_CRASHED)
+				printf("  (the driver's plugin panics on this claim: %s)\n",
+				       r.step_error);
+			if (rc == EXIT_OK)
+				rc = EXIT_FINDING;
+		}
+		draprepare_result_release(&r);
+	}
+out:
+	ydoc_stream_free(ss);
+	json_decref(slices);
+	json_decref(claims);
+	return rc;
+}
+
 int cmd_dra(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "translate"))
 		return translate(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "prepare"))
+		return prepare(argc - 1, argv + 1);
 	struct option opts[] = {OPT_END()};
 	int n = parse_options(argc, argv, opts, &dra_usage);
 	struct gs_error err;
 	if (n < 0)
 		return parseopt_exit(n);
 	if (n == 0)
-		gs_error_set(&err, "say which subcommand: translate");
+		gs_error_set(&err, "say which subcommand: translate, prepare");
 	else
 		gs_error_set(&err, "'%s' is not a dra subcommand; see 'gpushare dra --help'",
 			     argv[0]);

@@ -9,7 +9,7 @@ expect_out_has "translate" "help names the subcommand"
 
 run dra
 expect_rc 2 "no subcommand"
-expect_err_has "say which subcommand: translate" "no subcommand"
+expect_err_has "say which subcommand: translate, prepare" "no subcommand"
 
 run dra bogus
 expect_rc 2 "unknown subcommand"
@@ -28,6 +28,23 @@ expect_rc 2 "not a ConfigMap"
 
 run dra translate --configmap k8s/device-plugin-configs.yaml /nonexistent.yaml
 expect_rc 2 "missing manifest"
+
+run dra prepare tests/golden/dra-prepare-default/claims.yaml
+expect_rc 2 "prepare without --slices"
+expect_err_has "say which node's slices: --slices SLICES.yaml" "prepare without --slices"
+
+run dra prepare --slices tests/golden/dra-prepare-default/slices.yaml
+expect_rc 2 "prepare without claims"
+expect_err_has "say which claims: CLAIM.yaml" "prepare without claims"
+
+run dra prepare --slices tests/golden/dra-prepare-default/slices.yaml k8s/placement.yaml
+expect_rc 2 "prepare on a file without claims"
+expect_err_has "k8s/placement.yaml: no ResourceClaim in the file" "no claims"
+
+run dra prepare --driver-gates MPSSupport=maybe --slices tests/golden/dra-prepare-default/slices.yaml \
+	tests/golden/dra-prepare-default/claims.yaml
+expect_rc 2 "bad gate value"
+expect_err_has "--driver-gates: invalid value of MPSSupport=maybe" "bad gate value"
 
 # The lab's files, in the order the lab applies them.
 run dra translate --configmap k8s/device-plugin-configs.yaml k8s/namespaces.yaml \

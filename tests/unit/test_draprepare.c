@@ -492,6 +492,20 @@ static void devices_missing_and_held(void **state)
 	assert_int_equal(draprepare_claim(c, sl, &g, mine, 1, &r, &err), 0);
 	assert_int_equal(r.outcome, DRAPREPARE_OK);
 	assert_true(r.already_prepared);
+	assert_int_equal(r.n_devices, 1);
+	draprepare_result_release(&r);
+	json_decref(c);
+
+	/* prepared under TimeSlicingSettings, the gate now off: still prepared */
+	c = claim(GPU0, "[{\"source\":\"FromClaim\",\"requests\":[\"gpu\"],\"opaque\":{"
+			"\"driver\":\"gpu.nvidia.com\",\"parameters\":" TS_LONG "}}]");
+	assert_int_equal(draprepare_claim(c, sl, &g, mine, 1, &r, &err), 0);
+	assert_int_equal(r.outcome, DRAPREPARE_OK);
+	assert_true(r.already_prepared);
+	assert_null(r.event_message);
+	draprepare_result_release(&r);
+	assert_int_equal(draprepare_claim(c, sl, &g, NULL, 0, &r, &err), 0);
+	assert_int_equal(r.outcome, DRAPREPARE_REFUSED);
 	draprepare_result_release(&r);
 	json_decref(c);
 	json_decref(sl);
