@@ -27,9 +27,24 @@ struct rescount {
 	uint32_t n;
 };
 
+/*
+ * What nodes of one kind share: the reduced Node without its name, uid,
+ * resourceVersion and hostname label, as compact JSON, kept once however
+ * many nodes have it (a fleet is a few kinds of identical machines).
+ */
+struct shared_text {
+	char *s;
+	uint32_t refs;
+};
+
+enum { HOST_NONE, HOST_IS_NAME, HOST_OTHER };
+
 struct cnode {
 	char *name;
-	char *text; /* the reduced Node, compact JSON */
+	char *uid;
+	char *hostname; /* the kubernetes.io/hostname label when it is not the name */
+	struct shared_text *shared;
+	uint8_t host_mode;
 	unsigned long long rv;
 	uint32_t gen;
 	uint32_t warned; /* hash of the last Event message posted, 0 = none */
@@ -144,6 +159,7 @@ struct controller {
 	char *cm_ns, *cm_name, *ev_ns;
 	json_t *configmap; /* NULL while it does not exist */
 	struct map nodes, pods;
+	struct map texts; /* shared_text by content */
 	uint32_t node_gen, pod_gen, cm_gen;
 	bool nodes_synced, pods_synced, cm_synced, draining;
 	bool cm_missing_logged;
@@ -288,12 +304,73 @@ static void mark_dirty(struct controller *ctl, struct cnode *n)
 	}
 }
 
-static void node_free(struct cnode *n)
+static struct shared_text *text_intern(struct controller *ctl, char *s)
+{
+	struct shared_text *t = map_get(&ctl->texts, s);
+
+	if (t) {
+		free(s);
+	} else {
+		t = gs_xcalloc(1, sizeof(*t));
+		t->s = s;
+		map_put(&ctl->texts, t->s, t);
+	}
+	t->refs++;
+	return t;
+}
+
+static void text_release(struct controller *ctl, struct shared_text *t)
+{
+	if (!t || --t->refs)
+		return;
+	map_del(&ctl->texts, t->s);
+	free(t->s);
+	free(t);
+}
+
+#define HOSTNAME_LABEL "kubernetes.io/hostname"
+
+/* The reduced Node again, from what is kept. Caller decrefs. */
+static json_t *node_json(const struct cnode *n)
+{
+	json_t *o = json_loads(n->shared->s, 0, NULL), *md;
+	char rv[24];
+
+	if (!o)
+		o = json_object();
+	md = json_object_get(o, "metadata");
+	if (!md) {
+		md = json_object();
+		json_object_set_new(o, "metadata", md);
+	}
+	json_object_set_new(md, "name", json_string(n->name));
+	if (n->uid)
+		json_object_set_new(md, "uid", json_string(n->uid));
+	if (n->rv) {
+		snprintf(rv, sizeof(rv), "%llu", n->rv);
+		json_object_set_new(md, "resourceVersion", json_string(rv));
+	}
+	if (n->host_mode != HOST_NONE) {
+		json_t *labels = json_object_get(md, "labels");
+		if (!labels) {
+			labels = json_object();
+			json_object_set_new(md, "labels", labels);
+		}
+		json_object_set_new(
+			labels, HOSTNAME_LABEL,
+			json_string(n->host_mode == HOST_IS_NAME ? n->name : n->hostname));
+	}
+	return o;
+}
+
+static void node_free(struct controller *ctl, struct cnode *n)
 {
 	if (!n)
 		return;
+	text_release(ctl, n->shared);
 	free(n->name);
-	free(n->text);
+	free(n->uid);
+	free(n->hostname);
 	free(n);
 }
 
@@ -303,7 +380,8 @@ static struct cnode *node_store(struct controller *ctl, const json_t *node, bool
 	const char *name = kobj_name(node);
 	struct cnode *n;
 	json_t *red;
-	char *text;
+	char *text, *uidc, *hostname;
+	uint8_t mode;
 
 	if (!name)
 		return NULL;
@@ -315,7 +393,7 @@ static struct cnode *node_store(struct controller *ctl, const json_t *node, bool
 			if (n->dirty)
 				ctl->dirty--;
 			if (!n->busy)
-				node_free(n);
+				node_free(ctl, n);
 			else
 				n->gen = 0, n->name[0] = '\0'; /* freed when its write ends */
 		}
@@ -324,7 +402,22 @@ static struct cnode *node_store(struct controller *ctl, const json_t *node, bool
 	if (n && n->rv && rv_of(node) && rv_of(node) < n->rv && !from_write)
 		return n; /* older than what a write already showed us */
 	red = reduce_node(node);
-	text = json_dumps(red, JSON_COMPACT | JSON_SORT_KEYS);
+	{
+		/* What is the node's own is kept beside the shared text. */
+		json_t *md = json_object_get(red, "metadata");
+		json_t *labels = json_object_get(md, "labels");
+		const char *uid = json_string_value(json_object_get(md, "uid"));
+		const char *host = json_string_value(json_object_get(labels, HOSTNAME_LABEL));
+
+		mode = !host ? HOST_NONE : !strcmp(host, name) ? HOST_IS_NAME : HOST_OTHER;
+		hostname = mode == HOST_OTHER ? gs_xstrdup(host) : NULL;
+		uidc = uid ? gs_xstrdup(uid) : NULL;
+		json_object_del(labels, HOSTNAME_LABEL);
+		json_object_del(md, "name");
+		json_object_del(md, "uid");
+		json_object_del(md, "resourceVersion");
+		text = json_dumps(red, JSON_COMPACT | JSON_SORT_KEYS);
+	}
 	if (!n) {
 		n = gs_xcalloc(1, sizeof(*n));
 		n->name = gs_xstrdup(name);
@@ -334,15 +427,24 @@ static struct cnode *node_store(struct controller *ctl, const json_t *node, bool
 	}
 	n->gen = ctl->node_gen;
 	n->rv = rv_of(node);
-	if (!n->text || strcmp(n->text, text) != 0) {
+	if (!n->shared || strcmp(n->shared->s, text) != 0 || n->host_mode != mode ||
+	    (mode == HOST_OTHER && strcmp(n->hostname, hostname) != 0) || (!n->uid) != (!uidc) ||
+	    (uidc && strcmp(n->uid, uidc) != 0)) {
 		/* Our own write's answer needs no second look. */
 		if (!from_write)
 			mark_dirty(ctl, n);
-		free(n->text);
-		n->text = text;
+		text_release(ctl, n->shared);
+		n->shared = text_intern(ctl, text);
+		free(n->uid);
+		n->uid = uidc;
+		free(n->hostname);
+		n->hostname = hostname;
+		n->host_mode = mode;
 		node_counts(ctl, n, red);
 	} else {
 		free(text);
+		free(uidc);
+		free(hostname);
 	}
 	json_decref(red);
 	return n;
@@ -370,7 +472,7 @@ static void node_event(void *arg, enum kube_event ev, json_t *obj)
 			if (n->busy)
 				n->name[0] = '\0';
 			else
-				node_free(n);
+				node_free(ctl, n);
 		}
 		return;
 	}
@@ -391,7 +493,7 @@ static void node_list_end(void *arg)
 		if (n->busy)
 			n->name[0] = '\0';
 		else
-			node_free(n);
+			node_free(ctl, n);
 	}
 	if (!ctl->nodes_synced)
 		ctl_log(ctl, "nodes listed: %zu managed", ctl->nodes.n);
@@ -618,7 +720,7 @@ static void on_node_patched(void *arg, const struct kube_result *r)
 	n->busy = false;
 	if (!n->name[0]) {
 		/* Deleted meanwhile. */
-		node_free(n);
+		node_free(ctl, n);
 	} else if (!r->error) {
 		json_t *node = json_loadb(r->body, r->len, 0, NULL);
 		ctl->node_patches++;
@@ -651,18 +753,13 @@ static void write_node(struct controller *ctl, struct cnode *n, const json_t *pa
 	struct write_ctx *w = gs_xcalloc(1, sizeof(*w));
 
 	/* The node we planned for, not a namesake made since: a changed uid is a 409. */
-	{
-		json_t *red = json_loads(n->text, 0, NULL);
-		const char *uid = kobj_string(red, "metadata.uid");
+	if (n->uid) {
 		json_t *md = json_object_get(p, "metadata");
-		if (uid) {
-			if (!md) {
-				md = json_object();
-				json_object_set_new(p, "metadata", md);
-			}
-			json_object_set_new(md, "uid", json_string(uid));
+		if (!md) {
+			md = json_object();
+			json_object_set_new(p, "metadata", md);
 		}
-		json_decref(red);
+		json_object_set_new(md, "uid", json_string(n->uid));
 	}
 	body = json_dumps(p, JSON_COMPACT);
 	json_decref(p);
@@ -725,8 +822,7 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 	int rc;
 
 	for (size_t i = 0; i < k; i++) {
-		json_t *node = json_loads(batch[i]->text, 0, NULL);
-		json_array_append_new(arr, node ? node : json_object());
+		json_array_append_new(arr, node_json(batch[i]));
 	}
 	ctl->reconciles += k;
 	rc = sync_plan(ctl->configmap, arr, &so, &rep, &err);
@@ -1085,7 +1181,7 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 	if (n && ctl->o.admit) {
 		struct controller_admission in;
 		struct gs_error err;
-		json_t *node = json_loads(n->text, 0, NULL), *pod = json_loads(p->text, 0, NULL);
+		json_t *node = node_json(n), *pod = json_loads(p->text, 0, NULL);
 		json_t *holders = holders_of(ctl, n->name);
 		int rc;
 
@@ -1220,11 +1316,13 @@ void controller_free(struct controller *ctl)
 	if (!ctl)
 		return;
 	MAP_FOREACH(&ctl->nodes, i, n)
-	node_free(n);
+	node_free(ctl, n);
 	MAP_FOREACH(&ctl->pods, i, p)
 	pod_free(p);
 	free(ctl->nodes.keys);
 	free(ctl->nodes.vals);
+	free(ctl->texts.keys);
+	free(ctl->texts.vals);
 	free(ctl->pods.keys);
 	free(ctl->pods.vals);
 	for (size_t i = 0; i < ctl->n_res; i++)
