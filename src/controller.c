@@ -610,6 +610,8 @@ static void post_event(struct controller *ctl, const char *kind, const char *ns,
 	json_t *ev;
 	struct write_ctx *w;
 	const char *evns = ns ? ns : ctl->ev_ns;
+	/* A pod's admission failure is the kubelet's Event (rejectPod); a node's is ours. */
+	const char *component = !strcmp(kind, "Pod") ? "kubelet" : "gpushare-controller";
 
 	now_rfc3339(ts, sizeof(ts));
 	ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s?,s:s?},s:s,s:s,s:s,s:{s:s,s:s?},"
@@ -617,9 +619,9 @@ static void post_event(struct controller *ctl, const char *kind, const char *ns,
 		       "apiVersion", "v1", "kind", "Event", "metadata", "generateName", name,
 		       "namespace", evns, "involvedObject", "apiVersion", "v1", "kind", kind,
 		       "name", name, "namespace", ns, "uid", uid, "reason", reason, "message",
-		       message, "type", "Warning", "source", "component", "gpushare-controller",
-		       "host", host, "firstTimestamp", ts, "lastTimestamp", ts, "count", 1,
-		       "reportingComponent", "gpushare-controller");
+		       message, "type", "Warning", "source", "component", component, "host", host,
+		       "firstTimestamp", ts, "lastTimestamp", ts, "count", 1, "reportingComponent",
+		       component);
 	if (!ev)
 		return;
 	{
@@ -917,6 +919,9 @@ static json_t *reduce_containers(const json_t *list)
 		json_t *r = json_object();
 		copy_key(r, c, "name");
 		copy_key(r, c, "resources");
+		copy_key(
+			r, c,
+			"restartPolicy"); /* a sidecar's devices count as the kubelet counts them */
 		json_array_append_new(out, r);
 	}
 	return out;
@@ -1228,8 +1233,11 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 		const char *reason = v.reason ? v.reason : "UnexpectedAdmissionError";
 		const char *message = v.message ? v.message : "";
 		char *what = gs_xasprintf("failed admission: %s: %s", reason, message);
+		/* The kubelet's rejectPod: the status message is prefixed, the Event's is not. */
+		char *status_msg = gs_xasprintf("Pod was rejected: %s", message);
 		patch = json_pack("{s:{},s:{s:s,s:s,s:s}}", "metadata", "status", "phase", "Failed",
-				  "reason", reason, "message", message);
+				  "reason", reason, "message", status_msg);
+		free(status_msg);
 		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
 		write_pod(ctl, p, n, path, patch, what, NULL);
 		/* The kubelet's recorder: a Warning on the pod with the same reason and message. */

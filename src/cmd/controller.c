@@ -8,9 +8,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admission.h"
+#include "catalog.h"
 #include "cmd.h"
 #include "controller.h"
 #include "draadmit.h"
+#include "draslice.h"
 #include "defaults.h"
 #include "kubecontext.h"
 #include "kubeloop.h"
@@ -114,10 +117,45 @@ static long long mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * The kubelet's admission (docs/status.md): the device manager's and the
+ * plugin's decision against the node's ledger, rebuilt from the pods that
+ * hold its devices. Admitted pods get their gpushare.io/devices record. A
+ * DRA node has no device-plugin resources: admitted here, its claims are
+ * prepared elsewhere.
+ */
+static int admit_hook(void *arg, const struct controller_admission *in,
+		      struct controller_verdict *out, struct gs_error *err)
+{
+	struct admission_decision d;
+	char *text;
+
+	if (draslice_node_wants_dra(in->node)) {
+		out->admit = true;
+		return 0;
+	}
+	if (admission_ctx_decide(arg, in->node, in->configmap, in->pod, in->holders, &d, err) < 0)
+		return -1;
+	out->admit = d.admit;
+	if (d.admit) {
+		text = ledger_annotation_format(d.devices);
+		out->annotations = json_pack("{s:s}", LEDGER_ANN_DEVICES, text);
+		free(text);
+	} else {
+		out->reason = d.reason;
+		out->message = d.message;
+		d.reason = d.message = NULL;
+	}
+	admission_decision_release(&d);
+	return 0;
+}
+
 int cmd_controller(int argc, char **argv)
 {
 	struct kube_context kx = {0};
 	struct controller_opts co = {0};
+	struct admission_ctx *actx = NULL;
+	const struct catalog *cat;
 	struct configmap_ref cm = {NULL, NULL};
 	struct kube_loop_opts lo = {0};
 	struct kube_loop *l = NULL;
@@ -164,6 +202,16 @@ int cmd_controller(int argc, char **argv)
 	co.configmap_name = cm.name;
 	co.log = log_line;
 	draadmit_init(&dra, NULL);
+	if (catalog_builtin(&cat, &err) < 0) {
+		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	{
+		struct advertise_options ao = {co.default_config, co.fallbacks};
+		actx = admission_ctx_new(cat, &ao);
+	}
+	co.admit = admit_hook;
+	co.admit_arg = actx;
 	lo.max_in_flight = (unsigned)max_in_flight;
 	lo.log = log_line;
 	if (kube_context_open(&kx, "controller", &err) < 0) {
@@ -252,6 +300,7 @@ int cmd_controller(int argc, char **argv)
 out:
 	opsserver_stop(ops);
 	controller_free(ctl);
+	admission_ctx_free(actx);
 	kube_loop_free(l);
 	if (signal_pipe[0] >= 0) {
 		close(signal_pipe[0]);
