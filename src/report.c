@@ -186,7 +186,9 @@ static const struct dpconfig *chosen_config(const struct dpconfig_set *set, cons
 struct building {
 	struct report_model *m;
 	struct ledger **ledgers;
-	char **keys; /* ledger_pod_key of each model pod */
+	char **keys;	      /* ledger_pod_key of each model pod */
+	json_t *pod_by_key;   /* key -> index into m->pods */
+	json_t *node_by_name; /* name -> index into m->nodes */
 };
 
 /*
@@ -252,24 +254,17 @@ static int build_node(struct building *b, const struct report_input *in, const j
 		rn->failure = gs_xasprintf("no device ledger: %s", le.msg);
 		l = NULL;
 	}
+	json_object_set_new(b->node_by_name, rn->name, json_integer((json_int_t)m->n_nodes));
 	b->ledgers[m->n_nodes++] = l;
 	advertisement_free(adv);
 	nodehw_free(hw);
 	return 0;
 }
 
-static long node_index(const struct report_model *m, const char *name)
+static long index_of(const json_t *map, const char *key)
 {
-	for (size_t i = 0; i < m->n_nodes; i++)
-		if (!strcmp(m->nodes[i].name, name))
-			return (long)i;
-	return -1;
-}
-
-static struct report_node *find_node(struct report_model *m, const char *name)
-{
-	long i = node_index(m, name);
-	return i >= 0 ? &m->nodes[i] : NULL;
+	const json_t *v = json_object_get(map, key);
+	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
 }
 
 /* Devices and orphans `key` holds in l. */
@@ -355,9 +350,22 @@ static int build_pods(struct building *b, const struct report_input *in, struct 
 		k++;
 	}
 	qsort(ord, k, sizeof(*ord), cmp_order);
-	for (size_t x = 0; x < m->n_nodes; x++)
-		if (b->ledgers[x])
-			ledger_rebuild(b->ledgers[x], items, &m->notes);
+	/* Each ledger reads only its node's pods. */
+	json_t **on = gs_xcalloc(m->n_nodes ? m->n_nodes : 1, sizeof(*on));
+	json_array_foreach (items, i, p) {
+		long ni = index_of(b->node_by_name, kobj_text(p, "spec.nodeName"));
+		if (ni < 0)
+			continue;
+		if (!on[ni])
+			on[ni] = json_array();
+		json_array_append(on[ni], (json_t *)p);
+	}
+	for (size_t x = 0; x < m->n_nodes; x++) {
+		if (b->ledgers[x] && on[x])
+			ledger_rebuild(b->ledgers[x], on[x], &m->notes);
+		json_decref(on[x]);
+	}
+	free(on);
 	m->pods = gs_xcalloc(k ? k : 1, sizeof(*m->pods));
 	b->keys = gs_xcalloc(k ? k : 1, sizeof(*b->keys));
 	for (size_t j = 0; j < k && rc == 0; j++) {
@@ -366,7 +374,7 @@ static int build_pods(struct building *b, const struct report_input *in, struct 
 		const char *ns = kobj_text(pod, "metadata.namespace");
 		const char *node = kobj_text(pod, "spec.nodeName");
 		const char *phase = kobj_text(pod, "status.phase");
-		long ni = *node ? node_index(m, node) : -1;
+		long ni = *node ? index_of(b->node_by_name, node) : -1;
 		struct ledger *l = ni >= 0 ? b->ledgers[ni] : NULL;
 		json_t *req = pod_requests(pod);
 		size_t orphans = 0;
@@ -378,7 +386,9 @@ static int build_pods(struct building *b, const struct report_input *in, struct 
 		rp->phase = gs_xstrdup(*phase ? phase : *node ? "(bound)" : "(not bound)");
 		rp->requests = requests_text(req);
 		json_decref(req);
+		rp->node_index = ni;
 		b->keys[j] = ledger_pod_key(pod);
+		json_object_set_new(b->pod_by_key, b->keys[j], json_integer((json_int_t)j));
 		add_namespace(m, rp->namespace);
 		if (!l)
 			continue;
@@ -448,10 +458,7 @@ static void build_cards(struct building *b, size_t ni)
 			else
 				s->label = gs_xstrdup(dev->profile ? dev->profile : "whole");
 			s->domain = dev->mig_start >= 0 ? dev->mig_start : 0;
-			s->pod = -1;
-			for (size_t p = 0; dev->holder && p < m->n_pods; p++)
-				if (!strcmp(b->keys[p], dev->holder))
-					s->pod = (long)p;
+			s->pod = dev->holder ? index_of(b->pod_by_key, dev->holder) : -1;
 			c->mig |= dev->profile != NULL;
 			replicated |= dev->replica >= 0;
 		}
@@ -555,7 +562,7 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 		       struct gs_error *err)
 {
 	struct report_model *m = gs_xcalloc(1, sizeof(*m));
-	struct building b = {m, NULL, NULL};
+	struct building b = {m, NULL, NULL, json_object(), json_object()};
 	const json_t *items = json_is_array(in->nodes) ? in->nodes : kobj_get(in->nodes, "items");
 	const json_t *node;
 	size_t i, n_nodes;
@@ -586,6 +593,8 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 	for (size_t p = 0; b.keys && p < m->n_pods; p++)
 		free(b.keys[p]);
 	free(b.keys);
+	json_decref(b.pod_by_key);
+	json_decref(b.node_by_name);
 	if (rc < 0) {
 		report_model_free(m);
 		return -1;
@@ -952,7 +961,7 @@ static int draw_node(struct strbuf *sb, const struct report_model *m, const stru
 	}
 	y += 6;
 	for (size_t p = 0; p < m->n_pods; p++)
-		if (m->pods[p].node && !strcmp(m->pods[p].node, n->name)) {
+		if (m->pods[p].node_index == (long)(n - m->nodes)) {
 			y += LINE;
 			pod_line(sb, m, n, (long)p, y);
 		}
@@ -1031,7 +1040,7 @@ static size_t unbound(const struct report_model *m)
 	size_t n = 0;
 
 	for (size_t p = 0; p < m->n_pods; p++)
-		n += !m->pods[p].node || !find_node((struct report_model *)m, m->pods[p].node);
+		n += m->pods[p].node_index < 0;
 	return n;
 }
 
@@ -1089,8 +1098,7 @@ static void svg_element(const struct report_model *m, struct strbuf *out)
 		text(&body, M, y + 16, 15, 0, "section", "Not on a GPU node");
 		y += 20;
 		for (size_t p = 0; p < m->n_pods; p++)
-			if (!m->pods[p].node ||
-			    !find_node((struct report_model *)m, m->pods[p].node)) {
+			if (!m->pods[p].node || m->pods[p].node_index < 0) {
 				y += LINE;
 				pod_line(&body, m, NULL, (long)p, y);
 			}
@@ -1153,7 +1161,7 @@ void report_html(const struct report_model *m, struct strbuf *out)
 	for (size_t p = 0; p < m->n_pods; p++) {
 		const struct report_pod *rp = &m->pods[p];
 		const struct report_node *n =
-			rp->node ? find_node((struct report_model *)m, rp->node) : NULL;
+			rp->node_index >= 0 ? &m->nodes[rp->node_index] : NULL;
 		char *held = n ? held_text(n, (long)p) : gs_xstrdup("");
 		strbuf_addstr(out, "<tr class=\"pod\" data-pod=\"");
 		report_escape(out, rp->namespace);

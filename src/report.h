@@ -76,7 +76,8 @@ struct report_node {
 struct report_pod {
 	char *namespace;
 	char *name;
-	char *node; /* NULL: not bound */
+	char *node;	 /* NULL: not bound */
+	long node_index; /* into report_model.nodes; -1 when not bound to a drawn node */
 	char *phase;
 	char *requests; /* "nvidia.com/gpu=1"; "" when it asks for no extended resource */
 	enum report_origin origin; /* where its devices below come from */
