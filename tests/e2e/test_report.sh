@@ -34,6 +34,15 @@ while IFS=$'\t' read -r ns name ann; do
 done < <(k get pods -A -o json | jq -r '.items[] | select(.metadata.namespace == "gpu-share" or .metadata.namespace == "team-a") | [.metadata.namespace, .metadata.name, (.metadata.annotations["gpushare.io/devices"] // "")] | @tsv')
 echo "note: $ledgered of the lab's pods carry the ledger annotation"
 
+# The live page in headless Chromium: it loads with no console message.
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+CHROMIUM=$(command -v chromium || command -v chromium-browser) || fail "chromium is not installed (scripts/deps.sh)"
+timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$T/profile" \
+	--enable-logging=stderr --v=0 --dump-dom "file://$TOP/out/fleet.html" >"$T/dom.html" 2>"$T/log"
+if grep -E ':CONSOLE|Uncaught|Refused to' "$T/log"; then fail "console messages on the live page"; fi
+expect_eq "$(grep -c '<tr class="pod" data-pod="\(gpu-share\|team-a\)/' "$T/dom.html")" 7 "the lab's pods in Chromium's DOM"
+
 # The command itself, live, SVG on standard output.
 run "$GPUSHARE" report --svg - --kubeconfig "$KUBECONFIG"
 expect_rc 0 "gpushare report live"
