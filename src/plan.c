@@ -731,6 +731,31 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 	out->node = gs_xstrdup(p->nodes[chosen].name);
 }
 
+/* PENDING: the nvidia.com/ names asked for that no node advertises, and what is advertised. */
+static void unadvertised_hints(const struct plan *p, const struct ppod *pp, struct plan_pod *out)
+{
+	for (size_t i = 0; i < pp->n_req; i++) {
+		size_t r = pp->req[i].res;
+		const char *name = p->res_names[r];
+		if (r < R_FIRST_SCALAR || pp->req[i].v <= 0 || p->n_by_res[r] ||
+		    strncmp(name, "nvidia.com/", 11))
+			continue;
+		const char **have = gs_xcalloc(p->n_res + 1, sizeof(char *));
+		size_t n = 0;
+		for (size_t k = R_FIRST_SCALAR; k < p->n_res; k++)
+			if (p->n_by_res[k] && !strncmp(p->res_names[k], "nvidia.com/", 11))
+				have[n++] = p->res_names[k];
+		qsort(have, n, sizeof(*have), cmp_str);
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "no node advertises %s", name);
+		for (size_t k = 0; k < n; k++)
+			strbuf_addf(&sb, "%s%s", k ? ", " : "; the nodes advertise ", have[k]);
+		free(have);
+		out->hints = gs_xrealloc(out->hints, (out->n_hints + 1) * sizeof(char *));
+		out->hints[out->n_hints++] = strbuf_detach(&sb, NULL);
+	}
+}
+
 /* The kubelet's admission on the node: FAILED with its message, else nothing. */
 static bool kubelet_refuses(struct plan *p, const json_t *pod, size_t node, struct plan_pod *out)
 {
@@ -898,6 +923,8 @@ int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_er
 		} else {
 			pp->cls = class_of(&p, pp->obj);
 			schedule(&p, pp, o);
+			if (o->verdict == PLAN_PENDING)
+				unadvertised_hints(&p, pp, o);
 			if (o->verdict == PLAN_BOUND)
 				at = node_index(&p, o->node);
 		}
@@ -947,6 +974,9 @@ void plan_result_free(struct plan_result *r)
 		for (size_t j = 0; j < o->n_requests; j++)
 			free(o->requests[j]);
 		free(o->requests);
+		for (size_t j = 0; j < o->n_hints; j++)
+			free(o->hints[j]);
+		free(o->hints);
 	}
 	free(r->pods);
 	for (size_t i = 0; i < r->n_quotas; i++) {
@@ -983,6 +1013,12 @@ json_t *plan_result_json(const struct plan_result *r)
 					names(r, o->tied, o->n_tied)));
 		if (!o->node)
 			json_object_set_new(json_array_get(pods, i), "node", json_null());
+		if (o->n_hints) {
+			json_t *h = json_array();
+			for (size_t j = 0; j < o->n_hints; j++)
+				json_array_append_new(h, json_string(o->hints[j]));
+			json_object_set_new(json_array_get(pods, i), "hints", h);
+		}
 	}
 	for (size_t i = 0; i < r->n_quotas; i++) {
 		const struct plan_quota_use *u = &r->quotas[i];

@@ -39,6 +39,10 @@ struct plan_pod {
 	size_t n_tied;
 	char **requests; /* "name=quantity" of its effective requests, sorted */
 	size_t n_requests;
+	/* PENDING: each nvidia.com/ name it asks for that no node advertises, with the
+	   names the fleet does advertise ("no node advertises X; the nodes advertise Y") */
+	char **hints;
+	size_t n_hints;
 };
 
 /* One hard limit of one quota, after the batch. */

@@ -111,6 +111,8 @@ static void print_table(const struct plan_result *r)
 		printf("%-*s  %-7s  %-*s  %s%s\n", (int)wpod, pod, plan_verdict_name(o->verdict),
 		       (int)wnode, o->node ? o->node : "-",
 		       o->verdict == PLAN_FAILED ? "UnexpectedAdmissionError: " : "", why);
+		for (size_t h = 0; h < o->n_hints; h++)
+			printf("%-*s  hint: %s\n", (int)(wpod + wnode + 11), "", o->hints[h]);
 		free(pod);
 	}
 	if (r->n_quotas)
