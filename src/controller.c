@@ -840,6 +840,8 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 		sync_report_release(&rep);
 		return;
 	}
+	if (ctl->o.publish)
+		ctl->o.publish(ctl->o.publish_arg, &rep);
 	for (size_t i = 0; i < rep.n; i++) {
 		struct sync_node *sn = &rep.nodes[i];
 		struct cnode *n = map_get(&ctl->nodes, sn->name);

@@ -33,6 +33,7 @@
 #include "error.h"
 #include "kubeloop.h"
 #include "strbuf.h"
+#include "sync.h"
 
 #define CONTROLLER_ANN_ADMITTED "gpushare.io/admitted"
 
@@ -103,6 +104,15 @@ struct controller_opts {
 	unsigned max_pending;		 /* writes queued or in flight at once [64] */
 	controller_admit_fn admit;	 /* NULL = admit every pod */
 	void *admit_arg;
+	/*
+	 * Called after each plan of changed nodes with its report (sync_plan:
+	 * DRA nodes carry their wanted ResourceSlice), before the node objects
+	 * are written: publishes what the DRA path needs beyond them (gpushare
+	 * controller: sync_read_dra, sync_plan_dra, sync_write_dra). NULL =
+	 * nothing.
+	 */
+	void (*publish)(void *arg, struct sync_report *rep);
+	void *publish_arg;
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 };

@@ -315,7 +315,13 @@ static int step_nodes(struct labdra *lab, struct gs_error *err)
 {
 	say(lab, "2-3. DRA nodes dra-node-0 (2 x A100 80GB), dra-node-1 (2 x T4), dra-node-2 "
 		 "(A100 80GB in all-1g.10gb): the driver's ResourceSlices and DeviceClasses");
-	if (apply_file(lab, "k8s/dra/nodes.yaml", err) < 0 || publish(lab, err) < 0)
+	/*
+	 * Twice: gpushare's controller publishes the same nodes as soon as they
+	 * appear, and a slice both made at once is settled by the second pass
+	 * (two current slices with the same devices: one is kept).
+	 */
+	if (apply_file(lab, "k8s/dra/nodes.yaml", err) < 0 || publish(lab, err) < 0 ||
+	    publish(lab, err) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(node_names) / sizeof(node_names[0]); i++) {
 		char *path = gs_xasprintf("/api/v1/nodes/%s", node_names[i]);

@@ -615,6 +615,26 @@ int sync_write(struct kube_client *c, struct sync_report *rep)
 	return failed(rep) || rc;
 }
 
+int sync_write_dra(struct kube_client *c, struct sync_report *rep)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < rep->n_ops; i++) {
+		struct sync_op *op = &rep->ops[i];
+		struct gs_error err;
+
+		gs_error_clear(&err);
+		if (!op->node && write_op(c, op, &err) < 0)
+			rc = 1;
+	}
+	for (size_t i = 0; i < rep->n; i++) {
+		if (write_slices(c, rep, &rep->nodes[i], true) < 0 ||
+		    write_slices(c, rep, &rep->nodes[i], false) < 0)
+			rc = 1;
+	}
+	return rc;
+}
+
 int sync_read(struct kube_client *c, const struct sync_opts *o, json_t **configmap, json_t **nodes,
 	      struct gs_error *err)
 {

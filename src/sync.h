@@ -122,6 +122,14 @@ void sync_plan_dra(struct sync_report *rep, const json_t *slices, const json_t *
  */
 int sync_write(struct kube_client *c, struct sync_report *rep) GS_WUR;
 
+/*
+ * Only the DRA writes of sync_write (rep->ops: the DeviceClasses, then per
+ * node its slice deletions before its creations and updates), for a caller
+ * that writes the node objects itself (the controller). Returns 1 when some
+ * write failed (the node becomes SYNC_FAILED), else 0.
+ */
+int sync_write_dra(struct kube_client *c, struct sync_report *rep) GS_WUR;
+
 /* GET the ConfigMap and the nodes (o->only_node: that one) sync_plan reads. */
 int sync_read(struct kube_client *c, const struct sync_opts *o, json_t **configmap, json_t **nodes,
 	      struct gs_error *err) GS_WUR;

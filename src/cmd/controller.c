@@ -150,6 +150,43 @@ static int admit_hook(void *arg, const struct controller_admission *in,
 	return 0;
 }
 
+/*
+ * The DRA half of a plan (docs/dra.md): the slices and classes of the
+ * planned nodes, read and written through the blocking client.
+ */
+static void publish_dra(void *arg, struct sync_report *rep)
+{
+	struct draadmit *d = arg;
+	json_t *slices = NULL, *classes = NULL;
+	struct gs_error err;
+	bool any = false;
+
+	for (size_t i = 0; i < rep->n; i++)
+		any |= rep->nodes[i].outcome != SYNC_SKIPPED;
+	if (!any)
+		return;
+	gs_error_clear(&err);
+	if (sync_read_dra(d->c, &slices, &classes, &err) < 0) {
+		logf_("DRA slices not published: %s", err.msg);
+		return;
+	}
+	sync_plan_dra(rep, slices, classes);
+	if (sync_write_dra(d->c, rep))
+		logf_("DRA: some slice or class could not be written (see the nodes below)");
+	for (size_t i = 0; i < rep->n_ops; i++) {
+		const struct sync_op *op = &rep->ops[i];
+		logf_("%s%s%s %s %s (generation %lld)", op->node ? "node " : "",
+		      op->node ? op->node : "", op->node ? ": ResourceSlice" : "DeviceClass",
+		      op->name ? op->name : "(new)",
+		      op->action == SYNC_OP_CREATE   ? "created"
+		      : op->action == SYNC_OP_UPDATE ? "updated"
+						     : "deleted",
+		      op->generation);
+	}
+	json_decref(slices);
+	json_decref(classes);
+}
+
 int cmd_controller(int argc, char **argv)
 {
 	struct kube_context kx = {0};
@@ -237,6 +274,8 @@ int cmd_controller(int argc, char **argv)
 	dra.next_arg = co.admit_arg;
 	co.admit = draadmit_decide;
 	co.admit_arg = &dra;
+	co.publish = publish_dra;
+	co.publish_arg = &dra;
 	if (kube_loop_new(&l, kx.client, &lo, &err) < 0 || controller_new(&ctl, l, &co, &err) < 0) {
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;

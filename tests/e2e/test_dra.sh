@@ -41,7 +41,8 @@ expect_rc 0 "create the device-plugin ConfigMap"
 
 e2e_node "$a100" -l gpushare.io/path=dra -l nvidia.com/mig.config=all-1g.10gb
 e2e_node "$t4" -l gpushare.io/path=dra
-e2e_node "$sw" -l nvidia.com/device-plugin.config=shared
+# The controller leaves this one to sync (it reads another ConfigMap).
+e2e_node "$sw" -l nvidia.com/device-plugin.config=shared -l gpushare.io/controller=off
 # The spec's worked example: driver 570.158.01 (CUDA 12.8).
 k annotate node "$a100" gpushare.io/gpu-product='NVIDIA A100-SXM4-80GB' gpushare.io/gpu-count=1 \
 	gpushare.io/driver-version=570.158.01 >/dev/null || fail "annotate $a100"
@@ -56,11 +57,22 @@ sync_node() { # NODE: one node's sync, as a person runs it
 slices_of() { k get resourceslices --field-selector "spec.nodeName=$1" -o json; }
 
 # --- 1. publish ------------------------------------------------------------
+# gpushare's controller publishes the same slices when it reconciles these
+# nodes; settle NODE runs sync until it finds nothing to change (a slice both
+# made at once is settled by the next pass: one is kept).
+settle() {
+	local i
+	for i in 1 2 3 4 5; do
+		sync_node "$1"
+		# A write that lost a race with the controller (409) is retried.
+		[ "$rc" = 0 ] && case $out in *": unchanged "*) return 0 ;; esac
+		sleep 0.5
+	done
+	fail "sync of $1 never settled"
+}
 for n in "$a100" "$t4"; do
-	sync_node "$n"
-	expect_rc 0 "sync $n"
-	expect_match "$out" "^$n: updated \[dra\] gpu.nvidia.com [0-9]+ devices" "sync says what it published"
-	expect_match "$out" "^$n: ResourceSlice $n-gpu.nvidia.com-[a-z0-9]{5} created \(generation 1\)" "slice created"
+	settle "$n"
+	expect_match "$out" "^$n: unchanged \[dra\] gpu.nvidia.com [0-9]+ devices" "sync says what is published"
 done
 
 # The classes as the chart renders them; extendedResourceName only with the gate.
@@ -256,8 +268,7 @@ expect_eq "$(jp node "$sw" '{.status.capacity.nvidia\.com/gpu}')" 8 "time-sliced
 expect_eq "$(jp node "$sw" '{.metadata.labels.nvidia\.com/gpu\.product}')" Tesla-T4-SHARED "GFD label"
 expect_eq "$(slices_of "$sw" | jq '.items | length')" 0 "no slice on the device-plugin path"
 k label node "$sw" gpushare.io/path=dra >/dev/null || fail "label $sw dra"
-sync_node "$sw"
-expect_rc 0 "sync $sw on the DRA path"
+settle "$sw"
 node=$(k get node "$sw" -o json)
 expect_eq "$(jq -c '[.status.capacity, .status.allocatable | keys[] | select(startswith("nvidia.com/"))]' <<<"$node")" \
 	"[]" "no nvidia.com resource in capacity or allocatable"
@@ -265,9 +276,7 @@ expect_eq "$(jq -c '[.metadata.labels | keys[] | select(startswith("nvidia.com/"
 	'["nvidia.com/device-plugin.config"]' "GFD's labels gone, the person's config label kept"
 expect_eq "$(slices_of "$sw" | jq -c '[.items[].spec.devices[].name]')" '["gpu-0","gpu-1"]' "the driver's slice"
 k label node "$sw" gpushare.io/path- >/dev/null || fail "unlabel $sw"
-sync_node "$sw"
-expect_rc 0 "sync $sw back on the device-plugin path"
-expect_match "$out" "^$sw: ResourceSlice $sw-gpu.nvidia.com-[a-z0-9]{5} deleted" "slice deleted"
+settle "$sw"
 expect_eq "$(jp node "$sw" '{.status.allocatable.nvidia\.com/gpu}')" 8 "capacity back"
 expect_eq "$(jp node "$sw" '{.metadata.labels.nvidia\.com/gpu\.product}')" Tesla-T4-SHARED "GFD label back"
 expect_eq "$(slices_of "$sw" | jq '.items | length')" 0 "no slice left"
@@ -342,8 +351,7 @@ k -n "$ns" delete pod ts-claim replicas-claim mig-ts-claim --wait=false >/dev/nu
 k -n "$ns" delete pod mig-pod --wait=true --timeout=60s >/dev/null || fail "delete mig-pod"
 name=$(slices_of "$a100" | jq -r '.items[0].metadata.name')
 k label node "$a100" nvidia.com/mig.config=all-balanced --overwrite >/dev/null || fail "relabel $a100"
-sync_node "$a100"
-expect_rc 0 "sync after a layout change"
+settle "$a100"
 s=$(slices_of "$a100")
 expect_eq "$(jq -r '.items | length' <<<"$s")" 1 "still one slice"
 expect_eq "$(jq -r '.items[0].metadata.name' <<<"$s")" "$name" "updated in place"
