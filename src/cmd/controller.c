@@ -99,14 +99,20 @@ static int parse_configmap(const struct option *opt, const char *arg, struct gs_
 	return 0;
 }
 
+/* arg is &ctl: the ops server answers before the controller exists. */
 static void ops_metrics(void *arg, struct strbuf *out)
 {
-	controller_metrics(arg, out);
+	struct controller *const *ctl = arg;
+
+	if (*ctl)
+		controller_metrics(*ctl, out);
 }
 
 static bool ops_ready(void *arg)
 {
-	return controller_ready(arg);
+	struct controller *const *ctl = arg;
+
+	return *ctl && controller_ready(*ctl);
 }
 
 static long long mono_ms(void)
@@ -251,6 +257,14 @@ int cmd_controller(int argc, char **argv)
 	co.admit_arg = actx;
 	lo.max_in_flight = (unsigned)max_in_flight;
 	lo.log = log_line;
+	/* First, so a bad --listen is said before anything is dialed. */
+	if (listen) {
+		struct opsserver_opts oo = {ops_ready, ops_metrics, &ctl};
+		if (opsserver_start(&ops, listen, &oo, &err) < 0) {
+			rc = usage_error(&controller_usage, &err);
+			goto out;
+		}
+	}
 	if (kube_context_open(&kx, "controller", &err) < 0) {
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
@@ -280,15 +294,8 @@ int cmd_controller(int argc, char **argv)
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}
-	if (listen) {
-		struct opsserver_opts oo = {ops_ready, ops_metrics, ctl};
-		if (opsserver_start(&ops, listen, &oo, &err) < 0) {
-			fprintf(stderr, "gpushare controller: %s\n",
-				gs_error_str(&err, buf, sizeof(buf)));
-			goto out;
-		}
+	if (ops)
 		logf_("serving /healthz, /readyz and /metrics on http://%s", listen);
-	}
 	logf_("started: configmap %s/%s, nodes %s", cm.ns ? cm.ns : GS_DEFAULT_NAMESPACE,
 	      cm.name ? cm.name : GS_DEFAULT_CONFIGMAP,
 	      co.node_selector ? co.node_selector : "(all declaring GPUs)");
