@@ -452,9 +452,6 @@ int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const js
 	struct ledger *l = NULL;
 	const struct dpconfig *cfg = NULL;
 	struct gs_warnings w;
-	json_t *active = json_array();
-	size_t i;
-	json_t *h;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -470,22 +467,11 @@ int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const js
 	if (ledger_new(ctx->cat, hw, adv, cfg, &l, err) < 0)
 		goto out;
 	/* Holders count as admitted whatever their annotation says: the caller vouches. */
-	json_array_foreach ((json_t *)holders, i, h) {
-		json_t *c = json_deep_copy(h);
-		json_t *meta = json_object_get(c, "metadata");
-		json_t *ann = json_object_get(meta, "annotations");
-
-		if (!json_is_object(ann))
-			json_object_set_new(meta, "annotations", ann = json_object());
-		json_object_set_new(ann, LEDGER_ANN_ADMITTED, json_string("true"));
-		json_array_append_new(active, c);
-	}
-	ledger_rebuild(l, active, &w);
-	if (hold_unrecorded(l, active, pod, err) < 0 || admission_decide(l, pod, out, err) < 0)
+	ledger_rebuild_admitted(l, holders, &w);
+	if (hold_unrecorded(l, holders, pod, err) < 0 || admission_decide(l, pod, out, err) < 0)
 		goto out;
 	rc = 0;
 out:
-	json_decref(active);
 	ledger_free(l);
 	nodehw_free(hw);
 	advertisement_free(adv);

@@ -523,7 +523,15 @@ bool ledger_pod_active(const json_t *pod)
 	       strcmp(phase, "Succeeded") && strcmp(phase, "Failed");
 }
 
-void ledger_rebuild(struct ledger *l, const json_t *pods, struct gs_warnings *warnings)
+static bool ended(const json_t *pod)
+{
+	const char *phase = kobj_text(pod, "status.phase");
+
+	return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+}
+
+static void rebuild(struct ledger *l, const json_t *pods, bool vouched,
+		    struct gs_warnings *warnings)
 {
 	size_t i;
 	json_t *pod;
@@ -539,7 +547,7 @@ void ledger_rebuild(struct ledger *l, const json_t *pods, struct gs_warnings *wa
 		json_t *assigned;
 		char *key;
 
-		if (!text || !ledger_pod_active(pod) ||
+		if (!text || (vouched ? ended(pod) : !ledger_pod_active(pod)) ||
 		    strcmp(kobj_text(pod, "spec.nodeName"), l->node))
 			continue;
 		key = ledger_pod_key(pod);
@@ -551,6 +559,16 @@ void ledger_rebuild(struct ledger *l, const json_t *pods, struct gs_warnings *wa
 		json_decref(assigned);
 		free(key);
 	}
+}
+
+void ledger_rebuild(struct ledger *l, const json_t *pods, struct gs_warnings *warnings)
+{
+	rebuild(l, pods, false, warnings);
+}
+
+void ledger_rebuild_admitted(struct ledger *l, const json_t *pods, struct gs_warnings *warnings)
+{
+	rebuild(l, pods, true, warnings);
 }
 
 /* ---- as JSON ---- */

@@ -148,6 +148,8 @@ bool ledger_pod_active(const json_t *pod);
  * nothing.
  */
 void ledger_rebuild(struct ledger *l, const json_t *pods, struct gs_warnings *warnings);
+/* The same for pods the caller knows are admitted (a controller's holders): no annotation check. */
+void ledger_rebuild_admitted(struct ledger *l, const json_t *pods, struct gs_warnings *warnings);
 
 /*
  * The ledger as JSON (`gpushare status -o json`, docs/status.md): node,

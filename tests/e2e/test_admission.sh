@@ -29,21 +29,35 @@ held_on() { # node -> "pod@gpu" lines, sorted
 }
 
 # --- the lab's pods hold their slices on their physical GPUs -----------------
+# Which pods land on lab-node-1 is the scheduler's choice (plain-gpu may go to
+# either node): the ledger is judged against where they are.
+for p in gpu-share/notebook gpu-share/plain-gpu gpu-share/mig-job team-a/team-a-0 team-a/team-a-1; do
+	gs_wait_pod_phase "${p%/*}" "${p#*/}" Running 30 || fail "$p not Running"
+done
+on1=$(k get pods -A -o json | jq -r '.items[] | select(.spec.nodeName == "lab-node-1")
+	| "\(.metadata.namespace)/\(.metadata.name)"' | sort)
+n1=$(printf '%s\n' "$on1" | grep -c .)
 lab1=$(held_on lab-node-1)
-expect_eq "$(printf '%s\n' "$lab1" | wc -l | tr -d ' ')" 4 "4 slices held on lab-node-1: $lab1"
-for p in gpu-share/notebook gpu-share/plain-gpu team-a/team-a-0 team-a/team-a-1; do
+expect_eq "$(printf '%s\n' "$lab1" | grep -c .)" "$n1" "one slice per pod on lab-node-1: $lab1"
+for p in $on1; do
 	expect_eq "$(printf '%s\n' "$lab1" | grep -c "^$p@")" 1 "$p holds one slice"
 done
-# The distributed policy: two on each T4.
-expect_eq "$(printf '%s\n' "$lab1" | grep -c '@0$')" 2 "two slices on GPU 0: $lab1"
-expect_eq "$(printf '%s\n' "$lab1" | grep -c '@1$')" 2 "two slices on GPU 1: $lab1"
+# The distributed policy: the two T4s differ by at most one slice.
+g0=$(printf '%s\n' "$lab1" | grep -c '@0$')
+g1=$(printf '%s\n' "$lab1" | grep -c '@1$')
+[ $((g0 - g1)) -le 1 ] && [ $((g1 - g0)) -le 1 ] || fail "not distributed: $lab1"
 ann=$(jp pod notebook gpu-share '{.metadata.annotations.gpushare\.io/devices}')
 expect_match "$ann" '^\{"nvidia.com/gpu":\["GPU-[0-9a-f-]+::[0-3]"\]\}$' "notebook's record"
 expect_eq "$(held_on lab-node-2 | wc -l | tr -d ' ')" 2 "mig-job and prod-inference on MIG instances"
 run "$GPUSHARE" status
 expect_rc 0 "gpushare status"
-expect_has "$out" "lab-node-1 GPU 0: namespaces gpu-share, team-a share it (time-slicing" \
-	"the namespaces sharing a T4"
+# Every T4 held by two namespaces or more is named, with its isolation.
+shared=$(st | jq -r '.nodes[] | select(.node == "lab-node-1") | .gpus[]
+	| select((.namespaces | length) > 1) | "lab-node-1 GPU \(.index): namespaces \(.namespaces | join(", ")) share it (time-slicing"')
+[ -n "$shared" ] || fail "no T4 of lab-node-1 is shared by two namespaces: $lab1"
+while IFS= read -r line; do
+	expect_has "$out" "$line" "the namespaces sharing a T4"
+done <<<"$shared"
 expect_has "$out" "memory isolation no" "their memory is not isolated"
 
 # --- 2 slices on lab-node-1: Failed at admission, never Running --------------
@@ -89,7 +103,7 @@ expect_eq "$(jq -r '.items[0].reason' <<<"$out")" UnexpectedAdmissionError "Even
 expect_eq "$(jq -r '.items[0].message' <<<"$out")" "$msg" "Event message (no prefix)"
 expect_eq "$(jq -r '.items[0].source.component' <<<"$out")" kubelet "Event source"
 expect_eq "$(jq -r '.items[0].source.host' <<<"$out")" lab-node-1 "Event host"
-expect_eq "$(held_on lab-node-1 | wc -l | tr -d ' ')" 4 "the refused pod holds nothing"
+expect_eq "$(held_on lab-node-1 | grep -c .)" "$n1" "the refused pod holds nothing"
 
 # --- more whole GPUs than lab-node-0 has free (batch-train holds one) ---------
 k apply -n "$ns" -f - >/dev/null <<'EOF' || fail "create too-many"
@@ -106,9 +120,10 @@ spec:
       limits: {nvidia.com/gpu: 2}
 EOF
 gs_wait_pod_phase "$ns" too-many Failed 30 || fail "too-many not Failed after 30s"
+free0=$((2 - $(held_on lab-node-0 | grep -c .)))
 expect_eq "$(jp pod too-many "$ns" '{.status.reason}')" UnexpectedAdmissionError "reason"
 expect_eq "$(jp pod too-many "$ns" '{.status.message}')" \
-	"Pod was rejected: Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 2, Available: 1, which is unexpected" \
+	"Pod was rejected: Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 2, Available: $free0, which is unexpected" \
 	"the device manager's message"
 
 # --- a one-slice pod is admitted and runs --------------------------------------
@@ -130,7 +145,7 @@ EOF
 one_slice one-a || fail "create one-a"
 gs_wait_pod_phase "$ns" one-a Running 30 || fail "one-a not Running after 30s"
 before=$(st)
-expect_eq "$(held_on lab-node-1 | wc -l | tr -d ' ')" 5 "one-a holds a slice"
+expect_eq "$(held_on lab-node-1 | grep -c .)" $((n1 + 1)) "one-a holds a slice"
 
 # --- the controller killed and started again: the same ledger ------------------
 pidf=$state/pids/controller.pid
@@ -150,12 +165,14 @@ one_slice one-b || fail "create one-b"
 gs_wait_pod_phase "$ns" one-b Running 30 || fail "one-b not Running after 30s (restarted controller)"
 ids=$(k get pods -A -o json | jq -r '.items[] | select(.spec.nodeName == "lab-node-1")
 	| .metadata.annotations["gpushare.io/devices"] // empty | fromjson | .[] | .[]')
-expect_eq "$(printf '%s\n' "$ids" | wc -l | tr -d ' ')" 6 "six slices handed out on lab-node-1"
-expect_eq "$(printf '%s\n' "$ids" | sort -u | wc -l | tr -d ' ')" 6 "none twice: $ids"
-# Distributed after the restart too: 3 and 3.
+expect_eq "$(printf '%s\n' "$ids" | grep -c .)" $((n1 + 2)) "slices handed out on lab-node-1"
+expect_eq "$(printf '%s\n' "$ids" | sort -u | grep -c .)" $((n1 + 2)) "none twice: $ids"
+# Distributed after the restart too.
 lab1=$(held_on lab-node-1)
-expect_eq "$(printf '%s\n' "$lab1" | grep -c '@0$')" 3 "three on GPU 0: $lab1"
+g0=$(printf '%s\n' "$lab1" | grep -c '@0$')
+g1=$(printf '%s\n' "$lab1" | grep -c '@1$')
+[ $((g0 - g1)) -le 1 ] && [ $((g1 - g0)) -le 1 ] || fail "not distributed after the restart: $lab1"
 
 # --- a pod that ends frees its slice --------------------------------------------
 k delete pod -n "$ns" one-a --wait=true >/dev/null || fail "delete one-a"
-expect_eq "$(held_on lab-node-1 | wc -l | tr -d ' ')" 5 "one-a's slice is free again"
+expect_eq "$(held_on lab-node-1 | grep -c .)" $((n1 + 1)) "one-a's slice is free again"
