@@ -721,8 +721,11 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 		if (strcmp(eff, "NoSchedule") && strcmp(eff, "NoExecute"))
 			continue;
 		if (!explain_tolerates(tols, t))
-			gs_warnings_add(&n->reasons, "node(s) had untolerated taint {%s: %s}",
-					kobj_text(t, "key"), kobj_text(t, "value"));
+			/* v1.34's TaintToleration no longer names the taint; the
+			 * parenthesis does, in kubectl taint's syntax. */
+			gs_warnings_add(&n->reasons, "node(s) had untolerated taint(s) (%s%s%s:%s)",
+					kobj_text(t, "key"), *kobj_text(t, "value") ? "=" : "",
+					kobj_text(t, "value"), eff);
 	}
 	n->fits = n->reasons.n == 0;
 	n->selected = n->reasons.n == capacity_reasons;

@@ -36,7 +36,7 @@ struct explain_node {
 	size_t n_res;
 	char *advertised; /* "nvidia.com/gpu=8 ..." non-zero nvidia.com/ allocatable, "" if none */
 	/* The scheduler's filter words, each with what made it so, e.g.
-	 * "Insufficient nvidia.com/gpu", "node(s) had untolerated taint {k: v}". */
+	 * "Insufficient nvidia.com/gpu", "node(s) had untolerated taint(s) (k=v:NoSchedule)". */
 	struct gs_warnings reasons;
 	struct gs_warnings hints; /* GPU-sharing traps on this node (spec nvidia-semantics §6.5) */
 	/* The scheduler would pass it but the device plugin refuses the pod at
