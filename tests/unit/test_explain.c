@@ -257,7 +257,8 @@ static void test_renamed_taints_unschedulable(void **state)
 	assert_true(has(&r->reasons, "Insufficient nvidia.com/gpu"));
 	const struct explain_node *s = node_of(e, "shared");
 	assert_int_equal(s->reasons.n, 1); /* PreferNoSchedule does not filter */
-	assert_string_equal(s->reasons.items[0], "node(s) had untolerated taint(s) (gpu=yes:NoSchedule)");
+	assert_string_equal(s->reasons.items[0],
+			    "node(s) had untolerated taint(s) (gpu=yes:NoSchedule)");
 	assert_string_equal(node_of(e, "cordoned")->reasons.items[0], "node(s) were unschedulable");
 	explain_pod_free(e);
 	json_decref(pod);
