@@ -218,6 +218,10 @@ struct ydoc_stream {
 	struct pos_table slots;	  /* (container, key/index) -> value start */
 	struct pos_table origins; /* block scalar -> first content character */
 	struct exact_table exact; /* integers beyond int64 -> their decimal digits */
+	/* Lists replaced by their items (ydoc_load_manifests), kept alive so no
+	 * new node can take an address the position tables still hold. */
+	json_t **lists;
+	size_t n_lists;
 };
 
 size_t ydoc_stream_count(const struct ydoc_stream *s)
@@ -344,6 +348,9 @@ void ydoc_stream_free(struct ydoc_stream *s)
 	for (size_t i = 0; i < s->n_docs; i++)
 		json_decref(s->docs[i]);
 	free(s->docs);
+	for (size_t i = 0; i < s->n_lists; i++)
+		json_decref(s->lists[i]);
+	free(s->lists);
 	free(s->nodes.e);
 	free(s->slots.e);
 	free(s->origins.e);
@@ -2053,6 +2060,70 @@ int ydoc_each_document(const char *name, const char *buf, size_t len, struct ydo
 		rc = load_with(name, buf, len, origin, limits, NULL, 0, fn, ctx, &s, err);
 	ydoc_stream_free(s);
 	return rc ? -1 : 0;
+}
+
+static bool is_list(const json_t *doc)
+{
+	const char *kind = json_string_value(json_object_get(doc, "kind"));
+	size_t n = kind ? strlen(kind) : 0;
+
+	return n >= 4 && !strcmp(kind + n - 4, "List") &&
+	       json_is_array(json_object_get(doc, "items"));
+}
+
+static int expand_lists(struct ydoc_stream *s)
+{
+	size_t n = 0, n_lists = 0;
+
+	for (size_t i = 0; i < s->n_docs; i++) {
+		if (is_list(s->docs[i])) {
+			n += json_array_size(json_object_get(s->docs[i], "items"));
+			n_lists++;
+		} else {
+			n++;
+		}
+	}
+	if (!n_lists)
+		return 0;
+	json_t **docs = calloc(n ? n : 1, sizeof(*docs));
+	json_t **lists = calloc(n_lists, sizeof(*lists));
+	if (!docs || !lists) {
+		free(docs);
+		free(lists);
+		return -1;
+	}
+	size_t d = 0, l = 0;
+	for (size_t i = 0; i < s->n_docs; i++) {
+		if (!is_list(s->docs[i])) {
+			docs[d++] = s->docs[i];
+			continue;
+		}
+		size_t k;
+		json_t *item;
+		json_array_foreach (json_object_get(s->docs[i], "items"), k, item)
+			docs[d++] = json_incref(item);
+		lists[l++] = s->docs[i];
+	}
+	free(s->docs);
+	s->docs = docs;
+	s->n_docs = s->cap_docs = n;
+	s->lists = lists;
+	s->n_lists = n_lists;
+	return 0;
+}
+
+int ydoc_load_manifests(const char *path, const struct ydoc_limits *limits,
+			struct ydoc_stream **out, struct gs_error *err)
+{
+	if (ydoc_load_file(path, limits, out, err) < 0)
+		return -1;
+	if (expand_lists(*out) < 0) {
+		ydoc_stream_free(*out);
+		*out = NULL;
+		gs_error_set(err, "%s: out of memory", path);
+		return -1;
+	}
+	return 0;
 }
 
 int ydoc_load_file(const char *path, const struct ydoc_limits *limits, struct ydoc_stream **out,

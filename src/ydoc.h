@@ -52,6 +52,14 @@ struct ydoc_stream;
  */
 int ydoc_load_file(const char *path, const struct ydoc_limits *limits, struct ydoc_stream **out,
 		   struct gs_error *err) GS_WUR;
+/*
+ * A file of Kubernetes objects as `kubectl apply -f` reads it: every
+ * document that is a list (kind List, NodeList, PodList, ... with items, as
+ * `kubectl get -o yaml` writes) stands for its items, in order; positions
+ * stay those of the file.
+ */
+int ydoc_load_manifests(const char *path, const struct ydoc_limits *limits,
+			struct ydoc_stream **out, struct gs_error *err) GS_WUR;
 int ydoc_load_buffer(const char *name, const char *buf, size_t len, struct ydoc_pos origin,
 		     const struct ydoc_limits *limits, struct ydoc_stream **out,
 		     struct gs_error *err) GS_WUR;

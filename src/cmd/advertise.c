@@ -120,7 +120,7 @@ static int advertise_dra(const char *node_path, const char *node_name, const cha
 
 	gs_warnings_init(&w);
 	if (catalog_builtin(&cat, &err) ||
-	    ydoc_load_file(node_path, &ydoc_default_limits, &stream, &err) ||
+	    ydoc_load_manifests(node_path, &ydoc_default_limits, &stream, &err) ||
 	    find_node(stream, node_path, node_name, &node, &err) ||
 	    nodehw_from_node(cat, node, stream, &hw, &w, &err)) {
 		print_error(&err);
@@ -239,7 +239,7 @@ int cmd_advertise(int argc, char **argv)
 		opt.now = strtoll(getenv("GPUSHARE_NOW"), NULL, 10);
 	if (catalog_builtin(&cat, &err) ||
 	    (cm_path && dpconfig_set_load_file(cm_path, &cm_stream, NULL, &set, &err)) ||
-	    ydoc_load_file(node_path, &ydoc_default_limits, &node_stream, &err) ||
+	    ydoc_load_manifests(node_path, &ydoc_default_limits, &node_stream, &err) ||
 	    find_node(node_stream, node_path, node_name, &node, &err) ||
 	    (opt.source = node_stream, advertise_node(cat, node, set, &opt, &adv, &err))) {
 		print_error(&err);

@@ -91,7 +91,7 @@ static int translate(int argc, char **argv)
 	t = dratranslate_new(set, cm_path, cm, &gates);
 	for (int i = 0; i < n; i++) {
 		struct ydoc_stream *s = NULL;
-		if (ydoc_load_file(argv[i], &ydoc_default_limits, &s, &err) < 0 ||
+		if (ydoc_load_manifests(argv[i], &ydoc_default_limits, &s, &err) < 0 ||
 		    dratranslate_stream(t, s, &err) < 0) {
 			ydoc_stream_free(s);
 			print_error(&err);
@@ -178,14 +178,14 @@ static int prepare(int argc, char **argv)
 		json_decref(claims);
 		return usage_error(&prepare_usage, &err);
 	}
-	if (ydoc_load_file(slices_path, &ydoc_default_limits, &ss, &err) < 0) {
+	if (ydoc_load_manifests(slices_path, &ydoc_default_limits, &ss, &err) < 0) {
 		print_error(&err);
 		goto out;
 	}
 	collect(ss, "ResourceSlice", slices);
 	for (int i = 0; i < n; i++) {
 		struct ydoc_stream *cs = NULL;
-		if (ydoc_load_file(argv[i], &ydoc_default_limits, &cs, &err) < 0) {
+		if (ydoc_load_manifests(argv[i], &ydoc_default_limits, &cs, &err) < 0) {
 			print_error(&err);
 			goto out;
 		}

@@ -314,11 +314,11 @@ static int explain_manifests(const char *pod_path, const char *nodes_path, const
 	int rc = -1, all = 1;
 
 	if (catalog_builtin(&cat, err) < 0 ||
-	    ydoc_load_file(pod_path, &ydoc_default_limits, &ps, err) < 0 ||
-	    ydoc_load_file(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
+	    ydoc_load_manifests(pod_path, &ydoc_default_limits, &ps, err) < 0 ||
+	    ydoc_load_manifests(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
 	    dpconfig_set_load_file(cm_path, &cs, &cm, &set, err) < 0 ||
-	    (pods_path && ydoc_load_file(pods_path, &ydoc_default_limits, &bs, err) < 0) ||
-	    (quota_path && ydoc_load_file(quota_path, &ydoc_default_limits, &qs, err) < 0))
+	    (pods_path && ydoc_load_manifests(pods_path, &ydoc_default_limits, &bs, err) < 0) ||
+	    (quota_path && ydoc_load_manifests(quota_path, &ydoc_default_limits, &qs, err) < 0))
 		goto out;
 	if (kobj_find(ps, 0, "Pod", NULL) < 0) {
 		gs_error_set(err, "%s: no Pod in the file", pod_path);
@@ -400,7 +400,7 @@ static int explain_node_manifests(const char *name, const char *nodes_path, cons
 	const json_t *cm = NULL;
 	int rc = -1;
 
-	if (ydoc_load_file(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
+	if (ydoc_load_manifests(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
 	    dpconfig_set_load_file(cm_path, &cs, &cm, &set, err) < 0)
 		goto out;
 	long at = kobj_find(ns, 0, "Node", name);

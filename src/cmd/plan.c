@@ -69,7 +69,7 @@ static int manifests_load(struct manifests *m, char **paths, int n, struct gs_er
 	m->streams = gs_xcalloc((size_t)n + 1, sizeof(*m->streams));
 	for (int i = 0; i < n; i++) {
 		struct ydoc_stream *s;
-		if (ydoc_load_file(paths[i], &ydoc_default_limits, &s, err) < 0)
+		if (ydoc_load_manifests(paths[i], &ydoc_default_limits, &s, err) < 0)
 			return -1;
 		m->streams[m->n++] = s;
 		for (size_t d = 0; d < ydoc_stream_count(s); d++) {
@@ -317,9 +317,9 @@ int cmd_plan(int argc, char **argv)
 		json_decref(changes);
 		return usage_error(&plan_usage, &err);
 	}
-	if (ydoc_load_file(nodes_path, &ydoc_default_limits, &ns, &err) < 0 ||
+	if (ydoc_load_manifests(nodes_path, &ydoc_default_limits, &ns, &err) < 0 ||
 	    dpconfig_set_load_file(cm_path, &cs, &cm, &set, &err) < 0 ||
-	    (quota_path && ydoc_load_file(quota_path, &ydoc_default_limits, &qs, &err) < 0) ||
+	    (quota_path && ydoc_load_manifests(quota_path, &ydoc_default_limits, &qs, &err) < 0) ||
 	    manifests_load(&m, argv, n, &err) < 0)
 		goto fail;
 	for (long i = kobj_find(ns, 0, "Pod", NULL); i >= 0;

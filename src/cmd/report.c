@@ -169,10 +169,10 @@ static int offline(const struct sources *src, const char *html, const char *svg,
 	int rc = -1;
 
 	if (catalog_builtin(&cat, err) < 0 ||
-	    ydoc_load_file(src->nodes, &ydoc_default_limits, &ns, err) < 0 ||
+	    ydoc_load_manifests(src->nodes, &ydoc_default_limits, &ns, err) < 0 ||
 	    dpconfig_set_load_file(src->configmap, &cs, &cm, &set, err) < 0 ||
-	    (src->pods && ydoc_load_file(src->pods, &ydoc_default_limits, &bs, err) < 0) ||
-	    (src->quota && ydoc_load_file(src->quota, &ydoc_default_limits, &qs, err) < 0) ||
+	    (src->pods && ydoc_load_manifests(src->pods, &ydoc_default_limits, &bs, err) < 0) ||
+	    (src->quota && ydoc_load_manifests(src->quota, &ydoc_default_limits, &qs, err) < 0) ||
 	    check_pods(ns, err) < 0 || check_pods(bs, err) < 0 ||
 	    explain_fleet_build(ns, bs, cm, &fleet, err) < 0 ||
 	    (qs && offline_quotas(qs, fleet.pods, &quotas, err) < 0))

@@ -111,7 +111,7 @@ static int fleet_load_files(const char *nodes_path, const char *cm_path, struct 
 	const json_t *cm = NULL;
 	int rc = -1;
 
-	if (ydoc_load_file(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
+	if (ydoc_load_manifests(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
 	    dpconfig_set_load_file(cm_path, &g->cm_stream, &cm, &g->set, err) < 0 ||
 	    explain_fleet_build(ns, NULL, cm, &ef, err) < 0)
 		goto out;

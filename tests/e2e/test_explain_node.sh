@@ -8,7 +8,7 @@
 ns=$(e2e_name explain-node)
 pfx=$(e2e_name lab)
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"; _e2e_cleanup' EXIT
+trap 'status_=$?; rm -rf "$dir"; (exit "$status_"); _e2e_cleanup' EXIT
 e2e_namespace "$ns"
 sed "s/namespace: gpu-share/namespace: $ns/" "$TOP/k8s/device-plugin-configs.yaml" >"$dir/cm.yaml"
 sed "s/lab-node-\([0-9]\)/$pfx-\1/g" "$TOP/k8s/lab-nodes.yaml" >"$dir/nodes.yaml"

@@ -33,7 +33,7 @@ wh_cleanup() {
 	rm -rf "$dir"
 	return "$rc_"
 }
-trap 'wh_cleanup; _e2e_cleanup' EXIT
+trap 'status_=$?; wh_cleanup; (exit "$status_"); _e2e_cleanup' EXIT
 
 # --- the fleet: the seed's three kinds of node, advertised as gpushare does --
 e2e_node "$shared" nvidia.com/gpu=8 -l nvidia.com/device-plugin.config=shared

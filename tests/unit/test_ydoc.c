@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ydoc.h"
 
@@ -675,6 +676,46 @@ static void load_file_errors(void **state)
 			    "cannot open '/nonexistent/x.yaml': No such file or directory");
 }
 
+/* kubectl get -o yaml writes Lists; manifests readers take their items. */
+static void load_manifests_expands_lists(void **state)
+{
+	char path[] = "/tmp/gs-ydoc-XXXXXX";
+	const char *text = "apiVersion: v1\nkind: List\nitems:\n"
+			   "- {kind: Node, metadata: {name: a}}\n"
+			   "- kind: Node\n  metadata: {name: b}\n"
+			   "---\nkind: Pod\nmetadata: {name: p}\n"
+			   "---\nkind: PodList\nitems: []\n"
+			   "---\nkind: NotAList\nitems: {}\n";
+	struct ydoc_stream *s = NULL;
+	struct gs_error err;
+	struct ydoc_pos p;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_int_equal(ydoc_load_manifests(path, NULL, &s, &err), 0);
+	unlink(path);
+	assert_int_equal(ydoc_stream_count(s), 4);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(ydoc_stream_doc(s, 0), "metadata"), "name")),
+			    "a");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(ydoc_stream_doc(s, 1), "metadata"), "name")),
+			    "b");
+	assert_string_equal(json_string_value(json_object_get(ydoc_stream_doc(s, 2), "kind")),
+			    "Pod");
+	assert_string_equal(json_string_value(json_object_get(ydoc_stream_doc(s, 3), "kind")),
+			    "NotAList");
+	/* Items keep their place in the file for error messages. */
+	assert_int_equal(ydoc_stream_key_pos(s, ydoc_stream_doc(s, 1), "metadata", &p), 0);
+	assert_int_equal(p.line, 6);
+	assert_int_equal(p.col, 13);
+	ydoc_stream_free(s);
+}
+
 static int keep_only_keep(void *ctx, int parent, const char *key, size_t len)
 {
 	(void)ctx;
@@ -741,6 +782,7 @@ int main(void)
 		cmocka_unit_test(origin_and_block_content),
 		cmocka_unit_test(resolve_api),
 		cmocka_unit_test(load_file_errors),
+		cmocka_unit_test(load_manifests_expands_lists),
 		cmocka_unit_test(filtered_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

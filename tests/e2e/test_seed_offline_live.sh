@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The seed's fleet, live and offline: `plan` on the seed's manifests and
+# nodes predicts what the real scheduler and apiserver then do with them
+# (bound where, refused by the quota with the apiserver's text), and
+# `explain pod|quota` says the same thing from recorded objects as from the
+# cluster. The manifests are the lab's own (k8s/), renamed into this test's
+# namespaces and nodes and pinned to them with one extra nodeSelector.
+# e2e-timeout: 240
+. "$TOP/tests/e2e/lib.sh"
+
+fleet=$(e2e_name seed)
+gs=$(e2e_name gs)
+team=$(e2e_name team)
+dir=$(mktemp -d)
+trap 'status_=$?; rm -rf "$dir"; (exit "$status_"); _e2e_cleanup' EXIT
+e2e_namespace "$gs"
+e2e_namespace "$team"
+
+# rename FILE: the lab's manifest in this test's names; pods and nodes
+# carry e2e.gpushare/fleet so no other test's node can take these pods.
+rename() {
+	sed -e "s/namespace: gpu-share/namespace: $gs/" -e "s/namespace: team-a/namespace: $team/" \
+		-e "s/lab-node-\([0-9]\)/$fleet-\1/g" "$TOP/k8s/$1" |
+		python3 -c '
+import sys, yaml
+fleet = sys.argv[1]
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+for d in docs:
+    if d["kind"] == "Pod":
+        d["spec"].setdefault("nodeSelector", {})["e2e.gpushare/fleet"] = fleet
+    elif d["kind"] == "Node":
+        d["metadata"]["labels"]["e2e.gpushare/fleet"] = fleet
+        # sync writes these nodes from this test ConfigMap, not the cluster controller
+        d["metadata"]["labels"]["gpushare.io/controller"] = "off"
+yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)
+' "$fleet"
+}
+sed "s/namespace: gpu-share/namespace: $gs/" "$TOP/k8s/device-plugin-configs.yaml" >"$dir/cm.yaml"
+rename lab-nodes.yaml >"$dir/nodes.yaml"
+rename gpu-quota.yaml >"$dir/quota.yaml"
+order="mig-job.yaml team-a-pods.yaml team-over.yaml placement.yaml"
+manifests=()
+for f in $order; do
+	rename "$f" >"$dir/$f"
+	manifests+=("$dir/$f")
+done
+
+# 1. The prediction, before anything exists.
+run "$GPUSHARE" plan "${manifests[@]}" --nodes "$dir/nodes.yaml" --configmap "$dir/cm.yaml" \
+	--quota "$dir/quota.yaml" -o json
+expect_rc 1 "plan (the quota refuses one pod)"
+printf '%s\n' "$out" >"$dir/plan.json"
+npods=$(jq '.pods | length' "$dir/plan.json")
+expect_eq "$npods" 8 "plan places the seed's 8 pods"
+
+# 2. The same on the cluster, in the same order, each pod scheduled before the next.
+for i in 0 1 2; do _e2e_nodes+=("$fleet-$i"); done
+run k apply -f "$dir/cm.yaml"
+expect_rc 0 "apply the ConfigMap"
+run k create -f "$dir/nodes.yaml"
+expect_rc 0 "create the nodes"
+for i in 0 1 2; do
+	run "$GPUSHARE" sync --configmap "$gs/device-plugin-configs" --node "$fleet-$i"
+	expect_rc 0 "sync $fleet-$i"
+	gs_wait_node_ready "$fleet-$i" 60 || fail "$fleet-$i not Ready after 60s"
+done
+run k create -f "$dir/quota.yaml"
+expect_rc 0 "create the quota"
+quota_ready() { [ -n "$(jp resourcequota gpu-quota "$team" '{.status.hard}')" ]; }
+wait_for 30 "the quota's status.hard" quota_ready
+
+scheduled() { [ -n "$(jp pod "$2" "$1" '{.status.conditions[?(@.type=="PodScheduled")].status}')" ]; }
+agree=0
+for i in $(seq 0 $((npods - 1))); do
+	IFS=$'\t' read -r pns pname verdict pnode reason feasible < <(jq -r --argjson i "$i" \
+		'.pods[$i] | [.namespace, .name, .verdict, (.node // "-"), .reason, (.feasible | join(","))] | @tsv' "$dir/plan.json")
+	f=$(grep -l "name: $pname\$" "${manifests[@]}" | head -1)
+	python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["metadata"]["name"] == sys.argv[2]:
+        yaml.safe_dump(d, sys.stdout)
+' "$f" "$pname" >"$dir/pod.yaml"
+	run k create -f "$dir/pod.yaml"
+	if [ "$verdict" = refused ]; then
+		expect_rc 1 "$pname is refused at create, as planned"
+		expect_has "$err" "$reason" "$pname: the apiserver's words are plan's"
+		agree=$((agree + 1))
+		continue
+	fi
+	expect_rc 0 "create $pname"
+	wait_for 60 "$pname gets a PodScheduled condition" scheduled "$pns" "$pname"
+	node=$(jp pod "$pname" "$pns" '{.spec.nodeName}')
+	case $verdict in
+	bound | failed)
+		# Where the default scores tie the scheduler picks at random: any
+		# node plan found feasible is its answer too.
+		if [ "$node" != "$pnode" ]; then
+			case ",$feasible," in
+			*",$node,"*) echo "note: $pname: the scheduler chose $node, plan $pnode (a tie; both feasible)" ;;
+			*) fail "$pname: scheduled on '$node', plan says $pnode (feasible: $feasible)" ;;
+			esac
+		fi
+		;;
+	pending)
+		expect_eq "$node" "" "$pname stays Pending, as planned"
+		expect_has "$(jp pod "$pname" "$pns" '{.status.conditions[?(@.type=="PodScheduled")].message}')" \
+			"${reason%%. preemption*}" "$pname: the scheduler's words are plan's"
+		;;
+	esac
+	agree=$((agree + 1))
+done
+expect_eq "$agree" "$npods" "every planned verdict"
+
+# 3. explain, live and from the recorded objects, says the same: the same
+# requests, and per node the same verdict, reasons, numbers and hints. The
+# forms differ only where they must: the first line, the offline form's
+# "gpushare:" line (the config it advertised the node with) and the last
+# (the scheduler's condition live, the prediction offline, which must name
+# the node the pod is on).
+k get nodes -o yaml >"$dir/nodes.yaml.live"
+k get pods -A -o yaml >"$dir/pods.yaml.live"
+body() { printf '%s\n' "$1" | sed -e '1d' -e '/^  gpushare: /d' -e '/^verdict: /d' -e '/^scheduler: /,$d'; }
+compared=0
+for pod in $(jq -r '.pods[] | select(.verdict != "refused") | "\(.namespace)/\(.name)"' "$dir/plan.json"); do
+	k -n "${pod%/*}" get pod "${pod#*/}" -o yaml >"$dir/pod.yaml"
+	node=$(jp pod "${pod#*/}" "${pod%/*}" '{.spec.nodeName}')
+	run "$GPUSHARE" explain pod "$pod" --configmap "$gs/device-plugin-configs"
+	live=$out live_rc=$rc
+	run "$GPUSHARE" explain pod "$dir/pod.yaml" --nodes "$dir/nodes.yaml.live" \
+		--pods "$dir/pods.yaml.live" --configmap "$dir/cm.yaml"
+	expect_eq "$rc" "$live_rc" "explain pod $pod: exit status live = offline"
+	expect_eq "$(body "$out")" "$(body "$live")" "explain pod $pod: live = offline"
+	if [ -n "$node" ]; then
+		expect_match "$out" "^verdict: fits (.*, )?$node(,|\$)" "explain pod $pod offline: fits where it is bound"
+	else
+		expect_has "$out" "verdict: fits no node" "explain pod $pod offline: Pending"
+	fi
+	compared=$((compared + 1))
+done
+k -n "$team" get resourcequota -o json >"$dir/quotas.json"
+run "$GPUSHARE" explain quota "$team" --request nvidia.com/gpu=1 --name team-over
+live=$out live_rc=$rc
+expect_rc 1 "explain quota: one more GPU is refused"
+run "$GPUSHARE" explain quota "$team" --request nvidia.com/gpu=1 --name team-over --quota-file "$dir/quotas.json"
+expect_eq "$rc" "$live_rc" "explain quota: exit status live = offline"
+expect_eq "$out" "$live" "explain quota: live = offline"
+echo "note: seed fleet: plan agrees with the scheduler and apiserver on $agree/$npods pods; explain live = offline on $compared pods and the quota"
