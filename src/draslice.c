@@ -318,13 +318,54 @@ static json_t *sorted(json_t *devices)
 	return out;
 }
 
+/* A slice object of the node's pool around `devices` (taken), as the driver's controller writes it.
+ */
+static json_t *slice_object(const struct nodehw *hw, const json_t *node, json_t *devices,
+			    json_t *shared, int count, struct gs_warnings *warnings)
+{
+	const char *uid = kobj_string(node, "metadata.uid");
+	char gen_name[512];
+	json_t *meta, *slice;
+
+	snprintf(gen_name, sizeof(gen_name), "%s-%s-", hw->name, DRASLICE_DRIVER);
+	meta = json_pack("{s:s}", "generateName", gen_name);
+	if (uid && *uid)
+		json_object_set_new(meta, "ownerReferences",
+				    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "v1",
+					      "kind", "Node", "name", hw->name, "uid", uid,
+					      "controller", 1));
+	else if (warnings)
+		gs_warnings_add(warnings, "no metadata.uid: the slice has no ownerReference to "
+					  "the Node (the apiserver's Node has one)");
+	slice = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:{s:s, s:i, s:i}, s:o}}", "apiVersion",
+			  "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", meta, "spec",
+			  "driver", DRASLICE_DRIVER, "nodeName", hw->name, "pool", "name", hw->name,
+			  "generation", 1, "resourceSliceCount", count, "devices", devices);
+	if (shared)
+		json_object_set_new(json_object_get(slice, "spec"), "sharedCounters", shared);
+	return slice;
+}
+
+static void gpu_facts_init(struct gpu_facts *g, const struct nodehw *hw,
+			   const struct catalog_gpu *model, int minor, const char *driver,
+			   const char *cuda)
+{
+	memset(g, 0, sizeof(*g));
+	g->model = model;
+	g->minor = minor;
+	g->driver_version = driver;
+	g->cuda_version = cuda;
+	draslice_gpu_uuid(hw->name, minor, g->uuid, sizeof(g->uuid));
+	snprintf(g->bus_id, sizeof(g->bus_id), "%04x:%02x:00.0", (minor + 1) >> 8,
+		 (minor + 1) & 0xff);
+}
+
 int draslice_build(const struct catalog *cat, const struct nodehw *hw, const json_t *node,
 		   const struct ydoc_stream *src, json_t **out, struct gs_warnings *warnings,
 		   struct gs_error *err)
 {
-	json_t *devices = json_array(), *slice, *meta;
-	char driver[32], cuda[32], gen_name[512];
-	const char *uid = kobj_string(node, "metadata.uid");
+	json_t *devices = json_array();
+	char driver[32], cuda[32];
 	int minor = 0, rc = -1;
 
 	*out = NULL;
@@ -345,10 +386,9 @@ int draslice_build(const struct catalog *cat, const struct nodehw *hw, const jso
 			goto fail;
 		}
 		for (int c = 0; c < hw->gpus[i].count; c++, minor++) {
-			struct gpu_facts g = {model, minor, "", "", driver, cuda};
-			draslice_gpu_uuid(hw->name, minor, g.uuid, sizeof(g.uuid));
-			snprintf(g.bus_id, sizeof(g.bus_id), "%04x:%02x:00.0", (minor + 1) >> 8,
-				 (minor + 1) & 0xff);
+			struct gpu_facts g;
+
+			gpu_facts_init(&g, hw, model, minor, driver, cuda);
 			if (m.result != CATALOG_APPLY_OK || !m.mig_enabled) {
 				json_array_append_new(devices, full_gpu(&g));
 				continue;
@@ -375,26 +415,237 @@ int draslice_build(const struct catalog *cat, const struct nodehw *hw, const jso
 			     hw->name, json_array_size(devices), DRASLICE_MAX_DEVICES);
 		goto fail;
 	}
-	devices = sorted(devices);
-	snprintf(gen_name, sizeof(gen_name), "%s-%s-", hw->name, DRASLICE_DRIVER);
-	meta = json_pack("{s:s}", "generateName", gen_name);
-	if (uid && *uid)
-		json_object_set_new(meta, "ownerReferences",
-				    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "v1",
-					      "kind", "Node", "name", hw->name, "uid", uid,
-					      "controller", 1));
-	else
-		gs_warnings_add(warnings, "no metadata.uid: the slice has no ownerReference to "
-					  "the Node (the apiserver's Node has one)");
-	slice = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:{s:s, s:i, s:i}, s:o}}", "apiVersion",
-			  "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", meta, "spec",
-			  "driver", DRASLICE_DRIVER, "nodeName", hw->name, "pool", "name", hw->name,
-			  "generation", 1, "resourceSliceCount", 1, "devices", devices);
-	*out = slice;
+	*out = slice_object(hw, node, sorted(devices), NULL, 1, warnings);
 	return 0;
 fail:
 	json_decref(devices);
 	return rc;
+}
+
+/* ---- dynamic MIG (driver gate DynamicMIG; docs/dra.md "Dynamic MIG") ---- */
+
+/* The capacities, in the driver's PartCapacities order of names. */
+enum { CAP_SM, CAP_CE, CAP_DEC, CAP_ENC, CAP_JPG, CAP_OFA, CAP_MEM, N_CAPS };
+static const char *const cap_names[N_CAPS] = {"multiprocessors", "copyEngines", "decoders",
+					      "encoders",	 "jpegEngines", "ofaEngines",
+					      "memory"};
+/* camelToDNSName of each (partitions.go capacitiesToCounters, mig.go). */
+static const char *const counter_names[N_CAPS] = {"multiprocessors", "copy-engines", "decoders",
+						  "encoders",	     "jpeg-engines", "ofa-engines",
+						  "memory"};
+
+static void profile_caps(const struct catalog_mig_profile *p, long v[N_CAPS])
+{
+	v[CAP_SM] = p->multiprocessors;
+	v[CAP_CE] = p->copy_engines;
+	v[CAP_DEC] = p->decoders;
+	v[CAP_ENC] = p->encoders;
+	v[CAP_JPG] = p->jpeg;
+	v[CAP_OFA] = p->ofa;
+	v[CAP_MEM] = p->memory_mib;
+}
+
+/* A capacity or counter value: memory in bytes as a BinarySI quantity, the rest plain. */
+static json_t *cap_value(int k, long v)
+{
+	return k == CAP_MEM ? mib_quantity(v) : count_quantity(v);
+}
+
+/* {capacity name: {value}} or {counter name: {value}} for `v`, plus memory-slice counters. */
+static json_t *cap_map(const long v[N_CAPS], bool counters, int slice_start, int slice_n)
+{
+	json_t *m = json_object();
+
+	for (int k = 0; k < N_CAPS; k++)
+		json_object_set_new(m, counters ? counter_names[k] : cap_names[k],
+				    cap_value(k, v[k]));
+	for (int i = slice_start; counters && i < slice_start + slice_n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "memory-slice-%d", i);
+		json_object_set_new(m, name, count_quantity(1));
+	}
+	return m;
+}
+
+/*
+ * The profiles the driver walks (nvlib.go inspectMigProfilesAndPlacements):
+ * every GPU-instance profile with C == G, the media-extension ones
+ * included (GI profile 1_SLICE_REV1 with CI profile 1_SLICE; only the CI
+ * profile 1_SLICE_REV1 is skipped), each at every placement NVML offers.
+ */
+static bool dynamic_profile(const struct catalog_mig_profile *p)
+{
+	return p->ci_slices == p->gi_slices;
+}
+
+static json_t *consumes(const char *set, json_t *counters)
+{
+	return json_pack("[{s:s, s:o}]", "counterSet", set, "counters", counters);
+}
+
+/*
+ * One GPU's slice in the dynamic form: its counter set (*shared), the full
+ * GPU, every placement. NULL with err for a GPU that is not MIG-capable.
+ */
+static json_t *dynamic_gpu_devices(const char *node, const struct gpu_facts *g, json_t **shared,
+				   struct gs_warnings *warnings, struct gs_error *err)
+{
+	const struct catalog_migset *ms = g->model->mig;
+	json_t *devices = json_array(), *full;
+	long max[N_CAPS] = {0};
+	int slices = 0;
+	bool any = false;
+	char set[64];
+
+	snprintf(set, sizeof(set), "gpu-%d-counter-set", g->minor);
+	for (size_t i = 0; ms && i < ms->n_profiles; i++) {
+		const struct catalog_mig_profile *p = &ms->profiles[i];
+		long v[N_CAPS];
+		char pname[64];
+
+		if (!dynamic_profile(p))
+			continue;
+		if (p->gi_profile_id < 0 || !p->n_placements) {
+			gs_warnings_add(warnings,
+					"GPU %d (%s): MIG profile '%s' has no GI profile id or "
+					"placements in the catalog; its devices are left out",
+					g->minor, g->model->name, p->name);
+			continue;
+		}
+		profile_caps(p, v);
+		draslice_profile_name(p->name, pname, sizeof(pname));
+		for (int k = 0; k < N_CAPS; k++)
+			if (v[k] > max[k])
+				max[k] = v[k];
+		if (p->placement_size > slices)
+			slices = p->placement_size;
+		any = true;
+		for (int j = 0; j < p->n_placements; j++) {
+			json_t *attrs = json_object(), *dev;
+			char name[128];
+
+			snprintf(name, sizeof(name), "gpu-%d-mig-%s-%d-%d", g->minor, pname,
+				 p->gi_profile_id, p->placements[j]);
+			/* PartAttributes: no uuid (the device does not exist yet). */
+			attr_string(attrs, "type", "mig");
+			attr_string(attrs, "parentUUID", g->uuid);
+			attr_string(attrs, "profile", p->name);
+			common_attrs(attrs, g);
+			dev = json_pack("{s:s, s:o, s:o, s:o}", "name", name, "attributes", attrs,
+					"capacity", cap_map(v, false, 0, 0), "consumesCounters",
+					consumes(set, cap_map(v, true, p->placements[j],
+							      p->placement_size)));
+			json_array_append_new(devices, dev);
+		}
+	}
+	/* The full GPU: the per-capacity maximum over the profiles, every counter. */
+	full = full_gpu(g);
+	if (any) {
+		json_object_set_new(full, "capacity", cap_map(max, false, 0, 0));
+		json_object_set_new(full, "consumesCounters",
+				    consumes(set, cap_map(max, true, 0, slices)));
+		*shared = json_pack("[{s:s, s:o}]", "name", set, "counters",
+				    cap_map(max, true, 0, slices));
+	} else {
+		/*
+		 * Not MIG-capable: the driver walks no profile, so its maxima
+		 * are empty: no capacity, and a counter set and consumption
+		 * without counters (Go's omitempty drops the empty maps). The
+		 * apiserver refuses that slice ("spec.sharedCounters[0].counters:
+		 * Required value"), so the driver never publishes the node.
+		 */
+		gs_error_set(err,
+			     "GPU %d (%s) is not MIG-capable: with DynamicMIG the driver "
+			     "publishes it with an empty counter set, which the apiserver refuses "
+			     "(spec.sharedCounters[0].counters: Required value); nothing is "
+			     "published for the node",
+			     g->minor, g->model->name);
+		json_decref(full);
+		json_decref(devices);
+		return NULL;
+	}
+	(void)node;
+	json_array_append_new(devices, full);
+	return sorted(devices);
+}
+
+int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, const json_t *node,
+			const struct ydoc_stream *src, const struct draslice_opts *o, json_t **out,
+			struct gs_warnings *warnings, struct gs_error *err)
+{
+	json_t *pool, *slice = NULL;
+	char driver[32], cuda[32];
+	int minor = 0, total = 0, r;
+
+	*out = NULL;
+	if (!o || !o->dynamic_mig) {
+		r = draslice_build(cat, hw, node, src, &slice, warnings, err);
+		if (r)
+			return r;
+		*out = json_pack("[o]", slice);
+		return 0;
+	}
+	if (!o->partitionable) {
+		gs_error_set(
+			err,
+			"node '%s': the DRA driver's DynamicMIG gate needs the apiserver's "
+			"DRAPartitionableDevices feature gate: without it the apiserver drops "
+			"sharedCounters and consumesCounters silently, and the scheduler would "
+			"allocate overlapping MIG devices of one GPU (and the GPU itself) to "
+			"different claims; nothing is published (start the cluster with "
+			"GS_DRA_ALPHA=1, or leave DynamicMIG off)",
+			hw->name);
+		return DRASLICE_NEEDS_PARTITIONABLE;
+	}
+	for (size_t i = 0; i < hw->n_gpus; i++)
+		total += hw->gpus[i].count;
+	if (hw->mig_config)
+		gs_warnings_add(warnings,
+				"%s=%s plays no part with DynamicMIG: the driver makes MIG devices "
+				"when it prepares a claim",
+				NODEHW_LABEL_MIG_CONFIG, hw->mig_config);
+	semver(hw->driver_version, driver, sizeof(driver));
+	snprintf(cuda, sizeof(cuda), "%d.%d.0", hw->cuda_major, hw->cuda_minor);
+	pool = json_array();
+	for (size_t i = 0; i < hw->n_gpus; i++) {
+		for (int c = 0; c < hw->gpus[i].count; c++, minor++) {
+			struct gpu_facts g;
+			json_t *shared = NULL, *devices;
+
+			gpu_facts_init(&g, hw, hw->gpus[i].model, minor, driver, cuda);
+			devices = dynamic_gpu_devices(hw->name, &g, &shared, warnings, err);
+			if (!devices) {
+				gs_error_prefix(err, "node '%s': ", hw->name);
+				json_decref(pool);
+				return -1;
+			}
+			if (json_array_size(devices) > DRASLICE_MAX_DEVICES) {
+				gs_error_set(err,
+					     "node '%s': GPU %d: %zu devices, more than one "
+					     "ResourceSlice holds (%d)",
+					     hw->name, minor, json_array_size(devices),
+					     DRASLICE_MAX_DEVICES);
+				json_decref(devices);
+				json_decref(shared);
+				json_decref(pool);
+				return -1;
+			}
+			json_array_append_new(pool, slice_object(hw, node, devices, shared, total,
+								 minor ? NULL : warnings));
+		}
+	}
+	*out = pool;
+	return 0;
+}
+
+size_t draslice_pool_devices(const json_t *pool)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < json_array_size(pool); i++)
+		n += json_array_size(kobj_get(json_array_get(pool, i), "spec.devices"));
+	return n;
 }
 
 static json_t *device_class(const char *name, const char *type, const char *extended)

@@ -2,6 +2,7 @@
 #define GS_DRASLICE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "catalog.h"
 #include "error.h"
@@ -39,6 +40,39 @@ int draslice_node_wants_dra(const json_t *node);
 int draslice_build(const struct catalog *cat, const struct nodehw *hw, const json_t *node,
 		   const struct ydoc_stream *src, json_t **out, struct gs_warnings *warnings,
 		   struct gs_error *err) GS_WUR;
+
+/*
+ * The forms of the pool, chosen by the driver's gates and what the
+ * apiserver keeps (docs/dra.md "Dynamic MIG").
+ */
+struct draslice_opts {
+	bool dynamic_mig;   /* the driver's DynamicMIG gate is on for the node */
+	bool partitionable; /* the apiserver serves DRAPartitionableDevices (keeps counters) */
+};
+
+/* A node whose driver runs DynamicMIG on a cluster without DRAPartitionableDevices. */
+#define DRASLICE_NEEDS_PARTITIONABLE (-3)
+
+/*
+ * Every slice of the node's pool, as a new array (*out), in the order the
+ * driver publishes them. Without DynamicMIG: the one slice of
+ * draslice_build. With it (driver v25.12.0, Kubernetes < 1.35: combined
+ * slices): one slice per GPU holding its counter set gpu-<minor>-counter-set,
+ * the full GPU and one abstract MIG device per possible placement of every
+ * C==G profile, each consuming its counters; every slice's pool has
+ * resourceSliceCount = the number of GPUs. The layout label plays no part
+ * then (the driver makes MIG devices at prepare time). Refused with
+ * DRASLICE_NEEDS_PARTITIONABLE unless o->partitionable: an apiserver
+ * without the gate drops the counters silently and the scheduler would
+ * hand out overlapping devices of one GPU to several claims. Other
+ * failures as draslice_build.
+ */
+int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, const json_t *node,
+			const struct ydoc_stream *src, const struct draslice_opts *o, json_t **out,
+			struct gs_warnings *warnings, struct gs_error *err) GS_WUR;
+
+/* The devices of every slice of a pool (an array of slices), counted. */
+size_t draslice_pool_devices(const json_t *pool);
 
 /*
  * The driver's DeviceClasses gpu.nvidia.com and mig.nvidia.com, as a new

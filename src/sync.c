@@ -8,6 +8,7 @@
 #include "catalog.h"
 #include "defaults.h"
 #include "dpconfig.h"
+#include "draprepare.h"
 #include "draslice.h"
 #include "kubeclient.h"
 #include "mergepatch.h"
@@ -105,8 +106,11 @@ static int write_patch(struct kube_client *c, const char *name, const json_t *pa
  * label gpushare recorded goes, except mig-manager's state label: static
  * MIG still needs mig-manager to apply nvidia.com/mig.config.
  */
-static void plan_dra(const struct catalog *cat, const json_t *node, struct sync_node *n)
+static void plan_dra(const struct catalog *cat, const json_t *node, const struct sync_opts *o,
+		     struct sync_node *n)
 {
+	struct draprepare_gates def, gates;
+	struct draslice_opts so = {false, o->dra_partitionable};
 	struct advertise_options ao = {0};
 	struct advertisement *adv = NULL;
 	struct nodehw *hw = NULL;
@@ -122,8 +126,14 @@ static void plan_dra(const struct catalog *cat, const json_t *node, struct sync_
 		node_failed(n, "%s", err.msg);
 		goto out;
 	}
-	r = draslice_build(cat, hw, node, NULL, &slice, &n->warnings, &err);
-	if (r == -1) {
+	draprepare_gates_default(&def);
+	if (draprepare_gates_for_node(node, &def, &gates, &err) < 0) {
+		node_failed(n, DRAPREPARE_ANNOTATION_GATES ": %s", err.msg);
+		goto out;
+	}
+	so.dynamic_mig = gates.dynamic_mig;
+	r = draslice_build_pool(cat, hw, node, NULL, &so, &slice, &n->warnings, &err);
+	if (r == -1 || r == DRASLICE_NEEDS_PARTITIONABLE) {
 		node_failed(n, "%s", err.msg);
 		goto out;
 	}
@@ -143,8 +153,10 @@ static void plan_dra(const struct catalog *cat, const json_t *node, struct sync_
 	if (r == DRASLICE_LAYOUT_FAILED)
 		node_failed(n, "%s; the driver keeps publishing the GPUs' previous layout",
 			    adv && adv->failure ? adv->failure : err.msg);
-	else
-		n->slice = json_incref(slice);
+	else {
+		n->pool = json_incref(slice);
+		n->slice = json_incref(json_array_get(slice, 0));
+	}
 out:
 	json_decref(labels);
 	json_decref(none);
@@ -175,7 +187,7 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 		return;
 	}
 	if (draslice_node_wants_dra(node)) {
-		plan_dra(cat, node, n);
+		plan_dra(cat, node, o, n);
 		return;
 	}
 	if (advertise_node(cat, node, set, &ao, &adv, &err) < 0) {
@@ -333,12 +345,22 @@ static void delete_slice(struct sync_report *rep, const char *node, const json_t
 	op->generation = pool_generation(slice);
 }
 
-/* Whether an existing slice differs from the wanted one in what the driver's controller compares.
+/* An array field of a slice spec, absent and empty alike. */
+static bool same_list(const json_t *a, const json_t *b)
+{
+	if (!json_array_size(a) && !json_array_size(b))
+		return true;
+	return json_equal((json_t *)a, (json_t *)b);
+}
+
+/*
+ * Whether an existing slice differs from the wanted one in what the
+ * driver's controller compares (pool, nodeSelector, allNodes, devices,
+ * sharedCounters, perDeviceNodeSelection).
  */
 static bool slice_changed(const json_t *have, const json_t *want_spec, const json_t *pool)
 {
-	static const char *const never[] = {"nodeSelector", "allNodes", "sharedCounters",
-					    "perDeviceNodeSelection"};
+	static const char *const never[] = {"nodeSelector", "allNodes", "perDeviceNodeSelection"};
 	const json_t *spec = kobj_map(have, "spec");
 
 	for (size_t i = 0; i < sizeof(never) / sizeof(*never); i++) {
@@ -347,87 +369,120 @@ static bool slice_changed(const json_t *have, const json_t *want_spec, const jso
 			return true;
 	}
 	return !json_equal(json_object_get(spec, "pool"), (json_t *)pool) ||
-	       !json_equal(json_object_get(spec, "devices"), json_object_get(want_spec, "devices"));
+	       !json_equal(json_object_get(spec, "devices"),
+			   json_object_get(want_spec, "devices")) ||
+	       !same_list(json_object_get(spec, "sharedCounters"),
+			  json_object_get(want_spec, "sharedCounters"));
+}
+
+/* Whether `s` is a slice of node n's own pool, published for this Node object. */
+static bool in_pool(const json_t *s, const struct sync_node *n, const char *node_uid)
+{
+	return on_node(s, n->name) && !strcmp(kobj_text(s, "spec.pool.name"), n->name) &&
+	       owned_by(s, node_uid);
 }
 
 /*
- * One DRA node's slice, as the driver's resourceslice controller
+ * One DRA node's pool, as the driver's resourceslice controller
  * (k8s.io/dynamic-resource-allocation v0.34 resourceslice/
- * resourceslicecontroller.go, syncPool) reconciles a pool of one slice.
+ * resourceslicecontroller.go, syncPool) reconciles it.
  */
 static void plan_node_slice(struct sync_report *rep, struct sync_node *n, const json_t *items)
 {
 	const json_t *ref = json_array_get(kobj_get(n->slice, "metadata.ownerReferences"), 0);
 	const char *node_uid = kobj_string(ref, "uid");
-	const json_t *cur = NULL, *s;
+	size_t w = json_array_size(n->pool), i, k, current = 0, before = rep->n_ops;
+	const json_t **match = gs_xcalloc(w ? w : 1, sizeof(*match));
+	bool *changed = gs_xcalloc(w ? w : 1, sizeof(*changed));
+	size_t matched = 0, n_changed = 0;
+	const json_t *s;
 	json_int_t gen = 0;
-	size_t i, current = 0, before = rep->n_ops;
-	bool bumped = false, changed = false;
+	bool bumped = false;
 	json_t *pool;
 
 	/* A slice on this node in another pool, or of an earlier Node object, goes. */
 	json_array_foreach ((json_t *)items, i, s) {
 		if (!on_node(s, n->name))
 			continue;
-		if (strcmp(kobj_text(s, "spec.pool.name"), n->name) || !owned_by(s, node_uid))
+		if (!in_pool(s, n, node_uid))
 			delete_slice(rep, n->name, s);
 		else if (pool_generation(s) > gen)
 			gen = pool_generation(s);
 	}
+	/* Everything older is obsolete. */
 	json_array_foreach ((json_t *)items, i, s) {
-		if (!on_node(s, n->name) || strcmp(kobj_text(s, "spec.pool.name"), n->name) ||
-		    !owned_by(s, node_uid))
+		if (!in_pool(s, n, node_uid))
 			continue;
-		if (pool_generation(s) < gen) {
-			delete_slice(rep, n->name, s); /* an older generation is obsolete */
-			continue;
-		}
-		current++;
-	}
-	/* One current slice is matched whatever it holds; among several, by device names. */
-	json_array_foreach ((json_t *)items, i, s) {
-		if (!on_node(s, n->name) || strcmp(kobj_text(s, "spec.pool.name"), n->name) ||
-		    !owned_by(s, node_uid) || pool_generation(s) < gen)
-			continue;
-		if (!cur && (current == 1 || same_device_names(s, n->slice)))
-			cur = s;
+		if (pool_generation(s) < gen)
+			delete_slice(rep, n->name, s);
 		else
+			current++;
+	}
+	/* One existing and one wanted slice match whatever they hold; else by device names. */
+	json_array_foreach ((json_t *)items, i, s) {
+		bool found = false;
+
+		if (!in_pool(s, n, node_uid) || pool_generation(s) < gen)
+			continue;
+		for (k = 0; k < w && !found; k++) {
+			if (match[k] ||
+			    !(current == 1 && w == 1
+				      ? true
+				      : same_device_names(s, json_array_get(n->pool, k))))
+				continue;
+			match[k] = s;
+			matched++;
+			found = true;
+		}
+		if (!found)
 			delete_slice(rep, n->name, s);
 	}
-	pool = json_pack("{s:s, s:I, s:i}", "name", n->name, "generation", gen,
-			 "resourceSliceCount", 1);
-	if (cur)
-		changed = slice_changed(cur, kobj_map(n->slice, "spec"), pool);
-	/* Kept when at most one update call is needed; a new slice bumps it (the first is 1). */
-	if (!cur) {
+	pool = json_pack("{s:s, s:I, s:I}", "name", n->name, "generation", gen,
+			 "resourceSliceCount", (json_int_t)w);
+	for (k = 0; k < w; k++)
+		if (match[k] &&
+		    slice_changed(match[k], kobj_map(json_array_get(n->pool, k), "spec"), pool)) {
+			changed[k] = true;
+			n_changed++;
+		}
+	/* "Kept generation because at most one update API call is necessary"; else bumped. */
+	if (matched < w || n_changed > 1) {
 		gen++;
 		bumped = true;
 	}
 	json_object_set_new(pool, "generation", json_integer(gen));
-	if (cur && (changed || bumped)) {
-		json_t *body = json_deep_copy(cur);
-		json_t *spec = json_object_get(body, "spec");
+	for (k = 0; k < w; k++) {
+		const json_t *want_spec = kobj_map(json_array_get(n->pool, k), "spec");
 		struct sync_op *op;
+		json_t *body, *spec;
 
+		if (match[k] && !changed[k] && !bumped)
+			continue;
+		if (match[k]) {
+			body = json_deep_copy(match[k]);
+			spec = json_object_get(body, "spec");
+			json_object_set(spec, "devices", json_object_get(want_spec, "devices"));
+			json_object_del(spec, "nodeSelector");
+			json_object_del(spec, "allNodes");
+			json_object_del(spec, "perDeviceNodeSelection");
+			json_object_del(spec, "sharedCounters");
+			if (json_object_get(want_spec, "sharedCounters"))
+				json_object_set(spec, "sharedCounters",
+						json_object_get(want_spec, "sharedCounters"));
+			op = add_op(rep, SYNC_OP_UPDATE, n->name, "ResourceSlice",
+				    kobj_name(match[k]));
+		} else {
+			body = json_deep_copy(json_array_get(n->pool, k));
+			spec = json_object_get(body, "spec");
+			op = add_op(rep, SYNC_OP_CREATE, n->name, "ResourceSlice", NULL);
+		}
 		json_object_set(spec, "pool", pool);
-		json_object_set(spec, "devices",
-				json_object_get(kobj_map(n->slice, "spec"), "devices"));
-		json_object_del(spec, "nodeSelector");
-		json_object_del(spec, "allNodes");
-		json_object_del(spec, "sharedCounters");
-		json_object_del(spec, "perDeviceNodeSelection");
-		op = add_op(rep, SYNC_OP_UPDATE, n->name, "ResourceSlice", kobj_name(cur));
-		op->body = body;
-		op->generation = gen;
-	} else if (!cur) {
-		json_t *body = json_deep_copy(n->slice);
-		struct sync_op *op = add_op(rep, SYNC_OP_CREATE, n->name, "ResourceSlice", NULL);
-
-		json_object_set(json_object_get(body, "spec"), "pool", pool);
 		op->body = body;
 		op->generation = gen;
 	}
 	json_decref(pool);
+	free(match);
+	free(changed);
 	if (rep->n_ops > before && n->outcome == SYNC_UNCHANGED)
 		n->outcome = SYNC_UPDATED;
 }
@@ -503,7 +558,7 @@ void sync_plan_dra(struct sync_report *rep, const json_t *slices, const json_t *
 		if (n->outcome == SYNC_SKIPPED)
 			continue;
 		if (n->dra) {
-			if (n->slice)
+			if (n->pool)
 				plan_node_slice(rep, n, items);
 			continue;
 		}
@@ -705,6 +760,48 @@ int sync_read_dra(struct kube_client *c, json_t **slices, json_t **classes, stru
 	return 0;
 }
 
+int sync_probe_partitionable(struct kube_client *c, bool *out, struct gs_error *err)
+{
+	/* Not stored (dryRun=All); allNodes, so no Node needs to exist. */
+	json_t *probe = json_pack(
+		"{s:s, s:s, s:{s:s}, s:{s:s, s:{s:s, s:i, s:i}, s:b, s:[{s:s, s:{s:{s:s}}}]}}",
+		"apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata",
+		"generateName", "gpushare-probe-", "spec", "driver", DRASLICE_DRIVER, "pool",
+		"name", "gpushare-probe", "generation", 1, "resourceSliceCount", 1, "allNodes", 1,
+		"sharedCounters", "name", "probe", "counters", "probe", "value", "1");
+	json_t *res = NULL;
+	int rc;
+
+	*out = false;
+	rc = kube_create(c, SLICES_PATH "?dryRun=All", probe, &res, err);
+	json_decref(probe);
+	if (rc < 0) {
+		gs_error_prefix(err, "asking the apiserver whether it keeps sharedCounters "
+				     "(DRAPartitionableDevices): ");
+		return -1;
+	}
+	*out = json_array_size(kobj_get(res, "spec.sharedCounters")) > 0;
+	json_decref(res);
+	return 0;
+}
+
+bool sync_wants_dynamic_mig(const json_t *nodes)
+{
+	const json_t *items = items_of(nodes), *node;
+	struct draprepare_gates def, g;
+	struct gs_error err;
+	size_t i;
+
+	draprepare_gates_default(&def);
+	json_array_foreach ((json_t *)items, i, node) {
+		if (!draslice_node_wants_dra(node) || !kobj_annotation(node, NODEHW_ANN_PRODUCT))
+			continue;
+		if (draprepare_gates_for_node(node, &def, &g, &err) == 0 && g.dynamic_mig)
+			return true;
+	}
+	return false;
+}
+
 /* Some node declares its GPUs: it may be on the DRA path or have left it. */
 static bool any_declaring(const struct sync_report *rep)
 {
@@ -720,10 +817,20 @@ int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_repor
 	json_t *cm, *nodes, *slices = NULL, *classes = NULL;
 	int rc;
 
+	struct sync_opts so = *o;
+
 	memset(rep, 0, sizeof(*rep));
 	if (sync_read(c, o, &cm, &nodes, err) < 0)
 		return -1;
-	rc = sync_plan(cm, nodes, o, rep, err);
+	/* Only a node whose driver runs DynamicMIG needs to know; a failed probe says "no". */
+	if (!so.dra_partitionable && sync_wants_dynamic_mig(nodes)) {
+		struct gs_error perr;
+
+		gs_error_clear(&perr);
+		if (sync_probe_partitionable(c, &so.dra_partitionable, &perr) < 0)
+			so.dra_partitionable = false;
+	}
+	rc = sync_plan(cm, nodes, &so, rep, err);
 	if (rc >= 0 && any_declaring(rep)) {
 		struct gs_error derr;
 
@@ -769,6 +876,7 @@ void sync_report_release(struct sync_report *rep)
 		free(n->message);
 		json_decref(n->patch);
 		json_decref(n->slice);
+		json_decref(n->pool);
 		json_decref(n->resources);
 		gs_warnings_release(&n->warnings);
 	}

@@ -25,6 +25,13 @@ struct sync_opts {
 	const char *fallbacks;		 /* FALLBACK_STRATEGIES; NULL = "named,single" */
 	const char *only_node;		 /* NULL = every declaring node */
 	bool dry_run;			 /* compute and report, write nothing */
+	/*
+	 * The apiserver serves DRAPartitionableDevices (keeps sharedCounters
+	 * and consumesCounters): a node whose driver runs DynamicMIG is
+	 * published only then. sync_run finds it out itself
+	 * (sync_probe_partitionable) when some node needs it.
+	 */
+	bool dra_partitionable;
 };
 
 enum sync_outcome {
@@ -39,12 +46,14 @@ struct sync_node {
 	enum sync_outcome outcome;
 	/*
 	 * On the DRA path (label gpushare.io/path=dra, docs/dra.md): no
-	 * nvidia.com resource, no device-plugin or GFD label; `slice` is the
-	 * ResourceSlice the DRA driver would publish (NULL when the node
-	 * failed), and sync_plan_dra turns it into slice operations.
+	 * nvidia.com resource, no device-plugin or GFD label; `pool` is the
+	 * array of ResourceSlices the DRA driver would publish (one, or one
+	 * per GPU with DynamicMIG; NULL when the node failed) and `slice` its
+	 * first, and sync_plan_dra turns them into slice operations.
 	 */
 	bool dra;
 	json_t *slice;
+	json_t *pool;
 	char *config;	   /* the chosen ConfigMap key; "" for the empty config */
 	char *message;	   /* why it failed or was skipped; NULL otherwise */
 	json_t *patch;	   /* the merge patch written (or that would be); NULL if none */
@@ -97,10 +106,12 @@ int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_op
  * cluster where the DRA driver would (docs/dra.md "Publishing"):
  *   - the DeviceClasses gpu.nvidia.com and mig.nvidia.com, created or
  *     updated as the chart renders them, when some node is on the DRA path;
- *   - per DRA node, its one slice reconciled as the driver's
- *     resourceslice controller does: the highest pool generation counts,
- *     older slices are deleted, one slice is updated in place keeping its
- *     generation, anything else bumps it;
+ *   - per DRA node, its pool reconciled as the driver's resourceslice
+ *     controller does (syncPool): the highest pool generation counts,
+ *     older slices are deleted, existing slices are matched to wanted ones
+ *     by device names (one to one when both are one), unmatched ones are
+ *     deleted; the generation is kept when nothing is created and at most
+ *     one slice is updated, else bumped and every kept slice rewritten;
  *   - per node that declares its GPUs and is not on the DRA path, every
  *     gpu.nvidia.com slice of that node deleted (the kubelet wipes the
  *     slices of a driver that went away).
@@ -154,6 +165,17 @@ int sync_read_dra(struct kube_client *c, json_t **slices, json_t **classes,
  */
 int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_report *rep,
 	     struct gs_error *err) GS_WUR;
+
+/*
+ * Whether the apiserver keeps DRAPartitionableDevices' fields: a ResourceSlice
+ * carrying sharedCounters is created with dryRun=All (nothing is stored) and
+ * the answer read; a 1.34 apiserver without the gate drops the field
+ * silently. -1 with the apiserver's message when the probe fails.
+ */
+int sync_probe_partitionable(struct kube_client *c, bool *out, struct gs_error *err) GS_WUR;
+
+/* Whether some node of `nodes` (a NodeList or an array) is on the DRA path with DynamicMIG on. */
+bool sync_wants_dynamic_mig(const json_t *nodes);
 
 /* "nvidia.com/gpu=8 nvidia.com/mig-1g.10gb=7": what a node advertises. Caller frees. */
 char *sync_resources_text(const struct sync_node *n);

@@ -6,16 +6,19 @@
 #include "advertise.h"
 #include "catalog.h"
 #include "dpconfig.h"
+#include "draprepare.h"
 #include "draslice.h"
 #include "kobj.h"
 #include "parseopt.h"
 #include "ydoc.h"
 #include "banned.h"
 
-static const char *const usage_lines[] = {"gpushare advertise [options] NODE.yaml",
-					  "gpushare advertise --dra [--node NAME] NODE.yaml",
-					  "gpushare advertise --dra --device-classes",
-					  "gpushare advertise --list-gpus", NULL};
+static const char *const usage_lines[] = {
+	"gpushare advertise [options] NODE.yaml",
+	"gpushare advertise --dra [--node NAME] [--driver-gates GATES] "
+	"[--alpha-gates] NODE.yaml",
+	"gpushare advertise --dra --device-classes [--alpha-gates]",
+	"gpushare advertise --list-gpus", NULL};
 
 static const struct parseopt_usage advertise_usage = {
 	"advertise",
@@ -107,8 +110,11 @@ static int print_docs(const json_t *docs)
 	return 0;
 }
 
-static int advertise_dra(const char *node_path, const char *node_name, const char *cm_path)
+static int advertise_dra(const char *node_path, const char *node_name, const char *cm_path,
+			 const char *gates_spec, bool alpha)
 {
+	struct draprepare_gates cluster, gates;
+	struct draslice_opts so = {false, alpha};
 	struct ydoc_stream *stream = NULL;
 	const struct catalog *cat;
 	const json_t *node;
@@ -126,9 +132,30 @@ static int advertise_dra(const char *node_path, const char *node_name, const cha
 		print_error(&err);
 		goto out;
 	}
-	r = draslice_build(cat, hw, node, stream, &slice, &w, &err);
+	/* The driver's gates: --driver-gates, then the node's annotation on top. */
+	draprepare_gates_default(&cluster);
+	if (gates_spec && draprepare_gates_parse(&cluster, gates_spec, &err)) {
+		gs_error_prefix(&err, "--driver-gates: ");
+		print_error(&err);
+		goto out;
+	}
+	if (draprepare_gates_for_node(node, &cluster, &gates, &err) < 0) {
+		gs_error_prefix(&err, "node '%s': %s: ", hw->name, DRAPREPARE_ANNOTATION_GATES);
+		print_error(&err);
+		goto out;
+	}
+	so.dynamic_mig = gates.dynamic_mig;
+	r = draslice_build_pool(cat, hw, node, stream, &so, &slice, &w, &err);
 	if (r) {
 		print_error(&err);
+		if (so.dynamic_mig)
+			rc = EXIT_FINDING; /* the driver would publish nothing the apiserver keeps
+					    */
+		if (r == DRASLICE_NEEDS_PARTITIONABLE) {
+			fprintf(stderr, "hint: --alpha-gates prints the slices for a cluster "
+					"with DRAPartitionableDevices on\n");
+			rc = EXIT_FINDING;
+		}
 		if (r == DRASLICE_LAYOUT_FAILED) {
 			fprintf(stderr,
 				"hint: mig-manager writes nvidia.com/mig.config.state=failed; "
@@ -148,8 +175,7 @@ static int advertise_dra(const char *node_path, const char *node_name, const cha
 				"this is what it would publish on the DRA path",
 				DRASLICE_LABEL_PATH, DRASLICE_PATH_DRA);
 	print_warnings(hw->name, &w);
-	docs = json_array();
-	json_array_append(docs, slice);
+	docs = json_incref(slice);
 	rc = print_docs(docs) ? EXIT_USAGE : EXIT_OK;
 out:
 	json_decref(docs);
@@ -162,9 +188,9 @@ out:
 
 int cmd_advertise(int argc, char **argv)
 {
-	const char *cm_path = NULL, *node_path = NULL, *node_name = NULL;
+	const char *cm_path = NULL, *node_path = NULL, *node_name = NULL, *gates_spec = NULL;
 	struct advertise_options opt = {0};
-	bool full = false, list = false, dra = false, classes = false;
+	bool full = false, list = false, dra = false, classes = false, alpha = false;
 	struct ydoc_stream *cm_stream = NULL, *node_stream = NULL;
 	struct dpconfig_set *set = NULL;
 	const struct catalog *cat;
@@ -191,6 +217,15 @@ int cmd_advertise(int argc, char **argv)
 			 "print the node's ResourceSlice as the driver publishes it"),
 		OPT_FLAG(0, "device-classes", &classes,
 			 "with --dra: print the driver's DeviceClasses instead"),
+		OPT_STRING(0, "driver-gates", &gates_spec, "GATES",
+			   "the driver's feature gates, FEATURE_GATES syntax (default:\n"
+			   "the driver's own; the node's gpushare.io/dra-feature-gates\n"
+			   "applies on top); DynamicMIG=true gives the dynamic-MIG form"),
+		OPT_FLAG(0, "alpha-gates", &alpha,
+			 "the cluster runs the DRA alpha gates DRAPartitionableDevices,\n"
+			 "DRAConsumableCapacity and DRAExtendedResource (GS_DRA_ALPHA=1):\n"
+			 "the dynamic-MIG form is published, the gpu.nvidia.com class\n"
+			 "keeps extendedResourceName"),
 		OPT_END(),
 	};
 
@@ -199,8 +234,11 @@ int cmd_advertise(int argc, char **argv)
 		return parseopt_exit(n);
 	if (list)
 		return list_gpus();
-	if (classes && !dra) {
-		gs_error_set(&err, "--device-classes needs --dra");
+	if ((classes || gates_spec || alpha) && !dra) {
+		gs_error_set(&err, "%s needs --dra",
+			     classes	  ? "--device-classes"
+			     : gates_spec ? "--driver-gates"
+					  : "--alpha-gates");
 		return usage_error(&advertise_usage, &err);
 	}
 	if (classes) {
@@ -210,7 +248,7 @@ int cmd_advertise(int argc, char **argv)
 			gs_error_set(&err, "--device-classes takes no NODE.yaml ('%s')", argv[0]);
 			return usage_error(&advertise_usage, &err);
 		}
-		docs = draslice_device_classes(0);
+		docs = draslice_device_classes(alpha);
 		rc = print_docs(docs) ? EXIT_USAGE : EXIT_OK;
 		json_decref(docs);
 		return rc;
@@ -230,7 +268,7 @@ int cmd_advertise(int argc, char **argv)
 				     full ? "--full" : "device-plugin config selection");
 			return usage_error(&advertise_usage, &err);
 		}
-		return advertise_dra(node_path, node_name, cm_path);
+		return advertise_dra(node_path, node_name, cm_path, gates_spec, alpha);
 	}
 
 	gs_warnings_init(&w);

@@ -102,12 +102,15 @@ static void print_report(const struct sync_report *rep, int dry_run)
 		if (n->outcome == SYNC_SKIPPED)
 			continue;
 		if (n->dra) {
-			const json_t *devs =
-				json_object_get(json_object_get(n->slice, "spec"), "devices");
-			printf("%s: %s%s [dra] %s %zu devices\n", n->name,
+			size_t ns = json_array_size(n->pool);
+
+			printf("%s: %s%s [dra] %s %zu devices", n->name,
 			       sync_outcome_name(n->outcome),
 			       dry_run && n->outcome == SYNC_UPDATED ? " (dry run)" : "",
-			       DRASLICE_DRIVER, json_array_size(devs));
+			       DRASLICE_DRIVER, draslice_pool_devices(n->pool));
+			if (ns > 1)
+				printf(" in %zu slices", ns);
+			putchar('\n');
 		} else {
 			res = sync_resources_text(n);
 			printf("%s: %s%s [config %s]%s%s\n", n->name, sync_outcome_name(n->outcome),

@@ -168,12 +168,154 @@ static void device_classes(void **state)
 	json_decref(b);
 }
 
+static json_t *pool_for(const char *yaml, const struct draslice_opts *o, struct gs_warnings *w,
+			int *rc, struct gs_error *err)
+{
+	struct ydoc_stream *s;
+	struct nodehw *hw;
+	json_t *pool = NULL;
+
+	if (ydoc_load_buffer("node.yaml", yaml, strlen(yaml), (struct ydoc_pos){1, 1},
+			     &ydoc_default_limits, &s, err))
+		fail_msg("load: %s", err->msg);
+	if (nodehw_from_node(cat(), ydoc_stream_doc(s, 0), s, &hw, w, err))
+		fail_msg("nodehw: %s", err->msg);
+	*rc = draslice_build_pool(cat(), hw, ydoc_stream_doc(s, 0), s, o, &pool, w, err);
+	nodehw_free(hw);
+	ydoc_stream_free(s);
+	return pool;
+}
+
+static const char *const two_a100 = "kind: Node\n"
+				    "metadata:\n"
+				    "  name: node-d\n"
+				    "  uid: u-2\n"
+				    "  labels: {gpushare.io/path: dra}\n"
+				    "  annotations:\n"
+				    "    gpushare.io/gpu-product: NVIDIA A100-SXM4-80GB\n"
+				    "    gpushare.io/gpu-count: \"2\"\n";
+
+static const json_t *device_named(const json_t *slice, const char *name)
+{
+	const json_t *devs = kobj_get(slice, "spec.devices");
+
+	for (size_t i = 0; i < json_array_size(devs); i++)
+		if (!strcmp(kobj_text(json_array_get(devs, i), "name"), name))
+			return json_array_get(devs, i);
+	return NULL;
+}
+
+static const char *value_of(const json_t *m, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(m, key), "value"));
+}
+
+/*
+ * DynamicMIG (driver v25.12.0 partitions.go, driver.go
+ * generateCombinedResourceSlices): one slice per GPU with its counter set,
+ * the full GPU consuming every counter, one abstract device per placement
+ * of every C==G profile (+me included), no uuid on those.
+ */
+static void dynamic_mig(void **state)
+{
+	struct draslice_opts o = {true, true};
+	struct gs_warnings w;
+	struct gs_error err;
+	const json_t *s1, *d, *cc, *set;
+	json_t *pool;
+	int rc;
+
+	(void)state;
+	gs_warnings_init(&w);
+	pool = pool_for(two_a100, &o, &w, &rc, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(json_array_size(pool), 2);
+	assert_int_equal(draslice_pool_devices(pool), 52);
+	s1 = json_array_get(pool, 1);
+	assert_int_equal(json_integer_value(kobj_get(s1, "spec.pool.resourceSliceCount")), 2);
+	/* 7 x 1g.10gb, 7 x 1g.10gb+me, 4 x 1g.20gb, 3 x 2g, 2 x 3g, 4g, 7g and the GPU. */
+	assert_int_equal(json_array_size(kobj_get(s1, "spec.devices")), 26);
+	set = json_array_get(kobj_get(s1, "spec.sharedCounters"), 0);
+	assert_string_equal(kobj_text(set, "name"), "gpu-1-counter-set");
+	cc = kobj_map(set, "counters");
+	assert_int_equal(json_object_size(cc), 15); /* 7 capacities + 8 memory slices */
+	assert_string_equal(value_of(cc, "multiprocessors"), "98");
+	assert_string_equal(value_of(cc, "memory"), "81152Mi");
+	assert_string_equal(value_of(cc, "memory-slice-7"), "1");
+	assert_string_equal(value_of(cc, "copy-engines"), "7");
+	/* The full GPU consumes it all. */
+	d = device_named(s1, "gpu-1");
+	assert_non_null(d);
+	assert_true(json_equal(
+		(json_t *)kobj_map(json_array_get(kobj_get(d, "consumesCounters"), 0), "counters"),
+		(json_t *)cc));
+	assert_string_equal(value_of(kobj_map(d, "capacity"), "jpegEngines"), "1");
+	assert_non_null(kobj_get(d, "attributes.uuid"));
+	/* A 3g.40gb at placement 4: memory slices 4..7, no uuid, no memorySlice capacity. */
+	d = device_named(s1, "gpu-1-mig-3g40gb-9-4");
+	assert_non_null(d);
+	assert_null(kobj_get(d, "attributes.uuid"));
+	assert_string_equal(kobj_text(d, "attributes.profile.string"), "3g.40gb");
+	assert_null(kobj_get(d, "capacity.memorySlice4"));
+	assert_string_equal(value_of(kobj_map(d, "capacity"), "memory"), "40192Mi");
+	cc = kobj_map(json_array_get(kobj_get(d, "consumesCounters"), 0), "counters");
+	assert_string_equal(
+		kobj_text(json_array_get(kobj_get(d, "consumesCounters"), 0), "counterSet"),
+		"gpu-1-counter-set");
+	assert_int_equal(json_object_size(cc), 11);
+	assert_non_null(json_object_get(cc, "memory-slice-4"));
+	assert_non_null(json_object_get(cc, "memory-slice-7"));
+	assert_null(json_object_get(cc, "memory-slice-3"));
+	assert_string_equal(value_of(cc, "multiprocessors"), "42");
+	assert_non_null(device_named(s1, "gpu-1-mig-1g10gb-me-20-6"));
+	json_decref(pool);
+	gs_warnings_release(&w);
+}
+
+/* DynamicMIG without DRAPartitionableDevices, or on a GPU without MIG: refused, said why. */
+static void dynamic_mig_refused(void **state)
+{
+	struct draslice_opts o = {true, false};
+	const char *t4 = "kind: Node\n"
+			 "metadata:\n"
+			 "  name: node-t\n"
+			 "  labels: {gpushare.io/path: dra}\n"
+			 "  annotations:\n"
+			 "    gpushare.io/gpu-product: Tesla T4\n"
+			 "    gpushare.io/gpu-count: \"1\"\n";
+	struct gs_warnings w;
+	struct gs_error err;
+	json_t *pool;
+	int rc;
+
+	(void)state;
+	gs_warnings_init(&w);
+	pool = pool_for(two_a100, &o, &w, &rc, &err);
+	assert_int_equal(rc, DRASLICE_NEEDS_PARTITIONABLE);
+	assert_null(pool);
+	assert_non_null(strstr(err.msg, "drops sharedCounters and consumesCounters silently"));
+	o.partitionable = true;
+	pool = pool_for(t4, &o, &w, &rc, &err);
+	assert_int_equal(rc, -1);
+	assert_null(pool);
+	assert_non_null(strstr(err.msg, "GPU 0 (Tesla T4) is not MIG-capable"));
+	/* Without DynamicMIG the pool is the one static slice. */
+	o.dynamic_mig = false;
+	pool = pool_for(t4, &o, &w, &rc, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(json_array_size(pool), 1);
+	assert_null(kobj_get(json_array_get(pool, 0), "spec.sharedCounters"));
+	json_decref(pool);
+	gs_warnings_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(profile_names),   cmocka_unit_test(gi_profile_ids),
-		cmocka_unit_test(balanced_layout), cmocka_unit_test(layout_failure),
-		cmocka_unit_test(device_classes),
+		cmocka_unit_test(profile_names),       cmocka_unit_test(gi_profile_ids),
+		cmocka_unit_test(balanced_layout),     cmocka_unit_test(layout_failure),
+		cmocka_unit_test(device_classes),      cmocka_unit_test(dynamic_mig),
+		cmocka_unit_test(dynamic_mig_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
