@@ -65,7 +65,8 @@ struct cpod {
 	uint8_t state;
 	uint8_t n_req;
 	bool busy;
-	time_t held_at; /* a hold verdict was written then; 0 = none */
+	time_t held_at;	  /* a hold verdict was written then; 0 = none */
+	time_t failed_at; /* writing its verdict failed then (403, 5xx...); 0 = none */
 	unsigned long long held_node_rv;
 	struct rescount req[NODE_RES];
 };
@@ -1126,9 +1127,15 @@ static void on_pod_written(void *arg, const struct kube_result *r)
 			r->code == 404 ? "gone" : "replaced");
 		pod_forget(ctl, p);
 	} else {
+		/*
+		 * Not decided again at once: a write refused for good (a 403 when
+		 * the RBAC lacks pods/status) would otherwise loop, with an Event
+		 * posted per attempt.
+		 */
 		ctl->write_errors++;
-		ctl_log(ctl, "pod %s: writing the admission failed: %s; tried again", p->key,
-			r->error);
+		p->failed_at = time(NULL);
+		ctl_log(ctl, "pod %s: writing the admission failed: %s; again in %lds", p->key,
+			r->error, RETRY_LATER_MS / 1000);
 	}
 	free(w->what);
 	free(w);
@@ -1276,8 +1283,11 @@ static void admit_pods(struct controller *ctl)
 	{
 		if (ctl->in_flight >= ctl->o.max_pending)
 			break;
-		if (p->state == POD_WAITING && !p->busy && !held(ctl, p))
-			admit_one(ctl, p);
+		if (p->state != POD_WAITING || p->busy || held(ctl, p))
+			continue;
+		if (p->failed_at && time(NULL) - p->failed_at < RETRY_LATER_MS / 1000)
+			continue;
+		admit_one(ctl, p);
 	}
 }
 

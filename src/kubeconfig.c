@@ -18,6 +18,10 @@
 #define MAX_TOKEN_FILE (64u * 1024)
 #define MAX_NAMESPACE_FILE 4096u
 #define DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+/* client-go's rest.ErrNotInCluster, word for word. */
+#define NOT_IN_CLUSTER                                                                             \
+	"unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and "                    \
+	"KUBERNETES_SERVICE_PORT must be defined"
 
 /* One loaded kubeconfig file. */
 struct kc_file {
@@ -1288,7 +1292,7 @@ static int from_kubeconfig(struct kube_config *cfg, const struct kc_merged *m,
 static int in_cluster(struct kube_config *cfg, const struct kube_config_opts *opts,
 		      const struct kube_config_env *env, struct gs_error *err)
 {
-	const char *dir = env->sa_dir ? env->sa_dir : DEFAULT_SA_DIR;
+	const char *dir = env->sa_dir && env->sa_dir[0] ? env->sa_dir : DEFAULT_SA_DIR;
 	char *path;
 	unsigned char *data;
 	size_t len;
@@ -1302,24 +1306,38 @@ static int in_cluster(struct kube_config *cfg, const struct kube_config_opts *op
 		return -1;
 	}
 	cfg->token_file = path;
-	path = gs_xasprintf("%s/ca.crt", dir);
-	if (read_file(path, MAX_PEM_FILE, &cfg->ca.data, &cfg->ca.len, &why) != 0) {
-		gs_error_set(err, "in-cluster config: \"%s\": %s", path, why);
-		free(path);
-		return -1;
+	/*
+	 * rest.InClusterConfig logs an unreadable ca.crt and goes on with the
+	 * system's trust store, which cannot verify the cluster's own CA: the
+	 * first request would fail on the certificate. Said here instead.
+	 */
+	cfg->insecure_skip_tls_verify = opts && opts->insecure_skip_tls_verify;
+	if (!cfg->insecure_skip_tls_verify) {
+		path = gs_xasprintf("%s/ca.crt", dir);
+		if (read_file(path, MAX_PEM_FILE, &cfg->ca.data, &cfg->ca.len, &why) != 0) {
+			gs_error_set(err, "in-cluster config: \"%s\": %s", path, why);
+			free(path);
+			return -1;
+		}
+		cfg->ca.origin = path;
+		if (pem_check(NULL, NULL, &cfg->ca, false, "in-cluster config", err) != 0)
+			return -1;
 	}
-	cfg->ca.origin = path;
-	if (pem_check(NULL, NULL, &cfg->ca, false, "in-cluster config", err) != 0)
-		return -1;
-	path = gs_xasprintf("%s/namespace", dir);
-	if (read_file(path, MAX_NAMESPACE_FILE, &data, &len, &why) == 0) {
-		cfg->namespace = trim_dup(data, len);
-		free(data);
-	}
-	free(path);
+	/*
+	 * clientcmd's namespace for in-cluster: -n, else $POD_NAMESPACE (the
+	 * downward API), else the service account's namespace file, else default.
+	 */
 	if (opts && opts->namespace && opts->namespace[0]) {
-		free(cfg->namespace);
 		cfg->namespace = gs_xstrdup(opts->namespace);
+	} else if (env->pod_namespace && env->pod_namespace[0]) {
+		cfg->namespace = gs_xstrdup(env->pod_namespace);
+	} else {
+		path = gs_xasprintf("%s/namespace", dir);
+		if (read_file(path, MAX_NAMESPACE_FILE, &data, &len, &why) == 0) {
+			cfg->namespace = trim_dup(data, len);
+			free(data);
+		}
+		free(path);
 	}
 	if (!cfg->namespace || !cfg->namespace[0]) {
 		free(cfg->namespace);
@@ -1330,9 +1348,6 @@ static int in_cluster(struct kube_config *cfg, const struct kube_config_opts *op
 		cfg->server = gs_xasprintf("https://[%s]:%s", env->service_host, env->service_port);
 	else
 		cfg->server = gs_xasprintf("https://%s:%s", env->service_host, env->service_port);
-	cfg->insecure_skip_tls_verify = opts && opts->insecure_skip_tls_verify;
-	if (cfg->insecure_skip_tls_verify)
-		pem_release(&cfg->ca, false);
 	return apply_token_flag(cfg, opts, err);
 }
 
@@ -1370,20 +1385,18 @@ int kube_config_load_env(struct kube_config **out, const struct kube_config_opts
 			rc = in_cluster(cfg, opts, env, err);
 		} else if (m.n_files) {
 			char *src = source_of(&m);
-			gs_error_set(err,
-				     "kubeconfig %s is empty and KUBERNETES_SERVICE_HOST is not "
-				     "set; pass --kubeconfig",
-				     src);
+			gs_error_set(err, "kubeconfig %s is empty and %s; pass --kubeconfig", src,
+				     NOT_IN_CLUSTER);
 			free(src);
 		} else {
 			gs_error_set(err,
-				     "no kubeconfig found (%s) and not running in a cluster "
-				     "(KUBERNETES_SERVICE_HOST is not set); pass --kubeconfig "
+				     "no kubeconfig found (%s) and %s; pass --kubeconfig "
 				     "or set KUBECONFIG",
 				     env->kubeconfig && env->kubeconfig[0]
 					     ? "no file in KUBECONFIG exists"
 				     : env->home && env->home[0] ? "~/.kube/config does not exist"
-								 : "HOME is not set");
+								 : "HOME is not set",
+				     NOT_IN_CLUSTER);
 		}
 	} else {
 		cfg->source = source_of(&m);
@@ -1409,7 +1422,8 @@ int kube_config_load(struct kube_config **out, const struct kube_config_opts *op
 		.home = getenv("HOME"),
 		.service_host = getenv("KUBERNETES_SERVICE_HOST"),
 		.service_port = getenv("KUBERNETES_SERVICE_PORT"),
-		.sa_dir = NULL,
+		.pod_namespace = getenv("POD_NAMESPACE"),
+		.sa_dir = getenv("GPUSHARE_SERVICEACCOUNT_DIR"),
 	};
 
 	return kube_config_load_env(out, opts, &env, err);

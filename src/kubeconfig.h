@@ -65,11 +65,17 @@ struct kube_config {
 
 /* Where kube_config_load_env looks; kube_config_load fills it from the process. */
 struct kube_config_env {
-	const char *kubeconfig;	  /* $KUBECONFIG, NULL/"" = unset */
-	const char *home;	  /* $HOME, for ~/.kube/config */
-	const char *service_host; /* $KUBERNETES_SERVICE_HOST */
-	const char *service_port; /* $KUBERNETES_SERVICE_PORT */
-	const char *sa_dir;	  /* NULL = /var/run/secrets/kubernetes.io/serviceaccount */
+	const char *kubeconfig;	   /* $KUBECONFIG, NULL/"" = unset */
+	const char *home;	   /* $HOME, for ~/.kube/config */
+	const char *service_host;  /* $KUBERNETES_SERVICE_HOST */
+	const char *service_port;  /* $KUBERNETES_SERVICE_PORT */
+	const char *pod_namespace; /* $POD_NAMESPACE: the in-cluster namespace before the file's */
+	/*
+	 * The service account's token, ca.crt and namespace; NULL/"" =
+	 * /var/run/secrets/kubernetes.io/serviceaccount. kube_config_load takes
+	 * $GPUSHARE_SERVICEACCOUNT_DIR (tests, non-standard mounts).
+	 */
+	const char *sa_dir;
 };
 
 /*

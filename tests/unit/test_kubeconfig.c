@@ -695,10 +695,35 @@ static void in_cluster_fallback(void **state)
 	kube_config_free(cfg);
 
 	env.service_host = "fd00::1";
+	env.pod_namespace = "from-downward-api";
 	assert_int_equal(kube_config_load_env(&cfg, &o, &env, &err), 0);
 	assert_string_equal(cfg->server, "https://[fd00::1]:443");
 	assert_string_equal(cfg->namespace, "override");
 	kube_config_free(cfg);
+	/* clientcmd: $POD_NAMESPACE before the service account's namespace file. */
+	assert_int_equal(kube_config_load_env(&cfg, NULL, &env, &err), 0);
+	assert_string_equal(cfg->namespace, "from-downward-api");
+	kube_config_free(cfg);
+	env.pod_namespace = NULL;
+
+	/* A CA that is not PEM is said at load, not at the first request. */
+	write_tmp("sa/ca.crt", "not a certificate\n");
+	assert_int_equal(kube_config_load_env(&cfg, NULL, &env, &err), -1);
+	assert_non_null(strstr(err.msg, "in-cluster config"));
+	/* --insecure-skip-tls-verify does without it. */
+	{
+		struct kube_config_opts insecure = {.insecure_skip_tls_verify = true};
+		assert_int_equal(kube_config_load_env(&cfg, &insecure, &env, &err), 0);
+		assert_null(cfg->ca.data);
+		assert_true(cfg->insecure_skip_tls_verify);
+		kube_config_free(cfg);
+	}
+	{
+		size_t n;
+		char *ca = slurp(path, &n);
+		write_tmp("sa/ca.crt", ca);
+		free(ca);
+	}
 
 	/* A kubeconfig with content takes precedence over in-cluster. */
 	env.kubeconfig = DATA "/a.yaml";
@@ -716,15 +741,24 @@ static void nothing_found(void **state)
 
 	(void)state;
 	assert_int_equal(load("/nonexistent/a:/nonexistent/b", NULL, &cfg, &err), -1);
-	assert_string_equal(err.msg, "no kubeconfig found (no file in KUBECONFIG exists) and not "
-				     "running in a cluster (KUBERNETES_SERVICE_HOST is not set); "
-				     "pass --kubeconfig or set KUBECONFIG");
+	assert_string_equal(err.msg, "no kubeconfig found (no file in KUBECONFIG exists) and "
+				     "unable to load in-cluster configuration, "
+				     "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be "
+				     "defined; pass --kubeconfig or set KUBECONFIG");
 	empty = write_tmp("empty.yaml", "# nothing\n");
 	assert_int_equal(load(empty, NULL, &cfg, &err), -1);
 	snprintf(want, sizeof(want),
-		 "kubeconfig %s is empty and KUBERNETES_SERVICE_HOST is not set; pass --kubeconfig",
+		 "kubeconfig %s is empty and unable to load in-cluster configuration, "
+		 "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined; pass "
+		 "--kubeconfig",
 		 empty);
 	assert_string_equal(err.msg, want);
+	/* The host alone is not a cluster (client-go wants both). */
+	{
+		struct kube_config_env env = {.kubeconfig = empty, .service_host = "10.96.0.1"};
+		assert_int_equal(kube_config_load_env(&cfg, NULL, &env, &err), -1);
+		assert_string_equal(err.msg, want);
+	}
 }
 
 /* kubectl's --server and --token: they override the cluster's server and the user's token. */

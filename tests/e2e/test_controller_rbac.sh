@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# deploy/controller.yaml's RBAC is all `gpushare controller` needs, and no
+# more. Its ServiceAccount, ClusterRole, ClusterRoleBinding, Role and
+# RoleBinding are applied with the rules parsed from the file as they are
+# (only names and namespaces made this test's), a token is made for the
+# ServiceAccount, and a second controller runs in-cluster with it: the
+# service-account directory of the token, the cluster's CA and a namespace
+# (GPUSHARE_SERVICEACCOUNT_DIR), KUBERNETES_SERVICE_HOST/PORT at the local
+# apiserver, no kubeconfig. It manages two nodes of this test, labelled
+# gpushare.io/controller=off so that the cluster's controller leaves them,
+# and reads a device-plugin ConfigMap of this test. Then:
+#   - it advertises the nodes, admits a one-slice pod (Running), fails a
+#     two-slice pod with the kubelet's message and Event, posts a Warning
+#     Event on a malformed ConfigMap, publishes a DRA node's ResourceSlice
+#     and deletes it when the node leaves the DRA path: no 403 in its log;
+#   - `kubectl auth can-i --as` the ServiceAccount: yes for every rule of the
+#     file, no for what the controller never does (secrets, other
+#     ConfigMaps, deleting or updating nodes and pods, reading pods...);
+#   - without the nodes/status and pods/status rules, a ConfigMap edit and a
+#     refusal are refused with the apiserver's own 403 messages in the log,
+#     tried again every 5 s (not in a loop), the controller stays healthy,
+#     and it writes both once the rules are back;
+#   - SIGTERM: exit 0, and the token never appears in its output.
+# e2e-timeout: 150
+. "$TOP/tests/e2e/lib.sh"
+
+cd "$TOP" || fail "no repository root"
+state=${GS_CLUSTER_DIR:-$TOP/.cluster}
+ns=$(e2e_name ctlrbac)
+sa=$ns
+n1=$ns-t4
+n2=$ns-dra
+dir=$(mktemp -d)
+log=$dir/controller.log
+pid='' cpid=''
+rbac_cleanup() {
+	local rc_=$?
+	[ -n "$cpid" ] && kill -CONT "$cpid" 2>/dev/null
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	k delete clusterrole,clusterrolebinding "$sa" --ignore-not-found >/dev/null 2>&1
+	rm -rf "$dir"
+	return "$rc_"
+}
+trap 'rbac_cleanup; _e2e_cleanup' EXIT
+
+e2e_namespace "$ns"
+sed "s/namespace: gpu-share/namespace: $ns/" k8s/device-plugin-configs.yaml | run k apply -f -
+expect_rc 0 "this test's device-plugin ConfigMap"
+
+# --- the RBAC of deploy/controller.yaml, rules untouched ----------------------
+python3 - deploy/controller.yaml "$sa" "$ns" >"$dir/rbac.yaml" <<'EOF'
+import sys, yaml
+path, sa, ns = sys.argv[1:]
+out = []
+for d in yaml.safe_load_all(open(path)):
+    if not d or d["kind"] not in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"):
+        continue
+    d["metadata"]["name"] = sa
+    if "namespace" in d["metadata"]:
+        d["metadata"]["namespace"] = ns  # the ServiceAccount's and the ConfigMap's
+    if "roleRef" in d:
+        d["roleRef"]["name"] = sa
+    for s in d.get("subjects", []):
+        s["name"], s["namespace"] = sa, ns
+    out.append(d)
+assert sorted(d["kind"] for d in out) == ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ServiceAccount"], out
+yaml.safe_dump_all(out, sys.stdout)
+EOF
+expect_rc 0 "RBAC from deploy/controller.yaml"
+run k apply -f "$dir/rbac.yaml"
+expect_rc 0 "apply the controller's RBAC"
+as_sa=system:serviceaccount:$ns:$sa
+
+# --- two nodes that only this test's controller manages -----------------------
+node_yaml() { # NAME CONFIG
+	cat <<-EOF
+		{"apiVersion":"v1","kind":"Node","metadata":{"name":"$1",
+		 "labels":{"kubernetes.io/hostname":"$1","type":"kwok","nvidia.com/device-plugin.config":"$2",
+		  "gpushare.io/controller":"off","e2e.gpushare/rbac":"$ns"},
+		 "annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0",
+		  "gpushare.io/gpu-product":"Tesla T4","gpushare.io/gpu-count":"2"}}}
+	EOF
+}
+for n in "$n1" "$n2"; do
+	_e2e_nodes+=("$n")
+	node_yaml "$n" shared | run k create -f -
+	expect_rc 0 "create node $n"
+	run k patch node "$n" --subresource=status --type=merge \
+		-p '{"status":{"capacity":{"cpu":"32","memory":"256Gi","pods":"110"},"allocatable":{"cpu":"32","memory":"256Gi","pods":"110"}}}'
+	expect_rc 0 "status of node $n"
+done
+for n in "$n1" "$n2"; do
+	gs_wait_node_ready "$n" 60 || fail "node $n not Ready after 60s"
+done
+
+# --- the controller, in-cluster as the ServiceAccount -------------------------
+mkdir -m 700 "$dir/sa"
+k -n "$ns" create token "$sa" --duration=1h >"$dir/sa/token" || fail "no token for $sa"
+cp "$GS_CA" "$dir/sa/ca.crt"
+printf '%s' "$ns" >"$dir/sa/namespace"
+apiport=${GS_APISERVER##*:}
+lport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+start=$(date +%s.%N)
+env -u KUBECONFIG HOME="$dir" KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$apiport" \
+	GPUSHARE_SERVICEACCOUNT_DIR="$dir/sa" \
+	"$GPUSHARE" controller --configmap "$ns/device-plugin-configs" \
+	-l "gpushare.io/controller=off,e2e.gpushare/rbac=$ns" --listen "127.0.0.1:$lport" >"$log" 2>&1 &
+pid=$!
+ready() { curl -fsS "http://127.0.0.1:$lport/readyz" >/dev/null 2>&1; }
+wait_for 20 "the ServiceAccount's controller is ready" ready
+expect_eq "$(head -1 "$log")" "gpushare controller: cluster https://127.0.0.1:$apiport (in-cluster)" \
+	"in-cluster configuration, said once"
+
+both() { echo "$(jp node "$1" '{.status.capacity.nvidia\.com/gpu}')/$(jp node "$1" '{.status.allocatable.nvidia\.com/gpu}')"; }
+is() { test "$(both "$1")" = "$2"; }
+wait_for 20 "$n1 advertised: 2 T4 x 4 replicas" is "$n1" 8/8
+echo "note: in-cluster controller started to $n1 advertised: $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')s"
+expect_eq "$(jp node "$n1" '{.metadata.labels.nvidia\.com/gpu\.sharing-strategy}')" time-slicing "GFD's label"
+
+# --- admission (the cluster's controller paused: it admits pods on nodes it does not manage)
+cpid=$(cat "$state/pids/controller.pid")
+kill -STOP "$cpid" || fail "pause the cluster's controller"
+pod() { # NAME NODE COUNT
+	cat <<-EOF
+		{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$1","namespace":"$ns"},
+		 "spec":{"nodeName":"$2","containers":[{"name":"main","image":"registry.k8s.io/pause:3.10",
+		  "resources":{"limits":{"nvidia.com/gpu":"$3"}}}]}}
+	EOF
+}
+pod one-slice "$n1" 1 | run k create -f -
+expect_rc 0 "create one-slice"
+pod two-slices "$n1" 2 | run k create -f -
+expect_rc 0 "create two-slices"
+gs_wait_pod_phase "$ns" one-slice Running 30 || fail "one-slice not Running"
+expect_eq "$(jp pod one-slice "$ns" '{.metadata.annotations.gpushare\.io/admitted}')" true "admitted by this controller"
+expect_match "$(jp pod one-slice "$ns" '{.metadata.annotations.gpushare\.io/devices}')" \
+	'^\{"nvidia.com/gpu":\["GPU-[0-9a-f-]+::[0-3]"\]\}$' "its slice recorded"
+gs_wait_pod_phase "$ns" two-slices Failed 30 || fail "two-slices not Failed"
+msg='Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for "nvidia.com/gpu": invalid request: maximum request size for shared resources is 1; found 2, which is unexpected'
+expect_eq "$(jp pod two-slices "$ns" '{.status.reason}')" UnexpectedAdmissionError "reason"
+expect_eq "$(jp pod two-slices "$ns" '{.status.message}')" "Pod was rejected: $msg" "the kubelet's message"
+kill -CONT "$cpid"
+cpid=''
+pod_event() {
+	k -n "$ns" get events --field-selector "involvedObject.name=two-slices,type=Warning" -o json |
+		jq -e --arg m "$msg" '[.items[] | select(.message == $m and .source.component == "kubelet")] | length > 0' >/dev/null
+}
+wait_for 10 "the kubelet's Warning Event on two-slices" pod_event
+
+# --- a malformed ConfigMap: a Warning Event on the node, numbers kept ---------
+cm_json() { k -n "$ns" get cm device-plugin-configs -o json; }
+cm_json | jq '.data.shared |= sub("replicas: [^\n]+"; "replicas: [oops")' | k replace -f - >/dev/null ||
+	fail "apply the malformed ConfigMap"
+warned() {
+	k get events -n default --field-selector "involvedObject.name=$n1,reason=FailedDevicePluginConfig,type=Warning" \
+		-o json | jq -e '[.items[] | select(.source.component == "gpushare-controller")] | length > 0' >/dev/null
+}
+wait_for 10 "a Warning Event on $n1 about the config" warned
+expect_eq "$(both "$n1")" 8/8 "the last good advertisement is kept"
+
+# --- DRA: the node's ResourceSlice published, then deleted ---------------------
+slices() { k get resourceslices --field-selector "spec.nodeName=$n2" -o name 2>/dev/null | grep -c .; }
+has_slices() { test "$(slices)" = "$1"; }
+set_replicas() {
+	cm_json | jq --arg r "$1" '.data.shared |= sub("replicas: [^\n]+"; "replicas: " + $r)' | k replace -f - >/dev/null
+}
+set_replicas 4 || fail "fix the ConfigMap"
+k label node "$n2" gpushare.io/path=dra >/dev/null || fail "put $n2 on the DRA path"
+wait_for 20 "a ResourceSlice for $n2" has_slices 1
+expect_eq "$(k get deviceclass gpu.nvidia.com -o name)" deviceclass.resource.k8s.io/gpu.nvidia.com "the driver's DeviceClass"
+k label node "$n2" gpushare.io/path- >/dev/null || fail "take $n2 off the DRA path"
+wait_for 20 "$n2's ResourceSlice deleted" has_slices 0
+
+# Everything above with the file's rules only.
+if grep -Eiq 'forbidden|403' "$log"; then
+	fail "the controller was refused something: $(grep -Ei 'forbidden|403' "$log" | head -3)"
+fi
+
+# --- what the ServiceAccount may and may not do ------------------------------
+can() { k auth can-i --as="$as_sa" "$@" 2>/dev/null; }
+# Every rule of the file, as applied: VERB TYPE[.GROUP][/NAME] SUBRESOURCE|- NAMESPACE|-
+python3 - "$dir/rbac.yaml" >"$dir/granted" <<'EOF'
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d["kind"] not in ("ClusterRole", "Role"):
+        continue
+    for r in d["rules"]:
+        for g in r["apiGroups"]:
+            for res in r["resources"]:
+                kind, _, sub = res.partition("/")
+                for v in r["verbs"]:
+                    for name in r.get("resourceNames", [""]):
+                        what = kind + ("." + g if g else "") + ("/" + name if name else "")
+                        print(v, what, sub or "-", d["metadata"].get("namespace", "-"))
+EOF
+ngranted=0
+while read -r verb what sub nsx; do
+	args=("$verb" "$what")
+	[ "$sub" != - ] && args+=(--subresource "$sub")
+	[ "$nsx" != - ] && args+=(-n "$nsx")
+	[ "$(can "${args[@]}")" = yes ] || fail "the ServiceAccount may not: ${args[*]}"
+	ngranted=$((ngranted + 1))
+done <"$dir/granted"
+[ "$ngranted" -ge 15 ] || fail "only $ngranted permissions parsed from deploy/controller.yaml"
+for denied in "get secrets -A" "list secrets -n $ns" "list configmaps -n $ns" "get configmaps/other -n $ns" \
+	"list configmaps -n kube-system" "delete nodes" "patch nodes" "update nodes --subresource=status" \
+	"create nodes" "get pods -n $ns" "create pods -n $ns" "delete pods -n $ns" "update pods -n $ns" \
+	"list events -n default" "patch events -n default" "update deviceclasses/other.example.com" \
+	"delete deviceclasses/gpu.nvidia.com" "create resourceclaims -n $ns" "get resourceslices" \
+	"create serviceaccounts --subresource=token -n $ns" "escalate clusterroles" "impersonate users"; do
+	# shellcheck disable=SC2086
+	[ "$(can $denied)" = no ] || fail "the ServiceAccount may: $denied"
+done
+echo "note: the ServiceAccount may do the $ngranted things of deploy/controller.yaml and none of 22 others"
+
+# --- two rules taken away: the apiserver's 403, said, survived, healed --------
+# Without nodes/status a ConfigMap edit cannot be written; without pods/status
+# a refusal cannot. Each failure is logged with the apiserver's message and
+# tried again 5 s later, not in a loop; with the rules back both are written.
+cpid=$(cat "$state/pids/controller.pid")
+kill -STOP "$cpid" || fail "pause the cluster's controller"
+k get clusterrole "$sa" -o json |
+	jq '.rules |= map(select(.resources != ["nodes/status"] and .resources != ["pods/status"]))' |
+	k replace -f - >/dev/null || fail "drop the nodes/status and pods/status rules"
+set_replicas 3 || fail "set replicas 3"
+pod late-refusal "$n1" 2 | run k create -f -
+expect_rc 0 "create late-refusal"
+node_refused() { grep -q "node $n1: writing the advertisement failed: nodes \"$n1\" is forbidden: User \"$as_sa\" cannot patch resource \"nodes/status\" in API group \"\" at the cluster scope" "$log"; }
+pod_refused() { grep -q "pod $ns/late-refusal: writing the admission failed: pods \"late-refusal\" is forbidden: User \"$as_sa\" cannot patch resource \"pods/status\" in API group \"\" in the namespace \"$ns\"; again in 5s" "$log"; }
+wait_for 15 "the apiserver's 403 for nodes/status in the log" node_refused
+wait_for 15 "the apiserver's 403 for pods/status in the log" pod_refused
+sleep 3
+run curl -fsS "http://127.0.0.1:$lport/healthz"
+expect_eq "$out" ok "still healthy after the 403s"
+kill -0 "$pid" || fail "the controller died"
+expect_eq "$(both "$n1")" 8/8 "nothing written without the rule"
+expect_eq "$(jp pod late-refusal "$ns" '{.status.phase}')" Pending "late-refusal not refused without the rule"
+tries=$(grep -c "pod $ns/late-refusal: writing the admission failed" "$log")
+[ "$tries" -le 2 ] || fail "the refused write was tried $tries times in about 3 s"
+run k apply -f "$dir/rbac.yaml"
+expect_rc 0 "the rules back"
+wait_for 20 "$n1 written once the rule is back" is "$n1" 6/6
+gs_wait_pod_phase "$ns" late-refusal Failed 20 || fail "late-refusal not Failed once the rule is back"
+kill -CONT "$cpid"
+cpid=''
+
+# --- SIGTERM ------------------------------------------------------------------
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=''
+expect_rc 0 "the controller exits 0 on SIGTERM"
+if grep -qF "$(cat "$dir/sa/token")" "$log"; then
+	fail "the token appears in the controller's output"
+fi
