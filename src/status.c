@@ -198,8 +198,9 @@ done:
 }
 
 int status_build(const struct catalog *cat, const json_t *configmap, const json_t *nodes,
-		 const json_t *pods, const struct status_opts *o, json_t **out,
-		 struct gs_warnings *warnings, struct gs_error *err)
+		 const json_t *pods, const struct draclaims_objects *dra,
+		 const struct status_opts *o, json_t **out, struct gs_warnings *warnings,
+		 struct gs_error *err)
 {
 	struct dpconfig_set *set = NULL;
 	json_t *list = json_array();
@@ -212,10 +213,18 @@ int status_build(const struct catalog *cat, const json_t *configmap, const json_
 		return -1;
 	}
 	json_array_foreach ((json_t *)nodes, i, node) {
-		if (!kobj_annotation(node, NODEHW_ANN_PRODUCT) || draslice_node_wants_dra(node))
+		if (!kobj_annotation(node, NODEHW_ANN_PRODUCT))
 			continue;
 		if (o && o->only_node && strcmp(kobj_text(node, "metadata.name"), o->only_node))
 			continue;
+		if (draslice_node_wants_dra(node)) {
+			if (dra) {
+				struct draclaims_objects d = *dra;
+				d.pods = pods;
+				json_array_append_new(list, draclaims_node_status(node, &d));
+			}
+			continue;
+		}
 		json_array_append_new(list, node_status(cat, node, set, pods, o, warnings));
 	}
 	dpconfig_set_free(set);
@@ -248,6 +257,166 @@ static void row_add(struct rows *r, char *c0, char *c1, char *c2, char *c3, char
 	r->v[r->n++] = (struct row){{c0, c1, c2, c3, c4, c5, c6}};
 }
 
+/* ---- DRA nodes: one row per published device ---- */
+
+#define DRA_NCOL 8
+static const char *const dra_heads[DRA_NCOL] = {"NODE",	 "DEVICE",  "PRODUCT", "PROFILE",
+						"CLAIM", "REQUEST", "PODS",    "PREPARE"};
+
+static const json_t *claim_entry(const json_t *node, const char *key)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach (json_object_get(node, "claims"), i, c)
+		if (!strcmp(kobj_text(c, "claim"), key))
+			return c;
+	return NULL;
+}
+
+static char *joined(const json_t *arr, const char *sep)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach (arr, i, v)
+		strbuf_addsep(&sb, sep, json_string_value(v));
+	return strbuf_detach(&sb, NULL);
+}
+
+static void dra_notes(struct strbuf *notes, const json_t *node)
+{
+	const char *name = kobj_text(node, "node");
+	size_t i;
+	json_t *v;
+
+	strbuf_addf(notes, "%s: DRA (gpushare.io/path=dra), driver %s", name,
+		    kobj_text(node, "driver"));
+	if (json_is_integer(json_object_get(node, "generation")))
+		strbuf_addf(notes, ", pool %s generation %lld", kobj_text(node, "pool"),
+			    (long long)json_integer_value(json_object_get(node, "generation")));
+	strbuf_addf(notes, "; %lld devices, %lld free",
+		    (long long)json_integer_value(json_object_get(node, "total")),
+		    (long long)json_array_size(json_object_get(node, "free")));
+	if (kobj_string(node, "gates"))
+		strbuf_addf(notes, "; driver gates %s", kobj_text(node, "gates"));
+	strbuf_addch(notes, '\n');
+	if (kobj_string(node, "failure"))
+		strbuf_addf(notes, "%s: %s\n", name, kobj_text(node, "failure"));
+	json_array_foreach (json_object_get(node, "claims"), i, v) {
+		char *devs = NULL;
+		struct strbuf d = STRBUF_INIT;
+		size_t k;
+		json_t *r;
+
+		json_array_foreach (json_object_get(v, "devices"), k, r)
+			strbuf_addsep(&d, ", ", kobj_text(r, "device"));
+		devs = strbuf_detach(&d, NULL);
+		if (!strcmp(kobj_text(v, "prepare"), "failed"))
+			strbuf_addf(notes, "%s: claim %s (%s) failed prepare: %s\n", name,
+				    kobj_text(v, "claim"), devs, kobj_text(v, "message"));
+		else if (kobj_string(v, "lastRefusal"))
+			strbuf_addf(
+				notes,
+				"%s: claim %s (%s) prepared after %lld refusal%s, the last: %s\n",
+				name, kobj_text(v, "claim"), devs,
+				(long long)json_integer_value(json_object_get(v, "refusals")),
+				json_integer_value(json_object_get(v, "refusals")) == 1 ? "" : "s",
+				kobj_text(v, "lastRefusal"));
+		free(devs);
+	}
+	json_array_foreach (json_object_get(node, "sharing"), i, v) {
+		char *pods = joined(json_object_get(v, "pods"), ", ");
+		char *devs = joined(json_object_get(v, "devices"), ", ");
+		char *ns = joined(json_object_get(v, "namespaces"), ", ");
+		if (kobj_string(v, "claim"))
+			strbuf_addf(notes,
+				    "%s %s: pods %s share claim %s (%s, %s): memory isolation %s: "
+				    "%s; fault isolation %s: %s\n",
+				    name, devs, pods, kobj_text(v, "claim"), kobj_text(v, "method"),
+				    kobj_text(v, "what"), kobj_text(v, "memory"),
+				    kobj_text(v, "memoryWhy"), kobj_text(v, "fault"),
+				    kobj_text(v, "faultWhy"));
+		else
+			strbuf_addf(notes,
+				    "%s GPU %s: namespaces %s share it (%s, %s: %s): memory "
+				    "isolation %s: %s; fault isolation %s: %s\n",
+				    name, kobj_text(v, "parentUUID"), ns, kobj_text(v, "method"),
+				    kobj_text(v, "what"), devs, kobj_text(v, "memory"),
+				    kobj_text(v, "memoryWhy"), kobj_text(v, "fault"),
+				    kobj_text(v, "faultWhy"));
+		free(pods);
+		free(devs);
+		free(ns);
+	}
+	json_array_foreach (json_object_get(node, "orphans"), i, v)
+		strbuf_addf(notes,
+			    "%s: claim %s is allocated %s, which the slice does not publish\n",
+			    name, kobj_text(v, "claim"), kobj_text(v, "device"));
+}
+
+static void dra_table(const json_t *status, struct strbuf *sb, struct strbuf *notes)
+{
+	char **cells = NULL;
+	size_t n = 0, cap = 0, width[DRA_NCOL] = {0}, i, k;
+	json_t *node, *d;
+
+	json_array_foreach (json_object_get(status, "nodes"), i, node) {
+		if (strcmp(kobj_text(node, "path"), DRASLICE_PATH_DRA))
+			continue;
+		dra_notes(notes, node);
+		json_array_foreach (json_object_get(node, "devices"), k, d) {
+			const json_t *c = kobj_string(d, "claim")
+						  ? claim_entry(node, kobj_text(d, "claim"))
+						  : NULL;
+			char *row[DRA_NCOL] = {
+				gs_xstrdup(kobj_text(node, "node")),
+				gs_xstrdup(kobj_text(d, "name")),
+				gs_xstrdup(kobj_text(d, "product")),
+				gs_xstrdup(kobj_string(d, "profile") ? kobj_text(d, "profile")
+								     : "-"),
+				gs_xstrdup(c ? kobj_text(c, "claim") : "-"),
+				gs_xstrdup(kobj_string(d, "request") ? kobj_text(d, "request")
+								     : "-"),
+				c && json_array_size(json_object_get(c, "pods"))
+					? joined(json_object_get(c, "pods"), ",")
+					: gs_xstrdup("-"),
+				gs_xstrdup(c ? kobj_text(c, "prepare") : "free"),
+			};
+			if (n + DRA_NCOL > cap) {
+				cap = cap ? 2 * cap : 16 * DRA_NCOL;
+				cells = gs_xrealloc(cells, cap * sizeof(*cells));
+			}
+			for (size_t col = 0; col < DRA_NCOL; col++)
+				cells[n++] = row[col];
+		}
+	}
+	if (!n)
+		return;
+	for (size_t col = 0; col < DRA_NCOL; col++)
+		width[col] = strlen(dra_heads[col]);
+	for (i = 0; i < n; i++)
+		if (strlen(cells[i]) > width[i % DRA_NCOL])
+			width[i % DRA_NCOL] = strlen(cells[i]);
+	if (sb->len)
+		strbuf_addch(sb, '\n');
+	for (size_t col = 0; col < DRA_NCOL; col++) {
+		if (col == DRA_NCOL - 1)
+			strbuf_addf(sb, "%s\n", dra_heads[col]);
+		else
+			strbuf_addf(sb, "%-*s  ", (int)width[col], dra_heads[col]);
+	}
+	for (i = 0; i < n; i++) {
+		if (i % DRA_NCOL == DRA_NCOL - 1)
+			strbuf_addf(sb, "%s\n", cells[i]);
+		else
+			strbuf_addf(sb, "%-*s  ", (int)width[i % DRA_NCOL], cells[i]);
+		free(cells[i]);
+	}
+	free(cells);
+}
+
 char *status_table(const json_t *status)
 {
 	struct rows rows = {0};
@@ -265,6 +434,8 @@ char *status_table(const json_t *status)
 		size_t gi, k;
 		json_t *gpu, *v;
 
+		if (!strcmp(kobj_text(node, "path"), DRASLICE_PATH_DRA))
+			continue;
 		if (kobj_string(node, "error")) {
 			strbuf_addf(&notes, "%s: cannot be read: %s\n", name,
 				    kobj_text(node, "error"));
@@ -383,6 +554,7 @@ char *status_table(const json_t *status)
 		for (size_t c = 0; c < NCOL; c++)
 			free(rows.v[r].c[c]);
 	free(rows.v);
+	dra_table(status, &sb, &notes);
 	if (!json_array_size(json_object_get(status, "nodes")))
 		strbuf_addstr(&sb, "no managed node (none declares gpushare.io/gpu-product)\n");
 	if (notes.len) {

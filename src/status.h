@@ -4,6 +4,7 @@
 #include <jansson.h>
 
 #include "catalog.h"
+#include "draclaims.h"
 #include "error.h"
 
 /*
@@ -23,13 +24,16 @@ struct status_opts {
 /*
  * `configmap` may be NULL (no ConfigMap: every node gets the empty
  * config); `nodes` and `pods` are arrays of objects (a List's items). Nodes
- * without gpushare.io/gpu-product are not managed and left out, as are DRA
- * nodes (gpushare.io/path=dra). A node gpushare cannot read is a warning
- * and shows its error. *out: {"nodes":[...]} (new reference).
+ * without gpushare.io/gpu-product are not managed and left out. A DRA node
+ * (gpushare.io/path=dra) gets its entry from draclaims_node_status with
+ * the objects of `dra` (its pods are `pods`); with dra NULL, DRA nodes are
+ * left out. A node gpushare cannot read is a warning and shows its error.
+ * *out: {"nodes":[...]} (new reference).
  */
 int status_build(const struct catalog *cat, const json_t *configmap, const json_t *nodes,
-		 const json_t *pods, const struct status_opts *o, json_t **out,
-		 struct gs_warnings *warnings, struct gs_error *err) GS_WUR;
+		 const json_t *pods, const struct draclaims_objects *dra,
+		 const struct status_opts *o, json_t **out, struct gs_warnings *warnings,
+		 struct gs_error *err) GS_WUR;
 
 /* The table `-o table` prints, newline-terminated. Caller frees. */
 char *status_table(const json_t *status);

@@ -5,6 +5,9 @@
 #include "catalog.h"
 #include "cmd.h"
 #include "defaults.h"
+#include "draclaims.h"
+#include "draslice.h"
+#include "nodehw.h"
 #include "kobj.h"
 #include "kubecontext.h"
 #include "parseopt.h"
@@ -22,8 +25,12 @@ static const struct parseopt_usage status_usage = {
 	"registers for it (replicas of a time-sliced or MPS GPU, MIG instances by\n"
 	"placement, whole GPUs), which namespace/pod holds each (the pods'\n"
 	"gpushare.io/devices records) and what is free, and which namespaces share one\n"
-	"card's memory and fault domain. --from reads a recorded List (kubectl get\n"
-	"configmap,nodes,pods -A -o json) instead of the cluster.\n",
+	"card's memory and fault domain. On DRA nodes (gpushare.io/path=dra): each device\n"
+	"of the node's ResourceSlice, the ResourceClaim allocated it, the pods the claim\n"
+	"is reserved for (several: they share the device), and whether the driver's\n"
+	"prepare passed or failed (the kubelet's event text). --from reads a recorded\n"
+	"List (kubectl get configmap,nodes,pods,resourceslices,resourceclaims,events -A\n"
+	"-o json) instead of the cluster.\n",
 	"Exit status: 0 shown, 1 some node could not be read, 2 bad usage or the\n"
 	"cluster or file could not be read.\n",
 };
@@ -48,9 +55,24 @@ static int parse_configmap(const struct option *opt, const char *arg, struct gs_
 	return 0;
 }
 
-/* A recorded List: the ConfigMap named by cm, every Node and Pod. */
+/* The DRA objects status reads, as arrays (owned). */
+struct dra_lists {
+	json_t *slices, *claims, *events;
+};
+
+static void dra_lists_release(struct dra_lists *d)
+{
+	json_decref(d->slices);
+	json_decref(d->claims);
+	json_decref(d->events);
+}
+
+/*
+ * A recorded List: the ConfigMap named by cm, every Node and Pod, and for
+ * DRA nodes the ResourceSlices, ResourceClaims and Events.
+ */
 static int read_recorded(const char *path, const struct configmap_ref *cm, json_t **configmap,
-			 json_t **nodes, json_t **pods, struct gs_error *err)
+			 json_t **nodes, json_t **pods, struct dra_lists *dra, struct gs_error *err)
 {
 	json_error_t je;
 	json_t *list = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
@@ -68,17 +90,69 @@ static int read_recorded(const char *path, const struct configmap_ref *cm, json_
 	}
 	*nodes = json_array();
 	*pods = json_array();
+	dra->slices = json_array();
+	dra->claims = json_array();
+	dra->events = json_array();
 	json_array_foreach (json_object_get(list, "items"), i, item) {
 		if (kobj_is(item, "Node"))
 			json_array_append(*nodes, item);
 		else if (kobj_is(item, "Pod"))
 			json_array_append(*pods, item);
+		else if (kobj_is(item, "ResourceSlice"))
+			json_array_append(dra->slices, item);
+		else if (kobj_is(item, "ResourceClaim"))
+			json_array_append(dra->claims, item);
+		else if (kobj_is(item, "Event"))
+			json_array_append(dra->events, item);
 		else if (kobj_is(item, "ConfigMap") && !*configmap &&
 			 !strcmp(kobj_text(item, "metadata.name"), cm->name) &&
 			 !strcmp(kobj_text(item, "metadata.namespace"), cm->ns))
 			*configmap = json_incref(item);
 	}
 	json_decref(list);
+	return 0;
+}
+
+static bool any_dra_node(const json_t *nodes)
+{
+	size_t i;
+	json_t *n;
+
+	json_array_foreach ((json_t *)nodes, i, n)
+		if (draslice_node_wants_dra(n) && kobj_annotation(n, NODEHW_ANN_PRODUCT))
+			return true;
+	return false;
+}
+
+/* GET a list's items into *out (an array, owned). */
+static int list_items(struct kube_context *kx, const char *path, const char *field, json_t **out,
+		      struct gs_error *err)
+{
+	struct kube_list_opts lo = {NULL, field};
+	json_t *l = NULL;
+
+	if (kube_list(kx->client, path, field ? &lo : NULL, &l, err) < 0)
+		return -1;
+	*out = json_incref(json_object_get(l, "items"));
+	json_decref(l);
+	if (!*out)
+		*out = json_array();
+	return 0;
+}
+
+/*
+ * For DRA nodes: the driver's slices, every claim, and the kubelet's
+ * prepare refusals (events with reason FailedPrepareDynamicResources).
+ */
+static int read_live_dra(struct kube_context *kx, struct dra_lists *dra, struct gs_error *err)
+{
+	if (list_items(kx, "/apis/resource.k8s.io/v1/resourceslices", NULL, &dra->slices, err) <
+		    0 ||
+	    list_items(kx, "/apis/resource.k8s.io/v1/resourceclaims", NULL, &dra->claims, err) <
+		    0 ||
+	    list_items(kx, "/api/v1/events", "reason=" DRACLAIMS_EVENT_PREPARE, &dra->events, err) <
+		    0)
+		return -1;
 	return 0;
 }
 
@@ -117,6 +191,8 @@ int cmd_status(int argc, char **argv)
 	struct gs_warnings w;
 	struct gs_error err;
 	json_t *configmap = NULL, *nodes = NULL, *pods = NULL, *st = NULL;
+	struct dra_lists dra = {NULL, NULL, NULL};
+	struct draclaims_objects dobj = {0};
 	char buf[2048];
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
@@ -155,17 +231,21 @@ int cmd_status(int argc, char **argv)
 		cm.name = GS_DEFAULT_CONFIGMAP;
 	}
 	if (from) {
-		if (read_recorded(from, &cm, &configmap, &nodes, &pods, &err) < 0) {
+		if (read_recorded(from, &cm, &configmap, &nodes, &pods, &dra, &err) < 0) {
 			fprintf(stderr, "%s\n", gs_error_str(&err, buf, sizeof(buf)));
 			goto out;
 		}
 	} else if (kube_context_open(&kx, "status", &err) < 0 ||
-		   read_live(&kx, &cm, &configmap, &nodes, &pods, &err) < 0) {
+		   read_live(&kx, &cm, &configmap, &nodes, &pods, &err) < 0 ||
+		   (any_dra_node(nodes) && read_live_dra(&kx, &dra, &err) < 0)) {
 		fprintf(stderr, "gpushare status: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}
+	dobj.slices = dra.slices;
+	dobj.claims = dra.claims;
+	dobj.events = dra.events;
 	if (catalog_builtin(&cat, &err) < 0 ||
-	    status_build(cat, configmap, nodes, pods, &so, &st, &w, &err) < 0) {
+	    status_build(cat, configmap, nodes, pods, &dobj, &so, &st, &w, &err) < 0) {
 		fprintf(stderr, "gpushare status: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}
@@ -194,6 +274,7 @@ out:
 	json_decref(configmap);
 	json_decref(nodes);
 	json_decref(pods);
+	dra_lists_release(&dra);
 	free(cm.ns);
 	kube_context_release(&kx);
 	return rc;

@@ -42,7 +42,7 @@ static json_t *build(const json_t *pods)
 
 	gs_warnings_init(&w);
 	if (catalog_builtin(&cat, &err) ||
-	    status_build(cat, json_array_get(cms, 0), nodes, pods, NULL, &st, &w, &err))
+	    status_build(cat, json_array_get(cms, 0), nodes, pods, NULL, NULL, &st, &w, &err))
 		fail_msg("status: %s", err.msg);
 	assert_int_equal(w.n, 0);
 	gs_warnings_release(&w);

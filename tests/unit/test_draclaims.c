@@ -1,0 +1,285 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "draclaims.h"
+#include "kobj.h"
+#include "status.h"
+
+/*
+ * draclaims on a recording of the local control plane after `gpushare lab
+ * --dra` (tests/golden/status-dra/why says what was added): the expected
+ * facts are read from the recording's own ResourceClaims and Events, so
+ * each test judges the parsing against what the apiserver said.
+ */
+
+#define RECORDING "tests/golden/status-dra/list.json"
+
+static json_t *list;
+
+static int setup(void **state)
+{
+	json_error_t je;
+
+	(void)state;
+	list = json_load_file(RECORDING, 0, &je);
+	if (!list)
+		fail_msg("%s: %s", RECORDING, je.text);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	json_decref(list);
+	return 0;
+}
+
+static json_t *items(const char *kind)
+{
+	json_t *out = json_array(), *it;
+	size_t i;
+
+	json_array_foreach (json_object_get(list, "items"), i, it)
+		if (kobj_is(it, kind))
+			json_array_append(out, it);
+	return out;
+}
+
+static const json_t *object(const char *kind, const char *ns, const char *name)
+{
+	json_t *it;
+	size_t i;
+
+	json_array_foreach (json_object_get(list, "items"), i, it)
+		if (kobj_is(it, kind) && !strcmp(kobj_text(it, "metadata.name"), name) &&
+		    (!ns || !strcmp(kobj_text(it, "metadata.namespace"), ns)))
+			return it;
+	fail_msg("no %s %s in the recording", kind, name);
+	return NULL;
+}
+
+struct objs {
+	json_t *slices, *claims, *templates, *pods, *events, *nodes;
+	struct draclaims_objects o;
+};
+
+static void objs_load(struct objs *x)
+{
+	x->slices = items("ResourceSlice");
+	x->claims = items("ResourceClaim");
+	x->templates = items("ResourceClaimTemplate");
+	x->pods = items("Pod");
+	x->events = items("Event");
+	x->nodes = items("Node");
+	x->o = (struct draclaims_objects){x->slices, x->claims, x->templates, x->pods, x->events};
+}
+
+static void objs_release(struct objs *x)
+{
+	json_decref(x->slices);
+	json_decref(x->claims);
+	json_decref(x->templates);
+	json_decref(x->pods);
+	json_decref(x->events);
+	json_decref(x->nodes);
+}
+
+static const json_t *claim_of(const json_t *st, const char *key)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach (json_object_get(st, "claims"), i, c)
+		if (!strcmp(kobj_text(c, "claim"), key))
+			return c;
+	return NULL;
+}
+
+/* Every allocated result on a node shows as that device's claim, with the claim's reservedFor. */
+static void test_devices_follow_allocation(void **state)
+{
+	struct objs x;
+	const json_t *c, *r;
+	size_t i, k;
+
+	(void)state;
+	objs_load(&x);
+	json_array_foreach (x.claims, i, c) {
+		json_array_foreach (kobj_get(c, "status.allocation.devices.results"), k, r) {
+			const json_t *node = object("Node", NULL, kobj_text(r, "pool"));
+			json_t *st = draclaims_node_status(node, &x.o), *d;
+			char *key = gs_xasprintf("%s/%s", kobj_text(c, "metadata.namespace"),
+						 kobj_text(c, "metadata.name"));
+			const json_t *cj = claim_of(st, key), *rv;
+			size_t m;
+			bool found = false;
+
+			assert_non_null(cj);
+			json_array_foreach (json_object_get(st, "devices"), m, d)
+				if (!strcmp(kobj_text(d, "name"), kobj_text(r, "device"))) {
+					assert_string_equal(kobj_text(d, "claim"), key);
+					assert_string_equal(kobj_text(d, "request"),
+							    kobj_text(r, "request"));
+					found = true;
+				}
+			assert_true(found);
+			assert_int_equal(json_array_size(json_object_get(cj, "pods")),
+					 json_array_size(kobj_get(c, "status.reservedFor")));
+			json_array_foreach (kobj_get(c, "status.reservedFor"), m, rv) {
+				char *p = gs_xasprintf("%s/%s", kobj_text(c, "metadata.namespace"),
+						       kobj_text(rv, "name"));
+				assert_string_equal(json_string_value(json_array_get(
+							    json_object_get(cj, "pods"), m)),
+						    p);
+				free(p);
+			}
+			assert_int_equal(json_is_true(json_object_get(cj, "shared")),
+					 json_array_size(kobj_get(c, "status.reservedFor")) > 1);
+			free(key);
+			json_decref(st);
+		}
+	}
+	objs_release(&x);
+}
+
+/* Devices = the slice's; free = those no claim holds; held + free = total. */
+static void test_free_and_total(void **state)
+{
+	struct objs x;
+	const json_t *node = object("Node", NULL, "dra-node-2");
+	json_t *st;
+
+	(void)state;
+	objs_load(&x);
+	st = draclaims_node_status(node, &x.o);
+	assert_int_equal(json_integer_value(json_object_get(st, "total")), 7);
+	assert_int_equal(json_integer_value(json_object_get(st, "held")), 1);
+	assert_int_equal(json_array_size(json_object_get(st, "free")), 6);
+	assert_string_equal(kobj_text(st, "path"), "dra");
+	assert_true(json_is_null(json_object_get(st, "failure")));
+	/* Static MIG: only the layout's instances, never the parent. */
+	{
+		json_t *d;
+		size_t i;
+		json_array_foreach (json_object_get(st, "devices"), i, d) {
+			assert_string_equal(kobj_text(d, "type"), "mig");
+			assert_string_equal(kobj_text(d, "profile"), "1g.10gb");
+			assert_int_equal(json_integer_value(json_object_get(d, "gpu")), 0);
+		}
+	}
+	json_decref(st);
+	objs_release(&x);
+}
+
+/* replicas-t4: refused at prepare (strict decoding), the event's text verbatim; others prepared. */
+static void test_prepare_verdicts(void **state)
+{
+	struct objs x;
+	json_t *st0, *st1;
+	const json_t *c, *ev = NULL, *e;
+	size_t i;
+
+	(void)state;
+	objs_load(&x);
+	json_array_foreach (x.events, i, e)
+		if (!strcmp(kobj_text(e, "involvedObject.name"), "replicas-pod") &&
+		    !strcmp(kobj_text(e, "reason"), DRACLAIMS_EVENT_PREPARE))
+			ev = e;
+	assert_non_null(ev);
+	st0 = draclaims_node_status(object("Node", NULL, "dra-node-0"), &x.o);
+	c = claim_of(st0, "dra-demo/replicas-t4");
+	assert_non_null(c);
+	assert_string_equal(kobj_text(c, "prepare"), "failed");
+	assert_string_equal(kobj_text(c, "message"), kobj_text(ev, "message"));
+	assert_non_null(strstr(kobj_text(c, "message"), "unknown field \"sharing.replicas\""));
+	assert_string_equal(kobj_text(claim_of(st0, "dra-team-a/team-a-0"), "prepare"), "prepared");
+
+	/* shared-t4 runs now (TimeSlicingSettings), after the default gates refused it. */
+	st1 = draclaims_node_status(object("Node", NULL, "dra-node-1"), &x.o);
+	c = claim_of(st1, "dra-demo/shared-t4");
+	assert_string_equal(kobj_text(c, "prepare"), "prepared");
+	assert_true(json_is_true(json_object_get(c, "shared")));
+	assert_non_null(strstr(kobj_text(c, "lastRefusal"),
+			       "error validating GPU config: unknown GPU sharing strategy: "
+			       "TimeSlicing"));
+	assert_true(json_integer_value(json_object_get(c, "refusals")) >= 2);
+	e = json_array_get(json_object_get(st1, "sharing"), 0);
+	assert_string_equal(kobj_text(e, "claim"), "dra-demo/shared-t4");
+	assert_string_equal(kobj_text(e, "method"), "time-slicing");
+	assert_string_equal(kobj_text(e, "fault"), "no");
+	json_decref(st0);
+	json_decref(st1);
+	objs_release(&x);
+}
+
+/* A node without a slice says so; a device-plugin node is not DRA. */
+static void test_no_slice(void **state)
+{
+	struct objs x;
+	json_t *st;
+	char *line;
+
+	(void)state;
+	objs_load(&x);
+	x.o.slices = NULL;
+	st = draclaims_node_status(object("Node", NULL, "dra-node-1"), &x.o);
+	assert_non_null(kobj_string(st, "failure"));
+	assert_int_equal(json_array_size(json_object_get(st, "devices")), 0);
+	assert_true(json_is_null(json_object_get(st, "generation")));
+	json_decref(st);
+	x.o.slices = x.slices;
+	line = draclaims_node_line(object("Node", NULL, "dra-node-1"), &x.o);
+	assert_non_null(strstr(line,
+			       "publishes 2 devices (gpu-0 Tesla T4 held by dra-demo/shared-t4, "
+			       "gpu-1 Tesla T4 held by dra-team-a/team-a-1), 0 free"));
+	free(line);
+	objs_release(&x);
+}
+
+/* status_build: DRA nodes get their entries, the table a row per device. */
+static void test_status_table(void **state)
+{
+	struct objs x;
+	const struct catalog *cat;
+	struct gs_warnings w;
+	struct gs_error err;
+	json_t *st;
+	char *t;
+
+	(void)state;
+	objs_load(&x);
+	gs_warnings_init(&w);
+	assert_int_equal(catalog_builtin(&cat, &err), 0);
+	assert_int_equal(status_build(cat, NULL, x.nodes, x.pods, &x.o, NULL, &st, &w, &err), 0);
+	assert_int_equal(json_array_size(json_object_get(st, "nodes")), 3);
+	t = status_table(st);
+	assert_non_null(strstr(t, "dra-node-1  gpu-0"));
+	assert_non_null(strstr(t, "dra-demo/ts-pod-1,dra-demo/ts-pod-2"));
+	assert_non_null(strstr(t, "dra-node-0: claim dra-demo/replicas-t4 (gpu-0) failed prepare: "
+				  "Failed to prepare dynamic resources:"));
+	free(t);
+	json_decref(st);
+	/* Without the DRA objects, DRA nodes are left out as before. */
+	assert_int_equal(status_build(cat, NULL, x.nodes, x.pods, NULL, NULL, &st, &w, &err), 0);
+	assert_int_equal(json_array_size(json_object_get(st, "nodes")), 0);
+	json_decref(st);
+	gs_warnings_release(&w);
+	objs_release(&x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_devices_follow_allocation),
+		cmocka_unit_test(test_free_and_total),
+		cmocka_unit_test(test_prepare_verdicts),
+		cmocka_unit_test(test_no_slice),
+		cmocka_unit_test(test_status_table),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
