@@ -4,6 +4,7 @@
 # make valgrind  unit + CLI tests under valgrind (leaks are errors)
 # make e2e     end-to-end tests against the local control plane
 # make bench   benchmarks, printed as ratios against their baselines
+# make bench-controller  the controller at 5,000 nodes on the local control plane
 # make fuzz    short libFuzzer runs of every parser
 # make ci      everything .ci/run needs, deps included
 
@@ -35,7 +36,7 @@ MAIN_OBJ := $(BUILD)/obj/src/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test unit golden cli asan valgrind e2e bench fuzz fuzz-build ci deps clean \
+.PHONY: all test unit golden cli asan valgrind e2e bench bench-controller fuzz fuzz-build ci deps clean \
 	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
@@ -82,6 +83,10 @@ e2e: all
 
 bench: all
 	@bench/run.sh $(BUILD)/gpushare
+
+# Not part of bench or ci: 5,000 nodes (BENCH_NODES) on the local control plane.
+bench-controller: all
+	@bench/controller.sh $(BUILD)/gpushare
 
 fuzz:
 	@fuzz/run.sh $${FUZZ_SECONDS:-20}

@@ -159,27 +159,108 @@ static int admit_hook(void *arg, const struct controller_admission *in,
 /*
  * The DRA half of a plan (docs/dra.md): the slices and classes of the
  * planned nodes, read and written through the blocking client.
+ *
+ * That read stops the event loop for a LIST and two GETs, so it is made only
+ * for a plan that can change something: a node on the DRA path, or one that may
+ * still hold a slice of the driver (it had one at the last LIST, or was on the
+ * DRA path at an earlier plan). The first plan always reads. A ConfigMap edit
+ * of a fleet without DRA nodes then writes its nodes without a pause per batch
+ * (docs/controller.md "Scale").
  */
+struct dra_publish {
+	struct draadmit *d;
+	bool listed;  /* the slices were listed once */
+	char **nodes; /* sorted: the nodes that may hold a slice */
+	size_t n, cap;
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool may_hold_slice(const struct dra_publish *p, const char *name)
+{
+	return p->n && bsearch(&name, p->nodes, p->n, sizeof(*p->nodes), cmp_name) != NULL;
+}
+
+static void slice_holder_add(struct dra_publish *p, const char *name)
+{
+	if (may_hold_slice(p, name))
+		return;
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 16;
+		p->nodes = gs_xrealloc(p->nodes, p->cap * sizeof(*p->nodes));
+	}
+	p->nodes[p->n++] = gs_xstrdup(name);
+	qsort(p->nodes, p->n, sizeof(*p->nodes), cmp_name);
+}
+
+static void slice_holder_del(struct dra_publish *p, const char *name)
+{
+	char **at = p->n ? bsearch(&name, p->nodes, p->n, sizeof(*p->nodes), cmp_name) : NULL;
+
+	if (!at)
+		return;
+	free(*at);
+	memmove(at, at + 1, (size_t)(p->nodes + p->n - (at + 1)) * sizeof(*p->nodes));
+	p->n--;
+}
+
+static void slice_holders_release(struct dra_publish *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->nodes[i]);
+	free(p->nodes);
+	p->nodes = NULL;
+	p->n = p->cap = 0;
+}
+
 static void publish_dra(void *arg, struct sync_report *rep)
 {
-	struct draadmit *d = arg;
-	json_t *slices = NULL, *classes = NULL;
+	struct dra_publish *p = arg;
+	json_t *slices = NULL, *classes = NULL, *items, *s;
 	struct gs_error err;
 	bool any = false;
+	size_t i;
+	int rc;
 
-	for (size_t i = 0; i < rep->n; i++)
-		any |= rep->nodes[i].outcome != SYNC_SKIPPED;
+	for (i = 0; i < rep->n && !any; i++) {
+		const struct sync_node *n = &rep->nodes[i];
+		any = n->outcome != SYNC_SKIPPED &&
+		      (!p->listed || n->dra || may_hold_slice(p, n->name));
+	}
 	if (!any)
 		return;
 	gs_error_clear(&err);
-	if (sync_read_dra(d->c, &slices, &classes, &err) < 0) {
+	if (sync_read_dra(p->d->c, &slices, &classes, &err) < 0) {
 		logf_("DRA slices not published: %s", err.msg);
 		return;
 	}
+	/* What the LIST shows is who holds a slice now (the driver's, by its field selector). */
+	p->listed = true;
+	slice_holders_release(p);
+	items = json_is_array(slices) ? slices : json_object_get(slices, "items");
+	json_array_foreach (items, i, s) {
+		const char *node =
+			json_string_value(json_object_get(json_object_get(s, "spec"), "nodeName"));
+		if (node)
+			slice_holder_add(p, node);
+	}
 	sync_plan_dra(rep, slices, classes);
-	if (sync_write_dra(d->c, rep))
+	rc = sync_write_dra(p->d->c, rep);
+	if (rc)
 		logf_("DRA: some slice or class could not be written (see the nodes below)");
-	for (size_t i = 0; i < rep->n_ops; i++) {
+	for (i = 0; i < rep->n; i++) {
+		const struct sync_node *n = &rep->nodes[i];
+		if (n->outcome == SYNC_SKIPPED)
+			continue;
+		if (n->dra)
+			slice_holder_add(p, n->name);
+		else if (!rc)
+			slice_holder_del(p, n->name); /* its slices were deleted */
+	}
+	for (i = 0; i < rep->n_ops; i++) {
 		const struct sync_op *op = &rep->ops[i];
 		logf_("%s%s%s %s %s (generation %lld)", op->node ? "node " : "",
 		      op->node ? op->node : "", op->node ? ": ResourceSlice" : "DeviceClass",
@@ -204,6 +285,7 @@ int cmd_controller(int argc, char **argv)
 	struct kube_loop *l = NULL;
 	struct controller *ctl = NULL;
 	struct draadmit dra = {0};
+	struct dra_publish publish = {&dra, false, NULL, 0, 0};
 	struct opsserver *ops = NULL;
 	const char *listen = NULL;
 	struct gs_error err;
@@ -289,7 +371,7 @@ int cmd_controller(int argc, char **argv)
 	co.admit = draadmit_decide;
 	co.admit_arg = &dra;
 	co.publish = publish_dra;
-	co.publish_arg = &dra;
+	co.publish_arg = &publish;
 	if (kube_loop_new(&l, kx.client, &lo, &err) < 0 || controller_new(&ctl, l, &co, &err) < 0) {
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
@@ -354,6 +436,7 @@ out:
 	}
 	free(cm.ns);
 	draadmit_release(&dra);
+	slice_holders_release(&publish);
 	kube_context_release(&kx);
 	return rc;
 }
