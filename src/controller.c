@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "defaults.h"
+#include "draslice.h"
 #include "kobj.h"
 #include "nodehw.h"
 #include "sync.h"
@@ -161,6 +162,12 @@ struct controller {
 	json_t *configmap; /* NULL while it does not exist */
 	struct map nodes, pods;
 	struct map texts; /* shared_text by content */
+	/*
+	 * Our own slice writes, "name@resourceVersion" (or "name@-" for a
+	 * deletion), so their watch events are not taken for someone else's.
+	 */
+	struct map echoes;
+	bool slices_synced;
 	uint32_t node_gen, pod_gen, cm_gen;
 	bool nodes_synced, pods_synced, cm_synced, draining;
 	bool cm_missing_logged;
@@ -171,7 +178,7 @@ struct controller {
 	size_t n_res;
 	/* metrics */
 	uint64_t reconciles, node_patches, plan_failures, events_posted, admitted, refused;
-	uint64_t write_errors;
+	uint64_t write_errors, slice_resyncs;
 };
 
 /* ---- helpers -------------------------------------------------------------------------- */
@@ -814,11 +821,112 @@ static void warn_node(struct controller *ctl, struct cnode *n, const char *why, 
 	free(msg);
 }
 
+/* ---- ResourceSlices (docs/dra.md "Slices kept in step") ---------------------------- */
+
+#define MAX_ECHOES 4096
+
+static void echoes_clear(struct controller *ctl)
+{
+	char *k;
+
+	MAP_FOREACH(&ctl->echoes, i, k)
+	free(k);
+	free(ctl->echoes.keys);
+	free(ctl->echoes.vals);
+	memset(&ctl->echoes, 0, sizeof(ctl->echoes));
+}
+
+static void echo_add(struct controller *ctl, const char *name, const char *rv)
+{
+	char *key = gs_xasprintf("%s@%s", name, rv);
+
+	if (map_get(&ctl->echoes, key)) {
+		free(key);
+		return;
+	}
+	/* Events that never came (a watch restart) must not pile up. */
+	if (ctl->echoes.n >= MAX_ECHOES)
+		echoes_clear(ctl);
+	map_put(&ctl->echoes, key, key);
+}
+
+/* Whether a watch event is our own write's; it is forgotten then. */
+static bool echo_take(struct controller *ctl, const char *name, const char *rv)
+{
+	char *key = gs_xasprintf("%s@%s", name, rv), *k;
+	bool mine;
+
+	k = map_get(&ctl->echoes, key);
+	mine = k != NULL;
+	if (mine) {
+		map_del(&ctl->echoes, key);
+		free(k);
+	}
+	free(key);
+	return mine;
+}
+
+/* The slice writes the publish hook made, so their events are known as ours. */
+static void remember_echoes(struct controller *ctl, const struct sync_report *rep)
+{
+	for (size_t i = 0; i < rep->n_ops; i++) {
+		const struct sync_op *op = &rep->ops[i];
+
+		if (!op->node || !op->done || !op->name)
+			continue;
+		if (op->action == SYNC_OP_DELETE)
+			echo_add(ctl, op->name, "-");
+		else if (op->result_rv)
+			echo_add(ctl, op->name, op->result_rv);
+	}
+}
+
+static void slice_list_begin(void *arg)
+{
+	(void)arg;
+}
+
+static void slice_event(void *arg, enum kube_event ev, json_t *obj)
+{
+	struct controller *ctl = arg;
+	const char *node = kobj_string(obj, "spec.nodeName"), *name = kobj_name(obj);
+	const char *rv = kobj_string(obj, "metadata.resourceVersion");
+	struct cnode *n;
+
+	if (ev == KUBE_EV_LISTED || !node || !name)
+		return;
+	n = map_get(&ctl->nodes, node);
+	if (!n)
+		return; /* a node gpushare does not manage: never touched */
+	if (echo_take(ctl, name, ev == KUBE_EV_DELETED ? "-" : rv ? rv : ""))
+		return;
+	ctl->slice_resyncs++;
+	ctl_log(ctl, "node %s: ResourceSlice %s %s by someone else; re-publishing", node, name,
+		ev == KUBE_EV_DELETED ? "deleted"
+		: ev == KUBE_EV_ADDED ? "created"
+				      : "changed");
+	mark_dirty(ctl, n);
+}
+
+static void slice_list_end(void *arg)
+{
+	struct controller *ctl = arg;
+	struct cnode *n;
+
+	/* A relist may hide deletions: every node is planned again. */
+	if (ctl->slices_synced) {
+		MAP_FOREACH(&ctl->nodes, i, n)
+		mark_dirty(ctl, n);
+		echoes_clear(ctl);
+	}
+	ctl->slices_synced = true;
+}
+
 /* Plan a batch of dirty nodes and write what differs. */
 static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t k)
 {
-	struct sync_opts so = {ctl->cm_ns,	 ctl->cm_name, ctl->o.default_config,
-			       ctl->o.fallbacks, NULL,	       false};
+	struct sync_opts so = {ctl->cm_ns, ctl->cm_name, ctl->o.default_config,	  ctl->o.fallbacks,
+			       NULL,	   false,	 ctl->o.dra_partitionable};
 	struct sync_report rep = {0};
 	struct gs_error err;
 	json_t *arr = json_array();
@@ -841,8 +949,10 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 		sync_report_release(&rep);
 		return;
 	}
-	if (ctl->o.publish)
+	if (ctl->o.publish) {
 		ctl->o.publish(ctl->o.publish_arg, &rep);
+		remember_echoes(ctl, &rep);
+	}
 	for (size_t i = 0; i < rep.n; i++) {
 		struct sync_node *sn = &rep.nodes[i];
 		struct cnode *n = map_get(&ctl->nodes, sn->name);
@@ -1299,6 +1409,8 @@ int controller_new(struct controller **out, struct kube_loop *l, const struct co
 	static const struct kube_watch_ops cm_ops = {cm_list_begin, cm_event, cm_list_end};
 	static const struct kube_watch_ops node_ops = {node_list_begin, node_event, node_list_end};
 	static const struct kube_watch_ops pod_ops = {pod_list_begin, pod_event, pod_list_end};
+	static const struct kube_watch_ops slice_ops = {slice_list_begin, slice_event,
+							slice_list_end};
 	struct controller *ctl = gs_xcalloc(1, sizeof(*ctl));
 	char *path, *field;
 
@@ -1314,7 +1426,10 @@ int controller_new(struct controller **out, struct kube_loop *l, const struct co
 	field = gs_xasprintf("metadata.name=%s", ctl->cm_name);
 	if (kube_loop_watch(l, path, NULL, field, &cm_ops, ctl, NULL) < 0 ||
 	    kube_loop_watch(l, "/api/v1/nodes", o->node_selector, NULL, &node_ops, ctl, NULL) < 0 ||
-	    kube_loop_watch(l, "/api/v1/pods", NULL, "spec.nodeName!=", &pod_ops, ctl, NULL) < 0) {
+	    kube_loop_watch(l, "/api/v1/pods", NULL, "spec.nodeName!=", &pod_ops, ctl, NULL) < 0 ||
+	    (o->publish &&
+	     kube_loop_watch(l, "/apis/resource.k8s.io/v1/resourceslices", NULL,
+			     "spec.driver=" DRASLICE_DRIVER, &slice_ops, ctl, NULL) < 0)) {
 		gs_error_set(err, "cannot watch %s (bad namespace or name?)", path);
 		free(path);
 		free(field);
@@ -1343,6 +1458,7 @@ void controller_free(struct controller *ctl)
 	free(ctl->nodes.vals);
 	free(ctl->texts.keys);
 	free(ctl->texts.vals);
+	echoes_clear(ctl);
 	free(ctl->pods.keys);
 	free(ctl->pods.vals);
 	for (size_t i = 0; i < ctl->n_res; i++)
@@ -1421,6 +1537,9 @@ void controller_metrics(const struct controller *ctl, struct strbuf *out)
 	COUNTER("gpushare_watch_restarts_total", "Watches re-opened (ended, failed or expired).",
 		s->watch_restarts);
 	COUNTER("gpushare_relists_total", "Lists after the first (410 Gone).", s->relists);
+	COUNTER("gpushare_slice_resyncs_total",
+		"Nodes planned again because someone else changed or deleted their ResourceSlice.",
+		ctl->slice_resyncs);
 	GAUGE("gpushare_ready", "1 once the ConfigMap, nodes and pods were listed.",
 	      controller_ready(ctl) ? 1 : 0);
 	GAUGE("gpushare_pods_waiting", "Bound pods waiting for admission.", ctl->waiting);

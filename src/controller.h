@@ -17,6 +17,11 @@
  *  - keeps a node's last good advertisement when its config is invalid or
  *    its label names a missing key, and posts a Warning Event on the node
  *    saying why and what a real node would do (once per distinct message);
+ *  - re-plans a node when one of its gpu.nvidia.com ResourceSlices is
+ *    changed or deleted by someone else (a watch on the slices; its own
+ *    writes are known by resourceVersion and ignored), so the publish hook
+ *    restores the node's pool as the driver's resourceslice controller
+ *    would and removes stale slices;
  *  - admits every pod bound to a node: the admission hook decides, the
  *    controller writes the verdict (the annotation gpushare.io/admitted:
  *    "true" and the hook's annotations in one PATCH, or phase Failed with
@@ -113,6 +118,12 @@ struct controller_opts {
 	 */
 	void (*publish)(void *arg, struct sync_report *rep);
 	void *publish_arg;
+	/*
+	 * The apiserver keeps DRAPartitionableDevices' fields
+	 * (sync_probe_partitionable): nodes whose DRA driver runs DynamicMIG
+	 * are published only then (sync_opts.dra_partitionable).
+	 */
+	bool dra_partitionable;
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 };

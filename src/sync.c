@@ -586,7 +586,7 @@ static int write_op(struct kube_client *c, struct sync_op *op, struct gs_error *
 			op->name = gs_xstrdup(kobj_name(out));
 		break;
 	case SYNC_OP_UPDATE:
-		rc = kube_put(c, op->path, op->body, NULL, err);
+		rc = kube_put(c, op->path, op->body, &out, err);
 		break;
 	default:
 		rc = kube_delete(c, op->path, NULL, NULL, err);
@@ -594,6 +594,15 @@ static int write_op(struct kube_client *c, struct sync_op *op, struct gs_error *
 		if (rc == KUBE_E_STATUS && kube_last_status(c)->code == 404)
 			rc = 0;
 		break;
+	}
+	if (rc == 0) {
+		const char *rv = kobj_string(out, "metadata.resourceVersion");
+
+		op->done = true;
+		if (rv) {
+			free(op->result_rv);
+			op->result_rv = gs_xstrdup(rv);
+		}
 	}
 	json_decref(out);
 	return rc;
@@ -889,6 +898,7 @@ void sync_report_release(struct sync_report *rep)
 		free(op->kind);
 		free(op->name);
 		free(op->path);
+		free(op->result_rv);
 		json_decref(op->body);
 	}
 	free(rep->ops);

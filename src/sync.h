@@ -76,6 +76,8 @@ struct sync_op {
 	char *path;	      /* the collection (CREATE) or the object (UPDATE, DELETE) */
 	json_t *body;	      /* the object to POST or PUT; NULL for DELETE */
 	long long generation; /* a slice's spec.pool.generation after the write; 0 otherwise */
+	char *result_rv; /* the object's resourceVersion after a create or update; NULL otherwise */
+	bool done;	 /* written (a deletion: gone) */
 };
 
 struct sync_report {

@@ -356,6 +356,14 @@ int cmd_controller(int argc, char **argv)
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}
+	/* Whether nodes whose DRA driver runs DynamicMIG can be published (docs/dra.md). */
+	if (sync_probe_partitionable(kx.client, &co.dra_partitionable, &err) < 0)
+		logf_("DRA: %s; nodes whose driver runs DynamicMIG are not published",
+		      gs_error_str(&err, buf, sizeof(buf)));
+	else
+		logf_("DRA: the apiserver %s sharedCounters (DRAPartitionableDevices %s)",
+		      co.dra_partitionable ? "keeps" : "drops",
+		      co.dra_partitionable ? "on" : "off");
 	if (pipe(signal_pipe) != 0 || fcntl(signal_pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
 	    fcntl(signal_pipe[1], F_SETFL, O_NONBLOCK) != 0) {
 		fprintf(stderr, "gpushare controller: pipe: %s\n", strerror(errno));
