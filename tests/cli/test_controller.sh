@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `gpushare controller`'s command line, before any cluster is dialed: a bad
 # --listen is a usage error said first; an unknown option too; a missing
-# kubeconfig is named. (Its behaviour against a cluster: tests/e2e/test_controller.sh.)
+# kubeconfig is named; deploy/controller.yaml's args outside a cluster or without
+# a mounted token. (Its behaviour against a cluster: tests/e2e/test_controller.sh.)
 . "$(dirname "$0")/lib.sh"
 
 run controller --listen nope --kubeconfig /nonexistent/kubeconfig
@@ -24,3 +25,40 @@ run controller --help
 expect_rc 0 "--help"
 expect_out_has "--selector SELECTOR" "documents the node selector"
 expect_out_has "--listen HOST:PORT" "documents the ops endpoints"
+
+# deploy/controller.yaml's own args are accepted (--listen on a free port
+# here); outside a pod, with no kubeconfig, client-go's words say why not.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mapfile -t args < <(python3 - "$root/deploy/controller.yaml" <<'PY'
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "Deployment":
+        for a in d["spec"]["template"]["spec"]["containers"][0]["args"]:
+            print("--listen=127.0.0.1:0" if a.startswith("--listen=") else a)
+PY
+)
+[ "${args[0]:-}" = controller ] || fail "no controller args in deploy/controller.yaml: ${args[*]}"
+nocluster() { env -u KUBECONFIG HOME="$tmp" "$@"; }
+o=$(mktemp) e=$(mktemp)
+nocluster env -u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT "$GPUSHARE" "${args[@]}" >"$o" 2>"$e"
+rc=$? out=$(cat "$o") err=$(cat "$e")
+expect_rc 2 "deploy/controller.yaml's args outside a cluster"
+expect_err_has "gpushare controller: no kubeconfig found (~/.kube/config does not exist) and unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined; pass --kubeconfig or set KUBECONFIG" "client-go's ErrNotInCluster"
+# In a pod whose token is not mounted (automountServiceAccountToken: false).
+mkdir "$tmp/sa"
+KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 GPUSHARE_SERVICEACCOUNT_DIR=$tmp/sa \
+	nocluster "$GPUSHARE" "${args[@]}" >"$o" 2>"$e"
+rc=$? out=$(cat "$o") err=$(cat "$e")
+expect_rc 2 "no service-account token"
+expect_err_has "in-cluster config: service account token \"$tmp/sa/token\": No such file or directory" "names the token file"
+printf 'eyJhbGciOiJSUzI1NiJ9.SECRET-TOKEN\n' >"$tmp/sa/token"
+printf 'not a certificate\n' >"$tmp/sa/ca.crt"
+KUBERNETES_SERVICE_HOST=10.96.0.1 KUBERNETES_SERVICE_PORT=443 GPUSHARE_SERVICEACCOUNT_DIR=$tmp/sa \
+	nocluster "$GPUSHARE" "${args[@]}" >"$o" 2>"$e"
+rc=$? out=$(cat "$o") err=$(cat "$e")
+expect_rc 2 "a ca.crt that is not PEM"
+expect_err_has "$tmp/sa/ca.crt" "names the CA file"
+case "$out$err" in *SECRET-TOKEN*) fail "the token was printed" ;; esac
+rm -f "$o" "$e"

@@ -20,7 +20,8 @@
 #     refusal are refused with the apiserver's own 403 messages in the log,
 #     tried again every 5 s (not in a loop), the controller stays healthy,
 #     and it writes both once the rules are back;
-#   - SIGTERM: exit 0, and the token never appears in its output.
+#   - SIGTERM: exit 0, and the token never appears in its output;
+#   - the file's Deployment passes the apiserver's strict validation.
 # e2e-timeout: 150
 . "$TOP/tests/e2e/lib.sh"
 
@@ -70,6 +71,18 @@ expect_rc 0 "RBAC from deploy/controller.yaml"
 run k apply -f "$dir/rbac.yaml"
 expect_rc 0 "apply the controller's RBAC"
 as_sa=system:serviceaccount:$ns:$sa
+# The file's Deployment is one the apiserver takes as written (strict field
+# validation, server-side dry run), in this test's namespace.
+python3 - deploy/controller.yaml "$ns" "$sa" >"$dir/deployment.yaml" <<'EOF'
+import sys, yaml
+path, ns, sa = sys.argv[1:]
+d = [d for d in yaml.safe_load_all(open(path)) if d and d["kind"] == "Deployment"][0]
+d["metadata"]["namespace"] = ns
+d["spec"]["template"]["spec"]["serviceAccountName"] = sa
+yaml.safe_dump(d, sys.stdout)
+EOF
+run k create --dry-run=server --validate=strict -f "$dir/deployment.yaml"
+expect_rc 0 "deploy/controller.yaml's Deployment"
 
 # --- two nodes that only this test's controller manages -----------------------
 node_yaml() { # NAME CONFIG
