@@ -873,32 +873,48 @@ char *draclaims_device_names(const char *node, const json_t *slices)
 
 char *draclaims_node_line(const json_t *node, const struct draclaims_objects *o)
 {
-	json_t *st;
-	struct strbuf sb = STRBUF_INIT;
+	json_t *st, *kinds;
+	struct strbuf sb = STRBUF_INIT, held = STRBUF_INIT;
 	size_t i;
-	json_t *d;
+	const char *k;
+	json_t *d, *v;
 
 	if (!draslice_node_wants_dra(node))
 		return NULL;
 	st = draclaims_node_status(node, o);
 	strbuf_addstr(&sb, "DRA node (gpushare.io/path=dra): ");
-	if (kobj_string(st, "failure"))
+	if (kobj_string(st, "failure")) {
 		strbuf_addstr(&sb, kobj_text(st, "failure"));
-	else {
-		json_int_t total = json_integer_value(json_object_get(st, "total"));
-		strbuf_addf(&sb, "publishes %lld device%s (", (long long)total,
-			    total == 1 ? "" : "s");
-		json_array_foreach (json_object_get(st, "devices"), i, d) {
-			strbuf_addf(&sb, "%s%s %s", i ? ", " : "", kobj_text(d, "name"),
-				    kobj_text(d, "product"));
-			if (kobj_string(d, "profile"))
-				strbuf_addf(&sb, " MIG %s", kobj_text(d, "profile"));
-			if (kobj_string(d, "claim"))
-				strbuf_addf(&sb, " held by %s", kobj_text(d, "claim"));
-		}
-		strbuf_addf(&sb, "), %lld free",
-			    (long long)json_array_size(json_object_get(st, "free")));
+		json_decref(st);
+		return strbuf_detach(&sb, NULL);
 	}
+	/* Devices counted by what they are, in first-seen order; the held ones by name. */
+	kinds = json_object();
+	json_array_foreach (json_object_get(st, "devices"), i, d) {
+		char *what = kobj_string(d, "profile")
+				     ? gs_xasprintf("%s MIG %s", kobj_text(d, "product"),
+						    kobj_text(d, "profile"))
+				     : gs_xstrdup(kobj_text(d, "product"));
+		json_object_set_new(
+			kinds, what,
+			json_integer(json_integer_value(json_object_get(kinds, what)) + 1));
+		free(what);
+		if (kobj_string(d, "claim"))
+			strbuf_addf(&held, "%s%s by %s", held.len ? ", " : "", kobj_text(d, "name"),
+				    kobj_text(d, "claim"));
+	}
+	strbuf_addf(&sb, "publishes %lld device%s (",
+		    (long long)json_integer_value(json_object_get(st, "total")),
+		    json_integer_value(json_object_get(st, "total")) == 1 ? "" : "s");
+	i = 0;
+	json_object_foreach (kinds, k, v)
+		strbuf_addf(&sb, "%s%lld x %s", i++ ? ", " : "", (long long)json_integer_value(v),
+			    k);
+	strbuf_addf(&sb, "), %lld free", (long long)json_array_size(json_object_get(st, "free")));
+	if (held.len)
+		strbuf_addf(&sb, "; held: %s", held.buf);
+	strbuf_release(&held);
+	json_decref(kinds);
 	json_decref(st);
 	return strbuf_detach(&sb, NULL);
 }

@@ -2,6 +2,8 @@
 #include <string.h>
 
 #include "explain.h"
+#include "draclaims.h"
+#include "draslice.h"
 #include "gonum.h"
 #include "kobj.h"
 #include "quantity.h"
@@ -580,6 +582,35 @@ static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_
 	explain_admission_failures(in->configs, node, in->pod, hint_one_failure, n);
 }
 
+/*
+ * A DRA node (gpushare.io/path=dra) advertises no nvidia.com/ resource: the
+ * DRA driver and the device plugin never run on one node (spec §3.1), and
+ * without DRAExtendedResource no limit maps to a device class (§4).
+ */
+static void hint_dra_node(struct explain_node *n, const json_t *requests, const json_t *node,
+			  const json_t *slices)
+{
+	const char *k;
+	json_t *v;
+	struct strbuf names = STRBUF_INIT;
+	char *devs = draclaims_device_names(kobj_text(node, "metadata.name"), slices);
+
+	json_object_foreach ((json_t *)requests, k, v)
+		if (!strncmp(k, "nvidia.com/", 11))
+			strbuf_addsep(&names, ", ", k);
+	if (names.len)
+		gs_warnings_add(
+			&n->hints,
+			"this node is on the DRA path (gpushare.io/path=dra): it advertises "
+			"no nvidia.com/* resource, so %s cannot fit here; its GPUs are the "
+			"devices of its %s ResourceSlice (%s): ask for them with a "
+			"ResourceClaim of class gpu.nvidia.com (mig.nvidia.com for MIG "
+			"devices) named in spec.resourceClaims",
+			names.buf, DRASLICE_DRIVER, *devs ? devs : "none published yet");
+	strbuf_release(&names);
+	free(devs);
+}
+
 /* Per node: the pod asks for a name the node publishes differently. */
 static void hint_names(struct explain_node *n, const json_t *requests, const json_t *node)
 {
@@ -730,7 +761,10 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 	n->fits = n->reasons.n == 0;
 	n->selected = n->reasons.n == capacity_reasons;
 
-	hint_names(n, e->requests, node);
+	if (draslice_node_wants_dra(node))
+		hint_dra_node(n, e->requests, node, in->slices);
+	else
+		hint_names(n, e->requests, node);
 	if (n->fits || n->bound)
 		hint_fail_over_one(n, in, node);
 	return 0;
@@ -921,6 +955,20 @@ out:
 	return rc;
 }
 
+bool explain_quota_usage_is_claim(const json_t *usage)
+{
+	return json_object_get(usage, DRACLAIMS_QUOTA_COUNT) != NULL;
+}
+
+/* A quota name the ResourceClaim evaluator counts (resource_claims.go MatchingResources). */
+static bool claim_resource(const char *name)
+{
+	size_t n = strlen(name), k = strlen(DRACLAIMS_QUOTA_SUFFIX);
+
+	return !strcmp(name, DRACLAIMS_QUOTA_COUNT) ||
+	       (n > k && !strcmp(name + n - k, DRACLAIMS_QUOTA_SUFFIX));
+}
+
 int explain_quota_add_request(json_t **usage, const char *arg, struct gs_error *err)
 {
 	const char *eq = strchr(arg, '=');
@@ -940,6 +988,26 @@ int explain_quota_add_request(json_t **usage, const char *arg, struct gs_error *
 	if (quantity_sign(&q) < 0) {
 		gs_error_set(err, "--request %s: a request cannot be negative", name);
 		return -1;
+	}
+	/* A claim's usage: one claim, its devices per class; no pod is counted. */
+	if (*usage && claim_resource(name) != explain_quota_usage_is_claim(*usage)) {
+		gs_error_set(err,
+			     "--request %s: a ResourceClaim's quota names and a pod's cannot be "
+			     "asked for together (a claim is created apart from its pods)",
+			     name);
+		return -1;
+	}
+	if (claim_resource(name)) {
+		struct quantity one;
+		if (!*usage) {
+			*usage = json_object();
+			quantity_from_int64(&one, 1, QUANTITY_DECIMAL_SI);
+			if (add_into(*usage, DRACLAIMS_QUOTA_COUNT, &one, err) < 0)
+				return -1;
+		}
+		if (!strcmp(name, DRACLAIMS_QUOTA_COUNT))
+			return 0; /* one claim, counted already */
+		return add_into(*usage, name, &q, err);
 	}
 	return usage_add(usage, name, &q, err);
 }
@@ -1038,7 +1106,11 @@ static int judge(struct explain_quota *eq, const json_t *quota, const json_t *us
 	static const char *const constrained[] = {"cpu",    "limits.cpu",   "limits.memory",
 						  "memory", "requests.cpu", "requests.memory"};
 	char *missing = NULL;
-	for (size_t i = 0; i < sizeof(constrained) / sizeof(constrained[0]); i++) {
+	/* The ResourceClaim evaluator has no constraints (resource_claims.go Constraints). */
+	size_t n_constrained = explain_quota_usage_is_claim(usage)
+				       ? 0
+				       : sizeof(constrained) / sizeof(constrained[0]);
+	for (size_t i = 0; i < n_constrained; i++) {
 		if (!json_object_get(hard, constrained[i]))
 			continue;
 		char *who = NULL;

@@ -66,6 +66,8 @@ struct explain_pod_input {
 	const json_t *pods;  /* a PodList of every pod (what bound pods use); NULL = none */
 	const struct dpconfig_set *configs; /* the device-plugin ConfigMap; NULL = absent */
 	const struct catalog *cat;	    /* for MIG profile hints; NULL = none */
+	/* ResourceSlice objects (an array), to name a DRA node's devices; NULL = none */
+	const json_t *slices;
 };
 
 #define EXPLAIN_MAX_NODES 5000
@@ -124,6 +126,15 @@ struct explain_quota_report {
  * as written. Fails on a malformed argument.
  */
 int explain_quota_add_request(json_t **usage, const char *arg, struct gs_error *err) GS_WUR;
+/*
+ * A usage made by RES=N of the ResourceClaim evaluator
+ * (`<class>.deviceclass.resource.k8s.io/devices`,
+ * `count/resourceclaims.resource.k8s.io`; spec dra §1.5) is a claim's: it
+ * counts one claim and no pod, and the "must specify" constraints do not
+ * apply. Mixing it with a pod's resources is refused. Also the usage
+ * draclaims_quota_usage makes of a claim.
+ */
+bool explain_quota_usage_is_claim(const json_t *usage);
 
 /*
  * Add what the pod counts against quotas into *usage (created when NULL):

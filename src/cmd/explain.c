@@ -11,6 +11,8 @@
 #include "kobj.h"
 #include "nodehw.h"
 #include "defaults.h"
+#include "draclaims.h"
+#include "draslice.h"
 #include "kubecontext.h"
 #include "parseopt.h"
 #include "readfile.h"
@@ -24,7 +26,8 @@ static const char *const usage_lines[] = {
 	"gpushare explain pod NS/NAME [options]",
 	"gpushare explain pod POD.yaml --nodes NODES.yaml --configmap CM.yaml [--pods PODS.yaml]\n"
 	"                 [--quota QUOTAS.yaml]",
-	"gpushare explain quota NS [--request RES=N]... [--name POD] [options]",
+	"gpushare explain quota NS [--request RES=N]... [--claim CLAIM.yaml] [--name NAME] "
+	"[options]",
 	"gpushare explain node NODE [options]",
 	"gpushare explain node NODE --nodes NODES.yaml --configmap CM.yaml",
 	NULL,
@@ -44,7 +47,10 @@ static const struct parseopt_usage explain_usage = {
 	"\n"
 	"quota: every ResourceQuota of the namespace, hard/used/headroom, whether it is\n"
 	"enforced yet (status.hard set); with --request, whether one more pod asking for\n"
-	"that would be admitted, in the apiserver's words.\n"
+	"that would be admitted, in the apiserver's words. A ResourceClaim is charged\n"
+	"when it is created: --claim CLAIM.yaml, or --request\n"
+	"<class>.deviceclass.resource.k8s.io/devices=N, asks whether one more claim would\n"
+	"be.\n"
 	"\n"
 	"node: which device-plugin config the node gets and why (its\n"
 	"nvidia.com/device-plugin.config label, or config-manager's fallbacks), its MIG\n"
@@ -57,11 +63,20 @@ static const struct parseopt_usage explain_usage = {
 	"(its Pods with spec.nodeName are the pods already bound), and with --quota\n"
 	"the ResourceQuotas of the pod's namespace as the quota controller fills them.\n"
 	"\n"
+	"A pod with spec.resourceClaims (DRA): per claim, named or made from a template,\n"
+	"its requests (device class, CEL selectors, count), the devices and node\n"
+	"status.allocation gives it, the pods it is reserved for (several: they share\n"
+	"the device), and the prepare verdict; or why there is none: the claim does not\n"
+	"exist (resourceclaim-controller's event, e.g. a quota refusal), is not\n"
+	"allocated (the scheduler's words), or the driver refused it at prepare (the\n"
+	"kubelet's FailedPrepareDynamicResources event).\n"
+	"\n"
 	"Offline, recorded objects replace the cluster: pod takes --pod-file and\n"
-	"--nodes-file (with --pods-file and --configmap-file optional), quota takes\n"
-	"--quota-file.\n",
+	"--nodes-file (with --pods-file, --configmap-file and --dra-file optional),\n"
+	"quota takes --quota-file.\n",
 	"Exit status: 0 scheduled / admitted (POD.yaml: every pod fits a node and is\n"
-	"admitted; node: the stack accepts the node), 1 not scheduled, failed or refused\n"
+	"admitted; node: the stack accepts the node), 1 not scheduled, failed, refused or a claim "
+	"not ready\n"
 	"(node: the stack refuses it), 2 bad usage, input or an API error.\n",
 };
 
@@ -142,8 +157,115 @@ static void print_node(const struct explain_node *n, const char *extra)
 		printf("  hint: %s\n", n->hints.items[h]);
 }
 
-static void print_pod(const struct explain_pod *e)
+/* The DRA objects explain pod reads (arrays, owned). */
+struct dra_objs {
+	json_t *slices, *claims, *templates, *events;
+};
+
+static void dra_objs_release(struct dra_objs *d)
 {
+	json_decref(d->slices);
+	json_decref(d->claims);
+	json_decref(d->templates);
+	json_decref(d->events);
+}
+
+static bool pod_needs_dra(const json_t *pod, const json_t *nodes)
+{
+	size_t i;
+	json_t *n;
+
+	if (json_array_size(kobj_get(pod, "spec.resourceClaims")))
+		return true;
+	json_array_foreach (json_object_get(nodes, "items"), i, n)
+		if (draslice_node_wants_dra(n))
+			return true;
+	return false;
+}
+
+static int list_items(struct kube_client *kc, const char *path, const char *field, json_t **out,
+		      struct gs_error *err)
+{
+	struct kube_list_opts lo = {NULL, field};
+	json_t *l = NULL;
+
+	if (kube_list(kc, path, field ? &lo : NULL, &l, err) < 0)
+		return -1;
+	*out = json_incref(json_object_get(l, "items"));
+	json_decref(l);
+	if (!*out)
+		*out = json_array();
+	return 0;
+}
+
+/*
+ * For a pod with claims or nodes on the DRA path: every ResourceSlice and
+ * ResourceClaim, the pod namespace's ResourceClaimTemplates, and the pod's
+ * events (resourceclaim-controller's and the kubelet's words).
+ */
+static int read_live_dra(struct kube_client *kc, const char *ns, const char *name,
+			 struct dra_objs *d, struct gs_error *err)
+{
+	/* Every namespace's: a node's devices may be held by claims of any. */
+	char *claims = gs_xstrdup("/apis/resource.k8s.io/v1/resourceclaims");
+	char *tmpls =
+		gs_xasprintf("/apis/resource.k8s.io/v1/namespaces/%s/resourceclaimtemplates", ns);
+	char *events = gs_xasprintf("/api/v1/namespaces/%s/events", ns);
+	char *field = gs_xasprintf("involvedObject.name=%s", name);
+	int r = list_items(kc, "/apis/resource.k8s.io/v1/resourceslices", NULL, &d->slices, err);
+
+	if (r == 0)
+		r = list_items(kc, claims, NULL, &d->claims, err);
+	if (r == 0)
+		r = list_items(kc, tmpls, NULL, &d->templates, err);
+	if (r == 0)
+		r = list_items(kc, events, field, &d->events, err);
+	free(claims);
+	free(tmpls);
+	free(events);
+	free(field);
+	return r;
+}
+
+/* A recorded List's ResourceSlices, ResourceClaims, ResourceClaimTemplates and Events. */
+static int read_dra_file(const char *path, struct dra_objs *d, struct gs_error *err)
+{
+	json_t *list = NULL, *it;
+	size_t i;
+
+	if (load_json(path, &list, err) < 0)
+		return -1;
+	if (!json_is_array(json_object_get(list, "items"))) {
+		gs_error_at(err, path, 1, 1, "expected a List with items (kubectl get -o json)");
+		json_decref(list);
+		return -1;
+	}
+	d->slices = json_array();
+	d->claims = json_array();
+	d->templates = json_array();
+	d->events = json_array();
+	json_array_foreach (json_object_get(list, "items"), i, it) {
+		if (kobj_is(it, "ResourceSlice"))
+			json_array_append(d->slices, it);
+		else if (kobj_is(it, "ResourceClaim"))
+			json_array_append(d->claims, it);
+		else if (kobj_is(it, "ResourceClaimTemplate"))
+			json_array_append(d->templates, it);
+		else if (kobj_is(it, "Event"))
+			json_array_append(d->events, it);
+	}
+	json_decref(list);
+	return 0;
+}
+
+/* *trouble: a claim of the pod is missing, unallocated or refused at prepare. */
+static void print_pod(const struct explain_pod *e, const json_t *pod, const json_t *nodes,
+		      const json_t *pods, const struct dra_objs *dra, bool *trouble)
+{
+	struct draclaims_objects d = {dra->slices, dra->claims, dra->templates,
+				      json_object_get(pods, "items"), dra->events};
+	char *claims;
+
 	if (e->node)
 		printf("pod %s/%s: %s on %s (phase %s)\n", e->namespace, e->name,
 		       strcmp(e->phase, "Failed") ? "scheduled" : "failed", e->node,
@@ -154,16 +276,30 @@ static void print_pod(const struct explain_pod *e)
 	if (e->status_reason)
 		printf("status: %s: %s\n", e->status_reason, e->status_message);
 	print_requests(e);
-	for (size_t i = 0; i < e->n_nodes; i++)
-		print_node(&e->nodes[i], NULL);
+	for (size_t i = 0; i < e->n_nodes; i++) {
+		char *line =
+			draclaims_node_line(json_array_get(json_object_get(nodes, "items"), i), &d);
+		print_node(&e->nodes[i], line);
+		free(line);
+	}
 	for (size_t h = 0; h < e->hints.n; h++)
 		printf("hint: %s\n", e->hints.items[h]);
+	claims = draclaims_explain_pod(pod, &d, trouble);
+	fputs(claims, stdout);
+	free(claims);
 	if (e->scheduled < 0)
 		printf("scheduler: no PodScheduled condition yet\n");
 	else
 		printf("scheduler: PodScheduled=%s%s%s%s%s\n", e->scheduled ? "True" : "False",
 		       e->sched_reason ? " " : "", e->sched_reason ? e->sched_reason : "",
 		       e->sched_message ? ": " : "", e->sched_message ? e->sched_message : "");
+}
+
+/* The refused object as the apiserver names it: a pod, or a ResourceClaim (spec dra §1.5). */
+static const char *refused_kind(const struct explain_quota_report *r)
+{
+	return r->usage && explain_quota_usage_is_claim(r->usage) ? "resourceclaims.resource.k8s.io"
+								  : "pods";
 }
 
 static void print_quota(const struct explain_quota_report *r, const char *pod_name)
@@ -195,8 +331,8 @@ static void print_quota(const struct explain_quota_report *r, const char *pod_na
 			printf("  admits the request (not enforced yet)\n");
 			break;
 		case EXPLAIN_REFUSE:
-			printf("  refuses the request: pods \"%s\" is forbidden: %s\n", pod_name,
-			       q->message);
+			printf("  refuses the request: %s \"%s\" is forbidden: %s\n",
+			       refused_kind(r), pod_name, q->message);
 			break;
 		}
 	}
@@ -439,6 +575,9 @@ int cmd_explain(int argc, char **argv)
 	const char *what = NULL, *target = NULL, *pod_name = "POD", *container = NULL;
 	const char *cm_arg = NULL, *y_nodes = NULL, *y_quota = NULL, *y_pods = NULL;
 	const char *f_pod = NULL, *f_nodes = NULL, *f_pods = NULL, *f_cm = NULL, *f_quota = NULL;
+	const char *f_dra = NULL, *claim_file = NULL;
+	struct dra_objs dra = {NULL, NULL, NULL, NULL};
+	char *claim_name = NULL;
 	struct configmap_ref cmref = {NULL, GS_DEFAULT_CONFIGMAP};
 	char *pod_ns = NULL;
 	const char *pname = NULL;
@@ -454,8 +593,12 @@ int cmd_explain(int argc, char **argv)
 		OPT_CALLBACK(0, "request", &req, "RES=N",
 			     "what the pod asks for (nvidia.com/gpu=1, cpu=500m, ...);\nrepeatable",
 			     parse_request),
-		OPT_STRING(0, "name", &pod_name, "POD",
-			   "the pod name used in the refusal message [POD]"),
+		OPT_STRING(0, "claim", &claim_file, "FILE",
+			   "a ResourceClaim (YAML): what creating it counts\nagainst the quotas"),
+		OPT_STRING(
+			0, "name", &pod_name, "POD",
+			"the pod (claim) name used in the refusal message\n[POD; with --claim the "
+			"claim's]"),
 		OPT_STRING(0, "container", &container, "NAME",
 			   "its one container's name, for \"must specify\" [main]"),
 		OPT_GROUP("Before the cluster (manifests, YAML):"),
@@ -471,6 +614,9 @@ int cmd_explain(int argc, char **argv)
 		OPT_STRING(0, "pods-file", &f_pods, "FILE", "a PodList: what is bound where"),
 		OPT_STRING(0, "configmap-file", &f_cm, "FILE", "the device-plugin ConfigMap"),
 		OPT_STRING(0, "quota-file", &f_quota, "FILE", "a ResourceQuotaList"),
+		OPT_STRING(0, "dra-file", &f_dra, "FILE",
+			   "a List of ResourceSlices, ResourceClaims,\nResourceClaimTemplates and "
+			   "Events (DRA)"),
 		OPT_KUBE_CONNECTION(&kx.opts),
 		OPT_END(),
 	};
@@ -554,6 +700,10 @@ int cmd_explain(int argc, char **argv)
 		free(cmref.ns);
 		cmref.ns = cns;
 	}
+	if (f_dra && (!is_pod || !f_pod)) {
+		gs_error_set(&err, "--dra-file goes with explain pod --pod-file");
+		goto usage_error;
+	}
 	bool offline = is_pod ? f_pod != NULL : f_quota != NULL;
 	if (is_pod && offline != (f_nodes != NULL)) {
 		gs_error_set(&err, "--pod-file and --nodes-file go together");
@@ -565,6 +715,28 @@ int cmd_explain(int argc, char **argv)
 	}
 	if (is_pod && target && split_ns("pod", target, &pod_ns, &pname, &err) < 0)
 		goto usage_error;
+	if (claim_file && (is_pod || req)) {
+		gs_error_set(&err, "--claim goes with explain quota, without --request");
+		goto usage_error;
+	}
+	if (claim_file) {
+		struct ydoc_stream *cs = NULL;
+		long at;
+		if (ydoc_load_file(claim_file, &ydoc_default_limits, &cs, &err) < 0)
+			goto fail;
+		at = kobj_find(cs, 0, "ResourceClaim", NULL);
+		if (at < 0) {
+			gs_error_set(&err, "%s: no ResourceClaim in the file", claim_file);
+			ydoc_stream_free(cs);
+			goto fail;
+		}
+		draclaims_quota_usage(&req, ydoc_stream_doc(cs, (size_t)at));
+		if (!strcmp(pod_name, "POD") && kobj_name(ydoc_stream_doc(cs, (size_t)at))) {
+			claim_name = gs_xstrdup(kobj_name(ydoc_stream_doc(cs, (size_t)at)));
+			pod_name = claim_name;
+		}
+		ydoc_stream_free(cs);
+	}
 	if (!is_pod && req == NULL && strcmp(pod_name, "POD")) {
 		gs_error_set(&err, "--name needs --request");
 		goto usage_error;
@@ -575,7 +747,8 @@ int cmd_explain(int argc, char **argv)
 		    (f_nodes && load_json(f_nodes, &nodes, &err) < 0) ||
 		    (f_pods && load_json(f_pods, &pods, &err) < 0) ||
 		    (f_cm && load_json(f_cm, &cm, &err) < 0) ||
-		    (f_quota && load_json(f_quota, &quotas, &err) < 0))
+		    (f_quota && load_json(f_quota, &quotas, &err) < 0) ||
+		    (f_dra && read_dra_file(f_dra, &dra, &err) < 0))
 			goto fail;
 	} else {
 		if (kube_context_open(&kx, "explain", &err) < 0)
@@ -594,6 +767,8 @@ int cmd_explain(int argc, char **argv)
 				r = kube_list(kc, "/api/v1/pods", &lo, &pods, &err);
 			if (r == 0)
 				r = get_optional(kc, c, &cm, &err);
+			if (r == 0 && pod_needs_dra(pod, nodes))
+				r = read_live_dra(kc, pod_ns, pname, &dra, &err);
 			free(p);
 			free(c);
 			if (r < 0)
@@ -613,7 +788,8 @@ int cmd_explain(int argc, char **argv)
 
 	if (is_pod) {
 		const struct catalog *cat = NULL;
-		struct explain_pod_input in = {pod, nodes, pods, NULL, NULL};
+		struct explain_pod_input in = {pod, nodes, pods, NULL, NULL, dra.slices};
+		bool trouble = false;
 		if (catalog_builtin(&cat, &err) < 0)
 			goto fail;
 		in.cat = cat;
@@ -626,8 +802,8 @@ int cmd_explain(int argc, char **argv)
 		}
 		if (explain_pod(&in, &ep, &err) < 0)
 			goto fail;
-		print_pod(ep);
-		rc = explain_pod_is_placed(ep) ? EXIT_OK : EXIT_FINDING;
+		print_pod(ep, pod, nodes, pods, &dra, &trouble);
+		rc = explain_pod_is_placed(ep) && !trouble ? EXIT_OK : EXIT_FINDING;
 	} else {
 		if (explain_quota(quotas, req, container, &qr, &err) < 0)
 			goto fail;
@@ -656,6 +832,8 @@ out:
 	json_decref(cm);
 	json_decref(quotas);
 	json_decref(req);
+	dra_objs_release(&dra);
+	free(claim_name);
 	free(cmref.ns);
 	free(pod_ns);
 	kube_context_release(&kx);

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "draclaims.h"
+#include "explain.h"
 #include "kobj.h"
 #include "status.h"
+#include "strbuf.h"
 
 /*
  * draclaims on a recording of the local control plane after `gpushare lab
@@ -234,9 +236,9 @@ static void test_no_slice(void **state)
 	json_decref(st);
 	x.o.slices = x.slices;
 	line = draclaims_node_line(object("Node", NULL, "dra-node-1"), &x.o);
-	assert_non_null(strstr(line,
-			       "publishes 2 devices (gpu-0 Tesla T4 held by dra-demo/shared-t4, "
-			       "gpu-1 Tesla T4 held by dra-team-a/team-a-1), 0 free"));
+	assert_string_equal(line, "DRA node (gpushare.io/path=dra): publishes 2 devices (2 x Tesla "
+				  "T4), 0 free; held: gpu-0 by dra-demo/shared-t4, gpu-1 by "
+				  "dra-team-a/team-a-1");
 	free(line);
 	objs_release(&x);
 }
@@ -272,6 +274,210 @@ static void test_status_table(void **state)
 	objs_release(&x);
 }
 
+static char *explain(struct objs *x, const char *ns, const char *name, bool *trouble)
+{
+	return draclaims_explain_pod(object("Pod", ns, name), &x->o, trouble);
+}
+
+/* The kubelet's refusal, verbatim from the recorded event, with how often it was posted. */
+static void test_explain_prepare_refused(void **state)
+{
+	struct objs x;
+	const json_t *e, *last = NULL;
+	long long n = 0;
+	bool trouble = false;
+	size_t i;
+	char *t, *want;
+
+	(void)state;
+	objs_load(&x);
+	json_array_foreach (x.events, i, e)
+		if (!strcmp(kobj_text(e, "involvedObject.name"), "replicas-pod") &&
+		    !strcmp(kobj_text(e, "reason"), DRACLAIMS_EVENT_PREPARE)) {
+			n += json_integer_value(json_object_get(e, "count"));
+			if (!last || strcmp(kobj_text(e, "lastTimestamp"),
+					    kobj_text(last, "lastTimestamp")) >= 0)
+				last = e;
+		}
+	assert_non_null(last);
+	t = explain(&x, "dra-demo", "replicas-pod", &trouble);
+	assert_true(trouble);
+	want = gs_xasprintf("    prepare: refused on dra-node-0, the pod stays ContainerCreating: "
+			    "Warning FailedPrepareDynamicResources (%lld time%s): %s\n",
+			    n, n == 1 ? "" : "s", kobj_text(last, "message"));
+	assert_non_null(strstr(t, want));
+	assert_non_null(strstr(t, "    config for gpu (driver gpu.nvidia.com): "
+				  "{\"apiVersion\":\"resource.nvidia.com/v1beta1\",\"kind\":"
+				  "\"GpuConfig\",\"sharing\":{\"replicas\":4,\"strategy\":"
+				  "\"TimeSlicing\"}}\n"));
+	free(want);
+	free(t);
+	objs_release(&x);
+}
+
+/* Allocation and reservedFor as the claim says; a shared claim is called shared. */
+static void test_explain_allocated_shared(void **state)
+{
+	struct objs x;
+	const json_t *c = object("ResourceClaim", "dra-demo", "shared-t4"), *r;
+	struct strbuf want = STRBUF_INIT;
+	bool trouble = true;
+	size_t i;
+	char *t;
+
+	(void)state;
+	objs_load(&x);
+	t = explain(&x, "dra-demo", "ts-pod-2", &trouble);
+	assert_false(trouble);
+	r = json_array_get(kobj_get(c, "status.allocation.devices.results"), 0);
+	strbuf_addf(&want,
+		    "    allocated on %s:\n      %s (request %s, driver %s, pool %s): Tesla T4, "
+		    "15Gi\n    reserved for: ",
+		    kobj_text(r, "pool"), kobj_text(r, "device"), kobj_text(r, "request"),
+		    kobj_text(r, "driver"), kobj_text(r, "pool"));
+	json_array_foreach (kobj_get(c, "status.reservedFor"), i, r)
+		strbuf_addf(&want, "%sdra-demo/%s", i ? ", " : "", kobj_text(r, "name"));
+	assert_non_null(strstr(t, want.buf));
+	assert_non_null(strstr(t, "    shared: 2 pods use this claim's device (the driver's "
+				  "TimeSlicing): one memory and one fault domain"));
+	assert_non_null(strstr(t,
+			       "    request gpu: 1 device of class gpu.nvidia.com where "
+			       "device.attributes['gpu.nvidia.com'].productName == 'Tesla T4'\n"));
+	assert_non_null(strstr(t, "    prepare: prepared on dra-node-1; refused 1 time before, the "
+				  "last: Failed to prepare dynamic resources:"));
+	strbuf_release(&want);
+	free(t);
+	t = explain(&x, "dra-demo", "mig-job", &trouble);
+	assert_false(trouble);
+	assert_non_null(strstr(t, ", made from template mig-1g10gb\n    request mig: 1 device of "
+				  "class mig.nvidia.com where device.attributes['gpu.nvidia.com']"
+				  ".profile == '1g.10gb'\n    allocated on dra-node-2:\n      "
+				  "gpu-0-mig-1g10gb-19-"));
+	assert_non_null(strstr(t, "NVIDIA A100-SXM4-80GB MIG 1g.10gb, 9728Mi\n"));
+	free(t);
+	objs_release(&x);
+}
+
+/* No claim: held back before scheduling; a template's refusal is resourceclaim-controller's. */
+static void test_explain_missing(void **state)
+{
+	struct objs x;
+	const json_t *e;
+	bool trouble = false;
+	size_t i;
+	char *t;
+
+	(void)state;
+	objs_load(&x);
+	t = explain(&x, "dra-team-a", "over-pod", &trouble);
+	assert_true(trouble);
+	assert_non_null(strstr(t, "  gpu: ResourceClaim dra-team-a/team-over\n    not found: no "
+				  "ResourceClaim team-over in namespace dra-team-a"));
+	assert_non_null(strstr(t, "no PodScheduled condition, no event\n"));
+	/* The recording agrees: the pod has no condition and no event. */
+	assert_null(kobj_get(object("Pod", "dra-team-a", "over-pod"), "status.conditions"));
+	json_array_foreach (x.events, i, e)
+		assert_string_not_equal(kobj_text(e, "involvedObject.name"), "over-pod");
+	free(t);
+
+	t = explain(&x, "dra-team-a", "tmpl-pod", &trouble);
+	assert_true(trouble);
+	assert_non_null(strstr(t,
+			       "  gpu: from template one-gpu: no ResourceClaim made yet\n"
+			       "    request gpu (the template's): 1 device of class "
+			       "gpu.nvidia.com\n    resourceclaim-controller could not create it: "
+			       "Warning FailedResourceClaimCreation ("));
+	assert_non_null(strstr(t, "is forbidden: exceeded quota: gpu-quota, requested: "
+				  "gpu.nvidia.com.deviceclass.resource.k8s.io/devices=1, used: "
+				  "gpu.nvidia.com.deviceclass.resource.k8s.io/devices=2, limited: "
+				  "gpu.nvidia.com.deviceclass.resource.k8s.io/devices=2\n"));
+	free(t);
+
+	t = explain(&x, "dra-demo", "three-pod", &trouble);
+	assert_true(trouble);
+	assert_non_null(strstr(t, "    request gpu: 3 devices of class gpu.nvidia.com where "));
+	assert_non_null(strstr(t, "    not allocated: "));
+	free(t);
+
+	/* A pod without claims has nothing to say. */
+	t = explain(&x, "dra-demo", "dp-pod", &trouble);
+	assert_string_equal(t, "");
+	assert_false(trouble);
+	free(t);
+	objs_release(&x);
+}
+
+/* What a claim counts against quotas (resource_claims.go Usage). */
+static void test_quota_usage(void **state)
+{
+	json_t *u = NULL, *c;
+
+	(void)state;
+	draclaims_quota_usage(&u, object("ResourceClaim", "dra-demo", "three-t4"));
+	assert_string_equal(json_string_value(json_object_get(u, DRACLAIMS_QUOTA_COUNT)), "1");
+	assert_string_equal(
+		json_string_value(json_object_get(u, "gpu.nvidia.com" DRACLAIMS_QUOTA_SUFFIX)),
+		"3");
+	assert_int_equal(json_object_size(u), 2);
+	json_decref(u);
+	u = NULL;
+	c = json_loads("{\"spec\":{\"devices\":{\"requests\":["
+		       "{\"name\":\"a\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+		       "\"allocationMode\":\"All\"}},"
+		       "{\"name\":\"b\",\"firstAvailable\":["
+		       "{\"name\":\"m\",\"deviceClassName\":\"mig.nvidia.com\",\"count\":2},"
+		       "{\"name\":\"n\",\"deviceClassName\":\"mig.nvidia.com\",\"count\":3},"
+		       "{\"name\":\"g\",\"deviceClassName\":\"gpu.nvidia.com\"}]}]}}}",
+		       0, NULL);
+	draclaims_quota_usage(&u, c);
+	draclaims_quota_usage(&u, c);
+	assert_string_equal(json_string_value(json_object_get(u, DRACLAIMS_QUOTA_COUNT)), "2");
+	assert_string_equal(
+		json_string_value(json_object_get(u, "gpu.nvidia.com" DRACLAIMS_QUOTA_SUFFIX)),
+		"66");
+	assert_string_equal(
+		json_string_value(json_object_get(u, "mig.nvidia.com" DRACLAIMS_QUOTA_SUFFIX)),
+		"6");
+	json_decref(c);
+	json_decref(u);
+}
+
+/* A claim's quota refusal in the apiserver's words, judged against the recorded quota. */
+static void test_quota_refusal(void **state)
+{
+	const json_t *q = object("ResourceQuota", "dra-team-a", "gpu-quota");
+	const char *key = "gpu.nvidia.com" DRACLAIMS_QUOTA_SUFFIX;
+	json_t *u = NULL, *ql = json_pack("{s:[O]}", "items", q);
+	struct explain_quota_report *r = NULL;
+	struct gs_error err;
+	char *want;
+
+	(void)state;
+	draclaims_quota_usage(&u, object("ResourceClaim", "dra-team-a", "team-a-0"));
+	assert_true(explain_quota_usage_is_claim(u));
+	assert_int_equal(explain_quota(ql, u, NULL, &r, &err), 0);
+	assert_int_equal(r->n, 1);
+	assert_int_equal(r->quotas[0].verdict, EXPLAIN_REFUSE);
+	want = gs_xasprintf(
+		"exceeded quota: gpu-quota, requested: %s=1, used: %s=%s, limited: %s=%s", key, key,
+		json_string_value(json_object_get(kobj_get(q, "status.used"), key)), key,
+		json_string_value(json_object_get(kobj_get(q, "status.hard"), key)));
+	assert_string_equal(r->quotas[0].message, want);
+	free(want);
+	explain_quota_report_free(r);
+	json_decref(u);
+	/* --request of a claim's name makes the same usage; a pod's name with it is refused. */
+	u = NULL;
+	assert_int_equal(
+		explain_quota_add_request(&u, "gpu.nvidia.com" DRACLAIMS_QUOTA_SUFFIX "=1", &err),
+		0);
+	assert_true(explain_quota_usage_is_claim(u));
+	assert_null(json_object_get(u, "pods"));
+	assert_int_equal(explain_quota_add_request(&u, "nvidia.com/gpu=1", &err), -1);
+	json_decref(u);
+	json_decref(ql);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +486,11 @@ int main(void)
 		cmocka_unit_test(test_prepare_verdicts),
 		cmocka_unit_test(test_no_slice),
 		cmocka_unit_test(test_status_table),
+		cmocka_unit_test(test_explain_prepare_refused),
+		cmocka_unit_test(test_explain_allocated_shared),
+		cmocka_unit_test(test_explain_missing),
+		cmocka_unit_test(test_quota_usage),
+		cmocka_unit_test(test_quota_refusal),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
