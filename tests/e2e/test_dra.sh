@@ -14,6 +14,8 @@
 #     the pod left bound and ContainerCreating, and run once the gate is on;
 #  6. a layout change updates the slice in place (same generation), an
 #     obsolete older-generation slice is removed.
+# gpushare status and explain pod are judged against kubectl's view of the
+# claims (allocation, the scheduler's words, the quota's, the kubelet's).
 . "$TOP/tests/e2e/lib.sh"
 
 ns=$(e2e_name dra)
@@ -204,6 +206,18 @@ expect_eq "$(jq -c '.status.allocation.nodeSelector.nodeSelectorTerms[0].matchFi
 expect_eq "$(jq -r '.status.reservedFor[0].name' <<<"$c")" mig-pod "reservedFor"
 expect_eq "$(jp pod mig-pod "$ns" '{.spec.nodeName}')" "$a100" "mig-pod bound to the A100 node"
 gs_wait_pod_phase "$ns" mig-pod Running 60 || fail "mig-pod not Running"
+# gpushare explain and status read the same allocation.
+run "$GPUSHARE" explain pod "$ns/mig-pod"
+expect_rc 0 "explain pod mig-pod"
+expect_has "$out" "    allocated on $a100:
+      $(jq -r '.status.allocation.devices.results[0].device' <<<"$c") (request mig, driver gpu.nvidia.com, pool $a100): NVIDIA A100-SXM4-80GB MIG 1g.10gb, 9728Mi
+    reserved for: $ns/mig-pod" "explain: the claim's allocation"
+run "$GPUSHARE" status -o json --node "$a100"
+expect_rc 0 "status --node $a100"
+expect_eq "$(jq -c '.nodes[0] | [.devices[] | select(.claim) | {name, claim, request, pods}]' <<<"$out")" \
+	"[{\"name\":\"$(jq -r '.status.allocation.devices.results[0].device' <<<"$c")\",\"claim\":\"$ns/$claim\",\"request\":\"mig\",\"pods\":[\"$ns/mig-pod\"]}]" \
+	"status: the MIG device's claim and pod"
+expect_eq "$(jq '.nodes[0].free | length' <<<"$out")" 6 "status: six MIG devices free"
 
 # --- 3. more GPUs than exist ----------------------------------------------
 run k -n "$ns" create -f - <<'YAML'
@@ -236,6 +250,12 @@ expect_eq "$(k -n "$ns" get events --field-selector involvedObject.name=three-po
 	Warning "FailedScheduling event"
 expect_eq "$(jp resourceclaim three-t4 "$ns" '{.status.allocation}')" "" "claim not allocated"
 expect_eq "$(jp pod three-pod "$ns" '{.spec.nodeName}')" "" "pod not bound"
+run "$GPUSHARE" explain pod "$ns/three-pod"
+expect_rc 1 "explain pod three-pod"
+expect_has "$out" "  gpu: ResourceClaim $ns/three-t4
+    request gpu: 3 devices of class gpu.nvidia.com where device.attributes['gpu.nvidia.com'].productName == 'Tesla T4'
+    not allocated: " "explain: the claim's request, not allocated"
+expect_has "$out" "scheduler: PodScheduled=False Unschedulable: $msg" "explain: the scheduler's words"
 
 # --- 4. quota on devices of a class -----------------------------------------
 run k -n "$qns" create -f - <<'YAML'
@@ -260,6 +280,13 @@ claim_yaml q-3 | run k -n "$qns" create -f -
 expect_rc 1 "third claim refused"
 expect_has "$err" 'resourceclaims.resource.k8s.io "q-3" is forbidden: exceeded quota: gpus, requested: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=1, used: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=2, limited: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=2' \
 	"the apiserver's quota text"
+refusal=${err#*error when creating \"STDIN\": }
+q3=$(mktemp)
+claim_yaml q-3 >"$q3"
+run "$GPUSHARE" explain quota "$qns" --claim "$q3"
+rm -f "$q3"
+expect_rc 1 "explain quota --claim q-3"
+expect_eq "$(grep '^  refuses the request: ' <<<"$out")" "  refuses the request: $refusal" "explain quota: the apiserver's words"
 
 # --- 5. device plugin -> DRA -> device plugin -------------------------------
 sync_node "$sw"
@@ -341,9 +368,30 @@ expect_eq "$(jq -r '.status.conditions[] | select(.type == "PodReadyToStartConta
 expect_eq "$(jq -r '.status.conditions[] | select(.type == "PodScheduled") | .status' <<<"$pod")" True "PodScheduled kept"
 expect_eq "$(jq -r '.metadata.annotations["gpushare.io/admitted"] // ""' <<<"$pod")" "" "not admitted"
 expect_match "$(jp resourceclaim ts-claim "$ns" '{.status.allocation.devices.results[0].device}')" '^gpu-[01]$' "the claim stays allocated"
+# gpushare status: the refused claims, the cluster's event text, their devices.
+run "$GPUSHARE" status -o json --configmap "$ns/device-plugin-configs"
+expect_rc 0 "status with refused claims"
+for p in ts-claim replicas-claim mig-ts-claim; do
+	expect_eq "$(jq -r --arg c "$ns/$p" '.nodes[] | .claims[]? | select(.claim == $c) | .prepare' <<<"$out")" failed "status: $p failed prepare"
+	expect_eq "$(jq -r --arg c "$ns/$p" '.nodes[] | .claims[]? | select(.claim == $c) | .message' <<<"$out")" "$(event_of "$p")" \
+		"status: $p's refusal is the event's text"
+	expect_eq "$(jq -r --arg c "$ns/$p" '.nodes[] | select(.claims[]? | .claim == $c) | .node + " " + ([.devices[] | select(.claim == $c) | .name] | join(","))' <<<"$out")" \
+		"$(jp resourceclaim "$p" "$ns" '{.status.allocation.devices.results[0].pool} {.status.allocation.devices.results[0].device}')" \
+		"status: $p's device"
+done
+run "$GPUSHARE" explain pod "$ns/replicas-claim"
+expect_rc 1 "explain pod replicas-claim (refused at prepare)"
+expect_match "$out" "^    prepare: refused on $t4, the pod stays ContainerCreating: Warning FailedPrepareDynamicResources \([0-9]+ times?\): " "explain: the refusal"
+expect_has "$out" "): $(event_of replicas-claim)" "explain: the kubelet's event text"
 # The driver's TimeSlicingSettings gate on: the time-sliced pod runs, the bad config never.
 k annotate node "$t4" gpushare.io/dra-feature-gates=TimeSlicingSettings=true >/dev/null || fail "annotate gates"
 gs_wait_pod_phase "$ns" ts-claim Running 60 || fail "ts-claim not Running with TimeSlicingSettings"
+prepared() { [ "$("$GPUSHARE" status -o json --node "$t4" 2>/dev/null | jq -r --arg c "$ns/ts-claim" '.nodes[0].claims[]? | select(.claim == $c) | .prepare')" = prepared ]; }
+wait_for 30 "status: ts-claim prepared" prepared
+run "$GPUSHARE" status -o json --node "$t4"
+expect_eq "$(jq -r --arg c "$ns/ts-claim" '.nodes[0].claims[]? | select(.claim == $c) | .lastRefusal' <<<"$out")" "$(event_of ts-claim)" \
+	"status: ts-claim prepared after the default gates refused it"
+expect_eq "$(jq -r '.nodes[0].gates' <<<"$out")" TimeSlicingSettings=true "status: the node's driver gates"
 expect_eq "$(jp pod replicas-claim "$ns" '{.status.phase}')" Pending "replicas-claim still refused"
 k -n "$ns" delete pod ts-claim replicas-claim mig-ts-claim --wait=false >/dev/null
 

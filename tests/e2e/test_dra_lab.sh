@@ -4,6 +4,8 @@
 # on a 1g.10gb device of the MIG node and no whole-GPU claim there, the
 # device-class quota's refusal of the third claim, the time-sliced shared
 # claim, and the files under out/dra/. Run twice: re-running changes nothing.
+# Then `gpushare status -o json` and `explain pod` on the lab's claims, judged
+# against kubectl's view of them (status.allocation, reservedFor, events).
 . "$TOP/tests/e2e/lib.sh"
 # The lab's objects go at exit, so later tests see only their own nodes.
 _e2e_nodes+=(dra-node-0 dra-node-1 dra-node-2)
@@ -85,4 +87,119 @@ run "$GPUSHARE" lab --dra --timeout 90
 expect_rc 0 "second gpushare lab --dra"
 expect_eq "$(alloc dra-demo mig-job)" "$mig" "mig-job keeps its device"
 expect_has "$out" "node dra-node-2: unchanged" "the slice is not rewritten"
+
+# --- gpushare status and explain understand the claims --------------------
+# Judged against kubectl's view: the claims' status.allocation and reservedFor.
+lab_nodes='["dra-node-0","dra-node-1","dra-node-2"]'
+claims=$(k get resourceclaims -A -o json)
+run "$GPUSHARE" status -o json
+expect_rc 0 "gpushare status -o json"
+st=$out
+expect_eq "$(jq -c --argjson n "$lab_nodes" '[.nodes[] | select(.node as $x | $n | index($x)) | .path] | unique' <<<"$st")" \
+	'["dra"]' "the lab's nodes are DRA entries"
+# Every allocated device: the claim and request the scheduler wrote, nothing more.
+want=$(jq -c --argjson n "$lab_nodes" '[.items[] | (.metadata.namespace + "/" + .metadata.name) as $c |
+	.status.allocation.devices.results[]? | select(.pool as $p | $n | index($p)) |
+	{node: .pool, device, claim: $c, request}] | sort' <<<"$claims")
+got=$(jq -c --argjson n "$lab_nodes" '[.nodes[] | select(.node as $x | $n | index($x)) | .node as $node |
+	.devices[] | select(.claim) | {node: $node, device: .name, claim, request}] | sort' <<<"$st")
+expect_eq "$got" "$want" "status: each device's claim is status.allocation's"
+# The pods of each claim are its reservedFor; several means shared.
+want=$(jq -c --argjson n "$lab_nodes" '[.items[] | select(.status.allocation.devices.results[0].pool as $p | $n | index($p)) |
+	{claim: (.metadata.namespace + "/" + .metadata.name), pods: [.metadata.namespace as $ns | .status.reservedFor[] | $ns + "/" + .name],
+	 shared: ((.status.reservedFor | length) > 1)}] | sort_by(.claim)' <<<"$claims")
+got=$(jq -c --argjson n "$lab_nodes" '[.nodes[] | select(.node as $x | $n | index($x)) | .claims[] | {claim, pods, shared}] | sort_by(.claim)' <<<"$st")
+expect_eq "$got" "$want" "status: each claim's pods are its reservedFor"
+expect_eq "$(jq -c '[.nodes[] | .sharing[]? | select(.claim) | {claim, pods, method}]' <<<"$st")" \
+	'[{"claim":"dra-demo/shared-t4","pods":["dra-demo/ts-pod-1","dra-demo/ts-pod-2"],"method":"time-slicing"}]' \
+	"status: the one shared claim"
+# What is free: the slice's devices no claim holds.
+for n in dra-node-0 dra-node-1 dra-node-2; do
+	want=$(jq -c --arg n "$n" --argjson c "$claims" '[.items[0].spec.devices[].name] -
+		[$c.items[] | .status.allocation.devices.results[]? | select(.pool == $n) | .device]' \
+		<<<"$(k get resourceslices --field-selector "spec.nodeName=$n" -o json)")
+	expect_eq "$(jq -c --arg n "$n" '.nodes[] | select(.node == $n) | .free' <<<"$st")" "$want" "status: free devices of $n"
+done
+# Prepared everywhere now; shared-t4 after the driver's default gates refused it.
+expect_eq "$(jq -c '[.nodes[] | .claims[]? | .prepare] | unique' <<<"$st")" '["prepared"]' "status: every lab claim prepared"
+expect_eq "$(jq -r '.nodes[] | .claims[]? | select(.claim == "dra-demo/shared-t4") | .lastRefusal' <<<"$st")" \
+	"$(k -n dra-demo get events --field-selector involvedObject.name=ts-pod-1,reason=FailedPrepareDynamicResources -o jsonpath='{.items[0].message}')" \
+	"status: shared-t4's refusal with the default gates, the cluster's event text"
+run "$GPUSHARE" status
+expect_rc 0 "gpushare status (table)"
+expect_match "$out" "dra-node-1 +$(jq -r '.items[] | select(.metadata.name == "shared-t4") | .status.allocation.devices.results[0].device' <<<"$claims") +Tesla T4 +- +dra-demo/shared-t4 +gpu +dra-demo/ts-pod-1,dra-demo/ts-pod-2 +prepared" \
+	"status table: shared-t4's row"
+
+# explain pod: the MIG claim from its template, on the device status.allocation names.
+run "$GPUSHARE" explain pod dra-demo/mig-job
+expect_rc 0 "explain pod mig-job"
+expect_has "$out" "  mig: ResourceClaim dra-demo/$(claim_of dra-demo mig-job), made from template mig-1g10gb
+    request mig: 1 device of class mig.nvidia.com where device.attributes['gpu.nvidia.com'].profile == '1g.10gb'
+    allocated on dra-node-2:
+      ${dev} (request mig, driver gpu.nvidia.com, pool dra-node-2): NVIDIA A100-SXM4-80GB MIG 1g.10gb, 9728Mi
+    reserved for: dra-demo/mig-job
+    prepare: prepared on dra-node-2" "explain pod mig-job: claim, request, allocation, prepare"
+run "$GPUSHARE" explain pod dra-demo/ts-pod-2
+expect_rc 0 "explain pod ts-pod-2"
+expect_has "$out" "    reserved for: $(jp resourceclaim shared-t4 dra-demo '{range .status.reservedFor[*]}dra-demo/{.name}, {end}' | sed 's/, $//')
+    shared: 2 pods use this claim's device (the driver's TimeSlicing)" "explain pod ts-pod-2: the pods sharing shared-t4"
+
+# The quota refusal, in the apiserver's words, before the claim is created.
+run "$GPUSHARE" explain quota dra-team-a --claim k8s/dra/team-over.yaml
+expect_rc 1 "explain quota --claim team-over"
+expect_has "$out" "  refuses the request: $(sed 's/^Error from server (Forbidden): error when creating "k8s\/dra\/team-over.yaml": //' out/dra/quota-denied.txt)" \
+	"explain quota: the apiserver's refusal of team-over"
+
+# A pod naming the refused claim is held back; a template pod's claim is refused by the quota.
+run k -n dra-team-a create -f - <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: over-pod}
+spec:
+  containers: [{name: work, image: registry.k8s.io/pause:3.10, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimName: team-over}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: tmpl-pod}
+spec:
+  containers: [{name: work, image: registry.k8s.io/pause:3.10, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: dp-pod}
+spec:
+  containers: [{name: work, image: registry.k8s.io/pause:3.10, resources: {limits: {nvidia.com/gpu: 1}}}]
+YAML
+expect_rc 0 "create over-pod, tmpl-pod, dp-pod"
+creation_refused() { [ -n "$(k -n dra-team-a get events --field-selector involvedObject.name=tmpl-pod,reason=FailedResourceClaimCreation -o jsonpath='{.items[0].message}')" ]; }
+wait_for 60 "FailedResourceClaimCreation on tmpl-pod" creation_refused
+run "$GPUSHARE" explain pod dra-team-a/tmpl-pod
+expect_rc 1 "explain pod tmpl-pod"
+expect_has "$out" "resourceclaim-controller could not create it: Warning FailedResourceClaimCreation (" "explain: resourceclaim-controller's event"
+expect_match "$out" 'PodResourceClaim gpu: create ResourceClaim : resourceclaims.resource.k8s.io "tmpl-pod-gpu-[a-z0-9]+" is forbidden: exceeded quota: gpu-quota, requested: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=1, used: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=2, limited: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=2$' \
+	"explain: the quota's words through the template"
+expect_has "$(k -n dra-team-a get events --field-selector involvedObject.name=tmpl-pod,reason=FailedResourceClaimCreation -o json | jq -r '.items[].message')" \
+	"$(grep -o 'PodResourceClaim gpu: create ResourceClaim : .*' <<<"$out")" "explain quotes one of the cluster's events"
+run "$GPUSHARE" explain pod dra-team-a/over-pod
+expect_rc 1 "explain pod over-pod"
+expect_has "$out" "    not found: no ResourceClaim team-over in namespace dra-team-a" "explain: the claim the quota refused does not exist"
+expect_has "$out" "scheduler: no PodScheduled condition yet" "explain: no condition"
+expect_eq "$(jp pod over-pod dra-team-a '{.status.conditions}')" "" "kubectl: over-pod has no condition"
+expect_eq "$(k -n dra-team-a get events --field-selector involvedObject.name=over-pod -o name)" "" "kubectl: over-pod has no event"
+# nvidia.com/gpu on DRA nodes: they advertise none; their slice devices instead.
+run "$GPUSHARE" explain pod dra-team-a/dp-pod
+expect_rc 1 "explain pod dp-pod"
+for n in dra-node-0 dra-node-1; do
+	devs=$(k get resourceslices --field-selector "spec.nodeName=$n" -o json | jq -r '[.items[].spec.devices[].name] | join(", ")')
+	expect_has "$out" "  hint: this node is on the DRA path (gpushare.io/path=dra): it advertises no nvidia.com/* resource, so nvidia.com/gpu cannot fit here; its GPUs are the devices of its gpu.nvidia.com ResourceSlice ($devs)" \
+		"explain: $n is DRA, its devices"
+done
+k -n dra-team-a delete pod over-pod tmpl-pod dp-pod --wait=false >/dev/null
 echo OK
