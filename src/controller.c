@@ -169,6 +169,7 @@ struct controller {
 	struct map echoes;
 	bool slices_synced;
 	uint32_t node_gen, pod_gen, cm_gen;
+	uint32_t cm_listed_gen; /* the (re)list that last showed the ConfigMap */
 	bool nodes_synced, pods_synced, cm_synced, draining;
 	bool cm_missing_logged;
 	size_t dirty;	/* nodes marked dirty */
@@ -567,6 +568,8 @@ static void cm_event(void *arg, enum kube_event ev, json_t *obj)
 {
 	struct controller *ctl = arg;
 
+	if (ev == KUBE_EV_LISTED)
+		ctl->cm_listed_gen = ctl->cm_gen;
 	cm_set(ctl, ev == KUBE_EV_DELETED ? NULL : obj);
 }
 
@@ -574,8 +577,9 @@ static void cm_list_end(void *arg)
 {
 	struct controller *ctl = arg;
 
-	/* A relist that found nothing: gone. */
-	(void)ctl->cm_gen;
+	/* A relist that found nothing (deleted while the watch was down): gone. */
+	if (ctl->cm_listed_gen != ctl->cm_gen)
+		cm_set(ctl, NULL);
 	ctl->cm_synced = true;
 }
 
@@ -738,8 +742,14 @@ static void on_node_patched(void *arg, const struct kube_result *r)
 		if (node)
 			node_store(ctl, node, true);
 		json_decref(node);
-	} else if (r->code == 409) {
-		ctl_log(ctl, "node %s: conflict (%s); reading it again", n->name, r->error);
+	} else if (r->code == 409 || kube_status_invalid_field(r->st, "metadata.uid")) {
+		/*
+		 * Replaced by a namesake since it was planned: the uid the write
+		 * carries is refused (422, metadata.uid is immutable; a PATCH has
+		 * no precondition of its own, kubeclient.h). Plan the new one.
+		 */
+		ctl_log(ctl, "node %s: %s (%s); reading it again", n->name,
+			r->code == 409 ? "conflict" : "replaced since it was planned", r->error);
 		reread_node(ctl, n->name);
 	} else if (r->code == 404) {
 		ctl_log(ctl, "node %s: gone before its advertisement was written", n->name);
@@ -990,6 +1000,7 @@ static void reconcile_nodes(struct controller *ctl)
 {
 	struct cnode *batch[PLAN_BATCH], *n;
 	size_t k = 0;
+	unsigned node_max;
 
 	if (!ctl->dirty || !ctl->nodes_synced || !ctl->cm_synced)
 		return;
@@ -1003,11 +1014,17 @@ static void reconcile_nodes(struct controller *ctl)
 		ctl->cm_missing_logged = true;
 		return;
 	}
+	/*
+	 * A quarter of the writes is left to admissions: a pod bound during a
+	 * fleet-wide edit waits behind the writes queued, not behind every
+	 * node still to plan (5,000 nodes take minutes).
+	 */
+	node_max = ctl->o.max_pending - ctl->o.max_pending / 4;
 	MAP_FOREACH(&ctl->nodes, i, n)
 	{
 		if (!n->dirty || n->busy)
 			continue;
-		if (ctl->in_flight + k >= ctl->o.max_pending)
+		if (ctl->in_flight + k >= node_max)
 			break;
 		n->dirty = false;
 		ctl->dirty--;
@@ -1231,8 +1248,12 @@ static void on_pod_written(void *arg, const struct kube_result *r)
 		if (pod)
 			pod_store(ctl, pod, true);
 		json_decref(pod);
-	} else if (r->code == 404 || r->code == 409) {
-		/* Deleted, or a namesake with another uid: the watch tells what is there. */
+	} else if (r->code == 404 || r->code == 409 ||
+		   kube_status_invalid_field(r->st, "metadata.uid")) {
+		/*
+		 * Deleted, or a namesake with another uid (its uid refused: 422,
+		 * metadata.uid is immutable): the watch tells what is there.
+		 */
 		ctl_log(ctl, "pod %s: %s (%s)", p->key, r->error,
 			r->code == 404 ? "gone" : "replaced");
 		pod_forget(ctl, p);
@@ -1533,6 +1554,7 @@ void controller_metrics(const struct controller *ctl, struct strbuf *out)
 				    classes[k], s->errors_by_code[k]);
 	strbuf_addf(out, "gpushare_api_errors_total{code=\"409\"} %" PRIu64 "\n", s->errors_409);
 	strbuf_addf(out, "gpushare_api_errors_total{code=\"410\"} %" PRIu64 "\n", s->errors_410);
+	strbuf_addf(out, "gpushare_api_errors_total{code=\"422\"} %" PRIu64 "\n", s->errors_422);
 	strbuf_addf(out, "gpushare_api_errors_total{code=\"429\"} %" PRIu64 "\n", s->errors_429);
 	COUNTER("gpushare_watch_restarts_total", "Watches re-opened (ended, failed or expired).",
 		s->watch_restarts);

@@ -311,6 +311,21 @@ void kube_status_from_response(struct kube_status *st, int http_code, const char
 	json_decref(root);
 }
 
+bool kube_status_invalid_field(const struct kube_status *st, const char *field)
+{
+	json_t *c;
+	size_t i;
+
+	if (!st || st->code != 422)
+		return false;
+	json_array_foreach (json_object_get(st->details, "causes"), i, c) {
+		const char *f = json_string_value(json_object_get(c, "field"));
+		if (f && !strcmp(f, field))
+			return true;
+	}
+	return false;
+}
+
 /* ---- setup ----------------------------------------------------------------------------- */
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)

@@ -64,6 +64,14 @@ struct kube_status {
 void kube_status_from_response(struct kube_status *st, int http_code, const char *method,
 			       const char *body, size_t len);
 void kube_status_release(struct kube_status *st);
+/*
+ * st is a 422 Invalid that names `field` among its causes. A PATCH that
+ * carries metadata.uid as a precondition gets one for "metadata.uid" ("field
+ * is immutable") when the object was deleted and re-created under the same
+ * name: a PATCH has no uid precondition of its own, only PUT and DELETE do
+ * (k8s.io/apiserver pkg/endpoints/handlers/patch.go, v0.34). NULL st: false.
+ */
+bool kube_status_invalid_field(const struct kube_status *st, const char *field);
 
 struct kube_client;
 

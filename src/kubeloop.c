@@ -17,7 +17,11 @@
 #define DEF_IN_FLIGHT 16u
 #define DEF_ATTEMPTS 10u
 #define DEF_BACKOFF_BASE_MS 250L
-#define DEF_BACKOFF_MAX_MS 30000L
+/*
+ * Short: once the apiserver is back (a restart takes seconds), a request
+ * waits at most this long; 10 attempts still span 11-22 s of outage.
+ */
+#define DEF_BACKOFF_MAX_MS 4000L
 #define DEF_REQUEST_TIMEOUT_MS 30000L
 #define DEF_PAGE 250u
 #define DEF_MAX_BODY (32u * 1024 * 1024)
@@ -25,6 +29,13 @@
 #define MAX_EXTRA_FDS 8u
 #define SHORT_POLL_MS 10L	  /* poll timeout while a short request runs */
 #define WATCH_MAX_BACKOFF_STEP 8u /* a failing watch waits at most base * 2^7, capped */
+/*
+ * A watch is the controller's view of the cluster: it is tried again within
+ * 2 s (one request per watch), so what changed during an outage is seen
+ * seconds after the apiserver answers again. client-go's reflector waits up
+ * to 30 s (0.8 s doubling, k8s.io/client-go tools/cache/reflector.go).
+ */
+#define WATCH_BACKOFF_MAX_MS 2000L
 
 struct buf {
 	char *p;
@@ -538,6 +549,8 @@ static void req_finish(struct req *r, CURLcode cc, long code)
 				l->stats.errors_409++;
 			else if (code == 410)
 				l->stats.errors_410++;
+			else if (code == 422)
+				l->stats.errors_422++;
 			else if (code == 429)
 				l->stats.errors_429++;
 		} else {
@@ -685,17 +698,23 @@ static void watch_later(void *arg)
 		watch_list(w);
 }
 
+long kube_watch_delay(unsigned failures, int code, long retry_after_s, long base_ms, long max_ms,
+		      uint64_t *rng)
+{
+	unsigned step = failures < WATCH_MAX_BACKOFF_STEP ? failures : WATCH_MAX_BACKOFF_STEP;
+	long max = max_ms < WATCH_BACKOFF_MAX_MS ? max_ms : WATCH_BACKOFF_MAX_MS;
+	long delay = kube_retry_delay("GET", code >= 500 || code == 429 ? code : 0, true, true,
+				      retry_after_s, step + 1, 1000, base_ms, max, rng);
+
+	return delay < 0 ? max : delay;
+}
+
 static void watch_backoff(struct kube_watch *w, const struct kube_result *res)
 {
-	unsigned step = w->failures < WATCH_MAX_BACKOFF_STEP ? w->failures : WATCH_MAX_BACKOFF_STEP;
-	long delay;
+	long delay = kube_watch_delay(w->failures, res->code, res->st ? res->st->retry_after_s : 0,
+				      w->l->o.backoff_base_ms, w->l->o.backoff_max_ms, &w->l->rng);
 
 	w->failures++;
-	delay = kube_retry_delay("GET", res->code >= 500 || res->code == 429 ? res->code : 0, true,
-				 true, res->st ? res->st->retry_after_s : 0, step + 1, 1000,
-				 w->l->o.backoff_base_ms, w->l->o.backoff_max_ms, &w->l->rng);
-	if (delay < 0)
-		delay = w->l->o.backoff_max_ms;
 	loop_log(w->l, "watch %s: %s; again in %ld ms", w->path,
 		 res->error ? res->error : "stream ended", delay);
 	kube_loop_after(w->l, delay, watch_later, w);

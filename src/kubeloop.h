@@ -36,7 +36,7 @@ struct kube_loop_opts {
 	unsigned max_in_flight;	 /* short requests at once [16]; watches are not counted */
 	unsigned max_attempts;	 /* of one short request [10] */
 	long backoff_base_ms;	 /* [250] */
-	long backoff_max_ms;	 /* [30000] */
+	long backoff_max_ms;	 /* [4000]; a watch's own backoff stops at 2000 */
 	long request_timeout_ms; /* one attempt of a short request [30000] */
 	unsigned list_page_size; /* `limit` of a watch's list pages [250] */
 	size_t max_body_bytes;	 /* one response, one list page, one watch event [32 MiB] */
@@ -125,7 +125,7 @@ struct kube_loop_stats {
 	uint64_t watch_restarts;    /* a watch re-opened for any reason */
 	uint64_t relists;	    /* lists after the first (410, stream errors) */
 	uint64_t errors_by_code[6]; /* final failures: [0] no response, [k] kxx */
-	uint64_t errors_409, errors_410, errors_429;
+	uint64_t errors_409, errors_410, errors_422, errors_429;
 };
 const struct kube_loop_stats *kube_loop_stats(const struct kube_loop *l);
 
@@ -173,5 +173,13 @@ void kube_watch_event_release(struct kube_watch_event *ev);
 long kube_retry_delay(const char *method, int code, bool transient, bool sent_nothing,
 		      long retry_after_s, unsigned attempt, unsigned max_attempts, long base_ms,
 		      long max_ms, uint64_t *rng);
+
+/*
+ * A watch's wait after its `failures`-th failure in a row (0 = the first):
+ * kube_retry_delay's doubling from base_ms, capped at the lower of max_ms
+ * and 2 s, or a 429/5xx's Retry-After.
+ */
+long kube_watch_delay(unsigned failures, int code, long retry_after_s, long base_ms, long max_ms,
+		      uint64_t *rng);
 
 #endif

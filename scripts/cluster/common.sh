@@ -67,31 +67,115 @@ our_pid() {
 # rss_kb PID: resident set size in kB from /proc/PID/status.
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
-# stop_all: TERM every component this state dir started, wait for each to
-# exit (KILL after 20 s), drop its pid file. Prints what it did.
-stop_all() {
-	local name pid i
-	for name in "${components[@]}"; do
-		if pid=$(our_pid "$name"); then
-			kill -TERM "$pid" 2>/dev/null || true
-			for ((i = 0; i < 200; i++)); do
+# stop_one NAME [SIGNAL]: send SIGNAL (TERM) to the component this state dir
+# started, wait for it to exit (KILL after 20 s), drop its pid file.
+# Prints what it did.
+stop_one() {
+	local name=$1 sig=${2:-TERM} pid i
+	if pid=$(our_pid "$name"); then
+		kill -"$sig" "$pid" 2>/dev/null || true
+		for ((i = 0; i < 200; i++)); do
+			[ -d "/proc/$pid" ] || break
+			# A zombie is gone for our purposes.
+			grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null && break
+			sleep 0.1
+		done
+		if [ -d "/proc/$pid" ] && our_pid "$name" >/dev/null; then
+			say "$name (pid $pid) ignored $sig for 20s; sending KILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			for ((i = 0; i < 50; i++)); do
 				[ -d "/proc/$pid" ] || break
-				# A zombie is gone for our purposes.
-				grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null && break
 				sleep 0.1
 			done
-			if [ -d "/proc/$pid" ] && our_pid "$name" >/dev/null; then
-				say "$name (pid $pid) ignored TERM for 20s; sending KILL"
-				kill -KILL "$pid" 2>/dev/null || true
-				for ((i = 0; i < 50; i++)); do
-					[ -d "/proc/$pid" ] || break
-					sleep 0.1
-				done
-			fi
-			say "stopped $name (pid $pid)"
-		elif [ -f "$state/pids/$name.pid" ]; then
-			say "stale pid file for $name (process gone or not ours); removed"
 		fi
-		rm -f "$state/pids/$name.pid"
+		if [ "$sig" = TERM ]; then
+			say "stopped $name (pid $pid)"
+		else
+			say "stopped $name (pid $pid) with SIG$sig"
+		fi
+	elif [ -f "$state/pids/$name.pid" ]; then
+		say "stale pid file for $name (process gone or not ours); removed"
+	fi
+	rm -f "$state/pids/$name.pid"
+}
+
+# stop_all: stop_one every component this state dir started, in stop order.
+stop_all() {
+	local name
+	for name in "${components[@]}"; do
+		stop_one "$name"
 	done
+}
+
+# comp_start NAME BINARY ARGS...: runs it in a session of its own (Ctrl-C on
+# the shell that ran `make cluster-up` must not stop the cluster), logs to
+# logs/NAME.log (appended when comp_log_append=1, else truncated), records
+# the PID in pids/NAME.pid and the command line in argv/NAME (one argument
+# per NUL-terminated field, for comp_start_again). The PID is written by the
+# process that then execs the binary (setsid may fork, so $! can name a
+# parent that has already exited), and comp_start returns only once the exec
+# happened: until then /proc/PID/exe is still the shell, and a slow exec
+# under load must not look like a dead component. Returns 1, with the log's
+# tail on stderr, when it did not start.
+comp_log_append=
+comp_start() {
+	local name=$1 pidf=$state/pids/$1.pid i pid= log=$state/logs/$1.log
+	shift
+	mkdir -p "$state/pids" "$state/logs" "$state/argv"
+	printf '%s\0' "$@" >"$state/argv/$name"
+	rm -f "$pidf" "$pidf.tmp"
+	[ -n "$comp_log_append" ] || : >"$log"
+	# 9>&-: the daemons must not inherit (and so hold) the state lock.
+	setsid sh -c 'echo $$ >"$1.tmp" && mv "$1.tmp" "$1" && shift && exec "$@"' \
+		sh "$pidf" "$@" </dev/null >>"$log" 2>&1 9>&- &
+	for ((i = 0; i < 600; i++)); do
+		if [ -z "$pid" ] && [ -f "$pidf" ]; then read -r pid <"$pidf" || pid=; fi
+		if [ -n "$pid" ]; then
+			our_pid "$name" >/dev/null && return 0
+			if ! [ -d "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
+				break
+			fi
+		fi
+		sleep 0.1
+	done
+	say "$name did not start; last lines of $log:"
+	tail -n 20 "$log" >&2 || true
+	return 1
+}
+
+# comp_start_again NAME: start NAME with the very command line up.sh gave
+# it (argv/NAME), its log appended. Returns 1 when it did not start.
+comp_start_again() {
+	local name=$1 f=$state/argv/$1 args=() a
+	[ -f "$f" ] || {
+		say "no recorded command line for $name ($f): start the cluster with up.sh"
+		return 1
+	}
+	while IFS= read -r -d '' a; do args+=("$a"); done <"$f"
+	comp_log_append=1 comp_start "$name" "${args[@]}"
+}
+
+# comp_ready NAME: the component answers its health endpoint (kube-apiserver:
+# /readyz with the admin certificate; the controller: /readyz, so its lists
+# are read).
+comp_ready() {
+	local u
+	case $1 in
+	etcd) u=http://127.0.0.1:$GS_ETCD_PORT/health ;;
+	kube-apiserver)
+		curl -fsS --max-time 5 --cacert "$state/pki/ca.crt" --cert "$state/pki/admin.crt" \
+			--key "$state/pki/admin.key" "https://127.0.0.1:$GS_APISERVER_PORT/readyz" \
+			>/dev/null 2>&1
+		return
+		;;
+	kube-controller-manager | kube-scheduler)
+		[ "$1" = kube-scheduler ] && u=$GS_SCHEDULER_PORT || u=$GS_KCM_PORT
+		curl -fsk --max-time 5 "https://127.0.0.1:$u/healthz" >/dev/null 2>&1
+		return
+		;;
+	kwok) u=http://127.0.0.1:$GS_KWOK_PORT/healthz ;;
+	controller) u=http://127.0.0.1:$GS_CONTROLLER_PORT/readyz ;;
+	*) return 1 ;;
+	esac
+	curl -fs --max-time 2 -o /dev/null "$u"
 }

@@ -20,11 +20,6 @@ flock -n 9 || {
 	flock 9
 }
 
-admin_readyz() {
-	curl -fsS --max-time 5 --cacert "$state/pki/ca.crt" --cert "$state/pki/admin.crt" \
-		--key "$state/pki/admin.key" "https://127.0.0.1:$GS_APISERVER_PORT/readyz" >/dev/null 2>&1
-}
-
 # --- DRA --------------------------------------------------------------------
 # resource.k8s.io/v1 and the GA/beta DRA gates are on by default in 1.34; the
 # alpha gates the DRA driver's richer forms need (DRAPartitionableDevices:
@@ -47,7 +42,7 @@ if [ -f "$state/env" ]; then
 	(
 		load_env
 		for c in "${components[@]}"; do our_pid "$c" >/dev/null || exit 1; done
-		admin_readyz
+		comp_ready kube-apiserver
 	) && {
 		load_env
 		[ "${GS_DRA_ALPHA:-0}" = "$dra_alpha" ] ||
@@ -185,34 +180,13 @@ EOF
 umask 022
 
 # --- start ------------------------------------------------------------------
-# start NAME BINARY ARGS...: runs it in a session of its own (Ctrl-C on the
-# shell that ran `make cluster-up` must not stop the cluster), logs to
-# logs/NAME.log, records the PID. The PID is written by the process that
-# then execs the binary (setsid may fork, so $! can name a parent that has
-# already exited), and start returns only once the exec happened: until then
-# /proc/PID/exe is still the shell, and a slow exec under load must not look
-# like a dead component.
+# start NAME BINARY ARGS...: comp_start (common.sh), and on failure stop
+# what was started.
 start() {
-	local name=$1 bin=$2 pidf=$state/pids/$1.pid i pid=
-	shift 2
-	rm -f "$pidf" "$pidf.tmp"
-	# 9>&-: the daemons must not inherit (and so hold) the state lock.
-	setsid sh -c 'echo $$ >"$1.tmp" && mv "$1.tmp" "$1" && shift && exec "$@"' \
-		sh "$pidf" "$bin" "$@" </dev/null >"$state/logs/$name.log" 2>&1 9>&- &
-	for ((i = 0; i < 600; i++)); do
-		if [ -z "$pid" ] && [ -f "$pidf" ]; then read -r pid <"$pidf" || pid=; fi
-		if [ -n "$pid" ]; then
-			our_pid "$name" >/dev/null && return 0
-			if ! [ -d "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
-				break
-			fi
-		fi
-		sleep 0.1
-	done
-	say "$name did not start; last lines of $state/logs/$name.log:"
-	tail -n 20 "$state/logs/$name.log" >&2 || true
-	stop_all
-	exit 1
+	comp_start "$@" || {
+		stop_all
+		exit 1
+	}
 }
 
 # wait_until SECONDS WHAT CMD...: polls CMD every 0.2 s. On timeout, shows
@@ -241,8 +215,6 @@ wait_until() {
 	done
 }
 
-healthz() { curl -fsk --max-time 5 "https://127.0.0.1:$1/healthz" >/dev/null 2>&1; }
-
 t_start=$(now)
 start etcd "$ETCD_BIN/etcd" \
 	--name=gpushare --data-dir="$state/etcd" \
@@ -252,8 +224,7 @@ start etcd "$ETCD_BIN/etcd" \
 	--initial-advertise-peer-urls="http://127.0.0.1:$GS_ETCD_PEER_PORT" \
 	--initial-cluster="gpushare=http://127.0.0.1:$GS_ETCD_PEER_PORT" \
 	--unsafe-no-fsync=true --log-level=warn
-wait_until 60 "etcd /health" \
-	curl -fs --max-time 2 -o /dev/null "http://127.0.0.1:$GS_ETCD_PORT/health"
+wait_until 60 "etcd /health" comp_ready etcd
 
 # --advertise-address=127.0.0.1 needs --endpoint-reconciler-type=none: the
 # reconciler would write a loopback IP into the `kubernetes` Endpoints,
@@ -270,7 +241,7 @@ start kube-apiserver "$K8S_BIN/kube-apiserver" \
 	--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
 	--service-cluster-ip-range=10.96.0.0/12 \
 	--profiling=false ${gates[@]+"${gates[@]}"}
-wait_until 180 "kube-apiserver /readyz" admin_readyz
+wait_until 180 "kube-apiserver /readyz" comp_ready kube-apiserver
 t_readyz=$(now)
 
 # The controllers the lab and the tests lean on, nothing more: quota
@@ -315,10 +286,9 @@ start kwok "$KWOK_BIN/kwok" \
 	-c "$stage/pod/fast/pod-complete.yaml" \
 	-c "$stage/pod/fast/pod-delete.yaml"
 
-wait_until 90 "kube-controller-manager /healthz" healthz "$GS_KCM_PORT"
-wait_until 90 "kube-scheduler /healthz" healthz "$GS_SCHEDULER_PORT"
-wait_until 90 "kwok /healthz" \
-	curl -fs --max-time 2 -o /dev/null "http://127.0.0.1:$GS_KWOK_PORT/healthz"
+wait_until 90 "kube-controller-manager /healthz" comp_ready kube-controller-manager
+wait_until 90 "kube-scheduler /healthz" comp_ready kube-scheduler
+wait_until 90 "kwok /healthz" comp_ready kwok
 # gpushare's controller, from a copy of the binary (a rebuild while the
 # cluster runs does not touch it); ready once it listed the ConfigMap,
 # nodes and pods. Nodes labelled gpushare.io/controller=off are left to
@@ -327,8 +297,7 @@ cp "$gpushare_bin" "$state/bin/gpushare.tmp" && mv "$state/bin/gpushare.tmp" "$s
 start controller "$state/bin/gpushare" controller \
 	--kubeconfig="$state/kubeconfig" --listen="127.0.0.1:$GS_CONTROLLER_PORT" \
 	--selector='gpushare.io/controller!=off'
-wait_until 60 "gpushare controller /readyz" \
-	curl -fs --max-time 2 -o /dev/null "http://127.0.0.1:$GS_CONTROLLER_PORT/readyz"
+wait_until 60 "gpushare controller /readyz" comp_ready controller
 # The serviceaccount controller works once `default` has its SA.
 wait_until 60 "ServiceAccount default/default" \
 	"$state/bin/kubectl" --kubeconfig="$state/kubeconfig" -n default get serviceaccount default \

@@ -117,7 +117,23 @@ static void status_fixtures(void **state)
 		assert_string_equal(
 			json_string_value(json_object_get(json_array_get(causes, 0), "field")),
 			"spec.containers[0].resources.requests");
+		assert_false(kube_status_invalid_field(&st, "metadata.uid"));
+		assert_true(
+			kube_status_invalid_field(&st, "spec.containers[0].resources.requests"));
 		kube_status_release(&st);
+	}
+	{
+		/* A PATCH carrying the uid of a node since deleted and re-created. */
+		struct kube_status st;
+		parse_fixture("status-422-uid-immutable", 422, "PATCH", &st);
+		assert_string_equal(st.reason, "Invalid");
+		assert_true(kube_status_invalid_field(&st, "metadata.uid"));
+		assert_false(kube_status_invalid_field(&st, "metadata.name"));
+		kube_status_release(&st);
+		parse_fixture("status-409-conflict", 409, "PUT", &st);
+		assert_false(kube_status_invalid_field(&st, "metadata.uid"));
+		kube_status_release(&st);
+		assert_false(kube_status_invalid_field(NULL, "metadata.uid"));
 	}
 }
 

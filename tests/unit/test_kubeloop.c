@@ -188,6 +188,32 @@ static void retry_decisions(void **state)
 	}
 }
 
+/* A watch tries again within 2 s however long the outage, so it sees the apiserver back at once. */
+static void watch_delays(void **state)
+{
+	uint64_t rng = 7;
+	long d, longest = 0;
+
+	(void)state;
+	/* The first failures wait as short requests do: 250 ms doubling, upper half random. */
+	d = kube_watch_delay(0, 0, 0, 250, 30000, &rng);
+	assert_true(d >= 125 && d <= 250);
+	d = kube_watch_delay(2, 503, 0, 250, 30000, &rng);
+	assert_true(d >= 500 && d <= 1000);
+	/* Then never more than 2 s, even where short requests may wait 30 s. */
+	for (unsigned f = 0; f < 40; f++) {
+		d = kube_watch_delay(f, f % 2 ? 0 : 503, 0, 250, 30000, &rng);
+		assert_true(d > 0 && d <= 2000);
+		if (d > longest)
+			longest = d;
+	}
+	assert_true(longest >= 1000);
+	/* A lower max_ms wins; the server's Retry-After replaces the backoff. */
+	for (unsigned f = 0; f < 12; f++)
+		assert_true(kube_watch_delay(f, 0, 0, 20, 200, &rng) <= 200);
+	assert_int_equal(kube_watch_delay(9, 429, 1, 250, 30000, &rng), 1000);
+}
+
 /* ---- the loop against kube_fault_server.py --------------------------------------------- */
 
 static pid_t peer_pid;
@@ -382,9 +408,10 @@ static void loop_list_pages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(stream_chunks), cmocka_unit_test(stream_partial_and_limit),
-		cmocka_unit_test(event_parse),	 cmocka_unit_test(retry_decisions),
-		cmocka_unit_test(loop_retries),	 cmocka_unit_test(loop_list_pages),
+		cmocka_unit_test(stream_chunks),   cmocka_unit_test(stream_partial_and_limit),
+		cmocka_unit_test(event_parse),	   cmocka_unit_test(retry_decisions),
+		cmocka_unit_test(watch_delays),	   cmocka_unit_test(loop_retries),
+		cmocka_unit_test(loop_list_pages),
 	};
 	return cmocka_run_group_tests(tests, setup_peer, teardown_peer);
 }
