@@ -404,6 +404,13 @@ static void refresh_token(struct kube_client *c)
 	c->sent_secret = tok;
 }
 
+void kube_client_unauthorized(struct kube_client *c)
+{
+	/* Due at once; refresh_token still reads the file only when its mtime changed. */
+	if (c->token_file)
+		c->token_checked_ms = now_ms() - c->o.token_reread_ms;
+}
+
 /* Base64 (RFC 4648, padded) of s, as an Authorization: Basic header carries it. */
 static char *base64(const char *s)
 {
@@ -1130,6 +1137,8 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 				rc = 0;
 				break;
 			}
+			if (code == 401)
+				kube_client_unauthorized(c);
 			kube_status_release(&c->last);
 			mask_secret(c, c->body.p, c->body.len);
 			kube_status_from_response(&c->last, (int)code, method, c->body.p,

@@ -164,6 +164,14 @@ int kube_wait(struct kube_client *c, const char *path, kube_wait_fn pred, void *
  * buffer and debug settings. NULL when libcurl cannot copy the handle.
  */
 void *kube_client_easy(struct kube_client *c);
+/*
+ * The apiserver answered 401 to a request with this client's credentials:
+ * the token file is looked at again before the next request instead of at
+ * the next minute (client-go's tokenSourceTransport resets its cached token
+ * on a 401), so a rotated token is taken as soon as the old one is refused.
+ * kube_request does this itself; kubeloop calls it for its handles.
+ */
+void kube_client_unauthorized(struct kube_client *c);
 /* scheme://host:port[/prefix] that API paths are appended to. */
 const char *kube_client_base_url(const struct kube_client *c);
 /* Mask with '*' whatever went on the wire as a credential in p[0..n) (see kube_request). */

@@ -585,6 +585,8 @@ static void req_done(struct req *r, CURLcode cc)
 		l->short_running--;
 	curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_getinfo(r->h, CURLINFO_REQUEST_SIZE, &sent);
+	if (code == 401)
+		kube_client_unauthorized(l->c);
 	if (cc == CURLE_OK && code >= 200 && code < 300) {
 		if (r->counted)
 			l->pending--;

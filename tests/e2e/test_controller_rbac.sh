@@ -20,6 +20,8 @@
 #     refusal are refused with the apiserver's own 403 messages in the log,
 #     tried again every 5 s (not in a loop), the controller stays healthy,
 #     and it writes both once the rules are back;
+#   - the token file rotated and the old token revoked: the first 401 makes
+#     it read the file again, and the next write goes through;
 #   - SIGTERM: exit 0, and the token never appears in its output;
 #   - the file's Deployment passes the apiserver's strict validation.
 # e2e-timeout: 150
@@ -108,7 +110,10 @@ done
 
 # --- the controller, in-cluster as the ServiceAccount -------------------------
 mkdir -m 700 "$dir/sa"
-k -n "$ns" create token "$sa" --duration=1h >"$dir/sa/token" || fail "no token for $sa"
+# Bound to a Secret, so that deleting the Secret revokes it (rotation, below).
+k -n "$ns" create secret generic first-token-owner >/dev/null || fail "create first-token-owner"
+k -n "$ns" create token "$sa" --duration=1h --bound-object-kind=Secret \
+	--bound-object-name=first-token-owner >"$dir/sa/token" || fail "no token for $sa"
 cp "$GS_CA" "$dir/sa/ca.crt"
 printf '%s' "$ns" >"$dir/sa/namespace"
 apiport=${GS_APISERVER##*:}
@@ -257,12 +262,29 @@ gs_wait_pod_phase "$ns" late-refusal Failed 20 || fail "late-refusal not Failed 
 kill -CONT "$cpid"
 cpid=''
 
+# --- the token rotated, the old one revoked: taken at the first 401 -----------
+# The kubelet swaps a projected token's file; the controller looks at it every
+# minute, and at once after a 401 (client-go's tokenSourceTransport), so a
+# revoked token costs one refused write, not a minute.
+k -n "$ns" create token "$sa" --duration=1h >"$dir/sa/..new" || fail "a second token"
+old_token=$(cat "$dir/sa/token")
+mv "$dir/sa/..new" "$dir/sa/token"
+k -n "$ns" delete secret first-token-owner >/dev/null || fail "revoke the first token"
+revoked() { api GET /version "$old_token"; test "$status" = 401; }
+wait_for 20 "the first token refused (the apiserver caches a valid token for 10 s)" revoked
+out='' old_token=''
+t0=$(date +%s.%N)
+set_replicas 2 || fail "set replicas 2"
+wait_for 15 "$n1 written with the new token" is "$n1" 4/4
+echo "note: revoked token to the next write with the rotated one: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')s"
+expect_has "$(cat "$log")" "node $n1: writing the advertisement failed: Unauthorized" "the refused write"
+
 # --- SIGTERM ------------------------------------------------------------------
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
 pid=''
 expect_rc 0 "the controller exits 0 on SIGTERM"
-if grep -qF "$(cat "$dir/sa/token")" "$log"; then
+if grep -qF "$(cat "$dir/sa/token")" "$log" || grep -qF "eyJ" "$log"; then
 	fail "the token appears in the controller's output"
 fi

@@ -1150,6 +1150,48 @@ static void token_file_rotation(void **state)
 	kube_client_free(c);
 }
 
+/* client-go: a 401 makes the next request look at the token file, not at the next minute. */
+static void token_file_after_401(void **state)
+{
+	char path[] = "/tmp/gs-kubeclient-token-XXXXXX";
+	struct kube_client_opts o = {.token_reread_ms = 3600 * 1000};
+	struct kube_config *cfg;
+	struct kube_client *c;
+	struct gs_error err;
+	struct timespec later[2];
+	json_t *r;
+	int fd;
+
+	(void)state;
+	NEED_PEER(plain);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, "first-token\n");
+	cfg = cfg_for("http", plain.port);
+	cfg->token = gs_xstrdup("first-token");
+	cfg->token_file = gs_xstrdup(path);
+	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+	kube_config_free(cfg);
+	write_file(path, "rotated-token\n");
+	clock_gettime(CLOCK_REALTIME, &later[0]);
+	later[0].tv_sec += 5;
+	later[1] = later[0];
+	assert_int_equal(utimensat(AT_FDCWD, path, later, 0), 0);
+	/* Rotated, but not due for an hour. */
+	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
+	assert_string_equal(hdr(r, "authorization"), "Bearer first-token");
+	json_decref(r);
+	/* The old token refused: the next request takes the file's. */
+	assert_int_equal(kube_get(c, "/flaky/unauthorized/1/401", NULL, &err), KUBE_E_STATUS);
+	assert_int_equal(kube_last_status(c)->code, 401);
+	assert_int_equal(kube_get(c, "/echo", &r, &err), 0);
+	assert_string_equal(hdr(r, "authorization"), "Bearer rotated-token");
+	json_decref(r);
+	unlink(path);
+	kube_client_free(c);
+}
+
 /* ---- TLS ------------------------------------------------------------------------------- */
 
 static int setup_tls(void **state)
@@ -1479,6 +1521,7 @@ int main(void)
 		cmocka_unit_test(raw_request),
 		cmocka_unit_test(open_from_kubeconfig),
 		cmocka_unit_test(token_file_rotation),
+		cmocka_unit_test(token_file_after_401),
 		cmocka_unit_test(tls_plain_http_server),
 	};
 	const struct CMUnitTest tlsnet[] = {
