@@ -6,6 +6,7 @@
 
 #include "admission.h"
 #include "advertise.h"
+#include "draclaims.h"
 #include "draslice.h"
 #include "isolation.h"
 #include "kobj.h"
@@ -186,9 +187,10 @@ static const struct dpconfig *chosen_config(const struct dpconfig_set *set, cons
 struct building {
 	struct report_model *m;
 	struct ledger **ledgers;
-	char **keys;	      /* ledger_pod_key of each model pod */
-	json_t *pod_by_key;   /* key -> index into m->pods */
-	json_t *node_by_name; /* name -> index into m->nodes */
+	const json_t **node_objs; /* the Node of each model node */
+	char **keys;		  /* ledger_pod_key of each model pod */
+	json_t *pod_by_key;	  /* key -> index into m->pods */
+	json_t *node_by_name;	  /* name -> index into m->nodes */
 };
 
 /*
@@ -222,6 +224,8 @@ static int build_node(struct building *b, const struct report_input *in, const j
 	gs_warnings_release(&w);
 	m->nodes = gs_xrealloc(m->nodes, (m->n_nodes + 1) * sizeof(*m->nodes));
 	b->ledgers = gs_xrealloc(b->ledgers, (m->n_nodes + 1) * sizeof(*b->ledgers));
+	b->node_objs = gs_xrealloc(b->node_objs, (m->n_nodes + 1) * sizeof(*b->node_objs));
+	b->node_objs[m->n_nodes] = node;
 	rn = &m->nodes[m->n_nodes];
 	memset(rn, 0, sizeof(*rn));
 	rn->name = gs_xstrdup(kobj_text(node, "metadata.name"));
@@ -470,6 +474,62 @@ static void build_cards(struct building *b, size_t ni)
 	m->n_cards += rn->n_cards;
 }
 
+/*
+ * A DRA node's devices on its cards (src/draclaims.c): each device of its
+ * slice, with one slot per pod of the claim allocated it (several pods of
+ * one claim share the device, as replicas do), else one free slot. MIG
+ * devices are memory domains of their own.
+ */
+static void build_dra_slots(struct building *b, const struct report_input *in, size_t ni)
+{
+	struct report_model *m = b->m;
+	struct report_node *rn = &m->nodes[ni];
+	const json_t *pods = json_is_array(in->pods) ? in->pods : kobj_get(in->pods, "items");
+	struct draclaims_objects o = {in->slices, in->claims, NULL, pods, NULL};
+	json_t *st, *d;
+	size_t k;
+
+	if (!rn->dra || !in->slices)
+		return;
+	rn->dra_claims = true;
+	st = draclaims_node_status(b->node_objs[ni], &o);
+	json_array_foreach (json_object_get(st, "devices"), k, d) {
+		json_int_t g = json_integer_value(json_object_get(d, "gpu"));
+		const json_t *who = json_object_get(d, "pods");
+		size_t n = json_array_size(who) ? json_array_size(who) : 1;
+		struct report_card *c = NULL;
+
+		for (size_t x = 0; x < rn->n_cards; x++)
+			if (rn->cards[x].index == g)
+				c = &rn->cards[x];
+		if (!c)
+			continue;
+		c->slots = gs_xrealloc(c->slots, (c->n_slots + n) * sizeof(*c->slots));
+		for (size_t p = 0; p < n; p++) {
+			struct report_slot *s = &c->slots[c->n_slots++];
+			const char *key = json_string_value(json_array_get(who, p));
+			s->resource = kobj_string(d, "claim") ? gs_xasprintf("ResourceClaim %s",
+									     kobj_text(d, "claim"))
+							      : gs_xstrdup(DRASLICE_DRIVER);
+			s->device = gs_xstrdup(kobj_text(d, "name"));
+			s->label = gs_xstrdup(kobj_string(d, "profile") ? kobj_text(d, "profile")
+									: "whole");
+			s->domain = kobj_string(d, "profile") ? (int)k + 1 : 0;
+			s->pod = key ? index_of(b->pod_by_key, key) : -1;
+			if (s->pod >= 0) {
+				m->pods[s->pod].held++;
+				m->pods[s->pod].origin = REPORT_FROM_CLAIM;
+			}
+		}
+		c->mig |= kobj_string(d, "profile") != NULL;
+		if (c->mig)
+			c->isolation = REPORT_ISO_HARDWARE;
+		else if (n > 1)
+			c->isolation = REPORT_ISO_NONE;
+	}
+	json_decref(st);
+}
+
 /* Namespaces that share one memory domain of the card, or NULL. */
 static char *shared_memory(const struct report_model *m, const struct report_card *c)
 {
@@ -562,7 +622,7 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 		       struct gs_error *err)
 {
 	struct report_model *m = gs_xcalloc(1, sizeof(*m));
-	struct building b = {m, NULL, NULL, json_object(), json_object()};
+	struct building b = {m, NULL, NULL, NULL, json_object(), json_object()};
 	const json_t *items = json_is_array(in->nodes) ? in->nodes : kobj_get(in->nodes, "items");
 	const json_t *node;
 	size_t i, n_nodes;
@@ -579,6 +639,7 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 		rc = build_pods(&b, in, err);
 	for (size_t n = 0; rc == 0 && n < m->n_nodes; n++) {
 		build_cards(&b, n);
+		build_dra_slots(&b, in, n);
 		for (size_t c = 0; c < m->nodes[n].n_cards; c++)
 			m->nodes[n].cards[c].shared_memory =
 				shared_memory(m, &m->nodes[n].cards[c]);
@@ -590,6 +651,7 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 	for (size_t n = 0; n < n_nodes; n++)
 		ledger_free(b.ledgers[n]);
 	free(b.ledgers);
+	free(b.node_objs);
 	for (size_t p = 0; b.keys && p < m->n_pods; p++)
 		free(b.keys[p]);
 	free(b.keys);
@@ -890,6 +952,7 @@ static const char *origin_text(enum report_origin o)
 {
 	return o == REPORT_FROM_LEDGER	   ? "from the ledger"
 	       : o == REPORT_FROM_REQUESTS ? "from its requests"
+	       : o == REPORT_FROM_CLAIM	   ? "from its ResourceClaim"
 					   : "holds no GPU device here";
 }
 
@@ -944,8 +1007,12 @@ static int draw_node(struct strbuf *sb, const struct report_model *m, const stru
 	}
 	if (n->dra) {
 		text(sb, M, y + 12, 11, W - 2 * M, "muted",
-		     "DRA node (gpushare.io/path=dra): its GPUs are a ResourceSlice, allocated "
-		     "through ResourceClaims; who holds them is not drawn");
+		     n->dra_claims
+			     ? "DRA node (gpushare.io/path=dra): each device of its "
+			       "ResourceSlice with the pods of the ResourceClaim allocated it "
+			       "(status.allocation, reservedFor)"
+			     : "DRA node (gpushare.io/path=dra): its GPUs are a ResourceSlice, "
+			       "allocated through ResourceClaims; who holds them is not drawn");
 		y += LINE;
 	}
 	for (size_t c = 0; c < n->n_cards; c += (size_t)per_row) {
@@ -1229,10 +1296,40 @@ int report_read(struct kube_client *c, const char *cm_namespace, const char *cm_
 	return 0;
 }
 
+static bool any_dra_node(const json_t *nodes)
+{
+	size_t i;
+	json_t *n;
+
+	json_array_foreach (kobj_get(nodes, "items"), i, n)
+		if (draslice_node_wants_dra(n))
+			return true;
+	return false;
+}
+
+/* The ResourceSlices and ResourceClaims, as arrays (owned). */
+static int read_dra(struct kube_client *c, json_t **slices, json_t **claims, struct gs_error *err)
+{
+	json_t *sl = NULL, *cl = NULL;
+
+	if (kube_list(c, "/apis/resource.k8s.io/v1/resourceslices", NULL, &sl, err) < 0)
+		return -1;
+	if (kube_list(c, "/apis/resource.k8s.io/v1/resourceclaims", NULL, &cl, err) < 0) {
+		json_decref(sl);
+		return -1;
+	}
+	*slices = json_incref(json_object_get(sl, "items"));
+	*claims = json_incref(json_object_get(cl, "items"));
+	json_decref(sl);
+	json_decref(cl);
+	return 0;
+}
+
 int report_live(struct kube_client *c, const char *cm_namespace, const char *cm_name,
 		struct report_model **out, struct gs_error *err)
 {
 	json_t *nodes = NULL, *pods = NULL, *quotas = NULL, *cm = NULL;
+	json_t *slices = NULL, *claims = NULL;
 	struct dpconfig_set *set = NULL;
 	const struct catalog *cat;
 	char *where = NULL;
@@ -1248,9 +1345,13 @@ int report_live(struct kube_client *c, const char *cm_namespace, const char *cm_
 	}
 	where = gs_xasprintf("from the cluster, ConfigMap %s/%s%s", cm_namespace, cm_name,
 			     cm ? "" : " (absent: every node has the empty config)");
-	struct report_input in = {nodes, pods, quotas, set, cat, where};
+	if (any_dra_node(nodes) && read_dra(c, &slices, &claims, err) < 0)
+		goto out;
+	struct report_input in = {nodes, pods, quotas, set, cat, where, slices, claims};
 	rc = report_model_build(&in, out, err);
 out:
+	json_decref(slices);
+	json_decref(claims);
 	free(where);
 	dpconfig_set_free(set);
 	json_decref(nodes);

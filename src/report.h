@@ -38,6 +38,7 @@ enum report_origin {
 	REPORT_FROM_NONE,     /* holds no device shown here */
 	REPORT_FROM_LEDGER,   /* the gpushare.io/devices annotation */
 	REPORT_FROM_REQUESTS, /* derived from its requests (docs/report.md) */
+	REPORT_FROM_CLAIM,    /* a ResourceClaim allocated on a DRA node reserved for it */
 };
 
 /* One device the plugin would hand out. */
@@ -69,6 +70,7 @@ struct report_node {
 	char *failure;	    /* why the stack refuses the node; NULL when it does not */
 	char *resources;    /* "nvidia.com/gpu=8": what it advertises */
 	bool dra;	    /* gpushare.io/path=dra: cards shown, no device-plugin devices */
+	bool dra_claims;    /* DRA: its slice's devices drawn with the claims' pods */
 	struct report_card *cards;
 	size_t n_cards;
 };
@@ -116,6 +118,9 @@ struct report_input {
 	const struct dpconfig_set *configs; /* the device-plugin ConfigMap; NULL = none */
 	const struct catalog *cat;
 	const char *source; /* "cluster https://...", "files ..."; NULL = not shown */
+	/* ResourceSlices and ResourceClaims (arrays); NULL = a DRA node's devices not drawn */
+	const json_t *slices;
+	const json_t *claims;
 };
 
 /*

@@ -202,4 +202,26 @@ for n in dra-node-0 dra-node-1; do
 		"explain: $n is DRA, its devices"
 done
 k -n dra-team-a delete pod over-pod tmpl-pod dp-pod --wait=false >/dev/null
+
+# gpushare report draws each DRA device with the pods of the claim allocated it.
+svg=$(mktemp)
+run "$GPUSHARE" report --svg "$svg"
+expect_rc 0 "gpushare report --svg"
+got=$(python3 - "$svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+S = '{http://www.w3.org/2000/svg}'
+out = []
+for g in ET.parse(sys.argv[1]).getroot().iter(S + 'g'):
+    if g.get('class') == 'card' and g.get('data-card', '').startswith('dra-node-'):
+        for s in g.iter(S + 'g'):
+            if s.get('class') == 'slot' and s.get('data-pod'):
+                out.append(g.get('data-card') + ' ' + s.get('data-pod'))
+print('\n'.join(sorted(out)))
+PY
+)
+rm -f "$svg"
+want=$(jq -r '.items[] | select(.status.allocation) | .metadata.namespace as $ns |
+	.status.allocation.devices.results[0] as $r | .status.reservedFor[] |
+	$r.pool + "/" + ($r.device | capture("^gpu-(?<m>[0-9]+)").m) + " " + $ns + "/" + .name' <<<"$claims" | sort)
+expect_eq "$got" "$want" "report: each card's slots are the pods of the claims allocated on it"
 echo OK

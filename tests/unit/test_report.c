@@ -286,6 +286,87 @@ static void dra_node(void **state)
 	assert_false(node(m, "lab-node-1")->dra);
 }
 
+/* Kinds of the DRA recording (tests/golden/status-dra/list.json) as an array. */
+static json_t *dra_items(const json_t *list, const char *kind)
+{
+	json_t *out = json_array(), *it;
+	size_t i;
+
+	json_array_foreach (json_object_get(list, "items"), i, it)
+		if (!strcmp(json_string_value(json_object_get(it, "kind")), kind))
+			json_array_append(out, it);
+	return out;
+}
+
+/*
+ * DRA nodes with their slices and claims: each device a slot per pod of the
+ * claim allocated it, judged against the recorded claims' allocation and
+ * reservedFor.
+ */
+static void dra_claims(void **state)
+{
+	struct fixture *f = *state;
+	json_t *list = load("tests/golden/status-dra/list.json");
+	json_t *nodes = dra_items(list, "Node"), *pods = dra_items(list, "Pod");
+	json_t *slices = dra_items(list, "ResourceSlice"),
+	       *claims = dra_items(list, "ResourceClaim");
+	struct report_input in = {nodes, pods, NULL, NULL, f->cat, "test", slices, claims};
+	struct gs_error err;
+	const struct report_node *n;
+	const json_t *c;
+	size_t i;
+
+	report_model_free(f->m);
+	f->m = NULL;
+	assert_int_equal(report_model_build(&in, &f->m, &err), 0);
+	json_array_foreach (claims, i, c) {
+		const json_t *res = json_array_get(
+			json_object_get(
+				json_object_get(
+					json_object_get(json_object_get(c, "status"), "allocation"),
+					"devices"),
+				"results"),
+			0);
+		const json_t *rf = json_object_get(json_object_get(c, "status"), "reservedFor");
+		const char *ns = json_string_value(
+			json_object_get(json_object_get(c, "metadata"), "namespace"));
+		const char *dev = json_string_value(json_object_get(res, "device"));
+		size_t held = 0;
+
+		if (!res)
+			continue;
+		n = node(f->m, json_string_value(json_object_get(res, "pool")));
+		assert_true(n->dra_claims);
+		for (size_t k = 0; k < n->n_cards; k++)
+			for (size_t s = 0; s < n->cards[k].n_slots; s++) {
+				const struct report_slot *sl = &n->cards[k].slots[s];
+				if (strcmp(sl->device, dev))
+					continue;
+				assert_true(sl->pod >= 0);
+				assert_string_equal(f->m->pods[sl->pod].namespace, ns);
+				assert_string_equal(f->m->pods[sl->pod].name,
+						    json_string_value(json_object_get(
+							    json_array_get(rf, held), "name")));
+				assert_int_equal(f->m->pods[sl->pod].origin, REPORT_FROM_CLAIM);
+				held++;
+			}
+		assert_int_equal(held, json_array_size(rf));
+	}
+	n = node(f->m, "dra-node-2");
+	assert_int_equal(n->n_cards, 1);
+	assert_int_equal(n->cards[0].n_slots, 7);
+	assert_true(n->cards[0].mig);
+	assert_int_equal(n->cards[0].isolation, REPORT_ISO_HARDWARE);
+	n = node(f->m, "dra-node-1");
+	assert_int_equal(n->cards[0].n_slots, 2); /* shared-t4's two pods on gpu-0 */
+	assert_int_equal(n->cards[0].isolation, REPORT_ISO_NONE);
+	json_decref(list);
+	json_decref(nodes);
+	json_decref(pods);
+	json_decref(slices);
+	json_decref(claims);
+}
+
 static void escaping(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -362,6 +443,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ledger_annotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(kubelet_refusal, setup, teardown),
 		cmocka_unit_test_setup_teardown(dra_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(dra_claims, setup, teardown),
 		cmocka_unit_test(escaping),
 		cmocka_unit_test_setup_teardown(hostile_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(page_shape, setup, teardown),
