@@ -3,6 +3,7 @@
 # make asan    the same tests under AddressSanitizer + UBSan
 # make valgrind  unit + CLI tests under valgrind (leaks are errors)
 # make e2e     end-to-end tests against the local control plane
+# make e2e-dra-alpha  the DRA tests on a cluster of their own with the DRA alpha gates
 # make bench   benchmarks, printed as ratios against their baselines
 # make bench-controller  the controller at 5,000 nodes on the local control plane
 # make fuzz    short libFuzzer runs of every parser
@@ -36,7 +37,7 @@ MAIN_OBJ := $(BUILD)/obj/src/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test unit golden cli asan valgrind e2e bench bench-controller fuzz fuzz-build ci deps clean \
+.PHONY: all test unit golden cli asan valgrind e2e e2e-dra-alpha bench bench-controller fuzz fuzz-build ci deps clean \
 	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
@@ -80,6 +81,10 @@ valgrind: all $(UNIT_BIN)
 
 e2e: all
 	@tests/e2e/run.sh $(BUILD)/gpushare
+
+# The DRA tests on a cluster of their own with the DRA alpha gates (docs/dra.md).
+e2e-dra-alpha: all
+	@tests/e2e/run-dra-alpha.sh $(BUILD)/gpushare
 
 bench: all
 	@bench/run.sh $(BUILD)/gpushare

@@ -52,6 +52,7 @@ struct cnode {
 	uint8_t strategy;
 	uint8_t n_alloc;
 	bool dirty, busy, admitting;
+	bool slice_touched; /* someone else wrote one of its slices since the last plan */
 	struct rescount alloc[NODE_RES];
 };
 
@@ -801,6 +802,9 @@ static void write_node(struct controller *ctl, struct cnode *n, const json_t *pa
 /* What a real node shows for a failure sync_plan reports, by which part of the stack fails. */
 static const char *real_node_does(const struct sync_node *sn)
 {
+	if (sn->dra && !sn->patch)
+		return "gpushare publishes nothing new for it and leaves its ResourceSlices as "
+		       "they are";
 	if (sn->message && !strncmp(sn->message, "config-manager:", 15))
 		return "a real node's config-manager sidecar crash-loops and leaves the previous "
 		       "config linked, so the device plugin and GFD keep serving it";
@@ -911,6 +915,7 @@ static void slice_event(void *arg, enum kube_event ev, json_t *obj)
 	if (echo_take(ctl, name, ev == KUBE_EV_DELETED ? "-" : rv ? rv : ""))
 		return;
 	ctl->slice_resyncs++;
+	n->slice_touched = true;
 	ctl_log(ctl, "node %s: ResourceSlice %s %s by someone else; re-publishing", node, name,
 		ev == KUBE_EV_DELETED ? "deleted"
 		: ev == KUBE_EV_ADDED ? "created"
@@ -958,6 +963,14 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 				  "advertisement");
 		sync_report_release(&rep);
 		return;
+	}
+	for (size_t i = 0; i < rep.n; i++) {
+		struct cnode *n = map_get(&ctl->nodes, rep.nodes[i].name);
+
+		if (n && n->slice_touched) {
+			rep.nodes[i].slice_touched = true;
+			n->slice_touched = false;
+		}
 	}
 	if (ctl->o.publish) {
 		ctl->o.publish(ctl->o.publish_arg, &rep);

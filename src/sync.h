@@ -54,6 +54,8 @@ struct sync_node {
 	bool dra;
 	json_t *slice;
 	json_t *pool;
+	/* Set by the controller: someone else wrote one of its gpu.nvidia.com slices. */
+	bool slice_touched;
 	char *config;	   /* the chosen ConfigMap key; "" for the empty config */
 	char *message;	   /* why it failed or was skipped; NULL otherwise */
 	json_t *patch;	   /* the merge patch written (or that would be); NULL if none */

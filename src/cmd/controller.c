@@ -228,7 +228,7 @@ static void publish_dra(void *arg, struct sync_report *rep)
 	for (i = 0; i < rep->n && !any; i++) {
 		const struct sync_node *n = &rep->nodes[i];
 		any = n->outcome != SYNC_SKIPPED &&
-		      (!p->listed || n->dra || may_hold_slice(p, n->name));
+		      (!p->listed || n->dra || n->slice_touched || may_hold_slice(p, n->name));
 	}
 	if (!any)
 		return;
