@@ -8,6 +8,7 @@
 #include "draslice.h"
 #include "isolation.h"
 #include "kobj.h"
+#include "quantity.h"
 #include "strbuf.h"
 #include "banned.h"
 
@@ -347,6 +348,84 @@ static void add_unique(json_t *set, const char *s)
 	json_array_append_new(set, json_string(s));
 }
 
+/* ---- shared counters (DRAPartitionableDevices) ------------------------------------------- */
+
+static int64_t counter_value(const json_t *c)
+{
+	struct quantity q;
+	struct gs_error e;
+	int64_t v = 0;
+
+	if (quantity_from_json(&q, json_object_get(c, "value"), &e) < 0 ||
+	    quantity_value(&q, &v) < 0)
+		return 0;
+	return v;
+}
+
+/* left["<set>/<counter>"] = what the node's slices offer (sharedCounters). */
+static json_t *counters_offered(const char *node, const json_t *slices)
+{
+	json_t *left = json_object();
+	long long best = -1;
+
+	for (size_t pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n_of(slices); i++) {
+			const json_t *sl = at(slices, i), *set;
+			long long g = json_integer_value(kobj_get(sl, "spec.pool.generation"));
+			size_t k;
+
+			if (strcmp(kobj_text(sl, "spec.driver"), DRASLICE_DRIVER) ||
+			    strcmp(kobj_text(sl, "spec.nodeName"), node))
+				continue;
+			if (pass == 0) {
+				best = g > best ? g : best;
+				continue;
+			}
+			if (g != best)
+				continue;
+			json_array_foreach (kobj_get(sl, "spec.sharedCounters"), k, set) {
+				const char *cn;
+				json_t *c;
+				json_object_foreach ((json_t *)kobj_map(set, "counters"), cn, c) {
+					char *key =
+						gs_xasprintf("%s/%s", kobj_text(set, "name"), cn);
+					json_object_set_new(left, key,
+							    json_integer(counter_value(c)));
+					free(key);
+				}
+			}
+		}
+	return left;
+}
+
+/*
+ * Walk a device's consumesCounters: with take, subtract them from left;
+ * else return the first counter it needs more of than is left (NULL: it
+ * fits). The returned name is "<set>/<counter>", allocated.
+ */
+static char *counters_walk(const json_t *device, json_t *left, bool take)
+{
+	const json_t *cc;
+	size_t i;
+
+	json_array_foreach (kobj_get(device, "consumesCounters"), i, cc) {
+		const char *cn;
+		json_t *c;
+		json_object_foreach ((json_t *)kobj_map(cc, "counters"), cn, c) {
+			char *key = gs_xasprintf("%s/%s", kobj_text(cc, "counterSet"), cn);
+			json_int_t have = json_integer_value(json_object_get(left, key));
+			int64_t need = counter_value(c);
+
+			if (take)
+				json_object_set_new(left, key, json_integer(have - need));
+			else if (need > have)
+				return key;
+			free(key);
+		}
+	}
+	return NULL;
+}
+
 /* ---- status of one node ------------------------------------------------------------------- */
 
 /* "gpu-3..." -> 3; -1 when the name is not the driver's. */
@@ -552,12 +631,31 @@ json_t *draclaims_node_status(const json_t *node, const struct draclaims_objects
 		json_decref(names);
 		free(key);
 	}
-	json_array_foreach (devices, i, d) {
+	/*
+	 * With DRAPartitionableDevices devices share counters: an unallocated
+	 * device whose counters the allocated ones used up cannot be allocated
+	 * (the allocator's check); it is blocked, not free.
+	 */
+	json_t *left = counters_offered(name, o->slices), *blocked = json_array();
+	json_array_foreach (devices, i, d)
 		if (kobj_string(d, "claim"))
+			free(counters_walk(json_array_get(devs, i), left, true));
+	json_array_foreach (devices, i, d) {
+		char *by;
+		if (kobj_string(d, "claim")) {
 			held++;
-		else
+			continue;
+		}
+		by = json_object_size(left) ? counters_walk(json_array_get(devs, i), left, false)
+					    : NULL;
+		if (by) {
+			json_object_set_new(d, "blockedBy", json_string(by));
+			json_array_append_new(blocked, json_string(kobj_text(d, "name")));
+			free(by);
+		} else
 			json_array_append_new(free_, json_string(kobj_text(d, "name")));
 	}
+	json_decref(left);
 	mig_sharing(devices, sharing);
 	out = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o}", "node",
 			name, "path", DRASLICE_PATH_DRA, "driver", DRASLICE_DRIVER, "pool", name,
@@ -566,6 +664,7 @@ json_t *draclaims_node_status(const json_t *node, const struct draclaims_objects
 			(json_int_t)json_array_size(devices), "held", (json_int_t)held, "free",
 			free_, "devices", devices, "claims", claims, "sharing", sharing);
 	json_object_set_new(out, "orphans", orphans);
+	json_object_set_new(out, "blocked", blocked);
 	json_object_set_new(
 		out, "failure",
 		gen < 0 ? json_string("no gpu.nvidia.com ResourceSlice is published for "

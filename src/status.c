@@ -302,6 +302,11 @@ static void dra_notes(struct strbuf *notes, const json_t *node)
 	if (kobj_string(node, "gates"))
 		strbuf_addf(notes, "; driver gates %s", kobj_text(node, "gates"));
 	strbuf_addch(notes, '\n');
+	if (json_array_size(json_object_get(node, "blocked")))
+		strbuf_addf(notes,
+			    "%s: %lld devices are blocked: they share counters with allocated "
+			    "devices (DRAPartitionableDevices) and what they need is used up\n",
+			    name, (long long)json_array_size(json_object_get(node, "blocked")));
 	if (kobj_string(node, "failure"))
 		strbuf_addf(notes, "%s: %s\n", name, kobj_text(node, "failure"));
 	json_array_foreach (json_object_get(node, "claims"), i, v) {
@@ -382,7 +387,9 @@ static void dra_table(const json_t *status, struct strbuf *sb, struct strbuf *no
 				c && json_array_size(json_object_get(c, "pods"))
 					? joined(json_object_get(c, "pods"), ",")
 					: gs_xstrdup("-"),
-				gs_xstrdup(c ? kobj_text(c, "prepare") : "free"),
+				gs_xstrdup(c				 ? kobj_text(c, "prepare")
+					   : kobj_string(d, "blockedBy") ? "blocked"
+									 : "free"),
 			};
 			if (n + DRA_NCOL > cap) {
 				cap = cap ? 2 * cap : 16 * DRA_NCOL;

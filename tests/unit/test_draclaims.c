@@ -478,6 +478,66 @@ static void test_quota_refusal(void **state)
 	json_decref(ql);
 }
 
+/*
+ * Dynamic MIG (DRAPartitionableDevices): the slice gpushare advertise --dra
+ * prints with DynamicMIG=true (tests/unit/data/dra-dynamic-mig-slice.json),
+ * one 1g.10gb device allocated. Every device sharing a counter it used up
+ * (memory-slice-0: the full GPU, the larger profiles placed at 0) is
+ * blocked, not free; the other 1g.10gb placements stay free.
+ */
+static void test_shared_counters(void **state)
+{
+	json_error_t je;
+	json_t *sl = json_load_file("tests/unit/data/dra-dynamic-mig-slice.json", 0, &je);
+	json_t *slices = json_incref(json_object_get(sl, "items"));
+	json_t *node = json_pack("{s:s, s:{s:s, s:{s:s}}}", "kind", "Node", "metadata", "name",
+				 "dyn", "labels", "gpushare.io/path", "dra");
+	json_t *claim = json_pack(
+		"{s:s, s:{s:s, s:s, s:s}, s:{s:{s:{s:[{s:s, s:s, s:s, s:s}]}}, s:[]}}", "kind",
+		"ResourceClaim", "metadata", "name", "c", "namespace", "ns", "uid", "u", "status",
+		"allocation", "devices", "results", "request", "mig", "driver", "gpu.nvidia.com",
+		"pool", "dyn", "device", "gpu-0-mig-1g10gb-19-0", "reservedFor");
+	json_t *claims = json_pack("[O]", claim);
+	struct draclaims_objects o = {slices, claims, NULL, NULL, NULL};
+	json_t *st, *d, *dev;
+	size_t i, k;
+
+	(void)state;
+	assert_non_null(sl);
+	st = draclaims_node_status(node, &o);
+	assert_int_equal(json_integer_value(json_object_get(st, "held")), 1);
+	json_array_foreach (json_object_get(st, "devices"), i, d) {
+		bool uses_slice0 = false;
+		const json_t *cc;
+		dev = json_array_get(kobj_get(json_array_get(slices, 0), "spec.devices"), i);
+		assert_string_equal(kobj_text(dev, "name"), kobj_text(d, "name"));
+		json_array_foreach (json_object_get(dev, "consumesCounters"), k, cc)
+			uses_slice0 |=
+				json_object_get(kobj_map(cc, "counters"), "memory-slice-0") != NULL;
+		if (!strcmp(kobj_text(d, "name"), "gpu-0-mig-1g10gb-19-0"))
+			assert_string_equal(kobj_text(d, "claim"), "ns/c");
+		else if (uses_slice0 || !strcmp(kobj_text(d, "name"), "gpu-0"))
+			assert_non_null(kobj_string(d, "blockedBy"));
+		if (!strcmp(kobj_text(d, "name"), "gpu-0-mig-1g10gb-19-1"))
+			assert_null(kobj_string(d, "blockedBy"));
+	}
+	assert_int_equal(json_array_size(json_object_get(st, "free")) +
+				 json_array_size(json_object_get(st, "blocked")) + 1,
+			 json_array_size(json_object_get(st, "devices")));
+	assert_true(json_array_size(json_object_get(st, "blocked")) > 0);
+	json_decref(st);
+	/* Nothing allocated: nothing blocked. */
+	json_array_clear(claims);
+	st = draclaims_node_status(node, &o);
+	assert_int_equal(json_array_size(json_object_get(st, "blocked")), 0);
+	json_decref(st);
+	json_decref(claim);
+	json_decref(claims);
+	json_decref(node);
+	json_decref(slices);
+	json_decref(sl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -491,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_explain_missing),
 		cmocka_unit_test(test_quota_usage),
 		cmocka_unit_test(test_quota_refusal),
+		cmocka_unit_test(test_shared_counters),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
