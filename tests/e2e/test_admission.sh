@@ -148,17 +148,9 @@ before=$(st)
 expect_eq "$(held_on lab-node-1 | grep -c .)" $((n1 + 1)) "one-a holds a slice"
 
 # --- the controller killed and started again: the same ledger ------------------
-pidf=$state/pids/controller.pid
-read -r cpid <"$pidf" || fail "no controller pid"
-kill -KILL "$cpid" || fail "kill the controller"
-for _ in $(seq 50); do [ -d "/proc/$cpid" ] || break; sleep 0.1; done
-rm -f "$pidf"
-setsid sh -c 'echo $$ >"$1.tmp" && mv "$1.tmp" "$1" && shift && exec "$@"' sh "$pidf" \
-	"$state/bin/gpushare" controller --kubeconfig="$state/kubeconfig" \
-	--listen="127.0.0.1:$port" --selector='gpushare.io/controller!=off' \
-	</dev/null >>"$state/logs/controller.log" 2>&1 &
-ready() { curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; }
-wait_for 30 "the restarted controller's /readyz" ready
+# SIGKILL, then the command line up.sh gave it (scripts/cluster/component.sh).
+run "$TOP/scripts/cluster/component.sh" restart -s KILL controller
+expect_rc 0 "SIGKILL the controller and start it again"
 after=$(st)
 expect_eq "$(jq -S . <<<"$after")" "$(jq -S . <<<"$before")" "the ledger after a restart"
 one_slice one-b || fail "create one-b"

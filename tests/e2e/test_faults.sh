@@ -93,7 +93,19 @@ nodes_json() {
 		    annotations: {"gpushare.io/gpu-product": "Tesla T4", "gpushare.io/gpu-count": "2"}}}]}'
 }
 node() { printf '%s-%03d' "$pfx" "$1"; }
-nodes_json | k create -f - >/dev/null || fail "create $NODES nodes"
+# create_nodes: the List on stdin, by four kubectl at once (one POST per node each).
+create_nodes() {
+	local list pids=() b ok=0
+	list=$(cat)
+	for b in 0 1 2 3; do
+		jq -c --argjson b "$b" '.items |= [to_entries[] | select(.key % 4 == $b) | .value]' \
+			<<<"$list" | k create -f - >/dev/null &
+		pids+=($!)
+	done
+	for b in "${pids[@]}"; do wait "$b" || ok=1; done
+	return $ok
+}
+nodes_json | create_nodes || fail "create $NODES nodes"
 # Every node of ours shows 2 T4s x R replicas in capacity and allocatable, and GFD's label.
 advertise_is() {
 	k get nodes -l "$sel" -o json | jq -e --arg v "$((2 * $1))" --arg r "$1" --argjson n "$NODES" '
@@ -106,19 +118,20 @@ wait_for 60 "$NODES nodes advertise 2 T4 x 2 replicas" advertise_is 2
 echo "note: $NODES new nodes advertised in $(secs "$t0")s"
 
 e2e_namespace "$ns"
-# pod NAME NODE: one slice, bound to NODE as a scheduler binds.
-pod() {
-	k -n "$ns" create -f - >/dev/null <<-EOF
-		{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$1","namespace":"$ns"},
-		 "spec":{"nodeName":"$2","terminationGracePeriodSeconds":0,
-		  "containers":[{"name":"main","image":"registry.invalid/e2e:1",
-		   "resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}
-	EOF
+# pods NAME:N...: pods of one slice each, NAME bound to node N as a
+# scheduler binds, created by one kubectl.
+pods() {
+	local p
+	for p in "$@"; do
+		jq -cn --arg ns "$ns" --arg name "${p%:*}" --arg node "$(node "${p#*:}")" '
+			{apiVersion: "v1", kind: "Pod", metadata: {name: $name, namespace: $ns},
+			 spec: {nodeName: $node, terminationGracePeriodSeconds: 0,
+			  containers: [{name: "main", image: "registry.invalid/e2e:1",
+			   resources: {limits: {"nvidia.com/gpu": "1"}}}]}}'
+	done | jq -cs '{apiVersion: "v1", kind: "List", items: .}' | k create -f - >/dev/null
 }
 running() { gs_wait_pod_phase "$ns" "$1" Running 60 || fail "pod $1 not Running after 60s"; }
-for p in a0:0 a1:0 a2:0 b0:1 b1:1 c0:2; do
-	pod "${p%:*}" "$(node "${p#*:}")" || fail "create pod ${p%:*}"
-done
+pods a0:0 a1:0 a2:0 b0:1 b1:1 c0:2 || fail "create the first pods"
 for p in a0 a1 a2 b0 b1 c0; do running "$p"; done
 
 # --- the oracles -----------------------------------------------------------------
@@ -182,17 +195,33 @@ expect_eq "$(wc -l <<<"$ledger0" | tr -d ' ')" 6 "six slices held"
 # written_after OFFSET R: how many of our nodes the controller advertised with R replicas since OFFSET.
 written_after() { since "$1" | grep -c "node $pfx-[0-9]*: advertised nvidia.com/gpu=$((2 * $2)) "; }
 first_write() { [ "$(written_after "$1" "$2")" -ge 1 ]; }
-# stop_mid OFFSET R: wait for the first write of the edit, poll-free.
-stop_mid() { wait_for 30 "the controller's first write of $2 replicas" first_write "$1" "$2"; }
+# stop_mid OFFSET R: wait for the first write of the edit (polled every 20 ms: a
+# fault must land while the edit is still being written).
+stop_mid() { poll_fast "the controller's first write of $2 replicas" first_write "$1" "$2"; }
+# poll_fast WHAT CMD...: wait_for's 30 s, polled every 20 ms.
+poll_fast() {
+	local what=$1 end=$((SECONDS + 30))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || fail "timed out after 30s: $what"
+		sleep 0.02
+	done
+}
+# sigkill NAME: SIGKILL a component at once (component.sh start brings it back).
+sigkill() {
+	local pid
+	pid=$(cat "$state/pids/$1.pid") && kill -KILL "$pid" || fail "SIGKILL $1"
+	while [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; do
+		sleep 0.02
+	done
+}
 
 # --- 1. kube-apiserver SIGKILLed mid-reconcile, started again ----------------------
 at=$(mark)
+pods a3:0 c1:2 || fail "create a3 and c1"
 set_key "$(cfg 3)" || fail "replicas 3"
-pod a3 "$(node 0)" || fail "create a3"
-pod c1 "$(node 2)" || fail "create c1"
 stop_mid "$at" 3
-run comp stop -s KILL kube-apiserver
-expect_rc 0 "SIGKILL kube-apiserver"
+sigkill kube-apiserver
 done_before=$(written_after "$at" 3)
 run comp start kube-apiserver
 expect_rc 0 "start kube-apiserver again"
@@ -207,7 +236,7 @@ ledger1=$ledger
 etcd() { curl -fsS --max-time 5 -X POST "http://127.0.0.1:$GS_ETCD_PORT/v3/kv/$1" -d "$2"; }
 relists0=$(metric gpushare_relists_total)
 at=$(mark)
-run comp stop kube-apiserver
+run comp stop -s KILL kube-apiserver
 expect_rc 0 "stop kube-apiserver"
 # One write past anything the controller saw (a key outside /registry), then
 # compact at it: no resourceVersion the controller holds can be watched from.
@@ -254,7 +283,7 @@ expect_eq "$status" 200 "delete the spare nodes: $(head -c 300 <<<"$out")"
 gone() { [ -z "$(k get nodes -l "$sel,gpushare.io/e2e-faults-spare=true" -o name)" ]; }
 wait_for 30 "the spare nodes gone" gone
 nodes_json | jq -c '.items |= map(select(.metadata.labels["gpushare.io/e2e-faults-spare"]))' |
-	k create -f - >/dev/null || fail "re-create the spare nodes"
+	create_nodes || fail "re-create the spare nodes"
 kill -CONT "$cpid"
 cpid=
 all_right "after nodes were replaced under queued writes" 5
@@ -271,20 +300,13 @@ cpid=$(cat "$state/pids/controller.pid")
 kill -STOP "$cpid" || fail "pause the controller"
 set_key "$(cfg 6)" || fail "replicas 6"
 dpods=()
-for i in $(seq 0 15); do dpods+=("d$i"); done
-for i in $(seq 0 15); do
-	jq -cn --arg ns "$ns" --arg name "d$i" --arg node "$(node $((4 + i / 2)))" '
-		{apiVersion: "v1", kind: "Pod", metadata: {name: $name, namespace: $ns},
-		 spec: {nodeName: $node, terminationGracePeriodSeconds: 0,
-		  containers: [{name: "main", image: "registry.invalid/e2e:1",
-		   resources: {limits: {"nvidia.com/gpu": "1"}}}]}}'
-done | jq -cs '{apiVersion: "v1", kind: "List", items: .}' | k create -f - >/dev/null ||
-	fail "create the d pods"
+for i in $(seq 0 15); do dpods+=("d$i:$((4 + i / 2))"); done
+pods "${dpods[@]}" || fail "create the d pods"
 at=$(mark)
 kill -CONT "$cpid"
 first_admission() { since "$at" | grep -q "pod $ns/d[0-9]*: admitted"; }
-wait_for 30 "the controller's first admission of a d pod" first_admission
-kill -KILL "$cpid"
+poll_fast "the controller's first admission of a d pod" first_admission
+sigkill controller
 cpid=
 done_before=$(written_after "$at" 6)
 admitted_before=$(since "$at" | grep -c "pod $ns/d[0-9]*: admitted")
@@ -292,7 +314,11 @@ run comp start controller
 expect_rc 0 "start the controller again"
 t0=$(now)
 all_right "after the controller's restart" 6
-for p in "${dpods[@]}"; do running "$p"; done
+d_running() {
+	[ "$(k -n "$ns" get pods -o json | jq '[.items[] | select((.metadata.name | test("^d[0-9]+$"))
+		and .status.phase == "Running")] | length')" = 16 ]
+}
+wait_for 60 "the 16 d pods Running" d_running
 echo "note: 4. controller SIGKILLed after $done_before of $NODES writes and $admitted_before of 16 admissions; all right $(secs "$t0")s after it was ready again"
 expect_eq "$(grep -v "/d[0-9]* " <<<"$ledger")" "$ledger1" "the ledger rebuilt after the restart"
 expect_eq "$(grep -c "/d[0-9]* " <<<"$ledger")" 16 "each d pod holds one slice"
@@ -355,7 +381,7 @@ nodes_json | jq -c --arg n "$n1" '.items[] | select(.metadata.name == $n)' | k c
 all_right "$n1 re-created without its pods" 7
 free1=$("$GPUSHARE" status -o json | jq --arg n "$n1" '.nodes[] | select(.node == $n) | .resources["nvidia.com/gpu"].free')
 expect_eq "$free1" 14 "every slice of $n1 free"
-pod b2 "$n1" || fail "create b2"
+pods b2:1 || fail "create b2"
 running b2
 ledger_right || fail "the ledger with b2"
 expect_eq "$(grep -c " $n1 " <<<"$ledger")" 1 "b2 alone holds a slice on $n1"
