@@ -68,7 +68,7 @@ struct cpod {
 	uint8_t n_req;
 	bool busy;
 	time_t held_at;	  /* a hold verdict was written then; 0 = none */
-	time_t failed_at; /* writing its verdict failed then (403, 5xx...); 0 = none */
+	time_t failed_at; /* deciding or writing its verdict failed then (403, 5xx...); 0 = none */
 	unsigned long long held_node_rv;
 	struct rescount req[NODE_RES];
 };
@@ -1353,8 +1353,10 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 		json_decref(pod);
 		json_decref(holders);
 		if (rc < 0) {
-			ctl_log(ctl, "pod %s: admission could not decide: %s; tried again", p->key,
-				err.msg);
+			/* E.g. the claims could not be listed (403): not again at the next tick. */
+			p->failed_at = time(NULL);
+			ctl_log(ctl, "pod %s: admission could not decide: %s; again in %lds",
+				p->key, err.msg, RETRY_LATER_MS / 1000);
 			goto out;
 		}
 	}

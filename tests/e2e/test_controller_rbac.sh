@@ -11,8 +11,9 @@
 # and reads a device-plugin ConfigMap of this test. Then:
 #   - it advertises the nodes, admits a one-slice pod (Running), fails a
 #     two-slice pod with the kubelet's message and Event, posts a Warning
-#     Event on a malformed ConfigMap, publishes a DRA node's ResourceSlice
-#     and deletes it when the node leaves the DRA path: no 403 in its log;
+#     Event on a malformed ConfigMap, publishes a DRA node's ResourceSlice,
+#     holds a pod on it whose claim the driver's prepare refuses, and deletes
+#     the slice when the node leaves the DRA path: no 403 in its log;
 #   - what `kubectl auth can-i --as` the ServiceAccount asks, as one batch of
 #     SubjectAccessReviews: yes for every rule of the file, no for what the
 #     controller never does (secrets, other ConfigMaps, deleting or updating
@@ -136,6 +137,13 @@ wait_for 20 "$n1 advertised: 2 T4 x 4 replicas" is "$n1" 8/8
 echo "note: in-cluster controller started to $n1 advertised: $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')s"
 expect_eq "$(jp node "$n1" '{.metadata.labels.nvidia\.com/gpu\.sharing-strategy}')" time-slicing "GFD's label"
 
+# --- DRA: the second node's ResourceSlice published ---------------------------
+slices() { k get resourceslices --field-selector "spec.nodeName=$n2" -o name 2>/dev/null | grep -c .; }
+has_slices() { test "$(slices)" = "$1"; }
+k label node "$n2" gpushare.io/path=dra >/dev/null || fail "put $n2 on the DRA path"
+wait_for 20 "a ResourceSlice for $n2" has_slices 1
+expect_eq "$(k get deviceclass gpu.nvidia.com -o name)" deviceclass.resource.k8s.io/gpu.nvidia.com "the driver's DeviceClass"
+
 # --- admission (the cluster's controller paused: it admits pods on nodes it does not manage)
 cpid=$(cat "$state/pids/controller.pid")
 kill -STOP "$cpid" || fail "pause the cluster's controller"
@@ -150,6 +158,30 @@ pod one-slice "$n1" 1 | run k create -f -
 expect_rc 0 "create one-slice"
 pod two-slices "$n1" 2 | run k create -f -
 expect_rc 0 "create two-slices"
+# A pod bound to the DRA node with a claim it is not reserved for: the
+# driver's prepare, as the kubelet runs it, holds it (claims and slices read).
+run k apply -f - <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: one-gpu, namespace: $ns}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: claimed, namespace: $ns}
+spec:
+  nodeName: $n2
+  resourceClaims: [{name: gpu, resourceClaimName: one-gpu}]
+  containers:
+  - name: main
+    image: registry.k8s.io/pause:3.10
+    resources: {claims: [{name: gpu}]}
+EOF
+expect_rc 0 "a claim and a pod using it on $n2"
 gs_wait_pod_phase "$ns" one-slice Running 30 || fail "one-slice not Running"
 expect_eq "$(jp pod one-slice "$ns" '{.metadata.annotations.gpushare\.io/admitted}')" true "admitted by this controller"
 expect_match "$(jp pod one-slice "$ns" '{.metadata.annotations.gpushare\.io/devices}')" \
@@ -158,6 +190,13 @@ gs_wait_pod_phase "$ns" two-slices Failed 30 || fail "two-slices not Failed"
 msg='Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for "nvidia.com/gpu": invalid request: maximum request size for shared resources is 1; found 2, which is unexpected'
 expect_eq "$(jp pod two-slices "$ns" '{.status.reason}')" UnexpectedAdmissionError "reason"
 expect_eq "$(jp pod two-slices "$ns" '{.status.message}')" "Pod was rejected: $msg" "the kubelet's message"
+held() {
+	k -n "$ns" get events --field-selector "involvedObject.name=claimed,reason=FailedPrepareDynamicResources" -o json |
+		jq -e '[.items[] | select(.message | contains("is not allowed to use ResourceClaim one-gpu"))] | length > 0' >/dev/null
+}
+wait_for 20 "claimed held by the DRA prepare" held
+expect_eq "$(jp pod claimed "$ns" '{.status.phase}/{.metadata.annotations.gpushare\.io/admitted}')" "Pending/" "held, not admitted"
+k -n "$ns" delete pod claimed --grace-period=0 --force >/dev/null 2>&1
 kill -CONT "$cpid"
 cpid=''
 pod_event() {
@@ -177,16 +216,11 @@ warned() {
 wait_for 10 "a Warning Event on $n1 about the config" warned
 expect_eq "$(both "$n1")" 8/8 "the last good advertisement is kept"
 
-# --- DRA: the node's ResourceSlice published, then deleted ---------------------
-slices() { k get resourceslices --field-selector "spec.nodeName=$n2" -o name 2>/dev/null | grep -c .; }
-has_slices() { test "$(slices)" = "$1"; }
+# --- DRA: off the DRA path, the node's ResourceSlice is deleted ----------------
 set_replicas() {
 	cm_json | jq --arg r "$1" '.data.shared |= sub("replicas: [^\n]+"; "replicas: " + $r)' | k replace -f - >/dev/null
 }
 set_replicas 4 || fail "fix the ConfigMap"
-k label node "$n2" gpushare.io/path=dra >/dev/null || fail "put $n2 on the DRA path"
-wait_for 20 "a ResourceSlice for $n2" has_slices 1
-expect_eq "$(k get deviceclass gpu.nvidia.com -o name)" deviceclass.resource.k8s.io/gpu.nvidia.com "the driver's DeviceClass"
 k label node "$n2" gpushare.io/path- >/dev/null || fail "take $n2 off the DRA path"
 wait_for 20 "$n2's ResourceSlice deleted" has_slices 0
 
