@@ -21,7 +21,8 @@
 # Each ends with every node advertising what `gpushare sync` would write,
 # and every pod's gpushare.io/devices record what `gpushare status` shows,
 # nothing lost and no device held twice. The cluster is healthy afterwards
-# (a pod goes through the scheduler, the controller and kwok).
+# (a pod goes through the scheduler, the controller and kwok; a namespace
+# gets its ServiceAccount from kube-controller-manager).
 # e2e-timeout: 420
 . "$TOP/tests/e2e/lib.sh"
 
@@ -397,4 +398,6 @@ k -n "$ns" create -f - >/dev/null <<EOF || fail "create the canary"
 EOF
 running canary
 ledger_right || fail "the ledger with the canary"
+# kube-controller-manager's informers are back too: a new namespace gets its ServiceAccount.
+e2e_namespace "$pfx-after"
 echo "note: the six faults in $(secs "$t_all")s"
