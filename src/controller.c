@@ -940,8 +940,9 @@ static void slice_list_end(void *arg)
 /* Plan a batch of dirty nodes and write what differs. */
 static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t k)
 {
-	struct sync_opts so = {ctl->cm_ns, ctl->cm_name, ctl->o.default_config,	  ctl->o.fallbacks,
-			       NULL,	   false,	 ctl->o.dra_partitionable};
+	struct sync_opts so = {
+		ctl->cm_ns, ctl->cm_name, ctl->o.default_config,    ctl->o.fallbacks,
+		NULL,	    false,	  ctl->o.dra_partitionable, ctl->o.dra_probe_error};
 	struct sync_report rep = {0};
 	struct gs_error err;
 	json_t *arr = json_array();

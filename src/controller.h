@@ -124,6 +124,7 @@ struct controller_opts {
 	 * are published only then (sync_opts.dra_partitionable).
 	 */
 	bool dra_partitionable;
+	const char *dra_probe_error; /* why that is not known (borrowed), or NULL */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 };

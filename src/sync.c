@@ -132,6 +132,10 @@ static void plan_dra(const struct catalog *cat, const json_t *node, const struct
 		goto out;
 	}
 	so.dynamic_mig = gates.dynamic_mig;
+	if (so.dynamic_mig && !so.partitionable && o->dra_probe_error) {
+		node_failed(n, "DynamicMIG: %s", o->dra_probe_error);
+		goto out;
+	}
 	r = draslice_build_pool(cat, hw, node, NULL, &so, &slice, &n->warnings, &err);
 	if (r == -1 || r == DRASLICE_NEEDS_PARTITIONABLE) {
 		node_failed(n, "%s", err.msg);
@@ -827,17 +831,17 @@ int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_repor
 	int rc;
 
 	struct sync_opts so = *o;
+	struct gs_error perr;
 
 	memset(rep, 0, sizeof(*rep));
 	if (sync_read(c, o, &cm, &nodes, err) < 0)
 		return -1;
-	/* Only a node whose driver runs DynamicMIG needs to know; a failed probe says "no". */
+	/* Only a node whose driver runs DynamicMIG needs to know; a failed probe fails those nodes.
+	 */
 	if (!so.dra_partitionable && sync_wants_dynamic_mig(nodes)) {
-		struct gs_error perr;
-
 		gs_error_clear(&perr);
 		if (sync_probe_partitionable(c, &so.dra_partitionable, &perr) < 0)
-			so.dra_partitionable = false;
+			so.dra_probe_error = perr.msg;
 	}
 	rc = sync_plan(cm, nodes, &so, rep, err);
 	if (rc >= 0 && any_declaring(rep)) {

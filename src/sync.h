@@ -32,6 +32,11 @@ struct sync_opts {
 	 * (sync_probe_partitionable) when some node needs it.
 	 */
 	bool dra_partitionable;
+	/*
+	 * Why that could not be found out (the probe's error), or NULL: a
+	 * DynamicMIG node then fails with it instead of the gate's absence.
+	 */
+	const char *dra_probe_error;
 };
 
 enum sync_outcome {

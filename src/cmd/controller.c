@@ -289,7 +289,7 @@ int cmd_controller(int argc, char **argv)
 	struct opsserver *ops = NULL;
 	const char *listen = NULL;
 	struct gs_error err;
-	char buf[2048];
+	char buf[2048], probe_err[1024];
 	long max_in_flight = 0;
 	int rc = EXIT_USAGE, n;
 	bool stopping = false;
@@ -357,10 +357,11 @@ int cmd_controller(int argc, char **argv)
 		goto out;
 	}
 	/* Whether nodes whose DRA driver runs DynamicMIG can be published (docs/dra.md). */
-	if (sync_probe_partitionable(kx.client, &co.dra_partitionable, &err) < 0)
+	if (sync_probe_partitionable(kx.client, &co.dra_partitionable, &err) < 0) {
+		co.dra_probe_error = gs_error_str(&err, probe_err, sizeof(probe_err));
 		logf_("DRA: %s; nodes whose driver runs DynamicMIG are not published",
-		      gs_error_str(&err, buf, sizeof(buf)));
-	else
+		      co.dra_probe_error);
+	} else
 		logf_("DRA: the apiserver %s sharedCounters (DRAPartitionableDevices %s)",
 		      co.dra_partitionable ? "keeps" : "drops",
 		      co.dra_partitionable ? "on" : "off");

@@ -393,6 +393,127 @@ static void slices_of_other_nodes(void **state)
 	json_decref(nodes);
 }
 
+/* The slice of `pool` (a stored array) whose counter set is `set`. */
+static json_t *by_set(json_t *slices, const char *set)
+{
+	for (size_t i = 0; i < json_array_size(slices); i++) {
+		json_t *s = json_array_get(slices, i);
+		const json_t *sc = json_array_get(
+			json_object_get(json_object_get(s, "spec"), "sharedCounters"), 0);
+
+		if (!strcmp(json_string_value(json_object_get(sc, "name")), set))
+			return s;
+	}
+	fail_msg("no slice with counter set %s", set);
+	return NULL;
+}
+
+/*
+ * DynamicMIG: a pool of one slice per GPU, refused without
+ * DRAPartitionableDevices, and reconciled as syncPool does for several
+ * slices (docs/dra.md "Slices kept in step").
+ */
+static void dra_dynamic_pool(void **state)
+{
+	json_t *cm = load(DATA "/configmap.json");
+	json_t *nodes = json_pack(
+		"{s:[{s:{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:s}}}]}", "items", "metadata", "name",
+		"dyn", "uid", "uid-dyn", "labels", "gpushare.io/path", "dra", "annotations",
+		"gpushare.io/gpu-product", "NVIDIA A100-SXM4-80GB", "gpushare.io/gpu-count", "2",
+		"gpushare.io/dra-feature-gates", "DynamicMIG=true");
+	struct sync_opts o = {0};
+	struct sync_report r;
+	struct gs_error err;
+	json_t *want, *slices;
+	const struct sync_op *op;
+
+	(void)state;
+	/* The apiserver drops the counters: refused, nothing to write. */
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 1);
+	assert_int_equal(find(&r, "dyn")->outcome, SYNC_FAILED);
+	assert_non_null(strstr(find(&r, "dyn")->message, "DRAPartitionableDevices"));
+	assert_null(find(&r, "dyn")->pool);
+	sync_plan_dra(&r, NULL, NULL);
+	assert_int_equal(count_ops(&r, "ResourceSlice", SYNC_OP_CREATE), 0);
+	sync_report_release(&r);
+
+	o.dra_partitionable = true;
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 0);
+	want = json_incref(find(&r, "dyn")->pool);
+	assert_int_equal(json_array_size(want), 2);
+	sync_plan_dra(&r, NULL, NULL);
+	assert_int_equal(count_ops(&r, "ResourceSlice", SYNC_OP_CREATE), 2);
+	assert_int_equal(slice_op(&r, SYNC_OP_CREATE)->generation, 1);
+	sync_report_release(&r);
+
+	/* Both published: nothing. */
+	slices = json_pack("[o,o]", stored(json_array_get(want, 0), "s0", 1, -1),
+			   stored(json_array_get(want, 1), "s1", 1, -1));
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 0);
+	sync_plan_dra(&r, slices, NULL);
+	assert_int_equal(count_ops(&r, "ResourceSlice", SYNC_OP_CREATE) +
+				 count_ops(&r, "ResourceSlice", SYNC_OP_UPDATE) +
+				 count_ops(&r, "ResourceSlice", SYNC_OP_DELETE),
+			 0);
+	sync_report_release(&r);
+
+	/* One changed by hand (a capacity): one update, generation kept. */
+	json_object_set_new(
+		json_object_get(
+			json_object_get(
+				json_array_get(devices_of(by_set(slices, "gpu-1-counter-set")), 0),
+				"capacity"),
+			"memory"),
+		"value", json_string("1Gi"));
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 0);
+	sync_plan_dra(&r, slices, NULL);
+	assert_int_equal(count_ops(&r, "ResourceSlice", SYNC_OP_UPDATE), 1);
+	op = slice_op(&r, SYNC_OP_UPDATE);
+	assert_string_equal(op->name, "s1");
+	assert_int_equal(op->generation, 1);
+	sync_report_release(&r);
+
+	/* Both changed: two updates, so the generation is bumped for both. */
+	json_object_set_new(
+		json_object_get(
+			json_object_get(
+				json_array_get(devices_of(by_set(slices, "gpu-0-counter-set")), 0),
+				"capacity"),
+			"memory"),
+		"value", json_string("1Gi"));
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 0);
+	sync_plan_dra(&r, slices, NULL);
+	assert_int_equal(count_ops(&r, "ResourceSlice", SYNC_OP_UPDATE), 2);
+	assert_int_equal(slice_op(&r, SYNC_OP_UPDATE)->generation, 2);
+	sync_report_release(&r);
+
+	/* One deleted by hand: created again, the other rewritten, generation 2. */
+	json_array_remove(slices, 0);
+	json_decref(slices);
+	slices = json_pack("[o]", stored(json_array_get(want, 1), "s1", 1, -1));
+	assert_int_equal(sync_plan(cm, nodes, &o, &r, &err), 0);
+	sync_plan_dra(&r, slices, NULL);
+	assert_int_equal(count_ops(&r, "ResourceSlice", SYNC_OP_CREATE), 1);
+	assert_int_equal(count_ops(&r, "ResourceSlice", SYNC_OP_UPDATE), 1);
+	assert_int_equal(count_ops(&r, "ResourceSlice", SYNC_OP_DELETE), 0);
+	op = slice_op(&r, SYNC_OP_CREATE);
+	assert_int_equal(op->generation, 2);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(json_object_get(op->body, "spec"),
+						       "sharedCounters"),
+				       0),
+			"name")),
+		"gpu-0-counter-set");
+	assert_string_equal(slice_op(&r, SYNC_OP_UPDATE)->name, "s1");
+	assert_int_equal(slice_op(&r, SYNC_OP_UPDATE)->generation, 2);
+	sync_report_release(&r);
+	json_decref(slices);
+	json_decref(want);
+	json_decref(cm);
+	json_decref(nodes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +524,7 @@ int main(void)
 		cmocka_unit_test(dra_node_loses_device_plugin),
 		cmocka_unit_test(dra_slices_reconciled),
 		cmocka_unit_test(slices_of_other_nodes),
+		cmocka_unit_test(dra_dynamic_pool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
