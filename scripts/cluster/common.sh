@@ -143,14 +143,39 @@ comp_start() {
 	return 1
 }
 
+# comp_ports NAME: the ports NAME listens on.
+comp_ports() {
+	case $1 in
+	etcd) echo "$GS_ETCD_PORT $GS_ETCD_PEER_PORT" ;;
+	kube-apiserver) echo "$GS_APISERVER_PORT" ;;
+	kube-controller-manager) echo "$GS_KCM_PORT" ;;
+	kube-scheduler) echo "$GS_SCHEDULER_PORT" ;;
+	kwok) echo "$GS_KWOK_PORT" ;;
+	controller) echo "$GS_CONTROLLER_PORT" ;;
+	esac
+}
+
 # comp_start_again NAME: start NAME with the very command line up.sh gave
-# it (argv/NAME), its log appended. Returns 1 when it did not start.
+# it (argv/NAME), its log appended, once its ports are free (a process
+# SIGKILLed a moment ago may still hold them: its main thread shows as a
+# zombie before the other threads are gone and its sockets closed).
+# Returns 1 when it did not start.
 comp_start_again() {
-	local name=$1 f=$state/argv/$1 args=() a
+	local name=$1 f=$state/argv/$1 args=() a p i
 	[ -f "$f" ] || {
 		say "no recorded command line for $name ($f): start the cluster with up.sh"
 		return 1
 	}
+	for p in $(comp_ports "$name"); do
+		for ((i = 0; i < 100; i++)); do
+			port_open "$p" || break
+			sleep 0.1
+		done
+		if port_open "$p"; then
+			say "127.0.0.1:$p is still in use after 10 s; $name not started"
+			return 1
+		fi
+	done
 	while IFS= read -r -d '' a; do args+=("$a"); done <"$f"
 	comp_log_append=1 comp_start "$name" "${args[@]}"
 }
