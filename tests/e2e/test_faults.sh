@@ -5,9 +5,10 @@
 # slices on some of them:
 #   1. kube-apiserver SIGKILLed in the middle of a replicas edit over every
 #      node (and of two admissions), then started again with its own flags;
-#   2. every watch expired: the apiserver stopped, etcd compacted past every
-#      resourceVersion the controller has seen, the apiserver started: 410,
-#      relist;
+#   2. every watch expired: the apiserver stopped, the ConfigMap deleted in
+#      etcd and etcd compacted past every resourceVersion the controller has
+#      seen, the apiserver started: 410, relist, the ConfigMap known gone
+#      (nodes kept), created again;
 #   3. concurrent writers: another client overwriting the advertisement,
 #      and nodes deleted and re-created under the controller's queued writes
 #      (their uid refused: 422, metadata.uid is immutable);
@@ -236,17 +237,26 @@ ledger1=$ledger
 # --- 2. every watch expired (410 Gone): etcd compacted while the apiserver is down ----
 etcd() { curl -fsS --max-time 5 -X POST "http://127.0.0.1:$GS_ETCD_PORT/v3/kv/$1" -d "$2"; }
 relists0=$(metric gpushare_relists_total)
+cm_saved=$(k -n gpu-share get cm device-plugin-configs -o json |
+	jq -c 'del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp, .metadata.managedFields)') ||
+	fail "read the ConfigMap"
 at=$(mark)
 run comp stop -s KILL kube-apiserver
 expect_rc 0 "stop kube-apiserver"
-# One write past anything the controller saw (a key outside /registry), then
-# compact at it: no resourceVersion the controller holds can be watched from.
-rev=$(etcd put "{\"key\":\"$(printf '/gpushare-e2e/%s' "$pfx" | base64 -w0)\",\"value\":\"$(printf x | base64)\"}" |
-	jq -r .header.revision) || fail "write to etcd"
+# The ConfigMap deleted meanwhile (in etcd: no watch can tell), then etcd
+# compacted at that revision: no resourceVersion the controller holds can be
+# watched from, and only the relist shows the ConfigMap gone.
+rev=$(etcd deleterange "{\"key\":\"$(printf /registry/configmaps/gpu-share/device-plugin-configs | base64 -w0)\"}" |
+	jq -r 'if .deleted == "1" then .header.revision else error("not deleted") end') ||
+	fail "delete the ConfigMap in etcd"
 etcd compaction "{\"revision\":\"$rev\",\"physical\":true}" >/dev/null || fail "compact etcd at $rev"
 run comp start kube-apiserver
 expect_rc 0 "start kube-apiserver again"
-set_key "$(cfg 4)" || fail "replicas 4"
+cm_gone() { since "$at" | grep -q "configmap gpu-share/device-plugin-configs: deleted; nodes keep"; }
+wait_for 30 "the relist shows the ConfigMap gone" cm_gone
+expect_eq "$(advertise_is 3 && echo kept)" kept "no ConfigMap: every node keeps what it advertises"
+jq --arg k "$key" --arg v "$(cfg 4)" '.data[$k] = $v' <<<"$cm_saved" | k create -f - >/dev/null ||
+	fail "create the ConfigMap again, replicas 4"
 all_right "after the relist" 4
 for w in /api/v1/nodes /api/v1/pods /api/v1/namespaces/gpu-share/configmaps; do
 	since "$at" | grep -qF "watch $w: resourceVersion" || fail "the $w watch did not expire: $(since "$at" | tail -5)"
@@ -254,7 +264,7 @@ done
 expect_has "$(since "$at")" "expired (410 Gone); listing again" "the controller says why it relists"
 relists=$(metric gpushare_relists_total)
 [ "$relists" -ge $((relists0 + 3)) ] || fail "relists $relists0 -> $relists, want 3 more"
-echo "note: 2. etcd compacted at revision $rev: 410 on every watch, relists $relists0 -> $relists"
+echo "note: 2. ConfigMap deleted and etcd compacted at revision $rev: 410 on every watch, relists $relists0 -> $relists"
 expect_eq "$ledger" "$ledger1" "the ledger after the relist"
 
 # --- 3. concurrent writers ----------------------------------------------------------
