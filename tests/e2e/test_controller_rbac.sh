@@ -20,8 +20,8 @@
 #     nodes and pods, reading pods...);
 #   - without the nodes/status and pods/status rules, a ConfigMap edit and a
 #     refusal are refused with the apiserver's own 403 messages in the log,
-#     tried again every 5 s (not in a loop), the controller stays healthy,
-#     and it writes both once the rules are back;
+#     tried again every 5 s (not in a loop), counted in /metrics as 4xx; the
+#     controller stays healthy and writes both once the rules are back;
 #   - the token file rotated and the old token revoked: the first 401 makes
 #     it read the file again, and the next write goes through;
 #   - SIGTERM: exit 0, and the token never appears in its output;
@@ -310,6 +310,9 @@ wait_for 15 "the apiserver's 403 for pods/status in the log" pod_refused
 sleep 3
 run curl -fsS "http://127.0.0.1:$lport/healthz"
 expect_eq "$out" ok "still healthy after the 403s"
+run curl -fsS "http://127.0.0.1:$lport/metrics"
+e4xx=$(awk '$1 == "gpushare_api_errors_total{code=\"4xx\"}" { print $2 }' <<<"$out")
+[ "${e4xx:-0}" -ge 2 ] || fail "the 403s not counted in /metrics (4xx: ${e4xx:-none})"
 kill -0 "$pid" || fail "the controller died"
 expect_eq "$(both "$n1")" 8/8 "nothing written without the rule"
 expect_eq "$(jp pod late-refusal "$ns" '{.status.phase}')" Pending "late-refusal not refused without the rule"
