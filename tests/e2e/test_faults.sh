@@ -4,7 +4,8 @@
 # device-plugin ConfigMap, NODES fake nodes of 2 T4s) with pods holding
 # slices on some of them:
 #   1. kube-apiserver SIGKILLed in the middle of a replicas edit over every
-#      node (and of two admissions), then started again with its own flags;
+#      node (and of two admissions), down 8 s, then started again with its
+#      own flags: every node right within 10 s of its return;
 #   2. every watch expired: the apiserver stopped, the ConfigMap deleted in
 #      etcd and etcd compacted past every resourceVersion the controller has
 #      seen, the apiserver started: 410, relist, the ConfigMap known gone
@@ -225,11 +226,17 @@ set_key "$(cfg 3)" || fail "replicas 3"
 stop_mid "$at" 3
 sigkill kube-apiserver
 done_before=$(written_after "$at" 3)
+# Down for 8 s more: a backoff doubling to 30 s (client-go's reflector) would
+# by then wait 4-16 s between tries; the controller's waits at most 2 s
+# (watches) and 4 s (writes), so it is back within seconds.
+sleep 8
 run comp start kube-apiserver
 expect_rc 0 "start kube-apiserver again"
 t0=$(now)
+wait_for 10 "every node advertising 3 replicas within 10 s of the apiserver's return" advertise_is 3
+t_adv=$(secs "$t0")
 all_right "after the apiserver's restart" 3
-echo "note: 1. apiserver SIGKILLed after $done_before of $NODES writes; all $NODES right $(secs "$t0")s after it was ready again"
+echo "note: 1. apiserver SIGKILLed after $done_before of $NODES writes, down 8 s; all $NODES advertising 3 replicas ${t_adv}s after it was ready again"
 for p in a3 c1; do running "$p"; done
 expect_eq "$(grep -v -e "/a3 " -e "/c1 " <<<"$ledger")" "$ledger0" "the ledger of the pods that were there"
 ledger1=$ledger
