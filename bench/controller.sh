@@ -27,7 +27,9 @@
 #
 # The cluster must run this checkout's controller: a stopped cluster is
 # started (and stopped at the end), a running one with another controller
-# binary is restarted. BENCH_KEEP=1 leaves the cluster and the bench objects.
+# binary is restarted. BENCH_KEEP=1 leaves the cluster and the bench objects;
+# BENCH_REUSE=1 then reuses the nodes of such a run (replicas go back and forth
+# between 4 and 6) instead of creating them: for trying changes, not for results.
 # Never part of make test, make e2e or make ci.
 set -euo pipefail
 bin=$(cd "$(dirname "${1:?usage: bench/controller.sh path/to/gpushare}")" && pwd)/$(basename "$1")
@@ -75,8 +77,14 @@ hz=$(getconf CLK_TCK)
 cpu_of() { # PID: utime+stime in ticks
 	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 }
-snap() { # FILE: every component's CPU ticks, one per line
-	for c in $comps; do echo "$c $(cpu_of "${pid[$c]}")"; done >"$1"
+sched_of() { # PID: nanoseconds its threads ran and waited runnable (schedstat)
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ r += $1; w += $2 } END { printf "%.0f %.0f", r, w }'
+}
+snap() { # FILE: every component's CPU ticks, run and runqueue-wait ns, one per line
+	for c in $comps; do echo "$c $(cpu_of "${pid[$c]}") $(sched_of "${pid[$c]}")"; done >"$1"
+}
+wait_delta() { # BEFORE AFTER COMPONENT: seconds its threads waited for a CPU
+	awk -v c="$3" 'FNR == NR { if ($1 == c) a = $4; next } $1 == c { printf "%.2f", ($4 - a) / 1e9 }' "$1" "$2"
 }
 cpu_delta() { # BEFORE AFTER COMPONENT: seconds
 	awk -v c="$3" -v hz="$hz" 'FNR == NR { if ($1 == c) a = $2; next } $1 == c { printf "%.2f", ($2 - a) / hz }' "$1" "$2"
@@ -111,7 +119,15 @@ trap 'exit 130' INT TERM
 sampler=$!
 
 # --- objects of an earlier run go, the ConfigMap key is set ------------------------------------
-if [ "$(k get nodes -l gpushare.io/bench -o name | wc -l)" != 0 ]; then
+reuse=
+if [ "${BENCH_REUSE:-0}" = 1 ] && [ -z "$started" ] &&
+	[ "$(k get nodes -l gpushare.io/bench=$prefix -o name | wc -l)" = "$nodes" ]; then
+	reuse=1
+	cur=$(k -n gpu-share get configmap device-plugin-configs -o json | jq -r '.data.bench // ""' |
+		sed -n 's/.*replicas: *//p')
+	[ "$cur" != "$r1" ] || { r1=$r0 r0=$cur; }
+	k delete nodes -l gpushare.io/bench=${prefix}loop --wait=true >/dev/null
+elif [ "$(k get nodes -l gpushare.io/bench -o name | wc -l)" != 0 ]; then
 	say "deleting the bench nodes of an earlier run"
 	api DELETE "/api/v1/nodes?labelSelector=gpushare.io%2Fbench" >/dev/null
 	until [ "$(k get nodes -l gpushare.io/bench -o name | wc -l)" = 0 ]; do sleep 1; done
@@ -132,11 +148,12 @@ set_key $r0
 
 # --- 1. the fleet --------------------------------------------------------------------------------
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-say "creating $nodes nodes ($par parallel kubectl create; load average $load0)"
 t=$(now)
 cpids=()
+[ -n "$reuse" ] && say "reusing the $nodes nodes of an earlier run (BENCH_REUSE=1)" || say "creating $nodes nodes ($par parallel kubectl create; load average $load0)"
 per=$(((nodes + par - 1) / par))
 for i in $(seq 0 $((par - 1))); do
+	[ -z "$reuse" ] || break
 	first=$((i * per))
 	n=$((nodes - first < per ? nodes - first : per))
 	[ "$n" -gt 0 ] || continue
@@ -144,7 +161,7 @@ for i in $(seq 0 $((par - 1))); do
 	k create -f "$out/nodes.$i.json" >/dev/null &
 	cpids+=($!)
 done
-wait "${cpids[@]}"
+[ ${#cpids[@]} = 0 ] || wait "${cpids[@]}"
 say "created in $(calc "\"%.1f\", $(now) - $t")s; waiting until all advertise nvidia.com/gpu=$((8 * r0))"
 python3 "$root/bench/controller_watch.py" nodes "gpushare.io/bench=$prefix" "$nodes" $((8 * r0)) >"$out/initial.json"
 say "all advertised $(calc "\"%.1f\", $(jq .done "$out/initial.json") - $t")s after the creates began; controller RSS $(vm "${pid[controller]}" VmRSS) MB"
@@ -190,7 +207,9 @@ say "edit: replicas $r0 -> $r1; all $nodes nodes advertise nvidia.com/gpu=$((8 *
 # The controller's own account, from its log: PATCH answers after the edit.
 iso0=$(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%S.%3NZ)
 awk -v t="$iso0" '$1 >= t && / advertised /' "$state/logs/controller.log" >"$out/advertised.log"
-say "controller log: $(wc -l <"$out/advertised.log") nodes advertised, first answer $(head -1 "$out/advertised.log" | cut -c12-23), last $(tail -1 "$out/advertised.log" | cut -c12-23) (edit at $(echo "$iso0" | cut -c12-23))"
+writes=$(wc -l <"$out/advertised.log")
+again=$(awk '{ print $3 }' "$out/advertised.log" | sort | uniq -d | wc -l)
+say "controller log: $writes advertisements written ($again nodes more than once), first answer $(head -1 "$out/advertised.log" | cut -c12-23), last $(tail -1 "$out/advertised.log" | cut -c12-23) (edit at $(echo "$iso0" | cut -c12-23))"
 
 # --- 3. the baseline loop ---------------------------------------------------------------------------
 # The change the controller wrote: labels (GFD's), capacity and allocatable of a node now.
@@ -205,11 +224,13 @@ for i in $(seq 0 $((sample - 1))); do
 done
 loop=$(calc "\"%.2f\", $(now) - $tl")
 snap "$out/loop.1"
-[ "$(k get nodes -l gpushare.io/bench=${prefix}loop -o json |
-	jq --arg v $((8 * r1)) '[.items[] | select(.status.capacity["nvidia.com/gpu"] == $v and .status.allocatable["nvidia.com/gpu"] == $v)] | length')" = "$sample" ] || {
-	echo "bench: the loop did not leave its $sample nodes at nvidia.com/gpu=$((8 * r1))" >&2
-	exit 1
-}
+# kwok's node-initialize stage fires again on a node that went NotReady (its
+# leases lag on a loaded machine) and writes the status from its cache: a
+# node it saw before the PATCH goes back to the old numbers. The controller
+# writes its nodes again; the loop does not. Counted, after a second.
+sleep 1
+reverted=$(k get nodes -l gpushare.io/bench=${prefix}loop -o json |
+	jq --arg v $((8 * r1)) '[.items[] | select(.status.capacity["nvidia.com/gpu"] != $v or .status.allocatable["nvidia.com/gpu"] != $v)] | length')
 per_node=$(calc "\"%.4f\", $loop / $sample")
 loop_n=$(calc "\"%.1f\", $per_node * $nodes")
 ratio=$(calc "\"%.1f\", $loop_n / $wall")
@@ -263,7 +284,10 @@ ctl_rss=$(vm "${pid[controller]}" VmRSS)
 echo
 echo "gpushare controller, $nodes nodes of 8 T4 ($(nproc) CPUs; load average $load0 at the start)"
 printf '%-52s %s\n' "controller: edit to all nodes advertising" "$wall s"
+printf '%-52s %s\n' "  PATCHes in that time (nodes written twice or more)" "$writes ($again)"
+printf '%-52s %s\n' "  nodes not Ready: first advertised / end of the edit" "$(jq .not_ready "$out/initial.json") / $(jq .not_ready "$out/edit.json")"
 printf '%-52s %s\n' "kubectl patch --subresource=status loop" "$loop s for $sample nodes = $per_node s/node"
+printf '%-52s %s\n' "  of its nodes set back by kwok afterwards" "$reverted of $sample"
 printf '%-52s %s\n' "  extrapolated to $nodes nodes ($per_node s x $nodes)" "$loop_n s"
 printf '%-52s %s\n' "ratio (goal >= 50x)" "${ratio}x $(awk -v r="$ratio" 'BEGIN { print (r >= 50 ? "PASS" : "MISSED") }')"
 printf '%-52s %s\n' "controller RSS: peak (VmHWM) / at the end (goal <= 25 MB)" "$ctl_hwm MB / $ctl_rss MB $(awk -v r="$ctl_hwm" 'BEGIN { print (r <= 25 ? "PASS" : "MISSED") }')"
@@ -282,6 +306,10 @@ done
 api_edit=$(cpu_delta "$out/edit.0" "$out/edit.1" kube-apiserver)
 ctl_edit=$(cpu_delta "$out/edit.0" "$out/edit.1" controller)
 echo "apiserver CPU during the edit: $api_edit s, $(calc "\"%.1f\", $api_edit / $ctl_edit")x the controller's $ctl_edit s; $(calc "\"%.2f\", $api_edit / $wall") of the $(nproc) cores"
+echo "runnable but waiting for a CPU during the edit (/proc/PID/task/*/schedstat, summed over threads):"
+row=
+for c in $comps; do row+=" $c $(wait_delta "$out/edit.0" "$out/edit.1" "$c") s,"; done
+echo " ${row%,}"
 echo
 echo "apiserver requests during the edit (its /metrics: count, mean latency):"
 python3 - "$out/metrics.0" "$out/metrics.1" <<'EOF'

@@ -10,8 +10,9 @@ the label gpushare.io/bench=PREFIX so they can be listed and deleted together:
   bench/controller_nodes.py 1000 | kubectl create -f -
   kubectl delete nodes -l gpushare.io/bench=bench
 
-kwok (--manage-all-nodes) makes them Ready; gpushare's controller advertises
-them. Deterministic: the same N gives the same nodes.
+Each is created with the capacity and allocatable a kubelet reports (cpu,
+memory, pods). kwok (--manage-all-nodes) makes them Ready; gpushare's
+controller advertises their GPUs. Deterministic: the same N gives the same nodes.
 """
 import json
 import sys
@@ -22,6 +23,7 @@ def main():
     prefix = sys.argv[2] if len(sys.argv) > 2 else "bench"
     key = sys.argv[3] if len(sys.argv) > 3 else "shared"
     first = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    base = {"cpu": "32", "memory": "256Gi", "pods": "110"}
     items = []
     for i in range(first, first + n):
         name = "%s-node-%05d" % (prefix, i)
@@ -35,6 +37,10 @@ def main():
                 "annotations": {"gpushare.io/gpu-product": "Tesla T4",
                                 "gpushare.io/gpu-count": "8"},
             },
+            # What a kubelet reports before any device plugin: kwok's
+            # node-initialize keeps a capacity that is there, so a node whose
+            # GPUs the controller wrote first would otherwise get no pods.
+            "status": {"capacity": dict(base), "allocatable": dict(base)},
         })
     json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
 

@@ -48,20 +48,24 @@ def gpu(obj, where):
 
 class Nodes:
     def __init__(self, count, value):
-        self.count, self.value, self.ok = count, value, {}
+        self.count, self.value, self.ok, self.ready = count, value, {}, {}
 
     def update(self, ev, o):
         name = o["metadata"]["name"]
         if ev == "DELETED":
             self.ok.pop(name, None)
+            self.ready.pop(name, None)
         else:
             self.ok[name] = gpu(o, "capacity") == self.value and gpu(o, "allocatable") == self.value
+            self.ready[name] = any(c.get("type") == "Ready" and c.get("status") == "True"
+                                   for c in o.get("status", {}).get("conditions") or [])
 
     def done(self):
         return len(self.ok) >= self.count and all(self.ok.values())
 
     def summary(self):
-        return {"nodes": len(self.ok), "advertising": sum(self.ok.values())}
+        return {"nodes": len(self.ok), "advertising": sum(self.ok.values()),
+                "not_ready": len(self.ready) - sum(self.ready.values())}
 
 
 class Pods:

@@ -21,6 +21,8 @@
 #include "parseopt.h"
 #include "banned.h"
 
+#define CONTROLLER_LIST_PAGE 100u /* `limit` of the list pages */
+
 #define DRAIN_LIMIT_MS 30000L /* SIGTERM: in-flight writes get this long to finish */
 
 static int signal_pipe[2] = {-1, -1};
@@ -338,6 +340,12 @@ int cmd_controller(int argc, char **argv)
 	co.admit = admit_hook;
 	co.admit_arg = actx;
 	lo.max_in_flight = (unsigned)max_in_flight;
+	/*
+	 * Pages of 100, not kubeloop's 250: a page is decoded whole, and a page of
+	 * 250 nodes (about 6 kB of JSON each) took the peak RSS of a controller
+	 * started beside 5,000 nodes to 31 MB; 100 keeps it at 21 MB (50: 17.7).
+	 */
+	lo.list_page_size = CONTROLLER_LIST_PAGE;
 	lo.log = log_line;
 	/* First, so a bad --listen is said before anything is dialed. */
 	if (listen) {
