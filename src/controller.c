@@ -156,8 +156,11 @@ static void map_del(struct map *m, const char *key)
 	for (size_t i = 0; i < (m)->cap; i++)                                                      \
 		if ((m)->keys[i] && (m)->keys[i] != TOMB && ((v) = (m)->vals[i]))
 
+struct event_post;
+
 struct controller {
 	struct kube_loop *l;
+	struct event_post *event_retries; /* Events waiting to be tried again */
 	struct controller_opts o;
 	char *cm_ns, *cm_name, *ev_ns;
 	json_t *configmap; /* NULL while it does not exist */
@@ -603,26 +606,84 @@ static void now_rfc3339(char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/*
+ * An Event on its way. Like the kubelet's recorder (client-go
+ * recordToSink), a POST that got no answer is tried again, 12 tries in all;
+ * an answer of the apiserver, even a refusal, is final. The recorder waits
+ * 10 s between tries, we wait 1-2 s so a rehearsal shows the Event soon.
+ */
+struct event_post {
+	struct controller *ctl;
+	char *what, *path, *body;
+	unsigned tries;
+	struct event_post *next; /* in ctl->event_retries while waiting */
+};
+
+#define EVENT_MAX_TRIES 12
+
+static void event_post_free(struct event_post *ep)
+{
+	free(ep->what);
+	free(ep->path);
+	free(ep->body);
+	free(ep);
+}
+
+static void on_event_posted(void *arg, const struct kube_result *r);
+
+static void event_send(struct event_post *ep)
+{
+	struct controller *ctl = ep->ctl;
+
+	ep->tries++;
+	if (kube_loop_request(ctl->l, "POST", ep->path, NULL, ep->body, strlen(ep->body),
+			      on_event_posted, ep) == 0)
+		ctl->in_flight++;
+	else
+		event_post_free(ep);
+}
+
+static void event_retry(void *arg)
+{
+	struct event_post *ep = arg;
+
+	for (struct event_post **pp = &ep->ctl->event_retries; *pp; pp = &(*pp)->next)
+		if (*pp == ep) {
+			*pp = ep->next;
+			break;
+		}
+	event_send(ep);
+}
+
 static void on_event_posted(void *arg, const struct kube_result *r)
 {
-	struct write_ctx *w = arg;
+	struct event_post *ep = arg;
+	struct controller *ctl = ep->ctl;
 
-	w->ctl->in_flight--;
-	if (r->error) {
-		w->ctl->write_errors++;
-		ctl_log(w->ctl, "%s: posting the Event failed: %s", w->what, r->error);
+	ctl->in_flight--;
+	if (r->error && r->code == 0 && ep->tries < EVENT_MAX_TRIES && !ctl->draining) {
+		long delay = ep->tries < 2 ? 1000 : 2000;
+		ctl_log(ctl, "%s: posting the Event failed: %s; trying again in %ld ms", ep->what,
+			r->error, delay);
+		ep->next = ctl->event_retries;
+		ctl->event_retries = ep;
+		kube_loop_after(ctl->l, delay, event_retry, ep);
+		return;
 	}
-	free(w->what);
-	free(w);
+	if (r->error) {
+		ctl->write_errors++;
+		ctl_log(ctl, "%s: posting the Event failed: %s", ep->what, r->error);
+	}
+	event_post_free(ep);
 }
 
 /* A Warning Event about an object, as the kubelet's recorder writes one. */
 static void post_event(struct controller *ctl, const char *kind, const char *ns, const char *name,
 		       const char *uid, const char *host, const char *reason, const char *message)
 {
-	char ts[32], *path, *body;
+	char ts[32];
 	json_t *ev;
-	struct write_ctx *w;
+	struct event_post *ep;
 	const char *evns = ns ? ns : ctl->ev_ns;
 	/* A pod's admission failure is the kubelet's Event (rejectPod); a node's is ours. */
 	const char *component = !strcmp(kind, "Pod") ? "kubelet" : "gpushare-controller";
@@ -645,22 +706,14 @@ static void post_event(struct controller *ctl, const char *kind, const char *ns,
 				    json_string(gn));
 		free(gn);
 	}
-	body = json_dumps(ev, JSON_COMPACT);
+	ep = gs_xcalloc(1, sizeof(*ep));
+	ep->ctl = ctl;
+	ep->body = json_dumps(ev, JSON_COMPACT);
 	json_decref(ev);
-	path = gs_xasprintf("/api/v1/namespaces/%s/events", evns);
-	w = gs_xcalloc(1, sizeof(*w));
-	w->ctl = ctl;
-	w->what = gs_xasprintf("%s %s%s%s", kind, ns ? ns : "", ns ? "/" : "", name);
-	if (kube_loop_request(ctl->l, "POST", path, NULL, body, strlen(body), on_event_posted, w) ==
-	    0) {
-		ctl->in_flight++;
-		ctl->events_posted++;
-	} else {
-		free(w->what);
-		free(w);
-	}
-	free(path);
-	free(body);
+	ep->path = gs_xasprintf("/api/v1/namespaces/%s/events", evns);
+	ep->what = gs_xasprintf("%s %s%s%s", kind, ns ? ns : "", ns ? "/" : "", name);
+	ctl->events_posted++;
+	event_send(ep);
 }
 
 static void retry_node_later(void *arg);
@@ -1521,6 +1574,11 @@ void controller_free(struct controller *ctl)
 	free(ctl->cm_ns);
 	free(ctl->cm_name);
 	free(ctl->ev_ns);
+	while (ctl->event_retries) {
+		struct event_post *ep = ctl->event_retries;
+		ctl->event_retries = ep->next;
+		event_post_free(ep);
+	}
 	free(ctl);
 }
 

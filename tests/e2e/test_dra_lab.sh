@@ -175,6 +175,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: dp-pod}
 spec:
+  nodeSelector: {gpushare.io/path: dra}   # the seed's lab nodes may share this cluster
   containers: [{name: work, image: registry.k8s.io/pause:3.10, resources: {limits: {nvidia.com/gpu: 1}}}]
 YAML
 expect_rc 0 "create over-pod, tmpl-pod, dp-pod"
