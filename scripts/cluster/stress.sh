@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 n=${1:-10}
 work=$(mktemp -d)
 export GS_CLUSTER_DIR=$work/state GS_ETCD_PORT=23379 GS_ETCD_PEER_PORT=23380 \
-	GS_APISERVER_PORT=27443 GS_KCM_PORT=23257 GS_SCHEDULER_PORT=23259 GS_KWOK_PORT=23270
+	GS_APISERVER_PORT=27443 GS_KCM_PORT=23257 GS_SCHEDULER_PORT=23259 GS_KWOK_PORT=23270 GS_CONTROLLER_PORT=23271
 hogs=()
 for ((c = 0; c < $(nproc) * 2; c++)); do
 	(while :; do :; done) &
