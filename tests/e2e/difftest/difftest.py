@@ -132,7 +132,8 @@ class Harness:
         k.must("PATCH", self.cm_path, {"data": data}, "application/merge-patch+json")
         phases = [("create", time.time())]
         names = {n["metadata"]["name"] for n in nodes}
-        self.wait("nodes Ready without not-ready taints", 90, lambda: self.nodes_ready(names))
+        self.wait("nodes Ready without not-ready taints", 90, lambda: self.nodes_ready(names),
+                  lambda: self.not_ready)
         phases.append(("ready", time.time()))
         # kwok's node-initialize stage writes its own capacity (cpu 1k, ...)
         # into a node that has none when it first sees it: cpu, memory and
@@ -186,23 +187,31 @@ class Harness:
 
     def nodes_ready(self, names):
         ready = 0
+        why = {}
         for n in self.k.list("/api/v1/nodes", "%s" % CASE_KEY):
             if n["metadata"]["name"] not in names:
                 continue
             cond = {c["type"]: c["status"] for c in (n.get("status") or {}).get("conditions", [])}
             taints = [t["key"] for t in (n.get("spec") or {}).get("taints") or []]
             # node.kubernetes.io/unschedulable comes with spec.unschedulable.
-            if cond.get("Ready") == "True" and not any(
-                    t.startswith("node.kubernetes.io/") and t != "node.kubernetes.io/unschedulable"
-                    for t in taints):
+            bad = [t for t in taints
+                   if t.startswith("node.kubernetes.io/") and t != "node.kubernetes.io/unschedulable"]
+            if cond.get("Ready") == "True" and not bad:
                 ready += 1
+            else:
+                k = "Ready=%s %s" % (cond.get("Ready", "-"), ",".join(bad) or "no taint")
+                why[k] = why.get(k, 0) + 1
+        # Said when the wait gives up: which nodes are not ready, and how.
+        self.not_ready = "%d of %d ready; the others: %s" % (
+            ready, len(names), "; ".join("%d %s" % (v, k) for k, v in sorted(why.items())) or "not listed")
         return ready == len(names)
 
-    def wait(self, what, limit, cond):
+    def wait(self, what, limit, cond, detail=None):
         end = time.time() + limit
         while not cond():
             if time.time() > end:
-                raise RuntimeError("timed out after %ds waiting for %s" % (limit, what))
+                raise RuntimeError("timed out after %ds waiting for %s%s" % (
+                    limit, what, " (%s)" % detail() if detail else ""))
             time.sleep(0.2)
 
     def create_pods(self, bno, cases):
