@@ -631,16 +631,19 @@ static void event_post_free(struct event_post *ep)
 
 static void on_event_posted(void *arg, const struct kube_result *r);
 
-static void event_send(struct event_post *ep)
+/* Queue a try; -1 (and ep freed) when the loop refused it. */
+static int event_send(struct event_post *ep)
 {
 	struct controller *ctl = ep->ctl;
 
 	ep->tries++;
 	if (kube_loop_request(ctl->l, "POST", ep->path, NULL, ep->body, strlen(ep->body),
-			      on_event_posted, ep) == 0)
-		ctl->in_flight++;
-	else
+			      on_event_posted, ep) < 0) {
 		event_post_free(ep);
+		return -1;
+	}
+	ctl->in_flight++;
+	return 0;
 }
 
 static void event_retry(void *arg)
@@ -652,7 +655,7 @@ static void event_retry(void *arg)
 			*pp = ep->next;
 			break;
 		}
-	event_send(ep);
+	(void)event_send(ep);
 }
 
 static void on_event_posted(void *arg, const struct kube_result *r)
@@ -712,8 +715,8 @@ static void post_event(struct controller *ctl, const char *kind, const char *ns,
 	json_decref(ev);
 	ep->path = gs_xasprintf("/api/v1/namespaces/%s/events", evns);
 	ep->what = gs_xasprintf("%s %s%s%s", kind, ns ? ns : "", ns ? "/" : "", name);
-	ctl->events_posted++;
-	event_send(ep);
+	if (event_send(ep) == 0)
+		ctl->events_posted++;
 }
 
 static void retry_node_later(void *arg);
@@ -1101,16 +1104,16 @@ static void reconcile_nodes(struct controller *ctl)
 		n = m->vals[i];
 		if (!n->dirty)
 			continue;
-		seen++;
-		if (n->busy)
+		if (n->busy) {
+			seen++; /* dirty, left for later */
 			continue;
+		}
 		if (ctl->in_flight + k >= node_max) {
 			ctl->scan_at = i;
 			break;
 		}
 		n->dirty = false;
 		ctl->dirty--;
-		seen--;
 		batch[k++] = n;
 		ctl->scan_at = (i + 1) & (m->cap - 1);
 		if (k == PLAN_BATCH) {
