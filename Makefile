@@ -24,7 +24,7 @@ OPT ?= -O2 -g
 CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -iquote src -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS) $(EXTRA_LDFLAGS)
 
-SRC := $(sort $(wildcard src/*.c src/cmd/*.c))
+SRC := $(sort $(wildcard src/*.c src/*/*.c))
 LIB_SRC := $(filter-out src/main.c,$(SRC))
 GEN_SRC :=
 # Module fragments (generated sources, extra rules) live in mk/*.mk; their
@@ -125,10 +125,10 @@ demo: deps
 	@scripts/demo.sh
 
 format-check:
-	clang-format --dry-run --Werror $(SRC) $(wildcard src/*.h src/cmd/*.h tests/unit/*.c fuzz/*.c)
+	clang-format --dry-run --Werror $(SRC) $(wildcard src/*.h src/*/*.h tests/unit/*.c fuzz/*.c)
 
 format:
-	clang-format -i $(SRC) $(wildcard src/*.h src/cmd/*.h tests/unit/*.c fuzz/*.c)
+	clang-format -i $(SRC) $(wildcard src/*.h src/*/*.h tests/unit/*.c fuzz/*.c)
 
 clean:
 	rm -rf build
