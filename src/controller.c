@@ -1226,7 +1226,7 @@ static void pod_store(struct controller *ctl, const json_t *pod, bool from_write
 	const char *ns = kobj_namespace(pod), *name = kobj_name(pod);
 	const char *node = kobj_string(pod, "spec.nodeName");
 	const char *phase = kobj_string(pod, "status.phase");
-	const char *adm = kobj_annotation(pod, CONTROLLER_ANN_ADMITTED);
+	const char *adm = kobj_annotation(pod, LEDGER_ANN_ADMITTED);
 	struct cpod *p;
 	char *key;
 	json_t *red;
@@ -1436,7 +1436,7 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 	}
 	if (v.admit) {
 		json_t *ann = v.annotations ? v.annotations : json_object();
-		json_object_set_new(ann, CONTROLLER_ANN_ADMITTED, json_string("true"));
+		json_object_set_new(ann, LEDGER_ANN_ADMITTED, json_string("true"));
 		patch = json_pack("{s:{s:o}}", "metadata", "annotations", ann);
 		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
 		write_pod(ctl, p, n, path, patch,

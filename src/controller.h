@@ -1,6 +1,8 @@
 #ifndef GS_CONTROLLER_H
 #define GS_CONTROLLER_H
 
+#include "names.h"
+
 /*
  * gpushare's controller (docs/controller.md): it plays, for every node that
  * declares its GPUs (annotation gpushare.io/gpu-product), the device plugin
@@ -40,7 +42,6 @@
 #include "strbuf.h"
 #include "sync.h"
 
-#define CONTROLLER_ANN_ADMITTED "gpushare.io/admitted"
 
 /*
  * The admission hook's input. Objects are reduced: a Node keeps

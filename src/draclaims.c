@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller.h"
+#include "names.h"
 #include "draslice.h"
 #include "isolation.h"
 #include "kobj.h"
@@ -233,7 +233,7 @@ static struct prep pod_prepare(const json_t *pod, const char *claim, const json_
 	p.st = PREP_UNBOUND;
 	if (!*kobj_text(pod, "spec.nodeName"))
 		return p;
-	adm = kobj_annotation(pod, CONTROLLER_ANN_ADMITTED);
+	adm = kobj_annotation(pod, LEDGER_ANN_ADMITTED);
 	phase = kobj_text(pod, "status.phase");
 	ev = pod_events(events, pod, DRACLAIMS_EVENT_PREPARE, claim);
 	p.refusals = ev.count;
@@ -570,7 +570,7 @@ static void mig_sharing(const json_t *devices, json_t *sharing)
 json_t *draclaims_node_status(const json_t *node, const struct draclaims_objects *o)
 {
 	const char *name = kobj_text(node, "metadata.name");
-	const char *gates = kobj_annotation(node, "gpushare.io/dra-feature-gates");
+	const char *gates = kobj_annotation(node, DRAPREPARE_ANNOTATION_GATES);
 	long long gen;
 	json_t *devs = node_devices(name, o->slices, &gen);
 	json_t *devices = json_array(), *claims = json_array(), *free_ = json_array();

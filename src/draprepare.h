@@ -1,6 +1,8 @@
 #ifndef GS_DRAPREPARE_H
 #define GS_DRAPREPARE_H
 
+#include "names.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,7 +33,6 @@ struct draprepare_gates {
 };
 
 /* A node declares the driver's gates it runs with in this annotation, in FEATURE_GATES syntax. */
-#define DRAPREPARE_ANNOTATION_GATES "gpushare.io/dra-feature-gates"
 
 /* The driver's defaults. */
 void draprepare_gates_default(struct draprepare_gates *g);

@@ -1,6 +1,8 @@
 #ifndef GS_DRASLICE_H
 #define GS_DRASLICE_H
 
+#include "names.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 
@@ -16,7 +18,6 @@
  */
 
 /* A node opts into DRA with this label; it is then never a device-plugin node. */
-#define DRASLICE_LABEL_PATH "gpushare.io/path"
 #define DRASLICE_PATH_DRA "dra"
 
 #define DRASLICE_DRIVER "gpu.nvidia.com"

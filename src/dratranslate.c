@@ -18,6 +18,7 @@
 #include "kobj.h"
 #include "quantity.h"
 #include "yamlout.h"
+#include "names.h"
 #include "banned.h"
 
 #define LABEL_CONFIG "nvidia.com/device-plugin.config"
@@ -765,7 +766,7 @@ static void translate_quota(struct dratranslate *t, struct dratranslate_item *it
 static void translate_node(struct dratranslate_item *it, json_t *obj)
 {
 	json_t *labels = (json_t *)kobj_labels(obj);
-	if (!kobj_annotation(obj, "gpushare.io/gpu-product")) {
+	if (!kobj_annotation(obj, NODEHW_ANN_PRODUCT)) {
 		json_array_append(it->objects, obj);
 		return;
 	}

@@ -3,6 +3,9 @@
 
 #include <stddef.h>
 
+#include "strbuf.h"
+#include "wrapper.h"
+
 /*
  * One error, filled by the function that failed. Library code never prints:
  * it fills this and returns a negative value; src/cmd/ decides what to show.
@@ -42,13 +45,5 @@ void gs_warnings_init(struct gs_warnings *w);
 void gs_warnings_add(struct gs_warnings *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void gs_warnings_release(struct gs_warnings *w);
-
-/* Allocation that never returns NULL: an out-of-memory CLI has no better move. */
-void *gs_xmalloc(size_t n);
-void *gs_xcalloc(size_t n, size_t size);
-void *gs_xrealloc(void *p, size_t n);
-char *gs_xstrdup(const char *s);
-char *gs_xstrndup(const char *s, size_t n);
-char *gs_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -8,6 +8,7 @@
 #include "kobj.h"
 #include "quantity.h"
 #include "strbuf.h"
+#include "names.h"
 #include "banned.h"
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -394,7 +395,7 @@ static const struct catalog_gpu *node_model(const struct catalog *cat, const jso
 		if (g)
 			return g;
 	}
-	p = kobj_annotation(node, "gpushare.io/gpu-product");
+	p = kobj_annotation(node, NODEHW_ANN_PRODUCT);
 	if (p) {
 		buf = gs_xstrndup(p, strcspn(p, ","));
 		g = catalog_find_gpu(cat, buf);

@@ -16,6 +16,7 @@
 #include "kubeclient.h"
 #include "quantity.h"
 #include "report.h"
+#include "report_live.h"
 #include "strbuf.h"
 #include "sync.h"
 #include "ydoc.h"

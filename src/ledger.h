@@ -1,6 +1,8 @@
 #ifndef GS_LEDGER_H
 #define GS_LEDGER_H
 
+#include "names.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,14 +25,6 @@
  * draslice_gpu_uuid / draslice_mig_instances give, so the device-plugin and
  * DRA views of a node name the same cards.
  */
-
-/*
- * On a pod, set together with LEDGER_ANN_ADMITTED once admitted: a compact
- * JSON object {"<resource>":["<device id>",...],...}, resources sorted, IDs
- * in the order the pod got them.
- */
-#define LEDGER_ANN_DEVICES "gpushare.io/devices"
-#define LEDGER_ANN_ADMITTED "gpushare.io/admitted"
 
 #define LEDGER_MAX_DEVICES 16384    /* device IDs on one node (256 GPUs x 64 replicas) */
 #define LEDGER_MAX_ANNOTATION 65536 /* bytes of one LEDGER_ANN_DEVICES value */

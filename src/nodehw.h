@@ -1,6 +1,8 @@
 #ifndef GS_NODEHW_H
 #define GS_NODEHW_H
 
+#include "names.h"
+
 #include <jansson.h>
 #include <stddef.h>
 
@@ -14,25 +16,9 @@
  * contract of the annotations is in docs/advertise.md.
  */
 
-/*
- * Declarations a person (or the lab) puts on the node: the NVML name or its
- * label form ("a,b" for several models), and the count ("2"; "1,1" with
- * several products).
- */
-#define NODEHW_ANN_PRODUCT "gpushare.io/gpu-product"
-#define NODEHW_ANN_COUNT "gpushare.io/gpu-count"
-/*
- * What NVML and DMI would report on the node, for GFD's cuda.* and
- * gpu.machine labels: the driver version "X.Y[.Z]" and the machine's
- * product name (/sys/class/dmi/id/product_name). Defaults below.
- */
-#define NODEHW_ANN_DRIVER "gpushare.io/driver-version"
-#define NODEHW_ANN_MACHINE "gpushare.io/machine"
+/* Defaults of NODEHW_ANN_DRIVER and NODEHW_ANN_MACHINE (names.h). */
 #define NODEHW_DEFAULT_DRIVER "580.65.06" /* R580: CUDA 13.0, B300/GB300 and RTX PRO 6000 */
 #define NODEHW_DEFAULT_MACHINE "unknown"  /* what GFD writes when DMI cannot be read */
-/* gpushare's own records of what it wrote last time: "k=v,k=v" and "r1,r2", sorted. */
-#define NODEHW_ANN_MANAGED_LABELS "gpushare.io/managed-labels"
-#define NODEHW_ANN_MANAGED_RESOURCES "gpushare.io/managed-resources"
 
 /* Labels read from the node (written by people or other NVIDIA components). */
 #define NODEHW_LABEL_CONFIG "nvidia.com/device-plugin.config"

@@ -20,10 +20,9 @@
  * NodeList, a PodList, a ResourceQuotaList, the device-plugin ConfigMap's
  * configs) into a report_model; report_html and report_svg turn a model
  * into text. Every string that reaches the text went through
- * report_escape. report_read is the one function that talks to a cluster.
+ * report_escape. report_live.h reads a cluster.
  */
 
-struct kube_client;
 
 /* What isolates the tenants of one card (isolation_methods() in isolation.h says why). */
 enum report_isolation {
@@ -149,18 +148,5 @@ void report_escape(struct strbuf *sb, const char *s);
 
 /* "Isolation: none", "MPS limits", "hardware (MIG)", "whole card". */
 const char *report_isolation_name(enum report_isolation iso);
-
-/*
- * GET what the picture needs from a cluster: the nodes, the pods that have
- * not ended, every ResourceQuota, and the device-plugin ConfigMap
- * (cm_namespace/cm_name; *configmap NULL when it does not exist).
- */
-int report_read(struct kube_client *c, const char *cm_namespace, const char *cm_name,
-		json_t **nodes, json_t **pods, json_t **quotas, json_t **configmap,
-		struct gs_error *err) GS_WUR;
-
-/* report_read, then report_model_build on what it read (`gpushare report`, `gpushare lab`). */
-int report_live(struct kube_client *c, const char *cm_namespace, const char *cm_name,
-		struct report_model **out, struct gs_error *err) GS_WUR;
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "wrapper.h"
 #include "banned.h"
 
 /* What an unallocated strbuf points at: always "" (nothing may write to it). */
@@ -149,4 +149,15 @@ char *strbuf_copy_to(const struct strbuf *sb, char *dst, size_t size)
 	memcpy(dst, sb->buf, n);
 	dst[n] = '\0';
 	return dst;
+}
+
+char *gs_xasprintf(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	return strbuf_detach(&sb, NULL);
 }

@@ -59,4 +59,7 @@ void strbuf_addsep(struct strbuf *sb, const char *sep, const char *s);
  */
 char *strbuf_copy_to(const struct strbuf *sb, char *dst, size_t size);
 
+/* A formatted string in a new allocation (never NULL); the caller frees it. */
+char *gs_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

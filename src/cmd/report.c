@@ -13,6 +13,7 @@
 #include "kubecontext.h"
 #include "parseopt.h"
 #include "report.h"
+#include "report_live.h"
 #include "strbuf.h"
 #include "ydoc.h"
 #include "banned.h"

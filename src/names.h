@@ -1,0 +1,41 @@
+#ifndef GS_NAMES_H
+#define GS_NAMES_H
+
+/*
+ * Every gpushare.io/ label and annotation gpushare reads or writes, in one
+ * place (docs/advertise.md, docs/controller.md and docs/dra.md say what each means).
+ */
+
+/*
+ * Declarations a person (or the lab) puts on the node: the NVML name or its
+ * label form ("a,b" for several models), and the count ("2"; "1,1" with
+ * several products).
+ */
+#define NODEHW_ANN_PRODUCT "gpushare.io/gpu-product"
+#define NODEHW_ANN_COUNT "gpushare.io/gpu-count"
+/*
+ * What NVML and DMI would report on the node, for GFD's cuda.* and
+ * gpu.machine labels: the driver version "X.Y[.Z]" and the machine's
+ * product name (/sys/class/dmi/id/product_name).
+ */
+#define NODEHW_ANN_DRIVER "gpushare.io/driver-version"
+#define NODEHW_ANN_MACHINE "gpushare.io/machine"
+/* gpushare's own records of what it wrote last time: "k=v,k=v" and "r1,r2", sorted. */
+#define NODEHW_ANN_MANAGED_LABELS "gpushare.io/managed-labels"
+#define NODEHW_ANN_MANAGED_RESOURCES "gpushare.io/managed-resources"
+
+/*
+ * On a pod, set together with LEDGER_ANN_ADMITTED once admitted: a compact
+ * JSON object {"<resource>":["<device id>",...],...}, resources sorted, IDs
+ * in the order the pod got them.
+ */
+#define LEDGER_ANN_DEVICES "gpushare.io/devices"
+#define LEDGER_ANN_ADMITTED "gpushare.io/admitted"
+
+/* Which path (device plugin or DRA) a node is on. */
+#define DRASLICE_LABEL_PATH "gpushare.io/path"
+
+/* The DRA driver's feature gates on a node. */
+#define DRAPREPARE_ANNOTATION_GATES "gpushare.io/dra-feature-gates"
+
+#endif
