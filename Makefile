@@ -1,5 +1,5 @@
 # gpushare — plain Makefile. `make` builds build/gpushare.
-# make test    unit + golden + CLI tests (what CI runs besides e2e)
+# make test    include rules + unit + golden + CLI tests (what CI runs besides e2e)
 # make asan    the same tests under AddressSanitizer + UBSan
 # make valgrind  unit + CLI tests under valgrind (leaks are errors)
 # make e2e     end-to-end tests against the local control plane
@@ -37,7 +37,7 @@ MAIN_OBJ := $(BUILD)/obj/src/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test unit golden cli asan valgrind e2e e2e-dra-alpha bench bench-controller fuzz fuzz-build ci deps clean \
+.PHONY: all test layers unit golden cli asan valgrind e2e e2e-dra-alpha bench bench-controller fuzz fuzz-build ci deps clean \
 	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
@@ -68,7 +68,12 @@ golden: $(BUILD)/gpushare
 cli: $(BUILD)/gpushare
 	@tests/cli/run.sh $(BUILD)/gpushare
 
-test: unit golden cli
+# The house's include rules (docs/design/layout.md).
+layers:
+	@tests/layers/selftest.sh
+	@python3 tests/layers/check.py
+
+test: layers unit golden cli
 
 asan:
 	$(MAKE) BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "advertise.h"
+#include "engine/advertise.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

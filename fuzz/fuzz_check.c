@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "engine/check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "dpconfig_set.h"
-#include "dplint.h"
+#include "model/dpconfig_set.h"
+#include "engine/dplint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kubeclient.h"
+#include "kube/kubeclient.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

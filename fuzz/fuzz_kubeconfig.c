@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

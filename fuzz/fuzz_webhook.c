@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kobj.h"
-#include "webhook.h"
+#include "model/kobj.h"
+#include "engine/webhook.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ydoc.h"
+#include "yaml/ydoc.h"
 #include "../tests/unit/ydocfast_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -17,7 +17,7 @@ cflags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer -iquot
 libs="$(pkg-config --libs $pkgs) -lm"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 objs=
-for src in $(ls src/*.c build/gen/*.c 2>/dev/null | grep -v '^src/main\.c$'); do
+for src in $(ls src/*/*.c build/gen/*.c 2>/dev/null | grep -v '^src/cmd/'); do
 	obj=$out/obj/$(echo "$src" | tr / _ | sed 's/\.c$/.o/')
 	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find src -name '*.h' -newer "$obj" 2>/dev/null | head -1)" ]; then
 		$CC $cflags $san -fsanitize=fuzzer-no-link -c -o "$obj" "$src"

@@ -1,5 +1,5 @@
 # GPU catalog: data/gpus.tab is embedded as a C string (build/gen/catalog_data.c)
-# and parsed by src/catalog.c on first use.
+# and parsed by src/model/catalog.c on first use.
 CATALOG_DATA := data/gpus.tab
 CATALOG_GEN := $(BUILD)/gen/catalog_data.c
 GEN_SRC += $(CATALOG_GEN)

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "version.h"
-#include "banned.h"
+#include "base/version.h"
+#include "base/banned.h"
 
 struct command {
 	const char *name;

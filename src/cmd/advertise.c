@@ -2,16 +2,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "advertise.h"
-#include "catalog.h"
-#include "dpconfig.h"
-#include "draprepare.h"
-#include "draslice.h"
-#include "kobj.h"
-#include "parseopt.h"
-#include "ydoc.h"
-#include "banned.h"
+#include "cmd/cmd.h"
+#include "engine/advertise.h"
+#include "model/catalog.h"
+#include "model/dpconfig.h"
+#include "dra/draprepare.h"
+#include "dra/draslice.h"
+#include "model/kobj.h"
+#include "cmd/parseopt.h"
+#include "yaml/ydoc.h"
+#include "base/banned.h"
 
 static const char *const usage_lines[] = {
 	"gpushare advertise [options] NODE.yaml",

@@ -1,10 +1,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
-#include "cmd.h"
-#include "parseopt.h"
-#include "banned.h"
+#include "engine/check.h"
+#include "cmd/cmd.h"
+#include "cmd/parseopt.h"
+#include "base/banned.h"
 
 static const char *const usage_lines[] = {
 	"gpushare check [--api-rules] [--shared] [--strict] FILE...", NULL};

@@ -8,18 +8,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "admission.h"
-#include "catalog.h"
-#include "cmd.h"
-#include "controller.h"
-#include "draadmit.h"
-#include "draslice.h"
-#include "defaults.h"
-#include "kubecontext.h"
-#include "kubeloop.h"
-#include "opsserver.h"
-#include "parseopt.h"
-#include "banned.h"
+#include "engine/admission.h"
+#include "model/catalog.h"
+#include "cmd/cmd.h"
+#include "daemon/controller.h"
+#include "daemon/draadmit.h"
+#include "dra/draslice.h"
+#include "model/defaults.h"
+#include "cmd/kubecontext.h"
+#include "kube/kubeloop.h"
+#include "daemon/opsserver.h"
+#include "cmd/parseopt.h"
+#include "base/banned.h"
 
 #define CONTROLLER_LIST_PAGE 100u /* `limit` of the list pages */
 

@@ -3,15 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "dpconfig_set.h"
-#include "draprepare.h"
-#include "kobj.h"
-#include "dratranslate.h"
-#include "parseopt.h"
-#include "strbuf.h"
-#include "ydoc.h"
-#include "banned.h"
+#include "cmd/cmd.h"
+#include "model/dpconfig_set.h"
+#include "dra/draprepare.h"
+#include "model/kobj.h"
+#include "dra/dratranslate.h"
+#include "cmd/parseopt.h"
+#include "base/strbuf.h"
+#include "yaml/ydoc.h"
+#include "base/banned.h"
 
 static const char *const dra_lines[] = {
 	"gpushare dra translate --configmap CM.yaml [MANIFEST...]",

@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "isolation.h"
-#include "parseopt.h"
-#include "banned.h"
+#include "cmd/cmd.h"
+#include "model/isolation.h"
+#include "cmd/parseopt.h"
+#include "base/banned.h"
 
 static const char *const usage_lines[] = {"gpushare isolation [-o table|env]", NULL};
 

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kubecontext.h"
-#include "banned.h"
+#include "cmd/kubecontext.h"
+#include "base/banned.h"
 
 int kube_context_open(struct kube_context *kx, const char *cmd, struct gs_error *err)
 {

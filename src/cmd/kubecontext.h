@@ -15,9 +15,9 @@
  *	kube_context_release(&kx);
  */
 
-#include "kubeclient.h"
-#include "kubeconfig.h"
-#include "parseopt.h"
+#include "kube/kubeclient.h"
+#include "kube/kubeconfig.h"
+#include "cmd/parseopt.h"
 
 struct kube_context {
 	struct kube_config_opts opts; /* filled by the flags of OPT_KUBE_CONNECTION */

@@ -2,12 +2,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "kubecontext.h"
-#include "parseopt.h"
-#include "lab.h"
-#include "labdra.h"
-#include "banned.h"
+#include "cmd/cmd.h"
+#include "cmd/kubecontext.h"
+#include "cmd/parseopt.h"
+#include "daemon/lab.h"
+#include "daemon/labdra.h"
+#include "base/banned.h"
 
 static const char *const usage_lines[] = {"gpushare lab [options]", NULL};
 

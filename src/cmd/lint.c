@@ -2,14 +2,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "dpconfig.h"
-#include "dplint.h"
-#include "kobj.h"
-#include "parseopt.h"
-#include "readfile.h"
-#include "ydoc.h"
-#include "banned.h"
+#include "cmd/cmd.h"
+#include "model/dpconfig.h"
+#include "engine/dplint.h"
+#include "model/kobj.h"
+#include "cmd/parseopt.h"
+#include "base/readfile.h"
+#include "yaml/ydoc.h"
+#include "base/banned.h"
 
 static const char *const usage_lines[] = {"gpushare lint [options] FILE",
 					  "gpushare lint [options] --configmap CM.yaml", NULL};

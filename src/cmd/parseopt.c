@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parseopt.h"
-#include "cmd.h"
-#include "banned.h"
+#include "cmd/parseopt.h"
+#include "cmd/cmd.h"
+#include "base/banned.h"
 
 #define HELP_COLUMN 28
 

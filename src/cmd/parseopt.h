@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "base/error.h"
 
 enum parseopt_kind {
 	OPT_KIND_END,

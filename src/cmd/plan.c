@@ -2,16 +2,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "dpconfig_set.h"
-#include "explain.h"
-#include "explain_offline.h"
-#include "kobj.h"
-#include "parseopt.h"
-#include "plan.h"
-#include "strbuf.h"
-#include "ydoc.h"
-#include "banned.h"
+#include "cmd/cmd.h"
+#include "model/dpconfig_set.h"
+#include "engine/explain.h"
+#include "engine/explain_offline.h"
+#include "model/kobj.h"
+#include "cmd/parseopt.h"
+#include "engine/plan.h"
+#include "base/strbuf.h"
+#include "yaml/ydoc.h"
+#include "base/banned.h"
 
 #define PLAN_MAX_FILES 1024
 

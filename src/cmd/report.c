@@ -4,19 +4,19 @@
 #include <string.h>
 #include <time.h>
 
-#include "catalog.h"
-#include "cmd.h"
-#include "defaults.h"
-#include "dpconfig_set.h"
-#include "explain_offline.h"
-#include "kobj.h"
-#include "kubecontext.h"
-#include "parseopt.h"
-#include "report.h"
-#include "report_live.h"
-#include "strbuf.h"
-#include "ydoc.h"
-#include "banned.h"
+#include "model/catalog.h"
+#include "cmd/cmd.h"
+#include "model/defaults.h"
+#include "model/dpconfig_set.h"
+#include "engine/explain_offline.h"
+#include "model/kobj.h"
+#include "cmd/kubecontext.h"
+#include "cmd/parseopt.h"
+#include "engine/report.h"
+#include "fleet/report_live.h"
+#include "base/strbuf.h"
+#include "yaml/ydoc.h"
+#include "base/banned.h"
 
 static const char *const usage_lines[] = {
 	"gpushare report --html FILE [--svg FILE] [--configmap NS/NAME] [options]",

@@ -2,17 +2,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "cmd.h"
-#include "defaults.h"
-#include "draclaims.h"
-#include "draslice.h"
-#include "nodehw.h"
-#include "kobj.h"
-#include "kubecontext.h"
-#include "parseopt.h"
-#include "status.h"
-#include "banned.h"
+#include "model/catalog.h"
+#include "cmd/cmd.h"
+#include "model/defaults.h"
+#include "dra/draclaims.h"
+#include "dra/draslice.h"
+#include "model/nodehw.h"
+#include "model/kobj.h"
+#include "cmd/kubecontext.h"
+#include "cmd/parseopt.h"
+#include "engine/status.h"
+#include "base/banned.h"
 
 static const char *const usage_lines[] = {
 	"gpushare status [-o table|json] [--node NAME] [--configmap NS/NAME]",

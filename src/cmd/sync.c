@@ -4,13 +4,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmd.h"
-#include "defaults.h"
-#include "draslice.h"
-#include "kubecontext.h"
-#include "parseopt.h"
-#include "sync.h"
-#include "banned.h"
+#include "cmd/cmd.h"
+#include "model/defaults.h"
+#include "dra/draslice.h"
+#include "cmd/kubecontext.h"
+#include "cmd/parseopt.h"
+#include "fleet/sync.h"
+#include "base/banned.h"
 
 static volatile sig_atomic_t stopping;
 

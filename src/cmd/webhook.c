@@ -13,20 +13,20 @@
 
 #include <microhttpd.h>
 
-#include "catalog.h"
-#include "cmd.h"
-#include "defaults.h"
-#include "dpconfig_set.h"
-#include "explain_offline.h"
-#include "kobj.h"
-#include "kubecontext.h"
-#include "kubeloop.h"
-#include "parseopt.h"
-#include "readfile.h"
-#include "strbuf.h"
-#include "webhook.h"
-#include "ydoc.h"
-#include "banned.h"
+#include "model/catalog.h"
+#include "cmd/cmd.h"
+#include "model/defaults.h"
+#include "model/dpconfig_set.h"
+#include "engine/explain_offline.h"
+#include "model/kobj.h"
+#include "cmd/kubecontext.h"
+#include "kube/kubeloop.h"
+#include "cmd/parseopt.h"
+#include "base/readfile.h"
+#include "base/strbuf.h"
+#include "engine/webhook.h"
+#include "yaml/ydoc.h"
+#include "base/banned.h"
 
 /*
  * gpushare webhook: the validating admission webhook over HTTPS

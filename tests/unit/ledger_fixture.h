@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "advertise.h"
-#include "dpconfig.h"
-#include "ledger.h"
+#include "engine/advertise.h"
+#include "model/dpconfig.h"
+#include "engine/ledger.h"
 
 /* The seed's configs (k8s/device-plugin-configs.yaml) and variations. */
 #define CFG_SHARED                                                                              \

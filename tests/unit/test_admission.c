@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admission.h"
-#include "kobj.h"
+#include "engine/admission.h"
+#include "model/kobj.h"
 #include "ledger_fixture.h"
 
 /*

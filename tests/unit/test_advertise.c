@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advertise.h"
-#include "mergepatch.h"
-#include "kobj.h"
+#include "engine/advertise.h"
+#include "engine/mergepatch.h"
+#include "model/kobj.h"
 
 /*
  * Every expected value below is from spec nvidia-semantics: the §3.2 table,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apply.h"
+#include "daemon/apply.h"
 
 static json_t *obj(const char *text)
 {

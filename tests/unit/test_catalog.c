@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "ydoc.h"
+#include "model/catalog.h"
+#include "yaml/ydoc.h"
 
 #define MIG_PARTED_DATA "tests/unit/data/mig-parted/"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "engine/check.h"
 
 /* Everything a run produced, as text, so runs compare with one strcmp. */
 static char *run(const char *text, unsigned rules, enum check_engine engine)

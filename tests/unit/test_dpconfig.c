@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dpconfig_set.h"
+#include "model/dpconfig_set.h"
 
 #define RFC1123                                                                                    \
 	"[a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' " \

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "dplint.h"
+#include "engine/dplint.h"
 
 static void versions(void **state)
 {

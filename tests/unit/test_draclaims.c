@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "draclaims.h"
-#include "explain.h"
-#include "kobj.h"
-#include "status.h"
-#include "strbuf.h"
+#include "dra/draclaims.h"
+#include "engine/explain.h"
+#include "model/kobj.h"
+#include "engine/status.h"
+#include "base/strbuf.h"
 
 /*
  * draclaims on a recording of the local control plane after `gpushare lab

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "draprepare.h"
-#include "kobj.h"
+#include "dra/draprepare.h"
+#include "model/kobj.h"
 
 /*
  * Expected texts come from the driver's own code: its api package and

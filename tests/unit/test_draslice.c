@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "draslice.h"
-#include "kobj.h"
-#include "nodehw.h"
+#include "model/catalog.h"
+#include "dra/draslice.h"
+#include "model/kobj.h"
+#include "model/nodehw.h"
 
 static const struct catalog *cat(void)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "explain.h"
+#include "engine/explain.h"
 
 /*
  * Objects recorded from the e2e apiserver (v1.34, kwok nodes as the lab

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gonum.h"
+#include "base/gonum.h"
 
 /* Expected texts are what Go 1.22 prints for the same values. */
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kobj.h"
+#include "model/kobj.h"
 
 static const char *stream_text = "apiVersion: v1\n"
 				 "kind: Node\n"

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kubeclient.h"
+#include "kube/kubeclient.h"
 
 /*
  * The client against recorded apiserver bodies (tests/unit/data/kube, see

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 /*
  * kubectl's kubeconfig rules (docs/kubeclient.md, which cites client-go's

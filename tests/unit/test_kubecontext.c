@@ -4,7 +4,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 /* What a live command may print of the server URL: no credentials, no query. */
 static void display_url(void **state)

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kubeloop.h"
+#include "kube/kubeloop.h"
 
 /*
  * kubeloop's pure parts on a watch stream recorded from the e2e apiserver

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admission.h"
-#include "draslice.h"
-#include "kobj.h"
+#include "engine/admission.h"
+#include "dra/draslice.h"
+#include "model/kobj.h"
 #include "ledger_fixture.h"
 
 /*

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mergepatch.h"
-#include "nodehw.h"
+#include "engine/mergepatch.h"
+#include "model/nodehw.h"
 
 /*
  * The node patch on its own: ownership records, people's labels, resources

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "opsserver.h"
+#include "daemon/opsserver.h"
 
 /*
  * The ops endpoints served from the caller's loop: a client on a socket,

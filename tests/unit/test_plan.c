@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
+#include "engine/plan.h"
 
 /*
  * plan's filters and scores against hand-made nodes (already advertised)

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "quantity.h"
+#include "model/quantity.h"
 
 /* decQuantity(m, e, f) of the upstream tests: m * 10^e. */
 static struct quantity dq(int64_t m, int e, enum quantity_format f)

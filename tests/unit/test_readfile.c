@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "readfile.h"
+#include "base/readfile.h"
 
 static char *temp_file(size_t size)
 {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "dpconfig_set.h"
-#include "report.h"
+#include "model/catalog.h"
+#include "model/dpconfig_set.h"
+#include "engine/report.h"
 
 /*
  * The fleet picture's model and text, from the objects recorded after

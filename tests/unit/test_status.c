@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kobj.h"
-#include "ledger.h"
-#include "status.h"
+#include "model/kobj.h"
+#include "engine/ledger.h"
+#include "engine/status.h"
 
 /*
  * status_build on a recording of the lab's cluster (kubectl get

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mergepatch.h"
-#include "draslice.h"
-#include "sync.h"
+#include "engine/mergepatch.h"
+#include "dra/draslice.h"
+#include "fleet/sync.h"
 
 /*
  * sync's plan is pure: recorded objects in, per-node outcome and patch out,

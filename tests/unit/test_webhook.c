@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kobj.h"
-#include "strbuf.h"
-#include "webhook.h"
+#include "model/kobj.h"
+#include "base/strbuf.h"
+#include "engine/webhook.h"
 
 /*
  * The webhook's decision on AdmissionReviews around pods, against the

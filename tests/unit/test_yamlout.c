@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "yamlout.h"
-#include "ydoc.h"
+#include "yaml/yamlout.h"
+#include "yaml/ydoc.h"
 
 /* Written, then read back by ydoc (Kubernetes' YAML reading): the same tree. */
 static void roundtrip(const char *json_text)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ydoc.h"
+#include "yaml/ydoc.h"
 
 static const struct ydoc_pos no_origin = {0, 0};
 

@@ -1,5 +1,5 @@
 /*
- * Differential check of src/ydocfast.c against libyaml, shared by the unit
+ * Differential check of src/yaml/ydocfast.c against libyaml, shared by the unit
  * test and the fuzz target: whenever the fast scanner accepts an input, its
  * events must be libyaml's (start marks of scalars and collection starts
  * included; see ydocfast.h for what is not reproduced).
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "error.h"
-#include "ydocfast.h"
+#include "base/error.h"
+#include "yaml/ydocfast.h"
 
 struct evlog {
 	char *s;

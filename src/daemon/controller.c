@@ -1,0 +1,1678 @@
+#include "daemon/controller.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/defaults.h"
+#include "dra/draslice.h"
+#include "model/kobj.h"
+#include "model/nodehw.h"
+#include "fleet/sync.h"
+#include "base/banned.h"
+
+#define DEF_MAX_PENDING 64u
+#define PLAN_BATCH 256u	     /* nodes per sync_plan call */
+#define RETRY_LATER_MS 5000L /* a write that failed for good is tried again after this */
+#define MAX_RES 32u	     /* distinct nvidia.com/ resource names counted in metrics */
+#define NODE_RES 8u	     /* resources counted per node */
+
+enum strategy { ST_NONE, ST_TIME_SLICING, ST_MPS, ST_UNADVERTISED, ST_N };
+static const char *const strategy_names[ST_N] = {"none", "time-slicing", "mps", "unadvertised"};
+
+struct rescount {
+	uint8_t id;
+	uint32_t n;
+};
+
+/*
+ * What nodes of one kind share: the reduced Node without its name, uid,
+ * resourceVersion and hostname label, as compact JSON, kept once however
+ * many nodes have it (a fleet is a few kinds of identical machines).
+ */
+struct shared_text {
+	char *s;
+	uint32_t refs;
+};
+
+enum { HOST_NONE, HOST_IS_NAME, HOST_OTHER };
+
+struct cnode {
+	char *name;
+	char *uid;
+	char *hostname; /* the kubernetes.io/hostname label when it is not the name */
+	struct shared_text *shared;
+	uint8_t host_mode;
+	unsigned long long rv;
+	uint32_t gen;
+	uint32_t warned; /* hash of the last Event message posted, 0 = none */
+	uint8_t strategy;
+	uint8_t n_alloc;
+	bool dirty, busy, admitting;
+	bool slice_touched; /* someone else wrote one of its slices since the last plan */
+	struct rescount alloc[NODE_RES];
+};
+
+enum pod_state { POD_WAITING, POD_ADMITTED, POD_FAILED, POD_DONE };
+
+struct cpod {
+	char *key; /* namespace/name */
+	char *uid, *node;
+	char *text; /* the reduced Pod */
+	unsigned long long rv;
+	uint32_t gen;
+	uint8_t state;
+	uint8_t n_req;
+	bool busy;
+	time_t held_at;	  /* a hold verdict was written then; 0 = none */
+	time_t failed_at; /* deciding or writing its verdict failed then (403, 5xx...); 0 = none */
+	unsigned long long held_node_rv;
+	struct rescount req[NODE_RES];
+};
+
+/* An open-addressing map from a name to a pointer (linear probing, tombstones). */
+struct map {
+	char **keys; /* borrowed from the values */
+	void **vals;
+	size_t cap, n, used;
+};
+#define TOMB ((char *)&tomb_marker)
+static char tomb_marker;
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static void *map_get(const struct map *m, const char *key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->keys[i])
+			return NULL;
+		if (m->keys[i] != TOMB && !strcmp(m->keys[i], key))
+			return m->vals[i];
+	}
+}
+
+static void map_put(struct map *m, char *key, void *val);
+
+static void map_grow(struct map *m)
+{
+	struct map o = *m;
+
+	m->cap = o.cap ? (o.n * 4 > o.cap ? o.cap * 2 : o.cap) : 64;
+	m->keys = gs_xcalloc(m->cap, sizeof(*m->keys));
+	m->vals = gs_xcalloc(m->cap, sizeof(*m->vals));
+	m->n = m->used = 0;
+	for (size_t i = 0; i < o.cap; i++)
+		if (o.keys[i] && o.keys[i] != TOMB)
+			map_put(m, o.keys[i], o.vals[i]);
+	free(o.keys);
+	free(o.vals);
+}
+
+static void map_put(struct map *m, char *key, void *val)
+{
+	if ((m->used + 1) * 4 > m->cap * 3)
+		map_grow(m);
+	for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->keys[i] || m->keys[i] == TOMB) {
+			if (!m->keys[i])
+				m->used++;
+			m->keys[i] = key;
+			m->vals[i] = val;
+			m->n++;
+			return;
+		}
+	}
+}
+
+static void map_del(struct map *m, const char *key)
+{
+	if (!m->cap)
+		return;
+	for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->keys[i])
+			return;
+		if (m->keys[i] != TOMB && !strcmp(m->keys[i], key)) {
+			m->keys[i] = TOMB;
+			m->vals[i] = NULL;
+			m->n--;
+			return;
+		}
+	}
+}
+
+#define MAP_FOREACH(m, i, v)                                                                       \
+	for (size_t i = 0; i < (m)->cap; i++)                                                      \
+		if ((m)->keys[i] && (m)->keys[i] != TOMB && ((v) = (m)->vals[i]))
+
+struct event_post;
+
+struct controller {
+	struct kube_loop *l;
+	struct event_post *event_retries; /* Events waiting to be tried again */
+	struct controller_opts o;
+	char *cm_ns, *cm_name, *ev_ns;
+	json_t *configmap; /* NULL while it does not exist */
+	struct map nodes, pods;
+	struct map texts; /* shared_text by content */
+	/*
+	 * Our own slice writes, "name@resourceVersion" (or "name@-" for a
+	 * deletion), so their watch events are not taken for someone else's.
+	 */
+	struct map echoes;
+	bool slices_synced;
+	uint32_t node_gen, pod_gen, cm_gen;
+	uint32_t cm_listed_gen; /* the (re)list that last showed the ConfigMap */
+	bool nodes_synced, pods_synced, cm_synced, draining;
+	bool cm_missing_logged;
+	size_t dirty;	/* nodes marked dirty */
+	size_t scan_at; /* the nodes map's slot where the next reconcile scan starts */
+	size_t waiting; /* pods waiting for admission */
+	unsigned in_flight;
+	char *res_names[MAX_RES];
+	size_t n_res;
+	/* metrics */
+	uint64_t reconciles, node_patches, plan_failures, events_posted, admitted, refused;
+	uint64_t write_errors, slice_resyncs;
+};
+
+/* ---- helpers -------------------------------------------------------------------------- */
+
+static void ctl_log(struct controller *ctl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void ctl_log(struct controller *ctl, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	if (!ctl->o.log)
+		return;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	/* One event, one line. */
+	for (size_t i = 0; i < sb.len; i++)
+		if (sb.buf[i] == '\n' || sb.buf[i] == '\r')
+			sb.buf[i] = ' ';
+	ctl->o.log(ctl->o.log_arg, sb.buf);
+	strbuf_release(&sb);
+}
+
+static unsigned long long rv_of(const json_t *obj)
+{
+	const char *rv = kobj_string(obj, "metadata.resourceVersion");
+	char *end;
+	unsigned long long v;
+
+	if (!rv)
+		return 0;
+	v = strtoull(rv, &end, 10);
+	return *end ? 0 : v;
+}
+
+static uint8_t res_id(struct controller *ctl, const char *name)
+{
+	for (size_t i = 0; i < ctl->n_res; i++)
+		if (!strcmp(ctl->res_names[i], name))
+			return (uint8_t)i;
+	if (ctl->n_res == MAX_RES)
+		return UINT8_MAX;
+	ctl->res_names[ctl->n_res] = gs_xstrdup(name);
+	return (uint8_t)ctl->n_res++;
+}
+
+static uint32_t quantity_count(const json_t *v)
+{
+	const char *s = json_string_value(v);
+	char *end;
+	unsigned long long n;
+
+	if (json_is_integer(v))
+		return (uint32_t)json_integer_value(v);
+	if (!s)
+		return 0;
+	n = strtoull(s, &end, 10);
+	return *end || n > UINT32_MAX ? 0 : (uint32_t)n;
+}
+
+static void add_count(struct rescount *rc, uint8_t *n, uint8_t id, uint32_t k)
+{
+	if (id == UINT8_MAX)
+		return;
+	for (uint8_t i = 0; i < *n; i++)
+		if (rc[i].id == id) {
+			rc[i].n += k;
+			return;
+		}
+	if (*n < NODE_RES) {
+		rc[*n].id = id;
+		rc[*n].n = k;
+		(*n)++;
+	}
+}
+
+static void copy_key(json_t *dst, const json_t *src, const char *key)
+{
+	json_t *v = json_object_get(src, key);
+
+	if (v)
+		json_object_set(dst, key, v);
+}
+
+/* ---- nodes ---------------------------------------------------------------------------- */
+
+/* What reconciling and admission read of a Node. */
+static json_t *reduce_node(const json_t *node)
+{
+	const json_t *md = json_object_get(node, "metadata");
+	const json_t *st = json_object_get(node, "status");
+	json_t *m = json_object(), *s = json_object();
+
+	copy_key(m, md, "name");
+	copy_key(m, md, "uid");
+	copy_key(m, md, "resourceVersion");
+	copy_key(m, md, "labels");
+	copy_key(m, md, "annotations");
+	copy_key(s, st, "capacity");
+	copy_key(s, st, "allocatable");
+	return json_pack("{s:o,s:o}", "metadata", m, "status", s);
+}
+
+static void node_counts(struct controller *ctl, struct cnode *n, const json_t *red)
+{
+	const char *st = kobj_label(red, "nvidia.com/gpu.sharing-strategy");
+	const json_t *alloc = kobj_map(red, "status.allocatable");
+	const char *k;
+	json_t *v;
+
+	n->n_alloc = 0;
+	json_object_foreach ((json_t *)alloc, k, v)
+		if (!strncmp(k, "nvidia.com/", 11))
+			add_count(n->alloc, &n->n_alloc, res_id(ctl, k), quantity_count(v));
+	if (!st)
+		n->strategy = n->n_alloc ? ST_NONE : ST_UNADVERTISED;
+	else if (!strcmp(st, "time-slicing"))
+		n->strategy = ST_TIME_SLICING;
+	else if (!strcmp(st, "mps"))
+		n->strategy = ST_MPS;
+	else
+		n->strategy = ST_NONE;
+}
+
+static void mark_dirty(struct controller *ctl, struct cnode *n)
+{
+	if (!n->dirty) {
+		n->dirty = true;
+		ctl->dirty++;
+	}
+}
+
+static struct shared_text *text_intern(struct controller *ctl, char *s)
+{
+	struct shared_text *t = map_get(&ctl->texts, s);
+
+	if (t) {
+		free(s);
+	} else {
+		t = gs_xcalloc(1, sizeof(*t));
+		t->s = s;
+		map_put(&ctl->texts, t->s, t);
+	}
+	t->refs++;
+	return t;
+}
+
+static void text_release(struct controller *ctl, struct shared_text *t)
+{
+	if (!t || --t->refs)
+		return;
+	map_del(&ctl->texts, t->s);
+	free(t->s);
+	free(t);
+}
+
+#define HOSTNAME_LABEL "kubernetes.io/hostname"
+
+/* The reduced Node again, from what is kept. Caller decrefs. */
+static json_t *node_json(const struct cnode *n)
+{
+	json_t *o = json_loads(n->shared->s, 0, NULL), *md;
+	char rv[24];
+
+	if (!o)
+		o = json_object();
+	md = json_object_get(o, "metadata");
+	if (!md) {
+		md = json_object();
+		json_object_set_new(o, "metadata", md);
+	}
+	json_object_set_new(md, "name", json_string(n->name));
+	if (n->uid)
+		json_object_set_new(md, "uid", json_string(n->uid));
+	if (n->rv) {
+		snprintf(rv, sizeof(rv), "%llu", n->rv);
+		json_object_set_new(md, "resourceVersion", json_string(rv));
+	}
+	if (n->host_mode != HOST_NONE) {
+		json_t *labels = json_object_get(md, "labels");
+		if (!labels) {
+			labels = json_object();
+			json_object_set_new(md, "labels", labels);
+		}
+		json_object_set_new(
+			labels, HOSTNAME_LABEL,
+			json_string(n->host_mode == HOST_IS_NAME ? n->name : n->hostname));
+	}
+	return o;
+}
+
+static void node_free(struct controller *ctl, struct cnode *n)
+{
+	if (!n)
+		return;
+	text_release(ctl, n->shared);
+	free(n->name);
+	free(n->uid);
+	free(n->hostname);
+	free(n);
+}
+
+/* Take in a Node as listed, watched or written. Returns the entry, or NULL when not ours. */
+static struct cnode *node_store(struct controller *ctl, const json_t *node, bool from_write)
+{
+	const char *name = kobj_name(node);
+	struct cnode *n;
+	json_t *red;
+	char *text, *uidc, *hostname;
+	uint8_t mode;
+
+	if (!name)
+		return NULL;
+	n = map_get(&ctl->nodes, name);
+	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
+		/* It stopped declaring its GPUs: not ours any more. */
+		if (n) {
+			map_del(&ctl->nodes, name);
+			if (n->dirty)
+				ctl->dirty--;
+			if (!n->busy)
+				node_free(ctl, n);
+			else
+				n->gen = 0, n->name[0] = '\0'; /* freed when its write ends */
+		}
+		return NULL;
+	}
+	if (n && n->rv && rv_of(node) && rv_of(node) < n->rv && !from_write)
+		return n; /* older than what a write already showed us */
+	red = reduce_node(node);
+	{
+		/* What is the node's own is kept beside the shared text. */
+		json_t *md = json_object_get(red, "metadata");
+		json_t *labels = json_object_get(md, "labels");
+		const char *uid = json_string_value(json_object_get(md, "uid"));
+		const char *host = json_string_value(json_object_get(labels, HOSTNAME_LABEL));
+
+		mode = !host ? HOST_NONE : !strcmp(host, name) ? HOST_IS_NAME : HOST_OTHER;
+		hostname = mode == HOST_OTHER ? gs_xstrdup(host) : NULL;
+		uidc = uid ? gs_xstrdup(uid) : NULL;
+		json_object_del(labels, HOSTNAME_LABEL);
+		json_object_del(md, "name");
+		json_object_del(md, "uid");
+		json_object_del(md, "resourceVersion");
+		text = json_dumps(red, JSON_COMPACT | JSON_SORT_KEYS);
+	}
+	if (!n) {
+		n = gs_xcalloc(1, sizeof(*n));
+		n->name = gs_xstrdup(name);
+		map_put(&ctl->nodes, n->name, n);
+		ctl_log(ctl, "node %s: managed (%s)", name,
+			kobj_annotation(node, NODEHW_ANN_PRODUCT));
+	}
+	n->gen = ctl->node_gen;
+	n->rv = rv_of(node);
+	if (!n->shared || strcmp(n->shared->s, text) != 0 || n->host_mode != mode ||
+	    (mode == HOST_OTHER && strcmp(n->hostname, hostname) != 0) || (!n->uid) != (!uidc) ||
+	    (uidc && strcmp(n->uid, uidc) != 0)) {
+		/* Our own write's answer needs no second look. */
+		if (!from_write)
+			mark_dirty(ctl, n);
+		text_release(ctl, n->shared);
+		n->shared = text_intern(ctl, text);
+		free(n->uid);
+		n->uid = uidc;
+		free(n->hostname);
+		n->hostname = hostname;
+		n->host_mode = mode;
+		node_counts(ctl, n, red);
+	} else {
+		free(text);
+		free(uidc);
+		free(hostname);
+	}
+	json_decref(red);
+	return n;
+}
+
+static void node_list_begin(void *arg)
+{
+	struct controller *ctl = arg;
+
+	ctl->node_gen++;
+}
+
+static void node_event(void *arg, enum kube_event ev, json_t *obj)
+{
+	struct controller *ctl = arg;
+
+	if (ev == KUBE_EV_DELETED) {
+		const char *name = kobj_name(obj);
+		struct cnode *n = name ? map_get(&ctl->nodes, name) : NULL;
+		if (n) {
+			ctl_log(ctl, "node %s: deleted", name);
+			map_del(&ctl->nodes, name);
+			if (n->dirty)
+				ctl->dirty--;
+			if (n->busy)
+				n->name[0] = '\0';
+			else
+				node_free(ctl, n);
+		}
+		return;
+	}
+	node_store(ctl, obj, false);
+}
+
+static void node_list_end(void *arg)
+{
+	struct controller *ctl = arg;
+	struct cnode *n;
+
+	/* What the (re)list did not show is gone. */
+	MAP_FOREACH(&ctl->nodes, i, n)
+	if (n->gen != ctl->node_gen) {
+		map_del(&ctl->nodes, n->name);
+		if (n->dirty)
+			ctl->dirty--;
+		if (n->busy)
+			n->name[0] = '\0';
+		else
+			node_free(ctl, n);
+	}
+	if (!ctl->nodes_synced)
+		ctl_log(ctl, "nodes listed: %zu managed", ctl->nodes.n);
+	ctl->nodes_synced = true;
+}
+
+/* ---- the ConfigMap -------------------------------------------------------------------- */
+
+static void all_nodes_dirty(struct controller *ctl)
+{
+	struct cnode *n;
+
+	MAP_FOREACH(&ctl->nodes, i, n)
+	mark_dirty(ctl, n);
+}
+
+static void cm_list_begin(void *arg)
+{
+	struct controller *ctl = arg;
+
+	ctl->cm_gen++;
+}
+
+static void cm_set(struct controller *ctl, const json_t *cm)
+{
+	json_t *red = NULL;
+
+	if (cm) {
+		red = json_pack("{s:s,s:s,s:{s:O?,s:O?,s:O?,s:O?}}", "apiVersion", "v1", "kind",
+				"ConfigMap", "metadata", "name",
+				json_object_get(json_object_get(cm, "metadata"), "name"),
+				"namespace",
+				json_object_get(json_object_get(cm, "metadata"), "namespace"),
+				"resourceVersion",
+				json_object_get(json_object_get(cm, "metadata"), "resourceVersion"),
+				"uid", json_object_get(json_object_get(cm, "metadata"), "uid"));
+		copy_key(red, cm, "data");
+		if (ctl->configmap && json_equal(json_object_get(ctl->configmap, "data"),
+						 json_object_get(red, "data"))) {
+			json_decref(ctl->configmap);
+			ctl->configmap = red;
+			return;
+		}
+	}
+	if (!cm && !ctl->configmap)
+		return;
+	json_decref(ctl->configmap);
+	ctl->configmap = red;
+	if (cm) {
+		ctl_log(ctl, "configmap %s/%s: %s (resourceVersion %s); re-advertising %zu nodes",
+			ctl->cm_ns, ctl->cm_name, ctl->cm_synced ? "changed" : "read",
+			kobj_string(cm, "metadata.resourceVersion"), ctl->nodes.n);
+		ctl->cm_missing_logged = false;
+	} else {
+		ctl_log(ctl,
+			"configmap %s/%s: deleted; nodes keep what they advertise until it is back",
+			ctl->cm_ns, ctl->cm_name);
+	}
+	all_nodes_dirty(ctl);
+}
+
+static void cm_event(void *arg, enum kube_event ev, json_t *obj)
+{
+	struct controller *ctl = arg;
+
+	if (ev == KUBE_EV_LISTED)
+		ctl->cm_listed_gen = ctl->cm_gen;
+	cm_set(ctl, ev == KUBE_EV_DELETED ? NULL : obj);
+}
+
+static void cm_list_end(void *arg)
+{
+	struct controller *ctl = arg;
+
+	/* A relist that found nothing (deleted while the watch was down): gone. */
+	if (ctl->cm_listed_gen != ctl->cm_gen)
+		cm_set(ctl, NULL);
+	ctl->cm_synced = true;
+}
+
+/* ---- writing -------------------------------------------------------------------------- */
+
+struct write_ctx {
+	struct controller *ctl;
+	struct cnode *node; /* or */
+	struct cpod *pod;
+	char *what;
+};
+
+static void now_rfc3339(char *buf, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/*
+ * An Event on its way. Like the kubelet's recorder (client-go
+ * recordToSink), a POST that got no answer is tried again, 12 tries in all;
+ * an answer of the apiserver, even a refusal, is final. The recorder waits
+ * 10 s between tries, we wait 1-2 s so a rehearsal shows the Event soon.
+ */
+struct event_post {
+	struct controller *ctl;
+	char *what, *path, *body;
+	unsigned tries;
+	struct event_post *next; /* in ctl->event_retries while waiting */
+};
+
+#define EVENT_MAX_TRIES 12
+
+static void event_post_free(struct event_post *ep)
+{
+	free(ep->what);
+	free(ep->path);
+	free(ep->body);
+	free(ep);
+}
+
+static void on_event_posted(void *arg, const struct kube_result *r);
+
+/* Queue a try; -1 (and ep freed) when the loop refused it. */
+static int event_send(struct event_post *ep)
+{
+	struct controller *ctl = ep->ctl;
+
+	ep->tries++;
+	if (kube_loop_request(ctl->l, "POST", ep->path, NULL, ep->body, strlen(ep->body),
+			      on_event_posted, ep) < 0) {
+		event_post_free(ep);
+		return -1;
+	}
+	ctl->in_flight++;
+	return 0;
+}
+
+static void event_retry(void *arg)
+{
+	struct event_post *ep = arg;
+
+	for (struct event_post **pp = &ep->ctl->event_retries; *pp; pp = &(*pp)->next)
+		if (*pp == ep) {
+			*pp = ep->next;
+			break;
+		}
+	(void)event_send(ep);
+}
+
+static void on_event_posted(void *arg, const struct kube_result *r)
+{
+	struct event_post *ep = arg;
+	struct controller *ctl = ep->ctl;
+
+	ctl->in_flight--;
+	if (r->error && r->code == 0 && ep->tries < EVENT_MAX_TRIES && !ctl->draining) {
+		long delay = ep->tries < 2 ? 1000 : 2000;
+		ctl_log(ctl, "%s: posting the Event failed: %s; trying again in %ld ms", ep->what,
+			r->error, delay);
+		ep->next = ctl->event_retries;
+		ctl->event_retries = ep;
+		kube_loop_after(ctl->l, delay, event_retry, ep);
+		return;
+	}
+	if (r->error) {
+		ctl->write_errors++;
+		ctl_log(ctl, "%s: posting the Event failed: %s", ep->what, r->error);
+	}
+	event_post_free(ep);
+}
+
+/* A Warning Event about an object, as the kubelet's recorder writes one. */
+static void post_event(struct controller *ctl, const char *kind, const char *ns, const char *name,
+		       const char *uid, const char *host, const char *reason, const char *message)
+{
+	char ts[32];
+	json_t *ev;
+	struct event_post *ep;
+	const char *evns = ns ? ns : ctl->ev_ns;
+	/* A pod's admission failure is the kubelet's Event (rejectPod); a node's is ours. */
+	const char *component = !strcmp(kind, "Pod") ? "kubelet" : "gpushare-controller";
+
+	now_rfc3339(ts, sizeof(ts));
+	ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s?,s:s?},s:s,s:s,s:s,s:{s:s,s:s?},"
+		       "s:s,s:s,s:i,s:s}",
+		       "apiVersion", "v1", "kind", "Event", "metadata", "generateName", name,
+		       "namespace", evns, "involvedObject", "apiVersion", "v1", "kind", kind,
+		       "name", name, "namespace", ns, "uid", uid, "reason", reason, "message",
+		       message, "type", "Warning", "source", "component", component, "host", host,
+		       "firstTimestamp", ts, "lastTimestamp", ts, "count", 1, "reportingComponent",
+		       component);
+	if (!ev)
+		return;
+	{
+		/* generateName wants a trailing dot, as client-go's recorder names events. */
+		char *gn = gs_xasprintf("%s.", name);
+		json_object_set_new(json_object_get(ev, "metadata"), "generateName",
+				    json_string(gn));
+		free(gn);
+	}
+	ep = gs_xcalloc(1, sizeof(*ep));
+	ep->ctl = ctl;
+	ep->body = json_dumps(ev, JSON_COMPACT);
+	json_decref(ev);
+	ep->path = gs_xasprintf("/api/v1/namespaces/%s/events", evns);
+	ep->what = gs_xasprintf("%s %s%s%s", kind, ns ? ns : "", ns ? "/" : "", name);
+	if (event_send(ep) == 0)
+		ctl->events_posted++;
+}
+
+static void retry_node_later(void *arg);
+
+struct later {
+	struct controller *ctl;
+	char *name;
+};
+
+static void schedule_node_retry(struct controller *ctl, const char *name)
+{
+	struct later *lt = gs_xcalloc(1, sizeof(*lt));
+
+	lt->ctl = ctl;
+	lt->name = gs_xstrdup(name);
+	kube_loop_after(ctl->l, RETRY_LATER_MS, retry_node_later, lt);
+}
+
+static void retry_node_later(void *arg)
+{
+	struct later *lt = arg;
+	struct cnode *n = map_get(&lt->ctl->nodes, lt->name);
+
+	if (n)
+		mark_dirty(lt->ctl, n);
+	free(lt->name);
+	free(lt);
+}
+
+static void on_node_got(void *arg, const struct kube_result *r)
+{
+	struct write_ctx *w = arg;
+	struct controller *ctl = w->ctl;
+
+	ctl->in_flight--;
+	if (!r->error) {
+		json_t *node = json_loadb(r->body, r->len, 0, NULL);
+		struct cnode *n;
+		if (node && (n = node_store(ctl, node, true)))
+			mark_dirty(ctl, n);
+		json_decref(node);
+	} else if (r->code != 404) {
+		schedule_node_retry(ctl, w->what);
+	}
+	free(w->what);
+	free(w);
+}
+
+/* 409: read the node again, then reconcile it. */
+static void reread_node(struct controller *ctl, const char *name)
+{
+	struct write_ctx *w = gs_xcalloc(1, sizeof(*w));
+	char *path = gs_xasprintf("/api/v1/nodes/%s", name);
+
+	w->ctl = ctl;
+	w->what = gs_xstrdup(name);
+	if (kube_loop_request(ctl->l, "GET", path, NULL, NULL, 0, on_node_got, w) == 0) {
+		ctl->in_flight++;
+	} else {
+		free(w->what);
+		free(w);
+	}
+	free(path);
+}
+
+static void on_node_patched(void *arg, const struct kube_result *r)
+{
+	struct write_ctx *w = arg;
+	struct controller *ctl = w->ctl;
+	struct cnode *n = w->node;
+
+	ctl->in_flight--;
+	n->busy = false;
+	if (!n->name[0]) {
+		/* Deleted meanwhile. */
+		node_free(ctl, n);
+	} else if (!r->error) {
+		json_t *node = json_loadb(r->body, r->len, 0, NULL);
+		ctl->node_patches++;
+		ctl_log(ctl, "node %s: advertised %s", n->name, w->what);
+		if (node)
+			node_store(ctl, node, true);
+		json_decref(node);
+	} else if (r->code == 409 || kube_status_invalid_field(r->st, "metadata.uid")) {
+		/*
+		 * Replaced by a namesake since it was planned: the uid the write
+		 * carries is refused (422, metadata.uid is immutable; a PATCH has
+		 * no precondition of its own, kubeclient.h). Plan the new one.
+		 */
+		ctl_log(ctl, "node %s: %s (%s); reading it again", n->name,
+			r->code == 409 ? "conflict" : "replaced since it was planned", r->error);
+		reread_node(ctl, n->name);
+	} else if (r->code == 404) {
+		ctl_log(ctl, "node %s: gone before its advertisement was written", n->name);
+	} else {
+		ctl->write_errors++;
+		ctl_log(ctl, "node %s: writing the advertisement failed: %s; again in %lds",
+			n->name, r->error, RETRY_LATER_MS / 1000);
+		schedule_node_retry(ctl, n->name);
+	}
+	free(w->what);
+	free(w);
+}
+
+/* One PATCH of the status subresource: labels, annotations, capacity, allocatable. */
+static void write_node(struct controller *ctl, struct cnode *n, const json_t *patch,
+		       const char *what)
+{
+	char *path = gs_xasprintf("/api/v1/nodes/%s/status", n->name);
+	json_t *p = json_deep_copy(patch);
+	char *body;
+	struct write_ctx *w = gs_xcalloc(1, sizeof(*w));
+
+	/* The node we planned for, not a namesake made since: a changed uid is a 409. */
+	if (n->uid) {
+		json_t *md = json_object_get(p, "metadata");
+		if (!md) {
+			md = json_object();
+			json_object_set_new(p, "metadata", md);
+		}
+		json_object_set_new(md, "uid", json_string(n->uid));
+	}
+	body = json_dumps(p, JSON_COMPACT);
+	json_decref(p);
+	w->ctl = ctl;
+	w->node = n;
+	w->what = gs_xstrdup(what);
+	if (kube_loop_request(ctl->l, "PATCH", path, "application/merge-patch+json", body,
+			      strlen(body), on_node_patched, w) == 0) {
+		ctl->in_flight++;
+		n->busy = true;
+	} else {
+		free(w->what);
+		free(w);
+	}
+	free(path);
+	free(body);
+}
+
+/* What a real node shows for a failure sync_plan reports, by which part of the stack fails. */
+static const char *real_node_does(const struct sync_node *sn)
+{
+	if (sn->dra && !sn->patch)
+		return "gpushare publishes nothing new for it and leaves its ResourceSlices as "
+		       "they are";
+	if (sn->message && !strncmp(sn->message, "config-manager:", 15))
+		return "a real node's config-manager sidecar crash-loops and leaves the previous "
+		       "config linked, so the device plugin and GFD keep serving it";
+	if (sn->patch && json_object_get(sn->patch, "status"))
+		return "a real node's device plugin crash-loops (CrashLoopBackOff): the kubelet "
+		       "marks its devices unhealthy (allocatable 0) and after 5 minutes reports "
+		       "capacity 0; gpushare keeps the last good advertisement";
+	if (sn->patch)
+		return "a real node's mig-manager sets nvidia.com/mig.config.state=failed and "
+		       "changes nothing else";
+	return "a real node's device plugin and GFD crash-loop (CrashLoopBackOff): GFD's labels "
+	       "stay, the kubelet marks the devices unhealthy (allocatable 0) and after 5 "
+	       "minutes reports capacity 0; gpushare keeps the last good advertisement";
+}
+
+static void warn_node(struct controller *ctl, struct cnode *n, const char *why, const char *real)
+{
+	char *msg = gs_xasprintf("%s; %s", why, real);
+	uint32_t h = hash_str(msg) | 1u;
+
+	if (n->warned != h) {
+		n->warned = h;
+		ctl_log(ctl, "node %s: warning: %s", n->name, msg);
+		/* The kubelet's node events: involvedObject uid is the node's name. */
+		post_event(ctl, "Node", NULL, n->name, n->name, n->name, "FailedDevicePluginConfig",
+			   msg);
+	}
+	free(msg);
+}
+
+/* ---- ResourceSlices (docs/dra.md "Slices kept in step") ---------------------------- */
+
+#define MAX_ECHOES 4096
+
+static void echoes_clear(struct controller *ctl)
+{
+	char *k;
+
+	MAP_FOREACH(&ctl->echoes, i, k)
+	free(k);
+	free(ctl->echoes.keys);
+	free(ctl->echoes.vals);
+	memset(&ctl->echoes, 0, sizeof(ctl->echoes));
+}
+
+static void echo_add(struct controller *ctl, const char *name, const char *rv)
+{
+	char *key = gs_xasprintf("%s@%s", name, rv);
+
+	if (map_get(&ctl->echoes, key)) {
+		free(key);
+		return;
+	}
+	/* Events that never came (a watch restart) must not pile up. */
+	if (ctl->echoes.n >= MAX_ECHOES)
+		echoes_clear(ctl);
+	map_put(&ctl->echoes, key, key);
+}
+
+/* Whether a watch event is our own write's; it is forgotten then. */
+static bool echo_take(struct controller *ctl, const char *name, const char *rv)
+{
+	char *key = gs_xasprintf("%s@%s", name, rv), *k;
+	bool mine;
+
+	k = map_get(&ctl->echoes, key);
+	mine = k != NULL;
+	if (mine) {
+		map_del(&ctl->echoes, key);
+		free(k);
+	}
+	free(key);
+	return mine;
+}
+
+/* The slice writes the publish hook made, so their events are known as ours. */
+static void remember_echoes(struct controller *ctl, const struct sync_report *rep)
+{
+	for (size_t i = 0; i < rep->n_ops; i++) {
+		const struct sync_op *op = &rep->ops[i];
+
+		if (!op->node || !op->done || !op->name)
+			continue;
+		if (op->action == SYNC_OP_DELETE)
+			echo_add(ctl, op->name, "-");
+		else if (op->result_rv)
+			echo_add(ctl, op->name, op->result_rv);
+	}
+}
+
+static void slice_list_begin(void *arg)
+{
+	(void)arg;
+}
+
+static void slice_event(void *arg, enum kube_event ev, json_t *obj)
+{
+	struct controller *ctl = arg;
+	const char *node = kobj_string(obj, "spec.nodeName"), *name = kobj_name(obj);
+	const char *rv = kobj_string(obj, "metadata.resourceVersion");
+	struct cnode *n;
+
+	if (ev == KUBE_EV_LISTED || !node || !name)
+		return;
+	n = map_get(&ctl->nodes, node);
+	if (!n)
+		return; /* a node gpushare does not manage: never touched */
+	if (echo_take(ctl, name, ev == KUBE_EV_DELETED ? "-" : rv ? rv : ""))
+		return;
+	ctl->slice_resyncs++;
+	n->slice_touched = true;
+	ctl_log(ctl, "node %s: ResourceSlice %s %s by someone else; re-publishing", node, name,
+		ev == KUBE_EV_DELETED ? "deleted"
+		: ev == KUBE_EV_ADDED ? "created"
+				      : "changed");
+	mark_dirty(ctl, n);
+}
+
+static void slice_list_end(void *arg)
+{
+	struct controller *ctl = arg;
+	struct cnode *n;
+
+	/* A relist may hide deletions: every node is planned again. */
+	if (ctl->slices_synced) {
+		MAP_FOREACH(&ctl->nodes, i, n)
+		mark_dirty(ctl, n);
+		echoes_clear(ctl);
+	}
+	ctl->slices_synced = true;
+}
+
+/* Plan a batch of dirty nodes and write what differs. */
+static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t k)
+{
+	struct sync_opts so = {
+		ctl->cm_ns, ctl->cm_name, ctl->o.default_config,    ctl->o.fallbacks,
+		NULL,	    false,	  ctl->o.dra_partitionable, ctl->o.dra_probe_error};
+	struct sync_report rep = {0};
+	struct gs_error err;
+	json_t *arr = json_array();
+	int rc;
+
+	for (size_t i = 0; i < k; i++) {
+		json_array_append_new(arr, node_json(batch[i]));
+	}
+	ctl->reconciles += k;
+	rc = sync_plan(ctl->configmap, arr, &so, &rep, &err);
+	json_decref(arr);
+	if (rc < 0) {
+		/* The ConfigMap itself is unusable: every node keeps what it has. */
+		ctl->plan_failures += k;
+		for (size_t i = 0; i < k; i++)
+			warn_node(ctl, batch[i], err.msg,
+				  "a real node's device plugin and GFD fail to load it and "
+				  "crash-loop (CrashLoopBackOff); gpushare keeps the last good "
+				  "advertisement");
+		sync_report_release(&rep);
+		return;
+	}
+	for (size_t i = 0; i < rep.n; i++) {
+		struct cnode *n = map_get(&ctl->nodes, rep.nodes[i].name);
+
+		if (n && n->slice_touched) {
+			rep.nodes[i].slice_touched = true;
+			n->slice_touched = false;
+		}
+	}
+	if (ctl->o.publish) {
+		ctl->o.publish(ctl->o.publish_arg, &rep);
+		remember_echoes(ctl, &rep);
+	}
+	for (size_t i = 0; i < rep.n; i++) {
+		struct sync_node *sn = &rep.nodes[i];
+		struct cnode *n = map_get(&ctl->nodes, sn->name);
+		char *res;
+
+		if (!n)
+			continue;
+		for (size_t wi = 0; wi < sn->warnings.n; wi++)
+			ctl_log(ctl, "node %s: note: %s", n->name, sn->warnings.items[wi]);
+		if (sn->outcome == SYNC_FAILED) {
+			ctl->plan_failures++;
+			warn_node(ctl, n, sn->message, real_node_does(sn));
+			/* Never wipe: only a labels-only patch (mig-manager's state) is written. */
+			if (sn->patch && !json_object_get(sn->patch, "status"))
+				write_node(ctl, n, sn->patch, "nvidia.com/mig.config.state=failed");
+			continue;
+		}
+		n->warned = 0;
+		if (sn->outcome != SYNC_UPDATED || !sn->patch)
+			continue;
+		res = sync_resources_text(sn);
+		{
+			char *what =
+				gs_xasprintf("%s [config %s]", *res ? res : "(no resources)",
+					     sn->config && *sn->config ? sn->config : "(empty)");
+			write_node(ctl, n, sn->patch, what);
+			free(what);
+		}
+		free(res);
+	}
+	sync_report_release(&rep);
+}
+
+static void reconcile_nodes(struct controller *ctl)
+{
+	struct cnode *batch[PLAN_BATCH], *n;
+	struct map *m = &ctl->nodes;
+	size_t k = 0, seen = 0, i;
+	unsigned node_max;
+
+	if (!ctl->dirty || !ctl->nodes_synced || !ctl->cm_synced)
+		return;
+	if (!ctl->configmap) {
+		if (!ctl->cm_missing_logged)
+			ctl_log(ctl,
+				"configmap %s/%s: not found; nodes keep what they advertise until "
+				"it "
+				"exists",
+				ctl->cm_ns, ctl->cm_name);
+		ctl->cm_missing_logged = true;
+		return;
+	}
+	/*
+	 * A quarter of the writes is left to admissions: a pod bound during a
+	 * fleet-wide edit waits behind the writes queued, not behind every
+	 * node still to plan (5,000 nodes take minutes).
+	 *
+	 * The scan goes on where the last one stopped, and ends once it saw every
+	 * dirty node: a 5,000-node edit written a few dozen at a time walks the map
+	 * about once, not once per completed write (that walk was a tenth of the
+	 * controller's CPU during such an edit).
+	 */
+	node_max = ctl->o.max_pending - ctl->o.max_pending / 4;
+	for (size_t step = 0; step < m->cap && seen < ctl->dirty; step++) {
+		i = (ctl->scan_at + step) & (m->cap - 1);
+		if (!m->keys[i] || m->keys[i] == TOMB)
+			continue;
+		n = m->vals[i];
+		if (!n->dirty)
+			continue;
+		if (n->busy) {
+			seen++; /* dirty, left for later */
+			continue;
+		}
+		if (ctl->in_flight + k >= node_max) {
+			ctl->scan_at = i;
+			break;
+		}
+		n->dirty = false;
+		ctl->dirty--;
+		batch[k++] = n;
+		ctl->scan_at = (i + 1) & (m->cap - 1);
+		if (k == PLAN_BATCH) {
+			reconcile_batch(ctl, batch, k);
+			k = 0;
+		}
+	}
+	if (k)
+		reconcile_batch(ctl, batch, k);
+}
+
+/* ---- pods ----------------------------------------------------------------------------- */
+
+static json_t *reduce_containers(const json_t *list)
+{
+	json_t *out = json_array(), *c;
+	size_t i;
+
+	json_array_foreach ((json_t *)list, i, c) {
+		json_t *r = json_object();
+		copy_key(r, c, "name");
+		copy_key(r, c, "resources");
+		copy_key(
+			r, c,
+			"restartPolicy"); /* a sidecar's devices count as the kubelet counts them */
+		json_array_append_new(out, r);
+	}
+	return out;
+}
+
+static json_t *reduce_pod(const json_t *pod)
+{
+	const json_t *md = json_object_get(pod, "metadata");
+	const json_t *spec = json_object_get(pod, "spec");
+	json_t *m = json_object(), *s = json_object(), *st = json_object();
+
+	copy_key(m, md, "name");
+	copy_key(m, md, "namespace");
+	copy_key(m, md, "uid");
+	copy_key(m, md, "resourceVersion");
+	copy_key(m, md, "annotations");
+	copy_key(m, md, "deletionTimestamp");
+	copy_key(s, spec, "nodeName");
+	json_object_set_new(s, "containers",
+			    reduce_containers(json_object_get(spec, "containers")));
+	if (json_object_get(spec, "initContainers"))
+		json_object_set_new(s, "initContainers",
+				    reduce_containers(json_object_get(spec, "initContainers")));
+	/* What the kubelet's prepare of DRA claims reads (draprepare_pod). */
+	copy_key(s, spec, "resourceClaims");
+	copy_key(st, json_object_get(pod, "status"), "resourceClaimStatuses");
+	copy_key(st, json_object_get(pod, "status"), "phase");
+	return json_pack("{s:o,s:o,s:o}", "metadata", m, "spec", s, "status", st);
+}
+
+/* What a pod holds while it runs: its containers' nvidia.com/ requests (limits when unset). */
+static void pod_counts(struct controller *ctl, struct cpod *p, const json_t *red)
+{
+	const json_t *cs = kobj_get(red, "spec.containers");
+	json_t *c;
+	size_t i;
+
+	p->n_req = 0;
+	json_array_foreach ((json_t *)cs, i, c) {
+		const json_t *req = kobj_map(c, "resources.requests");
+		const json_t *lim = kobj_map(c, "resources.limits");
+		const char *k;
+		json_t *v;
+		json_object_foreach ((json_t *)lim, k, v)
+			if (!strncmp(k, "nvidia.com/", 11) && !json_object_get(req, k))
+				add_count(p->req, &p->n_req, res_id(ctl, k), quantity_count(v));
+		json_object_foreach ((json_t *)req, k, v)
+			if (!strncmp(k, "nvidia.com/", 11))
+				add_count(p->req, &p->n_req, res_id(ctl, k), quantity_count(v));
+	}
+}
+
+static void pod_free(struct cpod *p)
+{
+	if (!p)
+		return;
+	free(p->key);
+	free(p->uid);
+	free(p->node);
+	free(p->text);
+	free(p);
+}
+
+static void set_state(struct controller *ctl, struct cpod *p, uint8_t st)
+{
+	if (p->state == POD_WAITING && st != POD_WAITING)
+		ctl->waiting--;
+	if (p->state != POD_WAITING && st == POD_WAITING)
+		ctl->waiting++;
+	p->state = st;
+}
+
+static void pod_forget(struct controller *ctl, struct cpod *p)
+{
+	map_del(&ctl->pods, p->key);
+	set_state(ctl, p, POD_DONE);
+	if (p->busy)
+		p->key[0] = '\0';
+	else
+		pod_free(p);
+}
+
+static void pod_store(struct controller *ctl, const json_t *pod, bool from_write)
+{
+	const char *ns = kobj_namespace(pod), *name = kobj_name(pod);
+	const char *node = kobj_string(pod, "spec.nodeName");
+	const char *phase = kobj_string(pod, "status.phase");
+	const char *adm = kobj_annotation(pod, LEDGER_ANN_ADMITTED);
+	struct cpod *p;
+	char *key;
+	json_t *red;
+	uint8_t st;
+
+	if (!ns || !name || !node || !node[0])
+		return;
+	key = gs_xasprintf("%s/%s", ns, name);
+	p = map_get(&ctl->pods, key);
+	if (p && p->rv && rv_of(pod) && rv_of(pod) < p->rv && !from_write) {
+		free(key);
+		return;
+	}
+	if (p && p->uid && kobj_string(pod, "metadata.uid") &&
+	    strcmp(p->uid, kobj_string(pod, "metadata.uid")) != 0) {
+		/* A new pod of the same name. */
+		pod_forget(ctl, p);
+		p = NULL;
+	}
+	if (!p) {
+		p = gs_xcalloc(1, sizeof(*p));
+		p->key = key;
+		p->state = POD_DONE;
+		map_put(&ctl->pods, p->key, p);
+	} else {
+		free(key);
+	}
+	p->gen = ctl->pod_gen;
+	p->rv = rv_of(pod);
+	free(p->uid);
+	p->uid = gs_xstrdup(kobj_string(pod, "metadata.uid") ? kobj_string(pod, "metadata.uid")
+							     : "");
+	free(p->node);
+	p->node = gs_xstrdup(node);
+	red = reduce_pod(pod);
+	free(p->text);
+	p->text = json_dumps(red, JSON_COMPACT | JSON_SORT_KEYS);
+	pod_counts(ctl, p, red);
+	json_decref(red);
+	if ((phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) ||
+	    kobj_string(pod, "metadata.deletionTimestamp"))
+		st = phase && !strcmp(phase, "Failed") && !(adm && !strcmp(adm, "true"))
+			     ? POD_FAILED
+			     : POD_DONE;
+	else if (adm && !strcmp(adm, "true"))
+		st = POD_ADMITTED;
+	else
+		st = POD_WAITING;
+	set_state(ctl, p, st);
+}
+
+static void pod_list_begin(void *arg)
+{
+	struct controller *ctl = arg;
+
+	ctl->pod_gen++;
+}
+
+static void pod_event(void *arg, enum kube_event ev, json_t *obj)
+{
+	struct controller *ctl = arg;
+
+	if (ev == KUBE_EV_DELETED) {
+		char *key = gs_xasprintf("%s/%s", kobj_namespace(obj) ? kobj_namespace(obj) : "",
+					 kobj_name(obj) ? kobj_name(obj) : "");
+		struct cpod *p = map_get(&ctl->pods, key);
+		if (p)
+			pod_forget(ctl, p);
+		free(key);
+		return;
+	}
+	pod_store(ctl, obj, false);
+}
+
+static void pod_list_end(void *arg)
+{
+	struct controller *ctl = arg;
+	struct cpod *p;
+
+	MAP_FOREACH(&ctl->pods, i, p)
+	if (p->gen != ctl->pod_gen)
+		pod_forget(ctl, p);
+	if (!ctl->pods_synced)
+		ctl_log(ctl, "pods listed: %zu bound, %zu waiting for admission", ctl->pods.n,
+			ctl->waiting);
+	ctl->pods_synced = true;
+}
+
+static void on_pod_written(void *arg, const struct kube_result *r)
+{
+	struct write_ctx *w = arg;
+	struct controller *ctl = w->ctl;
+	struct cpod *p = w->pod;
+	struct cnode *n;
+
+	ctl->in_flight--;
+	p->busy = false;
+	n = p->key[0] ? map_get(&ctl->nodes, p->node) : NULL;
+	if (n)
+		n->admitting = false;
+	if (!p->key[0]) {
+		pod_free(p);
+	} else if (!r->error) {
+		json_t *pod = json_loadb(r->body, r->len, 0, NULL);
+		ctl_log(ctl, "pod %s: %s", p->key, w->what);
+		if (pod)
+			pod_store(ctl, pod, true);
+		json_decref(pod);
+	} else if (r->code == 404 || r->code == 409 ||
+		   kube_status_invalid_field(r->st, "metadata.uid")) {
+		/*
+		 * Deleted, or a namesake with another uid (its uid refused: 422,
+		 * metadata.uid is immutable): the watch tells what is there.
+		 */
+		ctl_log(ctl, "pod %s: %s (%s)", p->key, r->error,
+			r->code == 404 ? "gone" : "replaced");
+		pod_forget(ctl, p);
+	} else {
+		/*
+		 * Not decided again at once: a write refused for good (a 403 when
+		 * the RBAC lacks pods/status) would otherwise loop, with an Event
+		 * posted per attempt.
+		 */
+		ctl->write_errors++;
+		p->failed_at = time(NULL);
+		ctl_log(ctl, "pod %s: writing the admission failed: %s; again in %lds", p->key,
+			r->error, RETRY_LATER_MS / 1000);
+	}
+	free(w->what);
+	free(w);
+}
+
+static void write_pod(struct controller *ctl, struct cpod *p, struct cnode *n, const char *path,
+		      json_t *patch, const char *what, const char *ctype)
+{
+	struct write_ctx *w = gs_xcalloc(1, sizeof(*w));
+	char *body;
+
+	/* The pod we decided for, not a namesake made since: a changed uid is a 409. */
+	json_object_set_new(json_object_get(patch, "metadata"), "uid", json_string(p->uid));
+	body = json_dumps(patch, JSON_COMPACT);
+	w->ctl = ctl;
+	w->pod = p;
+	w->what = gs_xstrdup(what);
+	if (kube_loop_request(ctl->l, "PATCH", path, ctype ? ctype : "application/merge-patch+json",
+			      body, strlen(body), on_pod_written, w) == 0) {
+		ctl->in_flight++;
+		p->busy = true;
+		if (n)
+			n->admitting = true;
+	} else {
+		free(w->what);
+		free(w);
+	}
+	free(body);
+}
+
+static json_t *holders_of(struct controller *ctl, const char *node)
+{
+	json_t *arr = json_array();
+	struct cpod *p;
+
+	MAP_FOREACH(&ctl->pods, i, p)
+	if (p->state == POD_ADMITTED && !strcmp(p->node, node)) {
+		json_t *o = json_loads(p->text, 0, NULL);
+		if (o)
+			json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static void admit_one(struct controller *ctl, struct cpod *p)
+{
+	struct cnode *n = map_get(&ctl->nodes, p->node);
+	struct controller_verdict v = {.admit = true};
+	const char *slash = strchr(p->key, '/');
+	char *ns = gs_xstrndup(p->key, (size_t)(slash - p->key));
+	const char *name = slash + 1;
+	json_t *patch;
+	char *path;
+
+	if (n && n->admitting)
+		goto out;
+	if (n && ctl->o.admit) {
+		struct controller_admission in;
+		struct gs_error err;
+		json_t *node = node_json(n), *pod = json_loads(p->text, 0, NULL);
+		json_t *holders = holders_of(ctl, n->name);
+		int rc;
+
+		in.node = node;
+		in.configmap = ctl->configmap;
+		in.pod = pod;
+		in.holders = holders;
+		gs_error_clear(&err);
+		rc = ctl->o.admit(ctl->o.admit_arg, &in, &v, &err);
+		json_decref(node);
+		json_decref(pod);
+		json_decref(holders);
+		if (rc < 0) {
+			/* E.g. the claims could not be listed (403): not again at the next tick. */
+			p->failed_at = time(NULL);
+			ctl_log(ctl, "pod %s: admission could not decide: %s; again in %lds",
+				p->key, err.msg, RETRY_LATER_MS / 1000);
+			goto out;
+		}
+	}
+	if (v.admit) {
+		json_t *ann = v.annotations ? v.annotations : json_object();
+		json_object_set_new(ann, LEDGER_ANN_ADMITTED, json_string("true"));
+		patch = json_pack("{s:{s:o}}", "metadata", "annotations", ann);
+		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
+		write_pod(ctl, p, n, path, patch,
+			  n ? "admitted" : "admitted (its node declares no GPUs)", NULL);
+		p->held_at = 0;
+		ctl->admitted++;
+	} else if (v.hold) {
+		const char *reason = v.reason ? v.reason : "";
+		const char *message = v.message ? v.message : "";
+		char *what = gs_xasprintf("held: %s: %s", reason, message);
+		/* Strategic: conditions merge by type, the scheduler's PodScheduled stays. */
+		patch = json_pack("{s:{},s:o}", "metadata", "status",
+				  v.status ? v.status : json_object());
+		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
+		write_pod(ctl, p, n, path, patch, what, "application/strategic-merge-patch+json");
+		if (p->busy)
+			post_event(ctl, "Pod", ns, name, p->uid, p->node, reason, message);
+		p->held_at = time(NULL);
+		p->held_node_rv = n ? n->rv : 0;
+		free(what);
+		json_decref(v.annotations);
+	} else {
+		const char *reason = v.reason ? v.reason : "UnexpectedAdmissionError";
+		const char *message = v.message ? v.message : "";
+		char *what = gs_xasprintf("failed admission: %s: %s", reason, message);
+		/* The kubelet's rejectPod: the status message is prefixed, the Event's is not. */
+		char *status_msg = gs_xasprintf("Pod was rejected: %s", message);
+		patch = json_pack("{s:{},s:{s:s,s:s,s:s}}", "metadata", "status", "phase", "Failed",
+				  "reason", reason, "message", status_msg);
+		free(status_msg);
+		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
+		write_pod(ctl, p, n, path, patch, what, NULL);
+		/* The kubelet's recorder: a Warning on the pod with the same reason and message. */
+		if (p->busy)
+			post_event(ctl, "Pod", ns, name, p->uid, p->node, reason, message);
+		ctl->refused++;
+		free(what);
+		json_decref(v.annotations);
+	}
+	json_decref(patch);
+	free(path);
+out:
+	free(v.reason);
+	free(v.message);
+	free(ns);
+}
+
+/* Held and nothing changed since: its node is the same and the retry is not due. */
+static bool held(struct controller *ctl, const struct cpod *p)
+{
+	const struct cnode *n = map_get(&ctl->nodes, p->node);
+
+	return p->held_at && (!n || n->rv == p->held_node_rv) &&
+	       time(NULL) - p->held_at < CONTROLLER_HOLD_RETRY_S;
+}
+
+static void admit_pods(struct controller *ctl)
+{
+	struct cpod *p;
+
+	if (!ctl->waiting || !ctl->pods_synced || !ctl->nodes_synced || !ctl->cm_synced)
+		return;
+	MAP_FOREACH(&ctl->pods, i, p)
+	{
+		if (ctl->in_flight >= ctl->o.max_pending)
+			break;
+		if (p->state != POD_WAITING || p->busy || held(ctl, p))
+			continue;
+		if (p->failed_at && time(NULL) - p->failed_at < RETRY_LATER_MS / 1000)
+			continue;
+		admit_one(ctl, p);
+	}
+}
+
+/* ---- the controller ------------------------------------------------------------------- */
+
+int controller_new(struct controller **out, struct kube_loop *l, const struct controller_opts *o,
+		   struct gs_error *err)
+{
+	static const struct kube_watch_ops cm_ops = {cm_list_begin, cm_event, cm_list_end};
+	static const struct kube_watch_ops node_ops = {node_list_begin, node_event, node_list_end};
+	static const struct kube_watch_ops pod_ops = {pod_list_begin, pod_event, pod_list_end};
+	static const struct kube_watch_ops slice_ops = {slice_list_begin, slice_event,
+							slice_list_end};
+	struct controller *ctl = gs_xcalloc(1, sizeof(*ctl));
+	char *path, *field;
+
+	ctl->l = l;
+	ctl->o = *o;
+	if (!ctl->o.max_pending)
+		ctl->o.max_pending = DEF_MAX_PENDING;
+	ctl->cm_ns =
+		gs_xstrdup(o->configmap_namespace ? o->configmap_namespace : GS_DEFAULT_NAMESPACE);
+	ctl->cm_name = gs_xstrdup(o->configmap_name ? o->configmap_name : GS_DEFAULT_CONFIGMAP);
+	ctl->ev_ns = gs_xstrdup(o->event_namespace ? o->event_namespace : "default");
+	path = gs_xasprintf("/api/v1/namespaces/%s/configmaps", ctl->cm_ns);
+	field = gs_xasprintf("metadata.name=%s", ctl->cm_name);
+	if (kube_loop_watch(l, path, NULL, field, &cm_ops, ctl, NULL) < 0 ||
+	    kube_loop_watch(l, "/api/v1/nodes", o->node_selector, NULL, &node_ops, ctl, NULL) < 0 ||
+	    kube_loop_watch(l, "/api/v1/pods", NULL, "spec.nodeName!=", &pod_ops, ctl, NULL) < 0 ||
+	    (o->publish &&
+	     kube_loop_watch(l, "/apis/resource.k8s.io/v1/resourceslices", NULL,
+			     "spec.driver=" DRASLICE_DRIVER, &slice_ops, ctl, NULL) < 0)) {
+		gs_error_set(err, "cannot watch %s (bad namespace or name?)", path);
+		free(path);
+		free(field);
+		controller_free(ctl);
+		*out = NULL;
+		return -1;
+	}
+	free(path);
+	free(field);
+	*out = ctl;
+	return 0;
+}
+
+void controller_free(struct controller *ctl)
+{
+	struct cnode *n;
+	struct cpod *p;
+
+	if (!ctl)
+		return;
+	MAP_FOREACH(&ctl->nodes, i, n)
+	node_free(ctl, n);
+	MAP_FOREACH(&ctl->pods, i, p)
+	pod_free(p);
+	free(ctl->nodes.keys);
+	free(ctl->nodes.vals);
+	free(ctl->texts.keys);
+	free(ctl->texts.vals);
+	echoes_clear(ctl);
+	free(ctl->pods.keys);
+	free(ctl->pods.vals);
+	for (size_t i = 0; i < ctl->n_res; i++)
+		free(ctl->res_names[i]);
+	json_decref(ctl->configmap);
+	free(ctl->cm_ns);
+	free(ctl->cm_name);
+	free(ctl->ev_ns);
+	while (ctl->event_retries) {
+		struct event_post *ep = ctl->event_retries;
+		ctl->event_retries = ep->next;
+		event_post_free(ep);
+	}
+	free(ctl);
+}
+
+void controller_tick(struct controller *ctl)
+{
+	if (ctl->draining)
+		return;
+	reconcile_nodes(ctl);
+	admit_pods(ctl);
+}
+
+bool controller_ready(const struct controller *ctl)
+{
+	return ctl->cm_synced && ctl->nodes_synced && ctl->pods_synced;
+}
+
+void controller_drain(struct controller *ctl)
+{
+	ctl->draining = true;
+}
+
+void controller_metrics(const struct controller *ctl, struct strbuf *out)
+{
+	const struct kube_loop_stats *s = kube_loop_stats(ctl->l);
+	static const char *const classes[6] = {"none", "1xx", "2xx", "3xx", "4xx", "5xx"};
+	uint64_t per_strategy[ST_N] = {0};
+	uint64_t alloc[MAX_RES] = {0}, used[MAX_RES] = {0};
+	struct cnode *n;
+	struct cpod *p;
+
+	MAP_FOREACH(&ctl->nodes, i, n)
+	{
+		per_strategy[n->strategy]++;
+		for (uint8_t k = 0; k < n->n_alloc; k++)
+			alloc[n->alloc[k].id] += n->alloc[k].n;
+	}
+	MAP_FOREACH(&ctl->pods, i, p)
+	if (p->state == POD_ADMITTED && map_get(&ctl->nodes, p->node))
+		for (uint8_t k = 0; k < p->n_req; k++)
+			used[p->req[k].id] += p->req[k].n;
+
+#define COUNTER(name, help, v)                                                                     \
+	strbuf_addf(out, "# HELP %s %s\n# TYPE %s counter\n%s %" PRIu64 "\n", name, help, name,    \
+		    name, (uint64_t)(v))
+#define GAUGE(name, help, v)                                                                       \
+	strbuf_addf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %" PRIu64 "\n", name, help, name,      \
+		    name, (uint64_t)(v))
+	COUNTER("gpushare_reconciles_total", "Node reconciles (plans) run.", ctl->reconciles);
+	COUNTER("gpushare_node_patches_total", "Node advertisements written.", ctl->node_patches);
+	COUNTER("gpushare_reconcile_failures_total",
+		"Node reconciles whose config was invalid or missing (node kept as it was).",
+		ctl->plan_failures);
+	COUNTER("gpushare_events_total", "Warning Events posted.", ctl->events_posted);
+	COUNTER("gpushare_pods_admitted_total", "Pods admitted.", ctl->admitted);
+	COUNTER("gpushare_pods_refused_total", "Pods failed at admission.", ctl->refused);
+	COUNTER("gpushare_api_requests_total", "API request attempts started.", s->requests);
+	COUNTER("gpushare_api_retries_total", "API requests retried.", s->retries);
+	strbuf_addf(out, "# HELP gpushare_api_errors_total API requests that failed for good, by "
+			 "HTTP status class (none = no response).\n"
+			 "# TYPE gpushare_api_errors_total counter\n");
+	for (int k = 0; k < 6; k++)
+		if (k != 1 && k != 2 && k != 3)
+			strbuf_addf(out, "gpushare_api_errors_total{code=\"%s\"} %" PRIu64 "\n",
+				    classes[k], s->errors_by_code[k]);
+	strbuf_addf(out, "gpushare_api_errors_total{code=\"409\"} %" PRIu64 "\n", s->errors_409);
+	strbuf_addf(out, "gpushare_api_errors_total{code=\"410\"} %" PRIu64 "\n", s->errors_410);
+	strbuf_addf(out, "gpushare_api_errors_total{code=\"422\"} %" PRIu64 "\n", s->errors_422);
+	strbuf_addf(out, "gpushare_api_errors_total{code=\"429\"} %" PRIu64 "\n", s->errors_429);
+	COUNTER("gpushare_watch_restarts_total", "Watches re-opened (ended, failed or expired).",
+		s->watch_restarts);
+	COUNTER("gpushare_relists_total", "Lists after the first (410 Gone).", s->relists);
+	COUNTER("gpushare_slice_resyncs_total",
+		"Nodes planned again because someone else changed or deleted their ResourceSlice.",
+		ctl->slice_resyncs);
+	GAUGE("gpushare_ready", "1 once the ConfigMap, nodes and pods were listed.",
+	      controller_ready(ctl) ? 1 : 0);
+	GAUGE("gpushare_pods_waiting", "Bound pods waiting for admission.", ctl->waiting);
+	strbuf_addf(out, "# HELP gpushare_nodes Managed nodes by sharing strategy "
+			 "(nvidia.com/gpu.sharing-strategy).\n# TYPE gpushare_nodes gauge\n");
+	for (int k = 0; k < ST_N; k++)
+		strbuf_addf(out, "gpushare_nodes{strategy=\"%s\"} %" PRIu64 "\n", strategy_names[k],
+			    per_strategy[k]);
+	strbuf_addf(out, "# HELP gpushare_slots Allocatable slots of managed nodes by resource: "
+			 "used by admitted pods, and free.\n# TYPE gpushare_slots gauge\n");
+	for (size_t k = 0; k < ctl->n_res; k++) {
+		uint64_t u = used[k], a = alloc[k];
+		strbuf_addf(out, "gpushare_slots{resource=\"%s\",state=\"used\"} %" PRIu64 "\n",
+			    ctl->res_names[k], u);
+		strbuf_addf(out, "gpushare_slots{resource=\"%s\",state=\"free\"} %" PRIu64 "\n",
+			    ctl->res_names[k], a > u ? a - u : 0);
+	}
+#undef COUNTER
+#undef GAUGE
+}

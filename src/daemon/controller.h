@@ -1,0 +1,154 @@
+#ifndef GS_CONTROLLER_H
+#define GS_CONTROLLER_H
+
+#include "model/names.h"
+
+/*
+ * gpushare's controller (docs/controller.md): it plays, for every node that
+ * declares its GPUs (annotation gpushare.io/gpu-product), the device plugin
+ * + GFD and the kubelet's admission, continuously.
+ *
+ * It lists and watches the device-plugin ConfigMap, the nodes and the pods
+ * bound to a node (kubeloop.h), keeps a compact state of them (what
+ * reconciling needs, not whole objects) and:
+ *
+ *  - re-advertises a node (sync_plan, one PATCH of its status subresource
+ *    carrying labels, annotations, capacity and allocatable; none when
+ *    nothing differs) whenever the ConfigMap, its labels or annotations
+ *    change;
+ *  - keeps a node's last good advertisement when its config is invalid or
+ *    its label names a missing key, and posts a Warning Event on the node
+ *    saying why and what a real node would do (once per distinct message);
+ *  - re-plans a node when one of its gpu.nvidia.com ResourceSlices is
+ *    changed or deleted by someone else (a watch on the slices; its own
+ *    writes are known by resourceVersion and ignored), so the publish hook
+ *    restores the node's pool as the driver's resourceslice controller
+ *    would and removes stale slices;
+ *  - admits every pod bound to a node: the admission hook decides, the
+ *    controller writes the verdict (the annotation gpushare.io/admitted:
+ *    "true" and the hook's annotations in one PATCH, or phase Failed with
+ *    the kubelet's reason and message plus a Warning Event).
+ *
+ * Library code: never prints; one line per event goes to opts.log.
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "kube/kubeloop.h"
+#include "base/strbuf.h"
+#include "fleet/sync.h"
+
+/*
+ * The admission hook's input. Objects are reduced: a Node keeps
+ * metadata.{name,uid,resourceVersion,labels,annotations} and
+ * status.{capacity,allocatable}; a Pod keeps
+ * metadata.{name,namespace,uid,resourceVersion,annotations,deletionTimestamp},
+ * spec.{nodeName,containers,initContainers} with each container's name and
+ * resources only, and status.phase. All borrowed for the call.
+ */
+struct controller_admission {
+	const json_t *node;	 /* the managed node the pod is bound to */
+	const json_t *configmap; /* the device-plugin ConfigMap; NULL while it does not exist */
+	const json_t *pod;	 /* the pod to admit */
+	/*
+	 * Pods bound to the same node that hold its devices: admitted, not
+	 * finished, not being deleted (an array; their annotations carry
+	 * what they hold, e.g. gpushare.io/devices).
+	 */
+	const json_t *holders;
+};
+
+struct controller_verdict {
+	bool admit;
+	/*
+	 * admit: annotations to set with gpushare.io/admitted in the same
+	 * PATCH (e.g. gpushare.io/devices), or NULL. The controller takes
+	 * this reference.
+	 */
+	json_t *annotations;
+	/* refuse: the kubelet's reason and message (malloc'd; the controller frees them). */
+	char *reason;
+	char *message;
+	/*
+	 * hold (with admit false): not refused for good, as by a kubelet whose
+	 * prepare of the pod's DRA resources fails: the pod stays bound and
+	 * Pending with `status` (a strategic merge patch of its status; the
+	 * controller takes this reference), a Warning Event `reason` /
+	 * `message` is posted, and the pod is decided again once its node
+	 * changes or CONTROLLER_HOLD_RETRY_S seconds have passed (the kubelet
+	 * retries and the event repeats).
+	 */
+	bool hold;
+	json_t *status;
+};
+
+#define CONTROLLER_HOLD_RETRY_S 30
+
+/*
+ * Decide one pod's admission. Called once per pod bound to a managed node
+ * that is neither admitted nor finished, one pod per node at a time, so
+ * `holders` always includes what the previous decision on that node handed
+ * out. Return 0 with *out filled, or -1 with err (the pod is tried again
+ * later and the error logged). The default (NULL hook) admits every pod
+ * with no further annotation.
+ */
+typedef int (*controller_admit_fn)(void *arg, const struct controller_admission *in,
+				   struct controller_verdict *out, struct gs_error *err);
+
+struct controller_opts {
+	const char *configmap_namespace; /* NULL = GS_DEFAULT_NAMESPACE */
+	const char *configmap_name;	 /* NULL = GS_DEFAULT_CONFIGMAP */
+	const char *default_config;	 /* config-manager's DEFAULT_CONFIG; NULL = unset */
+	const char *fallbacks;		 /* FALLBACK_STRATEGIES; NULL = "named,single" */
+	const char *node_selector;	 /* label selector narrowing the nodes; NULL = all */
+	const char *event_namespace;	 /* where Events about nodes go; NULL = "default" */
+	unsigned max_pending;		 /* writes queued or in flight at once [64] */
+	controller_admit_fn admit;	 /* NULL = admit every pod */
+	void *admit_arg;
+	/*
+	 * Called after each plan of changed nodes with its report (sync_plan:
+	 * DRA nodes carry their wanted ResourceSlice), before the node objects
+	 * are written: publishes what the DRA path needs beyond them (gpushare
+	 * controller: sync_read_dra, sync_plan_dra, sync_write_dra). NULL =
+	 * nothing.
+	 */
+	void (*publish)(void *arg, struct sync_report *rep);
+	void *publish_arg;
+	/*
+	 * The apiserver keeps DRAPartitionableDevices' fields
+	 * (sync_probe_partitionable): nodes whose DRA driver runs DynamicMIG
+	 * are published only then (sync_opts.dra_partitionable).
+	 */
+	bool dra_partitionable;
+	const char *dra_probe_error; /* why that is not known (borrowed), or NULL */
+	void (*log)(void *arg, const char *line);
+	void *log_arg;
+};
+
+struct controller;
+
+/* Start the watches on loop l (borrowed; it must outlive the controller). */
+int controller_new(struct controller **out, struct kube_loop *l, const struct controller_opts *o,
+		   struct gs_error *err) GS_WUR;
+void controller_free(struct controller *ctl);
+
+/*
+ * Do what the last loop steps made due: reconcile changed nodes, admit
+ * pods. Call after every kube_loop_step.
+ */
+void controller_tick(struct controller *ctl);
+
+/* The ConfigMap, node and pod lists have been read once (readiness). */
+bool controller_ready(const struct controller *ctl);
+
+/* Stop reconciling and admitting (SIGTERM); writes already queued finish. */
+void controller_drain(struct controller *ctl);
+
+/* Prometheus text exposition of the controller's and the loop's counters (docs/controller.md). */
+void controller_metrics(const struct controller *ctl, struct strbuf *out);
+
+#endif

@@ -1,0 +1,234 @@
+#include "engine/explain_node.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/advertise.h"
+#include "model/dpconfig.h"
+#include "dra/draslice.h"
+#include "model/kobj.h"
+#include "model/nodehw.h"
+#include "base/strbuf.h"
+#include "base/banned.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The keys of an object, sorted (borrowed). */
+static const char **sorted_keys(const json_t *obj, size_t *n)
+{
+	const char **keys = gs_xcalloc(json_object_size(obj) + 1, sizeof(char *));
+	const char *k;
+	json_t *v;
+
+	*n = 0;
+	json_object_foreach ((json_t *)obj, k, v)
+		keys[(*n)++] = k;
+	qsort(keys, *n, sizeof(*keys), cmp_str);
+	return keys;
+}
+
+/* config-manager's choice, in words (dpconfig_set_select's order, §2.2). */
+static void why_config(struct strbuf *sb, const struct dpconfig_set *set, const char *label,
+		       const struct advertisement *adv)
+{
+	if (!set) {
+		strbuf_addf(sb,
+			    "config: the empty config (the plugin's defaults): no device-plugin "
+			    "ConfigMap\n");
+		return;
+	}
+	if (label) {
+		if (dpconfig_set_find(set, label) >= 0)
+			strbuf_addf(sb,
+				    "config: \"%s\": the node's label "
+				    "nvidia.com/device-plugin.config=%s names a key of the "
+				    "ConfigMap\n",
+				    label, label);
+		else
+			strbuf_addf(
+				sb,
+				"config: none: the node's label nvidia.com/device-plugin.config=%s "
+				"names no key of the ConfigMap (it has: ",
+				label);
+		if (dpconfig_set_find(set, label) < 0) {
+			for (size_t i = 0; i < dpconfig_set_count(set); i++)
+				strbuf_addf(sb, "%s%s", i ? ", " : "", dpconfig_set_key(set, i));
+			strbuf_addf(sb,
+				    "); config-manager fails: specified config %s does not "
+				    "exist\n",
+				    label);
+		}
+		return;
+	}
+	if (adv->config_name && *adv->config_name && !strcmp(adv->config_name, "default"))
+		strbuf_addf(sb,
+			    "config: \"default\": the node has no "
+			    "nvidia.com/device-plugin.config label and DEFAULT_CONFIG is unset, "
+			    "so config-manager's first fallback (named) takes the key named "
+			    "\"default\"\n");
+	else if (adv->config_name && *adv->config_name)
+		strbuf_addf(
+			sb,
+			"config: \"%s\": the node has no nvidia.com/device-plugin.config label, "
+			"DEFAULT_CONFIG is unset and the ConfigMap has no key \"default\", so "
+			"the fallback single takes its only key\n",
+			adv->config_name);
+	else
+		strbuf_addf(sb,
+			    "config: none: the node has no nvidia.com/device-plugin.config "
+			    "label, DEFAULT_CONFIG is unset, the ConfigMap has no key \"default\" "
+			    "and more than one key, so every fallback (named, single) fails\n");
+}
+
+static const char *strategy_source(const char *src)
+{
+	if (!strcmp(src, "label"))
+		return "the node's own nvidia.com/mig.strategy label, set by hand";
+	if (!strcmp(src, "config"))
+		return "the config's flags.migStrategy";
+	return "the plugin's default";
+}
+
+static void gpus_line(struct strbuf *sb, const struct nodehw *hw)
+{
+	strbuf_addf(sb, "GPUs: ");
+	for (size_t i = 0; i < hw->n_gpus; i++)
+		strbuf_addf(sb, "%s%d x %s (%d MiB each)", i ? ", " : "", hw->gpus[i].count,
+			    hw->gpus[i].model->name, hw->gpus[i].model->memory_mib);
+	if (!hw->n_gpus)
+		strbuf_addf(sb, "none declared");
+	strbuf_addf(sb, "; driver %s (CUDA %d.%d)\n", hw->driver_version, hw->cuda_major,
+		    hw->cuda_minor);
+}
+
+/* Per GPU: "GPU 0: MIG 7 x 1g.10gb" or "GPU 0: whole". */
+static void mig_lines(struct strbuf *sb, const struct advertisement *adv)
+{
+	const json_t *g;
+	size_t i;
+
+	json_array_foreach (adv->gpus, i, g) {
+		const json_t *devs = json_object_get(g, "migDevices");
+		strbuf_addf(sb, "  GPU %zu (%s): ", i, kobj_text(g, "product"));
+		if (!json_is_true(json_object_get(g, "migEnabled"))) {
+			strbuf_addf(sb, "MIG disabled\n");
+			continue;
+		}
+		size_t n;
+		const char **keys = sorted_keys(devs, &n);
+		strbuf_addf(sb, "MIG enabled:");
+		for (size_t k = 0; k < n; k++)
+			strbuf_addf(sb, "%s %lld x %s", k ? "," : "",
+				    (long long)json_integer_value(json_object_get(devs, keys[k])),
+				    keys[k]);
+		strbuf_addf(sb, "%s\n", n ? "" : " no instances");
+		free(keys);
+	}
+}
+
+static void sharing_lines(struct strbuf *sb, const struct dpconfig_set *set,
+			  const struct advertisement *adv)
+{
+	long key = set && adv->config_name && *adv->config_name
+			   ? dpconfig_set_find(set, adv->config_name)
+			   : -1;
+	const struct gs_error *perr;
+	const struct dpconfig *cfg = key >= 0 ? dpconfig_set_get(set, (size_t)key, &perr) : NULL;
+
+	strbuf_addf(sb, "sharing: %s", dp_sharing_strategy_name(adv->sharing));
+	if (!cfg || adv->sharing == DP_SHARING_NONE) {
+		strbuf_addf(sb, "\n");
+		return;
+	}
+	const struct dp_sharing *sh = dpconfig_replicated(cfg);
+	bool enforced = adv->sharing == DP_SHARING_MPS ? sh->fail_requests_greater_than_one != 0
+						       : sh->fail_requests_greater_than_one == 1;
+	for (size_t i = 0; i < sh->n_resources; i++)
+		strbuf_addf(sb, "%s %s x%d per device%s%s", i ? "," : ";", sh->resources[i].name,
+			    sh->resources[i].replicas, sh->resources[i].rename ? " as " : "",
+			    sh->resources[i].rename ? sh->resources[i].rename : "");
+	strbuf_addf(sb, "; failRequestsGreaterThanOne %s\n",
+		    enforced ? "on: a container asking for more than 1 fails at Allocate"
+			     : "off: more than 1 is allowed (and is no more GPU)");
+}
+
+int explain_node(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
+		 char **out, struct gs_error *err)
+{
+	struct nodehw *hw = NULL;
+	struct advertisement *adv = NULL;
+	struct gs_warnings w;
+	struct strbuf sb = STRBUF_INIT;
+	struct advertise_options ao = {0};
+	int rc = -1;
+
+	*out = NULL;
+	gs_warnings_init(&w);
+	if (nodehw_from_node(cat, node, NULL, &hw, &w, err) < 0 ||
+	    advertise_node(cat, node, set, &ao, &adv, err) < 0)
+		goto done;
+	strbuf_addf(&sb, "node %s\n", kobj_text(node, "metadata.name"));
+	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
+		strbuf_addf(&sb, "not a gpushare node: no " NODEHW_ANN_PRODUCT " annotation, so "
+				 "gpushare advertises nothing for it\n");
+		rc = 0;
+		goto done;
+	}
+	gpus_line(&sb, hw);
+	if (draslice_node_wants_dra(node)) {
+		strbuf_addf(&sb, "DRA node (gpushare.io/path=dra): no nvidia.com resources or GFD "
+				 "labels; NVIDIA's DRA driver publishes a ResourceSlice instead "
+				 "(gpushare advertise --dra)\n");
+		rc = 0;
+		goto done;
+	}
+	why_config(&sb, set, hw->config_label, adv);
+	if (adv->mig_strategy)
+		strbuf_addf(&sb, "MIG strategy: %s, from %s\n", adv->mig_strategy,
+			    strategy_source(adv->mig_strategy_source));
+	if (hw->mig_config)
+		strbuf_addf(&sb, "MIG layout: nvidia.com/mig.config=%s\n", hw->mig_config);
+	else
+		strbuf_addf(&sb, "MIG layout: none (no nvidia.com/mig.config label)\n");
+	mig_lines(&sb, adv);
+	sharing_lines(&sb, set, adv);
+	if (adv->failure)
+		strbuf_addf(&sb, "refused: %s\n", adv->failure);
+	if (adv->outcome == ADVERTISE_REFUSED) {
+		strbuf_addf(&sb, "the node shows nothing new: config-manager or GFD fails\n");
+	} else {
+		size_t n;
+		const char **keys = sorted_keys(adv->resources, &n);
+		strbuf_addf(&sb, "resources (capacity = allocatable):%s\n", n ? "" : " none");
+		for (size_t i = 0; i < n; i++)
+			strbuf_addf(&sb, "  %s: %lld\n", keys[i],
+				    (long long)json_integer_value(
+					    json_object_get(adv->resources, keys[i])));
+		free(keys);
+		keys = sorted_keys(adv->labels, &n);
+		strbuf_addf(&sb, "labels GPU feature discovery sets:\n");
+		for (size_t i = 0; i < n; i++) {
+			if (!strcmp(keys[i], ADVERTISE_LABEL_TIMESTAMP))
+				strbuf_addf(&sb, "  %s=<when it runs>\n", keys[i]);
+			else
+				strbuf_addf(
+					&sb, "  %s=%s\n", keys[i],
+					json_string_value(json_object_get(adv->labels, keys[i])));
+		}
+		free(keys);
+	}
+	for (size_t i = 0; i < adv->warnings.n; i++)
+		strbuf_addf(&sb, "note: %s\n", adv->warnings.items[i]);
+	rc = 0;
+done:
+	if (rc == 0)
+		*out = strbuf_detach(&sb, NULL);
+	strbuf_release(&sb);
+	gs_warnings_release(&w);
+	advertisement_free(adv);
+	nodehw_free(hw);
+	return rc;
+}

@@ -1,0 +1,30 @@
+#ifndef GS_EXPLAIN_NODE_H
+#define GS_EXPLAIN_NODE_H
+
+#include <jansson.h>
+
+#include "model/catalog.h"
+#include "model/dpconfig_set.h"
+#include "base/error.h"
+
+/*
+ * `gpushare explain node`: which device-plugin config a node gets and why
+ * (config-manager's choice: the nvidia.com/device-plugin.config label,
+ * DEFAULT_CONFIG, the fallbacks), its MIG strategy and where it comes from,
+ * its MIG layout, the sharing, and the numbers NVIDIA's stack would publish
+ * (capacity = allocatable per resource, GPU feature discovery's labels)
+ * (docs/explain.md). Pure: the same text from a live Node and from a
+ * manifest, since only the node's declared hardware and labels and the
+ * ConfigMap count (gpushare's own labels and annotations on a live node are
+ * recognised as its own).
+ */
+
+/*
+ * The report, lines ending in '\n', into *out (allocated). `set` NULL: no
+ * ConfigMap. Fails on a node that is not one (no name, unreadable
+ * annotations, unknown GPU model), err says which.
+ */
+int explain_node(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
+		 char **out, struct gs_error *err) GS_WUR;
+
+#endif

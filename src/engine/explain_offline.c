@@ -1,0 +1,173 @@
+#include "engine/explain_offline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/explain.h"
+#include "model/kobj.h"
+#include "engine/mergepatch.h"
+#include "model/quantity.h"
+#include "base/banned.h"
+
+static const char *ns_of(const json_t *obj)
+{
+	const char *ns = kobj_text(obj, "metadata.namespace");
+	return *ns ? ns : "default";
+}
+
+int explain_fleet_build(const struct ydoc_stream *s, const struct ydoc_stream *more_pods,
+			const json_t *configmap, struct explain_fleet *out, struct gs_error *err)
+{
+	json_t *nodes = json_array(), *pods = json_array();
+	struct sync_opts so = {0};
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < ydoc_stream_count(s); i++) {
+		const json_t *doc = ydoc_stream_doc(s, i);
+		if (kobj_is(doc, "Node"))
+			json_array_append_new(nodes, json_deep_copy(doc));
+		else if (kobj_is(doc, "Pod"))
+			json_array_append_new(pods, json_deep_copy(doc));
+	}
+	for (size_t i = 0; more_pods && i < ydoc_stream_count(more_pods); i++) {
+		const json_t *doc = ydoc_stream_doc(more_pods, i);
+		if (kobj_is(doc, "Pod"))
+			json_array_append_new(pods, json_deep_copy(doc));
+	}
+	out->nodes =
+		json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "NodeList", "items", nodes);
+	out->pods =
+		json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "PodList", "items", pods);
+	if (!json_array_size(nodes)) {
+		gs_error_set(err, "%s: no Node in the file", ydoc_stream_name(s));
+		return -1;
+	}
+	if (sync_plan(configmap, nodes, &so, &out->plan, err) < 0)
+		return -1;
+	/* sync_plan keeps every node, in order. */
+	for (size_t i = 0; i < out->plan.n && i < json_array_size(nodes); i++) {
+		json_t *node = json_array_get(nodes, i);
+		if (out->plan.nodes[i].patch)
+			mergepatch_apply(node, out->plan.nodes[i].patch);
+		json_t *alloc = (json_t *)kobj_get(node, "status.allocatable");
+		if (!json_is_object(alloc)) {
+			if (!json_is_object(json_object_get(node, "status")))
+				json_object_set_new(node, "status", json_object());
+			alloc = json_object();
+			json_object_set_new(json_object_get(node, "status"), "allocatable", alloc);
+		}
+		if (!json_object_get(alloc, "pods"))
+			json_object_set_new(alloc, "pods", json_string("110"));
+	}
+	return 0;
+}
+
+void explain_fleet_release(struct explain_fleet *f)
+{
+	json_decref(f->nodes);
+	json_decref(f->pods);
+	sync_report_release(&f->plan);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Every quantity of a map (requests, limits, hard) parses; else err at it. */
+static int check_quantities(const struct ydoc_stream *s, const json_t *map, const char *what,
+			    struct gs_error *err)
+{
+	const char *k;
+	json_t *v;
+	struct quantity q;
+	struct gs_error e;
+
+	if (map && !json_is_object(map)) {
+		ydoc_error_at(s, map, err, "%s: expected a mapping, got %s", what,
+			      ydoc_kind_name(map));
+		return -1;
+	}
+	json_object_foreach ((json_t *)map, k, v) {
+		if (quantity_from_json(&q, v, &e) < 0) {
+			ydoc_error_at_key(s, map, k, err, "%s %s: %s", what, k, e.msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int explain_pod_check(const struct ydoc_stream *s, const json_t *pod, struct gs_error *err)
+{
+	const char *lists[] = {"initContainers", "containers"};
+	const json_t *spec = json_object_get(pod, "spec");
+
+	if (!json_is_object(spec)) {
+		ydoc_error_at_key(s, pod, "spec", err, "pod %s: spec must be a mapping",
+				  kobj_text(pod, "metadata.name"));
+		return -1;
+	}
+	for (size_t l = 0; l < 2; l++) {
+		const json_t *arr = json_object_get(spec, lists[l]), *c;
+		size_t i;
+		if (arr && !json_is_array(arr)) {
+			ydoc_error_at(s, arr, err, "%s: expected a list, got %s", lists[l],
+				      ydoc_kind_name(arr));
+			return -1;
+		}
+		json_array_foreach (arr, i, c) {
+			const json_t *res = json_object_get(c, "resources");
+			if (check_quantities(s, json_object_get(res, "requests"), "requests", err) <
+				    0 ||
+			    check_quantities(s, json_object_get(res, "limits"), "limits", err) < 0)
+				return -1;
+		}
+	}
+	if (check_quantities(s, json_object_get(spec, "overhead"), "overhead", err) < 0)
+		return -1;
+	return 0;
+}
+
+int explain_quota_list_build(const struct ydoc_stream *s, const char *ns, const json_t *pods,
+			     json_t **out, struct gs_error *err)
+{
+	json_t *items = json_array(), *used = NULL;
+	const json_t *p;
+	size_t i;
+
+	*out = NULL;
+	json_array_foreach (json_object_get(pods, "items"), i, p) {
+		const char *phase = kobj_text(p, "status.phase");
+		if (strcmp(ns_of(p), ns) || !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
+			continue;
+		if (explain_quota_add_pod(&used, p, err) < 0) {
+			gs_error_prefix(err, "pod %s/%s: ", ns, kobj_text(p, "metadata.name"));
+			goto fail;
+		}
+	}
+	for (size_t d = 0; d < ydoc_stream_count(s); d++) {
+		const json_t *doc = ydoc_stream_doc(s, d);
+		if (!kobj_is(doc, "ResourceQuota") || strcmp(ns_of(doc), ns))
+			continue;
+		const json_t *hard = kobj_get(doc, "spec.hard");
+		if (check_quantities(s, hard, "spec.hard", err) < 0)
+			goto fail;
+		json_t *q = json_deep_copy(doc), *u = json_object();
+		const char *k;
+		json_t *v;
+		json_object_foreach ((json_t *)hard, k, v) {
+			const json_t *have = json_object_get(used, k);
+			json_object_set_new(u, k,
+					    have ? json_copy((json_t *)have) : json_string("0"));
+		}
+		json_object_set_new(q, "status",
+				    json_pack("{s:o,s:o}", "hard",
+					      hard ? json_deep_copy(hard) : json_object(), "used",
+					      u));
+		json_array_append_new(items, q);
+	}
+	json_decref(used);
+	*out = json_pack("{s:s,s:s,s:{s:s},s:o}", "apiVersion", "v1", "kind", "ResourceQuotaList",
+			 "metadata", "namespace", ns, "items", items);
+	return 0;
+fail:
+	json_decref(items);
+	json_decref(used);
+	return -1;
+}

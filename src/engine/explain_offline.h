@@ -1,0 +1,53 @@
+#ifndef GS_EXPLAIN_OFFLINE_H
+#define GS_EXPLAIN_OFFLINE_H
+
+#include <jansson.h>
+
+#include "base/error.h"
+#include "engine/sync_plan.h"
+#include "yaml/ydoc.h"
+
+/*
+ * The objects `explain pod` reads from a cluster, made from manifests
+ * before the cluster exists (docs/explain.md): the nodes as gpushare would
+ * advertise them, the pods already bound, and the quotas as the quota
+ * controller fills them in. Pure: no I/O, the streams are loaded already.
+ */
+
+struct explain_fleet {
+	json_t *nodes;		 /* a NodeList: every Node of the stream, advertised */
+	json_t *pods;		 /* a PodList: every Pod of the stream */
+	struct sync_report plan; /* sync_plan's report, one entry per Node */
+};
+
+/*
+ * Every Node of `s` with sync_plan's patch under `configmap` applied
+ * (labels, capacity, allocatable as gpushare would publish them; a node the
+ * stack refuses keeps what it shows, its reason in plan), allocatable pods
+ * 110 (kubelet's default) when the manifest has none; every Pod of `s` and
+ * of `more_pods` (NULL = none) as the pods already there (those with
+ * spec.nodeName bound to that node). Fails when `s` holds no Node or the
+ * ConfigMap is unusable.
+ */
+int explain_fleet_build(const struct ydoc_stream *s, const struct ydoc_stream *more_pods,
+			const json_t *configmap, struct explain_fleet *out,
+			struct gs_error *err) GS_WUR;
+void explain_fleet_release(struct explain_fleet *f);
+
+/*
+ * A ResourceQuotaList of the ResourceQuotas of `s` in namespace `ns` (no
+ * metadata.namespace: "default"), each with the status the quota controller
+ * gives it: hard = spec.hard, used = what the pods of `pods` (a PodList) in
+ * `ns` count, 0 for the rest. Fails on a quantity that does not parse, at
+ * its file:line:col.
+ */
+int explain_quota_list_build(const struct ydoc_stream *s, const char *ns, const json_t *pods,
+			     json_t **out, struct gs_error *err) GS_WUR;
+
+/*
+ * Every request and limit of the pod's containers parses as a quantity;
+ * else err at its file:line:col.
+ */
+int explain_pod_check(const struct ydoc_stream *s, const json_t *pod, struct gs_error *err) GS_WUR;
+
+#endif

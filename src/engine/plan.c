@@ -1,0 +1,1150 @@
+#include "engine/plan.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/explain.h"
+#include "engine/explain_offline.h"
+#include "model/kobj.h"
+#include "model/quantity.h"
+#include "base/strbuf.h"
+#include "base/banned.h"
+
+/*
+ * The model (docs/plan.md, read from k8s.io/kubernetes v1.34.4
+ * pkg/scheduler): per pod, the default filters in the default order
+ * (NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit; the
+ * first that fails decides the node's status), then the scores that differ
+ * between nodes for bare pods (NodeResourcesFit LeastAllocated, weight 1;
+ * NodeResourcesBalancedAllocation, 1; TaintToleration, 3; NodeAffinity, 2),
+ * the highest total wins, ties to the first node in input order.
+ *
+ * Speed: requests are parsed once per pod into integer vectors; the
+ * label, affinity and taint filters and the two label scores are computed
+ * once per scheduling class (the pod's nodeSelector, node affinity and
+ * tolerations) and node; nodes are indexed by the extended resources they
+ * advertise, so a pod asking for nvidia.com/mig-1g.10gb only visits the
+ * nodes that have some.
+ */
+
+enum { R_CPU, R_MEM, R_EPH, R_FIRST_SCALAR };
+
+enum static_code { ST_PASS, ST_UNSCHEDULABLE, ST_TAINT, ST_AFFINITY };
+
+static const char *const static_reason[] = {
+	NULL,
+	"node(s) were unschedulable",
+	"node(s) had untolerated taint(s)",
+	"node(s) didn't match Pod's node affinity/selector",
+};
+
+struct pnode {
+	const json_t *obj;
+	const char *name;
+	int64_t *alloc; /* per resource index */
+	int64_t *used;
+	int64_t nz_cpu, nz_mem; /* non-zero requested, for LeastAllocated */
+	int64_t n_pods, max_pods;
+};
+
+struct preq {
+	size_t res;
+	int64_t v;
+};
+
+struct ppod {
+	const json_t *obj;
+	json_t *requests;
+	struct preq *req;
+	size_t n_req;
+	int64_t cpu, mem;	/* actual requests (BalancedAllocation) */
+	int64_t nz_cpu, nz_mem; /* with the scheduler's defaults for a missing one */
+	bool has_request;	/* NodeResourcesFit looks at resources at all */
+	size_t cls;
+};
+
+struct pclass {
+	const json_t *spec;  /* of the first pod of the class (borrowed) */
+	unsigned char *code; /* per node: enum static_code, ST_UNKNOWN until computed */
+	int64_t *pref;	     /* preferred node affinity weight sum */
+	int64_t *ptaint;     /* untolerated PreferNoSchedule taints */
+};
+
+struct plan {
+	const struct plan_input *in;
+	struct pnode *nodes;
+	size_t n_nodes;
+	json_t *res_index; /* name -> index */
+	char **res_names;
+	size_t n_res;
+	size_t **by_res; /* per scalar resource: the nodes advertising it */
+	size_t *n_by_res;
+	json_t *class_index; /* key -> index */
+	struct pclass *classes;
+	size_t n_classes;
+	json_t *quotas;	    /* namespace -> ResourceQuotaList (status.used kept current) */
+	json_t *node_index; /* name -> index */
+	size_t *scratch;    /* n_nodes + 1 */
+};
+
+const char *plan_verdict_name(enum plan_verdict v)
+{
+	switch (v) {
+	case PLAN_BOUND:
+		return "bound";
+	case PLAN_PENDING:
+		return "pending";
+	case PLAN_REFUSED:
+		return "refused";
+	case PLAN_FAILED:
+		return "failed";
+	}
+	return "?";
+}
+
+/* ---- resources ------------------------------------------------------------ */
+
+static size_t res_intern(struct plan *p, const char *name)
+{
+	json_t *v = json_object_get(p->res_index, name);
+
+	if (v)
+		return (size_t)json_integer_value(v);
+	p->res_names = gs_xrealloc(p->res_names, (p->n_res + 1) * sizeof(char *));
+	p->res_names[p->n_res] = gs_xstrdup(name);
+	json_object_set_new(p->res_index, name, json_integer((json_int_t)p->n_res));
+	return p->n_res++;
+}
+
+/* cpu in millicores, everything else Quantity.Value() (rounded up). */
+static int qint(const json_t *v, bool milli, int64_t *out, struct gs_error *err)
+{
+	struct quantity q;
+
+	if (quantity_from_json(&q, v, err) < 0)
+		return -1;
+	if ((milli ? quantity_milli_value(&q, out) : quantity_value(&q, out)) < 0) {
+		gs_error_set(err, "quantity out of range");
+		return -1;
+	}
+	return 0;
+}
+
+/* Defaults for scoring a container that requests no cpu or memory (schedutil). */
+#define DEFAULT_MILLI_CPU 100
+#define DEFAULT_MEMORY (200LL * 1024 * 1024)
+
+/* The pod with every container lacking a cpu or memory request given the defaults. */
+static json_t *with_nonzero_defaults(const json_t *pod)
+{
+	json_t *copy = json_deep_copy(pod);
+	const char *lists[] = {"containers", "initContainers"};
+	json_t *spec = json_object_get(copy, "spec");
+
+	for (size_t l = 0; l < 2; l++) {
+		json_t *c;
+		size_t i;
+		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
+			if (!json_is_object(c))
+				continue;
+			json_t *res = json_object_get(c, "resources");
+			if (!json_is_object(res)) {
+				res = json_object();
+				json_object_set_new(c, "resources", res);
+			}
+			json_t *req = json_object_get(res, "requests");
+			json_t *lim = json_object_get(res, "limits");
+			if (!json_is_object(req)) {
+				req = json_object();
+				json_object_set_new(res, "requests", req);
+			}
+			if (!json_object_get(req, "cpu") && !json_object_get(lim, "cpu"))
+				json_object_set_new(req, "cpu", json_string("100m"));
+			if (!json_object_get(req, "memory") && !json_object_get(lim, "memory"))
+				json_object_set_new(req, "memory", json_string("200Mi"));
+		}
+	}
+	return copy;
+}
+
+static int prepare_pod(struct plan *p, const json_t *pod, struct ppod *pp, struct gs_error *err)
+{
+	const char *k;
+	json_t *v, *nz = NULL, *nzpod;
+
+	memset(pp, 0, sizeof(*pp));
+	pp->obj = pod;
+	if (explain_pod_requests(pod, &pp->requests, err) < 0)
+		goto fail;
+	pp->req = gs_xcalloc(json_object_size(pp->requests) + 1, sizeof(*pp->req));
+	json_object_foreach (pp->requests, k, v) {
+		int64_t n;
+		if (qint(v, !strcmp(k, "cpu"), &n, err) < 0) {
+			gs_error_prefix(err, "%s: ", k);
+			goto fail;
+		}
+		if (!strcmp(k, "pods"))
+			continue;
+		size_t r = res_intern(p, k);
+		pp->req[pp->n_req++] = (struct preq){r, n};
+		if (r == R_CPU)
+			pp->cpu = n;
+		else if (r == R_MEM)
+			pp->mem = n;
+		pp->has_request = true;
+	}
+	nzpod = with_nonzero_defaults(pod);
+	int r = explain_pod_requests(nzpod, &nz, err);
+	json_decref(nzpod);
+	if (r < 0 || qint(json_object_get(nz, "cpu"), true, &pp->nz_cpu, err) < 0 ||
+	    qint(json_object_get(nz, "memory"), false, &pp->nz_mem, err) < 0)
+		goto fail;
+	json_decref(nz);
+	return 0;
+fail:
+	json_decref(nz);
+	gs_error_prefix(err, "pod %s/%s: ", kobj_text(pod, "metadata.namespace"),
+			kobj_text(pod, "metadata.name"));
+	return -1;
+}
+
+static void ppod_release(struct ppod *pp)
+{
+	json_decref(pp->requests);
+	free(pp->req);
+}
+
+/* ---- scheduling classes ----------------------------------------------------- */
+
+/* Preferred node affinity: the summed weights of the terms that select the node. */
+static int64_t preferred_weight(const json_t *spec, const json_t *node)
+{
+	const json_t *terms = json_object_get(kobj_get(spec, "affinity.nodeAffinity"),
+					      "preferredDuringSchedulingIgnoredDuringExecution");
+	const json_t *t;
+	size_t i;
+	int64_t sum = 0;
+
+	json_array_foreach (terms, i, t) {
+		const json_t *pref = json_object_get(t, "preference");
+		char *why = explain_term_mismatch(pref, node);
+		if (!why)
+			sum += json_integer_value(json_object_get(t, "weight"));
+		free(why);
+	}
+	return sum;
+}
+
+#define ST_UNKNOWN 0xff
+
+/* Allocate a class: every node's static verdict still unknown. */
+static void class_init(struct pclass *c, const json_t *pod, size_t n)
+{
+	c->spec = json_object_get(pod, "spec");
+	c->code = gs_xmalloc(n + 1);
+	memset(c->code, ST_UNKNOWN, n + 1);
+	c->pref = gs_xcalloc(n + 1, sizeof(int64_t));
+	c->ptaint = gs_xcalloc(n + 1, sizeof(int64_t));
+}
+
+/* The class's filters and label scores on node i, computed on first use. */
+static unsigned char class_code(struct pclass *c, const struct pnode *nodes, size_t i)
+{
+	if (c->code[i] != ST_UNKNOWN)
+		return c->code[i];
+	const json_t *spec = c->spec, *tols = json_object_get(spec, "tolerations");
+	const json_t *node = nodes[i].obj, *nspec = json_object_get(node, "spec"), *t;
+	size_t j;
+
+	c->code[i] = ST_PASS;
+	json_array_foreach (json_object_get(nspec, "taints"), j, t)
+		if (!strcmp(kobj_text(t, "effect"), "PreferNoSchedule") &&
+		    !explain_tolerates(tols, t))
+			c->ptaint[i]++;
+	c->pref[i] = preferred_weight(spec, node);
+	if (json_is_true(json_object_get(nspec, "unschedulable"))) {
+		json_t *unsched = json_pack("{s:s,s:s}", "key", "node.kubernetes.io/unschedulable",
+					    "effect", "NoSchedule");
+		bool tolerated = explain_tolerates(tols, unsched);
+		json_decref(unsched);
+		if (!tolerated)
+			return c->code[i] = ST_UNSCHEDULABLE;
+	}
+	json_array_foreach (json_object_get(nspec, "taints"), j, t) {
+		const char *eff = kobj_text(t, "effect");
+		if ((!strcmp(eff, "NoSchedule") || !strcmp(eff, "NoExecute")) &&
+		    !explain_tolerates(tols, t))
+			return c->code[i] = ST_TAINT;
+	}
+	char *why = explain_selector_mismatch(spec, node);
+	if (why)
+		c->code[i] = ST_AFFINITY;
+	free(why);
+	return c->code[i];
+}
+
+static size_t class_of(struct plan *p, const json_t *pod)
+{
+	const json_t *spec = json_object_get(pod, "spec");
+	json_t *key = json_pack("{s:O?,s:O?,s:O?}", "s", json_object_get(spec, "nodeSelector"), "a",
+				json_object_get(spec, "affinity"), "t",
+				json_object_get(spec, "tolerations"));
+	char *text = json_dumps(key, JSON_COMPACT | JSON_SORT_KEYS);
+	json_t *have = json_object_get(p->class_index, text);
+	size_t idx;
+
+	if (have) {
+		idx = (size_t)json_integer_value(have);
+	} else {
+		idx = p->n_classes++;
+		p->classes = gs_xrealloc(p->classes, p->n_classes * sizeof(*p->classes));
+		class_init(&p->classes[idx], pod, p->n_nodes);
+		json_object_set_new(p->class_index, text, json_integer((json_int_t)idx));
+	}
+	free(text);
+	json_decref(key);
+	return idx;
+}
+
+/* ---- filters and scores ------------------------------------------------------ */
+
+/* Reason ids for the FitError histogram: the static codes, then these. */
+enum { RS_TOO_MANY = 4, RS_INSUFFICIENT = 5 /* + resource index */ };
+
+/*
+ * NodeResourcesFit's Filter; with hist non-NULL, counts each reason and
+ * returns whether some insufficiency is beyond the node's allocatable
+ * (UnschedulableAndUnresolvable). Returns 0 when the pod fits.
+ */
+static int fit_check(const struct pnode *n, const struct ppod *pp, size_t *hist, bool *unresolvable)
+{
+	int fails = 0;
+
+	if (n->n_pods + 1 > n->max_pods) {
+		fails++;
+		if (hist)
+			hist[RS_TOO_MANY]++;
+	}
+	if (!pp->has_request)
+		return fails;
+	for (size_t i = 0; i < pp->n_req; i++) {
+		const struct preq *r = &pp->req[i];
+		if (r->v <= 0 || r->v <= n->alloc[r->res] - n->used[r->res])
+			continue;
+		fails++;
+		if (hist)
+			hist[RS_INSUFFICIENT + r->res]++;
+		if (unresolvable && r->v > n->alloc[r->res])
+			*unresolvable = true;
+	}
+	return fails;
+}
+
+static int64_t least_requested(int64_t requested, int64_t capacity)
+{
+	if (capacity == 0 || requested > capacity)
+		return 0;
+	return (capacity - requested) * 100 / capacity;
+}
+
+/* NodeResourcesFit (LeastAllocated, cpu and memory weight 1) and BalancedAllocation. */
+static int64_t resource_score(const struct pnode *n, const struct ppod *pp)
+{
+	int64_t sum = 0, weights = 0, fit, bal = 0;
+	int64_t ac = n->alloc[R_CPU], am = n->alloc[R_MEM];
+
+	if (ac) {
+		sum += least_requested(n->nz_cpu + pp->nz_cpu, ac);
+		weights++;
+	}
+	if (am) {
+		sum += least_requested(n->nz_mem + pp->nz_mem, am);
+		weights++;
+	}
+	fit = weights ? sum / weights : 0;
+	/* BalancedAllocation: skipped for a pod requesting neither (best effort). */
+	if (pp->cpu || pp->mem) {
+		double f[2];
+		size_t nf = 0;
+		if (ac) {
+			double x = (double)(n->used[R_CPU] + pp->cpu) / (double)ac;
+			f[nf++] = x > 1 ? 1 : x;
+		}
+		if (am) {
+			double x = (double)(n->used[R_MEM] + pp->mem) / (double)am;
+			f[nf++] = x > 1 ? 1 : x;
+		}
+		double sd = 0;
+		if (nf == 2)
+			sd = (f[0] - f[1]) / 2 < 0 ? (f[1] - f[0]) / 2 : (f[0] - f[1]) / 2;
+		bal = (int64_t)((1 - sd) * 100);
+	}
+	return fit + bal;
+}
+
+static void consume(struct pnode *n, const struct ppod *pp, int sign)
+{
+	for (size_t i = 0; i < pp->n_req; i++)
+		n->used[pp->req[i].res] += sign * pp->req[i].v;
+	n->nz_cpu += sign * pp->nz_cpu;
+	n->nz_mem += sign * pp->nz_mem;
+	n->n_pods += sign;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "3 Insufficient cpu, 1 node(s) ..." as sortReasonsHistogram joins them. */
+static void histogram(struct strbuf *sb, char **items, size_t n)
+{
+	qsort(items, n, sizeof(*items), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		strbuf_addf(sb, "%s%s", i ? ", " : "", items[i]);
+		free(items[i]);
+	}
+}
+
+/* FitError.Error() with DynamicResources' and DefaultPreemption's PostFilter messages. */
+static char *fit_error(struct plan *p, const struct ppod *pp)
+{
+	size_t nh = RS_INSUFFICIENT + p->n_res, n_unres = 0;
+	size_t *hist = gs_xcalloc(nh, sizeof(size_t));
+	struct pclass *c = &p->classes[pp->cls];
+	struct strbuf sb = STRBUF_INIT;
+	char **items = gs_xcalloc(nh + 2, sizeof(char *));
+	size_t ni = 0;
+
+	if (!p->n_nodes) {
+		free(hist);
+		free(items);
+		return gs_xstrdup("no nodes available to schedule pods");
+	}
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		unsigned char code = class_code(c, p->nodes, i);
+		if (code != ST_PASS) {
+			hist[code]++;
+			n_unres++;
+			continue;
+		}
+		bool unres = false;
+		fit_check(&p->nodes[i], pp, hist, &unres);
+		n_unres += unres;
+	}
+	for (size_t r = 1; r < nh; r++) {
+		if (!hist[r])
+			continue;
+		if (r < RS_TOO_MANY)
+			items[ni++] = gs_xasprintf("%zu %s", hist[r], static_reason[r]);
+		else if (r == RS_TOO_MANY)
+			items[ni++] = gs_xasprintf("%zu Too many pods", hist[r]);
+		else
+			items[ni++] = gs_xasprintf("%zu Insufficient %s", hist[r],
+						   p->res_names[r - RS_INSUFFICIENT]);
+	}
+	strbuf_addf(&sb, "0/%zu nodes are available: ", p->n_nodes);
+	histogram(&sb, items, ni);
+	strbuf_addf(&sb, ". no new claims to deallocate, preemption: 0/%zu nodes are available: ",
+		    p->n_nodes);
+	ni = 0;
+	if (p->n_nodes - n_unres)
+		items[ni++] = gs_xasprintf("%zu No preemption victims found for incoming pod",
+					   p->n_nodes - n_unres);
+	if (n_unres)
+		items[ni++] = gs_xasprintf("%zu Preemption is not helpful for scheduling", n_unres);
+	histogram(&sb, items, ni);
+	strbuf_addstr(&sb, ".");
+	free(hist);
+	free(items);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* The candidate nodes: those advertising the rarest extended resource asked for, else all. */
+static void candidates(const struct plan *p, const struct ppod *pp, const size_t **list, size_t *n)
+{
+	*list = NULL;
+	*n = p->n_nodes;
+	for (size_t i = 0; i < pp->n_req; i++) {
+		size_t r = pp->req[i].res;
+		if (r < R_FIRST_SCALAR || pp->req[i].v <= 0)
+			continue;
+		if (!*list || p->n_by_res[r] < *n) {
+			*list = p->by_res[r];
+			*n = p->n_by_res[r];
+		}
+	}
+}
+
+/* ---- quotas -------------------------------------------------------------------- */
+
+static const char *ns_of(const json_t *obj)
+{
+	const char *ns = kobj_text(obj, "metadata.namespace");
+	return *ns ? ns : "default";
+}
+
+/* status.used += sign * usage, for the keys each quota limits. */
+static int quota_charge(json_t *list, const json_t *usage, int sign, struct gs_error *err)
+{
+	json_t *q;
+	size_t i;
+
+	json_array_foreach (json_object_get(list, "items"), i, q) {
+		json_t *st = json_object_get(q, "status");
+		json_t *used = json_object_get(st, "used");
+		const char *k;
+		json_t *v;
+		json_object_foreach (json_object_get(st, "hard"), k, v) {
+			const json_t *add = json_object_get(usage, k);
+			struct quantity a, b, sum;
+			char buf[QUANTITY_STR_MAX];
+			if (!add)
+				continue;
+			if (quantity_from_json(&a, json_object_get(used, k), err) < 0 ||
+			    quantity_from_json(&b, add, err) < 0)
+				return -1;
+			if (sign < 0 && !quantity_is_zero(&b))
+				b.negative = !b.negative;
+			b.text[0] = '\0';
+			if (quantity_add(&sum, &a, &b, err) < 0)
+				return -1;
+			json_object_set_new(used, k,
+					    json_string(quantity_string(&sum, buf, sizeof(buf))));
+		}
+	}
+	return 0;
+}
+
+static int quotas_init(struct plan *p, struct gs_error *err)
+{
+	const struct ydoc_stream *s = p->in->quotas;
+	json_t *empty = json_pack("{s:[]}", "items");
+
+	p->quotas = json_object();
+	for (size_t d = 0; s && d < ydoc_stream_count(s); d++) {
+		const json_t *doc = ydoc_stream_doc(s, d);
+		json_t *list;
+		if (!kobj_is(doc, "ResourceQuota") || json_object_get(p->quotas, ns_of(doc)))
+			continue;
+		if (explain_quota_list_build(s, ns_of(doc),
+					     p->in->existing ? p->in->existing : empty, &list,
+					     err) < 0) {
+			json_decref(empty);
+			return -1;
+		}
+		json_object_set_new(p->quotas, ns_of(doc), list);
+	}
+	json_decref(empty);
+	return 0;
+}
+
+/* 1 and *msg when a quota refuses the pod, 0 when admitted (and charged). */
+static int quota_admit(struct plan *p, const json_t *pod, json_t **usage, char **msg,
+		       struct gs_error *err)
+{
+	json_t *list = json_object_get(p->quotas, ns_of(pod));
+	struct explain_quota_report *qr = NULL;
+	int rc = 0;
+
+	*msg = NULL;
+	*usage = NULL;
+	if (!list)
+		return 0;
+	if (explain_quota_pod(list, pod, &qr, err) < 0)
+		return -1;
+	*usage = json_incref(qr->usage);
+	for (size_t i = 0; i < qr->n; i++) {
+		if (qr->quotas[i].verdict == EXPLAIN_REFUSE) {
+			*msg = gs_xasprintf("pods \"%s\" is forbidden: %s",
+					    kobj_text(pod, "metadata.name"), qr->quotas[i].message);
+			rc = 1;
+			break;
+		}
+	}
+	explain_quota_report_free(qr);
+	if (rc == 0 && quota_charge(list, *usage, 1, err) < 0)
+		return -1;
+	return rc;
+}
+
+/* ---- the run ----------------------------------------------------------------------- */
+
+static int nodes_init(struct plan *p, struct gs_error *err)
+{
+	const json_t *items = json_object_get(p->in->nodes, "items"), *node;
+	size_t i;
+
+	if (!json_is_array(items)) {
+		gs_error_set(err, "the node list has no items");
+		return -1;
+	}
+	if (json_array_size(items) > PLAN_MAX_NODES) {
+		gs_error_set(err, "more than %d nodes", PLAN_MAX_NODES);
+		return -1;
+	}
+	p->n_nodes = json_array_size(items);
+	p->nodes = gs_xcalloc(p->n_nodes + 1, sizeof(*p->nodes));
+	json_array_foreach (items, i, node) {
+		const char *k;
+		json_t *v;
+		p->nodes[i].obj = node;
+		p->nodes[i].name = kobj_text(node, "metadata.name");
+		if (!json_object_get(p->node_index, p->nodes[i].name))
+			json_object_set_new(p->node_index, p->nodes[i].name,
+					    json_integer((json_int_t)i));
+		json_object_foreach ((json_t *)kobj_get(node, "status.allocatable"), k, v)
+			if (strcmp(k, "pods"))
+				res_intern(p, k);
+	}
+	return 0;
+}
+
+/* After every name is interned: the vectors and the per-resource index. */
+static int nodes_fill(struct plan *p, struct gs_error *err)
+{
+	p->scratch = gs_xcalloc(p->n_nodes + 1, sizeof(size_t));
+	p->by_res = gs_xcalloc(p->n_res + 1, sizeof(*p->by_res));
+	p->n_by_res = gs_xcalloc(p->n_res + 1, sizeof(*p->n_by_res));
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct pnode *n = &p->nodes[i];
+		const char *k;
+		json_t *v;
+		n->alloc = gs_xcalloc(p->n_res + 1, sizeof(int64_t));
+		n->used = gs_xcalloc(p->n_res + 1, sizeof(int64_t));
+		n->max_pods = 110;
+		json_object_foreach ((json_t *)kobj_get(n->obj, "status.allocatable"), k, v) {
+			int64_t x;
+			if (qint(v, !strcmp(k, "cpu"), &x, err) < 0) {
+				gs_error_prefix(err, "node %s: allocatable %s: ", n->name, k);
+				return -1;
+			}
+			if (!strcmp(k, "pods"))
+				n->max_pods = x;
+			else
+				n->alloc[res_intern(p, k)] = x;
+		}
+	}
+	for (size_t r = R_FIRST_SCALAR; r < p->n_res; r++) {
+		p->by_res[r] = gs_xcalloc(p->n_nodes + 1, sizeof(size_t));
+		for (size_t i = 0; i < p->n_nodes; i++)
+			if (p->nodes[i].alloc[r] > 0)
+				p->by_res[r][p->n_by_res[r]++] = i;
+	}
+	return 0;
+}
+
+static long node_index(const struct plan *p, const char *name)
+{
+	const json_t *v = json_object_get(p->node_index, name);
+
+	return v ? (long)json_integer_value(v) : -1;
+}
+
+static bool terminal(const json_t *pod)
+{
+	const char *phase = kobj_text(pod, "status.phase");
+	return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+}
+
+static void requests_text(struct plan_pod *out, const struct ppod *pp)
+{
+	const char *k;
+	json_t *v;
+
+	out->requests = gs_xcalloc(json_object_size(pp->requests) + 1, sizeof(char *));
+	json_object_foreach (pp->requests, k, v)
+		out->requests[out->n_requests++] = gs_xasprintf("%s=%s", k, json_string_value(v));
+	qsort(out->requests, out->n_requests, sizeof(char *), cmp_str);
+}
+
+static void first_failure(void *ctx, const struct explain_admission_fail *f)
+{
+	char **msg = ctx;
+
+	if (!*msg)
+		*msg = explain_admission_message(f);
+}
+
+/* Schedule one pod (quota already passed); fills verdict, node, reason, feasible. */
+static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
+{
+	const size_t *list;
+	size_t n, best_n = 0;
+	struct pclass *c = &p->classes[pp->cls];
+	int64_t max_taint = 0, max_pref = 0, best = INT64_MIN;
+	long chosen = -1;
+
+	candidates(p, pp, &list, &n);
+	size_t *feasible = p->scratch;
+	for (size_t j = 0; j < n; j++) {
+		size_t i = list ? list[j] : j;
+		if (class_code(c, p->nodes, i) != ST_PASS ||
+		    fit_check(&p->nodes[i], pp, NULL, NULL))
+			continue;
+		feasible[out->n_feasible++] = i;
+		if (c->ptaint[i] > max_taint)
+			max_taint = c->ptaint[i];
+		if (c->pref[i] > max_pref)
+			max_pref = c->pref[i];
+	}
+	out->feasible = gs_xmalloc((out->n_feasible + 1) * sizeof(size_t));
+	memcpy(out->feasible, feasible, out->n_feasible * sizeof(size_t));
+	if (!out->n_feasible) {
+		out->verdict = PLAN_PENDING;
+		out->reason = fit_error(p, pp);
+		return;
+	}
+	size_t *tied = p->scratch;
+	for (size_t j = 0; j < out->n_feasible && out->n_feasible > 1; j++) {
+		size_t i = out->feasible[j];
+		int64_t taint = max_taint ? 100 - 100 * c->ptaint[i] / max_taint : 100;
+		int64_t aff = max_pref ? 100 * c->pref[i] / max_pref : 0;
+		int64_t total = resource_score(&p->nodes[i], pp) + 3 * taint + 2 * aff;
+		if (total > best) {
+			best = total;
+			best_n = 0;
+		}
+		if (total == best)
+			tied[best_n++] = i;
+	}
+	if (out->n_feasible == 1) {
+		tied[0] = out->feasible[0];
+		best_n = 1;
+	}
+	out->n_tied = best_n;
+	out->tied = gs_xmalloc((best_n + 1) * sizeof(size_t));
+	memcpy(out->tied, tied, best_n * sizeof(size_t));
+	chosen = (long)out->tied[0];
+	if (out->n_feasible == 1)
+		out->reason = gs_xstrdup("the only feasible node");
+	else if (best_n == 1)
+		out->reason = gs_xasprintf("the highest score (%lld) of %zu feasible nodes",
+					   (long long)best, out->n_feasible);
+	else
+		out->reason = gs_xasprintf(
+			"%zu of %zu feasible nodes tie at score %lld: the first in node order "
+			"(the scheduler picks one of them at random)",
+			best_n, out->n_feasible, (long long)best);
+	out->verdict = PLAN_BOUND;
+	out->node = gs_xstrdup(p->nodes[chosen].name);
+}
+
+/* PENDING: the nvidia.com/ names asked for that no node advertises, and what is advertised. */
+static void unadvertised_hints(const struct plan *p, const struct ppod *pp, struct plan_pod *out)
+{
+	for (size_t i = 0; i < pp->n_req; i++) {
+		size_t r = pp->req[i].res;
+		const char *name = p->res_names[r];
+		if (r < R_FIRST_SCALAR || pp->req[i].v <= 0 || p->n_by_res[r] ||
+		    strncmp(name, "nvidia.com/", 11))
+			continue;
+		const char **have = gs_xcalloc(p->n_res + 1, sizeof(char *));
+		size_t n = 0;
+		for (size_t k = R_FIRST_SCALAR; k < p->n_res; k++)
+			if (p->n_by_res[k] && !strncmp(p->res_names[k], "nvidia.com/", 11))
+				have[n++] = p->res_names[k];
+		qsort(have, n, sizeof(*have), cmp_str);
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "no node advertises %s", name);
+		for (size_t k = 0; k < n; k++)
+			strbuf_addf(&sb, "%s%s", k ? ", " : "; the nodes advertise ", have[k]);
+		free(have);
+		out->hints = gs_xrealloc(out->hints, (out->n_hints + 1) * sizeof(char *));
+		out->hints[out->n_hints++] = strbuf_detach(&sb, NULL);
+	}
+}
+
+/* The kubelet's admission on the node: FAILED with its message, else nothing. */
+static bool kubelet_refuses(struct plan *p, const json_t *pod, size_t node, struct plan_pod *out)
+{
+	char *msg = NULL;
+
+	explain_admission_failures(p->in->configs, p->nodes[node].obj, pod, first_failure, &msg);
+	if (!msg)
+		return false;
+	free(out->reason);
+	out->reason = msg;
+	out->verdict = PLAN_FAILED;
+	return true;
+}
+
+static void plan_release(struct plan *p)
+{
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		free(p->nodes[i].alloc);
+		free(p->nodes[i].used);
+	}
+	free(p->nodes);
+	for (size_t r = 0; r < p->n_res; r++) {
+		free(p->res_names[r]);
+		free(p->by_res ? p->by_res[r] : NULL);
+	}
+	free(p->res_names);
+	free(p->by_res);
+	free(p->n_by_res);
+	for (size_t c = 0; c < p->n_classes; c++) {
+		free(p->classes[c].code);
+		free(p->classes[c].pref);
+		free(p->classes[c].ptaint);
+	}
+	free(p->classes);
+	json_decref(p->res_index);
+	json_decref(p->class_index);
+	json_decref(p->quotas);
+	json_decref(p->node_index);
+	free(p->scratch);
+}
+
+static void quota_report(struct plan *p, struct plan_result *r)
+{
+	const char *ns;
+	json_t *list;
+	size_t n = 0;
+
+	json_object_foreach (p->quotas, ns, list) {
+		json_t *q;
+		size_t i;
+		json_array_foreach (json_object_get(list, "items"), i, q)
+			n += json_object_size(kobj_get(q, "status.hard"));
+	}
+	r->quotas = gs_xcalloc(n + 1, sizeof(*r->quotas));
+	json_object_foreach (p->quotas, ns, list) {
+		json_t *q;
+		size_t i;
+		json_array_foreach (json_object_get(list, "items"), i, q) {
+			const json_t *used = kobj_get(q, "status.used");
+			const char *k;
+			json_t *v;
+			json_object_foreach ((json_t *)kobj_get(q, "status.hard"), k, v) {
+				struct plan_quota_use *u = &r->quotas[r->n_quotas++];
+				struct quantity qq;
+				struct gs_error e;
+				char buf[QUANTITY_STR_MAX];
+				u->namespace = gs_xstrdup(ns);
+				u->quota = gs_xstrdup(kobj_text(q, "metadata.name"));
+				u->resource = gs_xstrdup(k);
+				u->hard =
+					gs_xstrdup(quantity_from_json(&qq, v, &e) == 0
+							   ? quantity_string(&qq, buf, sizeof(buf))
+							   : "?");
+				const json_t *uv = json_object_get(used, k);
+				u->used =
+					gs_xstrdup(uv && quantity_from_json(&qq, uv, &e) == 0
+							   ? quantity_string(&qq, buf, sizeof(buf))
+							   : "0");
+			}
+		}
+	}
+}
+
+int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_error *err)
+{
+	struct plan p = {0};
+	struct plan_result *r = NULL;
+	struct ppod *pods = NULL, *existing = NULL;
+	size_t n_pods = json_array_size(in->pods), n_existing = 0;
+	const json_t *ex_items = in->existing ? json_object_get(in->existing, "items") : NULL;
+	int rc = -1;
+
+	*out = NULL;
+	p.in = in;
+	p.res_index = json_object();
+	p.class_index = json_object();
+	p.node_index = json_object();
+	res_intern(&p, "cpu");
+	res_intern(&p, "memory");
+	res_intern(&p, "ephemeral-storage");
+	if (!json_is_array(in->pods) || n_pods > PLAN_MAX_PODS ||
+	    json_array_size(ex_items) > PLAN_MAX_PODS) {
+		gs_error_set(err, "expected a list of at most %d pods", PLAN_MAX_PODS);
+		goto out;
+	}
+	if (nodes_init(&p, err) < 0)
+		goto out;
+	pods = gs_xcalloc(n_pods + 1, sizeof(*pods));
+	for (size_t i = 0; i < n_pods; i++)
+		if (prepare_pod(&p, json_array_get(in->pods, i), &pods[i], err) < 0)
+			goto out;
+	existing = gs_xcalloc(json_array_size(ex_items) + 1, sizeof(*existing));
+	for (size_t i = 0; i < json_array_size(ex_items); i++) {
+		const json_t *pod = json_array_get(ex_items, i);
+		if (!*kobj_text(pod, "spec.nodeName") || terminal(pod))
+			continue;
+		if (prepare_pod(&p, pod, &existing[n_existing], err) < 0)
+			goto out;
+		n_existing++;
+	}
+	if (nodes_fill(&p, err) < 0 || quotas_init(&p, err) < 0)
+		goto out;
+	for (size_t i = 0; i < n_existing; i++) {
+		long n = node_index(&p, kobj_text(existing[i].obj, "spec.nodeName"));
+		if (n >= 0)
+			consume(&p.nodes[n], &existing[i], 1);
+	}
+
+	r = gs_xcalloc(1, sizeof(*r));
+	r->n_nodes = p.n_nodes;
+	r->nodes = gs_xcalloc(p.n_nodes + 1, sizeof(char *));
+	for (size_t i = 0; i < p.n_nodes; i++)
+		r->nodes[i] = gs_xstrdup(p.nodes[i].name);
+	r->pods = gs_xcalloc(n_pods + 1, sizeof(*r->pods));
+	for (size_t i = 0; i < n_pods; i++) {
+		struct ppod *pp = &pods[i];
+		struct plan_pod *o = &r->pods[r->n_pods++];
+		json_t *usage = NULL;
+		char *msg = NULL;
+		o->namespace = gs_xstrdup(ns_of(pp->obj));
+		o->name = gs_xstrdup(kobj_text(pp->obj, "metadata.name"));
+		requests_text(o, pp);
+		int q = quota_admit(&p, pp->obj, &usage, &msg, err);
+		if (q < 0) {
+			gs_error_prefix(err, "pod %s/%s: ", o->namespace, o->name);
+			json_decref(usage);
+			goto out;
+		}
+		if (q > 0) {
+			o->verdict = PLAN_REFUSED;
+			o->reason = msg;
+			json_decref(usage);
+			continue;
+		}
+		const char *nn = kobj_text(pp->obj, "spec.nodeName");
+		long at = -1;
+		if (*nn) {
+			/* Not the scheduler's: bound as written, the kubelet still admits it. */
+			at = node_index(&p, nn);
+			o->verdict = at >= 0 ? PLAN_BOUND : PLAN_PENDING;
+			o->node = at >= 0 ? gs_xstrdup(nn) : NULL;
+			o->reason = gs_xstrdup(at >= 0 ? "spec.nodeName: bound as written, "
+							 "without the scheduler"
+						       : "spec.nodeName names no node");
+		} else {
+			pp->cls = class_of(&p, pp->obj);
+			schedule(&p, pp, o);
+			if (o->verdict == PLAN_PENDING)
+				unadvertised_hints(&p, pp, o);
+			if (o->verdict == PLAN_BOUND)
+				at = node_index(&p, o->node);
+		}
+		if (at >= 0 && kubelet_refuses(&p, pp->obj, (size_t)at, o)) {
+			/* Failed is terminal: it holds neither the node nor the quota. */
+			if (usage && quota_charge(json_object_get(p.quotas, o->namespace), usage,
+						  -1, err) < 0) {
+				json_decref(usage);
+				goto out;
+			}
+		} else if (at >= 0) {
+			consume(&p.nodes[at], pp, 1);
+		}
+		json_decref(usage);
+	}
+	quota_report(&p, r);
+	*out = r;
+	r = NULL;
+	rc = 0;
+out:
+	for (size_t i = 0; pods && i < n_pods; i++)
+		ppod_release(&pods[i]);
+	for (size_t i = 0; i < n_existing; i++)
+		ppod_release(&existing[i]);
+	free(pods);
+	free(existing);
+	plan_result_free(r);
+	plan_release(&p);
+	return rc;
+}
+
+void plan_result_free(struct plan_result *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n_nodes; i++)
+		free(r->nodes[i]);
+	free(r->nodes);
+	for (size_t i = 0; i < r->n_pods; i++) {
+		struct plan_pod *o = &r->pods[i];
+		free(o->namespace);
+		free(o->name);
+		free(o->node);
+		free(o->reason);
+		free(o->feasible);
+		free(o->tied);
+		for (size_t j = 0; j < o->n_requests; j++)
+			free(o->requests[j]);
+		free(o->requests);
+		for (size_t j = 0; j < o->n_hints; j++)
+			free(o->hints[j]);
+		free(o->hints);
+	}
+	free(r->pods);
+	for (size_t i = 0; i < r->n_quotas; i++) {
+		free(r->quotas[i].namespace);
+		free(r->quotas[i].quota);
+		free(r->quotas[i].resource);
+		free(r->quotas[i].used);
+		free(r->quotas[i].hard);
+	}
+	free(r->quotas);
+	free(r);
+}
+
+static json_t *names(const struct plan_result *r, const size_t *idx, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(r->nodes[idx[i]]));
+	return a;
+}
+
+json_t *plan_result_json(const struct plan_result *r)
+{
+	json_t *pods = json_array(), *quotas = json_array();
+
+	for (size_t i = 0; i < r->n_pods; i++) {
+		const struct plan_pod *o = &r->pods[i];
+		json_array_append_new(
+			pods, json_pack("{s:s,s:s,s:s,s:s?,s:s,s:o,s:o}", "namespace", o->namespace,
+					"name", o->name, "verdict", plan_verdict_name(o->verdict),
+					"node", o->node, "reason", o->reason ? o->reason : "",
+					"feasible", names(r, o->feasible, o->n_feasible), "tied",
+					names(r, o->tied, o->n_tied)));
+		if (!o->node)
+			json_object_set_new(json_array_get(pods, i), "node", json_null());
+		if (o->n_hints) {
+			json_t *h = json_array();
+			for (size_t j = 0; j < o->n_hints; j++)
+				json_array_append_new(h, json_string(o->hints[j]));
+			json_object_set_new(json_array_get(pods, i), "hints", h);
+		}
+	}
+	for (size_t i = 0; i < r->n_quotas; i++) {
+		const struct plan_quota_use *u = &r->quotas[i];
+		json_array_append_new(quotas,
+				      json_pack("{s:s,s:s,s:s,s:s,s:s}", "namespace", u->namespace,
+						"quota", u->quota, "resource", u->resource, "used",
+						u->used, "hard", u->hard));
+	}
+	return json_pack("{s:o,s:o}", "pods", pods, "quotas", quotas);
+}
+
+/* ---- what-if ----------------------------------------------------------------------- */
+
+/* The nvidia.com/ resources a node advertises (allocatable > 0), as a JSON object. */
+static bool advertises(const json_t *node, const char *res)
+{
+	const json_t *v = json_object_get(kobj_get(node, "status.allocatable"), res);
+	int64_t n;
+	struct gs_error e;
+
+	return v && qint(v, false, &n, &e) == 0 && n > 0;
+}
+
+static bool fleet_advertises(const json_t *nodes, const char *res)
+{
+	const json_t *n;
+	size_t i;
+
+	json_array_foreach (json_object_get(nodes, "items"), i, n)
+		if (advertises(n, res))
+			return true;
+	return false;
+}
+
+/* Sorted unique nvidia.com/ names advertised now by the nodes that had `res` before. */
+static json_t *instead(const json_t *before, const json_t *after, const char *res)
+{
+	json_t *seen = json_object(), *out = json_array();
+	const json_t *items_b = json_object_get(before, "items"), *n;
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2 && !json_object_size(seen); pass++) {
+		json_array_foreach (json_object_get(after, "items"), i, n) {
+			const char *name = kobj_text(n, "metadata.name"), *k;
+			json_t *v;
+			if (pass == 0) {
+				/* the same node, before the change */
+				const json_t *b = NULL, *x;
+				size_t j;
+				json_array_foreach (items_b, j, x)
+					if (!strcmp(kobj_text(x, "metadata.name"), name))
+						b = x;
+				if (!b || !advertises(b, res))
+					continue;
+			}
+			json_object_foreach ((json_t *)kobj_get(n, "status.allocatable"), k, v)
+				if (!strncmp(k, "nvidia.com/", 11) && advertises(n, k))
+					json_object_set_new(seen, k, json_true());
+		}
+	}
+	const char **keys = gs_xcalloc(json_object_size(seen) + 1, sizeof(char *));
+	size_t nk = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach (seen, k, v)
+		keys[nk++] = k;
+	qsort(keys, nk, sizeof(*keys), cmp_str);
+	for (size_t j = 0; j < nk; j++)
+		json_array_append_new(out, json_string(keys[j]));
+	free(keys);
+	json_decref(seen);
+	return out;
+}
+
+static json_t *outcome(const struct plan_pod *o)
+{
+	json_t *j = json_pack("{s:s,s:s?,s:s}", "verdict", plan_verdict_name(o->verdict), "node",
+			      o->node, "reason", o->reason ? o->reason : "");
+	if (!o->node)
+		json_object_set_new(j, "node", json_null());
+	return j;
+}
+
+json_t *plan_diff_json(const struct plan_result *before, const struct plan_result *after,
+		       const json_t *nodes_before, const json_t *nodes_after)
+{
+	json_t *changes = json_array(), *unadv = json_array(), *quotas = json_array();
+
+	for (size_t i = 0; i < before->n_pods && i < after->n_pods; i++) {
+		const struct plan_pod *b = &before->pods[i], *a = &after->pods[i];
+		bool same_node =
+			(!b->node && !a->node) || (b->node && a->node && !strcmp(b->node, a->node));
+		if (b->verdict != a->verdict || !same_node)
+			json_array_append_new(changes,
+					      json_pack("{s:s,s:s,s:o,s:o}", "namespace",
+							a->namespace, "name", a->name, "before",
+							outcome(b), "after", outcome(a)));
+		for (size_t r = 0; r < a->n_requests; r++) {
+			const char *req = a->requests[r], *eq = strchr(req, '=');
+			char *res = gs_xstrndup(req, eq ? (size_t)(eq - req) : strlen(req));
+			if (!strncmp(res, "nvidia.com/", 11) && !fleet_advertises(nodes_after, res))
+				json_array_append_new(
+					unadv,
+					json_pack("{s:s,s:s,s:s,s:b,s:o}", "namespace",
+						  a->namespace, "name", a->name, "resource", res,
+						  "before", fleet_advertises(nodes_before, res),
+						  "instead",
+						  instead(nodes_before, nodes_after, res)));
+			free(res);
+		}
+	}
+	for (size_t i = 0; i < after->n_quotas; i++) {
+		const struct plan_quota_use *a = &after->quotas[i], *b = NULL;
+		for (size_t j = 0; j < before->n_quotas && !b; j++)
+			if (!strcmp(before->quotas[j].namespace, a->namespace) &&
+			    !strcmp(before->quotas[j].quota, a->quota) &&
+			    !strcmp(before->quotas[j].resource, a->resource))
+				b = &before->quotas[j];
+		if (b && !strcmp(b->used, a->used))
+			continue;
+		json_array_append_new(quotas, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "namespace",
+							a->namespace, "quota", a->quota, "resource",
+							a->resource, "before", b ? b->used : "0",
+							"after", a->used, "hard", a->hard));
+	}
+	return json_pack("{s:o,s:o,s:o}", "changes", changes, "unadvertised", unadv, "quotas",
+			 quotas);
+}

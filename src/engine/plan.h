@@ -1,0 +1,99 @@
+#ifndef GS_PLAN_H
+#define GS_PLAN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/dpconfig_set.h"
+#include "base/error.h"
+#include "yaml/ydoc.h"
+
+/*
+ * Place a batch of pods, in order, as kube-scheduler v1.34's default
+ * profile would on a fleet of advertised nodes, with quota admission at
+ * create and the kubelet's device admission after binding (docs/plan.md).
+ * Pure: objects in, an outcome out, no I/O.
+ */
+
+enum plan_verdict {
+	PLAN_BOUND,   /* scheduled and admitted by the kubelet */
+	PLAN_PENDING, /* no node passes the filters */
+	PLAN_REFUSED, /* quota admission refused it at create */
+	PLAN_FAILED,  /* bound, then refused by the kubelet (UnexpectedAdmissionError) */
+};
+
+const char *plan_verdict_name(enum plan_verdict v);
+
+struct plan_pod {
+	char *namespace; /* metadata.namespace, "default" when absent */
+	char *name;
+	enum plan_verdict verdict;
+	char *node;	  /* BOUND, FAILED: the node; else NULL */
+	char *reason;	  /* PENDING: the scheduler's FitError text; REFUSED: the apiserver's;
+			     FAILED: the kubelet's status message; BOUND: how the node was chosen */
+	size_t *feasible; /* indexes into plan_result.nodes of the nodes passing the filters */
+	size_t n_feasible;
+	size_t *tied; /* BOUND by score: the nodes sharing the top score (the scheduler picks
+			 one at random; plan the first in node order) */
+	size_t n_tied;
+	char **requests; /* "name=quantity" of its effective requests, sorted */
+	size_t n_requests;
+	/* PENDING: each nvidia.com/ name it asks for that no node advertises, with the
+	   names the fleet does advertise ("no node advertises X; the nodes advertise Y") */
+	char **hints;
+	size_t n_hints;
+};
+
+/* One hard limit of one quota, after the batch. */
+struct plan_quota_use {
+	char *namespace;
+	char *quota;
+	char *resource;
+	char *used;
+	char *hard;
+};
+
+struct plan_result {
+	char **nodes; /* node names in input order */
+	size_t n_nodes;
+	struct plan_pod *pods;
+	size_t n_pods;
+	struct plan_quota_use *quotas;
+	size_t n_quotas;
+};
+
+struct plan_input {
+	const json_t *nodes;		    /* NodeList as gpushare advertises it (explain_fleet) */
+	const json_t *existing;		    /* PodList already there; NULL = none */
+	const json_t *pods;		    /* JSON array of the Pods to place, in order */
+	const struct ydoc_stream *quotas;   /* the ResourceQuotas; NULL = none */
+	const struct dpconfig_set *configs; /* for the kubelet's admission; NULL = none */
+};
+
+#define PLAN_MAX_NODES 20000
+#define PLAN_MAX_PODS 200000
+
+/*
+ * Run the plan. Fails on input that is not what the fields say, or
+ * quantities that do not parse (quota ones at file:line:col).
+ */
+int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_error *err) GS_WUR;
+void plan_result_free(struct plan_result *r);
+
+/* The outcome as contract JSON: {"pods":[...],"quotas":[...]} (docs/plan.md). */
+json_t *plan_result_json(const struct plan_result *r);
+
+/*
+ * What changes between two outcomes of the same pods (`before` on the
+ * NodeList `nodes_before`, `after` on `nodes_after`), as one JSON object
+ * (docs/plan.md): "changes", the pods whose verdict or node differ;
+ * "unadvertised", each pod's nvidia.com/ resource no node advertises after
+ * the change (with "instead": what the nodes that advertised it before, or
+ * else all nodes, advertise now); "quotas", the uses that differ. New
+ * reference.
+ */
+json_t *plan_diff_json(const struct plan_result *before, const struct plan_result *after,
+		       const json_t *nodes_before, const json_t *nodes_after);
+
+#endif

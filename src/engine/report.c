@@ -1,0 +1,1260 @@
+#include "engine/report.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/admission.h"
+#include "engine/advertise.h"
+#include "dra/draclaims.h"
+#include "dra/draslice.h"
+#include "model/isolation.h"
+#include "model/kobj.h"
+#include "engine/ledger.h"
+#include "model/nodehw.h"
+#include "model/quantity.h"
+#include "base/banned.h"
+
+/* ---- escaping ---- */
+
+/* Length of the UTF-8 sequence at s (1-4), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		n = 2, cp = s[0] & 0x1F;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		n = 3, cp = s[0] & 0x0F;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+	    (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF)
+		return 0;
+	return n;
+}
+
+void report_escape(struct strbuf *sb, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	while (*p) {
+		size_t n = utf8_len(p);
+		if (n == 0 || (*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7F) {
+			strbuf_addstr(sb, "\xEF\xBF\xBD"); /* U+FFFD */
+			p++;
+			continue;
+		}
+		switch (*p) {
+		case '&':
+			strbuf_addstr(sb, "&amp;");
+			break;
+		case '<':
+			strbuf_addstr(sb, "&lt;");
+			break;
+		case '>':
+			strbuf_addstr(sb, "&gt;");
+			break;
+		case '"':
+			strbuf_addstr(sb, "&quot;");
+			break;
+		case '\'':
+			strbuf_addstr(sb, "&#39;");
+			break;
+		default:
+			strbuf_add(sb, p, n);
+		}
+		p += n;
+	}
+}
+
+const char *report_isolation_name(enum report_isolation iso)
+{
+	switch (iso) {
+	case REPORT_ISO_WHOLE:
+		return "whole card";
+	case REPORT_ISO_NONE:
+		return "isolation: none";
+	case REPORT_ISO_MPS:
+		return "isolation: MPS limits";
+	case REPORT_ISO_HARDWARE:
+		return "isolation: hardware (MIG)";
+	}
+	return "?";
+}
+
+/* ---- the model ---- */
+
+/* A pod's extended-resource requests: {"nvidia.com/gpu": n}, as the scheduler sums them. */
+static json_t *pod_requests(const json_t *pod)
+{
+	json_t *sum = json_object(), *init = json_object();
+
+	for (size_t l = 0; l < 2; l++) {
+		const json_t *arr = kobj_get(pod, l ? "spec.initContainers" : "spec.containers"),
+			     *c;
+		size_t i;
+		json_array_foreach (arr, i, c) {
+			const json_t *lim = kobj_map(c, "resources.limits");
+			const json_t *req = kobj_map(c, "resources.requests");
+			const char *k;
+			json_t *v;
+			json_t *seen = json_object();
+			/* Extended resources: request = limit; a limit alone sets the request. */
+			for (int pass = 0; pass < 2; pass++) {
+				json_object_foreach ((json_t *)(pass ? req : lim), k, v) {
+					struct quantity q;
+					struct gs_error e;
+					int64_t n;
+					if (!strchr(k, '/') || json_object_get(seen, k) ||
+					    quantity_from_json(&q, v, &e) < 0 ||
+					    quantity_value(&q, &n) < 0 || n <= 0)
+						continue;
+					json_object_set_new(seen, k, json_true());
+					json_t *into = l ? init : sum;
+					json_int_t have =
+						json_integer_value(json_object_get(into, k));
+					json_object_set_new(
+						into, k,
+						json_integer(l ? (have > n ? have : n) : have + n));
+				}
+			}
+			json_decref(seen);
+		}
+	}
+	/* An init container runs alone: the pod needs the larger of the two. */
+	const char *k;
+	json_t *v;
+	json_object_foreach (init, k, v) {
+		if (json_integer_value(v) > json_integer_value(json_object_get(sum, k)))
+			json_object_set(sum, k, v);
+	}
+	json_decref(init);
+	return sum;
+}
+
+static char *requests_text(const json_t *req)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *k;
+	json_t *v;
+
+	json_object_foreach ((json_t *)req, k, v) {
+		if (sb.len)
+			strbuf_addch(&sb, ' ');
+		strbuf_addf(&sb, "%s=%lld", k, (long long)json_integer_value(v));
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+/* "nvidia.com/gpu=8 ..." of the resources it advertises above 0. */
+static char *resources_text(const struct advertisement *adv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *k;
+	json_t *v;
+
+	json_object_foreach (adv->resources, k, v) {
+		if (json_integer_value(v) <= 0)
+			continue;
+		if (sb.len)
+			strbuf_addch(&sb, ' ');
+		strbuf_addf(&sb, "%s=%lld", k, (long long)json_integer_value(v));
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+static const struct dpconfig *chosen_config(const struct dpconfig_set *set, const char *name)
+{
+	const struct gs_error *e;
+	long i = set && name && *name ? dpconfig_set_find(set, name) : -1;
+
+	return i >= 0 ? dpconfig_set_get(set, (size_t)i, &e) : NULL;
+}
+
+/* The ledger of every drawn node, by the node's index in the model. */
+struct building {
+	struct report_model *m;
+	struct ledger **ledgers;
+	const json_t **node_objs; /* the Node of each model node */
+	char **keys;		  /* ledger_pod_key of each model pod */
+	json_t *pod_by_key;	  /* key -> index into m->pods */
+	json_t *node_by_name;	  /* name -> index into m->nodes */
+};
+
+/*
+ * The node and its ledger (src/engine/ledger.c: the device IDs the plugin
+ * registers, per physical GPU). A node whose ledger cannot be made (its
+ * devices do not add up) is drawn with its cards and the reason.
+ */
+static int build_node(struct building *b, const struct report_input *in, const json_t *node,
+		      struct gs_error *err)
+{
+	struct report_model *m = b->m;
+	struct advertisement *adv = NULL;
+	struct nodehw *hw = NULL;
+	struct gs_warnings w;
+	struct report_node *rn;
+	struct ledger *l = NULL;
+	struct gs_error le;
+
+	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
+		m->skipped_nodes++;
+		return 0;
+	}
+	gs_warnings_init(&w);
+	if (advertise_node(in->cat, node, in->configs, NULL, &adv, err) < 0 ||
+	    nodehw_from_node(in->cat, node, NULL, &hw, &w, err) < 0) {
+		gs_warnings_release(&w);
+		advertisement_free(adv);
+		gs_error_prefix(err, "node %s: ", kobj_text(node, "metadata.name"));
+		return -1;
+	}
+	gs_warnings_release(&w);
+	m->nodes = gs_xrealloc(m->nodes, (m->n_nodes + 1) * sizeof(*m->nodes));
+	b->ledgers = gs_xrealloc(b->ledgers, (m->n_nodes + 1) * sizeof(*b->ledgers));
+	b->node_objs = gs_xrealloc(b->node_objs, (m->n_nodes + 1) * sizeof(*b->node_objs));
+	b->node_objs[m->n_nodes] = node;
+	rn = &m->nodes[m->n_nodes];
+	memset(rn, 0, sizeof(*rn));
+	rn->name = gs_xstrdup(kobj_text(node, "metadata.name"));
+	rn->config = gs_xstrdup(adv->config_name ? adv->config_name : "");
+	rn->sharing = gs_xstrdup(dp_sharing_strategy_name(adv->sharing));
+	rn->mig_strategy = gs_xstrdup(adv->mig_strategy ? adv->mig_strategy : "none");
+	rn->failure = adv->failure ? gs_xstrdup(adv->failure) : NULL;
+	rn->resources = resources_text(adv);
+	if (draslice_node_wants_dra(node)) {
+		/* No device plugin there: its GPUs go out as a ResourceSlice (docs/dra.md). */
+		rn->dra = true;
+		free(rn->sharing);
+		rn->sharing = gs_xstrdup("DRA");
+		free(rn->resources);
+		rn->resources = gs_xstrdup("");
+		free(rn->failure);
+		rn->failure = NULL;
+		rn->n_cards = (size_t)hw->total;
+		rn->cards = gs_xcalloc(rn->n_cards ? rn->n_cards : 1, sizeof(*rn->cards));
+		for (size_t g = 0, k = 0; g < hw->n_gpus; g++)
+			for (int j = 0; j < hw->gpus[g].count; j++, k++) {
+				rn->cards[k].index = (int)k;
+				rn->cards[k].product = gs_xstrdup(hw->gpus[g].model->name);
+				rn->cards[k].memory_mib = hw->gpus[g].model->memory_mib;
+			}
+		m->n_cards += rn->n_cards;
+	} else if (ledger_new(in->cat, hw, adv, chosen_config(in->configs, adv->config_name), &l,
+			      &le) < 0) {
+		free(rn->failure);
+		rn->failure = gs_xasprintf("no device ledger: %s", le.msg);
+		l = NULL;
+	}
+	json_object_set_new(b->node_by_name, rn->name, json_integer((json_int_t)m->n_nodes));
+	b->ledgers[m->n_nodes++] = l;
+	advertisement_free(adv);
+	nodehw_free(hw);
+	return 0;
+}
+
+static long index_of(const json_t *map, const char *key)
+{
+	const json_t *v = json_object_get(map, key);
+	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+}
+
+/* Devices and orphans `key` holds in l. */
+static size_t held_by(const struct ledger *l, const char *key, size_t *orphans)
+{
+	size_t n = 0;
+
+	*orphans = 0;
+	for (size_t d = 0; d < l->n_devices; d++)
+		n += l->devices[d].holder && !strcmp(l->devices[d].holder, key);
+	for (size_t o = 0; o < l->n_orphans; o++)
+		*orphans += !strcmp(l->orphans[o].holder, key);
+	return n;
+}
+
+/* Creation order (RFC 3339 sorts as text), then the list's order. */
+struct pod_order {
+	const json_t *pod;
+	const char *created;
+	size_t index;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct pod_order *x = a, *y = b;
+	int c = strcmp(x->created, y->created);
+
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_namespace(struct report_model *m, const char *ns)
+{
+	for (size_t i = 0; i < m->n_namespaces; i++)
+		if (!strcmp(m->namespaces[i], ns))
+			return;
+	m->namespaces = gs_xrealloc(m->namespaces, (m->n_namespaces + 1) * sizeof(char *));
+	m->namespaces[m->n_namespaces++] = gs_xstrdup(ns);
+}
+
+static void add_note(char **note, const char *fmt, const char *a, const char *b)
+{
+	char *more = gs_xasprintf(fmt, a, b);
+
+	if (*note) {
+		char *both = gs_xasprintf("%s; %s", *note, more);
+		free(*note);
+		free(more);
+		more = both;
+	}
+	*note = more;
+}
+
+/*
+ * Who holds what: first every admitted pod's ledger annotation
+ * (ledger_rebuild), then, in creation order, every other pod bound to a
+ * drawn node gets what the kubelet would give it now (admission_decide on
+ * what is left).
+ */
+static int build_pods(struct building *b, const struct report_input *in, struct gs_error *err)
+{
+	struct report_model *m = b->m;
+	const json_t *items = json_is_array(in->pods) ? in->pods : kobj_get(in->pods, "items");
+	size_t n = json_array_size(items), k = 0;
+	struct pod_order *ord = gs_xcalloc(n ? n : 1, sizeof(*ord));
+	const json_t *p;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach (items, i, p) {
+		const char *phase = kobj_text(p, "status.phase");
+		if (!json_is_object(p) || !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
+			continue;
+		ord[k].pod = p;
+		ord[k].created = kobj_text(p, "metadata.creationTimestamp");
+		ord[k].index = i;
+		k++;
+	}
+	qsort(ord, k, sizeof(*ord), cmp_order);
+	/* Each ledger reads only its node's pods. */
+	json_t **on = gs_xcalloc(m->n_nodes ? m->n_nodes : 1, sizeof(*on));
+	json_array_foreach (items, i, p) {
+		long ni = index_of(b->node_by_name, kobj_text(p, "spec.nodeName"));
+		if (ni < 0)
+			continue;
+		if (!on[ni])
+			on[ni] = json_array();
+		json_array_append(on[ni], (json_t *)p);
+	}
+	for (size_t x = 0; x < m->n_nodes; x++) {
+		if (b->ledgers[x] && on[x])
+			ledger_rebuild(b->ledgers[x], on[x], &m->notes);
+		json_decref(on[x]);
+	}
+	free(on);
+	m->pods = gs_xcalloc(k ? k : 1, sizeof(*m->pods));
+	b->keys = gs_xcalloc(k ? k : 1, sizeof(*b->keys));
+	for (size_t j = 0; j < k && rc == 0; j++) {
+		struct report_pod *rp = &m->pods[m->n_pods++];
+		const json_t *pod = ord[j].pod;
+		const char *ns = kobj_text(pod, "metadata.namespace");
+		const char *node = kobj_text(pod, "spec.nodeName");
+		const char *phase = kobj_text(pod, "status.phase");
+		long ni = *node ? index_of(b->node_by_name, node) : -1;
+		struct ledger *l = ni >= 0 ? b->ledgers[ni] : NULL;
+		json_t *req = pod_requests(pod);
+		size_t orphans = 0;
+
+		rp->namespace = gs_xstrdup(*ns ? ns : "default");
+		rp->name = gs_xstrdup(kobj_text(pod, "metadata.name"));
+		rp->node = *node ? gs_xstrdup(node) : NULL;
+		/* Manifests carry no status: bound or not is all they say. */
+		rp->phase = gs_xstrdup(*phase ? phase : *node ? "(bound)" : "(not bound)");
+		rp->requests = requests_text(req);
+		json_decref(req);
+		rp->node_index = ni;
+		b->keys[j] = ledger_pod_key(pod);
+		json_object_set_new(b->pod_by_key, b->keys[j], json_integer((json_int_t)j));
+		add_namespace(m, rp->namespace);
+		if (!l)
+			continue;
+		rp->held = held_by(l, b->keys[j], &orphans);
+		if (rp->held || orphans) {
+			rp->origin = REPORT_FROM_LEDGER;
+			if (orphans)
+				add_note(&rp->note,
+					 "holds %s device ID%s the node no longer registers",
+					 orphans == 1 ? "a" : "some", orphans == 1 ? "" : "s");
+			continue;
+		}
+		if (ledger_pod_active(pod) && kobj_annotation(pod, LEDGER_ANN_DEVICES))
+			continue; /* admitted, its annotation unreadable: a note says so */
+		struct admission_decision d;
+		struct gs_error e;
+		int r = admission_decide(l, pod, &d, &e);
+		if (r < 0) {
+			gs_error_set(err, "pod %s: %s", b->keys[j], e.msg);
+			rc = -1;
+		} else if (!d.admit) {
+			add_note(&rp->note, "the kubelet would refuse it: %s: %s",
+				 d.reason ? d.reason : "", d.message ? d.message : "");
+		} else if (json_object_size(d.devices)) {
+			if (ledger_hold(l, b->keys[j], d.devices, &e) == 0) {
+				rp->held = held_by(l, b->keys[j], &orphans);
+				rp->origin = REPORT_FROM_REQUESTS;
+			}
+		}
+		admission_decision_release(&d);
+	}
+	free(ord);
+	return rc;
+}
+
+/* The cards of node ni, their devices and who holds them, from its ledger. */
+static void build_cards(struct building *b, size_t ni)
+{
+	struct report_model *m = b->m;
+	struct report_node *rn = &m->nodes[ni];
+	const struct ledger *l = b->ledgers[ni];
+
+	if (!l)
+		return;
+	rn->n_cards = l->n_gpus;
+	rn->cards = gs_xcalloc(l->n_gpus ? l->n_gpus : 1, sizeof(*rn->cards));
+	for (size_t g = 0; g < l->n_gpus; g++) {
+		struct report_card *c = &rn->cards[g];
+		bool replicated = false;
+
+		c->index = l->gpus[g].index;
+		c->product = gs_xstrdup(l->gpus[g].product);
+		c->memory_mib = l->gpus[g].memory_mib;
+		for (size_t d = 0; d < l->n_devices; d++) {
+			const struct ledger_device *dev = &l->devices[d];
+			struct report_slot *s;
+			if (dev->gpu != (int)g)
+				continue;
+			c->slots = gs_xrealloc(c->slots, (c->n_slots + 1) * sizeof(*c->slots));
+			s = &c->slots[c->n_slots++];
+			s->resource = gs_xstrdup(dev->resource);
+			s->device = gs_xstrdup(dev->id);
+			if (dev->replica >= 0)
+				s->label = dev->profile ? gs_xasprintf("%s #%d", dev->profile,
+								       dev->replica)
+							: gs_xasprintf("#%d", dev->replica);
+			else
+				s->label = gs_xstrdup(dev->profile ? dev->profile : "whole");
+			s->domain = dev->mig_start >= 0 ? dev->mig_start : 0;
+			s->pod = dev->holder ? index_of(b->pod_by_key, dev->holder) : -1;
+			c->mig |= dev->profile != NULL;
+			replicated |= dev->replica >= 0;
+		}
+		c->isolation = c->mig			      ? REPORT_ISO_HARDWARE
+			       : !replicated		      ? REPORT_ISO_WHOLE
+			       : l->sharing == DP_SHARING_MPS ? REPORT_ISO_MPS
+							      : REPORT_ISO_NONE;
+	}
+	m->n_cards += rn->n_cards;
+}
+
+/*
+ * A DRA node's devices on its cards (src/dra/draclaims.c): each device of its
+ * slice, with one slot per pod of the claim allocated it (several pods of
+ * one claim share the device, as replicas do), else one free slot. MIG
+ * devices are memory domains of their own.
+ */
+static void build_dra_slots(struct building *b, const struct report_input *in, size_t ni)
+{
+	struct report_model *m = b->m;
+	struct report_node *rn = &m->nodes[ni];
+	const json_t *pods = json_is_array(in->pods) ? in->pods : kobj_get(in->pods, "items");
+	struct draclaims_objects o = {in->slices, in->claims, NULL, pods, NULL};
+	json_t *st, *d;
+	size_t k;
+
+	if (!rn->dra || !in->slices)
+		return;
+	rn->dra_claims = true;
+	st = draclaims_node_status(b->node_objs[ni], &o);
+	json_array_foreach (json_object_get(st, "devices"), k, d) {
+		json_int_t g = json_integer_value(json_object_get(d, "gpu"));
+		const json_t *who = json_object_get(d, "pods");
+		size_t n = json_array_size(who) ? json_array_size(who) : 1;
+		struct report_card *c = NULL;
+
+		for (size_t x = 0; x < rn->n_cards; x++)
+			if (rn->cards[x].index == g)
+				c = &rn->cards[x];
+		if (!c)
+			continue;
+		c->slots = gs_xrealloc(c->slots, (c->n_slots + n) * sizeof(*c->slots));
+		for (size_t p = 0; p < n; p++) {
+			struct report_slot *s = &c->slots[c->n_slots++];
+			const char *key = json_string_value(json_array_get(who, p));
+			s->resource = kobj_string(d, "claim") ? gs_xasprintf("ResourceClaim %s",
+									     kobj_text(d, "claim"))
+							      : gs_xstrdup(DRASLICE_DRIVER);
+			s->device = gs_xstrdup(kobj_text(d, "name"));
+			s->label = gs_xstrdup(kobj_string(d, "profile") ? kobj_text(d, "profile")
+									: "whole");
+			s->domain = kobj_string(d, "profile") ? (int)k + 1 : 0;
+			s->pod = key ? index_of(b->pod_by_key, key) : -1;
+			if (s->pod >= 0) {
+				m->pods[s->pod].held++;
+				m->pods[s->pod].origin = REPORT_FROM_CLAIM;
+			}
+		}
+		c->mig |= kobj_string(d, "profile") != NULL;
+		if (c->mig)
+			c->isolation = REPORT_ISO_HARDWARE;
+		else if (n > 1)
+			c->isolation = REPORT_ISO_NONE;
+	}
+	json_decref(st);
+}
+
+/* Namespaces that share one memory domain of the card, or NULL. */
+static char *shared_memory(const struct report_model *m, const struct report_card *c)
+{
+	char *out = NULL;
+
+	if (c->isolation == REPORT_ISO_WHOLE)
+		return NULL;
+	for (size_t a = 0; a < c->n_slots && !out; a++) {
+		const struct report_slot *sa = &c->slots[a];
+		char **names = NULL;
+		size_t nn = 0;
+		if (sa->pod < 0)
+			continue;
+		/* every namespace holding a slot of sa's domain */
+		for (size_t b = 0; b < c->n_slots; b++) {
+			const struct report_slot *sb = &c->slots[b];
+			const char *ns;
+			size_t x;
+			if (sb->pod < 0 || sb->domain != sa->domain)
+				continue;
+			ns = m->pods[sb->pod].namespace;
+			for (x = 0; x < nn && strcmp(names[x], ns); x++)
+				;
+			if (x == nn) {
+				names = gs_xrealloc(names, (nn + 1) * sizeof(*names));
+				names[nn++] = (char *)ns;
+			}
+		}
+		if (nn > 1) {
+			struct strbuf sb = STRBUF_INIT;
+			qsort(names, nn, sizeof(*names), cmp_str);
+			for (size_t x = 0; x < nn; x++)
+				strbuf_addsep(&sb, ", ", names[x]);
+			out = strbuf_detach(&sb, NULL);
+		}
+		free(names);
+	}
+	return out;
+}
+
+/* ---- quotas ---- */
+
+static double fraction(const char *used, const char *hard)
+{
+	struct quantity u, h;
+	struct gs_error e;
+	int64_t um, hm;
+
+	if (!used || !hard || quantity_parse(&u, used, strlen(used), &e) < 0 ||
+	    quantity_parse(&h, hard, strlen(hard), &e) < 0 || quantity_milli_value(&u, &um) < 0 ||
+	    quantity_milli_value(&h, &hm) < 0)
+		return 0;
+	if (hm <= 0)
+		return um > 0 ? 1 : 0;
+	return (double)um / (double)hm;
+}
+
+static void build_quotas(struct report_model *m, const json_t *list)
+{
+	const json_t *items = json_is_array(list) ? list : kobj_get(list, "items"), *q;
+	size_t i;
+
+	json_array_foreach (items, i, q) {
+		const json_t *hard = kobj_map(q, "status.hard");
+		const json_t *used = kobj_map(q, "status.used");
+		const char *ns = kobj_text(q, "metadata.namespace");
+		const char *k;
+		json_t *v;
+		if (!hard) /* not enforced yet: the spec is what it will be */
+			hard = kobj_map(q, "spec.hard");
+		json_object_foreach ((json_t *)hard, k, v) {
+			struct report_quota *rq;
+			const char *u = json_string_value(json_object_get(used, k));
+			if (!json_is_string(v))
+				continue;
+			m->quotas = gs_xrealloc(m->quotas, (m->n_quotas + 1) * sizeof(*m->quotas));
+			rq = &m->quotas[m->n_quotas++];
+			rq->namespace = gs_xstrdup(*ns ? ns : "default");
+			rq->name = gs_xstrdup(kobj_text(q, "metadata.name"));
+			rq->resource = gs_xstrdup(k);
+			rq->hard = gs_xstrdup(json_string_value(v));
+			rq->used = u ? gs_xstrdup(u) : NULL;
+			rq->fraction = fraction(u, rq->hard);
+			add_namespace(m, rq->namespace);
+		}
+	}
+}
+
+int report_model_build(const struct report_input *in, struct report_model **out,
+		       struct gs_error *err)
+{
+	struct report_model *m = gs_xcalloc(1, sizeof(*m));
+	struct building b = {m, NULL, NULL, NULL, json_object(), json_object()};
+	const json_t *items = json_is_array(in->nodes) ? in->nodes : kobj_get(in->nodes, "items");
+	const json_t *node;
+	size_t i, n_nodes;
+	int rc = 0;
+
+	*out = NULL;
+	gs_warnings_init(&m->notes);
+	m->source = in->source ? gs_xstrdup(in->source) : NULL;
+	json_array_foreach (items, i, node) {
+		if ((rc = build_node(&b, in, node, err)) < 0)
+			break;
+	}
+	if (rc == 0)
+		rc = build_pods(&b, in, err);
+	for (size_t n = 0; rc == 0 && n < m->n_nodes; n++) {
+		build_cards(&b, n);
+		build_dra_slots(&b, in, n);
+		for (size_t c = 0; c < m->nodes[n].n_cards; c++)
+			m->nodes[n].cards[c].shared_memory =
+				shared_memory(m, &m->nodes[n].cards[c]);
+	}
+	if (rc == 0 && in->quotas)
+		build_quotas(m, in->quotas);
+	qsort(m->namespaces, m->n_namespaces, sizeof(char *), cmp_str);
+	n_nodes = m->n_nodes;
+	for (size_t n = 0; n < n_nodes; n++)
+		ledger_free(b.ledgers[n]);
+	free(b.ledgers);
+	free(b.node_objs);
+	for (size_t p = 0; b.keys && p < m->n_pods; p++)
+		free(b.keys[p]);
+	free(b.keys);
+	json_decref(b.pod_by_key);
+	json_decref(b.node_by_name);
+	if (rc < 0) {
+		report_model_free(m);
+		return -1;
+	}
+	*out = m;
+	return 0;
+}
+
+void report_model_free(struct report_model *m)
+{
+	if (!m)
+		return;
+	for (size_t n = 0; n < m->n_nodes; n++) {
+		struct report_node *rn = &m->nodes[n];
+		for (size_t c = 0; c < rn->n_cards; c++) {
+			struct report_card *rc = &rn->cards[c];
+			for (size_t s = 0; s < rc->n_slots; s++) {
+				free(rc->slots[s].resource);
+				free(rc->slots[s].device);
+				free(rc->slots[s].label);
+			}
+			free(rc->slots);
+			free(rc->product);
+			free(rc->shared_memory);
+		}
+		free(rn->cards);
+		free(rn->name);
+		free(rn->config);
+		free(rn->sharing);
+		free(rn->mig_strategy);
+		free(rn->failure);
+		free(rn->resources);
+	}
+	free(m->nodes);
+	for (size_t p = 0; p < m->n_pods; p++) {
+		free(m->pods[p].namespace);
+		free(m->pods[p].name);
+		free(m->pods[p].node);
+		free(m->pods[p].phase);
+		free(m->pods[p].requests);
+		free(m->pods[p].note);
+	}
+	free(m->pods);
+	for (size_t q = 0; q < m->n_quotas; q++) {
+		free(m->quotas[q].namespace);
+		free(m->quotas[q].name);
+		free(m->quotas[q].resource);
+		free(m->quotas[q].used);
+		free(m->quotas[q].hard);
+	}
+	free(m->quotas);
+	for (size_t i = 0; i < m->n_namespaces; i++)
+		free(m->namespaces[i]);
+	free(m->namespaces);
+	free(m->source);
+	gs_warnings_release(&m->notes);
+	free(m);
+}
+
+/* ---- drawing ---- */
+
+#define W 1000	    /* picture width */
+#define M 16	    /* margin */
+#define CARD_W 230  /* card width */
+#define CARD_GAP 14 /* between cards */
+#define SLOT_GAP 4  /* between slots */
+#define LINE 18	    /* one line of text */
+#define FREE_FILL "#f4f4f4"
+
+/* Tableau 10: namespace i gets colour i mod 10. */
+static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+				      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+static const char *const ink[] = {"#fff", "#111", "#fff", "#111", "#fff",
+				  "#111", "#fff", "#111", "#fff", "#111"};
+#define N_COLOURS (sizeof(palette) / sizeof(palette[0]))
+
+static size_t ns_index(const struct report_model *m, const char *ns)
+{
+	for (size_t i = 0; i < m->n_namespaces; i++)
+		if (!strcmp(m->namespaces[i], ns))
+			return i;
+	return 0;
+}
+
+static const char *ns_fill(const struct report_model *m, const char *ns)
+{
+	return palette[ns_index(m, ns) % N_COLOURS];
+}
+
+static const char *ns_ink(const struct report_model *m, const char *ns)
+{
+	return ink[ns_index(m, ns) % N_COLOURS];
+}
+
+/* Characters (not bytes) of a UTF-8 text, for width estimates. */
+static size_t chars(const char *s)
+{
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		n += (*p & 0xC0) != 0x80;
+	return n;
+}
+
+/*
+ * <text> at x,y of `s` (escaped) in class cls; squeezed to maxw when the
+ * estimate (0.6 em per character) says it would be wider.
+ */
+static void text(struct strbuf *sb, int x, int y, int size, int maxw, const char *cls,
+		 const char *s)
+{
+	double est = 0.6 * size * (double)chars(s);
+
+	strbuf_addf(sb, "<text x=\"%d\" y=\"%d\" font-size=\"%d\"", x, y, size);
+	if (cls)
+		strbuf_addf(sb, " class=\"%s\"", cls);
+	if (maxw > 0 && est > maxw)
+		strbuf_addf(sb, " textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\"", maxw);
+	strbuf_addch(sb, '>');
+	report_escape(sb, s);
+	strbuf_addstr(sb, "</text>\n");
+}
+
+/* A pill with a tooltip; returns its width. */
+static int badge(struct strbuf *sb, int x, int y, const char *cls, const char *label,
+		 const char *tip)
+{
+	int w = (int)(7.0 * (double)chars(label)) + 14;
+
+	strbuf_addf(sb, "<g class=\"badge %s\"><title>", cls);
+	report_escape(sb, tip);
+	strbuf_addf(sb,
+		    "</title><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"18\" rx=\"9\"/>"
+		    "<text x=\"%d\" y=\"%d\" font-size=\"11\">",
+		    x, y, w, x + 7, y + 13);
+	report_escape(sb, label);
+	strbuf_addstr(sb, "</text></g>\n");
+	return w;
+}
+
+static const char *iso_class(enum report_isolation iso)
+{
+	switch (iso) {
+	case REPORT_ISO_WHOLE:
+		return "iso-whole";
+	case REPORT_ISO_NONE:
+		return "iso-none";
+	case REPORT_ISO_MPS:
+		return "iso-mps";
+	case REPORT_ISO_HARDWARE:
+		return "iso-hw";
+	}
+	return "";
+}
+
+/* Why, from isolation.c's table. */
+static char *iso_tip(enum report_isolation iso)
+{
+	size_t n;
+	const struct isolation_method *im = isolation_methods(&n);
+	int i = iso == REPORT_ISO_NONE ? 0 : iso == REPORT_ISO_MPS ? 1 : 2;
+
+	if (iso == REPORT_ISO_WHOLE)
+		return gs_xstrdup("not shared: the device plugin hands out the whole card to one "
+				  "container");
+	if ((size_t)i >= n)
+		return gs_xstrdup("");
+	return gs_xasprintf("%s: memory isolation %s (%s); fault isolation %s (%s)", im[i].name,
+			    im[i].memory, im[i].memory_why, im[i].fault, im[i].fault_why);
+}
+
+static void slot_layout(size_t n, int *cols, int *h)
+{
+	*cols = n <= 4 ? (int)(n ? n : 1) : n <= 8 ? 4 : n <= 64 ? 8 : 16;
+	*h = n <= 64 ? 24 : 12;
+}
+
+static int card_height(const struct report_card *c)
+{
+	int cols, h, rows;
+
+	slot_layout(c->n_slots, &cols, &h);
+	rows = (int)((c->n_slots + (size_t)cols - 1) / (size_t)cols);
+	return 40 + 22 * (c->shared_memory ? 2 : 1) + rows * (h + SLOT_GAP) + 8 +
+	       (c->n_slots ? 0 : LINE);
+}
+
+static void draw_card(struct strbuf *sb, const struct report_model *m, const struct report_node *n,
+		      const struct report_card *c, int x, int y, int h)
+{
+	char *tip = iso_tip(c->isolation), *title;
+	int cols, sh, by = y + 40;
+	int sw;
+
+	slot_layout(c->n_slots, &cols, &sh);
+	sw = (CARD_W - 20 - (cols - 1) * SLOT_GAP) / cols;
+	strbuf_addstr(sb, "<g class=\"card\" data-card=\"");
+	report_escape(sb, n->name);
+	strbuf_addf(sb, "/%d\">\n", c->index);
+	strbuf_addf(sb,
+		    "<rect class=\"card-box\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+		    "rx=\"6\"/>\n",
+		    x, y, CARD_W, h);
+	title = gs_xasprintf("GPU %d · %s", c->index, c->product);
+	text(sb, x + 10, y + 17, 12, CARD_W - 20, "card-title", title);
+	free(title);
+	title = c->mig ? gs_xasprintf("%d MiB · MIG, %zu device%s", c->memory_mib, c->n_slots,
+				      c->n_slots == 1 ? "" : "s")
+		       : gs_xasprintf("%d MiB · %zu device%s", c->memory_mib, c->n_slots,
+				      c->n_slots == 1 ? "" : "s");
+	text(sb, x + 10, y + 32, 11, CARD_W - 20, "muted", title);
+	free(title);
+	if (n->dra)
+		badge(sb, x + 10, by, "iso-whole", "DRA",
+		      "allocated through ResourceClaims (NVIDIA's DRA driver), not the device "
+		      "plugin");
+	else
+		badge(sb, x + 10, by, iso_class(c->isolation), report_isolation_name(c->isolation),
+		      tip);
+	free(tip);
+	by += 22;
+	if (c->shared_memory) {
+		char *t = gs_xasprintf("namespaces %s share this card's memory%s", c->shared_memory,
+				       c->mig ? " (one MIG instance)" : "");
+		badge(sb, x + 10, by, "shared", "tenants share memory", t);
+		free(t);
+		by += 22;
+	}
+	if (!c->n_slots)
+		text(sb, x + 10, by + 14, 11, CARD_W - 20, "muted",
+		     n->dra ? "a DRA device: see its ResourceClaims" : "advertises no device");
+	for (size_t s = 0; s < c->n_slots; s++) {
+		const struct report_slot *sl = &c->slots[s];
+		int sx = x + 10 + (int)(s % (size_t)cols) * (sw + SLOT_GAP);
+		int sy = by + (int)(s / (size_t)cols) * (sh + SLOT_GAP);
+		const struct report_pod *p = sl->pod >= 0 ? &m->pods[sl->pod] : NULL;
+		strbuf_addstr(sb, "<g class=\"slot\"");
+		if (p) {
+			strbuf_addstr(sb, " data-pod=\"");
+			report_escape(sb, p->namespace);
+			strbuf_addch(sb, '/');
+			report_escape(sb, p->name);
+			strbuf_addch(sb, '"');
+		}
+		strbuf_addstr(sb, "><title>");
+		report_escape(sb, sl->resource);
+		strbuf_addstr(sb, " ");
+		report_escape(sb, sl->device);
+		strbuf_addstr(sb, p ? ": " : ": free");
+		if (p) {
+			report_escape(sb, p->namespace);
+			strbuf_addch(sb, '/');
+			report_escape(sb, p->name);
+		}
+		strbuf_addf(sb,
+			    "</title><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"3\" "
+			    "fill=\"%s\"%s/>",
+			    sx, sy, sw, sh, p ? ns_fill(m, p->namespace) : FREE_FILL,
+			    p ? "" : " class=\"free\"");
+		if (sh >= 20) {
+			strbuf_addf(sb, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"%s\"",
+				    sx + 4, sy + 15, p ? ns_ink(m, p->namespace) : "#666");
+			if (0.6 * 10 * (double)chars(sl->label) > sw - 8)
+				strbuf_addf(sb,
+					    " textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\"",
+					    sw - 8 > 4 ? sw - 8 : 4);
+			strbuf_addch(sb, '>');
+			report_escape(sb, sl->label);
+			strbuf_addstr(sb, "</text>");
+		}
+		strbuf_addstr(sb, "</g>\n");
+	}
+	strbuf_addstr(sb, "</g>\n");
+}
+
+/* "GPU 0 #1, GPU 1 #0": the devices pod pi holds on node n. */
+static char *held_text(const struct report_node *n, long pi)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t c = 0; c < n->n_cards; c++)
+		for (size_t s = 0; s < n->cards[c].n_slots; s++)
+			if (n->cards[c].slots[s].pod == pi) {
+				if (sb.len)
+					strbuf_addstr(&sb, ", ");
+				strbuf_addf(&sb, "GPU %d %s", n->cards[c].index,
+					    n->cards[c].slots[s].label);
+			}
+	return strbuf_detach(&sb, NULL);
+}
+
+static const char *origin_text(enum report_origin o)
+{
+	return o == REPORT_FROM_LEDGER	   ? "from the ledger"
+	       : o == REPORT_FROM_REQUESTS ? "from its requests"
+	       : o == REPORT_FROM_CLAIM	   ? "from its ResourceClaim"
+					   : "holds no GPU device here";
+}
+
+/* One line for a pod: colour key, ns/name, what it holds. */
+static void pod_line(struct strbuf *sb, const struct report_model *m, const struct report_node *n,
+		     long pi, int y)
+{
+	const struct report_pod *p = &m->pods[pi];
+	struct strbuf t = STRBUF_INIT;
+	char *held = n ? held_text(n, pi) : gs_xstrdup("");
+
+	strbuf_addstr(sb, "<g class=\"pod\" data-pod=\"");
+	report_escape(sb, p->namespace);
+	strbuf_addch(sb, '/');
+	report_escape(sb, p->name);
+	strbuf_addf(sb,
+		    "\"><rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" fill=\"%s\"/>",
+		    M + 4, y - 10, ns_fill(m, p->namespace));
+	strbuf_addf(&t, "%s/%s", p->namespace, p->name);
+	if (n)
+		strbuf_addf(&t, ": %s (%s)", *held ? held : "no device", origin_text(p->origin));
+	else
+		strbuf_addf(&t, ": %s, not bound to a node%s%s", p->phase,
+			    *p->requests ? "; asks for " : "", p->requests);
+	if (p->note)
+		strbuf_addf(&t, "; %s", p->note);
+	text(sb, M + 22, y, 12, W - 2 * M - 22, NULL, t.buf);
+	strbuf_addstr(sb, "</g>\n");
+	strbuf_release(&t);
+	free(held);
+}
+
+/* The node block from y; returns the y below it. */
+static int draw_node(struct strbuf *sb, const struct report_model *m, const struct report_node *n,
+		     int y)
+{
+	struct strbuf t = STRBUF_INIT;
+	int per_row = (W - 2 * M + CARD_GAP) / (CARD_W + CARD_GAP);
+
+	strbuf_addstr(sb, "<g class=\"node\" data-node=\"");
+	report_escape(sb, n->name);
+	strbuf_addstr(sb, "\">\n");
+	text(sb, M, y + 16, 15, W - 2 * M, "node-title", n->name);
+	strbuf_addf(&t, "config %s · sharing %s · MIG strategy %s · advertises %s",
+		    *n->config ? n->config : "(none)", n->sharing, n->mig_strategy,
+		    *n->resources ? n->resources : "nothing");
+	text(sb, M, y + 34, 11, W - 2 * M, "muted", t.buf);
+	y += 42;
+	if (n->failure) {
+		text(sb, M, y + 12, 11, W - 2 * M, "failure", n->failure);
+		y += LINE;
+	}
+	if (n->dra) {
+		text(sb, M, y + 12, 11, W - 2 * M, "muted",
+		     n->dra_claims
+			     ? "DRA node (gpushare.io/path=dra): each device of its "
+			       "ResourceSlice with the pods of the ResourceClaim allocated it "
+			       "(status.allocation, reservedFor)"
+			     : "DRA node (gpushare.io/path=dra): its GPUs are a ResourceSlice, "
+			       "allocated through ResourceClaims; who holds them is not drawn");
+		y += LINE;
+	}
+	for (size_t c = 0; c < n->n_cards; c += (size_t)per_row) {
+		int h = 0;
+		for (size_t k = c; k < n->n_cards && k < c + (size_t)per_row; k++) {
+			int ch = card_height(&n->cards[k]);
+			h = ch > h ? ch : h;
+		}
+		for (size_t k = c; k < n->n_cards && k < c + (size_t)per_row; k++)
+			draw_card(sb, m, n, &n->cards[k], M + (int)(k - c) * (CARD_W + CARD_GAP), y,
+				  h);
+		y += h + CARD_GAP;
+	}
+	y += 6;
+	for (size_t p = 0; p < m->n_pods; p++)
+		if (m->pods[p].node_index == (long)(n - m->nodes)) {
+			y += LINE;
+			pod_line(sb, m, n, (long)p, y);
+		}
+	strbuf_addstr(sb, "</g>\n");
+	strbuf_release(&t);
+	return y + 24;
+}
+
+static int draw_legend(struct strbuf *sb, const struct report_model *m, int y)
+{
+	int x = M;
+
+	if (!m->n_namespaces)
+		return y;
+	strbuf_addstr(sb, "<g class=\"legend\">\n");
+	for (size_t i = 0; i < m->n_namespaces; i++) {
+		int w = 22 + (int)(7.2 * (double)chars(m->namespaces[i])) + 18;
+		if (w > W - 2 * M)
+			w = W - 2 * M;
+		if (x + w > W - M && x > M) {
+			x = M;
+			y += LINE;
+		}
+		strbuf_addstr(sb, "<g class=\"ns\" data-namespace=\"");
+		report_escape(sb, m->namespaces[i]);
+		strbuf_addf(sb,
+			    "\"><rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" rx=\"2\" "
+			    "fill=\"%s\"/>",
+			    x, y - 11, palette[i % N_COLOURS]);
+		text(sb, x + 20, y, 12, w - 22, NULL, m->namespaces[i]);
+		strbuf_addstr(sb, "</g>\n");
+		x += w;
+	}
+	strbuf_addstr(sb, "</g>\n");
+	return y + LINE + 8;
+}
+
+static int draw_quotas(struct strbuf *sb, const struct report_model *m, int y)
+{
+	const int label_w = 430, bar_x = M + 440, bar_w = 300;
+
+	if (!m->n_quotas)
+		return y;
+	text(sb, M, y + 16, 15, 0, "section", "Quotas");
+	y += 26;
+	for (size_t i = 0; i < m->n_quotas; i++) {
+		const struct report_quota *q = &m->quotas[i];
+		double f = q->fraction > 1 ? 1 : q->fraction < 0 ? 0 : q->fraction;
+		char *label = gs_xasprintf("%s/%s %s", q->namespace, q->name, q->resource);
+		char *val = gs_xasprintf("%s / %s%s", q->used ? q->used : "?", q->hard,
+					 !q->used	    ? " (not counted yet)"
+					 : q->fraction >= 1 ? " full"
+							    : "");
+		y += LINE + 4;
+		strbuf_addstr(sb, "<g class=\"quota\" data-namespace=\"");
+		report_escape(sb, q->namespace);
+		strbuf_addstr(sb, "\">");
+		text(sb, M, y, 12, label_w, NULL, label);
+		strbuf_addf(sb,
+			    "<rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"14\" "
+			    "rx=\"3\"/><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"14\" rx=\"3\" "
+			    "fill=\"%s\"/>",
+			    bar_x, y - 11, bar_w, bar_x, y - 11, (int)(f * bar_w + 0.5),
+			    ns_fill(m, q->namespace));
+		text(sb, bar_x + bar_w + 10, y, 12, W - M - (bar_x + bar_w + 10),
+		     q->fraction >= 1 ? "full" : NULL, val);
+		strbuf_addstr(sb, "</g>\n");
+		free(label);
+		free(val);
+	}
+	return y + 24;
+}
+
+static size_t unbound(const struct report_model *m)
+{
+	size_t n = 0;
+
+	for (size_t p = 0; p < m->n_pods; p++)
+		n += m->pods[p].node_index < 0;
+	return n;
+}
+
+static char *summary(const struct report_model *m)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t shared = 0;
+
+	for (size_t n = 0; n < m->n_nodes; n++)
+		for (size_t c = 0; c < m->nodes[n].n_cards; c++)
+			shared += m->nodes[n].cards[c].shared_memory != NULL;
+	strbuf_addf(&sb, "%zu node%s · %zu GPU%s · %zu pod%s", m->n_nodes,
+		    m->n_nodes == 1 ? "" : "s", m->n_cards, m->n_cards == 1 ? "" : "s", m->n_pods,
+		    m->n_pods == 1 ? "" : "s");
+	if (unbound(m))
+		strbuf_addf(&sb, " (%zu not on a GPU node)", unbound(m));
+	strbuf_addf(&sb, " · %zu card%s where namespaces share memory", shared,
+		    shared == 1 ? "" : "s");
+	if (m->skipped_nodes)
+		strbuf_addf(&sb, " · %zu node%s without GPUs not shown", m->skipped_nodes,
+			    m->skipped_nodes == 1 ? "" : "s");
+	return strbuf_detach(&sb, NULL);
+}
+
+static const char svg_style[] =
+	"<style>\n"
+	"text{fill:#222}\n"
+	".muted{fill:#666}\n"
+	".node-title,.section,.title{font-weight:bold}\n"
+	".card-box{fill:#fff;stroke:#888;stroke-width:1}\n"
+	".card-title{font-weight:bold}\n"
+	".free{stroke:#bbb;stroke-dasharray:3 2}\n"
+	".badge rect{stroke:none}\n"
+	".iso-whole rect{fill:#e3e3e3}.iso-none rect{fill:#fbd1c4}\n"
+	".iso-mps rect{fill:#fde7b0}.iso-hw rect{fill:#cde8c8}\n"
+	".shared rect{fill:#c0392b}.shared text{fill:#fff;font-weight:bold}\n"
+	".failure{fill:#b00}\n"
+	".bar{fill:#eee;stroke:#ccc}\n"
+	".full{fill:#b00;font-weight:bold}\n"
+	"</style>\n";
+
+/* The <svg> element (without an XML declaration). */
+static void svg_element(const struct report_model *m, struct strbuf *out)
+{
+	struct strbuf body = STRBUF_INIT;
+	char *sum = summary(m);
+	int y = 0;
+
+	text(&body, M, y + 24, 18, W - 2 * M, "title", "GPU fleet");
+	text(&body, M, y + 44, 12, W - 2 * M, "summary", sum);
+	y = draw_legend(&body, m, y + 68);
+	for (size_t n = 0; n < m->n_nodes; n++)
+		y = draw_node(&body, m, &m->nodes[n], y);
+	if (unbound(m)) {
+		text(&body, M, y + 16, 15, 0, "section", "Not on a GPU node");
+		y += 20;
+		for (size_t p = 0; p < m->n_pods; p++)
+			if (!m->pods[p].node || m->pods[p].node_index < 0) {
+				y += LINE;
+				pod_line(&body, m, NULL, (long)p, y);
+			}
+		y += 24;
+	}
+	y = draw_quotas(&body, m, y);
+	strbuf_addf(out,
+		    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		    "viewBox=\"0 0 %d %d\" font-family=\"'DejaVu Sans', 'Liberation Sans', Arial, "
+		    "sans-serif\" role=\"img\" aria-label=\"",
+		    W, y + M, W, y + M);
+	report_escape(out, sum);
+	strbuf_addstr(out, "\">\n<title>gpushare: GPU fleet</title>\n");
+	strbuf_addstr(out, svg_style);
+	strbuf_add(out, body.buf, body.len);
+	strbuf_addstr(out, "</svg>\n");
+	strbuf_release(&body);
+	free(sum);
+}
+
+void report_svg(const struct report_model *m, struct strbuf *out)
+{
+	strbuf_addstr(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	svg_element(m, out);
+}
+
+static void cell(struct strbuf *sb, const char *s)
+{
+	strbuf_addstr(sb, "<td>");
+	report_escape(sb, s);
+	strbuf_addstr(sb, "</td>");
+}
+
+void report_html(const struct report_model *m, struct strbuf *out)
+{
+	strbuf_addstr(out,
+		      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		      /* Nothing may load: styles are inline, there is no script. */
+		      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		      "style-src 'unsafe-inline'; img-src data:\">\n"
+		      "<meta name=\"viewport\" content=\"width=device-width\">\n"
+		      "<title>gpushare: GPU fleet</title>\n<style>\n"
+		      "body{font-family:'DejaVu Sans','Liberation Sans',Arial,sans-serif;"
+		      "margin:16px;color:#222}\n"
+		      "table{border-collapse:collapse;font-size:13px;margin-top:8px}\n"
+		      "td,th{border-bottom:1px solid #ddd;padding:3px 10px;text-align:left}\n"
+		      ".key{display:inline-block;width:12px;height:12px;border-radius:2px;"
+		      "margin-right:6px;vertical-align:-1px}\n"
+		      ".muted{color:#666}\n"
+		      "</style>\n</head>\n<body>\n<main>\n");
+	svg_element(m, out);
+	if (m->source) {
+		strbuf_addstr(out, "<p class=\"muted\">");
+		report_escape(out, m->source);
+		strbuf_addstr(out, "</p>\n");
+	}
+	strbuf_addstr(out, "<h2>Pods</h2>\n<table id=\"pods\">\n<tr><th>namespace</th><th>pod</th>"
+			   "<th>node</th><th>phase</th><th>asks for</th><th>devices</th>"
+			   "<th>from</th></tr>\n");
+	for (size_t p = 0; p < m->n_pods; p++) {
+		const struct report_pod *rp = &m->pods[p];
+		const struct report_node *n =
+			rp->node_index >= 0 ? &m->nodes[rp->node_index] : NULL;
+		char *held = n ? held_text(n, (long)p) : gs_xstrdup("");
+		strbuf_addstr(out, "<tr class=\"pod\" data-pod=\"");
+		report_escape(out, rp->namespace);
+		strbuf_addch(out, '/');
+		report_escape(out, rp->name);
+		strbuf_addf(out, "\"><td><span class=\"key\" style=\"background:%s\"></span>",
+			    ns_fill(m, rp->namespace));
+		report_escape(out, rp->namespace);
+		strbuf_addstr(out, "</td>");
+		cell(out, rp->name);
+		cell(out, rp->node ? rp->node : "");
+		cell(out, rp->phase);
+		cell(out, rp->requests);
+		cell(out, held);
+		cell(out, rp->origin == REPORT_FROM_NONE ? "" : origin_text(rp->origin));
+		strbuf_addstr(out, "</tr>\n");
+		free(held);
+	}
+	strbuf_addstr(out, "</table>\n");
+	if (m->notes.n) {
+		strbuf_addstr(out, "<h2>Notes</h2>\n<ul>\n");
+		for (size_t i = 0; i < m->notes.n; i++) {
+			strbuf_addstr(out, "<li>");
+			report_escape(out, m->notes.items[i]);
+			strbuf_addstr(out, "</li>\n");
+		}
+		strbuf_addstr(out, "</ul>\n");
+	}
+	strbuf_addstr(out, "</main>\n</body>\n</html>\n");
+}

@@ -1,0 +1,84 @@
+#ifndef GS_WEBHOOK_H
+#define GS_WEBHOOK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/catalog.h"
+#include "model/dpconfig_set.h"
+#include "base/error.h"
+
+/*
+ * The validating admission webhook's decision (docs/webhook.md): refuse at
+ * create time a Pod that the apiserver would take but that would fail
+ * later, with a message a user can act on. Pure: an AdmissionReview and the
+ * fleet in, the AdmissionReview answer out; no I/O.
+ *
+ * What is refused (in a Pod, or in the pod template of a workload), in this order (every finding is
+ * kept, joined by "; "):
+ *   1. kube-apiserver's own rules for extended resources (check's
+ *      CHECK_API_RULES, its words): not an integer, negative, a request
+ *      without a limit or unequal to it;
+ *   2. a nvidia.com/ resource that no node the pod can land on advertises
+ *      (nodes its nodeSelector, required node affinity and tolerations
+ *      allow), naming what those nodes do advertise;
+ *   3. more than 1 of a resource that a node the pod can land on (and fit,
+ *      on an empty node) shares with failRequestsGreaterThanOne: the
+ *      device plugin refuses it at Allocate, and the message carries the
+ *      kubelet's UnexpectedAdmissionError text.
+ * Rules 2 and 3 read the nodes as the apiserver shows them (advertised by
+ * gpushare or the real stack) and the device-plugin configs; explain's
+ * evaluator (explain_pod) does the per-node work.
+ */
+
+struct webhook_fleet {
+	const json_t *nodes;		    /* a NodeList; NULL = unknown (rules 2, 3 skipped) */
+	const struct dpconfig_set *configs; /* the device-plugin ConfigMap; NULL = absent */
+	const struct catalog *cat;	    /* for MIG profile hints; NULL = none */
+};
+
+struct webhook_verdict {
+	bool allowed;
+	bool judged;   /* false: not a Pod CREATE, nothing was looked at */
+	int code;      /* HTTP-style status for status.code: 200, or 403 refused */
+	char *message; /* why refused; NULL when allowed */
+	/* AdmissionResponse.warnings: shown by kubectl, the pod is admitted */
+	struct gs_warnings warnings;
+};
+
+/* Largest AdmissionReview body read (the apiserver caps an object at 3 MiB). */
+#define WEBHOOK_MAX_BODY (6u << 20)
+/* Nodes named in one message before "and N more". */
+#define WEBHOOK_MAX_NAMED 4
+
+/*
+ * Judge one Pod (as the apiserver decoded it), or the pods a workload's
+ * template makes (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
+ * CronJob, ReplicationController, PodTemplate): rule 1 at the paths of the
+ * object as sent, rules 2 and 3 on a Pod with the template's spec, the
+ * message then saying "the pods of Deployment NAME (spec.template): ...".
+ * Fails only on quantities that do not parse (err says which); the
+ * verdict is then unset.
+ */
+int webhook_judge_pod(const struct webhook_fleet *f, const json_t *pod, struct webhook_verdict *v,
+		      struct gs_error *err) GS_WUR;
+void webhook_verdict_release(struct webhook_verdict *v);
+
+/*
+ * Parse an AdmissionReview (admission.k8s.io/v1) request, judge it, and
+ * make the AdmissionReview response: response.uid echoed, allowed,
+ * status {code, reason "Forbidden", message} when refused, warnings. Judged:
+ * a Pod on CREATE; a workload on CREATE, and on UPDATE when its pod template
+ * changed (so a scale of one made before the webhook is never refused); no
+ * subresource. Any other request is allowed unseen. *verdict
+ * (NULL = not wanted) gets the verdict, owned by the caller. Fails on a
+ * body that is not such a review, or a Pod that cannot be judged (a
+ * quantity that does not parse, which the apiserver refuses before any
+ * webhook): err says what, the server answers 400 and the apiserver's
+ * failurePolicy decides.
+ */
+int webhook_review(const struct webhook_fleet *f, const char *body, size_t len, json_t **out,
+		   struct webhook_verdict *verdict, struct gs_error *err) GS_WUR;
+
+#endif

@@ -1,0 +1,180 @@
+#ifndef GS_KUBECLIENT_H
+#define GS_KUBECLIENT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+#include "kube/kubeconfig.h"
+
+/*
+ * A Kubernetes API client over one keep-alive libcurl handle: JSON in and
+ * out (jansson), TLS verified unless the kubeconfig or a flag says
+ * otherwise, retries with capped exponential backoff and a total deadline.
+ * The contract (which failures are retried, what is never printed) is in
+ * docs/kubeclient.md. Not thread-safe: one client per thread.
+ *
+ * `path` is the API path with its query, e.g. "/api/v1/namespaces/team-a/pods"
+ * or "/apis/apps/v1/deployments?labelSelector=a%3Db"; it is appended to the
+ * server URL (which may carry a path prefix).
+ *
+ * Every request returns 0 on success, or:
+ *   KUBE_E_STATUS  the apiserver answered with a failure status; err->msg
+ *                  is the Status `message` byte for byte (or client-go's
+ *                  generic text when the body is no Status), and
+ *                  kube_last_status() has code, reason and details;
+ *   -1             anything else (connection, TLS, timeout, bad response,
+ *                  bad arguments); kube_last_status()->code is 0.
+ */
+enum { KUBE_E_STATUS = -2 };
+
+/* Zero fields take the defaults in brackets. */
+struct kube_client_opts {
+	long request_timeout_ms;   /* one attempt, connect included [30000] */
+	long connect_timeout_ms;   /* [10000] */
+	long deadline_ms;	   /* all attempts and waits of one call [60000] */
+	unsigned max_attempts;	   /* [8] */
+	long backoff_base_ms;	   /* first retry delay [200] */
+	long backoff_max_ms;	   /* cap of one backoff delay [10000]; Retry-After is
+				      honoured as sent, within the deadline */
+	size_t max_response_bytes; /* one response body [64 MiB] */
+	size_t max_list_items;	   /* kube_list total [1000000] */
+	unsigned list_page_size;   /* kube_list `limit` [500] */
+	const char *user_agent;	   /* ["gpushare/<version>"] */
+	long token_reread_ms;	   /* look at a tokenFile again after this long [60000] */
+	/*
+	 * One line per attempt and per retry decision (method, URL, HTTP
+	 * status, timing); never headers or bodies. NULL = silent.
+	 */
+	void (*trace)(void *arg, const char *line);
+	void *trace_arg;
+};
+
+/* A failed request's Status (metav1.Status). Strings are "" when absent, never NULL. */
+struct kube_status {
+	int code;	    /* HTTP status, 0 when no response arrived */
+	char *reason;	    /* e.g. "NotFound", "AlreadyExists", "Forbidden", "Conflict" */
+	char *message;	    /* verbatim, untruncated */
+	json_t *details;    /* the `details` object or NULL; owned by the status */
+	long retry_after_s; /* Retry-After header or details.retryAfterSeconds, else 0 */
+};
+
+/* Parse a response body into st (release with kube_status_release). Never fails. */
+void kube_status_from_response(struct kube_status *st, int http_code, const char *method,
+			       const char *body, size_t len);
+void kube_status_release(struct kube_status *st);
+/*
+ * st is a 422 Invalid that names `field` among its causes. A PATCH that
+ * carries metadata.uid as a precondition gets one for "metadata.uid" ("field
+ * is immutable") when the object was deleted and re-created under the same
+ * name: a PATCH has no uid precondition of its own, only PUT and DELETE do
+ * (k8s.io/apiserver pkg/endpoints/handlers/patch.go, v0.34). NULL st: false.
+ */
+bool kube_status_invalid_field(const struct kube_status *st, const char *field);
+
+struct kube_client;
+
+/*
+ * Connect-free setup from cfg (which may be freed afterwards). opts may be
+ * NULL. Fails only for an unusable config (bad server URL, token file
+ * unreadable).
+ */
+int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
+		    const struct kube_client_opts *opts, struct gs_error *err) GS_WUR;
+void kube_client_free(struct kube_client *c);
+/*
+ * What commands call: kube_config_load(opts) then kube_client_new(copts),
+ * the configuration freed in between. copts may be NULL.
+ */
+int kube_client_open(struct kube_client **out, const struct kube_config_opts *opts,
+		     const struct kube_client_opts *copts, struct gs_error *err) GS_WUR;
+
+/* The Status of the last failed call (code 0 after success or a transport failure). */
+const struct kube_status *kube_last_status(const struct kube_client *c);
+/* The namespace of the configuration the client was made from. */
+const char *kube_client_namespace(const struct kube_client *c);
+
+/* *out (may be NULL to discard) receives the response object, caller frees. */
+int kube_get(struct kube_client *c, const char *path, json_t **out, struct gs_error *err) GS_WUR;
+int kube_create(struct kube_client *c, const char *path, const json_t *obj, json_t **out,
+		struct gs_error *err) GS_WUR;
+int kube_put(struct kube_client *c, const char *path, const json_t *obj, json_t **out,
+	     struct gs_error *err) GS_WUR;
+
+enum kube_patch_type {
+	KUBE_PATCH_MERGE,     /* application/merge-patch+json (RFC 7386) */
+	KUBE_PATCH_STRATEGIC, /* application/strategic-merge-patch+json (built-in kinds only) */
+	KUBE_PATCH_JSON,      /* application/json-patch+json (RFC 6902; patch is an array) */
+};
+/* For the status subresource, patch ".../nodes/<name>/status". */
+int kube_patch(struct kube_client *c, const char *path, enum kube_patch_type type,
+	       const json_t *patch, json_t **out, struct gs_error *err) GS_WUR;
+/* body: DeleteOptions or NULL. A 200 `Status` of success is success. */
+int kube_delete(struct kube_client *c, const char *path, const json_t *body, json_t **out,
+		struct gs_error *err) GS_WUR;
+
+struct kube_list_opts {
+	const char *label_selector; /* NULL = none; escaped by the client */
+	const char *field_selector;
+};
+/*
+ * LIST a collection, following `continue` tokens, into one object shaped
+ * like the first page with every page's items in `items` and no
+ * `metadata.continue`. When a continue token expires (410 Expired) the list
+ * restarts once without paging. lo may be NULL.
+ */
+int kube_list(struct kube_client *c, const char *path, const struct kube_list_opts *lo,
+	      json_t **out, struct gs_error *err) GS_WUR;
+
+/*
+ * Any verb, raw bytes. content_type NULL = "application/json". On success
+ * *body (NUL-terminated, caller frees, may be NULL to discard) holds the
+ * response body and *len its length.
+ */
+int kube_request(struct kube_client *c, const char *method, const char *path,
+		 const char *content_type, const char *req_body, size_t req_len, char **body,
+		 size_t *len, struct gs_error *err) GS_WUR;
+
+/*
+ * Condition for kube_wait: obj is the object, or NULL when it does not
+ * exist (404). Return 1 when satisfied, 0 to keep waiting (optionally
+ * filling `why` with what is still missing, used in the timeout message),
+ * negative to give up (with `why` filled).
+ */
+typedef int (*kube_wait_fn)(const json_t *obj, void *arg, struct gs_error *why);
+/*
+ * GET path every interval_ms until pred holds or timeout_ms passes. On
+ * success *out (may be NULL) receives the last object (NULL if it did not
+ * exist). Timeout message: `timed out after <n>s waiting for <path>: <why>`.
+ * Errors other than 404 end the wait with that error. The last poll may
+ * run past timeout_ms by up to one request (at most a second or the
+ * request timeout).
+ */
+int kube_wait(struct kube_client *c, const char *path, kube_wait_fn pred, void *arg,
+	      long timeout_ms, long interval_ms, json_t **out, struct gs_error *err) GS_WUR;
+
+/*
+ * For kubeloop (many requests at once over libcurl's multi interface):
+ * kube_client_easy() returns a new libcurl easy handle (a CURL *, caller
+ * frees with curl_easy_cleanup) carrying this client's server, TLS, proxy,
+ * timeouts and credentials, the token file looked at again first (so
+ * rotation reaches new handles). The caller sets the URL (the base URL
+ * plus an API path), method, headers and its own write, header, error
+ * buffer and debug settings. NULL when libcurl cannot copy the handle.
+ */
+void *kube_client_easy(struct kube_client *c);
+/*
+ * The apiserver answered 401 to a request with this client's credentials:
+ * the token file is looked at again before the next request instead of at
+ * the next minute (client-go's tokenSourceTransport resets its cached token
+ * on a 401), so a rotated token is taken as soon as the old one is refused.
+ * kube_request does this itself; kubeloop calls it for its handles.
+ */
+void kube_client_unauthorized(struct kube_client *c);
+/* scheme://host:port[/prefix] that API paths are appended to. */
+const char *kube_client_base_url(const struct kube_client *c);
+/* Mask with '*' whatever went on the wire as a credential in p[0..n) (see kube_request). */
+void kube_client_mask(const struct kube_client *c, char *p, size_t n);
+
+#endif

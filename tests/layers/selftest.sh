@@ -1,0 +1,30 @@
+#!/bin/sh
+# The include checker must refuse what it exists to refuse: an upward arrow,
+# an engine including the client, a circle, a file beside main.c.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+mkdir -p "$t/src/base" "$t/src/engine" "$t/src/kube" "$t/src/model"
+printf '#include "engine/e.h"\n' >"$t/src/base/b.h"
+printf '#include "kube/k.h"\n' >"$t/src/engine/e.h"
+printf '\n' >"$t/src/kube/k.h"
+printf '#include "model/y.h"\n' >"$t/src/model/x.h"
+printf '#include "model/x.h"\n' >"$t/src/model/y.h"
+printf '\n' >"$t/src/stray.c"
+if out=$(python3 "$here/check.py" "$t" 2>&1); then
+	echo "layers selftest: the checker passed a broken tree" >&2
+	exit 1
+fi
+for want in 'src/base/b.h:1: base includes "engine/e.h" from engine' \
+	'src/engine/e.h:1: engine includes the Kubernetes client' \
+	'modules include each other in a circle: model/x -> model/y' \
+	'src/stray.c:1: only main.c lives in src/'; do
+	case $out in
+	*"$want"*) ;;
+	*)
+		printf 'layers selftest: missing "%s" in:\n%s\n' "$want" "$out" >&2
+		exit 1
+		;;
+	esac
+done
