@@ -162,3 +162,18 @@ jp() {
 		k get "$1" "$2" -o "jsonpath=$3"
 	fi
 }
+
+# gs_set_replicas N [NS]: the device-plugin ConfigMap's `shared` config (in
+# NS, default gpu-share) with `replicas: N`, as an admin edits it.
+gs_set_replicas() {
+	k -n "${2:-gpu-share}" get cm device-plugin-configs -o json |
+		jq --arg r "$1" '.data.shared |= sub("replicas: [^\n]+"; "replicas: " + $r)' |
+		k replace -f - >/dev/null
+}
+
+# gs_http_ready URL [CURL-OPTION...]: whether URL answers 2xx (a /readyz probe).
+gs_http_ready() {
+	local url=$1
+	shift
+	curl -fsS "$@" "$url" >/dev/null 2>&1
+}

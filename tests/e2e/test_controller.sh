@@ -14,10 +14,7 @@ expect_rc 0 "gpushare lab (sets up the lab nodes)"
 res() { jp node "$1" "{.status.$2.${3//./\\.}}"; }
 both() { echo "$(res "$1" capacity nvidia.com/gpu)/$(res "$1" allocatable nvidia.com/gpu)"; }
 cm_json() { k -n gpu-share get cm device-plugin-configs -o json; }
-set_replicas() {
-	cm_json | jq --arg r "$1" '.data.shared |= sub("replicas: [^\n]+"; "replicas: " + $r)' |
-		k replace -f - >/dev/null
-}
+set_replicas() { gs_set_replicas "$1"; }
 now() { date +%s.%N; }
 
 # The cluster's controller (scripts/cluster/up.sh starts it): nothing is run by hand.
@@ -31,7 +28,7 @@ restore() {
 	set_replicas 4 >/dev/null 2>&1
 }
 trap 'status_=$?; restore; (exit "$status_"); _e2e_cleanup' EXIT
-ready() { curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; }
+ready() { gs_http_ready "http://127.0.0.1:$port/readyz"; }
 wait_for 30 "controller /readyz" ready
 run curl -sS "http://127.0.0.1:$port/healthz"
 expect_eq "$out" ok "/healthz"

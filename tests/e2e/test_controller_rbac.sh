@@ -126,7 +126,7 @@ env -u KUBECONFIG HOME="$dir" KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVI
 	"$GPUSHARE" controller --configmap "$ns/device-plugin-configs" \
 	-l "gpushare.io/controller=off,e2e.gpushare/rbac=$ns" --listen "127.0.0.1:$lport" >"$log" 2>&1 &
 pid=$!
-ready() { curl -fsS "http://127.0.0.1:$lport/readyz" >/dev/null 2>&1; }
+ready() { gs_http_ready "http://127.0.0.1:$lport/readyz"; }
 wait_for 20 "the ServiceAccount's controller is ready" ready
 expect_eq "$(head -1 "$log")" "gpushare controller: cluster https://127.0.0.1:$apiport (in-cluster)" \
 	"in-cluster configuration, said once"
@@ -217,9 +217,7 @@ wait_for 10 "a Warning Event on $n1 about the config" warned
 expect_eq "$(both "$n1")" 8/8 "the last good advertisement is kept"
 
 # --- DRA: off the DRA path, the node's ResourceSlice is deleted ----------------
-set_replicas() {
-	cm_json | jq --arg r "$1" '.data.shared |= sub("replicas: [^\n]+"; "replicas: " + $r)' | k replace -f - >/dev/null
-}
+set_replicas() { gs_set_replicas "$1" "$ns"; }
 set_replicas 4 || fail "fix the ConfigMap"
 k label node "$n2" gpushare.io/path- >/dev/null || fail "take $n2 off the DRA path"
 wait_for 20 "$n2's ResourceSlice deleted" has_slices 0

@@ -9,11 +9,7 @@ run "$GPUSHARE" lab --timeout 90
 expect_rc 0 "gpushare lab (sets up the lab nodes)"
 
 res() { jp node "$1" "{.status.$2.${3//./\\.}}"; }
-set_replicas() {
-	k -n gpu-share get cm device-plugin-configs -o json |
-		jq --arg r "$1" '.data.shared |= sub("replicas: [0-9]+"; "replicas: " + $r)' |
-		k replace -f - >/dev/null
-}
+set_replicas() { gs_set_replicas "$1"; }
 # The cluster's own controller leaves these nodes to `sync --interval` meanwhile.
 lab_nodes=(lab-node-0 lab-node-1 lab-node-2)
 k label node "${lab_nodes[@]}" gpushare.io/controller=off --overwrite >/dev/null ||

@@ -98,7 +98,7 @@ start_webhook() {
 		--bind-address 127.0.0.1 --port "$port" 2>>"$dir/webhook.log" &
 	pid=$!
 }
-ready() { curl -sf --cacert "$dir/ca.crt" "https://127.0.0.1:$port/readyz" >/dev/null; }
+ready() { gs_http_ready "https://127.0.0.1:$port/readyz" --cacert "$dir/ca.crt"; }
 start_webhook
 wait_for 30 "the webhook is ready" ready
 # It reads with the ServiceAccount's rights only: no RBAC error in its log.
