@@ -19,7 +19,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libmicrohttpd (the webhook's HTTPS server) is linked as usual.
 PKG_LIBS := $(shell pkg-config --libs yaml-0.1 jansson libmicrohttpd 2>/dev/null) -ldl -pthread
 
-WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-missing-field-initializers
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla
 OPT ?= -O2 -g
 CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -iquote src -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS) $(EXTRA_LDFLAGS)

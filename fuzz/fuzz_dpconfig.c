@@ -32,7 +32,7 @@ static void check_one(const struct dp_diags *d, int rc)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct ydoc_pos origin = {0, 0};
+	const struct ydoc_pos origin = {.line = 0, .col = 0};
 	struct dpconfig *c = NULL;
 	struct dp_diags d;
 	struct gs_error err;

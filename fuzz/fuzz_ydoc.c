@@ -85,7 +85,7 @@ static int collect(void *ctx, const struct ydoc_stream *s, json_t *doc, size_t i
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data;
-	struct ydoc_pos none = {0, 0};
+	struct ydoc_pos none = {.line = 0, .col = 0};
 	struct ydoc_stream *s = NULL;
 	struct gs_error err1, err2;
 	struct evlog full = {NULL, 0, 0}, each = {NULL, 0, 0};

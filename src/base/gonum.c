@@ -98,7 +98,7 @@ static void fmt_f(struct out *o, const char *dig, int nd, int dp)
 
 size_t gonum_format_float(double f, char fmt, int bits, char *buf, size_t size)
 {
-	struct out o = {buf, size, 0};
+	struct out o = {.buf = buf, .size = size, .at = 0};
 	char dig[32];
 	int nd, dp;
 
@@ -134,7 +134,7 @@ size_t gonum_format_float(double f, char fmt, int bits, char *buf, size_t size)
 
 size_t gonum_json_float(double f, char *buf, size_t size)
 {
-	struct out o = {buf, size, 0};
+	struct out o = {.buf = buf, .size = size, .at = 0};
 	char dig[32];
 	int nd, dp;
 	double a = fabs(f);

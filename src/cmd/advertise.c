@@ -114,7 +114,7 @@ static int advertise_dra(const char *node_path, const char *node_name, const cha
 			 const char *gates_spec, bool alpha)
 {
 	struct draprepare_gates cluster, gates;
-	struct draslice_opts so = {false, alpha};
+	struct draslice_opts so = {.dynamic_mig = false, .partitionable = alpha};
 	struct ydoc_stream *stream = NULL;
 	const struct catalog *cat;
 	const json_t *node;

@@ -282,12 +282,12 @@ int cmd_controller(int argc, char **argv)
 	struct controller_opts co = {0};
 	struct admission_ctx *actx = NULL;
 	const struct catalog *cat;
-	struct configmap_ref cm = {NULL, NULL};
+	struct configmap_ref cm = {.ns = NULL, .name = NULL};
 	struct kube_loop_opts lo = {0};
 	struct kube_loop *l = NULL;
 	struct controller *ctl = NULL;
 	struct draadmit dra = {0};
-	struct dra_publish publish = {&dra, false, NULL, 0, 0};
+	struct dra_publish publish = {.d = &dra, .listed = false, .nodes = NULL, .n = 0, .cap = 0};
 	struct opsserver *ops = NULL;
 	const char *listen = NULL;
 	struct gs_error err;
@@ -334,7 +334,8 @@ int cmd_controller(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct advertise_options ao = {co.default_config, co.fallbacks};
+		struct advertise_options ao = {.default_config = co.default_config,
+					       .fallbacks = co.fallbacks};
 		actx = admission_ctx_new(cat, &ao);
 	}
 	co.admit = admit_hook;
@@ -349,7 +350,8 @@ int cmd_controller(int argc, char **argv)
 	lo.log = log_line;
 	/* First, so a bad --listen is said before anything is dialed. */
 	if (listen) {
-		struct opsserver_opts oo = {ops_ready, ops_metrics, &ctl};
+		struct opsserver_opts oo = {
+			.ready = ops_ready, .metrics = ops_metrics, .arg = &ctl};
 		if (opsserver_start(&ops, listen, &oo, &err) < 0) {
 			rc = usage_error(&controller_usage, &err);
 			goto out;

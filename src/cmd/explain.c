@@ -186,7 +186,7 @@ static bool pod_needs_dra(const json_t *pod, const json_t *nodes)
 static int list_items(struct kube_client *kc, const char *path, const char *field, json_t **out,
 		      struct gs_error *err)
 {
-	struct kube_list_opts lo = {NULL, field};
+	struct kube_list_opts lo = {.label_selector = NULL, .field_selector = field};
 	json_t *l = NULL;
 
 	if (kube_list(kc, path, field ? &lo : NULL, &l, err) < 0)
@@ -262,8 +262,11 @@ static int read_dra_file(const char *path, struct dra_objs *d, struct gs_error *
 static void print_pod(const struct explain_pod *e, const json_t *pod, const json_t *nodes,
 		      const json_t *pods, const struct dra_objs *dra, bool *trouble)
 {
-	struct draclaims_objects d = {dra->slices, dra->claims, dra->templates,
-				      json_object_get(pods, "items"), dra->events};
+	struct draclaims_objects d = {.slices = dra->slices,
+				      .claims = dra->claims,
+				      .templates = dra->templates,
+				      .pods = json_object_get(pods, "items"),
+				      .events = dra->events};
 	char *claims;
 
 	if (e->node)
@@ -478,7 +481,11 @@ static int explain_manifests(const char *pod_path, const char *nodes_path, const
 	     i = kobj_find(ps, (size_t)i + 1, "Pod", NULL)) {
 		const json_t *pod = ydoc_stream_doc(ps, (size_t)i);
 		const char *pns = kobj_text(pod, "metadata.namespace");
-		struct explain_pod_input in = {pod, fleet.nodes, fleet.pods, set, cat};
+		struct explain_pod_input in = {.pod = pod,
+					       .nodes = fleet.nodes,
+					       .pods = fleet.pods,
+					       .configs = set,
+					       .cat = cat};
 		struct explain_pod *e = NULL;
 		struct explain_quota_report *qr = NULL;
 		json_t *quotas = NULL;
@@ -576,9 +583,9 @@ int cmd_explain(int argc, char **argv)
 	const char *cm_arg = NULL, *y_nodes = NULL, *y_quota = NULL, *y_pods = NULL;
 	const char *f_pod = NULL, *f_nodes = NULL, *f_pods = NULL, *f_cm = NULL, *f_quota = NULL;
 	const char *f_dra = NULL, *claim_file = NULL;
-	struct dra_objs dra = {NULL, NULL, NULL, NULL};
+	struct dra_objs dra = {.slices = NULL, .claims = NULL, .templates = NULL, .events = NULL};
 	char *claim_name = NULL;
-	struct configmap_ref cmref = {NULL, GS_DEFAULT_CONFIGMAP};
+	struct configmap_ref cmref = {.ns = NULL, .name = GS_DEFAULT_CONFIGMAP};
 	char *pod_ns = NULL;
 	const char *pname = NULL;
 	json_t *pod = NULL, *nodes = NULL, *pods = NULL, *cm = NULL, *quotas = NULL, *req = NULL;
@@ -788,7 +795,12 @@ int cmd_explain(int argc, char **argv)
 
 	if (is_pod) {
 		const struct catalog *cat = NULL;
-		struct explain_pod_input in = {pod, nodes, pods, NULL, NULL, dra.slices};
+		struct explain_pod_input in = {.pod = pod,
+					       .nodes = nodes,
+					       .pods = pods,
+					       .configs = NULL,
+					       .cat = NULL,
+					       .slices = dra.slices};
 		bool trouble = false;
 		if (catalog_builtin(&cat, &err) < 0)
 			goto fail;

@@ -105,7 +105,7 @@ static void lint_configmap(const struct ydoc_stream *s, const json_t *cm, const 
 	struct dpconfig_set *set;
 	struct gs_error err;
 	char buf[2048];
-	struct ydoc_pos at = {0, 0};
+	struct ydoc_pos at = {.line = 0, .col = 0};
 
 	if (dpconfig_set_from_configmap(s, cm, &set, &err)) {
 		fprintf(stderr, "gpushare lint: %s\n", gs_error_str(&err, buf, sizeof(buf)));
@@ -236,7 +236,7 @@ static int parse_args(int argc, char **argv, struct opts *o, int *status)
 int cmd_lint(int argc, char **argv)
 {
 	struct opts o;
-	struct tally t = {0, 0, 0};
+	struct tally t = {.errors = 0, .warnings = 0, .notes = 0};
 	struct gs_error err;
 	struct ydoc_stream *s = NULL;
 	char *text = NULL;
@@ -251,7 +251,7 @@ int cmd_lint(int argc, char **argv)
 		fprintf(stderr, "gpushare lint: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		return EXIT_USAGE;
 	}
-	const struct ydoc_pos origin = {0, 0};
+	const struct ydoc_pos origin = {.line = 0, .col = 0};
 	const char *shown = strcmp(o.file, "-") ? o.file : "<stdin>";
 	if (ydoc_load_buffer(shown, text, len, origin, &ydoc_default_limits, &s, &err)) {
 		fprintf(stderr, "gpushare lint: %s\n", gs_error_str(&err, buf, sizeof(buf)));

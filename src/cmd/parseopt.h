@@ -60,39 +60,46 @@ struct option {
 /* The casts check the destination's type at compile time. */
 #define OPT_END()                                                                                  \
 	{                                                                                          \
-		OPT_KIND_END                                                                       \
+		.kind = OPT_KIND_END                                                               \
 	}
 #define OPT_GROUP(h)                                                                               \
 	{                                                                                          \
-		OPT_KIND_GROUP, 0, NULL, NULL, NULL, (h)                                           \
+		.kind = OPT_KIND_GROUP, .help = (h)                                                \
 	}
 #define OPT_FLAG(s, l, v, h)                                                                       \
 	{                                                                                          \
-		OPT_KIND_FLAG, (s), (l), (1 ? (v) : (bool *)0), NULL, (h)                          \
+		.kind = OPT_KIND_FLAG, .short_name = (s), .long_name = (l),                        \
+		.value = (1 ? (v) : (bool *)0), .help = (h)                                        \
 	}
 #define OPT_BOOL(s, l, v, h)                                                                       \
 	{                                                                                          \
-		OPT_KIND_BOOL, (s), (l), (1 ? (v) : (bool *)0), NULL, (h)                          \
+		.kind = OPT_KIND_BOOL, .short_name = (s), .long_name = (l),                        \
+		.value = (1 ? (v) : (bool *)0), .help = (h)                                        \
 	}
 #define OPT_STRING(s, l, v, a, h)                                                                  \
 	{                                                                                          \
-		OPT_KIND_STRING, (s), (l), (1 ? (v) : (const char **)0), (a), (h)                  \
+		.kind = OPT_KIND_STRING, .short_name = (s), .long_name = (l),                      \
+		.value = (1 ? (v) : (const char **)0), .argh = (a), .help = (h)                    \
 	}
 #define OPT_INT(s, l, v, a, h, lo, hi)                                                             \
 	{                                                                                          \
-		OPT_KIND_INT, (s), (l), (1 ? (v) : (long *)0), (a), (h), (lo), (hi)                \
+		.kind = OPT_KIND_INT, .short_name = (s), .long_name = (l),                         \
+		.value = (1 ? (v) : (long *)0), .argh = (a), .help = (h), .min = (lo), .max = (hi) \
 	}
 #define OPT_DURATION(s, l, v, a, h, max_ms)                                                        \
 	{                                                                                          \
-		OPT_KIND_DURATION, (s), (l), (1 ? (v) : (long *)0), (a), (h), 0, (max_ms)          \
+		.kind = OPT_KIND_DURATION, .short_name = (s), .long_name = (l),                    \
+		.value = (1 ? (v) : (long *)0), .argh = (a), .help = (h), .max = (max_ms)          \
 	}
 #define OPT_CALLBACK(s, l, v, a, h, cb)                                                            \
 	{                                                                                          \
-		OPT_KIND_CALLBACK, (s), (l), (v), (a), (h), 0, 0, (cb)                             \
+		.kind = OPT_KIND_CALLBACK, .short_name = (s), .long_name = (l), .value = (v),      \
+		.argh = (a), .help = (h), .callback = (cb)                                         \
 	}
 #define OPT_CALLBACK_NOARG(s, l, v, h, cb)                                                         \
 	{                                                                                          \
-		OPT_KIND_CALLBACK, (s), (l), (v), NULL, (h), 0, 0, (cb), OPT_NOARG                 \
+		.kind = OPT_KIND_CALLBACK, .short_name = (s), .long_name = (l), .value = (v),      \
+		.help = (h), .callback = (cb), .flags = OPT_NOARG                                  \
 	}
 
 /* What --help says around the table. */

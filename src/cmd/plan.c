@@ -328,7 +328,11 @@ int cmd_plan(int argc, char **argv)
 			goto fail;
 	if (explain_fleet_build(ns, NULL, cm, &fleet, &err) < 0)
 		goto fail;
-	struct plan_input in = {fleet.nodes, fleet.pods, m.pods, qs, set};
+	struct plan_input in = {.nodes = fleet.nodes,
+				.existing = fleet.pods,
+				.pods = m.pods,
+				.quotas = qs,
+				.configs = set};
 	if (plan_run(&in, &res, &err) < 0)
 		goto fail;
 	if (what_if || changes) {
@@ -336,8 +340,11 @@ int cmd_plan(int argc, char **argv)
 		    apply_changes(ns, changes, &err) < 0 ||
 		    explain_fleet_build(ns, NULL, what_if ? cm2 : cm, &fleet2, &err) < 0)
 			goto fail;
-		struct plan_input in2 = {fleet2.nodes, fleet2.pods, m.pods, qs,
-					 what_if ? set2 : set};
+		struct plan_input in2 = {.nodes = fleet2.nodes,
+					 .existing = fleet2.pods,
+					 .pods = m.pods,
+					 .quotas = qs,
+					 .configs = what_if ? set2 : set};
 		if (plan_run(&in2, &res2, &err) < 0)
 			goto fail;
 		json_t *d = plan_diff_json(res, res2, fleet.nodes, fleet2.nodes);

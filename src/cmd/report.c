@@ -183,7 +183,12 @@ static int offline(const struct sources *src, const char *html, const char *svg,
 		strbuf_addf(&where, ", pods %s", src->pods);
 	if (src->quota)
 		strbuf_addf(&where, ", quotas %s", src->quota);
-	struct report_input in = {fleet.nodes, fleet.pods, quotas, set, cat, where.buf};
+	struct report_input in = {.nodes = fleet.nodes,
+				  .pods = fleet.pods,
+				  .quotas = quotas,
+				  .configs = set,
+				  .cat = cat,
+				  .source = where.buf};
 	rc = render(&in, html, svg, err);
 out:
 	strbuf_release(&where);

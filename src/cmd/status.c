@@ -128,7 +128,7 @@ static bool any_dra_node(const json_t *nodes)
 static int list_items(struct kube_context *kx, const char *path, const char *field, json_t **out,
 		      struct gs_error *err)
 {
-	struct kube_list_opts lo = {NULL, field};
+	struct kube_list_opts lo = {.label_selector = NULL, .field_selector = field};
 	json_t *l = NULL;
 
 	if (kube_list(kx->client, path, field ? &lo : NULL, &l, err) < 0)
@@ -184,14 +184,14 @@ static int read_live(struct kube_context *kx, const struct configmap_ref *cm, js
 int cmd_status(int argc, char **argv)
 {
 	struct kube_context kx = {0};
-	struct configmap_ref cm = {NULL, NULL};
+	struct configmap_ref cm = {.ns = NULL, .name = NULL};
 	struct status_opts so = {0};
 	const char *format = "table", *from = NULL;
 	const struct catalog *cat;
 	struct gs_warnings w;
 	struct gs_error err;
 	json_t *configmap = NULL, *nodes = NULL, *pods = NULL, *st = NULL;
-	struct dra_lists dra = {NULL, NULL, NULL};
+	struct dra_lists dra = {.slices = NULL, .claims = NULL, .events = NULL};
 	struct draclaims_objects dobj = {0};
 	char buf[2048];
 	int rc = EXIT_USAGE, n;

@@ -133,7 +133,7 @@ int cmd_sync(int argc, char **argv)
 {
 	struct kube_context kx = {0};
 	struct sync_opts so = {0};
-	struct configmap_ref cm = {NULL, NULL};
+	struct configmap_ref cm = {.ns = NULL, .name = NULL};
 	struct gs_error err;
 	char buf[2048];
 	long interval = 0;

@@ -411,7 +411,8 @@ static enum MHD_Result validate(struct server *sv, struct MHD_Connection *conn, 
 		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "gpushare webhook: the node list is not loaded yet");
 	}
-	struct webhook_fleet f = {sv->fleet->nodes, sv->fleet->set, sv->cat};
+	struct webhook_fleet f = {
+		.nodes = sv->fleet->nodes, .configs = sv->fleet->set, .cat = sv->cat};
 	r = webhook_review(&f, rq->body.buf, rq->body.len, &answer, &v, &err);
 	dt = now_ms() - t0;
 	sv->reviews++;
@@ -645,7 +646,8 @@ static int review_once(const char *path, const struct fleet_gen *g, const struct
 {
 	struct gs_error err;
 	struct webhook_verdict v = {0};
-	struct webhook_fleet f = {g ? g->nodes : NULL, g ? g->set : NULL, cat};
+	struct webhook_fleet f = {
+		.nodes = g ? g->nodes : NULL, .configs = g ? g->set : NULL, .cat = cat};
 	json_t *answer = NULL;
 	char *body, buf[2048];
 	size_t len;
@@ -803,9 +805,11 @@ int cmd_webhook(int argc, char **argv)
 	fprintf(stderr, "gpushare webhook: serving https://%s:%ld/validate\n", bind, port);
 
 	if (kx.client) {
-		static const struct kube_watch_ops node_ops = {nodes_list_begin, nodes_event,
-							       nodes_list_end};
-		static const struct kube_watch_ops cm_ops = {cm_list_begin, cm_event, cm_list_end};
+		static const struct kube_watch_ops node_ops = {.list_begin = nodes_list_begin,
+							       .event = nodes_event,
+							       .list_end = nodes_list_end};
+		static const struct kube_watch_ops cm_ops = {
+			.list_begin = cm_list_begin, .event = cm_event, .list_end = cm_list_end};
 		struct kube_loop_opts lo = {.log = loop_log};
 		fw.nodes = json_object();
 		fw.cm_ns = cm_ns;

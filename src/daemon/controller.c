@@ -997,9 +997,14 @@ static void slice_list_end(void *arg)
 /* Plan a batch of dirty nodes and write what differs. */
 static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t k)
 {
-	struct sync_opts so = {
-		ctl->cm_ns, ctl->cm_name, ctl->o.default_config,    ctl->o.fallbacks,
-		NULL,	    false,	  ctl->o.dra_partitionable, ctl->o.dra_probe_error};
+	struct sync_opts so = {.configmap_namespace = ctl->cm_ns,
+			       .configmap_name = ctl->cm_name,
+			       .default_config = ctl->o.default_config,
+			       .fallbacks = ctl->o.fallbacks,
+			       .only_node = NULL,
+			       .dry_run = false,
+			       .dra_partitionable = ctl->o.dra_partitionable,
+			       .dra_probe_error = ctl->o.dra_probe_error};
 	struct sync_report rep = {0};
 	struct gs_error err;
 	json_t *arr = json_array();
@@ -1516,11 +1521,14 @@ static void admit_pods(struct controller *ctl)
 int controller_new(struct controller **out, struct kube_loop *l, const struct controller_opts *o,
 		   struct gs_error *err)
 {
-	static const struct kube_watch_ops cm_ops = {cm_list_begin, cm_event, cm_list_end};
-	static const struct kube_watch_ops node_ops = {node_list_begin, node_event, node_list_end};
-	static const struct kube_watch_ops pod_ops = {pod_list_begin, pod_event, pod_list_end};
-	static const struct kube_watch_ops slice_ops = {slice_list_begin, slice_event,
-							slice_list_end};
+	static const struct kube_watch_ops cm_ops = {
+		.list_begin = cm_list_begin, .event = cm_event, .list_end = cm_list_end};
+	static const struct kube_watch_ops node_ops = {
+		.list_begin = node_list_begin, .event = node_event, .list_end = node_list_end};
+	static const struct kube_watch_ops pod_ops = {
+		.list_begin = pod_list_begin, .event = pod_event, .list_end = pod_list_end};
+	static const struct kube_watch_ops slice_ops = {
+		.list_begin = slice_list_begin, .event = slice_event, .list_end = slice_list_end};
 	struct controller *ctl = gs_xcalloc(1, sizeof(*ctl));
 	char *path, *field;
 

@@ -97,7 +97,7 @@ int draadmit_decide(void *arg, const struct controller_admission *in,
 	struct draadmit *d = arg;
 	const json_t *entries = kobj_get(in->pod, "spec.resourceClaims"), *e;
 	const char *ns = kobj_namespace(in->pod), *node = kobj_name(in->node);
-	struct kube_list_opts lo = {NULL, NULL};
+	struct kube_list_opts lo = {.label_selector = NULL, .field_selector = NULL};
 	struct draprepare_gates gates;
 	struct draprepare_result res;
 	json_t *claims = NULL, *slices = NULL, *pod = NULL;

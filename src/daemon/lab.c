@@ -313,7 +313,12 @@ static void note_seed_mig_claim(struct lab *lab)
 
 static int sync_nodes(struct lab *lab, struct gs_error *err)
 {
-	struct sync_opts so = {LAB_NS, CM_NAME, NULL, NULL, NULL, false};
+	struct sync_opts so = {.configmap_namespace = LAB_NS,
+			       .configmap_name = CM_NAME,
+			       .default_config = NULL,
+			       .fallbacks = NULL,
+			       .only_node = NULL,
+			       .dry_run = false};
 	struct sync_report sr = {0};
 	int rc = sync_run(lab->c, &so, &sr, err);
 
@@ -678,7 +683,11 @@ static int step_fleet(struct lab *lab, struct gs_error *err)
 int lab_run(struct kube_client *c, const struct lab_opts *o, struct lab_report *rep,
 	    struct gs_error *err)
 {
-	struct lab lab = {c, o, rep, o->dir ? o->dir : ".", o->wait_ms ? o->wait_ms : 120000};
+	struct lab lab = {.c = c,
+			  .o = o,
+			  .rep = rep,
+			  .dir = o->dir ? o->dir : ".",
+			  .wait_ms = o->wait_ms ? o->wait_ms : 120000};
 	int (*steps[])(struct lab *, struct gs_error *) = {
 		step_namespaces_and_configmap, step_nodes,     step_mig_job, step_quota, step_check,
 		step_mps_and_isolation,	       step_placement, step_fleet,

@@ -464,7 +464,7 @@ static int prepare_now(struct labdra *lab, const char *node_name, struct draprep
 {
 	char *npath = gs_xasprintf("/api/v1/nodes/%s", node_name);
 	char *claims_path = gs_xasprintf(CLAIMS, DEMO_NS);
-	struct kube_list_opts lo = {NULL, NULL};
+	struct kube_list_opts lo = {.label_selector = NULL, .field_selector = NULL};
 	struct draprepare_gates cluster, gates;
 	json_t *node = NULL, *pod = NULL, *claims = NULL, *slices = NULL;
 	char *field = gs_xasprintf("spec.nodeName=%s", node_name);
@@ -697,7 +697,11 @@ static int step_placement(struct labdra *lab, struct gs_error *err)
 int labdra_run(struct kube_client *c, const struct lab_opts *o, struct labdra_report *rep,
 	       struct gs_error *err)
 {
-	struct labdra lab = {c, o, rep, o->dir ? o->dir : ".", o->wait_ms ? o->wait_ms : 120000};
+	struct labdra lab = {.c = c,
+			     .o = o,
+			     .rep = rep,
+			     .dir = o->dir ? o->dir : ".",
+			     .wait_ms = o->wait_ms ? o->wait_ms : 120000};
 	int (*steps[])(struct labdra *, struct gs_error *) = {
 		step_namespaces,   step_nodes, step_mig_job,
 		step_time_slicing, step_quota, step_placement,

@@ -176,7 +176,7 @@ struct evsum {
 static struct evsum pod_events(const json_t *events, const json_t *pod, const char *reason,
 			       const char *claim)
 {
-	struct evsum s = {NULL, NULL, "", 0};
+	struct evsum s = {.message = NULL, .type = NULL, .when = "", .count = 0};
 	const char *uid = kobj_text(pod, "metadata.uid");
 
 	for (size_t i = 0; i < n_of(events); i++) {
@@ -224,7 +224,7 @@ struct prep {
  */
 static struct prep pod_prepare(const json_t *pod, const char *claim, const json_t *events)
 {
-	struct prep p = {PREP_GONE, NULL, 0};
+	struct prep p = {.st = PREP_GONE, .message = NULL, .refusals = 0};
 	const char *adm, *phase;
 	struct evsum ev;
 

@@ -263,7 +263,7 @@ static const struct field f_ts[] = {
 	{"interval", F_STRING, "v1beta1.TimeSliceInterval", NULL},
 	{NULL, 0, NULL, NULL},
 };
-static const struct schema s_ts = {"TimeSlicingConfig", f_ts};
+static const struct schema s_ts = {.goname = "TimeSlicingConfig", .fields = f_ts};
 static const struct field f_mps[] = {
 	{"defaultActiveThreadPercentage", F_INT, "int", NULL},
 	{"defaultPinnedDeviceMemoryLimit", F_QUANTITY, "resource.Quantity", NULL},
@@ -271,40 +271,40 @@ static const struct field f_mps[] = {
 	 NULL},
 	{NULL, 0, NULL, NULL},
 };
-static const struct schema s_mps = {"MpsConfig", f_mps};
+static const struct schema s_mps = {.goname = "MpsConfig", .fields = f_mps};
 static const struct field f_gpu_sharing[] = {
 	{"strategy", F_STRING, "v1beta1.GpuSharingStrategy", NULL},
 	{"timeSlicingConfig", F_STRUCT, "v1beta1.TimeSlicingConfig", &s_ts},
 	{"mpsConfig", F_STRUCT, "v1beta1.MpsConfig", &s_mps},
 	{NULL, 0, NULL, NULL},
 };
-static const struct schema s_gpu_sharing = {"GpuSharing", f_gpu_sharing};
+static const struct schema s_gpu_sharing = {.goname = "GpuSharing", .fields = f_gpu_sharing};
 static const struct field f_mig_sharing[] = {
 	{"strategy", F_STRING, "v1beta1.GpuSharingStrategy", NULL},
 	{"mpsConfig", F_STRUCT, "v1beta1.MpsConfig", &s_mps},
 	{NULL, 0, NULL, NULL},
 };
-static const struct schema s_mig_sharing = {"MigDeviceSharing", f_mig_sharing};
+static const struct schema s_mig_sharing = {.goname = "MigDeviceSharing", .fields = f_mig_sharing};
 static const struct field f_gpu[] = {
 	{"apiVersion", F_STRING, "string", NULL},
 	{"kind", F_STRING, "string", NULL},
 	{"sharing", F_STRUCT, "v1beta1.GpuSharing", &s_gpu_sharing},
 	{NULL, 0, NULL, NULL},
 };
-static const struct schema s_gpu = {"GpuConfig", f_gpu};
+static const struct schema s_gpu = {.goname = "GpuConfig", .fields = f_gpu};
 static const struct field f_mig[] = {
 	{"apiVersion", F_STRING, "string", NULL},
 	{"kind", F_STRING, "string", NULL},
 	{"sharing", F_STRUCT, "v1beta1.MigDeviceSharing", &s_mig_sharing},
 	{NULL, 0, NULL, NULL},
 };
-static const struct schema s_mig = {"MigDeviceConfig", f_mig};
+static const struct schema s_mig = {.goname = "MigDeviceConfig", .fields = f_mig};
 static const struct field f_vfio[] = {
 	{"apiVersion", F_STRING, "string", NULL},
 	{"kind", F_STRING, "string", NULL},
 	{NULL, 0, NULL, NULL},
 };
-static const struct schema s_vfio = {"VfioDeviceConfig", f_vfio};
+static const struct schema s_vfio = {.goname = "VfioDeviceConfig", .fields = f_vfio};
 
 enum cfg_kind { K_GPU, K_MIG, K_VFIO, K_OTHER };
 
@@ -625,7 +625,8 @@ static int decode_config(const json_t *params, struct cfg *c, struct strbuf *msg
 	if (!kd || !kd->schema)
 		return 0; /* not a GPU kind: its fields are not checked here (docs/dra.md) */
 
-	struct decode_state st = {STRBUF_INIT, STRBUF_INIT, STRBUF_INIT};
+	struct decode_state st = {
+		.type_err = STRBUF_INIT, .abort_err = STRBUF_INIT, .strict = STRBUF_INIT};
 	decode_object(&st, kd->schema, params, NULL);
 	int rc = 0;
 	if (st.abort_err.len) {

@@ -242,7 +242,7 @@ struct dratranslate *dratranslate_new(const struct dpconfig_set *set, const char
 		draprepare_gates_default(&t->gates);
 	t->made = json_object();
 	if (configmap) {
-		struct ydoc_pos pos = {0, 0};
+		struct ydoc_pos pos = {.line = 0, .col = 0};
 		char src[512], subj[600];
 		const char *ns = kobj_text(configmap, "metadata.namespace");
 		snprintf(src, sizeof(src), "%s", t->cm_file);
@@ -673,13 +673,13 @@ static bool translate_pod_spec(struct pod_ctx *p, json_t *spec)
 static void translate_workload(struct dratranslate *t, struct dratranslate_item *it, json_t *obj,
 			       const char *spec_path)
 {
-	struct pod_ctx p = {t,
-			    it,
-			    kobj_text(obj, "metadata.namespace"),
-			    kobj_kind(obj),
-			    1,
-			    strcmp(kobj_kind(obj), "Pod") != 0,
-			    0};
+	struct pod_ctx p = {.t = t,
+			    .it = it,
+			    .ns = kobj_text(obj, "metadata.namespace"),
+			    .what = kobj_kind(obj),
+			    .replicas = 1,
+			    .workload = strcmp(kobj_kind(obj), "Pod") != 0,
+			    .claim_no = 0};
 	json_t *spec = (json_t *)kobj_map(obj, spec_path);
 	const json_t *r = kobj_get(obj, "spec.replicas");
 	if (p.workload) {

@@ -248,12 +248,12 @@ int admission_decide(const struct ledger *l, const json_t *pod, struct admission
 		     struct gs_error *err)
 {
 	size_t n = l->n_devices ? l->n_devices : 1, i;
-	struct sim s = {l,
-			gs_xcalloc(n, sizeof(bool)),
-			gs_xcalloc(n, sizeof(bool)),
-			gs_xcalloc(n, sizeof(bool)),
-			gs_xcalloc(n, sizeof(bool)),
-			gs_xcalloc(n, sizeof(size_t))};
+	struct sim s = {.l = l,
+			.busy = gs_xcalloc(n, sizeof(bool)),
+			.reuse = gs_xcalloc(n, sizeof(bool)),
+			.mine = gs_xcalloc(n, sizeof(bool)),
+			.cont = gs_xcalloc(n, sizeof(bool)),
+			.pick = gs_xcalloc(n, sizeof(size_t))};
 	const json_t *spec = kobj_map(pod, "spec");
 	int rc = 0;
 	json_t *c;

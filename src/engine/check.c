@@ -492,7 +492,7 @@ static int check_container(struct walk *w, const json_t *c, const char *path)
 	if (get_map(w, c, "resources", path, &resources))
 		goto out;
 	if (resources) {
-		struct path rpath = {"", 0};
+		struct path rpath = {.s = "", .n = 0};
 
 		path_add(&rpath, path);
 		path_add(&rpath, ".resources");
@@ -528,7 +528,7 @@ static int check_podspec(struct walk *w, const json_t *spec, const char *path)
 		if (get_list(w, spec, lists[l], path, &arr))
 			return -1;
 		json_array_foreach (arr, i, c) {
-			struct path cpath = {"", 0};
+			struct path cpath = {.s = "", .n = 0};
 
 			if (json_is_null(c))
 				continue;
@@ -550,7 +550,7 @@ static int check_podspec(struct walk *w, const json_t *spec, const char *path)
 /* Follow keys through mappings; *out NULL when a step is absent or null. */
 static int descend(struct walk *w, const json_t *obj, const char *const *keys, json_t **out)
 {
-	struct path path = {"", 0};
+	struct path path = {.s = "", .n = 0};
 	const json_t *cur = obj;
 
 	*out = NULL;
@@ -591,7 +591,7 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 	const char *kind = json_is_string(kindv) ? json_string_value(kindv) : NULL;
 	const char *const *path = NULL;
 	json_t *spec;
-	struct path pathstr = {"", 0};
+	struct path pathstr = {.s = "", .n = 0};
 
 	if (!kind || !*kind)
 		kind = default_kind;
@@ -652,7 +652,7 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 int check_stream(const struct ydoc_stream *s, unsigned rules, struct check_report *rep,
 		 struct gs_error *err)
 {
-	struct walk w = {s, rules, rep, err};
+	struct walk w = {.s = s, .rules = rules, .rep = rep, .err = err};
 	size_t before = rep->n;
 
 	for (size_t i = 0; i < ydoc_stream_count(s); i++) {
@@ -669,7 +669,7 @@ int check_stream(const struct ydoc_stream *s, unsigned rules, struct check_repor
 int check_object_tree(const json_t *obj, unsigned rules, struct check_report *rep,
 		      struct gs_error *err)
 {
-	struct walk w = {NULL, rules, rep, err};
+	struct walk w = {.s = NULL, .rules = rules, .rep = rep, .err = err};
 	size_t before = rep->n;
 
 	if (json_is_object(obj) && check_object(&w, obj, NULL, 0)) {
@@ -737,7 +737,8 @@ static int child_role(void *ctx, int parent, const char *key, size_t len)
 	}
 }
 
-static const struct ydoc_filter check_filter = {R_OBJECT, child_role, NULL};
+static const struct ydoc_filter check_filter = {
+	.root_role = R_OBJECT, .child_role = child_role, .ctx = NULL};
 
 struct each {
 	struct walk w;
@@ -760,7 +761,7 @@ int check_buffer(const char *name, const char *buf, size_t len, unsigned rules,
 		 enum check_engine engine, struct check_report *rep, struct gs_error *err)
 {
 	struct ydoc_stream *s;
-	struct ydoc_pos none = {0, 0};
+	struct ydoc_pos none = {.line = 0, .col = 0};
 	struct each e = {{NULL, rules, rep, err}, rep->n};
 	int rc;
 

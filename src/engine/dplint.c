@@ -64,7 +64,7 @@ static bool sets_mps_root(const struct dplint_options *o)
 static struct ydoc_pos key_at(const struct dpconfig *c, const char *path)
 {
 	const struct dp_key *k = dpconfig_key(c, path);
-	struct ydoc_pos none = {0, 0};
+	struct ydoc_pos none = {.line = 0, .col = 0};
 
 	return k ? k->pos : none;
 }

@@ -547,9 +547,12 @@ size_t explain_admission_failures(const struct dpconfig_set *configs, const json
 				if (!v || quantity_from_json(&q, v, &e) < 0 ||
 				    quantity_value(&q, &cnt) < 0 || cnt <= 1)
 					continue;
-				struct explain_admission_fail f = {kobj_text(c, "name"), name,
-								   (long long)cnt, choice.name,
-								   dp_sharing_strategy_name(st)};
+				struct explain_admission_fail f = {
+					.container = kobj_text(c, "name"),
+					.resource = name,
+					.count = (long long)cnt,
+					.config = choice.name,
+					.strategy = dp_sharing_strategy_name(st)};
 				n++;
 				if (fn)
 					fn(ctx, &f);

@@ -484,7 +484,11 @@ static void build_dra_slots(struct building *b, const struct report_input *in, s
 	struct report_model *m = b->m;
 	struct report_node *rn = &m->nodes[ni];
 	const json_t *pods = json_is_array(in->pods) ? in->pods : kobj_get(in->pods, "items");
-	struct draclaims_objects o = {in->slices, in->claims, NULL, pods, NULL};
+	struct draclaims_objects o = {.slices = in->slices,
+				      .claims = in->claims,
+				      .templates = NULL,
+				      .pods = pods,
+				      .events = NULL};
 	json_t *st, *d;
 	size_t k;
 
@@ -621,7 +625,12 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 		       struct gs_error *err)
 {
 	struct report_model *m = gs_xcalloc(1, sizeof(*m));
-	struct building b = {m, NULL, NULL, NULL, json_object(), json_object()};
+	struct building b = {.m = m,
+			     .ledgers = NULL,
+			     .node_objs = NULL,
+			     .keys = NULL,
+			     .pod_by_key = json_object(),
+			     .node_by_name = json_object()};
 	const json_t *items = json_is_array(in->nodes) ? in->nodes : kobj_get(in->nodes, "items");
 	const json_t *node;
 	size_t i, n_nodes;

@@ -159,7 +159,8 @@ static json_t *node_status(const struct catalog *cat, const json_t *node,
 			   const struct dpconfig_set *set, const json_t *pods,
 			   const struct status_opts *o, struct gs_warnings *warnings)
 {
-	struct advertise_options ao = {o ? o->default_config : NULL, o ? o->fallbacks : NULL};
+	struct advertise_options ao = {.default_config = o ? o->default_config : NULL,
+				       .fallbacks = o ? o->fallbacks : NULL};
 	struct advertisement *adv = NULL;
 	struct nodehw *hw = NULL;
 	struct ledger *l = NULL;

@@ -80,7 +80,7 @@ static void plan_dra(const struct catalog *cat, const json_t *node, const struct
 		     struct sync_node *n)
 {
 	struct draprepare_gates def, gates;
-	struct draslice_opts so = {false, o->dra_partitionable};
+	struct draslice_opts so = {.dynamic_mig = false, .partitionable = o->dra_partitionable};
 	struct advertise_options ao = {0};
 	struct advertisement *adv = NULL;
 	struct nodehw *hw = NULL;
@@ -144,7 +144,8 @@ out:
 static void plan_one(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
 		     const struct sync_opts *o, struct sync_report *rep)
 {
-	struct advertise_options ao = {o->default_config, o->fallbacks};
+	struct advertise_options ao = {.default_config = o->default_config,
+				       .fallbacks = o->fallbacks};
 	const char *name;
 	struct advertisement *adv = NULL;
 	struct sync_node *n;

@@ -226,7 +226,11 @@ int webhook_judge_pod(const struct webhook_fleet *f, const json_t *obj, struct w
 
 	/* 2 and 3 need the fleet, and quantities that parse. */
 	if (!msg.len && f->nodes) {
-		struct explain_pod_input in = {pod, f->nodes, NULL, f->configs, f->cat};
+		struct explain_pod_input in = {.pod = pod,
+					       .nodes = f->nodes,
+					       .pods = NULL,
+					       .configs = f->configs,
+					       .cat = f->cat};
 		if (explain_pod(&in, &e, err) < 0) {
 			strbuf_release(&msg);
 			json_decref(made);

@@ -94,7 +94,14 @@ int report_live(struct kube_client *c, const char *cm_namespace, const char *cm_
 			     cm ? "" : " (absent: every node has the empty config)");
 	if (any_dra_node(nodes) && read_dra(c, &slices, &claims, err) < 0)
 		goto out;
-	struct report_input in = {nodes, pods, quotas, set, cat, where, slices, claims};
+	struct report_input in = {.nodes = nodes,
+				  .pods = pods,
+				  .quotas = quotas,
+				  .configs = set,
+				  .cat = cat,
+				  .source = where,
+				  .slices = slices,
+				  .claims = claims};
 	rc = report_model_build(&in, out, err);
 out:
 	json_decref(slices);

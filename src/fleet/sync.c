@@ -210,7 +210,8 @@ out:
 
 int sync_read_dra(struct kube_client *c, json_t **slices, json_t **classes, struct gs_error *err)
 {
-	struct kube_list_opts lo = {NULL, "spec.driver=" DRASLICE_DRIVER};
+	struct kube_list_opts lo = {.label_selector = NULL,
+				    .field_selector = "spec.driver=" DRASLICE_DRIVER};
 	static const char *const names[] = {"gpu.nvidia.com", "mig.nvidia.com"};
 
 	*slices = *classes = NULL;

@@ -786,7 +786,7 @@ static void on_list_page(void *arg, const struct kube_result *res)
 
 static void watch_list(struct kube_watch *w)
 {
-	struct strbuf_lite q = {gs_xstrdup(w->path)};
+	struct strbuf_lite q = {.s = gs_xstrdup(w->path)};
 	char lim[16];
 
 	if (!w->cont) {
@@ -879,7 +879,7 @@ static void on_stream_end(void *arg, const struct kube_result *res)
 
 static void watch_open(struct kube_watch *w)
 {
-	struct strbuf_lite q = {gs_xstrdup(w->path)};
+	struct strbuf_lite q = {.s = gs_xstrdup(w->path)};
 	char t[24];
 	struct req *r;
 

@@ -33,7 +33,7 @@ struct dpconfig_set {
 
 static struct ydoc_pos key_pos(const struct ydoc_stream *s, const json_t *obj, const char *key)
 {
-	struct ydoc_pos p = {0, 0};
+	struct ydoc_pos p = {.line = 0, .col = 0};
 
 	if (s && ydoc_stream_key_pos(s, obj, key, &p) < 0)
 		p = (struct ydoc_pos){0, 0};

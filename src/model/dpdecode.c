@@ -256,13 +256,13 @@ struct dec {
 
 static struct ydoc_pos no_pos(void)
 {
-	struct ydoc_pos p = {0, 0};
+	struct ydoc_pos p = {.line = 0, .col = 0};
 	return p;
 }
 
 static struct ydoc_pos key_pos(const struct dec *d, const json_t *obj, const char *key)
 {
-	struct ydoc_pos p = {0, 0};
+	struct ydoc_pos p = {.line = 0, .col = 0};
 
 	if (d->s && ydoc_stream_key_pos(d->s, obj, key, &p) < 0)
 		p = no_pos();
@@ -271,7 +271,7 @@ static struct ydoc_pos key_pos(const struct dec *d, const json_t *obj, const cha
 
 static struct ydoc_pos idx_pos(const struct dec *d, const json_t *arr, size_t i)
 {
-	struct ydoc_pos p = {0, 0};
+	struct ydoc_pos p = {.line = 0, .col = 0};
 
 	if (d->s && ydoc_stream_index_pos(d->s, arr, i, &p) < 0)
 		p = no_pos();
@@ -998,16 +998,20 @@ static const struct field plugin_fields[] = {
 	{"containerDriverRoot", FK_STRING, F_NONE, NULL},
 	{"sharedDevicesAllocationPolicy", FK_STRING, F_ALLOC_POLICY, NULL},
 };
-static const struct gotype plugin_type = {"PluginCommandLineFlags", "v1.PluginCommandLineFlags",
-					  plugin_fields, N(plugin_fields)};
+static const struct gotype plugin_type = {.name = "PluginCommandLineFlags",
+					  .type = "v1.PluginCommandLineFlags",
+					  .fields = plugin_fields,
+					  .n = N(plugin_fields)};
 
 static const struct field gfd_fields[] = {
 	{"oneshot", FK_BOOL, F_NONE, NULL},	      {"noTimestamp", FK_BOOL, F_NONE, NULL},
 	{"sleepInterval", FK_DURATION, F_NONE, NULL}, {"outputFile", FK_STRING, F_NONE, NULL},
 	{"machineTypeFile", FK_STRING, F_NONE, NULL},
 };
-static const struct gotype gfd_type = {"GFDCommandLineFlags", "v1.GFDCommandLineFlags", gfd_fields,
-				       N(gfd_fields)};
+static const struct gotype gfd_type = {.name = "GFDCommandLineFlags",
+				       .type = "v1.GFDCommandLineFlags",
+				       .fields = gfd_fields,
+				       .n = N(gfd_fields)};
 
 static const struct field flags_fields[] = {
 	{"migStrategy", FK_STRING, F_MIG_STRATEGY, NULL},
@@ -1023,27 +1027,31 @@ static const struct field flags_fields[] = {
 	{"plugin", FK_STRUCT_PTR, F_PLUGIN, &plugin_type},
 	{"gfd", FK_STRUCT_PTR, F_NONE, &gfd_type},
 };
-static const struct gotype flags_type = {"Flags", "v1.Flags", flags_fields, N(flags_fields)};
+static const struct gotype flags_type = {
+	.name = "Flags", .type = "v1.Flags", .fields = flags_fields, .n = N(flags_fields)};
 
 static const struct field resources_fields[] = {
 	{"gpus", FK_RESOURCE_LIST, F_NONE, NULL},
 	{"mig", FK_RESOURCE_LIST, F_NONE, NULL},
 };
-static const struct gotype resources_type = {"Resources", "v1.Resources", resources_fields,
-					     N(resources_fields)};
+static const struct gotype resources_type = {.name = "Resources",
+					     .type = "v1.Resources",
+					     .fields = resources_fields,
+					     .n = N(resources_fields)};
 
 static const struct field sharing_fields[] = {
 	{"timeSlicing", FK_REPLICATED, F_TIME_SLICING, NULL},
 	{"mps", FK_REPLICATED_PTR, F_MPS, NULL},
 };
-static const struct gotype sharing_type = {"Sharing", "v1.Sharing", sharing_fields,
-					   N(sharing_fields)};
+static const struct gotype sharing_type = {
+	.name = "Sharing", .type = "v1.Sharing", .fields = sharing_fields, .n = N(sharing_fields)};
 
 static const struct field imex_fields[] = {
 	{"channelIDs", FK_INT_SLICE, F_CHANNEL_IDS, NULL},
 	{"required", FK_BOOL_VALUE, F_REQUIRED, NULL},
 };
-static const struct gotype imex_type = {"Imex", "v1.Imex", imex_fields, N(imex_fields)};
+static const struct gotype imex_type = {
+	.name = "Imex", .type = "v1.Imex", .fields = imex_fields, .n = N(imex_fields)};
 
 static const struct field config_fields[] = {
 	{"version", FK_STRING, F_VERSION, NULL},
@@ -1052,7 +1060,8 @@ static const struct field config_fields[] = {
 	{"sharing", FK_STRUCT, F_NONE, &sharing_type},
 	{"imex", FK_STRUCT, F_NONE, &imex_type},
 };
-static const struct gotype config_type = {"Config", "v1.Config", config_fields, N(config_fields)};
+static const struct gotype config_type = {
+	.name = "Config", .type = "v1.Config", .fields = config_fields, .n = N(config_fields)};
 
 static char **string_slot(struct dpconfig *c, enum fid id)
 {
@@ -1360,7 +1369,7 @@ int dpconfig_parse_diags(const char *file, const char *key, const char *text, si
 	if (!file)
 		file = key ? key : "";
 	if (ydoc_load_buffer(file, text, len, origin, &ydoc_default_limits, &s, &yerr) < 0) {
-		struct ydoc_pos p = {yerr.line, yerr.col};
+		struct ydoc_pos p = {.line = yerr.line, .col = yerr.col};
 		struct dp_diag *x;
 		dp_diags_add(diags, DP_ERROR, DP_STAGE_YAML, yerr.file[0] ? yerr.file : file, p,
 			     "%s", yerr.msg);
@@ -1381,7 +1390,7 @@ int dpconfig_parse_diags(const char *file, const char *key, const char *text, si
 	d.first_hard = d.first_saved = SIZE_MAX;
 	doc = ydoc_stream_count(s) ? ydoc_stream_doc(s, 0) : NULL;
 	if (doc) {
-		struct ydoc_pos top = {0, 0};
+		struct ydoc_pos top = {.line = 0, .col = 0};
 		if (ydoc_stream_pos(s, doc, &top) < 0)
 			top = no_pos();
 		decode_struct(&d, doc, top, &config_type, NULL, "");

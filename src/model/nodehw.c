@@ -48,7 +48,7 @@ static void not_a_string(const struct ydoc_stream *src, const json_t *obj, const
 			 const json_t *v, const char *what, struct gs_error *err)
 {
 	char text[128] = "";
-	struct ydoc_pos pos = {0, 0};
+	struct ydoc_pos pos = {.line = 0, .col = 0};
 
 	/* As written (0123 is octal 83 to YAML 1.1, n is false), else as read. */
 	if (!json_is_object(v) && !json_is_array(v) && src &&

@@ -160,8 +160,9 @@ static void exact_table_put(struct exact_table *t, json_t *node, char *digits)
 	size_t j;
 
 	if ((t->n + 1) * 2 > t->cap) {
-		struct exact_table g = {gs_xcalloc(t->cap ? t->cap * 2 : 16, sizeof(*t->e)), 0,
-					t->cap ? t->cap * 2 : 16};
+		struct exact_table g = {.e = gs_xcalloc(t->cap ? t->cap * 2 : 16, sizeof(*t->e)),
+					.n = 0,
+					.cap = t->cap ? t->cap * 2 : 16};
 
 		for (size_t i = 0; i < t->cap; i++)
 			if (t->e[i].node)
@@ -307,7 +308,7 @@ const char *ydoc_kind_name(const json_t *v)
 void ydoc_verror_at_key(const struct ydoc_stream *s, const json_t *obj, const char *key,
 			struct gs_error *err, const char *fmt, va_list ap)
 {
-	struct ydoc_pos pos = {0, 0};
+	struct ydoc_pos pos = {.line = 0, .col = 0};
 	struct strbuf msg = STRBUF_INIT;
 
 	if (!err)
@@ -2132,7 +2133,7 @@ int ydoc_load_file(const char *path, const struct ydoc_limits *limits, struct yd
 	char *buf;
 	size_t len;
 	int rc;
-	struct ydoc_pos none = {0, 0};
+	struct ydoc_pos none = {.line = 0, .col = 0};
 
 	*out = NULL;
 	if (gs_read_file(path, (limits ? limits : &ydoc_default_limits)->max_bytes, &buf, &len,

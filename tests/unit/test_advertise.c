@@ -611,8 +611,10 @@ static void refusals(void **state)
 static void sharing_warnings(void **state)
 {
 	struct dpconfig c = cfg_share("ts", NULL, false, "nvidia.com/mig-1g.10gb", 4, false);
-	struct dp_replicated_resource two[2] = {{"nvidia.com/gpu", 2, NULL},
-						{"nvidia.com/gpu", 4, NULL}};
+	struct dp_replicated_resource two[2] = {
+		{.name = "nvidia.com/gpu", .replicas = 2},
+		{.name = "nvidia.com/gpu", .replicas = 4},
+	};
 	struct advertisement *a = run(NULL, hw("Tesla T4", "2"), &c);
 
 	(void)state;

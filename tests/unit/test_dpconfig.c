@@ -18,7 +18,7 @@
 	"regex used for validation is "                                                            \
 	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')]"
 
-static const struct ydoc_pos no_origin = {0, 0};
+static const struct ydoc_pos no_origin = {.line = 0, .col = 0};
 
 static struct dpconfig *parse_ok(const char *yaml)
 {

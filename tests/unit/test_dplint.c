@@ -50,7 +50,7 @@ static void unknown_to_old_releases(void **state)
 {
 	static const char *yaml = "flags:\n  mpsRoot: /m\nsharing:\n  mps:\n    resources:\n"
 				  "    - name: gpu\n      replicas: 2\nimex:\n  channelIDs: [0]\n";
-	const struct ydoc_pos origin = {0, 0};
+	const struct ydoc_pos origin = {.line = 0, .col = 0};
 	struct dpconfig *c;
 	struct dplint_options o;
 	struct dp_diags d;

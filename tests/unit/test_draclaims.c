@@ -498,7 +498,11 @@ static void test_shared_counters(void **state)
 		"allocation", "devices", "results", "request", "mig", "driver", "gpu.nvidia.com",
 		"pool", "dyn", "device", "gpu-0-mig-1g10gb-19-0", "reservedFor");
 	json_t *claims = json_pack("[O]", claim);
-	struct draclaims_objects o = {slices, claims, NULL, NULL, NULL};
+	struct draclaims_objects o = {.slices = slices,
+				      .claims = claims,
+				      .templates = NULL,
+				      .pods = NULL,
+				      .events = NULL};
 	json_t *st, *d, *dev;
 	size_t i, k;
 

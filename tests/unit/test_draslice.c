@@ -218,7 +218,7 @@ static const char *value_of(const json_t *m, const char *key)
  */
 static void dynamic_mig(void **state)
 {
-	struct draslice_opts o = {true, true};
+	struct draslice_opts o = {.dynamic_mig = true, .partitionable = true};
 	struct gs_warnings w;
 	struct gs_error err;
 	const json_t *s1, *d, *cc, *set;
@@ -275,7 +275,7 @@ static void dynamic_mig(void **state)
 /* DynamicMIG without DRAPartitionableDevices, or on a GPU without MIG: refused, said why. */
 static void dynamic_mig_refused(void **state)
 {
-	struct draslice_opts o = {true, false};
+	struct draslice_opts o = {.dynamic_mig = true, .partitionable = false};
 	const char *t4 = "kind: Node\n"
 			 "metadata:\n"
 			 "  name: node-t\n"

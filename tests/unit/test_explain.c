@@ -58,7 +58,8 @@ static struct dpconfig_set *configs(void)
 static struct explain_pod *run(json_t *pod, json_t *nodes, json_t *pods,
 			       const struct dpconfig_set *set)
 {
-	struct explain_pod_input in = {pod, nodes, pods, set, cat()};
+	struct explain_pod_input in = {
+		.pod = pod, .nodes = nodes, .pods = pods, .configs = set, .cat = cat()};
 	struct explain_pod *e;
 	struct gs_error err;
 	if (explain_pod(&in, &e, &err))
@@ -402,7 +403,8 @@ static void test_bad_input(void **state)
 	(void)state;
 	json_t *nodes = synthetic_nodes(), *notpod = loads("{\"kind\":\"Node\"}");
 	json_t *badq = synthetic_pod("\"nvidia.com/gpu\":\"x1\"", NULL);
-	struct explain_pod_input in = {notpod, nodes, NULL, NULL, NULL};
+	struct explain_pod_input in = {
+		.pod = notpod, .nodes = nodes, .pods = NULL, .configs = NULL, .cat = NULL};
 	struct explain_pod *e;
 	struct gs_error err;
 

@@ -34,7 +34,7 @@ static struct ydoc_stream *load(void)
 {
 	struct ydoc_stream *s;
 	struct gs_error err;
-	const struct ydoc_pos origin = {0, 0};
+	const struct ydoc_pos origin = {.line = 0, .col = 0};
 
 	if (ydoc_load_buffer("t.yaml", stream_text, strlen(stream_text), origin,
 			     &ydoc_default_limits, &s, &err))

@@ -380,7 +380,7 @@ static void le(void *arg)
 
 static void loop_list_pages(void **state)
 {
-	static const struct kube_watch_ops ops = {lb, ev, le};
+	static const struct kube_watch_ops ops = {.list_begin = lb, .event = ev, .list_end = le};
 	struct kube_client *c;
 	struct kube_loop *l;
 	struct listing a = {0}, x = {0};

@@ -34,7 +34,7 @@ static json_t *patch(const json_t *node, const char *labels, const char *refresh
 		     const char *resources, struct gs_warnings *w)
 {
 	json_t *l = js(labels), *r = resources ? js(resources) : NULL, *p;
-	struct mergepatch_want want = {l, refresh, r};
+	struct mergepatch_want want = {.labels = l, .refresh_label = refresh, .resources = r};
 	struct gs_error err;
 
 	if (mergepatch_node(node, &want, &p, w, &err))
@@ -168,7 +168,8 @@ static void keep_unlisted(void **state)
 	json_t *n = js("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"a\":\"1\",\"b\":\"x\"},"
 		       "\"annotations\":{\"gpushare.io/managed-labels\":\"a=1,b=2\"}}}");
 	json_t *l = js("{\"s\":\"failed\"}"), *p;
-	struct mergepatch_want want = {l, NULL, NULL, true};
+	struct mergepatch_want want = {
+		.labels = l, .refresh_label = NULL, .resources = NULL, .keep_unlisted = true};
 	struct gs_warnings w;
 	struct gs_error err;
 
@@ -190,7 +191,7 @@ static void keep_unlisted(void **state)
 static void bad_want(void **state)
 {
 	json_t *n = js("{\"metadata\":{\"name\":\"n1\"}}"), *l = js("{\"a\":1}"), *p;
-	struct mergepatch_want want = {l, NULL, NULL};
+	struct mergepatch_want want = {.labels = l, .refresh_label = NULL, .resources = NULL};
 	struct gs_warnings w;
 	struct gs_error err;
 

@@ -65,7 +65,7 @@ static void ask(struct opsserver *s, const char *req, char *buf, size_t size)
 static void endpoints(void **state)
 {
 	int value = 42;
-	struct opsserver_opts o = {ready, metrics, &value};
+	struct opsserver_opts o = {.ready = ready, .metrics = metrics, .arg = &value};
 	struct opsserver *s;
 	struct gs_error err;
 	char buf[4096];
@@ -104,7 +104,7 @@ static void endpoints(void **state)
 
 static void bad_listen(void **state)
 {
-	struct opsserver_opts o = {ready, metrics, NULL};
+	struct opsserver_opts o = {.ready = ready, .metrics = metrics, .arg = NULL};
 	struct opsserver *s;
 	struct gs_error err;
 	static const char *const bad[] = {"8080", "127.0.0.1:", "127.0.0.1:99999", "host:80",

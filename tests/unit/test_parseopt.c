@@ -184,7 +184,10 @@ static void help(void **state)
 	char *a1[] = {"cmd", "--node", "x", "--help", "--bogus", NULL};
 	char *a2[] = {"cmd", "-h", NULL};
 	static const char *const lines[] = {"gpushare cmd [options]", "gpushare cmd other", NULL};
-	const struct parseopt_usage u = {"cmd", lines, "What it does.\n", "Exit status: 0.\n"};
+	const struct parseopt_usage u = {.cmd = "cmd",
+					 .lines = lines,
+					 .text = "What it does.\n",
+					 .footer = "Exit status: 0.\n"};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;

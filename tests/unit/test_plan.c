@@ -51,7 +51,8 @@ static json_t *pod(const char *name, const char *resources, const char *spec)
 static struct plan_result *run(json_t *nodes_arr, json_t *pods)
 {
 	json_t *nodes = json_pack("{s:s,s:o}", "kind", "NodeList", "items", nodes_arr);
-	struct plan_input in = {nodes, NULL, pods, NULL, NULL};
+	struct plan_input in = {
+		.nodes = nodes, .existing = NULL, .pods = pods, .quotas = NULL, .configs = NULL};
 	struct plan_result *r = NULL;
 	struct gs_error err;
 
@@ -230,8 +231,16 @@ static void test_what_if_diff(void **state)
 					res_node("n", "nvidia.com/mig-1g.10gb", "7"));
 	json_t *pods = json_pack("[o,o]", pod("whole", "{\"limits\":{\"nvidia.com/gpu\":1}}", NULL),
 				 pod("slice", "{\"limits\":{\"nvidia.com/mig-1g.10gb\":1}}", NULL));
-	struct plan_input bi = {before_nodes, NULL, pods, NULL, NULL};
-	struct plan_input ai = {after_nodes, NULL, pods, NULL, NULL};
+	struct plan_input bi = {.nodes = before_nodes,
+				.existing = NULL,
+				.pods = pods,
+				.quotas = NULL,
+				.configs = NULL};
+	struct plan_input ai = {.nodes = after_nodes,
+				.existing = NULL,
+				.pods = pods,
+				.quotas = NULL,
+				.configs = NULL};
 	struct plan_result *b = NULL, *a = NULL;
 	struct gs_error err;
 

@@ -65,7 +65,12 @@ static int teardown(void **state)
 
 static struct report_model *build(struct fixture *f)
 {
-	struct report_input in = {f->nodes, f->pods, f->quotas, f->set, f->cat, "test"};
+	struct report_input in = {.nodes = f->nodes,
+				  .pods = f->pods,
+				  .quotas = f->quotas,
+				  .configs = f->set,
+				  .cat = f->cat,
+				  .source = "test"};
 	struct gs_error err;
 
 	report_model_free(f->m);
@@ -310,7 +315,14 @@ static void dra_claims(void **state)
 	json_t *nodes = dra_items(list, "Node"), *pods = dra_items(list, "Pod");
 	json_t *slices = dra_items(list, "ResourceSlice"),
 	       *claims = dra_items(list, "ResourceClaim");
-	struct report_input in = {nodes, pods, NULL, NULL, f->cat, "test", slices, claims};
+	struct report_input in = {.nodes = nodes,
+				  .pods = pods,
+				  .quotas = NULL,
+				  .configs = NULL,
+				  .cat = f->cat,
+				  .source = "test",
+				  .slices = slices,
+				  .claims = claims};
 	struct gs_error err;
 	const struct report_node *n;
 	const json_t *c;

@@ -185,7 +185,7 @@ static void test_one_slice_allowed(void **state)
 static void test_two_slices_without_configmap(void **state)
 {
 	struct fx *f = *state;
-	struct webhook_fleet fl = {f->nodes, NULL, f->cat};
+	struct webhook_fleet fl = {.nodes = f->nodes, .configs = NULL, .cat = f->cat};
 	char *body = review("CREATE", SHARED_SEL, GPU("2"));
 	json_t *a;
 	const json_t *r = judge(&fl, body, &a, NULL);
@@ -400,7 +400,7 @@ static void test_workloads(void **state)
 static void test_no_fleet_and_no_node_selected(void **state)
 {
 	struct fx *f = *state;
-	struct webhook_fleet none = {NULL, NULL, f->cat};
+	struct webhook_fleet none = {.nodes = NULL, .configs = NULL, .cat = f->cat};
 	char *body = review("CREATE", SHARED_SEL, GPU("2"));
 	char *nowhere = review("CREATE", "\"nodeSelector\":{\"zone\":\"nowhere\"}", GPU("2"));
 	json_t *a;

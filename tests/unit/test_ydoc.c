@@ -14,7 +14,7 @@
 
 #include "yaml/ydoc.h"
 
-static const struct ydoc_pos no_origin = {0, 0};
+static const struct ydoc_pos no_origin = {.line = 0, .col = 0};
 
 static struct ydoc_stream *load_ok(const char *text)
 {
@@ -725,7 +725,8 @@ static int keep_only_keep(void *ctx, int parent, const char *key, size_t len)
 
 static void filtered_load(void **state)
 {
-	static const struct ydoc_filter filter = {1, keep_only_keep, NULL};
+	static const struct ydoc_filter filter = {
+		.root_role = 1, .child_role = keep_only_keep, .ctx = NULL};
 	struct ydoc_stream *s;
 	struct gs_error err;
 	struct ydoc_pos p;
