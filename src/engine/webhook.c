@@ -292,13 +292,192 @@ int webhook_judge_pod(const struct webhook_fleet *f, const json_t *obj, struct w
 	return 0;
 }
 
+/* What a JSON value is, for messages about a review's shape. */
+static const char *json_what(const json_t *v)
+{
+	if (!v)
+		return "absent";
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		break;
+	}
+	return "null";
+}
+
+/*
+ * The pod spec at `path` of `obj` (a Pod's "spec", a workload's template)
+ * has the shape the apiserver's validation guarantees before any webhook:
+ * an object whose containers are a non-empty array of objects, init
+ * containers absent or an array of objects. Anything else is not what an
+ * apiserver sends, and judging it would find nothing to refuse.
+ */
+static int pod_spec_shape(const json_t *obj, const char *path, struct gs_error *err)
+{
+	const json_t *spec = kobj_get(obj, path);
+	static const char *const lists[] = {"containers", "initContainers"};
+
+	if (!json_is_object(spec)) {
+		gs_error_set(err, "request.object.%s is %s, not an object", path, json_what(spec));
+		return -1;
+	}
+	for (size_t l = 0; l < 2; l++) {
+		const json_t *arr = json_object_get(spec, lists[l]), *c;
+		size_t i;
+
+		if (!arr && l == 1)
+			continue;
+		if (!json_is_array(arr) || (l == 0 && !json_array_size(arr))) {
+			gs_error_set(err, "request.object.%s.%s is %s%s", path, lists[l],
+				     json_is_array(arr) ? "an empty array" : json_what(arr),
+				     l == 0 ? ": a pod has at least one container"
+					    : ", not an array");
+			return -1;
+		}
+		json_array_foreach (arr, i, c)
+			if (!json_is_object(c)) {
+				gs_error_set(err, "request.object.%s.%s[%zu] is %s, not an object",
+					     path, lists[l], i, json_what(c));
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/* The object (or oldObject) of a request is the kind it names, with a pod spec where judged. */
+static int object_shape(const json_t *req, const char *field, const char *api, const char *kind,
+			const char *spec_path, struct gs_error *err)
+{
+	const json_t *obj = json_object_get(req, field);
+	const char *oapi = kobj_text(obj, "apiVersion"), *okind = kobj_text(obj, "kind");
+
+	if (!json_is_object(obj)) {
+		gs_error_set(err, "request.%s is %s: a %s of a %s carries the %s as an object",
+			     field, json_what(obj), kobj_text(req, "operation"), kind, kind);
+		return -1;
+	}
+	if (strcmp(oapi, api) || strcmp(okind, kind)) {
+		gs_error_set(err,
+			     "request.%s is apiVersion \"%s\" kind \"%s\", but request.kind "
+			     "says %s %s",
+			     field, oapi, okind, api, kind);
+		return -1;
+	}
+	return pod_spec_shape(obj, spec_path, err);
+}
+
+/*
+ * The request of a review, as deploy/webhook.yaml's ValidatingWebhookConfiguration
+ * sends it: Pods (v1) on CREATE, the workloads of `workloads` (their v1) on
+ * CREATE and UPDATE, never a subresource (its rules name none; with
+ * matchPolicy Equivalent the apiserver converts other versions to these).
+ * 1: judge it; 0: a workload UPDATE that leaves the pod template as it was,
+ * which the configuration sends and which is allowed unseen; -1 with err:
+ * anything else, which the webhook cannot judge and must not allow.
+ */
+static int review_route(const json_t *req, struct gs_error *err)
+{
+	const json_t *gvk = json_object_get(req, "kind");
+	const char *group = kobj_string(gvk, "group"), *version = kobj_string(gvk, "version");
+	const char *kind = kobj_string(gvk, "kind"), *op = kobj_string(req, "operation");
+	const json_t *sub = json_object_get(req, "subResource");
+	const struct workload *w;
+	bool pod;
+
+	if (!json_is_object(gvk)) {
+		gs_error_set(
+			err,
+			"request.kind is %s, not an object {group, version, kind}: the webhook "
+			"cannot tell what it is asked to judge",
+			json_what(gvk));
+		return -1;
+	}
+	if (!group || !version || !*version || !kind || !*kind) {
+		gs_error_set(err,
+			     "request.kind lacks a group, version or kind (group \"%s\", version "
+			     "\"%s\", kind \"%s\"): the webhook cannot tell what it is asked to "
+			     "judge",
+			     kobj_text(gvk, "group"), kobj_text(gvk, "version"),
+			     kobj_text(gvk, "kind"));
+		return -1;
+	}
+	if (!op || (strcmp(op, "CREATE") && strcmp(op, "UPDATE") && strcmp(op, "DELETE") &&
+		    strcmp(op, "CONNECT"))) {
+		gs_error_set(err,
+			     "request.operation is %s%s%s, not CREATE, UPDATE, DELETE or CONNECT",
+			     op ? "\"" : json_what(json_object_get(req, "operation")), op ? op : "",
+			     op ? "\"" : "");
+		return -1;
+	}
+	if (sub && (!json_is_string(sub) || *json_string_value(sub))) {
+		gs_error_set(err,
+			     "request.subResource is %s%s%s: deploy/webhook.yaml's rules name no "
+			     "subresource, so the webhook judges none",
+			     json_is_string(sub) ? "\"" : json_what(sub),
+			     json_is_string(sub) ? json_string_value(sub) : "",
+			     json_is_string(sub) ? "\"" : "");
+		return -1;
+	}
+	pod = !*group && !strcmp(kind, "Pod");
+	w = pod ? NULL : workload_of(group, kind);
+	if ((!pod && !w) || strcmp(version, "v1")) {
+		gs_error_set(err,
+			     "request.kind is %s%s%s %s: the webhook judges v1 Pods and apps/v1 "
+			     "and batch/v1 workloads (deploy/webhook.yaml's rules)",
+			     group, *group ? "/" : "", version, kind);
+		return -1;
+	}
+	if (pod && strcmp(op, "CREATE")) {
+		gs_error_set(err,
+			     "request.operation is %s for a Pod: deploy/webhook.yaml sends Pods on "
+			     "CREATE only (a pod's resources and node do not change after it)",
+			     op);
+		return -1;
+	}
+	if (!pod && strcmp(op, "CREATE") && strcmp(op, "UPDATE")) {
+		gs_error_set(
+			err,
+			"request.operation is %s for a %s: deploy/webhook.yaml sends workloads "
+			"on CREATE and UPDATE only",
+			op, kind);
+		return -1;
+	}
+	char *api = *group ? gs_xasprintf("%s/%s", group, version) : gs_xstrdup(version);
+	const char *path = pod ? "spec" : w->path;
+	char *spec_path = pod ? gs_xstrdup(path) : gs_xasprintf("%s.spec", path);
+	int rc = object_shape(req, "object", api, kind, spec_path, err);
+	if (rc == 0 && !strcmp(op, "UPDATE"))
+		rc = object_shape(req, "oldObject", api, kind, spec_path, err);
+	free(api);
+	free(spec_path);
+	if (rc < 0)
+		return -1;
+	/* A workload's pods change only with its template: a scale or a status
+	 * update of one made before is never refused. */
+	if (!strcmp(op, "UPDATE") && json_equal(kobj_get(json_object_get(req, "object"), path),
+						kobj_get(json_object_get(req, "oldObject"), path)))
+		return 0;
+	return 1;
+}
+
 int webhook_review(const struct webhook_fleet *f, const char *body, size_t len, json_t **out,
 		   struct webhook_verdict *verdict, struct gs_error *err)
 {
 	json_error_t je;
 	json_t *review, *req, *resp;
 	struct webhook_verdict v;
-	int rc = -1;
+	int rc = -1, route;
 
 	*out = NULL;
 	memset(&v, 0, sizeof(v));
@@ -321,28 +500,21 @@ int webhook_review(const struct webhook_fleet *f, const char *body, size_t len, 
 			     kobj_text(review, "kind"), api);
 		goto out;
 	}
+	if (!json_is_object(req)) {
+		gs_error_set(err, "the AdmissionReview's request is %s, not an object",
+			     json_what(req));
+		goto out;
+	}
 	const json_t *uid = json_object_get(req, "uid");
-	if (!json_is_object(req) || !json_is_string(uid) || !*json_string_value(uid)) {
+	if (!json_is_string(uid) || !*json_string_value(uid)) {
 		gs_error_set(err, "the AdmissionReview has no request.uid");
 		goto out;
 	}
-	const json_t *obj = json_object_get(req, "object");
-	const char *op = kobj_text(req, "operation"), *kind = kobj_text(req, "kind.kind");
-	const struct workload *w = workload_of(kobj_text(req, "kind.group"), kind);
-	bool judge = !*kobj_text(req, "subResource") && json_is_object(obj);
-	if (!strcmp(kind, "Pod") && !*kobj_text(req, "kind.group"))
-		judge &= !strcmp(op, "CREATE");
-	else if (w)
-		/* A workload's pods change only with its template: a scale or a
-		 * status update of one made before is never refused. */
-		judge &= !strcmp(op, "CREATE") ||
-			 (!strcmp(op, "UPDATE") &&
-			  !json_equal(kobj_get(obj, w->path),
-				      kobj_get(json_object_get(req, "oldObject"), w->path)));
-	else
-		judge = false;
-	if (judge) {
-		if (webhook_judge_pod(f, obj, &v, err) < 0)
+	route = review_route(req, err);
+	if (route < 0)
+		goto out;
+	if (route > 0) {
+		if (webhook_judge_pod(f, json_object_get(req, "object"), &v, err) < 0)
 			goto out;
 	} else {
 		gs_warnings_init(&v.warnings);

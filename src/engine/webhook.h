@@ -70,13 +70,18 @@ void webhook_verdict_release(struct webhook_verdict *v);
  * make the AdmissionReview response: response.uid echoed, allowed,
  * status {code, reason "Forbidden", message} when refused, warnings. Judged:
  * a Pod on CREATE; a workload on CREATE, and on UPDATE when its pod template
- * changed (so a scale of one made before the webhook is never refused); no
- * subresource. Any other request is allowed unseen. *verdict
- * (NULL = not wanted) gets the verdict, owned by the caller. Fails on a
- * body that is not such a review, or a Pod that cannot be judged (a
- * quantity that does not parse, which the apiserver refuses before any
- * webhook): err says what, the server answers 400 and the apiserver's
- * failurePolicy decides.
+ * changed. A workload's UPDATE with the template unchanged (a scale made
+ * before the webhook) is allowed unseen. *verdict (NULL = not wanted) gets
+ * the verdict, owned by the caller.
+ *
+ * Fails, never answering, on what it cannot judge: a body that is not such
+ * a review; a request without a uid, a kind or a known operation; what
+ * deploy/webhook.yaml's configuration never sends (a Pod other than on
+ * CREATE, a workload on DELETE or CONNECT, a subresource, another kind or
+ * version); an object (or an UPDATE's oldObject) absent, not an object, of
+ * another kind than the request's, or without a pod spec holding
+ * containers; a quantity that does not parse. err says what; the server
+ * answers 400 and the apiserver's failurePolicy decides.
  */
 int webhook_review(const struct webhook_fleet *f, const char *body, size_t len, json_t **out,
 		   struct webhook_verdict *verdict, struct gs_error *err) GS_WUR;

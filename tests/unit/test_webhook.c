@@ -258,38 +258,106 @@ static void test_api_rules(void **state)
 	}
 }
 
-static void test_not_judged(void **state)
+/*
+ * `body` after `edit` (a JSON Pointer-ish path into the review, the last
+ * step set to `value`, or removed when value is NULL), as text.
+ */
+static char *edited(const char *body, const char *path, json_t *value)
+{
+	json_t *r = json_loads(body, 0, NULL), *at = r;
+	char *copy = gs_xstrdup(path), *last = copy, *dot;
+
+	while ((dot = strchr(last, '.'))) {
+		*dot = '\0';
+		at = json_object_get(at, last);
+		last = dot + 1;
+	}
+	if (value)
+		json_object_set_new(at, last, value);
+	else
+		json_object_del(at, last);
+	char *text = json_dumps(r, JSON_COMPACT);
+	json_decref(r);
+	free(copy);
+	return text;
+}
+
+/* The review is refused as unreadable (the server's 400), its message holding `needle`. */
+static void expect_unjudgeable(const struct webhook_fleet *fl, const char *body, const char *needle)
+{
+	struct gs_error err;
+	json_t *a = NULL;
+	struct webhook_verdict v = {0};
+
+	if (webhook_review(fl, body, strlen(body), &a, &v, &err) == 0)
+		fail_msg("answered, not refused (%s): %s", needle, body);
+	assert_null(a);
+	if (!strstr(err.msg, needle))
+		fail_msg("error lacks '%s': %s", needle, err.msg);
+}
+
+/*
+ * What deploy/webhook.yaml's configuration never sends (a Pod that is not a
+ * CREATE, a subresource, another kind or version) and reviews whose request
+ * cannot be read are not answered: an error, which the server turns into a
+ * 400 for the apiserver's failurePolicy, never "allowed".
+ */
+static void test_unjudgeable(void **state)
 {
 	struct fx *f = *state;
-	char *upd = review("UPDATE", SHARED_SEL, GPU("2"));
-	char *dep = review("CREATE", SHARED_SEL, GPU("2"));
-	char *sub = review("CREATE", SHARED_SEL, GPU("2"));
+	char *good = review("CREATE", SHARED_SEL, GPU("2"));
+	static const struct {
+		const char *path, *value, *needle;
+	} cases[] = {
+		{"request.object", NULL, "request.object is absent"},
+		{"request.object", "null", "request.object is null"},
+		{"request.object", "[]", "request.object is an array"},
+		{"request.object", "\"pod\"", "request.object is a string"},
+		{"request.kind", NULL, "request.kind is absent"},
+		{"request.kind", "null", "request.kind is null"},
+		{"request.kind", "\"Pod\"", "request.kind is a string"},
+		{"request.kind.kind", NULL, "request.kind lacks a group, version or kind"},
+		{"request.kind.group", NULL, "request.kind lacks a group, version or kind"},
+		{"request.kind.version", "\"v2\"", "request.kind is v2 Pod"},
+		{"request.kind.kind", "\"Secret\"", "request.kind is v1 Secret"},
+		{"request.operation", NULL, "request.operation is absent"},
+		{"request.operation", "\"create\"", "request.operation is \"create\""},
+		{"request.operation", "\"UPDATE\"", "request.operation is UPDATE for a Pod"},
+		{"request.operation", "\"DELETE\"", "request.operation is DELETE for a Pod"},
+		{"request.operation", "\"CONNECT\"", "request.operation is CONNECT for a Pod"},
+		{"request.subResource", "\"status\"", "request.subResource is \"status\""},
+		{"request.subResource", "7", "request.subResource is a number"},
+		{"request.uid", NULL, "no request.uid"},
+		{"request.uid", "\"\"", "no request.uid"},
+		{"request", "[]", "request is an array"},
+		{"request.object.kind", "\"Secret\"",
+		 "request.object is apiVersion \"v1\" kind \"Secret\", but request.kind says v1 "
+		 "Pod"},
+		{"request.object.kind", NULL, "kind \"\", but request.kind says v1 Pod"},
+		{"request.object.apiVersion", "\"apps/v1\"", "apiVersion \"apps/v1\" kind \"Pod\""},
+		{"request.object.spec", NULL, "request.object.spec is absent, not an object"},
+		{"request.object.spec", "[]", "request.object.spec is an array, not an object"},
+		{"request.object.spec.containers", NULL,
+		 "request.object.spec.containers is absent: a pod has at least one container"},
+		{"request.object.spec.containers", "[]", "containers is an empty array"},
+		{"request.object.spec.containers", "[null]",
+		 "containers[0] is null, not an object"},
+		{"request.object.spec.initContainers", "{}",
+		 "request.object.spec.initContainers is an object, not an array"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *val =
+			cases[i].value ? json_loads(cases[i].value, JSON_DECODE_ANY, NULL) : NULL;
+		char *body = edited(good, cases[i].path, val);
+		expect_unjudgeable(&f->fleet, body, cases[i].needle);
+		free(body);
+	}
+	/* Judged as sent, the same review is refused: the cases above are not. */
 	json_t *a;
-	struct webhook_verdict v;
-
-	expect_allowed(judge(&f->fleet, upd, &a, &v));
-	assert_false(v.judged);
-	webhook_verdict_release(&v);
+	expect_refused(judge(&f->fleet, good, &a, NULL), "found 2, which is unexpected");
 	json_decref(a);
-
-	/* A kind other than core Pod: a Deployment's pod template is not ours to judge here. */
-	char *p = strstr(dep, "\"kind\":\"Pod\"}");
-	memcpy(p, "\"kind\":\"Foo\"}", 13);
-	expect_allowed(judge(&f->fleet, dep, &a, NULL));
-	json_decref(a);
-
-	/* A subresource (pods/status, pods/binding). */
-	struct strbuf sb = STRBUF_INIT;
-	p = strstr(sub, "\"namespace\":\"gpu-share\",\"operation\"");
-	strbuf_add(&sb, sub, (size_t)(p - sub));
-	strbuf_addstr(&sb, "\"subResource\":\"status\",");
-	strbuf_addstr(&sb, p);
-	expect_allowed(judge(&f->fleet, sb.buf, &a, NULL));
-	json_decref(a);
-	strbuf_release(&sb);
-	free(upd);
-	free(dep);
-	free(sub);
+	free(good);
 }
 
 /* A review of a workload whose pod template asks for `limits` on the shared node. */
@@ -379,15 +447,38 @@ static void test_workloads(void **state)
 	json_decref(a);
 	free(body);
 
-	/* A workload without a template: nothing to judge in it, and nothing leaks (fuzz). */
+	/* A workload without a template is not what the apiserver sends: not answered, and
+	 * nothing leaks (fuzz). */
 	static const char nospec[] =
 		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
 		"\"uid\":\"705ab4f5-6393-11e8-b7cc-42010a800002\",\"kind\":{\"group\":\"apps\","
 		"\"version\":\"v1\",\"kind\":\"Deployment\"},\"operation\":\"CREATE\",\"object\":{"
 		"\"apiVersion\":\"apps/"
 		"v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"w\"}}}}";
-	expect_allowed(judge(&f->fleet, nospec, &a, NULL));
-	json_decref(a);
+	expect_unjudgeable(&f->fleet, nospec, "request.object.spec.template.spec is absent");
+
+	/* What deploy/webhook.yaml never sends for a workload, or an UPDATE without its old
+	 * object: not answered. */
+	body = workload_review("UPDATE", "apps", "Deployment", "\"spec\":{\"template\":", "}",
+			       "{\"nvidia.com/gpu\":\"2\"}", "{\"nvidia.com/gpu\":\"2\"}");
+	char *e = edited(body, "request.operation", json_string("DELETE"));
+	expect_unjudgeable(&f->fleet, e, "request.operation is DELETE for a Deployment");
+	free(e);
+	e = edited(body, "request.oldObject", NULL);
+	expect_unjudgeable(&f->fleet, e, "request.oldObject is absent");
+	free(e);
+	e = edited(body, "request.oldObject.kind", json_string("ReplicaSet"));
+	expect_unjudgeable(&f->fleet, e,
+			   "request.oldObject is apiVersion \"apps/v1\" kind "
+			   "\"ReplicaSet\", but request.kind says apps/v1 Deployment");
+	free(e);
+	e = edited(body, "request.kind.version", json_string("v1beta1"));
+	expect_unjudgeable(&f->fleet, e, "request.kind is apps/v1beta1 Deployment");
+	free(e);
+	e = edited(body, "request.subResource", json_string("scale"));
+	expect_unjudgeable(&f->fleet, e, "request.subResource is \"scale\"");
+	free(e);
+	free(body);
 
 	/* A good template passes. */
 	body = workload_review("CREATE", "batch", "Job", "\"spec\":{\"template\":", "}",
@@ -463,7 +554,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_on_mig_node_names_profiles),
 		cmocka_unit_test(test_profile_no_node_advertises),
 		cmocka_unit_test(test_api_rules),
-		cmocka_unit_test(test_not_judged),
+		cmocka_unit_test(test_unjudgeable),
 		cmocka_unit_test(test_workloads),
 		cmocka_unit_test(test_no_fleet_and_no_node_selected),
 		cmocka_unit_test(test_bad_reviews),
