@@ -4,6 +4,7 @@
 #include "engine/check.h"
 #include "engine/explain.h"
 #include "model/kobj.h"
+#include "model/quantity.h"
 #include "base/strbuf.h"
 #include "engine/webhook.h"
 #include "base/banned.h"
@@ -153,6 +154,342 @@ static void refuse_over_one(struct strbuf *msg, const struct explain_pod *e)
 	strbuf_release(&fine);
 }
 
+/*
+ * Rules 2 and 3 for a pod the scheduler places: over the nodes its
+ * selectors and tolerations allow (explain_pod's per-node evaluation).
+ */
+static int judge_unbound(const struct webhook_fleet *f, const json_t *pod, struct strbuf *msg,
+			 struct gs_warnings *warnings, struct gs_error *err)
+{
+	struct explain_pod_input in = {pod, f->nodes, NULL, f->configs, f->cat};
+	struct explain_pod *e = NULL;
+	size_t n_selected = 0;
+	const char *k;
+	json_t *q;
+
+	if (explain_pod(&in, &e, err) < 0)
+		return -1;
+	if (!e->n_nodes) {
+		explain_pod_free(e);
+		return 0;
+	}
+	for (size_t i = 0; i < e->n_nodes; i++)
+		n_selected += e->nodes[i].selected;
+	if (!n_selected)
+		gs_warnings_add(warnings,
+				"gpushare: no node matches this pod's nodeSelector, node "
+				"affinity and tolerations; it stays Pending until one does");
+	json_object_foreach (e->requests, k, q) {
+		if (strncmp(k, "nvidia.com/", 11) || is_zero(json_string_value(q)))
+			continue;
+		bool any = false;
+		for (size_t i = 0; i < e->n_nodes && !any; i++)
+			any = pick_advertising(&e->nodes[i], k) ||
+			      (!n_selected && advertises(&e->nodes[i], k));
+		if (!any)
+			refuse_unadvertised(msg, e, k, n_selected ? n_selected : e->n_nodes);
+	}
+	bool failing = false;
+	for (size_t i = 0; i < e->n_nodes; i++)
+		failing |= pick_failing(&e->nodes[i], NULL);
+	if (failing)
+		refuse_over_one(msg, e);
+	explain_pod_free(e);
+	return 0;
+}
+
+/* ---- a pod bound by spec.nodeName: the kubelet's admission on that node alone ---- */
+
+static const json_t *node_named(const json_t *nodes, const char *name)
+{
+	const json_t *n;
+	size_t i;
+
+	json_array_foreach (json_object_get(nodes, "items"), i, n)
+		if (!strcmp(kobj_text(n, "metadata.name"), name))
+			return n;
+	return NULL;
+}
+
+/* The whole number of a quantity the apiserver's rules let through; 0 when absent. */
+static long long amount_of(const json_t *v)
+{
+	struct quantity q;
+	struct gs_error e;
+	int64_t n = 0;
+
+	if (!v || quantity_from_json(&q, v, &e) < 0 || quantity_value(&q, &n) < 0)
+		return 0;
+	return n;
+}
+
+/* What a container asks of `res` as the device manager reads it: its limit, else its request. */
+static long long container_amount(const json_t *c, const char *res)
+{
+	const json_t *v = json_object_get(kobj_map(c, "resources.limits"), res);
+
+	if (!v)
+		v = json_object_get(kobj_map(c, "resources.requests"), res);
+	return amount_of(v);
+}
+
+/* The containers explain_admission_failures names: refused by the plugin past 1. */
+struct over_one {
+	struct explain_admission_fail *items;
+	size_t n;
+};
+
+static void collect_over_one(void *ctx, const struct explain_admission_fail *fail)
+{
+	struct over_one *o = ctx;
+
+	o->items = gs_xrealloc(o->items, (o->n + 1) * sizeof(*o->items));
+	o->items[o->n++] = *fail;
+}
+
+static const struct explain_admission_fail *over_one_for(const struct over_one *o,
+							 const char *container, const char *res)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->items[i].container, container) && !strcmp(o->items[i].resource, res))
+			return &o->items[i];
+	return NULL;
+}
+
+/* One nvidia.com/ resource of the pod on the bound node, as the device manager counts it. */
+struct bound_res {
+	const char *name;
+	long long allocatable, free, reuse;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct bound_res *)a)->name, ((const struct bound_res *)b)->name);
+}
+
+/* devicesToAllocate's refusal: fewer free devices than the container still needs. */
+static void refuse_unavailable(struct strbuf *msg, const char *node, const char *container,
+			       const struct bound_res *r, long long asked, long long reused)
+{
+	strbuf_addsep(msg, "; ", "");
+	strbuf_addf(
+		msg,
+		"the pod is bound to node %s (spec.nodeName): container \"%s\" asks for %lld %s, ",
+		node, container, asked, r->name);
+	if (r->free == r->allocatable)
+		strbuf_addf(msg, "more than the node's %lld even with no other pod on it",
+			    r->allocatable);
+	else
+		strbuf_addf(msg, "and the containers before it leave %lld of the node's %lld",
+			    r->free, r->allocatable);
+	if (reused)
+		strbuf_addf(msg, " besides the %lld it takes over from an init container", reused);
+	strbuf_addf(msg,
+		    "; the kubelet refuses it, the pod fails with UnexpectedAdmissionError: "
+		    "Allocate failed due to requested number of devices unavailable for %s. "
+		    "Requested: %lld, Available: %lld, which is unexpected",
+		    r->name, asked - reused, r->free);
+}
+
+/* The plugin's Allocate refusing more than one replica (failRequestsGreaterThanOne). */
+static void refuse_replicas(struct strbuf *msg, const char *node,
+			    const struct explain_admission_fail *fail)
+{
+	char *words = explain_admission_message(fail);
+
+	strbuf_addsep(msg, "; ", "");
+	strbuf_addf(
+		msg,
+		"the pod is bound to node %s (spec.nodeName), where container \"%s\" asks for "
+		"%lld %s, shared by %s with failRequestsGreaterThanOne (config \"%s\"): the "
+		"device plugin refuses it at Allocate, the pod fails with "
+		"UnexpectedAdmissionError: %s; ask for 1 per container (two slices are the same "
+		"GPU shared twice, not twice the GPU)",
+		node, fail->container, fail->count, fail->resource, fail->strategy, fail->config,
+		words);
+	free(words);
+}
+
+/*
+ * The device manager's Allocate for one container and one resource:
+ * devices an init container left for reuse first, then free ones
+ * (devicesToAllocate), then the plugin's Allocate, which refuses more than
+ * one replica where failRequestsGreaterThanOne holds. 1 with msg filled
+ * when refused.
+ */
+static int allocate_one(struct bound_res *r, const json_t *c, bool init, const char *node,
+			const struct over_one *over, struct strbuf *msg)
+{
+	const char *cname = kobj_text(c, "name");
+	long long n = container_amount(c, r->name), got, need;
+	const struct explain_admission_fail *fail;
+
+	if (n <= 0)
+		return 0;
+	got = n < r->reuse ? n : r->reuse;
+	r->reuse -= got;
+	need = n - got;
+	if (need > r->free) {
+		refuse_unavailable(msg, node, cname, r, n, got);
+		return 1;
+	}
+	r->free -= need;
+	fail = n > 1 ? over_one_for(over, cname, r->name) : NULL;
+	if (fail) {
+		refuse_replicas(msg, node, fail);
+		return 1;
+	}
+	/* A plain init container's devices are reusable by the containers after it. */
+	if (init && strcmp(kobj_text(c, "restartPolicy"), "Always"))
+		r->reuse += n;
+	return 0;
+}
+
+/*
+ * The kubelet's resource allocator for each init then app container, each
+ * container's resources in name order, on the node with no other pod
+ * (pkg/kubelet/cm/devicemanager). The first refusal, in the kubelet's
+ * words, goes to msg; 1 then.
+ */
+static int bound_allocate(const json_t *spec, const char *node, struct bound_res *res, size_t n_res,
+			  const struct over_one *over, struct strbuf *msg)
+{
+	const char *lists[] = {"initContainers", "containers"};
+
+	for (size_t l = 0; l < 2; l++) {
+		const json_t *c;
+		size_t i;
+
+		json_array_foreach (json_object_get(spec, lists[l]), i, c)
+			for (size_t k = 0; k < n_res; k++)
+				if (allocate_one(&res[k], c, l == 0, node, over, msg))
+					return 1;
+	}
+	return 0;
+}
+
+/*
+ * A nvidia.com/ resource the bound node does not list at all: the kubelet
+ * admits the pod without it; what the node offers instead (explain's hints
+ * for that node, else what it advertises).
+ */
+static void refuse_unlisted(struct strbuf *msg, const struct explain_pod *e, const char *node,
+			    const char *res)
+{
+	const struct explain_node *n = &e->nodes[0];
+	const char *hint = NULL;
+
+	strbuf_addsep(msg, "; ", "");
+	strbuf_addf(msg,
+		    "the pod is bound to node %s (spec.nodeName), which does not advertise %s: the "
+		    "kubelet admits the pod all the same (it drops the extended resources a node "
+		    "lacks from its admission check, removeMissingExtendedResources) and no device "
+		    "plugin gives its containers any %s",
+		    node, res, res);
+	for (size_t h = 0; h < n->hints.n && !hint; h++)
+		if (strstr(n->hints.items[h], res) &&
+		    !strstr(n->hints.items[h], "failRequestsGreaterThanOne"))
+			hint = n->hints.items[h];
+	if (hint)
+		strbuf_addf(msg, "; node %s: %s", node, hint);
+	else if (*n->advertised)
+		strbuf_addf(msg, "; node %s advertises %s", node, n->advertised);
+	else
+		strbuf_addf(msg, "; node %s advertises no nvidia.com/ resource", node);
+	for (size_t h = 0; h < e->hints.n; h++)
+		if (strstr(e->hints.items[h], res))
+			strbuf_addf(msg, "; %s", e->hints.items[h]);
+}
+
+/*
+ * A pod with spec.nodeName skips the scheduler: only the named node's
+ * kubelet judges it (pkg/kubelet/lifecycle/predicate.go and the device
+ * manager before it), so rules 2 and 3 look at that node alone:
+ *  - a node that does not exist: no kubelet ever runs the pod, and
+ *    kube-controller-manager's pod garbage collector deletes it
+ *    (gcOrphaned, after a 40 s quarantine);
+ *  - more than the node's allocatable, or more than 1 of a resource it
+ *    shares with failRequestsGreaterThanOne: UnexpectedAdmissionError;
+ *  - a resource the node shows at 0 (no plugin serves it any more):
+ *    OutOf<resource> from the predicate;
+ *  - a nvidia.com/ resource the node does not list at all: the kubelet
+ *    admits the pod (removeMissingExtendedResources drops it, upstream's
+ *    own caveat for a manually bound pod) and no device is given, so the
+ *    webhook refuses what the pod asked for and would not get.
+ */
+static int judge_bound(const struct webhook_fleet *f, const json_t *pod, const char *name,
+		       struct strbuf *msg, struct gs_error *err)
+{
+	const json_t *node = node_named(f->nodes, name);
+	struct explain_pod *e = NULL;
+	struct over_one over = {NULL, 0};
+	struct bound_res *res;
+	size_t n_res = 0;
+	const char *k;
+	json_t *q;
+
+	if (!node) {
+		strbuf_addsep(msg, "; ", "");
+		strbuf_addf(msg,
+			    "spec.nodeName names node \"%s\", which does not exist: no kubelet "
+			    "will run the pod, which stays Pending until kube-controller-manager's "
+			    "pod garbage collector deletes it as orphaned (within about a minute: "
+			    "condition DisruptionTarget, reason DeletionByPodGC, \"PodGC: node no "
+			    "longer exists\"); name an existing node, or leave spec.nodeName empty "
+			    "for the scheduler to choose",
+			    name);
+		return 0;
+	}
+	json_t *one =
+		json_pack("{s:s,s:s,s:[O]}", "apiVersion", "v1", "kind", "NodeList", "items", node);
+	struct explain_pod_input in = {pod, one, NULL, f->configs, f->cat};
+	int rc = explain_pod(&in, &e, err);
+	json_decref(one);
+	if (rc < 0)
+		return -1;
+	const json_t *alloc = kobj_get(node, "status.allocatable");
+
+	res = gs_xcalloc(json_object_size(e->requests) + 1, sizeof(*res));
+	json_object_foreach (e->requests, k, q) {
+		const json_t *a = json_object_get(alloc, k);
+
+		if (strncmp(k, "nvidia.com/", 11) || is_zero(json_string_value(q)))
+			continue;
+		if (!a) {
+			refuse_unlisted(msg, e, name, k);
+			continue;
+		}
+		long long have = amount_of(a);
+		if (have > 0)
+			res[n_res++] = (struct bound_res){k, have, have, 0};
+	}
+	/* Go walks a container's limits map in any order: name order, as admission.c. */
+	qsort(res, n_res, sizeof(*res), by_name);
+	explain_admission_failures(f->configs, node, pod, collect_over_one, &over);
+	if (!bound_allocate(kobj_get(pod, "spec"), name, res, n_res, &over, msg)) {
+		/* The predicate, after the allocator: a resource shown at 0. */
+		json_object_foreach (e->requests, k, q) {
+			const json_t *a = json_object_get(alloc, k);
+			if (strncmp(k, "nvidia.com/", 11) || is_zero(json_string_value(q)) || !a ||
+			    amount_of(a) > 0)
+				continue;
+			strbuf_addsep(msg, "; ", "");
+			strbuf_addf(
+				msg,
+				"the pod is bound to node %s (spec.nodeName), which shows %s at "
+				"0 (no device plugin serves it there now): the kubelet refuses "
+				"it, the pod fails with OutOf%s: Node didn't have enough "
+				"resource: %s, requested: %lld, used: 0, capacity: 0",
+				name, k, k, k, amount_of(q));
+			break;
+		}
+	}
+	free(over.items);
+	free(res);
+	explain_pod_free(e);
+	return 0;
+}
+
 /* The kinds whose pods the webhook judges through their template, and where it is. */
 static const struct workload {
 	const char *group, *kind, *path;
@@ -197,7 +534,6 @@ int webhook_judge_pod(const struct webhook_fleet *f, const json_t *obj, struct w
 {
 	struct check_report rep;
 	struct strbuf msg = STRBUF_INIT;
-	struct explain_pod *e = NULL;
 	const char *api = kobj_text(obj, "apiVersion"), *slash = strchr(api, '/');
 	char *group = gs_xstrndup(api, slash ? (size_t)(slash - api) : 0);
 	const struct workload *w = workload_of(group, kobj_text(obj, "kind"));
@@ -226,50 +562,18 @@ int webhook_judge_pod(const struct webhook_fleet *f, const json_t *obj, struct w
 
 	/* 2 and 3 need the fleet, and quantities that parse. */
 	if (!msg.len && f->nodes) {
-		struct explain_pod_input in = {.pod = pod,
-					       .nodes = f->nodes,
-					       .pods = NULL,
-					       .configs = f->configs,
-					       .cat = f->cat};
-		if (explain_pod(&in, &e, err) < 0) {
+		const char *bound = kobj_text(pod, "spec.nodeName");
+		int r = *bound ? judge_bound(f, pod, bound, &msg, err)
+			       : judge_unbound(f, pod, &msg, &v->warnings, err);
+		if (r < 0) {
 			strbuf_release(&msg);
 			json_decref(made);
 			return -1;
 		}
-	}
-	if (e && e->n_nodes) {
-		size_t n_selected = 0;
-		const char *k;
-		json_t *q;
-
-		for (size_t i = 0; i < e->n_nodes; i++)
-			n_selected += e->nodes[i].selected;
-		if (!n_selected)
-			gs_warnings_add(
-				&v->warnings,
-				"gpushare: no node matches this pod's nodeSelector, node "
-				"affinity and tolerations; it stays Pending until one does");
-		json_object_foreach (e->requests, k, q) {
-			if (strncmp(k, "nvidia.com/", 11) || is_zero(json_string_value(q)))
-				continue;
-			bool any = false;
-			for (size_t i = 0; i < e->n_nodes && !any; i++)
-				any = pick_advertising(&e->nodes[i], k) ||
-				      (!n_selected && advertises(&e->nodes[i], k));
-			if (!any)
-				refuse_unadvertised(&msg, e, k,
-						    n_selected ? n_selected : e->n_nodes);
-		}
-		bool failing = false;
-		for (size_t i = 0; i < e->n_nodes; i++)
-			failing |= pick_failing(&e->nodes[i], NULL);
-		if (failing)
-			refuse_over_one(&msg, e);
 	} else if (!f->nodes) {
 		gs_warnings_add(&v->warnings, "gpushare: the node list is not known yet: only the "
 					      "apiserver's resource rules were checked");
 	}
-	explain_pod_free(e);
 	json_decref(made);
 
 	if (msg.len) {

@@ -29,7 +29,13 @@
  *      kubelet's UnexpectedAdmissionError text.
  * Rules 2 and 3 read the nodes as the apiserver shows them (advertised by
  * gpushare or the real stack) and the device-plugin configs; explain's
- * evaluator (explain_pod) does the per-node work.
+ * evaluator (explain_pod) does the per-node work. A pod with spec.nodeName
+ * skips the scheduler: rules 2 and 3 then judge the named node alone, as
+ * its kubelet's admission would with no other pod there (more than its
+ * allocatable, more than 1 where failRequestsGreaterThanOne holds, a
+ * resource shown at 0, a nvidia.com/ resource it does not list, which the
+ * kubelet admits without a device), and a node that does not exist is
+ * refused (the pod would wait for the pod garbage collector).
  */
 
 struct webhook_fleet {

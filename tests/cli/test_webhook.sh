@@ -46,6 +46,17 @@ run webhook --review "$tmp/gpu-on-mig.json" "${fleet[@]}"
 expect_rc 1 "gpu on the MIG node"
 expect_out_has 'nvidia.com/mig-1g.10gb=7; ask for one of those instead of nvidia.com/gpu' "names the profile"
 
+# spec.nodeName: judged on the named node alone, as its kubelet would.
+jq -c '.request.object.spec = (.request.object.spec | del(.nodeSelector) | .nodeName = "lab-node-0")' \
+	"$tmp/two-slices.json" >"$tmp/bound-two-whole.json"
+run webhook --review "$tmp/bound-two-whole.json" "${fleet[@]}"
+expect_rc 0 "two GPUs bound to the unshared node"
+jq -c '.request.object.spec = (.request.object.spec | del(.nodeSelector) | .nodeName = "lab-node-2")' \
+	"$tmp/one-slice.json" >"$tmp/bound-gpu-on-mig.json"
+run webhook --review "$tmp/bound-gpu-on-mig.json" "${fleet[@]}"
+expect_rc 1 "nvidia.com/gpu bound to the MIG-only node"
+expect_out_has 'bound to node lab-node-2 (spec.nodeName), which does not advertise nvidia.com/gpu' "names the bound node"
+
 # The same review from standard input.
 out=$("$GPUSHARE" webhook --review - "${fleet[@]}" <"$tmp/two-slices.json")
 rc=$?

@@ -488,6 +488,178 @@ static void test_workloads(void **state)
 	free(body);
 }
 
+#define BOUND(node) "\"nodeName\":\"" node "\""
+
+/* A refusal whose message holds every needle of a NULL-terminated list. */
+static void expect_refused_all(const json_t *resp, const char *const *needles)
+{
+	for (; *needles; needles++)
+		expect_refused(resp, *needles);
+}
+
+/*
+ * spec.nodeName: the scheduler never sees the pod, the named node's kubelet
+ * alone judges it, so only that node counts (not the time-sliced node the
+ * pod cannot go to, not the whole-GPU node that would have saved it).
+ */
+static void test_bound_pod_judged_on_its_node(void **state)
+{
+	struct fx *f = *state;
+	json_t *a;
+	char *body;
+
+	/* Two whole GPUs on the unshared node: allowed, lab-node-1's sharing is irrelevant. */
+	body = review("CREATE", BOUND("lab-node-0"), GPU("2"));
+	expect_allowed(judge(&f->fleet, body, &a, NULL));
+	json_decref(a);
+	free(body);
+
+	/* One slice on the shared node, two MIG instances on the MIG node: allowed. */
+	body = review("CREATE", BOUND("lab-node-1"), GPU("1"));
+	expect_allowed(judge(&f->fleet, body, &a, NULL));
+	json_decref(a);
+	free(body);
+	body = review("CREATE", BOUND("lab-node-2"),
+		      "{\"limits\":{\"nvidia.com/mig-1g.10gb\":\"2\"}}");
+	expect_allowed(judge(&f->fleet, body, &a, NULL));
+	json_decref(a);
+	free(body);
+
+	/* nvidia.com/gpu on the MIG-only node: the kubelet would admit it with no GPU. */
+	body = review("CREATE", BOUND("lab-node-2"), GPU("1"));
+	expect_refused_all(
+		judge(&f->fleet, body, &a, NULL),
+		(const char *const[]){
+			"the pod is bound to node lab-node-2 (spec.nodeName), which does not "
+			"advertise nvidia.com/gpu: the kubelet admits the pod all the same",
+			"removeMissingExtendedResources",
+			"node lab-node-2: this node advertises profiles, not whole GPUs (MIG mixed "
+			"strategy): nvidia.com/mig-1g.10gb=7; ask for one of those instead of "
+			"nvidia.com/gpu",
+			NULL});
+	json_decref(a);
+	free(body);
+
+	/* Two slices on the shared node: the plugin's words, the bound node named. */
+	body = review("CREATE", BOUND("lab-node-1"), GPU("2"));
+	expect_refused_all(
+		judge(&f->fleet, body, &a, NULL),
+		(const char *const[]){
+			"the pod is bound to node lab-node-1 (spec.nodeName), where container "
+			"\"work\" asks for 2 nvidia.com/gpu, shared by time-slicing with "
+			"failRequestsGreaterThanOne (config \"shared\")",
+			"UnexpectedAdmissionError: Allocate failed due to rpc error: code = "
+			"Unknown "
+			"desc = invalid allocation request for \"nvidia.com/gpu\": invalid "
+			"request: "
+			"maximum request size for shared resources is 1; found 2, which is "
+			"unexpected",
+			NULL});
+	assert_null(
+		strstr(kobj_text(json_object_get(a, "response"), "status.message"), "lab-node-0"));
+	json_decref(a);
+	free(body);
+
+	/* More GPUs than the bound node has: the device manager's words. */
+	body = review("CREATE", BOUND("lab-node-0"), GPU("3"));
+	expect_refused_all(
+		judge(&f->fleet, body, &a, NULL),
+		(const char *const[]){
+			"the pod is bound to node lab-node-0 (spec.nodeName): container \"work\" "
+			"asks for 3 nvidia.com/gpu, more than the node's 2 even with no other pod "
+			"on it",
+			"UnexpectedAdmissionError: Allocate failed due to requested number of "
+			"devices unavailable for nvidia.com/gpu. Requested: 3, Available: 2, which "
+			"is unexpected",
+			NULL});
+	assert_null(
+		strstr(kobj_text(json_object_get(a, "response"), "status.message"), "lab-node-1"));
+	json_decref(a);
+	free(body);
+
+	/* A node that does not exist: the pod would wait for pod GC. */
+	body = review("CREATE", BOUND("lab-node-9"), GPU("1"));
+	expect_refused(judge(&f->fleet, body, &a, NULL),
+		       "spec.nodeName names node \"lab-node-9\", which does not exist: no kubelet "
+		       "will run the pod");
+	expect_refused(json_object_get(a, "response"), "DeletionByPodGC");
+	json_decref(a);
+	free(body);
+
+	/* The same in a workload's template. */
+	body = workload_review("CREATE", "apps", "Deployment", "\"spec\":{\"template\":", "}",
+			       "{\"nvidia.com/gpu\":\"1\"}", NULL);
+	char *e = edited(body, "request.object.spec.template.spec.nodeName",
+			 json_string("lab-node-2"));
+	expect_refused(judge(&f->fleet, e, &a, NULL),
+		       "the pods of Deployment w (spec.template): the pod is bound to node "
+		       "lab-node-2 (spec.nodeName), which does not advertise nvidia.com/gpu");
+	json_decref(a);
+	free(e);
+	free(body);
+}
+
+/* Containers in order, as the device manager hands devices out (init devices reused). */
+static void test_bound_pod_containers(void **state)
+{
+	struct fx *f = *state;
+	char *base = review("CREATE", BOUND("lab-node-0"), GPU("1"));
+	json_t *a;
+	char *body;
+
+	/* 1 then 2 whole GPUs of 2: the second container finds 1 left. */
+	body = edited(base, "request.object.spec.containers",
+		      json_pack("[{s:s,s:{s:{s:s}}},{s:s,s:{s:{s:s}}}]", "name", "a", "resources",
+				"limits", "nvidia.com/gpu", "1", "name", "b", "resources", "limits",
+				"nvidia.com/gpu", "2"));
+	expect_refused_all(judge(&f->fleet, body, &a, NULL),
+			   (const char *const[]){
+				   "container \"b\" asks for 2 nvidia.com/gpu, and the containers "
+				   "before it leave 1 of the node's 2",
+				   "Requested: 2, Available: 1, which is unexpected", NULL});
+	json_decref(a);
+	free(body);
+
+	/* An init container's 2 GPUs are reused by the app container's 2: it fits. */
+	body = edited(base, "request.object.spec.initContainers",
+		      json_pack("[{s:s,s:{s:{s:s}}}]", "name", "init", "resources", "limits",
+				"nvidia.com/gpu", "2"));
+	char *both = edited(body, "request.object.spec.containers",
+			    json_pack("[{s:s,s:{s:{s:s}}}]", "name", "a", "resources", "limits",
+				      "nvidia.com/gpu", "2"));
+	expect_allowed(judge(&f->fleet, both, &a, NULL));
+	json_decref(a);
+	free(both);
+	free(body);
+	free(base);
+}
+
+/* A resource the bound node shows at 0 (its plugin gone): the kubelet's predicate refuses. */
+static void test_bound_pod_resource_at_zero(void **state)
+{
+	struct fx *f = *state;
+	json_t *nodes = json_deep_copy(f->nodes), *n;
+	size_t i;
+
+	json_array_foreach (json_object_get(nodes, "items"), i, n)
+		if (!strcmp(kobj_text(n, "metadata.name"), "lab-node-0"))
+			json_object_set_new(
+				json_object_get(json_object_get(n, "status"), "allocatable"),
+				"nvidia.com/gpu", json_string("0"));
+	struct webhook_fleet fl = {nodes, f->set, f->cat};
+	char *body = review("CREATE", BOUND("lab-node-0"), GPU("1"));
+	json_t *a;
+
+	expect_refused(judge(&fl, body, &a, NULL),
+		       "the pod is bound to node lab-node-0 (spec.nodeName), which shows "
+		       "nvidia.com/gpu at 0 (no device plugin serves it there now): the kubelet "
+		       "refuses it, the pod fails with OutOfnvidia.com/gpu: Node didn't have "
+		       "enough resource: nvidia.com/gpu, requested: 1, used: 0, capacity: 0");
+	json_decref(a);
+	free(body);
+	json_decref(nodes);
+}
+
 static void test_no_fleet_and_no_node_selected(void **state)
 {
 	struct fx *f = *state;
@@ -556,6 +728,9 @@ int main(void)
 		cmocka_unit_test(test_api_rules),
 		cmocka_unit_test(test_unjudgeable),
 		cmocka_unit_test(test_workloads),
+		cmocka_unit_test(test_bound_pod_judged_on_its_node),
+		cmocka_unit_test(test_bound_pod_containers),
+		cmocka_unit_test(test_bound_pod_resource_at_zero),
 		cmocka_unit_test(test_no_fleet_and_no_node_selected),
 		cmocka_unit_test(test_bad_reviews),
 	};
