@@ -349,35 +349,17 @@ static int refused(const struct explain_quota_report *r)
 	return 0;
 }
 
-/* "nvidia.com/gpu 8 slots on 2 GPUs, 4 per GPU sharing its 15360 MiB; ..." */
-static void add_slots(struct strbuf *sb, const struct sync_node *sn, long long cards, int mib)
+/*
+ * What gpushare does with the node: its config, each model's cards and the
+ * slots the plugin makes of them (explain_node_summary), or why the stack
+ * refuses it.
+ */
+static char *fleet_line(const struct catalog *cat, const struct dpconfig_set *set,
+			const struct sync_node *sn, const json_t *node)
 {
-	const char *k;
-	json_t *v;
-
-	json_object_foreach (sn->resources, k, v) {
-		long long n = json_is_string(v) ? strtoll(json_string_value(v), NULL, 10) : 0;
-		if (n <= 0 || strncmp(k, "nvidia.com/", 11))
-			continue;
-		strbuf_addf(sb, "; %s %lld slot%s", k, n, n == 1 ? "" : "s");
-		if (!strncmp(k, "nvidia.com/mig-", 15))
-			strbuf_addf(sb, ", MIG instances, each with its own memory");
-		else if (cards > 0 && n > cards)
-			strbuf_addf(sb, " on %lld GPU%s, %lld per GPU sharing its %d MiB", cards,
-				    cards == 1 ? "" : "s", n / cards, mib);
-		else
-			strbuf_addf(sb, ", a whole GPU each");
-	}
-}
-
-/* What gpushare does with the node: its config, cards and slots, or why the stack refuses it. */
-static char *fleet_line(const struct catalog *cat, const struct sync_node *sn, const json_t *node)
-{
-	const char *product = kobj_annotation(node, NODEHW_ANN_PRODUCT);
-	const char *count = kobj_annotation(node, NODEHW_ANN_COUNT);
-	const struct catalog_gpu *g = product ? catalog_find_gpu(cat, product) : NULL;
-	long long cards = count ? strtoll(count, NULL, 10) : 1;
 	struct strbuf sb = STRBUF_INIT;
+	struct gs_error err;
+	char *cards = NULL, *slots = NULL;
 
 	if (sn->outcome == SYNC_SKIPPED) {
 		strbuf_addf(&sb, "gpushare: not a declared GPU node (%s)", sn->message);
@@ -385,18 +367,27 @@ static char *fleet_line(const struct catalog *cat, const struct sync_node *sn, c
 	}
 	strbuf_addf(&sb, "gpushare: config %s",
 		    sn->config ? (*sn->config ? sn->config : "(empty)") : "(none)");
-	if (g)
-		strbuf_addf(&sb, ", %lld x %s (%d MiB each)", cards, g->name, g->memory_mib);
+	if (explain_node_summary(cat, node, set, &cards, &slots, &err) < 0) {
+		strbuf_addf(&sb, "; its devices cannot be laid out: %s", err.msg);
+		if (sn->outcome == SYNC_FAILED)
+			strbuf_addf(&sb, "; %s", sn->message);
+		return strbuf_detach(&sb, NULL);
+	}
+	if (*cards)
+		strbuf_addf(&sb, ", %s", cards);
 	if (sn->outcome == SYNC_FAILED)
 		strbuf_addf(&sb, ": %s", sn->message);
 	else
-		add_slots(&sb, sn, cards, g ? g->memory_mib : 0);
+		strbuf_addstr(&sb, slots);
+	free(cards);
+	free(slots);
 	return strbuf_detach(&sb, NULL);
 }
 
 /* The verdict for one pod of POD.yaml; 1 when it lands somewhere and is admitted. */
 static int print_offline(const struct explain_pod *e, const struct explain_fleet *f,
-			 const struct catalog *cat, const struct explain_quota_report *qr)
+			 const struct catalog *cat, const struct dpconfig_set *set,
+			 const struct explain_quota_report *qr)
 {
 	struct strbuf fit = STRBUF_INIT, refuse = STRBUF_INIT;
 	int ok;
@@ -408,7 +399,7 @@ static int print_offline(const struct explain_pod *e, const struct explain_fleet
 		const struct explain_node *n = &e->nodes[i];
 		char *line = NULL;
 		if (i < f->plan.n)
-			line = fleet_line(cat, &f->plan.nodes[i],
+			line = fleet_line(cat, set, &f->plan.nodes[i],
 					  json_array_get(json_object_get(f->nodes, "items"), i));
 		print_node(n, line);
 		free(line);
@@ -499,7 +490,7 @@ static int explain_manifests(const char *pod_path, const char *nodes_path, const
 		if (r == 0) {
 			if (i > kobj_find(ps, 0, "Pod", NULL))
 				printf("\n");
-			all &= print_offline(e, &fleet, cat, qr);
+			all &= print_offline(e, &fleet, cat, set, qr);
 		}
 		explain_pod_free(e);
 		explain_quota_report_free(qr);

@@ -375,33 +375,53 @@ static char *advertised(const json_t *node, const char *prefix)
 	return strbuf_detach(&sb, NULL);
 }
 
-/* The model on a node: its GFD product label (suffixes cut), else gpushare's annotation. */
-static const struct catalog_gpu *node_model(const struct catalog *cat, const json_t *node)
+#define NODE_MAX_MODELS 16
+
+/*
+ * The models on a node, up to `max`: every one gpushare's annotation
+ * declares ("A,B"), and the one its GFD product label names (suffixes cut;
+ * a real-stack node has only that, and on a node of several models GFD
+ * labels only one of them). Returns how many.
+ */
+static size_t node_models(const struct catalog *cat, const json_t *node,
+			  const struct catalog_gpu **out, size_t max)
 {
 	const char *p = kobj_label(node, "nvidia.com/gpu.product");
-	const struct catalog_gpu *g = NULL;
+	size_t n = 0;
 	char *buf;
 
 	if (p) {
 		buf = gs_xstrdup(p);
 		char *mig = strstr(buf, "-MIG-");
-		size_t n = strlen(buf);
+		size_t len = strlen(buf);
 		if (mig)
 			*mig = '\0';
-		else if (n > 7 && !strcmp(buf + n - 7, "-SHARED"))
-			buf[n - 7] = '\0';
-		g = catalog_find_gpu(cat, buf);
+		else if (len > 7 && !strcmp(buf + len - 7, "-SHARED"))
+			buf[len - 7] = '\0';
+		const struct catalog_gpu *g = catalog_find_gpu(cat, buf);
+		if (g && n < max)
+			out[n++] = g;
 		free(buf);
-		if (g)
-			return g;
 	}
 	p = kobj_annotation(node, NODEHW_ANN_PRODUCT);
-	if (p) {
-		buf = gs_xstrndup(p, strcspn(p, ","));
-		g = catalog_find_gpu(cat, buf);
+	while (p && *p && n < max) {
+		size_t len = strcspn(p, ",");
+		const char *b = p, *e = p + len;
+		while (b < e && (*b == ' ' || *b == '\t'))
+			b++;
+		while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		buf = gs_xstrndup(b, (size_t)(e - b));
+		const struct catalog_gpu *g = catalog_find_gpu(cat, buf);
 		free(buf);
+		bool seen = false;
+		for (size_t i = 0; i < n; i++)
+			seen |= out[i] == g;
+		if (g && !seen)
+			out[n++] = g;
+		p += len + (p[len] == ',');
 	}
-	return g;
+	return n;
 }
 
 static bool gpu_offers(const struct catalog_gpu *g, const char *profile_res)
@@ -432,13 +452,14 @@ static void hint_mig_profile(struct explain_pod *e, const struct explain_pod_inp
 	if (pl > 7 && !strcmp(prof + pl - 7, ".shared"))
 		prof[pl - 7] = '\0';
 	json_array_foreach (json_object_get(in->nodes, "items"), i, node) {
-		const struct catalog_gpu *g = node_model(in->cat, node);
-		if (!g)
-			continue;
-		if (gpu_offers(g, prof))
-			goto out;
-		if (!strstr(models.buf, g->name))
-			strbuf_addsep(&models, ", ", g->name);
+		const struct catalog_gpu *on[NODE_MAX_MODELS];
+		size_t n_on = node_models(in->cat, node, on, NODE_MAX_MODELS);
+		for (size_t m = 0; m < n_on; m++) {
+			if (gpu_offers(on[m], prof))
+				goto out;
+			if (!strstr(models.buf, on[m]->name))
+				strbuf_addsep(&models, ", ", on[m]->name);
+		}
 	}
 	for (size_t g = 0; g < catalog_gpu_count(in->cat); g++) {
 		const struct catalog_gpu *m = catalog_gpu_at(in->cat, g);

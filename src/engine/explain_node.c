@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/advertise.h"
+#include "engine/ledger.h"
 #include "model/dpconfig.h"
 #include "dra/draslice.h"
 #include "model/kobj.h"
@@ -92,12 +93,18 @@ static const char *strategy_source(const char *src)
 	return "the plugin's default";
 }
 
-static void gpus_line(struct strbuf *sb, const struct nodehw *hw)
+/* "1 x Tesla T4 (15360 MiB each), 2 x NVIDIA A100-SXM4-80GB (81920 MiB each)" */
+static void cards_text(struct strbuf *sb, const struct nodehw *hw)
 {
-	strbuf_addf(sb, "GPUs: ");
 	for (size_t i = 0; i < hw->n_gpus; i++)
 		strbuf_addf(sb, "%s%d x %s (%d MiB each)", i ? ", " : "", hw->gpus[i].count,
 			    hw->gpus[i].model->name, hw->gpus[i].model->memory_mib);
+}
+
+static void gpus_line(struct strbuf *sb, const struct nodehw *hw)
+{
+	strbuf_addf(sb, "GPUs: ");
+	cards_text(sb, hw);
 	if (!hw->n_gpus)
 		strbuf_addf(sb, "none declared");
 	strbuf_addf(sb, "; driver %s (CUDA %d.%d)\n", hw->driver_version, hw->cuda_major,
@@ -230,5 +237,164 @@ done:
 	gs_warnings_release(&w);
 	advertisement_free(adv);
 	nodehw_free(hw);
+	return rc;
+}
+
+/* ---- the node in one line, for explain pod ---------------------------------- */
+
+/* What the devices of one resource on one GPU are. */
+enum slot_kind {
+	SLOT_WHOLE,	  /* the whole GPU */
+	SLOT_REPLICAS,	  /* time-slicing or MPS replicas of the whole GPU */
+	SLOT_MIG,	  /* MIG instances */
+	SLOT_MIG_REPLICAS /* replicas of MIG instances */
+};
+
+/* GPUs of one model with the same devices of a resource. */
+struct slot_group {
+	const char *product;
+	int memory_mib;
+	enum slot_kind kind;
+	size_t per_gpu; /* devices of the resource on each GPU (replicas: the same on all) */
+	size_t slots;	/* on all of the group's GPUs */
+	size_t gpus;
+};
+
+static void slot_kind_text(struct strbuf *sb, const struct slot_group *g)
+{
+	switch (g->kind) {
+	case SLOT_WHOLE:
+		strbuf_addf(sb, "a whole GPU each");
+		break;
+	case SLOT_REPLICAS:
+		strbuf_addf(sb, "%zu per GPU sharing its %d MiB", g->per_gpu, g->memory_mib);
+		break;
+	case SLOT_MIG:
+		strbuf_addf(sb, "MIG instances, each with its own memory");
+		break;
+	case SLOT_MIG_REPLICAS:
+		strbuf_addf(sb, "replicas of MIG instances, each sharing its instance's memory");
+		break;
+	}
+}
+
+/*
+ * "; nvidia.com/gpu 8 slots on 2 GPUs, 4 per GPU sharing its 15360 MiB" per
+ * resource of the ledger; GPUs of several models (or of one model cut
+ * differently) each described apart: "; nvidia.com/gpu 12 slots: 4 on 1
+ * Tesla T4 (4 per GPU sharing its 15360 MiB), 8 on 2 NVIDIA
+ * A100-SXM4-80GB (4 per GPU sharing its 81920 MiB)".
+ */
+static void slots_text(struct strbuf *sb, const struct ledger *l)
+{
+	size_t *count = gs_xcalloc(l->n_gpus + 1, sizeof(*count));
+	enum slot_kind *kind = gs_xcalloc(l->n_gpus + 1, sizeof(*kind));
+	struct slot_group *groups = gs_xcalloc(l->n_gpus + 1, sizeof(*groups));
+
+	for (size_t d = 0; d < l->n_devices;) {
+		const char *res = l->devices[d].resource;
+		size_t total = 0, n_groups = 0;
+
+		memset(count, 0, l->n_gpus * sizeof(*count));
+		for (; d < l->n_devices && !strcmp(l->devices[d].resource, res); d++) {
+			const struct ledger_device *dev = &l->devices[d];
+			if (dev->gpu < 0 || (size_t)dev->gpu >= l->n_gpus)
+				continue;
+			count[dev->gpu]++;
+			total++;
+			kind[dev->gpu] =
+				dev->profile ? (dev->replica >= 0 ? SLOT_MIG_REPLICAS : SLOT_MIG)
+					     : (dev->replica >= 0 ? SLOT_REPLICAS : SLOT_WHOLE);
+		}
+		for (size_t g = 0; g < l->n_gpus; g++) {
+			size_t k;
+			if (!count[g])
+				continue;
+			/* Only replicas differ by model: they share the card's memory. */
+			for (k = 0; k < n_groups; k++)
+				if (groups[k].kind == kind[g] &&
+				    (kind[g] != SLOT_REPLICAS ||
+				     (!strcmp(groups[k].product, l->gpus[g].product) &&
+				      groups[k].per_gpu == count[g])))
+					break;
+			if (k == n_groups)
+				groups[n_groups++] =
+					(struct slot_group){.product = l->gpus[g].product,
+							    .memory_mib = l->gpus[g].memory_mib,
+							    .kind = kind[g],
+							    .per_gpu = count[g]};
+			groups[k].gpus++;
+			groups[k].slots += count[g];
+		}
+		strbuf_addf(sb, "; %s %zu slot%s", res, total, total == 1 ? "" : "s");
+		if (n_groups == 1 && groups[0].kind == SLOT_REPLICAS) {
+			strbuf_addf(sb, " on %zu GPU%s, ", groups[0].gpus,
+				    groups[0].gpus == 1 ? "" : "s");
+			slot_kind_text(sb, &groups[0]);
+		} else if (n_groups == 1) {
+			strbuf_addf(sb, ", ");
+			slot_kind_text(sb, &groups[0]);
+		} else {
+			for (size_t k = 0; k < n_groups; k++) {
+				const struct slot_group *gr = &groups[k];
+				strbuf_addf(sb, "%s %zu on %zu ", k ? "," : ":", gr->slots,
+					    gr->gpus);
+				if (gr->kind == SLOT_REPLICAS)
+					strbuf_addf(sb, "%s", gr->product);
+				else
+					strbuf_addf(sb, "GPU%s", gr->gpus == 1 ? "" : "s");
+				strbuf_addf(sb, " (");
+				slot_kind_text(sb, gr);
+				strbuf_addf(sb, ")");
+			}
+		}
+	}
+	free(count);
+	free(kind);
+	free(groups);
+}
+
+int explain_node_summary(const struct catalog *cat, const json_t *node,
+			 const struct dpconfig_set *set, char **cards, char **slots,
+			 struct gs_error *err)
+{
+	struct nodehw *hw = NULL;
+	struct advertisement *adv = NULL;
+	struct ledger *l = NULL;
+	struct advertise_options ao = {0};
+	struct gs_warnings w;
+	struct strbuf c = STRBUF_INIT, sl = STRBUF_INIT;
+	const struct dpconfig *cfg = NULL;
+	int rc = -1;
+
+	*cards = *slots = NULL;
+	gs_warnings_init(&w);
+	if (nodehw_from_node(cat, node, NULL, &hw, &w, err) < 0)
+		goto out;
+	cards_text(&c, hw);
+	if (hw->n_gpus && !draslice_node_wants_dra(node)) {
+		if (advertise_node(cat, node, set, &ao, &adv, err) < 0)
+			goto out;
+		if (set && adv->config_name && *adv->config_name) {
+			long k = dpconfig_set_find(set, adv->config_name);
+			const struct gs_error *perr;
+			cfg = k >= 0 ? dpconfig_set_get(set, (size_t)k, &perr) : NULL;
+		}
+		if (ledger_new(cat, hw, adv, cfg, &l, err) < 0)
+			goto out;
+		slots_text(&sl, l);
+	}
+	*cards = strbuf_detach(&c, NULL);
+	*slots = strbuf_detach(&sl, NULL);
+	rc = 0;
+out:
+	if (rc < 0)
+		gs_error_prefix(err, "node %s: ", kobj_text(node, "metadata.name"));
+	strbuf_release(&c);
+	strbuf_release(&sl);
+	ledger_free(l);
+	advertisement_free(adv);
+	nodehw_free(hw);
+	gs_warnings_release(&w);
 	return rc;
 }

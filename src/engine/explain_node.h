@@ -27,4 +27,18 @@
 int explain_node(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
 		 char **out, struct gs_error *err) GS_WUR;
 
+/*
+ * The node in a line for explain pod, each GPU model apart: *cards the
+ * declared cards ("1 x Tesla T4 (15360 MiB each), 2 x NVIDIA
+ * A100-SXM4-80GB (81920 MiB each)"), *slots per resource the device plugin
+ * registers under `set` its devices on those cards ("; nvidia.com/gpu 12
+ * slots: 4 on 1 Tesla T4 (4 per GPU sharing its 15360 MiB), 8 on 2 NVIDIA
+ * A100-SXM4-80GB (4 per GPU sharing its 81920 MiB)"; "" when it registers
+ * none, or on the DRA path). Both allocated. Fails as explain_node does, or
+ * when the devices cannot be laid out (ledger_new).
+ */
+int explain_node_summary(const struct catalog *cat, const json_t *node,
+			 const struct dpconfig_set *set, char **cards, char **slots,
+			 struct gs_error *err) GS_WUR;
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/explain.h"
+#include "engine/explain_node.h"
 
 /*
  * Objects recorded from the e2e apiserver (v1.34, kwok nodes as the lab
@@ -346,6 +347,89 @@ static void test_mig_profile_no_node_offers(void **state)
 }
 
 /*
+ * A node of two models (gpushare.io/gpu-product "A,B"): GPU feature
+ * discovery labels it with one product only (here the T4, whose full-GPU
+ * labeller runs last), yet its A100 offers 1g.10gb: no pod-wide "no node's
+ * GPU offers" hint.
+ */
+static void test_mig_profile_two_model_node(void **state)
+{
+	(void)state;
+	json_t *nodes = loads(
+		"{\"kind\":\"NodeList\",\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":"
+		"\"a100-t4\",\"labels\":{\"nvidia.com/gpu.product\":\"Tesla-T4-SHARED\"},"
+		"\"annotations\":{\"gpushare.io/gpu-product\":\"NVIDIA A100-SXM4-80GB, Tesla T4\","
+		"\"gpushare.io/gpu-count\":\"1,1\"}},\"status\":{\"allocatable\":{\"pods\":\"110\","
+		"\"nvidia.com/gpu\":\"8\"}}}]}");
+	json_t *pod = synthetic_pod("\"nvidia.com/mig-1g.10gb\":\"1\"", NULL);
+	struct explain_pod *e = run(pod, nodes, NULL, NULL);
+
+	assert_int_equal(e->hints.n, 0);
+	explain_pod_free(e);
+	json_decref(pod);
+
+	/* A profile neither model has still gets the hint, naming both models. */
+	pod = synthetic_pod("\"nvidia.com/mig-1g.5gb\":\"1\"", NULL);
+	e = run(pod, nodes, NULL, NULL);
+	assert_true(has(&e->hints, "no node's GPU offers MIG profile 1g.5gb (nodes have: Tesla T4, "
+				   "NVIDIA A100-SXM4-80GB)"));
+	explain_pod_free(e);
+	json_decref(pod);
+	json_decref(nodes);
+}
+
+/* explain_node_summary: each model's cards and slots apart. */
+static void test_node_summary(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *products, *counts, *config, *mig, *cards, *slots;
+	} cases[] = {
+		{"Tesla T4,NVIDIA A100-SXM4-80GB", "1,2", "shared", NULL,
+		 "1 x Tesla T4 (15360 MiB each), 2 x NVIDIA A100-SXM4-80GB (81920 MiB each)",
+		 "; nvidia.com/gpu 12 slots: 4 on 1 Tesla T4 (4 per GPU sharing its 15360 MiB), 8 "
+		 "on 2 NVIDIA A100-SXM4-80GB (4 per GPU sharing its 81920 MiB)"},
+		{"Tesla T4,NVIDIA A100-SXM4-80GB", "1,2", "default", NULL,
+		 "1 x Tesla T4 (15360 MiB each), 2 x NVIDIA A100-SXM4-80GB (81920 MiB each)",
+		 "; nvidia.com/gpu 3 slots, a whole GPU each"},
+		{"Tesla T4", "2", "shared", NULL, "2 x Tesla T4 (15360 MiB each)",
+		 "; nvidia.com/gpu 8 slots on 2 GPUs, 4 per GPU sharing its 15360 MiB"},
+		{"NVIDIA A100-SXM4-80GB", "1", NULL, "all-1g.10gb",
+		 "1 x NVIDIA A100-SXM4-80GB (81920 MiB each)",
+		 "; nvidia.com/mig-1g.10gb 7 slots, MIG instances, each with its own memory"},
+	};
+	const struct catalog *c = cat();
+	struct dpconfig_set *set = configs();
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *node =
+			json_pack("{s:s,s:{s:s,s:{},s:{s:s,s:s}}}", "kind", "Node", "metadata",
+				  "name", "n", "labels", "annotations", "gpushare.io/gpu-product",
+				  cases[i].products, "gpushare.io/gpu-count", cases[i].counts);
+		json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+		if (cases[i].config)
+			json_object_set_new(labels, "nvidia.com/device-plugin.config",
+					    json_string(cases[i].config));
+		if (cases[i].mig) {
+			json_object_set_new(labels, "nvidia.com/mig.config",
+					    json_string(cases[i].mig));
+			json_object_set_new(labels, "nvidia.com/mig.strategy",
+					    json_string("mixed"));
+		}
+		char *cards, *slots;
+		struct gs_error err;
+		if (explain_node_summary(c, node, set, &cards, &slots, &err))
+			fail_msg("case %zu: %s", i, err.msg);
+		assert_string_equal(cards, cases[i].cards);
+		assert_string_equal(slots, cases[i].slots);
+		free(cards);
+		free(slots);
+		json_decref(node);
+	}
+	dpconfig_set_free(set);
+}
+
+/*
  * What a node advertises is listed whole (it was cut at 1024 bytes), and a
  * count the apiserver sent as a JSON number reads as that number.
  */
@@ -598,6 +682,8 @@ int main(void)
 		cmocka_unit_test(test_quota_not_enforced),
 		cmocka_unit_test(test_quota_request_args),
 		cmocka_unit_test(test_quota_add_pod),
+		cmocka_unit_test(test_mig_profile_two_model_node),
+		cmocka_unit_test(test_node_summary),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
