@@ -161,7 +161,8 @@ static void refuse_over_one(struct strbuf *msg, const struct explain_pod *e)
 static int judge_unbound(const struct webhook_fleet *f, const json_t *pod, struct strbuf *msg,
 			 struct gs_warnings *warnings, struct gs_error *err)
 {
-	struct explain_pod_input in = {pod, f->nodes, NULL, f->configs, f->cat};
+	struct explain_pod_input in = {
+		.pod = pod, .nodes = f->nodes, .pods = NULL, .configs = f->configs, .cat = f->cat};
 	struct explain_pod *e = NULL;
 	size_t n_selected = 0;
 	const char *k;
@@ -422,7 +423,7 @@ static int judge_bound(const struct webhook_fleet *f, const json_t *pod, const c
 {
 	const json_t *node = node_named(f->nodes, name);
 	struct explain_pod *e = NULL;
-	struct over_one over = {NULL, 0};
+	struct over_one over = {.items = NULL, .n = 0};
 	struct bound_res *res;
 	size_t n_res = 0;
 	const char *k;
@@ -442,7 +443,8 @@ static int judge_bound(const struct webhook_fleet *f, const json_t *pod, const c
 	}
 	json_t *one =
 		json_pack("{s:s,s:s,s:[O]}", "apiVersion", "v1", "kind", "NodeList", "items", node);
-	struct explain_pod_input in = {pod, one, NULL, f->configs, f->cat};
+	struct explain_pod_input in = {
+		.pod = pod, .nodes = one, .pods = NULL, .configs = f->configs, .cat = f->cat};
 	int rc = explain_pod(&in, &e, err);
 	json_decref(one);
 	if (rc < 0)

@@ -646,7 +646,7 @@ static void test_bound_pod_resource_at_zero(void **state)
 			json_object_set_new(
 				json_object_get(json_object_get(n, "status"), "allocatable"),
 				"nvidia.com/gpu", json_string("0"));
-	struct webhook_fleet fl = {nodes, f->set, f->cat};
+	struct webhook_fleet fl = {.nodes = nodes, .configs = f->set, .cat = f->cat};
 	char *body = review("CREATE", BOUND("lab-node-0"), GPU("1"));
 	json_t *a;
 
