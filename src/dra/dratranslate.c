@@ -19,6 +19,7 @@
 #include "model/quantity.h"
 #include "yaml/yamlout.h"
 #include "model/names.h"
+#include "base/escape.h"
 #include "base/banned.h"
 
 #define LABEL_CONFIG "nvidia.com/device-plugin.config"
@@ -351,11 +352,13 @@ static json_t *device_request(const char *reqname, const struct gpu_ask *a, long
 	if (count != 1)
 		json_object_set_new(ex, "count", json_integer(count));
 	if (a->profile) {
-		char *cel = gs_xasprintf("device.attributes['gpu.nvidia.com'].profile == '%s'",
-					 a->profile);
+		struct strbuf cel = STRBUF_INIT;
+		/* The profile is a CEL string literal: a quote in it cannot end it. */
+		strbuf_addstr(&cel, "device.attributes['gpu.nvidia.com'].profile == ");
+		escape_cel_string(&cel, a->profile);
 		json_object_set_new(ex, "selectors",
-				    json_pack("[{s:{s:s}}]", "cel", "expression", cel));
-		free(cel);
+				    json_pack("[{s:{s:s}}]", "cel", "expression", cel.buf));
+		strbuf_release(&cel);
 	}
 	return json_pack("{s:s, s:o}", "name", reqname, "exactly", ex);
 }
@@ -943,12 +946,20 @@ const struct dratranslate_item *dratranslate_item(const struct dratranslate *t, 
 	return i < t->n ? &t->items[i] : NULL;
 }
 
-/* "# - text" wrapped at 78 columns, continuation lines indented. */
-static void comment(struct strbuf *out, const char *first, const char *text)
+/*
+ * "# - text" wrapped at 78 columns, continuation lines indented. The text
+ * is escaped first (escape_line): a line break or any other control
+ * character in a name it quotes stays inside the comment, so no name can
+ * end it and start a document of its own.
+ */
+static void comment(struct strbuf *out, const char *first, const char *raw)
 {
+	struct strbuf esc = STRBUF_INIT;
 	size_t col = 0;
-	const char *p = text;
+	const char *text, *p;
 
+	escape_line_str(&esc, raw);
+	text = p = esc.buf;
 	strbuf_addstr(out, first);
 	col = strlen(first);
 	while (*p) {
@@ -968,6 +979,7 @@ static void comment(struct strbuf *out, const char *first, const char *text)
 			p++;
 	}
 	strbuf_addch(out, '\n');
+	strbuf_release(&esc);
 }
 
 int dratranslate_yaml(const struct dratranslate *t, struct strbuf *out, struct gs_error *err)
@@ -987,7 +999,11 @@ int dratranslate_yaml(const struct dratranslate *t, struct strbuf *out, struct g
 			strbuf_addstr(out, "---\n");
 		else if (i)
 			strbuf_addch(out, '\n');
-		strbuf_addf(out, "# %s (%s)\n", it->subject, it->source);
+		strbuf_addstr(out, "# ");
+		escape_line_str(out, it->subject);
+		strbuf_addstr(out, " (");
+		escape_line_str(out, it->source);
+		strbuf_addstr(out, ")\n");
 		for (size_t n = 0; n < it->notes.n; n++)
 			comment(out, "# - ", it->notes.items[n]);
 		for (size_t o = 0; o < json_array_size(it->objects); o++) {
