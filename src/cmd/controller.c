@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "engine/admission.h"
 #include "model/catalog.h"
 #include "cmd/cmd.h"
@@ -38,9 +39,14 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-/* One line per event on stderr, UTC time first (ISO 8601, milliseconds). */
+/*
+ * One line per event on stderr, UTC time first (ISO 8601, milliseconds).
+ * The text goes through escape_line: a name or an apiserver's message
+ * holding a line break or a terminal escape cannot add a line of its own.
+ */
 static void log_line(void *arg, const char *line)
 {
+	struct strbuf sb = STRBUF_INIT;
 	struct timeval tv;
 	struct tm tm;
 	char ts[32];
@@ -49,8 +55,12 @@ static void log_line(void *arg, const char *line)
 	gettimeofday(&tv, NULL);
 	gmtime_r(&tv.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	fprintf(stderr, "%s.%03ldZ %s\n", ts, (long)(tv.tv_usec / 1000), line);
+	strbuf_addf(&sb, "%s.%03ldZ ", ts, (long)(tv.tv_usec / 1000));
+	escape_line_str(&sb, line);
+	strbuf_addch(&sb, '\n');
+	fwrite(sb.buf, 1, sb.len, stderr);
 	fflush(stderr);
+	strbuf_release(&sb);
 }
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include <microhttpd.h>
 
+#include "base/escape.h"
 #include "model/catalog.h"
 #include "cmd/cmd.h"
 #include "model/defaults.h"
@@ -79,6 +81,30 @@ static const struct parseopt_usage webhook_usage = {
 	"Exit status: 0 stopped by SIGTERM/SIGINT (--review: allowed), 1 (--review)\n"
 	"refused, 2 bad usage, input, certificate or port.\n",
 };
+
+/*
+ * One event, one line on stderr after "gpushare webhook: ". The text goes
+ * through escape_line: whatever a review, a ConfigMap or the apiserver put
+ * in it (a line break, an ANSI escape, invalid UTF-8), the event stays one
+ * line. Written in one call, so the server's lines and the main thread's
+ * do not interleave.
+ */
+static void wlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void wlog(const char *fmt, ...)
+{
+	struct strbuf raw = STRBUF_INIT, line = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&raw, fmt, ap);
+	va_end(ap);
+	strbuf_addstr(&line, "gpushare webhook: ");
+	escape_line(&line, raw.buf, raw.len);
+	strbuf_addch(&line, '\n');
+	fwrite(line.buf, 1, line.len, stderr);
+	strbuf_release(&raw);
+	strbuf_release(&line);
+}
 
 /* ---- the fleet ------------------------------------------------------------ */
 
@@ -313,11 +339,9 @@ static struct fleet_gen *fleet_from_watch(struct fleet_watch *w)
 	if (w->cm_changed && w->configmap) {
 		struct dpconfig_set *set = NULL;
 		if (dpconfig_set_from_configmap(NULL, w->configmap, &set, &err) < 0) {
-			fprintf(stderr,
-				"gpushare webhook: configmap %s/%s: %s; judging with the last one "
-				"that was valid%s\n",
-				w->cm_ns, w->cm_name, gs_error_str(&err, buf, sizeof(buf)),
-				w->cm_good ? "" : " (none: no node shares)");
+			wlog("configmap %s/%s: %s; judging with the last one that was valid%s",
+			     w->cm_ns, w->cm_name, gs_error_str(&err, buf, sizeof(buf)),
+			     w->cm_good ? "" : " (none: no node shares)");
 		} else {
 			json_decref(w->cm_good);
 			w->cm_good = json_incref(w->configmap);
@@ -347,7 +371,7 @@ static void fleet_watch_release(struct fleet_watch *w)
 static void loop_log(void *arg, const char *line)
 {
 	(void)arg;
-	fprintf(stderr, "gpushare webhook: %s\n", line);
+	wlog("%s", line);
 }
 
 /* ---- the server ----------------------------------------------------------- */
@@ -425,7 +449,7 @@ static enum MHD_Result validate(struct server *sv, struct MHD_Connection *conn, 
 
 	if (r < 0) {
 		gs_error_str(&err, buf, sizeof(buf));
-		fprintf(stderr, "gpushare webhook: bad review: %s\n", buf);
+		wlog("bad review: %s", buf);
 		return reply_text(conn, MHD_HTTP_BAD_REQUEST, buf);
 	}
 	/* Only names and the verdict: a review may carry a pod's env values. */
@@ -436,13 +460,19 @@ static enum MHD_Result validate(struct server *sv, struct MHD_Connection *conn, 
 		name = kobj_text(review, "request.object.metadata.name");
 	if (!*name)
 		name = kobj_text(review, "request.object.metadata.generateName");
-	fprintf(stderr, "gpushare webhook: %s %s %s/%s: %s (%.3f ms)%s%s\n",
-		kobj_text(review, "request.operation"), kobj_text(review, "request.kind.kind"), ns,
-		name,
-		!v.judged   ? "not judged"
-		: v.allowed ? "allowed"
-			    : "refused",
-		dt, v.message ? ": " : "", v.message ? v.message : "");
+	/* The fields as names (quoted unless plain words), so none can pass for another. */
+	char *op = escape_name_dup(kobj_text(review, "request.operation"));
+	char *kind = escape_name_dup(kobj_text(review, "request.kind.kind"));
+	char *ns_shown = escape_name_dup(ns), *name_shown = escape_name_dup(name);
+	wlog("%s %s %s/%s: %s (%.3f ms)%s%s", op, kind, ns_shown, name_shown,
+	     !v.judged	 ? "not judged"
+	     : v.allowed ? "allowed"
+			 : "refused",
+	     dt, v.message ? ": " : "", v.message ? v.message : "");
+	free(op);
+	free(kind);
+	free(ns_shown);
+	free(name_shown);
 	json_decref(review);
 	webhook_verdict_release(&v);
 	char *text = json_dumps(answer, JSON_COMPACT);
@@ -612,28 +642,24 @@ static int reload(struct server *sv, const struct sockaddr_in *addr, struct MHD_
 	MHD_socket fd, spare;
 
 	if (!tls_pair_loads(tls->cert, tls->key)) {
-		fprintf(stderr,
-			"gpushare webhook: the new certificate or key does not load (%s, %s); "
-			"keeping the old pair\n",
-			tls->cert_path, tls->key_path);
+		wlog("the new certificate or key does not load (%s, %s); keeping the old pair",
+		     tls->cert_path, tls->key_path);
 		return 0;
 	}
 	fd = MHD_quiesce_daemon(*d);
 	if (fd == MHD_INVALID_SOCKET) {
-		fprintf(stderr, "gpushare webhook: cannot hand the socket over; keeping the old "
-				"certificate\n");
+		wlog("cannot hand the socket over; keeping the old certificate");
 		return 0;
 	}
 	/* A daemon that fails to start closes the socket it was given: keep a copy. */
 	spare = dup(fd);
 	nd = start_daemon(sv, addr, fd, tls->cert, tls->key);
 	if (nd) {
-		fprintf(stderr, "gpushare webhook: certificate reloaded\n");
+		wlog("certificate reloaded");
 		if (spare >= 0)
 			close(spare);
 	} else {
-		fprintf(stderr, "gpushare webhook: the new pair did not start; keeping the old "
-				"one\n");
+		wlog("the new pair did not start; keeping the old one");
 		nd = spare >= 0 ? start_daemon(sv, addr, spare, oc, ok) : NULL;
 	}
 	MHD_stop_daemon(*d);
@@ -657,7 +683,7 @@ static int review_once(const char *path, const struct fleet_gen *g, const struct
 	    webhook_review(&f, body, len, &answer, &v, &err) < 0) {
 		if (!strcmp(err.file, "review"))
 			snprintf(err.file, sizeof(err.file), "%s", path);
-		fprintf(stderr, "gpushare webhook: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		wlog("%s", gs_error_str(&err, buf, sizeof(buf)));
 		free(body);
 		return EXIT_USAGE;
 	}
@@ -802,7 +828,7 @@ int cmd_webhook(int argc, char **argv)
 			     bind, port, cert_path, key_path);
 		goto fail;
 	}
-	fprintf(stderr, "gpushare webhook: serving https://%s:%ld/validate\n", bind, port);
+	wlog("serving https://%s:%ld/validate", bind, port);
 
 	if (kx.client) {
 		static const struct kube_watch_ops node_ops = {.list_begin = nodes_list_begin,
@@ -842,9 +868,8 @@ int cmd_webhook(int argc, char **argv)
 			struct fleet_gen *ng = fleet_from_watch(&fw);
 			fw.dirty = false;
 			if (first)
-				fprintf(stderr, "gpushare webhook: %zu nodes, ConfigMap %s/%s %s\n",
-					ng->n_nodes, cm_ns, cm_name,
-					fw.configmap ? "read" : "absent");
+				wlog("%zu nodes, ConfigMap %s/%s %s", ng->n_nodes, cm_ns, cm_name,
+				     fw.configmap ? "read" : "absent");
 			swap_fleet(&sv, ng);
 			next_build = t + 1000;
 		}
@@ -852,8 +877,8 @@ int cmd_webhook(int argc, char **argv)
 			char *oc = gs_xstrdup(tls.cert), *ok = gs_xstrdup(tls.key);
 			int ch = tls_read(&tls, false, &err);
 			if (ch < 0)
-				fprintf(stderr, "gpushare webhook: %s (keeping the certificate)\n",
-					gs_error_str(&err, buf, sizeof(buf)));
+				wlog("%s (keeping the certificate)",
+				     gs_error_str(&err, buf, sizeof(buf)));
 			else if (ch > 0 && reload(&sv, &addr, &d, &tls, oc, ok) < 0) {
 				gs_error_set(&err, "cannot serve again on %s:%ld", bind, port);
 				free(oc);
@@ -869,16 +894,15 @@ int cmd_webhook(int argc, char **argv)
 			nanosleep(&ts, NULL);
 		}
 	}
-	fprintf(stderr,
-		"gpushare webhook: stopping: %lu reviews, %lu refused, %.3f ms mean, "
-		"%.3f ms max\n",
-		sv.reviews, sv.refused, sv.reviews ? sv.total_ms / (double)sv.reviews : 0.0,
-		sv.max_ms);
+	wlog("stopping: %lu reviews, %lu refused, %.3f ms mean, "
+	     "%.3f ms max",
+	     sv.reviews, sv.refused, sv.reviews ? sv.total_ms / (double)sv.reviews : 0.0,
+	     sv.max_ms);
 	rc = EXIT_OK;
 	goto out;
 
 fail:
-	fprintf(stderr, "gpushare webhook: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+	wlog("%s", gs_error_str(&err, buf, sizeof(buf)));
 	rc = EXIT_USAGE;
 	goto out;
 usage_error:

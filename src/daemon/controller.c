@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/escape.h"
 #include "model/defaults.h"
 #include "dra/draslice.h"
 #include "model/kobj.h"
@@ -198,13 +199,10 @@ static void ctl_log(struct controller *ctl, const char *fmt, ...)
 
 	if (!ctl->o.log)
 		return;
+	/* One event, one line: names and messages through escape_line. */
 	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
+	escape_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	/* One event, one line. */
-	for (size_t i = 0; i < sb.len; i++)
-		if (sb.buf[i] == '\n' || sb.buf[i] == '\r')
-			sb.buf[i] = ' ';
 	ctl->o.log(ctl->o.log_arg, sb.buf);
 	strbuf_release(&sb);
 }
@@ -1676,10 +1674,14 @@ void controller_metrics(const struct controller *ctl, struct strbuf *out)
 			 "used by admitted pods, and free.\n# TYPE gpushare_slots gauge\n");
 	for (size_t k = 0; k < ctl->n_res; k++) {
 		uint64_t u = used[k], a = alloc[k];
+		struct strbuf label = STRBUF_INIT;
+		/* A label value in the text format's escapes: the name is from objects. */
+		escape_prom_label(&label, ctl->res_names[k]);
 		strbuf_addf(out, "gpushare_slots{resource=\"%s\",state=\"used\"} %" PRIu64 "\n",
-			    ctl->res_names[k], u);
+			    label.buf, u);
 		strbuf_addf(out, "gpushare_slots{resource=\"%s\",state=\"free\"} %" PRIu64 "\n",
-			    ctl->res_names[k], a > u ? a - u : 0);
+			    label.buf, a > u ? a - u : 0);
+		strbuf_release(&label);
 	}
 #undef COUNTER
 #undef GAUGE

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "kube/curlapi.h"
 #include "model/kobj.h"
 #include "base/banned.h"
@@ -131,7 +132,10 @@ static void loop_log(struct kube_loop *l, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	kube_client_mask(l->c, line, strlen(line));
-	l->o.log(l->o.log_arg, line);
+	/* One event, one line, whatever an apiserver's message holds. */
+	char *shown = escape_line_dup(line);
+	l->o.log(l->o.log_arg, shown);
+	free(shown);
 }
 
 /* ---- pure parts -------------------------------------------------------------------------- */
