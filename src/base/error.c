@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "base/strbuf.h"
 
 /* The formatted text into err->msg, cut at a character when it is longer. */
@@ -71,14 +72,20 @@ void gs_error_prefix(struct gs_error *err, const char *fmt, ...)
 
 const char *gs_error_str(const struct gs_error *err, char *buf, size_t size)
 {
+	struct strbuf sb = STRBUF_INIT;
+
+	/* A file name or a message quoting input may hold a line break: escape_line. */
+	escape_line_str(&sb, err->file);
+	if (err->file[0] && err->line > 0)
+		strbuf_addf(&sb, ":%d", err->line);
 	if (err->file[0] && err->line > 0 && err->col > 0)
-		snprintf(buf, size, "%s:%d:%d: %s", err->file, err->line, err->col, err->msg);
-	else if (err->file[0] && err->line > 0)
-		snprintf(buf, size, "%s:%d: %s", err->file, err->line, err->msg);
-	else if (err->file[0])
-		snprintf(buf, size, "%s: %s", err->file, err->msg);
-	else
-		snprintf(buf, size, "%s", err->msg);
+		strbuf_addf(&sb, ":%d", err->col);
+	if (err->file[0])
+		strbuf_addstr(&sb, ": ");
+	escape_line_str(&sb, err->msg);
+	if (size)
+		strbuf_copy_to(&sb, buf, size);
+	strbuf_release(&sb);
 	return buf;
 }
 

@@ -28,7 +28,12 @@ void gs_error_at(struct gs_error *err, const char *file, int line, int col, cons
 /* Prefix the message with "<prefix>", keeping the position. */
 void gs_error_prefix(struct gs_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* "file:line:col: msg" (or fewer parts when unknown) into buf. */
+/*
+ * "file:line:col: msg" (or fewer parts when unknown) into buf, always one
+ * line: the file name and the message go through escape_line
+ * (base/escape.h), so input they quote cannot add a line to a log or to
+ * standard error.
+ */
 const char *gs_error_str(const struct gs_error *err, char *buf, size_t size);
 
 /*

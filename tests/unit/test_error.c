@@ -80,12 +80,29 @@ static void cut_on_character(void **state)
 	assert_int_equal(err.msg[sizeof(err.msg) - 3], 'x');
 }
 
+/* The shown error is one line, whatever the file name and the message quote. */
+static void shown_on_one_line(void **state)
+{
+	struct gs_error err;
+	char buf[256];
+
+	(void)state;
+	gs_error_at(&err, "a\nb.yaml", 3, 4, "unknown field \"x\n---\x1b[2J\"");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)),
+			    "a\\nb.yaml:3:4: unknown field \"x\\n---\\x1b[2J\"");
+	gs_error_set(&err, "bad \xff byte\tand tab");
+	assert_string_equal(gs_error_str(&err, buf, sizeof(buf)), "bad \\xff byte\\tand tab");
+	/* Cut to the buffer, still a string. */
+	gs_error_set(&err, "%s", "0123456789");
+	assert_string_equal(gs_error_str(&err, buf, 5), "0123");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(error_with_position),	  cmocka_unit_test(error_without_position),
 		cmocka_unit_test(warnings_grow_and_free), cmocka_unit_test(prefix_long),
-		cmocka_unit_test(cut_on_character),
+		cmocka_unit_test(cut_on_character),	  cmocka_unit_test(shown_on_one_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
