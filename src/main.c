@@ -54,7 +54,7 @@ static int run(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "gpushare: '%s' is not a command; see 'gpushare --help'\n", argv[1]);
+	cmd_eprintf("gpushare: '%s' is not a command; see 'gpushare --help'\n", argv[1]);
 	return EXIT_USAGE;
 }
 

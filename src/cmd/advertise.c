@@ -43,7 +43,7 @@ static void print_error(const struct gs_error *err)
 static void print_warnings(const char *node, const struct gs_warnings *w)
 {
 	for (size_t i = 0; i < w->n; i++)
-		fprintf(stderr, "warning: node '%s': %s\n", node, w->items[i]);
+		cmd_eprintf("warning: node '%s': %s\n", node, w->items[i]);
 }
 
 static int print_json(const json_t *j)
@@ -66,12 +66,13 @@ static int list_gpus(void)
 		print_error(&err);
 		return EXIT_USAGE;
 	}
-	printf("%-46s %-8s %-4s %s\n", "NVML NAME", "MEMORY", "CC", "MIG");
+	cmd_printf("%-46s %-8s %-4s %s\n", "NVML NAME", "MEMORY", "CC", "MIG");
 	for (size_t i = 0; i < catalog_gpu_count(cat); i++) {
 		const struct catalog_gpu *g = catalog_gpu_at(cat, i);
 		char cc[16];
 		snprintf(cc, sizeof(cc), "%d.%d", g->cc_major, g->cc_minor);
-		printf("%-46s %-8d %-4s %s\n", g->name, g->memory_mib, cc, g->mig ? "yes" : "no");
+		cmd_printf("%-46s %-8d %-4s %s\n", g->name, g->memory_mib, cc,
+			   g->mig ? "yes" : "no");
 	}
 	return EXIT_OK;
 }
@@ -165,10 +166,9 @@ static int advertise_dra(const char *node_path, const char *node_name, const cha
 		goto out;
 	}
 	if (cm_path)
-		fprintf(stderr,
-			"warning: --configmap: the DRA driver reads no device-plugin "
-			"config; '%s' is not used\n",
-			cm_path);
+		cmd_eprintf("warning: --configmap: the DRA driver reads no device-plugin "
+			    "config; '%s' is not used\n",
+			    cm_path);
 	if (!draslice_node_wants_dra(node))
 		gs_warnings_add(&w,
 				"not labeled %s=%s: sync keeps it on the device-plugin path, "
@@ -286,7 +286,7 @@ int cmd_advertise(int argc, char **argv)
 	print_warnings(adv->node, &adv->warnings);
 	if (adv->failure && adv->outcome != ADVERTISE_REFUSED) {
 		/* Part of the stack fails; the rest still publishes: the patch, and exit 1. */
-		fprintf(stderr, "error: node '%s': %s\n", adv->node, adv->failure);
+		cmd_eprintf("error: node '%s': %s\n", adv->node, adv->failure);
 		fprintf(stderr, "%s",
 			adv->outcome == ADVERTISE_MIG_FAILED
 				? "hint: mig-manager writes nvidia.com/mig.config.state=failed; "
@@ -312,7 +312,7 @@ int cmd_advertise(int argc, char **argv)
 			print_json(j);
 			json_decref(j);
 		}
-		fprintf(stderr, "error: node '%s': %s\n", adv->node, adv->failure);
+		cmd_eprintf("error: node '%s': %s\n", adv->node, adv->failure);
 		fprintf(stderr, "hint: the real stack would advertise nothing new here; no patch "
 				"was made\n");
 		rc = EXIT_FINDING;

@@ -8,6 +8,17 @@
  */
 enum { EXIT_OK = 0, EXIT_FINDING = 1, EXIT_USAGE = 2 };
 
+/*
+ * printf to standard output (cmd_eprintf: standard error) for lines that
+ * show names and messages from input: every %s argument goes through
+ * escape_line (base/escape.h), the format's own line breaks stay. So one
+ * call whose format ends in "\n" prints one line, whatever a manifest, a
+ * review or the apiserver put in its arguments. A %s that is a block of
+ * lines made to be printed as it is goes through fputs instead.
+ */
+void cmd_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cmd_eprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 int cmd_advertise(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_lint(int argc, char **argv);

@@ -193,7 +193,7 @@ static int prepare(int argc, char **argv)
 		collect(cs, "ResourceClaim", claims);
 		ydoc_stream_free(cs);
 		if (json_array_size(claims) == before) {
-			fprintf(stderr, "error: %s: no ResourceClaim in the file\n", argv[i]);
+			cmd_eprintf("error: %s: no ResourceClaim in the file\n", argv[i]);
 			goto out;
 		}
 	}
@@ -207,22 +207,23 @@ static int prepare(int argc, char **argv)
 			break;
 		}
 		const char *ns = kobj_text(c, "metadata.namespace");
-		printf("%s%s%s: %s\n", ns, *ns ? "/" : "", kobj_text(c, "metadata.name"),
-		       r.outcome == DRAPREPARE_OK ? "prepared" : "refused");
+		cmd_printf("%s%s%s: %s\n", ns, *ns ? "/" : "", kobj_text(c, "metadata.name"),
+			   r.outcome == DRAPREPARE_OK ? "prepared" : "refused");
 		for (size_t d = 0; d < r.n_devices; d++) {
 			const struct draprepare_device *dv = &r.devices[d];
 			bool def = !strcmp(dv->config_source, "default");
-			printf("  %s: %s (%s, %s), %s %s%s, %s%s%s%s\n", dv->request, dv->device,
-			       dv->type, *dv->uuid ? dv->uuid : "no uuid",
-			       def ? "the driver's default" : dv->config_source, dv->config_kind,
-			       def ? "" : " config", *dv->sharing ? "sharing " : "no sharing",
-			       dv->sharing, *dv->interval ? ", interval " : "", dv->interval);
+			cmd_printf("  %s: %s (%s, %s), %s %s%s, %s%s%s%s\n", dv->request,
+				   dv->device, dv->type, *dv->uuid ? dv->uuid : "no uuid",
+				   def ? "the driver's default" : dv->config_source,
+				   dv->config_kind, def ? "" : " config",
+				   *dv->sharing ? "sharing " : "no sharing", dv->sharing,
+				   *dv->interval ? ", interval " : "", dv->interval);
 		}
 		if (r.outcome != DRAPREPARE_OK) {
-			printf("  Warning %s: %s\n", DRAPREPARE_EVENT_REASON, r.event_message);
+			cmd_printf("  Warning %s: %s\n", DRAPREPARE_EVENT_REASON, r.event_message);
 			if (r.outcome == DRAPREPARE_CRASHED)
-				printf("  (the driver's plugin panics on this claim: %s)\n",
-				       r.step_error);
+				cmd_printf("  (the driver's plugin panics on this claim: %s)\n",
+					   r.step_error);
 			if (rc == EXIT_OK)
 				rc = EXIT_FINDING;
 		}

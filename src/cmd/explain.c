@@ -127,34 +127,34 @@ static void print_requests(const struct explain_pod *e)
 	json_t *v;
 	int first = 1;
 
-	printf("requests:");
+	cmd_printf("requests:");
 	json_object_foreach (e->requests, k, v) {
-		printf(" %s=%s", k, json_string_value(v));
+		cmd_printf(" %s=%s", k, json_string_value(v));
 		first = 0;
 	}
-	printf("%s\n", first ? " none" : "");
+	cmd_printf("%s\n", first ? " none" : "");
 }
 
 /* The node's lines; extra (NULL = none) before the hints. */
 static void print_node(const struct explain_node *n, const char *extra)
 {
-	printf("node %s: %s%s\n", n->name, n->fits ? "fits" : "does not fit",
-	       n->bound ? " (the pod is bound here)" : "");
+	cmd_printf("node %s: %s%s\n", n->name, n->fits ? "fits" : "does not fit",
+		   n->bound ? " (the pod is bound here)" : "");
 	for (size_t r = 0; r < n->reasons.n; r++)
-		printf("  - %s\n", n->reasons.items[r]);
+		cmd_printf("  - %s\n", n->reasons.items[r]);
 	for (size_t r = 0; r < n->n_res; r++) {
 		const struct explain_resource *x = &n->res[r];
-		printf("  %s: requested %s, allocatable %s, used by bound pods %s, free "
-		       "%s%s\n",
-		       x->name, x->requested, x->allocatable, x->used, x->free,
-		       x->fits ? "" : " (insufficient)");
+		cmd_printf("  %s: requested %s, allocatable %s, used by bound pods %s, free "
+			   "%s%s\n",
+			   x->name, x->requested, x->allocatable, x->used, x->free,
+			   x->fits ? "" : " (insufficient)");
 	}
 	if (*n->advertised)
-		printf("  advertises %s\n", n->advertised);
+		cmd_printf("  advertises %s\n", n->advertised);
 	if (extra)
-		printf("  %s\n", extra);
+		cmd_printf("  %s\n", extra);
 	for (size_t h = 0; h < n->hints.n; h++)
-		printf("  hint: %s\n", n->hints.items[h]);
+		cmd_printf("  hint: %s\n", n->hints.items[h]);
 }
 
 /* The DRA objects explain pod reads (arrays, owned). */
@@ -270,14 +270,14 @@ static void print_pod(const struct explain_pod *e, const json_t *pod, const json
 	char *claims;
 
 	if (e->node)
-		printf("pod %s/%s: %s on %s (phase %s)\n", e->namespace, e->name,
-		       strcmp(e->phase, "Failed") ? "scheduled" : "failed", e->node,
-		       *e->phase ? e->phase : "unknown");
+		cmd_printf("pod %s/%s: %s on %s (phase %s)\n", e->namespace, e->name,
+			   strcmp(e->phase, "Failed") ? "scheduled" : "failed", e->node,
+			   *e->phase ? e->phase : "unknown");
 	else
-		printf("pod %s/%s: not scheduled (phase %s)\n", e->namespace, e->name,
-		       *e->phase ? e->phase : "unknown");
+		cmd_printf("pod %s/%s: not scheduled (phase %s)\n", e->namespace, e->name,
+			   *e->phase ? e->phase : "unknown");
 	if (e->status_reason)
-		printf("status: %s: %s\n", e->status_reason, e->status_message);
+		cmd_printf("status: %s: %s\n", e->status_reason, e->status_message);
 	print_requests(e);
 	for (size_t i = 0; i < e->n_nodes; i++) {
 		char *line =
@@ -286,16 +286,16 @@ static void print_pod(const struct explain_pod *e, const json_t *pod, const json
 		free(line);
 	}
 	for (size_t h = 0; h < e->hints.n; h++)
-		printf("hint: %s\n", e->hints.items[h]);
+		cmd_printf("hint: %s\n", e->hints.items[h]);
 	claims = draclaims_explain_pod(pod, &d, trouble);
 	fputs(claims, stdout);
 	free(claims);
 	if (e->scheduled < 0)
-		printf("scheduler: no PodScheduled condition yet\n");
+		cmd_printf("scheduler: no PodScheduled condition yet\n");
 	else
-		printf("scheduler: PodScheduled=%s%s%s%s%s\n", e->scheduled ? "True" : "False",
-		       e->sched_reason ? " " : "", e->sched_reason ? e->sched_reason : "",
-		       e->sched_message ? ": " : "", e->sched_message ? e->sched_message : "");
+		cmd_printf("scheduler: PodScheduled=%s%s%s%s%s\n", e->scheduled ? "True" : "False",
+			   e->sched_reason ? " " : "", e->sched_reason ? e->sched_reason : "",
+			   e->sched_message ? ": " : "", e->sched_message ? e->sched_message : "");
 }
 
 /* The refused object as the apiserver names it: a pod, or a ResourceClaim (spec dra §1.5). */
@@ -308,34 +308,34 @@ static const char *refused_kind(const struct explain_quota_report *r)
 static void print_quota(const struct explain_quota_report *r, const char *pod_name)
 {
 	if (!r->n)
-		printf("namespace %s: no ResourceQuota: nothing is limited\n", r->namespace);
+		cmd_printf("namespace %s: no ResourceQuota: nothing is limited\n", r->namespace);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct explain_quota *q = &r->quotas[i];
-		printf("quota %s/%s:%s%s\n", r->namespace, q->name,
-		       q->enforced ? ""
-				   : " status.hard not set yet: it limits nothing until "
-				     "kube-controller-manager fills it",
-		       q->scoped ? " (scoped: counts only the pods its scopes select)" : "");
+		cmd_printf("quota %s/%s:%s%s\n", r->namespace, q->name,
+			   q->enforced ? ""
+				       : " status.hard not set yet: it limits nothing until "
+					 "kube-controller-manager fills it",
+			   q->scoped ? " (scoped: counts only the pods its scopes select)" : "");
 		for (size_t j = 0; j < q->n_items; j++) {
 			const struct explain_quota_item *it = &q->items[j];
 			if (it->used)
-				printf("  %s: hard %s, used %s, headroom %s\n", it->resource,
-				       it->hard, it->used, it->headroom);
+				cmd_printf("  %s: hard %s, used %s, headroom %s\n", it->resource,
+					   it->hard, it->used, it->headroom);
 			else
-				printf("  %s: hard %s, used unknown\n", it->resource, it->hard);
+				cmd_printf("  %s: hard %s, used unknown\n", it->resource, it->hard);
 		}
 		switch (q->verdict) {
 		case EXPLAIN_NO_REQUEST:
 			break;
 		case EXPLAIN_ADMIT:
-			printf("  admits the request\n");
+			cmd_printf("  admits the request\n");
 			break;
 		case EXPLAIN_UNCONSTRAINED:
-			printf("  admits the request (not enforced yet)\n");
+			cmd_printf("  admits the request (not enforced yet)\n");
 			break;
 		case EXPLAIN_REFUSE:
-			printf("  refuses the request: %s \"%s\" is forbidden: %s\n",
-			       refused_kind(r), pod_name, q->message);
+			cmd_printf("  refuses the request: %s \"%s\" is forbidden: %s\n",
+				   refused_kind(r), pod_name, q->message);
 			break;
 		}
 	}
@@ -392,8 +392,8 @@ static int print_offline(const struct explain_pod *e, const struct explain_fleet
 	struct strbuf fit = STRBUF_INIT, refuse = STRBUF_INIT;
 	int ok;
 
-	printf("pod %s/%s: offline, on the nodes as gpushare would advertise them\n",
-	       *e->namespace ? e->namespace : "default", e->name);
+	cmd_printf("pod %s/%s: offline, on the nodes as gpushare would advertise them\n",
+		   *e->namespace ? e->namespace : "default", e->name);
 	print_requests(e);
 	for (size_t i = 0; i < e->n_nodes; i++) {
 		const struct explain_node *n = &e->nodes[i];
@@ -407,7 +407,7 @@ static int print_offline(const struct explain_pod *e, const struct explain_fleet
 			strbuf_addsep(n->fails_admission ? &refuse : &fit, ", ", n->name);
 	}
 	for (size_t h = 0; h < e->hints.n; h++)
-		printf("hint: %s\n", e->hints.items[h]);
+		cmd_printf("hint: %s\n", e->hints.items[h]);
 	const struct explain_quota *refused_by = NULL;
 	if (qr) {
 		print_quota(qr, e->name);
@@ -416,16 +416,17 @@ static int print_offline(const struct explain_pod *e, const struct explain_fleet
 				refused_by = &qr->quotas[i];
 	}
 	if (refused_by)
-		printf("verdict: refused at creation: pods \"%s\" is forbidden: %s\n", e->name,
-		       refused_by->message);
+		cmd_printf("verdict: refused at creation: pods \"%s\" is forbidden: %s\n", e->name,
+			   refused_by->message);
 	else if (fit.len)
-		printf("verdict: fits %s\n", fit.buf);
+		cmd_printf("verdict: fits %s\n", fit.buf);
 	else if (refuse.len)
-		printf("verdict: the scheduler would bind it to %s, where the kubelet refuses it "
-		       "(UnexpectedAdmissionError)\n",
-		       refuse.buf);
+		cmd_printf(
+			"verdict: the scheduler would bind it to %s, where the kubelet refuses it "
+			"(UnexpectedAdmissionError)\n",
+			refuse.buf);
 	else
-		printf("verdict: fits no node: it would stay Pending\n");
+		cmd_printf("verdict: fits no node: it would stay Pending\n");
 	ok = !refused_by && fit.len;
 	strbuf_release(&fit);
 	strbuf_release(&refuse);
@@ -489,7 +490,7 @@ static int explain_manifests(const char *pod_path, const char *nodes_path, const
 		}
 		if (r == 0) {
 			if (i > kobj_find(ps, 0, "Pod", NULL))
-				printf("\n");
+				cmd_printf("\n");
 			all &= print_offline(e, &fleet, cat, set, qr);
 		}
 		explain_pod_free(e);

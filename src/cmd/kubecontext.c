@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd.h"
 #include "cmd/kubecontext.h"
 #include "base/banned.h"
 
@@ -13,10 +14,9 @@ int kube_context_open(struct kube_context *kx, const char *cmd, struct gs_error 
 		return -1;
 	url = kube_url_shown(kx->cfg->server);
 	if (kx->cfg->context)
-		fprintf(stderr, "gpushare %s: cluster %s, context %s\n", cmd, url,
-			kx->cfg->context);
+		cmd_eprintf("gpushare %s: cluster %s, context %s\n", cmd, url, kx->cfg->context);
 	else
-		fprintf(stderr, "gpushare %s: cluster %s (%s)\n", cmd, url, kx->cfg->source);
+		cmd_eprintf("gpushare %s: cluster %s (%s)\n", cmd, url, kx->cfg->source);
 	free(url);
 	if (kube_client_new(&kx->client, kx->cfg, NULL, err) < 0)
 		return -1;

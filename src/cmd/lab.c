@@ -30,13 +30,13 @@ static const struct parseopt_usage lab_usage = {
 static void progress(void *arg, const char *line)
 {
 	(void)arg;
-	printf("%s\n", line);
+	cmd_printf("%s\n", line);
 	fflush(stdout);
 }
 
 static void summary(const struct lab_report *rep)
 {
-	printf("\nWhere everything landed\n");
+	cmd_printf("\nWhere everything landed\n");
 	for (size_t i = 0; i < rep->sync.n; i++) {
 		const struct sync_node *n = &rep->sync.nodes[i];
 		char *res;
@@ -44,43 +44,43 @@ static void summary(const struct lab_report *rep)
 		if (n->outcome != SYNC_UPDATED && n->outcome != SYNC_UNCHANGED)
 			continue;
 		res = sync_resources_text(n);
-		printf("  %-11s config %-8s%s%s\n", n->name,
-		       n->config && *n->config ? n->config : "(empty)", *res ? " " : "", res);
+		cmd_printf("  %-11s config %-8s%s%s\n", n->name,
+			   n->config && *n->config ? n->config : "(empty)", *res ? " " : "", res);
 		free(res);
 	}
 	for (size_t i = 0; i < rep->n_pods; i++) {
 		char pod[256];
 		snprintf(pod, sizeof(pod), "%s/%s", rep->pods[i].namespace, rep->pods[i].pod);
-		printf("  %-24s -> %-11s %s\n", pod, rep->pods[i].node, rep->pods[i].why);
+		cmd_printf("  %-24s -> %-11s %s\n", pod, rep->pods[i].node, rep->pods[i].why);
 	}
 	if (rep->quota_used)
-		printf("  quota team-a/gpu-quota requests.nvidia.com/gpu %s; team-over refused: "
-		       "%s\n",
-		       rep->quota_used, rep->quota_denied ? rep->quota_denied : "");
-	printf("  files: k8s/*.yaml, bin/check-request.sh, out/quota-denied.txt, "
-	       "out/isolation.txt, out/placement.txt, out/fleet.html\n");
+		cmd_printf("  quota team-a/gpu-quota requests.nvidia.com/gpu %s; team-over "
+			   "refused: %s\n",
+			   rep->quota_used, rep->quota_denied ? rep->quota_denied : "");
+	cmd_printf("  files: k8s/*.yaml, bin/check-request.sh, out/quota-denied.txt, "
+		   "out/isolation.txt, out/placement.txt, out/fleet.html\n");
 	for (size_t i = 0; i < rep->notes.n; i++)
-		printf("  note: %s\n", rep->notes.items[i]);
+		cmd_printf("  note: %s\n", rep->notes.items[i]);
 }
 
 static void summary_dra(const struct labdra_report *rep)
 {
-	printf("\nWhere everything landed (status.allocation)\n");
+	cmd_printf("\nWhere everything landed (status.allocation)\n");
 	for (size_t i = 0; i < rep->n_pods; i++) {
 		char pod[256];
 		snprintf(pod, sizeof(pod), "%s/%s", rep->pods[i].namespace, rep->pods[i].pod);
-		printf("  %-22s -> %-10s %s\n", pod, rep->pods[i].node, rep->pods[i].device);
+		cmd_printf("  %-22s -> %-10s %s\n", pod, rep->pods[i].node, rep->pods[i].device);
 	}
 	if (rep->prepare_before)
-		printf("  shared-t4, default driver gates: %s\n", rep->prepare_before);
+		cmd_printf("  shared-t4, default driver gates: %s\n", rep->prepare_before);
 	if (rep->prepare_after)
-		printf("  shared-t4, TimeSlicingSettings=true: %s\n", rep->prepare_after);
+		cmd_printf("  shared-t4, TimeSlicingSettings=true: %s\n", rep->prepare_after);
 	if (rep->quota_used)
-		printf("  quota dra-team-a/gpu-quota gpu.nvidia.com devices %s; team-over refused: "
-		       "%s\n",
-		       rep->quota_used, rep->quota_denied ? rep->quota_denied : "");
-	printf("  files: k8s/dra/*.yaml, out/dra/placement.txt, out/dra/prepare.txt, "
-	       "out/dra/quota-denied.txt\n");
+		cmd_printf("  quota dra-team-a/gpu-quota gpu.nvidia.com devices %s; team-over "
+			   "refused: %s\n",
+			   rep->quota_used, rep->quota_denied ? rep->quota_denied : "");
+	cmd_printf("  files: k8s/dra/*.yaml, out/dra/placement.txt, out/dra/prepare.txt, "
+		   "out/dra/quota-denied.txt\n");
 }
 
 int cmd_lab(int argc, char **argv)

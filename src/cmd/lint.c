@@ -82,13 +82,13 @@ static void print_diags(const struct dp_diags *d, const char *tag, const struct 
 		if (x->level == DP_ERROR && o->upstream)
 			msg = dp_diag_chain(x, chain, sizeof(chain));
 		if (x->pos.line > 0)
-			printf("%s:%d:%d: ", x->file, x->pos.line, x->pos.col);
+			cmd_printf("%s:%d:%d: ", x->file, x->pos.line, x->pos.col);
 		else
-			printf("%s: ", x->file);
-		printf("%s: ", level_word(x->level));
+			cmd_printf("%s: ", x->file);
+		cmd_printf("%s: ", level_word(x->level));
 		if (tag)
-			printf("[config %s] ", tag);
-		printf("%s\n", msg);
+			cmd_printf("[config %s] ", tag);
+		cmd_printf("%s\n", msg);
 		if (x->level == DP_ERROR)
 			t->errors++;
 		else if (x->level == DP_WARNING)
@@ -149,7 +149,7 @@ static void lint_configmap(const struct ydoc_stream *s, const json_t *cm, const 
 		print_diags(&whole, NULL, o, t);
 		dp_diags_release(&whole);
 	} else if (dpconfig_set_find(set, o->key) < 0) {
-		fprintf(stderr, "gpushare lint: no key '%s' in the ConfigMap\n", o->key);
+		cmd_eprintf("gpushare lint: no key '%s' in the ConfigMap\n", o->key);
 		*status = EXIT_USAGE;
 	}
 	dpconfig_set_free(set);
@@ -269,7 +269,7 @@ int cmd_lint(int argc, char **argv)
 			lint_configmap(s, doc, cm_name, &o, &t, &status);
 		}
 	} else if (o.configmap) {
-		fprintf(stderr, "gpushare lint: no ConfigMap in %s\n", shown);
+		cmd_eprintf("gpushare lint: no ConfigMap in %s\n", shown);
 		status = EXIT_USAGE;
 	} else {
 		struct dpconfig *c = NULL;

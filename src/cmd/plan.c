@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "cmd/cmd.h"
 #include "model/dpconfig_set.h"
 #include "engine/explain.h"
@@ -92,35 +93,46 @@ static int manifests_load(struct manifests *m, char **paths, int n, struct gs_er
 	return 0;
 }
 
+/* How wide a name is once cmd_printf has escaped it (escape_line). */
+static size_t shown_len(const char *s)
+{
+	char *e = escape_line_dup(s);
+	size_t n = strlen(e);
+
+	free(e);
+	return n;
+}
+
 static void print_table(const struct plan_result *r)
 {
 	size_t wpod = 3, wnode = 4;
 
 	for (size_t i = 0; i < r->n_pods; i++) {
-		size_t l = strlen(r->pods[i].namespace) + 1 + strlen(r->pods[i].name);
+		size_t l = shown_len(r->pods[i].namespace) + 1 + shown_len(r->pods[i].name);
 		if (l > wpod)
 			wpod = l;
-		if (r->pods[i].node && strlen(r->pods[i].node) > wnode)
-			wnode = strlen(r->pods[i].node);
+		if (r->pods[i].node && shown_len(r->pods[i].node) > wnode)
+			wnode = shown_len(r->pods[i].node);
 	}
-	printf("%-*s  %-7s  %-*s  %s\n", (int)wpod, "POD", "VERDICT", (int)wnode, "NODE", "WHY");
+	cmd_printf("%-*s  %-7s  %-*s  %s\n", (int)wpod, "POD", "VERDICT", (int)wnode, "NODE",
+		   "WHY");
 	for (size_t i = 0; i < r->n_pods; i++) {
 		const struct plan_pod *o = &r->pods[i];
 		char *pod = gs_xasprintf("%s/%s", o->namespace, o->name);
 		const char *why = o->reason ? o->reason : "";
-		printf("%-*s  %-7s  %-*s  %s%s\n", (int)wpod, pod, plan_verdict_name(o->verdict),
-		       (int)wnode, o->node ? o->node : "-",
-		       o->verdict == PLAN_FAILED ? "UnexpectedAdmissionError: " : "", why);
+		cmd_printf("%-*s  %-7s  %-*s  %s%s\n", (int)wpod, pod,
+			   plan_verdict_name(o->verdict), (int)wnode, o->node ? o->node : "-",
+			   o->verdict == PLAN_FAILED ? "UnexpectedAdmissionError: " : "", why);
 		for (size_t h = 0; h < o->n_hints; h++)
-			printf("%-*s  hint: %s\n", (int)(wpod + wnode + 11), "", o->hints[h]);
+			cmd_printf("%-*s  hint: %s\n", (int)(wpod + wnode + 11), "", o->hints[h]);
 		free(pod);
 	}
 	if (r->n_quotas)
-		printf("\nQUOTA USE AFTER THE BATCH\n");
+		cmd_printf("\nQUOTA USE AFTER THE BATCH\n");
 	for (size_t i = 0; i < r->n_quotas; i++) {
 		const struct plan_quota_use *u = &r->quotas[i];
-		printf("%s/%s  %s: used %s of %s\n", u->namespace, u->quota, u->resource, u->used,
-		       u->hard);
+		cmd_printf("%s/%s  %s: used %s of %s\n", u->namespace, u->quota, u->resource,
+			   u->used, u->hard);
 	}
 }
 
@@ -197,8 +209,8 @@ static void print_outcome(const json_t *o)
 {
 	const json_t *node = json_object_get(o, "node");
 
-	printf("%s%s%s", kobj_text(o, "verdict"), json_is_string(node) ? " on " : "",
-	       json_is_string(node) ? json_string_value(node) : "");
+	cmd_printf("%s%s%s", kobj_text(o, "verdict"), json_is_string(node) ? " on " : "",
+		   json_is_string(node) ? json_string_value(node) : "");
 }
 
 static void print_diff(const json_t *d, const char *what)
@@ -206,49 +218,50 @@ static void print_diff(const json_t *d, const char *what)
 	const json_t *x;
 	size_t i;
 
-	printf("what-if: %s\n", what);
+	cmd_printf("what-if: %s\n", what);
 	if (!json_array_size(json_object_get(d, "changes")))
-		printf("\nno pod changes verdict or node\n");
+		cmd_printf("\nno pod changes verdict or node\n");
 	else
-		printf("\nCHANGED\n");
+		cmd_printf("\nCHANGED\n");
 	json_array_foreach (json_object_get(d, "changes"), i, x) {
 		const json_t *a = json_object_get(x, "after");
-		printf("%s/%s: ", kobj_text(x, "namespace"), kobj_text(x, "name"));
+		cmd_printf("%s/%s: ", kobj_text(x, "namespace"), kobj_text(x, "name"));
 		print_outcome(json_object_get(x, "before"));
-		printf(" -> ");
+		cmd_printf(" -> ");
 		print_outcome(a);
-		printf("\n");
+		cmd_printf("\n");
 		if (strcmp(kobj_text(a, "verdict"), "bound"))
-			printf("  %s%s\n",
-			       !strcmp(kobj_text(a, "verdict"), "failed")
-				       ? "UnexpectedAdmissionError: "
-				       : "",
-			       kobj_text(a, "reason"));
+			cmd_printf("  %s%s\n",
+				   !strcmp(kobj_text(a, "verdict"), "failed")
+					   ? "UnexpectedAdmissionError: "
+					   : "",
+				   kobj_text(a, "reason"));
 	}
 	if (json_array_size(json_object_get(d, "unadvertised")))
-		printf("\nNO NODE ADVERTISES\n");
+		cmd_printf("\nNO NODE ADVERTISES\n");
 	json_array_foreach (json_object_get(d, "unadvertised"), i, x) {
 		const json_t *alt = json_object_get(x, "instead"), *v;
 		size_t j;
-		printf("%s/%s asks for %s: no node advertises it after the change%s",
-		       kobj_text(x, "namespace"), kobj_text(x, "name"), kobj_text(x, "resource"),
-		       json_is_true(json_object_get(x, "before")) ? "" : " (nor before)");
+		cmd_printf("%s/%s asks for %s: no node advertises it after the change%s",
+			   kobj_text(x, "namespace"), kobj_text(x, "name"),
+			   kobj_text(x, "resource"),
+			   json_is_true(json_object_get(x, "before")) ? "" : " (nor before)");
 		if (json_array_size(alt)) {
 			bool before = json_is_true(json_object_get(x, "before"));
-			printf("; %s ",
-			       before ? "the nodes that did now advertise" : "nodes advertise");
+			cmd_printf("; %s ",
+				   before ? "the nodes that did now advertise" : "nodes advertise");
 			json_array_foreach (alt, j, v)
-				printf("%s%s", j ? ", " : "", json_string_value(v));
-			printf(" instead");
+				cmd_printf("%s%s", j ? ", " : "", json_string_value(v));
+			cmd_printf(" instead");
 		}
-		printf("\n");
+		cmd_printf("\n");
 	}
 	if (json_array_size(json_object_get(d, "quotas")))
-		printf("\nQUOTA USE\n");
+		cmd_printf("\nQUOTA USE\n");
 	json_array_foreach (json_object_get(d, "quotas"), i, x)
-		printf("%s/%s  %s: used %s -> %s of %s\n", kobj_text(x, "namespace"),
-		       kobj_text(x, "quota"), kobj_text(x, "resource"), kobj_text(x, "before"),
-		       kobj_text(x, "after"), kobj_text(x, "hard"));
+		cmd_printf("%s/%s  %s: used %s -> %s of %s\n", kobj_text(x, "namespace"),
+			   kobj_text(x, "quota"), kobj_text(x, "resource"), kobj_text(x, "before"),
+			   kobj_text(x, "after"), kobj_text(x, "hard"));
 }
 
 static char *describe(const char *what_if, const json_t *changes)

@@ -130,12 +130,12 @@ static int write_model(const struct report_model *m, const char *html, const cha
 			goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fprintf(stderr,
-		"gpushare report: wrote %s%s%s: %zu node%s, %zu GPU%s, %zu pod%s (%.1f ms)\n",
-		html ? html : "", html && svg ? " and " : "", svg ? svg : "", m->n_nodes,
-		m->n_nodes == 1 ? "" : "s", m->n_cards, m->n_cards == 1 ? "" : "s", m->n_pods,
-		m->n_pods == 1 ? "" : "s",
-		(double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6);
+	cmd_eprintf("gpushare report: wrote %s%s%s: %zu node%s, %zu GPU%s, %zu pod%s (%.1f ms)\n",
+		    html ? html : "", html && svg ? " and " : "", svg ? svg : "", m->n_nodes,
+		    m->n_nodes == 1 ? "" : "s", m->n_cards, m->n_cards == 1 ? "" : "s", m->n_pods,
+		    m->n_pods == 1 ? "" : "s",
+		    (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
+			    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6);
 	rc = 0;
 out:
 	strbuf_release(&sb);

@@ -221,9 +221,8 @@ int cmd_status(int argc, char **argv)
 		goto out;
 	}
 	if (strcmp(format, "table") && strcmp(format, "json")) {
-		fprintf(stderr,
-			"gpushare status: unknown output format '%s' (want table or json)\n",
-			format);
+		cmd_eprintf("gpushare status: unknown output format '%s' (want table or json)\n",
+			    format);
 		goto out;
 	}
 	if (!cm.ns) {
@@ -250,7 +249,7 @@ int cmd_status(int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < w.n; i++)
-		fprintf(stderr, "warning: %s\n", w.items[i]);
+		cmd_eprintf("warning: %s\n", w.items[i]);
 	if (!strcmp(format, "json")) {
 		char *s = json_dumps(st, JSON_INDENT(2));
 		printf("%s\n", s);

@@ -71,11 +71,11 @@ static void print_ops(const struct sync_report *rep, const char *node, int dry_r
 
 		if (node ? !op->node || strcmp(op->node, node) : op->node != NULL)
 			continue;
-		printf("%s%s%s %s%s%s", node ? node : "", node ? ": " : "", op->kind,
-		       op->name ? op->name : "(new)", " ", op_done(op->action));
+		cmd_printf("%s%s%s %s%s%s", node ? node : "", node ? ": " : "", op->kind,
+			   op->name ? op->name : "(new)", " ", op_done(op->action));
 		if (op->generation)
-			printf(" (generation %lld)", op->generation);
-		printf("%s\n", dry_run ? " (dry run)" : "");
+			cmd_printf(" (generation %lld)", op->generation);
+		cmd_printf("%s\n", dry_run ? " (dry run)" : "");
 		if (dry_run && op->body) {
 			char *s = json_dumps(op->body, JSON_SORT_KEYS | JSON_INDENT(2));
 			printf("%s\n", s);
@@ -92,10 +92,10 @@ static void print_report(const struct sync_report *rep, int dry_run)
 		char *res;
 
 		for (size_t w = 0; w < n->warnings.n; w++)
-			fprintf(stderr, "warning: node %s: %s\n", n->name, n->warnings.items[w]);
+			cmd_eprintf("warning: node %s: %s\n", n->name, n->warnings.items[w]);
 		if (n->outcome == SYNC_FAILED) {
-			fprintf(stderr, "gpushare sync: node %s: %s%s\n", n->name, n->message,
-				n->patch ? "" : " (left untouched)");
+			cmd_eprintf("gpushare sync: node %s: %s%s\n", n->name, n->message,
+				    n->patch ? "" : " (left untouched)");
 			print_ops(rep, n->name, dry_run);
 			continue;
 		}
@@ -104,19 +104,20 @@ static void print_report(const struct sync_report *rep, int dry_run)
 		if (n->dra) {
 			size_t ns = json_array_size(n->pool);
 
-			printf("%s: %s%s [dra] %s %zu devices", n->name,
-			       sync_outcome_name(n->outcome),
-			       dry_run && n->outcome == SYNC_UPDATED ? " (dry run)" : "",
-			       DRASLICE_DRIVER, draslice_pool_devices(n->pool));
+			cmd_printf("%s: %s%s [dra] %s %zu devices", n->name,
+				   sync_outcome_name(n->outcome),
+				   dry_run && n->outcome == SYNC_UPDATED ? " (dry run)" : "",
+				   DRASLICE_DRIVER, draslice_pool_devices(n->pool));
 			if (ns > 1)
-				printf(" in %zu slices", ns);
+				cmd_printf(" in %zu slices", ns);
 			putchar('\n');
 		} else {
 			res = sync_resources_text(n);
-			printf("%s: %s%s [config %s]%s%s\n", n->name, sync_outcome_name(n->outcome),
-			       dry_run && n->outcome == SYNC_UPDATED ? " (dry run)" : "",
-			       n->config && *n->config ? n->config : "(empty)", *res ? " " : "",
-			       res);
+			cmd_printf("%s: %s%s [config %s]%s%s\n", n->name,
+				   sync_outcome_name(n->outcome),
+				   dry_run && n->outcome == SYNC_UPDATED ? " (dry run)" : "",
+				   n->config && *n->config ? n->config : "(empty)", *res ? " " : "",
+				   res);
 			free(res);
 		}
 		if (dry_run && n->patch) {

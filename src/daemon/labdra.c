@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "daemon/apply.h"
 #include "dra/draprepare.h"
 #include "dra/draslice.h"
@@ -558,7 +559,7 @@ static int step_time_slicing(struct labdra *lab, struct gs_error *err)
 	lab->rep->prepare_before = gs_xstrdup(res.event_message);
 	say(lab, "  default driver gates: Warning %s: %s", DRAPREPARE_EVENT_REASON,
 	    res.event_message);
-	strbuf_addf(&out, "# the driver's default feature gates\n%s/%s Warning %s: %s\n", DEMO_NS,
+	escape_addf(&out, "# the driver's default feature gates\n%s/%s Warning %s: %s\n", DEMO_NS,
 		    pods[0], DRAPREPARE_EVENT_REASON, res.event_message);
 	{
 		/* Where gpushare's controller plays the kubelet, the cluster shows it too. */
@@ -597,7 +598,7 @@ static int step_time_slicing(struct labdra *lab, struct gs_error *err)
 			     res.devices[0].config_source);
 	say(lab, "  %s=TimeSlicingSettings=true on %s: prepared %s", DRAPREPARE_ANNOTATION_GATES,
 	    node, lab->rep->prepare_after);
-	strbuf_addf(&out, "# %s: TimeSlicingSettings=true\n%s/%s prepared: %s\n",
+	escape_addf(&out, "# %s: TimeSlicingSettings=true\n%s/%s prepared: %s\n",
 		    DRAPREPARE_ANNOTATION_GATES, DEMO_NS, pods[0], lab->rep->prepare_after);
 	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
 		char *path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s", DEMO_NS, pods[i]);

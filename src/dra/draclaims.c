@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "model/names.h"
 #include "dra/draslice.h"
 #include "model/isolation.h"
@@ -683,7 +684,7 @@ static void add_selectors(struct strbuf *sb, const json_t *req)
 	size_t i;
 
 	json_array_foreach (json_object_get(req, "selectors"), i, s)
-		strbuf_addf(sb, "%s%s", i ? " and " : " where ", kobj_text(s, "cel.expression"));
+		escape_addf(sb, "%s%s", i ? " and " : " where ", kobj_text(s, "cel.expression"));
 }
 
 /* "exactly 1 device of class gpu.nvidia.com where ..." of an exactly or a subrequest. */
@@ -693,11 +694,11 @@ static void add_exactly(struct strbuf *sb, const json_t *req)
 	json_int_t count = json_integer_value(json_object_get(req, "count"));
 
 	if (!strcmp(mode, "All"))
-		strbuf_addf(sb, "all devices of class %s", kobj_text(req, "deviceClassName"));
+		escape_addf(sb, "all devices of class %s", kobj_text(req, "deviceClassName"));
 	else {
 		if (count <= 0)
 			count = 1; /* the API's default */
-		strbuf_addf(sb, "%lld device%s of class %s", (long long)count,
+		escape_addf(sb, "%lld device%s of class %s", (long long)count,
 			    count == 1 ? "" : "s", kobj_text(req, "deviceClassName"));
 	}
 	add_selectors(sb, req);
@@ -712,14 +713,14 @@ static void add_spec(struct strbuf *sb, const json_t *spec, const char *from)
 	size_t i, k;
 
 	json_array_foreach (kobj_get(spec, "devices.requests"), i, r) {
-		strbuf_addf(sb, "    request %s%s: ", kobj_text(r, "name"), from);
+		escape_addf(sb, "    request %s%s: ", kobj_text(r, "name"), from);
 		if (kobj_map(r, "exactly"))
 			add_exactly(sb, kobj_map(r, "exactly"));
 		else if (json_is_array(json_object_get(r, "firstAvailable"))) {
 			const json_t *sub;
 			strbuf_addstr(sb, "the first that can be allocated of ");
 			json_array_foreach (json_object_get(r, "firstAvailable"), k, sub) {
-				strbuf_addf(sb, "%s%s/%s: ", k ? "; " : "", kobj_text(r, "name"),
+				escape_addf(sb, "%s%s/%s: ", k ? "; " : "", kobj_text(r, "name"),
 					    kobj_text(sub, "name"));
 				add_exactly(sb, sub);
 			}
@@ -732,7 +733,7 @@ static void add_spec(struct strbuf *sb, const json_t *spec, const char *from)
 		struct strbuf reqs = STRBUF_INIT;
 		json_array_foreach (json_object_get(c, "requests"), k, x)
 			strbuf_addsep(&reqs, ", ", text_of(x));
-		strbuf_addf(sb, "    constraint: %s the same %s\n",
+		escape_addf(sb, "    constraint: %s the same %s\n",
 			    reqs.len ? reqs.buf : "every request's devices have",
 			    kobj_text(c, "matchAttribute"));
 		strbuf_release(&reqs);
@@ -744,7 +745,7 @@ static void add_spec(struct strbuf *sb, const json_t *spec, const char *from)
 					  JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 		json_array_foreach (json_object_get(c, "requests"), k, x)
 			strbuf_addsep(&reqs, ", ", text_of(x));
-		strbuf_addf(sb, "    config for %s (driver %s): %s\n",
+		escape_addf(sb, "    config for %s (driver %s): %s\n",
 			    reqs.len ? reqs.buf : "every request", kobj_text(c, "opaque.driver"),
 			    params ? params : "{}");
 		free(params);
@@ -757,11 +758,11 @@ static void add_device_desc(struct strbuf *sb, const json_t *d)
 {
 	const char *profile = attr(d, "profile"), *mem = capacity(d, "memory");
 
-	strbuf_addstr(sb, attr(d, "productName") ? attr(d, "productName") : "?");
+	escape_line_str(sb, attr(d, "productName") ? attr(d, "productName") : "?");
 	if (profile)
-		strbuf_addf(sb, " MIG %s", profile);
+		escape_addf(sb, " MIG %s", profile);
 	if (mem)
-		strbuf_addf(sb, ", %s", mem);
+		escape_addf(sb, ", %s", mem);
 }
 
 /* The node the allocation is pinned to (nodeSelector matchFields metadata.name). */
@@ -784,13 +785,13 @@ static void add_allocation(struct strbuf *sb, const json_t *claim, const json_t 
 	const json_t *r;
 	size_t i;
 
-	strbuf_addf(sb, "    allocated%s%s:\n", node ? " on " : "", node ? node : "");
+	escape_addf(sb, "    allocated%s%s:\n", node ? " on " : "", node ? node : "");
 	json_array_foreach (kobj_get(claim, "status.allocation.devices.results"), i, r) {
 		long long gen;
 		json_t *devs = node_devices(kobj_text(r, "pool"), slices, &gen);
 		const json_t *d = find_device(devs, kobj_text(r, "device"));
 
-		strbuf_addf(sb, "      %s (request %s, driver %s, pool %s)", kobj_text(r, "device"),
+		escape_addf(sb, "      %s (request %s, driver %s, pool %s)", kobj_text(r, "device"),
 			    kobj_text(r, "request"), kobj_text(r, "driver"), kobj_text(r, "pool"));
 		if (d) {
 			strbuf_addstr(sb, ": ");
@@ -809,20 +810,20 @@ static void add_reserved(struct strbuf *sb, const json_t *claim)
 	struct strbuf who = STRBUF_INIT;
 
 	json_array_foreach (kobj_get(claim, "status.reservedFor"), i, r) {
-		strbuf_addf(&who, "%s%s/%s", n ? ", " : "", kobj_text(claim, "metadata.namespace"),
+		escape_addf(&who, "%s%s/%s", n ? ", " : "", kobj_text(claim, "metadata.namespace"),
 			    kobj_text(r, "name"));
 		n++;
 	}
 	if (!n)
 		strbuf_addstr(sb, "    reserved for: no pod yet\n");
 	else
-		strbuf_addf(sb, "    reserved for: %s\n", who.buf);
+		escape_addf(sb, "    reserved for: %s\n", who.buf);
 	if (n > 1) {
 		const char *req = kobj_text(
 			json_array_get(kobj_get(claim, "status.allocation.devices.results"), 0),
 			"request");
 		const char *st = kobj_text(config_for(claim, req), "sharing.strategy");
-		strbuf_addf(
+		escape_addf(
 			sb,
 			"    shared: %zu pods use this claim's device%s (%s): one memory and one "
 			"fault domain, no isolation between them\n",
@@ -846,26 +847,26 @@ static void add_prepare(struct strbuf *sb, const json_t *pod, const json_t *clai
 
 	switch (p.st) {
 	case PREP_PREPARED:
-		strbuf_addf(sb, "    prepare: prepared on %s", kobj_text(pod, "spec.nodeName"));
+		escape_addf(sb, "    prepare: prepared on %s", kobj_text(pod, "spec.nodeName"));
 		if (p.refusals)
-			strbuf_addf(sb, "; refused %lld time%s before, the last: %s", p.refusals,
+			escape_addf(sb, "; refused %lld time%s before, the last: %s", p.refusals,
 				    p.refusals == 1 ? "" : "s", p.message);
 		strbuf_addch(sb, '\n');
 		break;
 	case PREP_FAILED:
 		*trouble = true;
 		if (ev.message && !strcmp(kobj_text(pod, "status.phase"), "Pending"))
-			strbuf_addf(
+			escape_addf(
 				sb,
 				"    prepare: refused on %s, the pod stays ContainerCreating: %s "
 				"%s (%lld time%s): %s\n",
 				kobj_text(pod, "spec.nodeName"), ev.type, DRACLAIMS_EVENT_PREPARE,
 				ev.count, ev.count == 1 ? "" : "s", ev.message);
 		else
-			strbuf_addf(sb, "    prepare: the pod failed: %s\n", p.message);
+			escape_addf(sb, "    prepare: the pod failed: %s\n", p.message);
 		break;
 	case PREP_PENDING:
-		strbuf_addf(sb, "    prepare: not yet (bound to %s, not yet prepared)\n",
+		escape_addf(sb, "    prepare: not yet (bound to %s, not yet prepared)\n",
 			    kobj_text(pod, "spec.nodeName"));
 		break;
 	default:
@@ -886,7 +887,7 @@ char *draclaims_explain_pod(const json_t *pod, const struct draclaims_objects *o
 			*trouble = false;
 		return gs_xstrdup("");
 	}
-	strbuf_addf(&sb, "claims (DRA, resource.k8s.io/v1): %zu\n", n_of(entries));
+	escape_addf(&sb, "claims (DRA, resource.k8s.io/v1): %zu\n", n_of(entries));
 	json_array_foreach (entries, i, e) {
 		const char *tmpl = kobj_string(e, "resourceClaimTemplateName");
 		const char *cname = entry_claim_name(pod, e);
@@ -894,13 +895,13 @@ char *draclaims_explain_pod(const json_t *pod, const struct draclaims_objects *o
 		const json_t *t = tmpl ? find_named(o->templates, ns, tmpl) : NULL;
 
 		if (tmpl && cname)
-			strbuf_addf(&sb, "  %s: ResourceClaim %s/%s, made from template %s\n",
+			escape_addf(&sb, "  %s: ResourceClaim %s/%s, made from template %s\n",
 				    kobj_text(e, "name"), ns, cname, tmpl);
 		else if (tmpl)
-			strbuf_addf(&sb, "  %s: from template %s: no ResourceClaim made yet\n",
+			escape_addf(&sb, "  %s: from template %s: no ResourceClaim made yet\n",
 				    kobj_text(e, "name"), tmpl);
 		else
-			strbuf_addf(&sb, "  %s: ResourceClaim %s/%s\n", kobj_text(e, "name"), ns,
+			escape_addf(&sb, "  %s: ResourceClaim %s/%s\n", kobj_text(e, "name"), ns,
 				    cname ? cname : "");
 		if (claim)
 			add_spec(&sb, kobj_map(claim, "spec"), "");
@@ -912,20 +913,20 @@ char *draclaims_explain_pod(const json_t *pod, const struct draclaims_objects *o
 				struct evsum ev =
 					pod_events(o->events, pod, DRACLAIMS_EVENT_CREATE, NULL);
 				if (ev.message)
-					strbuf_addf(
+					escape_addf(
 						&sb,
 						"    resourceclaim-controller could not create it: "
 						"%s %s (%lld time%s): %s\n",
 						ev.type, DRACLAIMS_EVENT_CREATE, ev.count,
 						ev.count == 1 ? "" : "s", ev.message);
 				else if (cname)
-					strbuf_addf(&sb, "    the claim %s is gone\n", cname);
+					escape_addf(&sb, "    the claim %s is gone\n", cname);
 				else
 					strbuf_addstr(
 						&sb, "    resourceclaim-controller has not made it "
 						     "(it runs in kube-controller-manager)\n");
 			} else {
-				strbuf_addf(&sb,
+				escape_addf(&sb,
 					    "    not found: no ResourceClaim %s in namespace %s (a "
 					    "claim refused at creation, by a quota for one, never "
 					    "exists)\n",

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "model/quantity.h"
 #include "base/readfile.h"
 #include "base/strbuf.h"
@@ -186,38 +187,17 @@ static int is_dns1123_label(const char *s, size_t len)
 
 /*
  * A container name as findings show it: a valid name as it is; any other
- * double-quoted, with \\, \", \n, \r, \t and \xHH for '=' and every byte
- * outside printable ASCII, so it can neither end a line nor add an '='.
+ * through escape_quoted (double-quoted, with \\, \", \n, \r, \t and \xHH
+ * for '=' and every byte outside printable ASCII), so it can neither end a
+ * line nor add an '='.
  */
 static char *shown_name(const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
 	struct strbuf sb = STRBUF_INIT;
 
 	if (is_dns1123_label(s, len))
 		return gs_xstrndup(s, len);
-	strbuf_addch(&sb, '"');
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\') {
-			strbuf_addch(&sb, '\\');
-			strbuf_addch(&sb, c);
-		} else if (c == '\n') {
-			strbuf_addstr(&sb, "\\n");
-		} else if (c == '\r') {
-			strbuf_addstr(&sb, "\\r");
-		} else if (c == '\t') {
-			strbuf_addstr(&sb, "\\t");
-		} else if (c < 0x20 || c >= 0x7f || c == '=') {
-			strbuf_addstr(&sb, "\\x");
-			strbuf_addch(&sb, hex[c >> 4]);
-			strbuf_addch(&sb, hex[c & 15]);
-		} else {
-			strbuf_addch(&sb, c);
-		}
-	}
-	strbuf_addch(&sb, '"');
+	escape_quoted(&sb, s, len);
 	return strbuf_detach(&sb, NULL);
 }
 
@@ -336,10 +316,16 @@ static void note(struct walk *w, const char *container, struct ydoc_pos pos, con
 		snprintf(where, sizeof(where), "%s: ", ydoc_stream_name(w->s));
 	else
 		where[0] = '\0';
-	/* A name that is not valid comes quoted already (shown_name). */
-	f->text =
-		gs_xasprintf(container[0] == '"' ? "%scontainer %s: %s" : "%scontainer \"%s\": %s",
-			     where, container, msg);
+	/*
+	 * A name that is not valid comes quoted already (shown_name). The file
+	 * name and the message (it quotes resource names as written) go
+	 * through escape_line: a finding is one line, never an OVER= or OK.
+	 */
+	struct strbuf sb = STRBUF_INIT;
+	escape_line_str(&sb, where);
+	strbuf_addf(&sb, container[0] == '"' ? "container %s: " : "container \"%s\": ", container);
+	escape_line_str(&sb, msg);
+	f->text = strbuf_detach(&sb, NULL);
 }
 
 static int is_dns_label_char(char c)

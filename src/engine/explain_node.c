@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "engine/advertise.h"
 #include "engine/ledger.h"
 #include "model/dpconfig.h"
@@ -36,28 +37,28 @@ static void why_config(struct strbuf *sb, const struct dpconfig_set *set, const 
 		       const struct advertisement *adv)
 {
 	if (!set) {
-		strbuf_addf(sb,
+		escape_addf(sb,
 			    "config: the empty config (the plugin's defaults): no device-plugin "
 			    "ConfigMap\n");
 		return;
 	}
 	if (label) {
 		if (dpconfig_set_find(set, label) >= 0)
-			strbuf_addf(sb,
+			escape_addf(sb,
 				    "config: \"%s\": the node's label "
 				    "nvidia.com/device-plugin.config=%s names a key of the "
 				    "ConfigMap\n",
 				    label, label);
 		else
-			strbuf_addf(
+			escape_addf(
 				sb,
 				"config: none: the node's label nvidia.com/device-plugin.config=%s "
 				"names no key of the ConfigMap (it has: ",
 				label);
 		if (dpconfig_set_find(set, label) < 0) {
 			for (size_t i = 0; i < dpconfig_set_count(set); i++)
-				strbuf_addf(sb, "%s%s", i ? ", " : "", dpconfig_set_key(set, i));
-			strbuf_addf(sb,
+				escape_addf(sb, "%s%s", i ? ", " : "", dpconfig_set_key(set, i));
+			escape_addf(sb,
 				    "); config-manager fails: specified config %s does not "
 				    "exist\n",
 				    label);
@@ -65,20 +66,20 @@ static void why_config(struct strbuf *sb, const struct dpconfig_set *set, const 
 		return;
 	}
 	if (adv->config_name && *adv->config_name && !strcmp(adv->config_name, "default"))
-		strbuf_addf(sb,
+		escape_addf(sb,
 			    "config: \"default\": the node has no "
 			    "nvidia.com/device-plugin.config label and DEFAULT_CONFIG is unset, "
 			    "so config-manager's first fallback (named) takes the key named "
 			    "\"default\"\n");
 	else if (adv->config_name && *adv->config_name)
-		strbuf_addf(
+		escape_addf(
 			sb,
 			"config: \"%s\": the node has no nvidia.com/device-plugin.config label, "
 			"DEFAULT_CONFIG is unset and the ConfigMap has no key \"default\", so "
 			"the fallback single takes its only key\n",
 			adv->config_name);
 	else
-		strbuf_addf(sb,
+		escape_addf(sb,
 			    "config: none: the node has no nvidia.com/device-plugin.config "
 			    "label, DEFAULT_CONFIG is unset, the ConfigMap has no key \"default\" "
 			    "and more than one key, so every fallback (named, single) fails\n");
@@ -97,17 +98,17 @@ static const char *strategy_source(const char *src)
 static void cards_text(struct strbuf *sb, const struct nodehw *hw)
 {
 	for (size_t i = 0; i < hw->n_gpus; i++)
-		strbuf_addf(sb, "%s%d x %s (%d MiB each)", i ? ", " : "", hw->gpus[i].count,
+		escape_addf(sb, "%s%d x %s (%d MiB each)", i ? ", " : "", hw->gpus[i].count,
 			    hw->gpus[i].model->name, hw->gpus[i].model->memory_mib);
 }
 
 static void gpus_line(struct strbuf *sb, const struct nodehw *hw)
 {
-	strbuf_addf(sb, "GPUs: ");
+	escape_addf(sb, "GPUs: ");
 	cards_text(sb, hw);
 	if (!hw->n_gpus)
-		strbuf_addf(sb, "none declared");
-	strbuf_addf(sb, "; driver %s (CUDA %d.%d)\n", hw->driver_version, hw->cuda_major,
+		escape_addf(sb, "none declared");
+	escape_addf(sb, "; driver %s (CUDA %d.%d)\n", hw->driver_version, hw->cuda_major,
 		    hw->cuda_minor);
 }
 
@@ -119,19 +120,19 @@ static void mig_lines(struct strbuf *sb, const struct advertisement *adv)
 
 	json_array_foreach (adv->gpus, i, g) {
 		const json_t *devs = json_object_get(g, "migDevices");
-		strbuf_addf(sb, "  GPU %zu (%s): ", i, kobj_text(g, "product"));
+		escape_addf(sb, "  GPU %zu (%s): ", i, kobj_text(g, "product"));
 		if (!json_is_true(json_object_get(g, "migEnabled"))) {
-			strbuf_addf(sb, "MIG disabled\n");
+			escape_addf(sb, "MIG disabled\n");
 			continue;
 		}
 		size_t n;
 		const char **keys = sorted_keys(devs, &n);
-		strbuf_addf(sb, "MIG enabled:");
+		escape_addf(sb, "MIG enabled:");
 		for (size_t k = 0; k < n; k++)
-			strbuf_addf(sb, "%s %lld x %s", k ? "," : "",
+			escape_addf(sb, "%s %lld x %s", k ? "," : "",
 				    (long long)json_integer_value(json_object_get(devs, keys[k])),
 				    keys[k]);
-		strbuf_addf(sb, "%s\n", n ? "" : " no instances");
+		escape_addf(sb, "%s\n", n ? "" : " no instances");
 		free(keys);
 	}
 }
@@ -145,19 +146,19 @@ static void sharing_lines(struct strbuf *sb, const struct dpconfig_set *set,
 	const struct gs_error *perr;
 	const struct dpconfig *cfg = key >= 0 ? dpconfig_set_get(set, (size_t)key, &perr) : NULL;
 
-	strbuf_addf(sb, "sharing: %s", dp_sharing_strategy_name(adv->sharing));
+	escape_addf(sb, "sharing: %s", dp_sharing_strategy_name(adv->sharing));
 	if (!cfg || adv->sharing == DP_SHARING_NONE) {
-		strbuf_addf(sb, "\n");
+		escape_addf(sb, "\n");
 		return;
 	}
 	const struct dp_sharing *sh = dpconfig_replicated(cfg);
 	bool enforced = adv->sharing == DP_SHARING_MPS ? sh->fail_requests_greater_than_one != 0
 						       : sh->fail_requests_greater_than_one == 1;
 	for (size_t i = 0; i < sh->n_resources; i++)
-		strbuf_addf(sb, "%s %s x%d per device%s%s", i ? "," : ";", sh->resources[i].name,
+		escape_addf(sb, "%s %s x%d per device%s%s", i ? "," : ";", sh->resources[i].name,
 			    sh->resources[i].replicas, sh->resources[i].rename ? " as " : "",
 			    sh->resources[i].rename ? sh->resources[i].rename : "");
-	strbuf_addf(sb, "; failRequestsGreaterThanOne %s\n",
+	escape_addf(sb, "; failRequestsGreaterThanOne %s\n",
 		    enforced ? "on: a container asking for more than 1 fails at Allocate"
 			     : "off: more than 1 is allowed (and is no more GPU)");
 }
@@ -177,16 +178,16 @@ int explain_node(const struct catalog *cat, const json_t *node, const struct dpc
 	if (nodehw_from_node(cat, node, NULL, &hw, &w, err) < 0 ||
 	    advertise_node(cat, node, set, &ao, &adv, err) < 0)
 		goto done;
-	strbuf_addf(&sb, "node %s\n", kobj_text(node, "metadata.name"));
+	escape_addf(&sb, "node %s\n", kobj_text(node, "metadata.name"));
 	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
-		strbuf_addf(&sb, "not a gpushare node: no " NODEHW_ANN_PRODUCT " annotation, so "
+		escape_addf(&sb, "not a gpushare node: no " NODEHW_ANN_PRODUCT " annotation, so "
 				 "gpushare advertises nothing for it\n");
 		rc = 0;
 		goto done;
 	}
 	gpus_line(&sb, hw);
 	if (draslice_node_wants_dra(node)) {
-		strbuf_addf(&sb, "DRA node (gpushare.io/path=dra): no nvidia.com resources or GFD "
+		escape_addf(&sb, "DRA node (gpushare.io/path=dra): no nvidia.com resources or GFD "
 				 "labels; NVIDIA's DRA driver publishes a ResourceSlice instead "
 				 "(gpushare advertise --dra)\n");
 		rc = 0;
@@ -194,41 +195,41 @@ int explain_node(const struct catalog *cat, const json_t *node, const struct dpc
 	}
 	why_config(&sb, set, hw->config_label, adv);
 	if (adv->mig_strategy)
-		strbuf_addf(&sb, "MIG strategy: %s, from %s\n", adv->mig_strategy,
+		escape_addf(&sb, "MIG strategy: %s, from %s\n", adv->mig_strategy,
 			    strategy_source(adv->mig_strategy_source));
 	if (hw->mig_config)
-		strbuf_addf(&sb, "MIG layout: nvidia.com/mig.config=%s\n", hw->mig_config);
+		escape_addf(&sb, "MIG layout: nvidia.com/mig.config=%s\n", hw->mig_config);
 	else
-		strbuf_addf(&sb, "MIG layout: none (no nvidia.com/mig.config label)\n");
+		escape_addf(&sb, "MIG layout: none (no nvidia.com/mig.config label)\n");
 	mig_lines(&sb, adv);
 	sharing_lines(&sb, set, adv);
 	if (adv->failure)
-		strbuf_addf(&sb, "refused: %s\n", adv->failure);
+		escape_addf(&sb, "refused: %s\n", adv->failure);
 	if (adv->outcome == ADVERTISE_REFUSED) {
-		strbuf_addf(&sb, "the node shows nothing new: config-manager or GFD fails\n");
+		escape_addf(&sb, "the node shows nothing new: config-manager or GFD fails\n");
 	} else {
 		size_t n;
 		const char **keys = sorted_keys(adv->resources, &n);
-		strbuf_addf(&sb, "resources (capacity = allocatable):%s\n", n ? "" : " none");
+		escape_addf(&sb, "resources (capacity = allocatable):%s\n", n ? "" : " none");
 		for (size_t i = 0; i < n; i++)
-			strbuf_addf(&sb, "  %s: %lld\n", keys[i],
+			escape_addf(&sb, "  %s: %lld\n", keys[i],
 				    (long long)json_integer_value(
 					    json_object_get(adv->resources, keys[i])));
 		free(keys);
 		keys = sorted_keys(adv->labels, &n);
-		strbuf_addf(&sb, "labels GPU feature discovery sets:\n");
+		escape_addf(&sb, "labels GPU feature discovery sets:\n");
 		for (size_t i = 0; i < n; i++) {
 			if (!strcmp(keys[i], ADVERTISE_LABEL_TIMESTAMP))
-				strbuf_addf(&sb, "  %s=<when it runs>\n", keys[i]);
+				escape_addf(&sb, "  %s=<when it runs>\n", keys[i]);
 			else
-				strbuf_addf(
+				escape_addf(
 					&sb, "  %s=%s\n", keys[i],
 					json_string_value(json_object_get(adv->labels, keys[i])));
 		}
 		free(keys);
 	}
 	for (size_t i = 0; i < adv->warnings.n; i++)
-		strbuf_addf(&sb, "note: %s\n", adv->warnings.items[i]);
+		escape_addf(&sb, "note: %s\n", adv->warnings.items[i]);
 	rc = 0;
 done:
 	if (rc == 0)
@@ -264,16 +265,16 @@ static void slot_kind_text(struct strbuf *sb, const struct slot_group *g)
 {
 	switch (g->kind) {
 	case SLOT_WHOLE:
-		strbuf_addf(sb, "a whole GPU each");
+		escape_addf(sb, "a whole GPU each");
 		break;
 	case SLOT_REPLICAS:
-		strbuf_addf(sb, "%zu per GPU sharing its %d MiB", g->per_gpu, g->memory_mib);
+		escape_addf(sb, "%zu per GPU sharing its %d MiB", g->per_gpu, g->memory_mib);
 		break;
 	case SLOT_MIG:
-		strbuf_addf(sb, "MIG instances, each with its own memory");
+		escape_addf(sb, "MIG instances, each with its own memory");
 		break;
 	case SLOT_MIG_REPLICAS:
-		strbuf_addf(sb, "replicas of MIG instances, each sharing its instance's memory");
+		escape_addf(sb, "replicas of MIG instances, each sharing its instance's memory");
 		break;
 	}
 }
@@ -326,26 +327,26 @@ static void slots_text(struct strbuf *sb, const struct ledger *l)
 			groups[k].gpus++;
 			groups[k].slots += count[g];
 		}
-		strbuf_addf(sb, "; %s %zu slot%s", res, total, total == 1 ? "" : "s");
+		escape_addf(sb, "; %s %zu slot%s", res, total, total == 1 ? "" : "s");
 		if (n_groups == 1 && groups[0].kind == SLOT_REPLICAS) {
-			strbuf_addf(sb, " on %zu GPU%s, ", groups[0].gpus,
+			escape_addf(sb, " on %zu GPU%s, ", groups[0].gpus,
 				    groups[0].gpus == 1 ? "" : "s");
 			slot_kind_text(sb, &groups[0]);
 		} else if (n_groups == 1) {
-			strbuf_addf(sb, ", ");
+			escape_addf(sb, ", ");
 			slot_kind_text(sb, &groups[0]);
 		} else {
 			for (size_t k = 0; k < n_groups; k++) {
 				const struct slot_group *gr = &groups[k];
-				strbuf_addf(sb, "%s %zu on %zu ", k ? "," : ":", gr->slots,
+				escape_addf(sb, "%s %zu on %zu ", k ? "," : ":", gr->slots,
 					    gr->gpus);
 				if (gr->kind == SLOT_REPLICAS)
-					strbuf_addf(sb, "%s", gr->product);
+					escape_addf(sb, "%s", gr->product);
 				else
-					strbuf_addf(sb, "GPU%s", gr->gpus == 1 ? "" : "s");
-				strbuf_addf(sb, " (");
+					escape_addf(sb, "GPU%s", gr->gpus == 1 ? "" : "s");
+				escape_addf(sb, " (");
 				slot_kind_text(sb, gr);
-				strbuf_addf(sb, ")");
+				escape_addf(sb, ")");
 			}
 		}
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "engine/advertise.h"
 #include "model/dpconfig_set.h"
 #include "dra/draslice.h"
@@ -248,6 +249,15 @@ struct rows {
 	size_t n, cap;
 };
 
+/* A cell as the table shows it: one line (escape_line), so a name cannot break a row. */
+static char *cell(char *raw)
+{
+	char *c = escape_line_dup(raw);
+
+	free(raw);
+	return c;
+}
+
 static void row_add(struct rows *r, char *c0, char *c1, char *c2, char *c3, char *c4, char *c5,
 		    char *c6)
 {
@@ -255,7 +265,8 @@ static void row_add(struct rows *r, char *c0, char *c1, char *c2, char *c3, char
 		r->cap = r->cap ? 2 * r->cap : 64;
 		r->v = gs_xrealloc(r->v, r->cap * sizeof(*r->v));
 	}
-	r->v[r->n++] = (struct row){{c0, c1, c2, c3, c4, c5, c6}};
+	r->v[r->n++] = (struct row){
+		{cell(c0), cell(c1), cell(c2), cell(c3), cell(c4), cell(c5), cell(c6)}};
 }
 
 /* ---- DRA nodes: one row per published device ---- */
@@ -292,24 +303,24 @@ static void dra_notes(struct strbuf *notes, const json_t *node)
 	size_t i;
 	json_t *v;
 
-	strbuf_addf(notes, "%s: DRA (gpushare.io/path=dra), driver %s", name,
+	escape_addf(notes, "%s: DRA (gpushare.io/path=dra), driver %s", name,
 		    kobj_text(node, "driver"));
 	if (json_is_integer(json_object_get(node, "generation")))
-		strbuf_addf(notes, ", pool %s generation %lld", kobj_text(node, "pool"),
+		escape_addf(notes, ", pool %s generation %lld", kobj_text(node, "pool"),
 			    (long long)json_integer_value(json_object_get(node, "generation")));
-	strbuf_addf(notes, "; %lld devices, %lld free",
+	escape_addf(notes, "; %lld devices, %lld free",
 		    (long long)json_integer_value(json_object_get(node, "total")),
 		    (long long)json_array_size(json_object_get(node, "free")));
 	if (kobj_string(node, "gates"))
-		strbuf_addf(notes, "; driver gates %s", kobj_text(node, "gates"));
+		escape_addf(notes, "; driver gates %s", kobj_text(node, "gates"));
 	strbuf_addch(notes, '\n');
 	if (json_array_size(json_object_get(node, "blocked")))
-		strbuf_addf(notes,
+		escape_addf(notes,
 			    "%s: %lld devices are blocked: they share counters with allocated "
 			    "devices (DRAPartitionableDevices) and what they need is used up\n",
 			    name, (long long)json_array_size(json_object_get(node, "blocked")));
 	if (kobj_string(node, "failure"))
-		strbuf_addf(notes, "%s: %s\n", name, kobj_text(node, "failure"));
+		escape_addf(notes, "%s: %s\n", name, kobj_text(node, "failure"));
 	json_array_foreach (json_object_get(node, "claims"), i, v) {
 		char *devs = NULL;
 		struct strbuf d = STRBUF_INIT;
@@ -320,10 +331,10 @@ static void dra_notes(struct strbuf *notes, const json_t *node)
 			strbuf_addsep(&d, ", ", kobj_text(r, "device"));
 		devs = strbuf_detach(&d, NULL);
 		if (!strcmp(kobj_text(v, "prepare"), "failed"))
-			strbuf_addf(notes, "%s: claim %s (%s) failed prepare: %s\n", name,
+			escape_addf(notes, "%s: claim %s (%s) failed prepare: %s\n", name,
 				    kobj_text(v, "claim"), devs, kobj_text(v, "message"));
 		else if (kobj_string(v, "lastRefusal"))
-			strbuf_addf(
+			escape_addf(
 				notes,
 				"%s: claim %s (%s) prepared after %lld refusal%s, the last: %s\n",
 				name, kobj_text(v, "claim"), devs,
@@ -337,7 +348,7 @@ static void dra_notes(struct strbuf *notes, const json_t *node)
 		char *devs = joined(json_object_get(v, "devices"), ", ");
 		char *ns = joined(json_object_get(v, "namespaces"), ", ");
 		if (kobj_string(v, "claim"))
-			strbuf_addf(notes,
+			escape_addf(notes,
 				    "%s %s: pods %s share claim %s (%s, %s): memory isolation %s: "
 				    "%s; fault isolation %s: %s\n",
 				    name, devs, pods, kobj_text(v, "claim"), kobj_text(v, "method"),
@@ -345,7 +356,7 @@ static void dra_notes(struct strbuf *notes, const json_t *node)
 				    kobj_text(v, "memoryWhy"), kobj_text(v, "fault"),
 				    kobj_text(v, "faultWhy"));
 		else
-			strbuf_addf(notes,
+			escape_addf(notes,
 				    "%s GPU %s: namespaces %s share it (%s, %s: %s): memory "
 				    "isolation %s: %s; fault isolation %s: %s\n",
 				    name, kobj_text(v, "parentUUID"), ns, kobj_text(v, "method"),
@@ -357,7 +368,7 @@ static void dra_notes(struct strbuf *notes, const json_t *node)
 		free(ns);
 	}
 	json_array_foreach (json_object_get(node, "orphans"), i, v)
-		strbuf_addf(notes,
+		escape_addf(notes,
 			    "%s: claim %s is allocated %s, which the slice does not publish\n",
 			    name, kobj_text(v, "claim"), kobj_text(v, "device"));
 }
@@ -397,7 +408,7 @@ static void dra_table(const json_t *status, struct strbuf *sb, struct strbuf *no
 				cells = gs_xrealloc(cells, cap * sizeof(*cells));
 			}
 			for (size_t col = 0; col < DRA_NCOL; col++)
-				cells[n++] = row[col];
+				cells[n++] = cell(row[col]);
 		}
 	}
 	if (!n)
@@ -411,15 +422,15 @@ static void dra_table(const json_t *status, struct strbuf *sb, struct strbuf *no
 		strbuf_addch(sb, '\n');
 	for (size_t col = 0; col < DRA_NCOL; col++) {
 		if (col == DRA_NCOL - 1)
-			strbuf_addf(sb, "%s\n", dra_heads[col]);
+			escape_addf(sb, "%s\n", dra_heads[col]);
 		else
-			strbuf_addf(sb, "%-*s  ", (int)width[col], dra_heads[col]);
+			escape_addf(sb, "%-*s  ", (int)width[col], dra_heads[col]);
 	}
 	for (i = 0; i < n; i++) {
 		if (i % DRA_NCOL == DRA_NCOL - 1)
-			strbuf_addf(sb, "%s\n", cells[i]);
+			escape_addf(sb, "%s\n", cells[i]);
 		else
-			strbuf_addf(sb, "%-*s  ", (int)width[i % DRA_NCOL], cells[i]);
+			escape_addf(sb, "%-*s  ", (int)width[i % DRA_NCOL], cells[i]);
 		free(cells[i]);
 	}
 	free(cells);
@@ -445,11 +456,11 @@ char *status_table(const json_t *status)
 		if (!strcmp(kobj_text(node, "path"), DRASLICE_PATH_DRA))
 			continue;
 		if (kobj_string(node, "error")) {
-			strbuf_addf(&notes, "%s: cannot be read: %s\n", name,
+			escape_addf(&notes, "%s: cannot be read: %s\n", name,
 				    kobj_text(node, "error"));
 			continue;
 		}
-		strbuf_addf(&notes, "%s: config %s, %s%s", name,
+		escape_addf(&notes, "%s: config %s, %s%s", name,
 			    *kobj_text(node, "config") ? kobj_text(node, "config") : "(empty)",
 			    strcmp(kobj_text(node, "sharing"), "none") ? kobj_text(node, "sharing")
 								       : "not shared",
@@ -460,7 +471,7 @@ char *status_table(const json_t *status)
 			const char *r;
 			json_t *c;
 			json_object_foreach ((json_t *)kobj_map(node, "resources"), r, c)
-				strbuf_addf(
+				escape_addf(
 					&notes, "; %s %lld free of %lld", r,
 					(long long)json_integer_value(json_object_get(c, "free")),
 					(long long)json_integer_value(
@@ -468,7 +479,7 @@ char *status_table(const json_t *status)
 		}
 		strbuf_addch(&notes, '\n');
 		if (kobj_string(node, "failure"))
-			strbuf_addf(&notes, "%s: registers no device: %s\n", name,
+			escape_addf(&notes, "%s: registers no device: %s\n", name,
 				    kobj_text(node, "failure"));
 		json_array_foreach (json_object_get(node, "gpus"), gi, gpu) {
 			size_t di, si;
@@ -520,7 +531,7 @@ char *status_table(const json_t *status)
 				strbuf_init(&ns, 64);
 				json_array_foreach (json_object_get(sh, "namespaces"), k, v)
 					strbuf_addsep(&ns, ", ", json_string_value(v));
-				strbuf_addf(&notes,
+				escape_addf(&notes,
 					    "%s GPU %lld: namespaces %s share it (%s, %s): memory "
 					    "isolation %s: %s; fault isolation %s: %s\n",
 					    name,
@@ -533,12 +544,12 @@ char *status_table(const json_t *status)
 			}
 		}
 		json_array_foreach (json_object_get(node, "orphans"), k, v)
-			strbuf_addf(&notes,
+			escape_addf(&notes,
 				    "%s: %s holds %s (%s), which the node no longer registers\n",
 				    name, kobj_text(v, "holder"), kobj_text(v, "id"),
 				    kobj_text(v, "resource"));
 		json_array_foreach (json_object_get(node, "unrecorded"), k, v)
-			strbuf_addf(&notes,
+			escape_addf(&notes,
 				    "%s: %s asks for a device but carries no %s record: what it "
 				    "holds is not shown\n",
 				    name, json_string_value(v), LEDGER_ANN_DEVICES);
@@ -553,9 +564,9 @@ char *status_table(const json_t *status)
 		for (size_t r = 0; r < rows.n; r++) {
 			for (size_t c = 0; c < NCOL; c++) {
 				if (c == NCOL - 1)
-					strbuf_addf(&sb, "%s\n", rows.v[r].c[c]);
+					escape_addf(&sb, "%s\n", rows.v[r].c[c]);
 				else
-					strbuf_addf(&sb, "%-*s  ", (int)width[c], rows.v[r].c[c]);
+					escape_addf(&sb, "%-*s  ", (int)width[c], rows.v[r].c[c]);
 			}
 		}
 	for (size_t r = 0; r < rows.n; r++)
