@@ -367,6 +367,8 @@ int cmd_controller(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* It outlives apiserver restarts: an apiserver that refuses is waited for. */
+	kx.retry_unreachable = true;
 	if (kube_context_open(&kx, "controller", &err) < 0) {
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;

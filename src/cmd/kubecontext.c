@@ -6,8 +6,17 @@
 #include "cmd/kubecontext.h"
 #include "base/banned.h"
 
+/* kubectl logs each request from --v=6 on (k8s.io/client-go rest/request.go). */
+#define TRACE_LEVEL 6
+
+static void trace_line(void *arg, const char *line)
+{
+	fprintf(stderr, "gpushare %s: %s\n", (const char *)arg, line);
+}
+
 int kube_context_open(struct kube_context *kx, const char *cmd, struct gs_error *err)
 {
+	struct kube_client_opts co = {0};
 	char *url;
 
 	if (kube_config_load(&kx->cfg, &kx->opts, err) < 0)
@@ -18,7 +27,12 @@ int kube_context_open(struct kube_context *kx, const char *cmd, struct gs_error 
 	else
 		cmd_eprintf("gpushare %s: cluster %s (%s)\n", cmd, url, kx->cfg->source);
 	free(url);
-	if (kube_client_new(&kx->client, kx->cfg, NULL, err) < 0)
+	co.retry_unreachable = kx->retry_unreachable;
+	if (kx->opts.verbosity >= TRACE_LEVEL) {
+		co.trace = trace_line;
+		co.trace_arg = (void *)cmd;
+	}
+	if (kube_client_new(&kx->client, kx->cfg, &co, err) < 0)
 		return -1;
 	return 0;
 }

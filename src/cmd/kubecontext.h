@@ -21,8 +21,15 @@
 
 struct kube_context {
 	struct kube_config_opts opts; /* filled by the flags of OPT_KUBE_CONNECTION */
-	struct kube_config *cfg;      /* after open */
-	struct kube_client *client;   /* after open */
+	/*
+	 * Set by a command that runs until stopped (controller, webhook, sync
+	 * --interval): an apiserver that refuses connections or does not
+	 * resolve is waited for (retried with backoff), as it is during a
+	 * restart. One-shot commands fail at once, as kubectl does.
+	 */
+	bool retry_unreachable;
+	struct kube_config *cfg;    /* after open */
+	struct kube_client *client; /* after open */
 };
 
 /*
@@ -46,12 +53,18 @@ struct kube_context {
 		OPT_BOOL(0, "insecure-skip-tls-verify", &(ko)->insecure_skip_tls_verify,           \
 			 "do not verify the apiserver's certificate (unsafe)"),                    \
 		OPT_DURATION(0, "request-timeout", &(ko)->request_timeout_ms, "DURATION",          \
-			     "limit for one request, e.g. 30s, 2m [30s]", 86400000L)
+			     "limit for one request, e.g. 30s, 2m [30s]", 86400000L),              \
+		OPT_INT('v', "v", &(ko)->verbosity, "LEVEL",                                       \
+			"log level, as kubectl's: 6 or more prints each request attempt and\n"     \
+			"the proxy used, on standard error [0]",                                   \
+			0, 10)
 
 /*
  * Load the configuration, make the client, print "gpushare CMD: cluster
  * URL, context NAME" to stderr. -1 with err filled (nothing printed) when
- * the kubeconfig or the client cannot be made.
+ * the kubeconfig or the client cannot be made. With -v 6 or more, the
+ * client's trace lines (one per attempt, never a header or body) follow on
+ * stderr as "gpushare CMD: LINE". cmd must outlive the client.
  */
 int kube_context_open(struct kube_context *kx, const char *cmd, struct gs_error *err) GS_WUR;
 void kube_context_release(struct kube_context *kx);

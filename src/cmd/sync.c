@@ -169,6 +169,8 @@ int cmd_sync(int argc, char **argv)
 	so.configmap_name = cm.name;
 	if (so.dry_run)
 		fprintf(stderr, "gpushare sync: dry run: nothing will be written\n");
+	/* With --interval it runs until stopped: an apiserver that refuses is waited for. */
+	kx.retry_unreachable = interval > 0;
 	if (kube_context_open(&kx, "sync", &err) < 0) {
 		fprintf(stderr, "gpushare sync: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;

@@ -788,6 +788,8 @@ int cmd_webhook(int argc, char **argv)
 		if (fleet_load_files(nodes_path, cm_arg, &g, &err) < 0)
 			goto fail;
 	} else if (!review_path || cm_arg) {
+		/* Serving runs until stopped; --review is one-shot. */
+		kx.retry_unreachable = !review_path;
 		if (kube_context_open(&kx, "webhook", &err) < 0)
 			goto fail;
 	}

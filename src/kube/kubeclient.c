@@ -14,6 +14,7 @@
 #include "kube/curlapi.h"
 #include "base/version.h"
 #include "model/kobj.h"
+#include "kube/proxy.h"
 #include "base/banned.h"
 
 #define DEF_REQUEST_TIMEOUT_MS 30000L
@@ -29,7 +30,7 @@
 #define DEF_TOKEN_REREAD_MS 60000L /* client-go's cached file token source period */
 #define SERVER_TEXT_MAX 1024u	   /* a non-Status error body quoted in a message */
 #define WAIT_POLL_FLOOR_MS 1000L
-#define PROXY_URLS 7u /* proxy-url and the six variables libcurl reads */
+#define PROXY_URLS 2u /* the chosen proxy as configured, and as libcurl is given it */
 
 struct buf {
 	char *p;
@@ -78,6 +79,11 @@ struct kube_client {
 	char *sent_secret; /* the token or base64 user:password; masked in messages */
 	char *proxy_userinfo[PROXY_URLS]; /* masked in messages too */
 	size_t n_proxy_userinfo;
+
+	char *server_host; /* the host dialed (an IPv6 address in brackets) */
+	char *server_port;
+	char *server_hostport;	 /* host:port, for connection messages */
+	struct kube_proxy proxy; /* how the server is reached (kube/proxy.h) */
 };
 
 static long long now_ms(void)
@@ -598,6 +604,9 @@ static int parse_server(struct kube_client *c, const struct kube_config *cfg, st
 	c->verify_name = gs_xstrdup(
 		cfg->tls_server_name && cfg->tls_server_name[0] ? cfg->tls_server_name : host);
 	c->server_shown = gs_xasprintf("%s://%s:%s", scheme, host, port);
+	c->server_host = gs_xstrdup(host);
+	c->server_port = gs_xstrdup(port);
+	c->server_hostport = gs_xasprintf("%s:%s", host, port);
 	rc = 0;
 out:
 	curl_free(scheme);
@@ -656,6 +665,55 @@ static void opts_defaults(struct kube_client_opts *o, const struct kube_client_o
 		o->list_page_size = DEF_PAGE_SIZE;
 	if (o->token_reread_ms <= 0)
 		o->token_reread_ms = DEF_TOKEN_REREAD_MS;
+}
+
+/* "(from HTTPS_PROXY)" or "(the cluster's proxy-url)". */
+static const char *proxy_origin(const struct kube_client *c, char *buf, size_t size)
+{
+	if (!strcmp(c->proxy.from, "proxy-url"))
+		snprintf(buf, size, "the cluster's proxy-url");
+	else
+		snprintf(buf, size, "from %s", c->proxy.from);
+	return buf;
+}
+
+/*
+ * A credential for an http:// server would cross the proxy in clear text
+ * (client-go sends it; a tunnel would not hide it either): refused.
+ */
+static void refuse_clear_text(const struct kube_client *c, const struct kube_config *cfg,
+			      struct gs_error *err)
+{
+	char wh[64];
+	bool url = !strcmp(c->proxy.from, "proxy-url");
+
+	gs_error_set(err,
+		     "refusing to send %s for %s through the proxy %s (%s) in clear text: use an "
+		     "https:// server, or %s",
+		     cfg->token && cfg->token[0] ? "the bearer token" : "the basic credentials",
+		     c->server_shown, c->proxy.shown, proxy_origin(c, wh, sizeof(wh)),
+		     url ? "drop the cluster's proxy-url" : "name the host in NO_PROXY");
+}
+
+/* One trace line on how the server is reached. */
+static void trace_proxy(struct kube_client *c)
+{
+	char wh[64];
+
+	switch (c->proxy.why) {
+	case KUBE_PROXY_SET:
+		trace(c, "%s: through the proxy %s (%s%s)", c->server_shown, c->proxy.shown,
+		      proxy_origin(c, wh, sizeof(wh)), c->https ? ", CONNECT tunnel" : "");
+		break;
+	case KUBE_PROXY_LOOPBACK:
+		trace(c, "%s: direct (a loopback address is never proxied)", c->server_shown);
+		break;
+	case KUBE_PROXY_NO_PROXY:
+		trace(c, "%s: direct (NO_PROXY)", c->server_shown);
+		break;
+	case KUBE_PROXY_NONE_SET:
+		break;
+	}
 }
 
 #define SETOPT(opt, val)                                                                           \
@@ -720,23 +778,22 @@ int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 				 : gs_xstrdup("the configuration");
 	if (c->connect_to)
 		SETOPT(CURLOPT_CONNECT_TO, c->connect_to);
-	note_proxy_userinfo(c, cfg->proxy_url);
-	{
-		static const char *const vars[] = {"http_proxy",  "HTTP_PROXY", "https_proxy",
-						   "HTTPS_PROXY", "all_proxy",	"ALL_PROXY"};
-		for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-			note_proxy_userinfo(c, getenv(vars[i]));
+	if (cfg->proxy_url && cfg->proxy_url[0] && !kube_proxy_url_ok(cfg->proxy_url)) {
+		char *shown = kube_url_shown(cfg->proxy_url);
+		gs_error_set(err, "proxy \"%s\" must be an http://, https:// or socks5:// URL",
+			     shown);
+		free(shown);
+		goto fail;
 	}
-	if (cfg->proxy_url && cfg->proxy_url[0]) {
-		if (!kube_proxy_url_ok(cfg->proxy_url)) {
-			char *shown = kube_url_shown(cfg->proxy_url);
-			gs_error_set(err,
-				     "proxy \"%s\" must be an http://, https:// or socks5:// URL",
-				     shown);
-			free(shown);
-			goto fail;
-		}
-		SETOPT(CURLOPT_PROXY, cfg->proxy_url);
+	/* The proxy is decided here, as client-go does; libcurl never reads the environment. */
+	if (kube_proxy_choose(&c->proxy, cfg->proxy_url, NULL, c->https ? "https" : "http",
+			      c->server_host, c->server_port, err) != 0)
+		goto fail;
+	note_proxy_userinfo(c, c->proxy.raw);
+	note_proxy_userinfo(c, c->proxy.url);
+	if (kube_proxy_apply(c->curl, &c->proxy, c->https) != 0) {
+		gs_error_set(err, "libcurl does not support proxies");
+		goto fail;
 	}
 
 	if (cfg->insecure_skip_tls_verify) {
@@ -798,6 +855,11 @@ int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 			wipe_free(up);
 		}
 	}
+	if (c->proxy.url && !c->https && c->sent_secret) {
+		refuse_clear_text(c, cfg, err);
+		goto fail;
+	}
+	trace_proxy(c);
 	*out = c;
 	return 0;
 fail:
@@ -832,6 +894,10 @@ void kube_client_free(struct kube_client *c)
 	free(c->ns);
 	free(c->trust);
 	free(c->server_shown);
+	free(c->server_host);
+	free(c->server_port);
+	free(c->server_hostport);
+	kube_proxy_release(&c->proxy);
 	wipe_free(c->sent_secret);
 	for (size_t i = 0; i < c->n_proxy_userinfo; i++)
 		wipe_free(c->proxy_userinfo[i]);
@@ -1025,6 +1091,51 @@ static bool tls_failure(struct kube_client *c, CURLcode cc, char *why, size_t si
 	return false;
 }
 
+/*
+ * A server (or proxy) that cannot be reached at all: the connection was
+ * refused, there is no route to it, or its name does not resolve. Fills
+ * why with kubectl's words (k8s.io/kubectl pkg/cmd/util/helpers.go,
+ * StandardErrorMessage) and returns true; false for anything else.
+ */
+static bool unreachable(struct kube_client *c, CURLcode cc, char *why, size_t size)
+{
+	char peer[512], wh[64];
+	long oserr = 0;
+
+	if (cc != CURLE_COULDNT_CONNECT && cc != CURLE_COULDNT_RESOLVE_HOST &&
+	    cc != CURLE_COULDNT_RESOLVE_PROXY)
+		return false;
+	if (cc == CURLE_COULDNT_RESOLVE_HOST) {
+		snprintf(why, size, "Unable to connect to the server %s: could not resolve host %s",
+			 c->server_hostport, c->server_host);
+		return true;
+	}
+	/* Through a proxy, the connection that failed is the one to the proxy. */
+	if (c->proxy.url)
+		snprintf(peer, sizeof(peer), "proxy %s (%s)", c->proxy.hostport,
+			 proxy_origin(c, wh, sizeof(wh)));
+	else
+		snprintf(peer, sizeof(peer), "server %s", c->server_hostport);
+	if (cc == CURLE_COULDNT_RESOLVE_PROXY) {
+		snprintf(why, size, "Unable to connect to the %s: could not resolve host %s", peer,
+			 c->proxy.host ? c->proxy.host : "");
+		return true;
+	}
+	curl_easy_getinfo(c->curl, CURLINFO_OS_ERRNO, &oserr);
+	if (oserr == ECONNREFUSED)
+		snprintf(why, size,
+			 "The connection to the %s was refused - did you specify the right host or "
+			 "port?",
+			 peer);
+	else if (oserr == EHOSTUNREACH)
+		snprintf(why, size, "Unable to connect to the %s: no route to host", peer);
+	else if (oserr == ENETUNREACH)
+		snprintf(why, size, "Unable to connect to the %s: network is unreachable", peer);
+	else
+		return false;
+	return true;
+}
+
 /* Delay before attempt `n+1` (n >= 1): base * 2^(n-1), capped, with half of it jittered. */
 static long long backoff_ms(struct kube_client *c, unsigned n)
 {
@@ -1085,8 +1196,8 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 	long long start = now_ms();
 	unsigned attempt;
 	int rc = -1;
-	bool tls_fatal = false;
-	char tls_why[sizeof(err->msg)];
+	bool tls_fatal = false, unreach = false;
+	char tls_why[sizeof(err->msg)], unreach_why[sizeof(err->msg)];
 
 	set_last_transport(c);
 	if (!valid_path(path)) {
@@ -1116,6 +1227,7 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 
 		if (left <= 0)
 			left = 1;
+		unreach = false;
 		refresh_token(c);
 		c->body.len = 0;
 		c->body.overflow = false;
@@ -1155,8 +1267,11 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 			trace(c, "%s %s -> %s in %lld ms (attempt %u)", method, url,
 			      curl_easy_strerror(cc), now_ms() - t0, attempt);
 			tls_fatal = tls_failure(c, cc, tls_why, sizeof(tls_why));
+			unreach =
+				!tls_fatal && unreachable(c, cc, unreach_why, sizeof(unreach_why));
+			/* kubectl fails at once there; a daemon waits for its apiserver. */
 			retry = !c->body.overflow && !tls_fatal && transient_curl(cc) &&
-				(idempotent || sent == 0);
+				(idempotent || sent == 0) && (!unreach || c->o.retry_unreachable);
 		}
 		if (retry && attempt < c->o.max_attempts) {
 			if (wait < 0)
@@ -1191,7 +1306,9 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 				snprintf(tries, sizeof(tries),
 					 " (gave up after %u attempts in %.1fs)", attempt,
 					 (double)(now_ms() - start) / 1000.0);
-			if (tls_verify_error(cc))
+			if (unreach)
+				gs_error_set(err, "%s%s", unreach_why, tries);
+			else if (tls_verify_error(cc))
 				gs_error_set(err, "%s %s: %s (server verified against %s)%s",
 					     method, url, why, c->trust, tries);
 			else

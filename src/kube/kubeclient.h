@@ -26,6 +26,9 @@
  *                  kube_last_status() has code, reason and details;
  *   -1             anything else (connection, TLS, timeout, bad response,
  *                  bad arguments); kube_last_status()->code is 0.
+ *
+ * The proxy, if any, is decided once in kube_client_new as client-go
+ * decides it (kube/proxy.h); handles from kube_client_easy carry it.
  */
 enum { KUBE_E_STATUS = -2 };
 
@@ -43,6 +46,13 @@ struct kube_client_opts {
 	unsigned list_page_size;   /* kube_list `limit` [500] */
 	const char *user_agent;	   /* ["gpushare/<version>"] */
 	long token_reread_ms;	   /* look at a tokenFile again after this long [60000] */
+	/*
+	 * A server that cannot be reached at all (connection refused, no
+	 * route, a name that does not resolve) fails at once with kubectl's
+	 * words, as kubectl does [false]; true retries it like any transient
+	 * failure, for a daemon that must outlive an apiserver restart.
+	 */
+	bool retry_unreachable;
 	/*
 	 * One line per attempt and per retry decision (method, URL, HTTP
 	 * status, timing); never headers or bodies. NULL = silent.

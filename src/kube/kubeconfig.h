@@ -31,6 +31,7 @@ struct kube_config_opts {
 	const char *token;	       /* --token: overrides the user's token (secret) */
 	bool insecure_skip_tls_verify; /* --insecure-skip-tls-verify */
 	long request_timeout_ms;       /* --request-timeout; 0 = kubeclient's default */
+	long verbosity; /* -v/--v: kubectl's log level, for the client (src/cmd/kubecontext.h) */
 };
 
 /* A PEM blob read from a `*-data` field or a file, plus where it came from. */

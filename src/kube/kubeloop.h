@@ -5,8 +5,9 @@
  * One event loop for many apiserver requests at once (docs/controller.md):
  * libcurl's multi interface under one thread, a bounded number of requests
  * in flight, and list+watch streams that resume from their
- * resourceVersion. Connection, TLS, credentials and secret masking are
- * those of a kube_client (kubeclient.h), which the loop borrows.
+ * resourceVersion. Connection, proxy, TLS, credentials and secret masking
+ * are those of a kube_client (kubeclient.h), which the loop borrows: its
+ * handles are copies of the client's (kube_client_easy).
  *
  * Nothing here prints: what happens is told through callbacks, and one
  * line per retry or watch restart through kube_loop_opts.log.
@@ -15,7 +16,8 @@
  *   429                         retried, every verb, after Retry-After when sent
  *   5xx                         retried except POST (it may have been created)
  *   connection failed before
- *   anything was sent           retried, every verb
+ *   anything was sent           retried, every verb (refused and unresolvable
+ *                               too: the loop's owners outlive apiserver restarts)
  *   lost after it was sent      retried except POST
  *   TLS failure, other 4xx      not retried; 409 is the caller's to re-read
  * Delay: base * 2^(attempt-1) capped at max, the upper half random; a

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 
 #define DATA "tests/unit/data/kube"
 #define SERVER "tests/unit/kube_fault_server.py"
+#define PROXY "tests/unit/recording_proxy.py"
 #define QUOTA_MSG                                                                                  \
 	"pods \"team-over\" is forbidden: exceeded quota: gpu-quota, requested: "                  \
 	"requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: "                    \
@@ -197,18 +199,18 @@ struct peer {
 
 static struct peer plain, tls, tls12;
 
-static int start_peer(struct peer *p, const char *const *extra)
+static int start_script(struct peer *p, const char *script, const char *const *extra)
 {
 	int fds[2];
 	char line[32];
 	FILE *f;
-	const char *argv[12] = {"python3", SERVER};
+	const char *argv[12] = {"python3", script};
 	size_t n = 2;
 
 	for (; extra && *extra && n < 11; extra++)
 		argv[n++] = *extra;
 	argv[n] = NULL;
-	if (access(SERVER, R_OK) != 0 || system("python3 -c '' 2>/dev/null") != 0)
+	if (access(script, R_OK) != 0 || system("python3 -c '' 2>/dev/null") != 0)
 		return -1;
 	if (pipe(fds) != 0)
 		return -1;
@@ -232,6 +234,11 @@ static int start_peer(struct peer *p, const char *const *extra)
 	fclose(f);
 	p->port = atoi(line);
 	return p->port > 0 ? 0 : -1;
+}
+
+static int start_peer(struct peer *p, const char *const *extra)
+{
+	return start_script(p, SERVER, extra);
 }
 
 static void stop_peer(struct peer *p)
@@ -261,6 +268,7 @@ static int teardown_plain(void **state)
 struct tracelog {
 	int lines;
 	int retries;
+	int attempts; /* requests that went out (or tried to) */
 	char last[512];
 };
 
@@ -271,6 +279,8 @@ static void on_trace(void *arg, const char *line)
 	t->lines++;
 	if (strstr(line, ": retrying in "))
 		t->retries++;
+	if (strstr(line, " (attempt "))
+		t->attempts++;
 	snprintf(t->last, sizeof(t->last), "%s", line);
 }
 
@@ -643,10 +653,13 @@ static int closed_port(void)
 	return port;
 }
 
+/* A daemon's client (retry_unreachable) waits for an apiserver that refuses. */
 static void connect_refused_retried_until_deadline(void **state)
 {
-	struct kube_client_opts o = {
-		.deadline_ms = 600, .backoff_base_ms = 50, .backoff_max_ms = 100};
+	struct kube_client_opts o = {.deadline_ms = 600,
+				     .backoff_base_ms = 50,
+				     .backoff_max_ms = 100,
+				     .retry_unreachable = true};
 	struct tracelog tl = {0};
 	struct kube_config *cfg;
 	struct kube_client *c;
@@ -668,10 +681,81 @@ static void connect_refused_retried_until_deadline(void **state)
 	assert_int_equal(kube_create(c, "/api/v1/namespaces", obj, NULL, &err), -1);
 	assert_true(ms_now() - t0 < 1500);
 	assert_true(tl.retries >= 2);
-	assert_non_null(strstr(err.msg, "POST http://127.0.0.1:"));
+	assert_int_equal(tl.attempts, tl.retries + 1);
+	assert_non_null(strstr(err.msg, "The connection to the server 127.0.0.1:"));
 	assert_non_null(strstr(err.msg, " (gave up after "));
 	assert_int_equal(kube_last_status(c)->code, 0);
 	json_decref(obj);
+	kube_client_free(c);
+}
+
+/*
+ * A one-shot command's client fails at once on a refused connection, with
+ * kubectl's words: one attempt, whatever the verb.
+ */
+static void connect_refused_fails_at_once(void **state)
+{
+	struct kube_client_opts o = {.deadline_ms = 5000, .backoff_base_ms = 50};
+	json_t *obj = json_object();
+	char want[256];
+	int port = closed_port();
+
+	(void)state;
+	if (!port)
+		skip();
+	snprintf(want, sizeof(want),
+		 "The connection to the server 127.0.0.1:%d was refused - did you specify the "
+		 "right host or port?",
+		 port);
+	o.trace = on_trace;
+	for (int post = 0; post < 2; post++) {
+		struct kube_config *cfg = cfg_for("http", port);
+		struct tracelog tl = {0};
+		struct kube_client *c;
+		struct gs_error err;
+		int rc;
+
+		o.trace_arg = &tl;
+		assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+		kube_config_free(cfg);
+		rc = post ? kube_create(c, "/api/v1/namespaces", obj, NULL, &err)
+			  : kube_get(c, "/api/v1/nodes", NULL, &err);
+		assert_int_equal(rc, -1);
+		assert_string_equal(err.msg, want);
+		assert_int_equal(tl.attempts, 1);
+		assert_int_equal(tl.retries, 0);
+		assert_int_equal(kube_last_status(c)->code, 0);
+		kube_client_free(c);
+	}
+	json_decref(obj);
+}
+
+/* A name that does not resolve fails at once too. */
+static void unresolvable_fails_at_once(void **state)
+{
+	struct kube_client_opts o = {.deadline_ms = 5000, .backoff_base_ms = 50};
+	struct tracelog tl = {0};
+	struct kube_config *cfg = calloc(1, sizeof(*cfg));
+	struct kube_client *c;
+	struct addrinfo *ai = NULL;
+	struct gs_error err;
+
+	(void)state;
+	/* RFC 6761: .invalid never resolves; a resolver that says otherwise lies. */
+	if (getaddrinfo("nosuch.invalid", "80", NULL, &ai) == 0) {
+		freeaddrinfo(ai);
+		free(cfg);
+		skip();
+	}
+	o.trace = on_trace;
+	o.trace_arg = &tl;
+	cfg->server = gs_xstrdup("http://nosuch.invalid:8080");
+	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
+	kube_config_free(cfg);
+	assert_int_equal(kube_get(c, "/api/v1/nodes", NULL, &err), -1);
+	assert_string_equal(err.msg, "Unable to connect to the server nosuch.invalid:8080: could "
+				     "not resolve host nosuch.invalid");
+	assert_int_equal(tl.attempts, 1);
 	kube_client_free(c);
 }
 
@@ -964,23 +1048,25 @@ static void server_url_never_echoed(void **state)
 	kube_config_free(cfg);
 }
 
-/* libcurl quotes a proxy from the environment it cannot use: its userinfo is masked. */
+/* A proxy from the environment that is no URL is refused without its userinfo. */
 static void env_proxy_userinfo_masked(void **state)
 {
 	struct kube_client_opts o = {.max_attempts = 1};
 	struct kube_config *cfg = cfg_for("http", 1);
 	struct kube_client *c;
 	struct gs_error err;
+	int rc;
 
 	(void)state;
-	assert_int_equal(setenv("http_proxy", "u:pw-SECRET@[x", 1), 0);
-	assert_int_equal(kube_client_new(&c, cfg, &o, &err), 0);
-	assert_int_equal(kube_get(c, "/echo", NULL, &err), -1);
+	free(cfg->server);
+	cfg->server = gs_xstrdup("http://0.0.0.0:1"); /* no loopback: the proxy applies */
+	setenv("http_proxy", "u:pw-SECRET@[x", 1);
+	rc = kube_client_new(&c, cfg, &o, &err);
 	unsetenv("http_proxy");
-	kube_client_free(c);
 	kube_config_free(cfg);
+	assert_int_equal(rc, -1);
 	assert_null(strstr(err.msg, "SECRET"));
-	assert_non_null(strstr(err.msg, "'***********@[x'"));
+	assert_string_equal(err.msg, "proxy \"http://[x\" (from http_proxy) is not a valid URL");
 }
 
 /* A CR or LF in a credential would add header lines: refused, never quoted. */
@@ -1190,6 +1276,313 @@ static void token_file_after_401(void **state)
 	json_decref(r);
 	unlink(path);
 	kube_client_free(c);
+}
+
+/* ---- proxies -------------------------------------------------------------------------- */
+
+static const char *const proxy_vars[] = {"HTTP_PROXY",	"http_proxy", "HTTPS_PROXY",
+					 "https_proxy", "NO_PROXY",   "no_proxy",
+					 "ALL_PROXY",	"all_proxy",  "REQUEST_METHOD"};
+
+static void clear_proxy_env(void)
+{
+	for (size_t i = 0; i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++)
+		unsetenv(proxy_vars[i]);
+}
+
+/* recording_proxy.py, with the log of what it was asked for. */
+struct proxy {
+	struct peer p;
+	char log[64];
+	char url[64];
+};
+
+/* The running proxy, stopped (and the environment cleared) after each proxy test. */
+static struct proxy px;
+
+static int proxy_teardown(void **state)
+{
+	(void)state;
+	stop_peer(&px.p);
+	if (px.log[0])
+		unlink(px.log);
+	px.log[0] = '\0';
+	clear_proxy_env();
+	return 0;
+}
+
+/* Start recording_proxy.py as px with an empty log; false when it cannot run. */
+static bool proxy_start(void)
+{
+	const char *args[2] = {px.log, NULL};
+	int fd;
+
+	memset(&px.p, 0, sizeof(px.p));
+	snprintf(px.log, sizeof(px.log), "/tmp/gs-proxy-log-XXXXXX");
+	fd = mkstemp(px.log);
+	if (fd < 0)
+		return false;
+	close(fd);
+	if (start_script(&px.p, PROXY, args) != 0) {
+		unlink(px.log);
+		px.log[0] = '\0';
+		return false;
+	}
+	snprintf(px.url, sizeof(px.url), "http://127.0.0.1:%d", px.p.port);
+	return true;
+}
+
+/* One line per request the proxy was asked for (caller frees). */
+static char *proxy_log(void)
+{
+	size_t n;
+
+	return slurp(px.log, &n);
+}
+
+static int log_lines(void)
+{
+	char *s = proxy_log();
+	int n = 0;
+
+	for (char *p = s; *p; p++)
+		n += *p == '\n';
+	free(s);
+	return n;
+}
+
+/*
+ * GET /echo from server (a URL) with a bearer token and the kubeconfig's
+ * proxy-url (both may be NULL): the call's result, or -9 when the client
+ * could not be made (err says why).
+ */
+static int get_echo(const char *server, const char *token, const char *proxy_url,
+		    struct tracelog *tl, struct gs_error *err)
+{
+	struct kube_client_opts o = {
+		.deadline_ms = 5000, .backoff_base_ms = 20, .backoff_max_ms = 100};
+	struct kube_config *cfg = calloc(1, sizeof(*cfg));
+	struct kube_client *c;
+	int rc;
+
+	if (tl) {
+		o.trace = on_trace;
+		o.trace_arg = tl;
+	}
+	cfg->server = gs_xstrdup(server);
+	if (token)
+		cfg->token = gs_xstrdup(token);
+	if (proxy_url)
+		cfg->proxy_url = gs_xstrdup(proxy_url);
+	rc = kube_client_new(&c, cfg, &o, err);
+	kube_config_free(cfg);
+	if (rc != 0)
+		return -9;
+	rc = kube_get(c, "/echo", NULL, err);
+	kube_client_free(c);
+	return rc;
+}
+
+/*
+ * Loopback is never proxied (Go's useProxy), whatever the environment says:
+ * the bearer token goes to the server, not to the proxy. libcurl alone
+ * would hand both to http_proxy or ALL_PROXY.
+ */
+static void proxy_loopback_bypassed(void **state)
+{
+	static const char *const vars[] = {"http_proxy",  "HTTP_PROXY", "https_proxy",
+					   "HTTPS_PROXY", "ALL_PROXY",	"all_proxy"};
+	struct tracelog tl = {0};
+	struct gs_error err;
+	char url[64], *log;
+
+	(void)state;
+	NEED_PEER(plain);
+	if (!proxy_start())
+		skip();
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		setenv(vars[i], px.url, 1);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", plain.port);
+	assert_int_equal(get_echo(url, "tok-loopback", NULL, &tl, &err), 0);
+	assert_non_null(strstr(tl.last, "(attempt 1)"));
+	snprintf(url, sizeof(url), "http://localhost:%d", plain.port);
+	assert_int_equal(get_echo(url, "tok-loopback", NULL, NULL, &err), 0);
+	log = proxy_log();
+	assert_string_equal(log, "");
+	free(log);
+}
+
+/* HTTP_PROXY, upper case, wins over http_proxy (libcurl reads only the lower case). */
+static void proxy_http_upper_case(void **state)
+{
+	struct gs_error err;
+	char url[64], want[128], dead[64], *log;
+	int port = closed_port();
+
+	(void)state;
+	NEED_PEER(plain);
+	if (!port || !proxy_start())
+		skip();
+	snprintf(dead, sizeof(dead), "http://127.0.0.1:%d", port);
+	setenv("HTTP_PROXY", px.url, 1);
+	setenv("http_proxy", dead, 1);
+	/* 0.0.0.0 reaches this machine, and is no loopback address. */
+	snprintf(url, sizeof(url), "http://0.0.0.0:%d", plain.port);
+	assert_int_equal(get_echo(url, NULL, NULL, NULL, &err), 0);
+	log = proxy_log();
+	snprintf(want, sizeof(want), "GET http://0.0.0.0:%d/echo auth=none\n", plain.port);
+	assert_string_equal(log, want);
+	free(log);
+}
+
+/* ALL_PROXY is no variable of Go's: nothing goes to it. */
+static void proxy_all_proxy_ignored(void **state)
+{
+	struct gs_error err;
+	char url[64];
+
+	(void)state;
+	NEED_PEER(plain);
+	if (!proxy_start())
+		skip();
+	setenv("ALL_PROXY", px.url, 1);
+	setenv("all_proxy", px.url, 1);
+	snprintf(url, sizeof(url), "http://0.0.0.0:%d", plain.port);
+	assert_int_equal(get_echo(url, NULL, NULL, NULL, &err), 0);
+	assert_int_equal(log_lines(), 0);
+}
+
+/*
+ * NO_PROXY as Go reads it, where libcurl reads it otherwise: a port,
+ * upper case before lower case, a leading dot for subdomains only.
+ * http_proxy (which libcurl would use too) points at the proxy.
+ */
+static void proxy_no_proxy_rules(void **state)
+{
+	struct {
+		const char *upper, *lower, *host;
+		bool proxied;
+	} cases[] = {
+		{"0.0.0.0:%d", NULL, "0.0.0.0", false},		    /* the server's port */
+		{"0.0.0.0:1", NULL, "0.0.0.0", true},		    /* another port */
+		{"0.0.0.0", "elsewhere.invalid", "0.0.0.0", false}, /* NO_PROXY first */
+		{"10.0.0.0/8, 0.0.0.0/32", NULL, "0.0.0.0", false}, /* a CIDR */
+		{NULL, "*", "0.0.0.0", false},
+		/* apiserver.invalid resolves only through the proxy (it dials 127.0.0.1). */
+		{".apiserver.invalid", NULL, "apiserver.invalid", true}, /* subdomains only */
+		{"*.apiserver.invalid", NULL, "apiserver.invalid", true},
+		{"other.invalid,apiserver.invalid:1", NULL, "apiserver.invalid", true},
+	};
+
+	(void)state;
+	NEED_PEER(plain);
+	if (!proxy_start())
+		skip();
+	setenv("http_proxy", px.url, 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gs_error err;
+		char url[96], entry[96];
+		int before = log_lines(), rc;
+
+		unsetenv("NO_PROXY");
+		unsetenv("no_proxy");
+		if (cases[i].upper) {
+			snprintf(entry, sizeof(entry), cases[i].upper, plain.port);
+			setenv("NO_PROXY", entry, 1);
+		}
+		if (cases[i].lower)
+			setenv("no_proxy", cases[i].lower, 1);
+		snprintf(url, sizeof(url), "http://%s:%d", cases[i].host, plain.port);
+		rc = get_echo(url, NULL, NULL, NULL, &err);
+		if (rc != 0 || (log_lines() - before == 1) != cases[i].proxied)
+			fail_msg("NO_PROXY=%s no_proxy=%s %s: rc %d (%s), proxied %d, want %d",
+				 cases[i].upper ? entry : "", cases[i].lower ? cases[i].lower : "",
+				 url, rc, rc ? err.msg : "", log_lines() - before,
+				 cases[i].proxied);
+	}
+}
+
+/*
+ * A credential for an http:// server would cross the proxy in clear text:
+ * the client is not made, nothing is sent.
+ */
+static void proxy_refuses_clear_text_credentials(void **state)
+{
+	struct kube_config *cfg;
+	struct kube_client *c;
+	struct gs_error err;
+	char url[64], want[512];
+
+	(void)state;
+	NEED_PEER(plain);
+	if (!proxy_start())
+		skip();
+	setenv("http_proxy", px.url, 1);
+	snprintf(url, sizeof(url), "http://0.0.0.0:%d", plain.port);
+	assert_int_equal(get_echo(url, "tok-SECRET", NULL, NULL, &err), -9);
+	snprintf(want, sizeof(want),
+		 "refusing to send the bearer token for http://0.0.0.0:%d through the proxy "
+		 "http://127.0.0.1:%d (from http_proxy) in clear text: use an https:// server, or "
+		 "name the host in NO_PROXY",
+		 plain.port, px.p.port);
+	assert_string_equal(err.msg, want);
+	/* Basic credentials through a kubeconfig's proxy-url alike. */
+	cfg = cfg_for("http", plain.port);
+	cfg->username = gs_xstrdup("u");
+	cfg->password = gs_xstrdup("pw-SECRET");
+	cfg->proxy_url = gs_xstrdup(px.url);
+	assert_int_equal(kube_client_new(&c, cfg, NULL, &err), -1);
+	kube_config_free(cfg);
+	snprintf(want, sizeof(want),
+		 "refusing to send the basic credentials for http://127.0.0.1:%d through the proxy "
+		 "http://127.0.0.1:%d (the cluster's proxy-url) in clear text: use an https:// "
+		 "server, or drop the cluster's proxy-url",
+		 plain.port, px.p.port);
+	assert_string_equal(err.msg, want);
+	/* Without a credential the request goes through. */
+	assert_int_equal(get_echo(url, NULL, NULL, NULL, &err), 0);
+	assert_int_equal(log_lines(), 1);
+}
+
+/* A kubeconfig's proxy-url carries every request: neither NO_PROXY nor loopback apply. */
+static void proxy_url_wins(void **state)
+{
+	struct gs_error err;
+	char url[64], want[128], *log;
+
+	(void)state;
+	NEED_PEER(plain);
+	if (!proxy_start())
+		skip();
+	setenv("NO_PROXY", "*", 1);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", plain.port);
+	assert_int_equal(get_echo(url, NULL, px.url, NULL, &err), 0);
+	log = proxy_log();
+	snprintf(want, sizeof(want), "GET http://127.0.0.1:%d/echo auth=none\n", plain.port);
+	assert_string_equal(log, want);
+	free(log);
+}
+
+/* A proxy that refuses: kubectl's words about the proxy, one attempt. */
+static void proxy_refused_fails_at_once(void **state)
+{
+	struct tracelog tl = {0};
+	struct gs_error err;
+	char dead[64], want[256];
+	int port = closed_port();
+
+	(void)state;
+	if (!port)
+		skip();
+	snprintf(dead, sizeof(dead), "127.0.0.1:%d", port); /* no scheme: http:// */
+	setenv("HTTP_PROXY", dead, 1);
+	assert_int_equal(get_echo("http://0.0.0.0:1", NULL, NULL, &tl, &err), -1);
+	snprintf(want, sizeof(want),
+		 "The connection to the proxy 127.0.0.1:%d (from HTTP_PROXY) was refused - did "
+		 "you specify the right host or port?",
+		 port);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(tl.attempts, 1);
 }
 
 /* ---- TLS ------------------------------------------------------------------------------- */
@@ -1440,6 +1833,48 @@ static void tls12_client_cert_required(void **state)
 	assert_int_equal(tls_connections_at(tls12.port) - before, 2);
 }
 
+/*
+ * https through a proxy is a CONNECT tunnel (the proxy sees no header), to
+ * HTTPS_PROXY before https_proxy; with tls-server-name the tunnel goes to
+ * the server's address and the certificate is checked against the name.
+ */
+static void tls_through_proxy_connect(void **state)
+{
+	struct tracelog tl = {0};
+	struct kube_config *cfg;
+	struct gs_error err;
+	char dead[64], want[160], *log;
+	json_t *r;
+	int port = closed_port();
+
+	(void)state;
+	NEED_PEER(tls);
+	if (!port || !proxy_start())
+		skip();
+	snprintf(dead, sizeof(dead), "http://127.0.0.1:%d", port);
+	setenv("HTTPS_PROXY", px.url, 1);
+	setenv("https_proxy", dead, 1);
+	/* A name only the proxy resolves (it dials 127.0.0.1); the certificate holds it. */
+	cfg = tls_cfg("ca.crt", true);
+	free(cfg->server);
+	cfg->server = gs_xasprintf("https://kubernetes:%d", tls.port);
+	cfg->token = gs_xstrdup("tok-SECRET");
+	assert_int_equal(tls_get(cfg, &r, &tl, &err), 0);
+	assert_string_equal(hdr(r, "authorization"), "Bearer tok-SECRET");
+	json_decref(r);
+	cfg = tls_cfg("ca.crt", true);
+	free(cfg->server);
+	cfg->server = gs_xasprintf("https://0.0.0.0:%d", tls.port);
+	cfg->tls_server_name = gs_xstrdup("kubernetes");
+	assert_int_equal(tls_get(cfg, &r, &tl, &err), 0);
+	json_decref(r);
+	log = proxy_log();
+	snprintf(want, sizeof(want), "CONNECT kubernetes:%d\nCONNECT 0.0.0.0:%d\n", tls.port,
+		 tls.port);
+	assert_string_equal(log, want);
+	free(log);
+}
+
 /* http:// at a TLS port: the apiserver's Go answers 400, we say what it means. */
 static void tls_port_spoken_to_in_http(void **state)
 {
@@ -1513,6 +1948,8 @@ int main(void)
 		cmocka_unit_test(retry_after_beyond_deadline_gives_up),
 		cmocka_unit_test(connection_loss),
 		cmocka_unit_test(connect_refused_retried_until_deadline),
+		cmocka_unit_test(connect_refused_fails_at_once),
+		cmocka_unit_test(unresolvable_fails_at_once),
 		cmocka_unit_test(request_timeout),
 		cmocka_unit_test(response_cap),
 		cmocka_unit_test(list_follows_continue),
@@ -1523,6 +1960,13 @@ int main(void)
 		cmocka_unit_test(token_file_rotation),
 		cmocka_unit_test(token_file_after_401),
 		cmocka_unit_test(tls_plain_http_server),
+		cmocka_unit_test_teardown(proxy_loopback_bypassed, proxy_teardown),
+		cmocka_unit_test_teardown(proxy_http_upper_case, proxy_teardown),
+		cmocka_unit_test_teardown(proxy_all_proxy_ignored, proxy_teardown),
+		cmocka_unit_test_teardown(proxy_no_proxy_rules, proxy_teardown),
+		cmocka_unit_test_teardown(proxy_refuses_clear_text_credentials, proxy_teardown),
+		cmocka_unit_test_teardown(proxy_url_wins, proxy_teardown),
+		cmocka_unit_test_teardown(proxy_refused_fails_at_once, proxy_teardown),
 	};
 	const struct CMUnitTest tlsnet[] = {
 		cmocka_unit_test(tls_verified_with_client_cert),
@@ -1533,9 +1977,12 @@ int main(void)
 		cmocka_unit_test(tls_client_cert_refused),
 		cmocka_unit_test(tls12_client_cert_required),
 		cmocka_unit_test(tls_port_spoken_to_in_http),
+		cmocka_unit_test_teardown(tls_through_proxy_connect, proxy_teardown),
 	};
 	int fails = 0;
 
+	/* The proxy tests set what they need; nothing from the caller's environment. */
+	clear_proxy_env();
 	fails += cmocka_run_group_tests(offline, NULL, NULL);
 	fails += cmocka_run_group_tests(net, setup_plain, teardown_plain);
 	fails += cmocka_run_group_tests(tlsnet, setup_tls, teardown_tls);

@@ -15,11 +15,12 @@
  * kubeloop's pure parts on a watch stream recorded from the e2e apiserver
  * (tests/unit/data/kube/watch-nodes.jsonl, see its README), and the loop
  * itself against kube_fault_server.py: retries by verb, Retry-After, list
- * paging, an expired continue token.
+ * paging, an expired continue token, the client's proxy (recording_proxy.py).
  */
 
 #define DATA "tests/unit/data/kube"
 #define SERVER "tests/unit/kube_fault_server.py"
+#define PROXY "tests/unit/recording_proxy.py"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -219,29 +220,36 @@ static void watch_delays(void **state)
 static pid_t peer_pid;
 static int peer_port;
 
-static int setup_peer(void **state)
+/* Run python3 script [arg]: its pid in *pid, the port it prints first (0 when it cannot run). */
+static int start_py(const char *script, const char *arg, pid_t *pid)
 {
-	int fds[2];
+	int fds[2], port = 0;
 	char line[32];
 	FILE *f;
 
-	(void)state;
-	if (access(SERVER, R_OK) != 0 || system("python3 -c '' 2>/dev/null") != 0 || pipe(fds))
+	if (access(script, R_OK) != 0 || system("python3 -c '' 2>/dev/null") != 0 || pipe(fds))
 		return 0;
-	peer_pid = fork();
-	if (peer_pid == 0) {
+	*pid = fork();
+	if (*pid == 0) {
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
-		execlp("python3", "python3", SERVER, (char *)NULL);
+		execlp("python3", "python3", script, arg, (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
 	f = fdopen(fds[0], "r");
 	if (f && fgets(line, sizeof(line), f))
-		peer_port = atoi(line);
+		port = atoi(line);
 	if (f)
 		fclose(f);
+	return port;
+}
+
+static int setup_peer(void **state)
+{
+	(void)state;
+	peer_port = start_py(SERVER, NULL, &peer_pid);
 	return 0;
 }
 
@@ -273,7 +281,7 @@ static void on_done(void *arg, const struct kube_result *r)
 	snprintf(d->body, sizeof(d->body), "%s", r->body);
 }
 
-static struct kube_loop *loop_for_peer(struct kube_client **c, const char *token)
+static struct kube_loop *loop_at(struct kube_client **c, const char *server, const char *token)
 {
 	struct kube_config cfg = {0};
 	struct kube_loop_opts o = {.backoff_base_ms = 20,
@@ -282,14 +290,20 @@ static struct kube_loop *loop_for_peer(struct kube_client **c, const char *token
 				   .list_page_size = 3};
 	struct kube_loop *l;
 	struct gs_error err;
-	char server[64];
 
-	snprintf(server, sizeof(server), "http://127.0.0.1:%d", peer_port);
-	cfg.server = server;
+	cfg.server = (char *)server;
 	cfg.token = (char *)token;
 	assert_int_equal(kube_client_new(c, &cfg, NULL, &err), 0);
 	assert_int_equal(kube_loop_new(&l, *c, &o, &err), 0);
 	return l;
+}
+
+static struct kube_loop *loop_for_peer(struct kube_client **c, const char *token)
+{
+	char server[64];
+
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", peer_port);
+	return loop_at(c, server, token);
 }
 
 static void run_until(struct kube_loop *l, int *flag, int want)
@@ -405,13 +419,94 @@ static void loop_list_pages(void **state)
 	kube_client_free(c);
 }
 
+/*
+ * The loop's handles carry the client's proxy decision: HTTP_PROXY (upper
+ * case, which libcurl alone ignores) for a non-loopback server, nothing
+ * for a loopback one even with http_proxy and ALL_PROXY set.
+ */
+static void loop_through_proxy(void **state)
+{
+	char log[] = "/tmp/gs-loop-proxy-XXXXXX", url[64], server[64], want[128];
+	struct kube_client *c, *c2;
+	struct kube_loop *l, *l2;
+	struct done a = {0}, b = {0};
+	pid_t pid = 0;
+	int fd = mkstemp(log), port;
+	size_t n;
+	char *got;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	port = peer_port ? start_py(PROXY, log, &pid) : 0;
+	if (!port) {
+		unlink(log);
+		skip();
+	}
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	setenv("HTTP_PROXY", url, 1);
+	setenv("http_proxy", url, 1);
+	setenv("ALL_PROXY", url, 1);
+	/* 0.0.0.0 reaches this machine, and is no loopback address. */
+	snprintf(server, sizeof(server), "http://0.0.0.0:%d", peer_port);
+	l = loop_at(&c, server, NULL);
+	l2 = loop_for_peer(&c2, "loop-token");
+	unsetenv("HTTP_PROXY");
+	unsetenv("http_proxy");
+	unsetenv("ALL_PROXY");
+	assert_int_equal(kube_loop_request(l, "GET", "/echo", NULL, NULL, 0, on_done, &a), 0);
+	assert_int_equal(kube_loop_request(l2, "GET", "/echo", NULL, NULL, 0, on_done, &b), 0);
+	run_until(l, &a.calls, 1);
+	run_until(l2, &b.calls, 1);
+	kube_loop_free(l);
+	kube_client_free(c);
+	kube_loop_free(l2);
+	kube_client_free(c2);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	got = slurp(log, &n);
+	unlink(log);
+	assert_int_equal(a.code, 200);
+	assert_int_equal(b.code, 200);
+	snprintf(want, sizeof(want), "GET http://0.0.0.0:%d/echo auth=none\n", peer_port);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* The loop is the controller's: an apiserver that refuses is waited for (retried). */
+static void loop_retries_refused(void **state)
+{
+	struct kube_client *c;
+	struct kube_loop *l;
+	struct done a = {0};
+	char server[64];
+	pid_t pid = 0;
+	int port = start_py(SERVER, NULL, &pid);
+
+	(void)state;
+	if (!port)
+		skip();
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", port);
+	l = loop_at(&c, server, NULL);
+	assert_int_equal(kube_loop_request(l, "GET", "/echo", NULL, NULL, 0, on_done, &a), 0);
+	run_until(l, &a.calls, 1);
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(a.code, 0);
+	assert_int_equal(a.attempts, 4);
+	kube_loop_free(l);
+	kube_client_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(stream_chunks),   cmocka_unit_test(stream_partial_and_limit),
-		cmocka_unit_test(event_parse),	   cmocka_unit_test(retry_decisions),
-		cmocka_unit_test(watch_delays),	   cmocka_unit_test(loop_retries),
-		cmocka_unit_test(loop_list_pages),
+		cmocka_unit_test(stream_chunks),	cmocka_unit_test(stream_partial_and_limit),
+		cmocka_unit_test(event_parse),		cmocka_unit_test(retry_decisions),
+		cmocka_unit_test(watch_delays),		cmocka_unit_test(loop_retries),
+		cmocka_unit_test(loop_list_pages),	cmocka_unit_test(loop_through_proxy),
+		cmocka_unit_test(loop_retries_refused),
 	};
 	return cmocka_run_group_tests(tests, setup_peer, teardown_peer);
 }
