@@ -88,7 +88,8 @@ struct kube_client;
 /*
  * Connect-free setup from cfg (which may be freed afterwards). opts may be
  * NULL. Fails only for an unusable config (bad server URL, token file
- * unreadable).
+ * unreadable, a proxy that is no URL, a credential that a proxy would carry
+ * in clear text to an http:// server).
  */
 int kube_client_new(struct kube_client **out, const struct kube_config *cfg,
 		    const struct kube_client_opts *opts, struct gs_error *err) GS_WUR;
