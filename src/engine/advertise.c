@@ -1049,6 +1049,46 @@ int advertise_patch(const struct advertisement *adv, const json_t *node, json_t 
 	return mergepatch_node(node, &want, patch, warnings, err);
 }
 
+/* The attributes of a nvidia.com/gpu.* or nvidia.com/mig-<profile>.* family (set_rlabel). */
+static const char *const family_attrs[] = {
+	"count",	   "replicas",	    "sharing-strategy", "product",	"memory",
+	"family",	   "compute.major", "compute.minor",	"machine",	"mode",
+	"multiprocessors", "slices.gi",	    "slices.ci",	"engines.copy", "engines.decoder",
+	"engines.encoder", "engines.jpeg",  "engines.ofa",
+};
+
+static const char *const node_labels[] = {
+	ADVERTISE_LABEL_TIMESTAMP, "nvidia.com/vgpu.present", "nvidia.com/mig.capable",
+	"nvidia.com/mps.capable",  NODEHW_LABEL_MIG_STRATEGY, ADVERTISE_LABEL_MIG_STATE,
+};
+
+bool advertise_gfd_label(const char *key)
+{
+	const char *attr = NULL;
+	size_t n = sizeof(family_attrs) / sizeof(family_attrs[0]);
+
+	if (!strncmp(key, "nvidia.com/cuda.", 16))
+		return true;
+	for (size_t i = 0; i < sizeof(node_labels) / sizeof(node_labels[0]); i++)
+		if (!strcmp(key, node_labels[i]))
+			return true;
+	if (!strncmp(key, RES_GPU ".", strlen(RES_GPU ".")))
+		attr = key + strlen(RES_GPU ".");
+	for (size_t i = 0; attr && i < n; i++)
+		if (!strcmp(attr, family_attrs[i]))
+			return true;
+	if (strncmp(key, "nvidia.com/mig-", 15))
+		return false;
+	/* nvidia.com/mig-<profile>.<attr>: the profile holds dots too (1g.10gb.me). */
+	for (size_t i = 0; i < n; i++) {
+		size_t kl = strlen(key), al = strlen(family_attrs[i]);
+		if (kl > 15 + al + 1 && key[kl - al - 1] == '.' &&
+		    !strcmp(key + kl - al, family_attrs[i]))
+			return true;
+	}
+	return false;
+}
+
 json_t *advertisement_to_json(const struct advertisement *adv)
 {
 	json_t *o = json_object(), *cap = json_object();

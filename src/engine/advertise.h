@@ -119,6 +119,21 @@ int advertise_compute(const struct catalog *cat, const struct nodehw *hw,
 int advertise_patch(const struct advertisement *adv, const json_t *node, json_t **patch,
 		    struct gs_warnings *warnings, struct gs_error *err) GS_WUR;
 
+/*
+ * Whether `key` is a label of a family NVIDIA's stack writes on a GPU node
+ * and gpushare models, so advertise_compute writes it or would on another
+ * config (docs/advertise.md "GFD's labels"): nvidia.com/cuda.*, the
+ * nvidia.com/gpu.<attr> and nvidia.com/mig-<profile>.<attr> families
+ * (count, replicas, sharing-strategy, product, memory, family, compute.*,
+ * machine, mode, multiprocessors, slices.*, engines.*), gfd.timestamp,
+ * vgpu.present, mig.capable, mps.capable, mig.strategy and mig-manager's
+ * mig.config.state. Not one: the declarations (device-plugin.config,
+ * mig.config), the GPU Operator's (gpu.present, gpu.deploy.*), and what GFD
+ * writes that gpushare does not model (gpu.clique, gpu.imex-domain,
+ * vgpu.host-driver-*).
+ */
+bool advertise_gfd_label(const char *key);
+
 /* The whole advertisement as JSON (`advertise --full`). New reference. */
 json_t *advertisement_to_json(const struct advertisement *adv);
 

@@ -226,7 +226,7 @@ int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_op
 	}
 	if (catalog_builtin(&cat, err) < 0)
 		return -1;
-	if (dpconfig_set_from_configmap(NULL, configmap, &set, err) < 0) {
+	if (configmap && dpconfig_set_from_configmap(NULL, configmap, &set, err) < 0) {
 		gs_error_prefix(err, "ConfigMap %s/%s: ", ns, cm_name);
 		return -1;
 	}

@@ -100,7 +100,9 @@ const char *sync_outcome_name(enum sync_outcome o);
 
 /*
  * The plan, pure: what every node of `nodes` (a NodeList, or an array of
- * Nodes) should advertise under the device-plugin `configmap`, and the merge
+ * Nodes) should advertise under the device-plugin `configmap` (NULL: there
+ * is none, the plugin runs without a config file and every node gets the
+ * empty config, its config label unread), and the merge
  * patch that would bring it there. No I/O: it reads only its arguments
  * (o->dry_run is ignored; o->only_node keeps one node). Returns 0 when
  * every declaring node can be synced or already is, 1 when at least one

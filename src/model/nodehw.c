@@ -251,8 +251,7 @@ int nodehw_cuda_version(const char *v, int *major, int *minor)
 	return -1;
 }
 
-/* "X.Y" or "X.Y.Z", each part digits: the form GFD's version labeler accepts (and numbers). */
-static bool driver_version_ok(const char *s)
+bool nodehw_driver_version_ok(const char *s)
 {
 	int parts = 0;
 
@@ -290,7 +289,7 @@ static int read_platform(const struct catalog *cat, struct nodehw *hw, const jso
 	char buf[512];
 
 	(void)cat;
-	if (drv && !driver_version_ok(drv)) {
+	if (drv && !nodehw_driver_version_ok(drv)) {
 		ydoc_error_at_key(
 			src, ann, NODEHW_ANN_DRIVER, err,
 			"node '%s': annotation %s: '%s' is not a driver version X.Y[.Z] (e.g. "

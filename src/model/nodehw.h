@@ -4,6 +4,7 @@
 #include "model/names.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "model/catalog.h"
@@ -81,6 +82,9 @@ json_t *nodehw_managed_resources(const json_t *node, int *ok);
  * Returns -1 for a branch gpushare does not know.
  */
 int nodehw_cuda_version(const char *driver_version, int *major, int *minor);
+
+/* "X.Y" or "X.Y.Z", each part 1-9 digits: the form GFD's version labeler accepts. */
+bool nodehw_driver_version_ok(const char *s);
 
 /* The annotation texts: "k=v,k=v" from an object of strings, "a,b" from an object's keys. */
 char *nodehw_format_labels(const json_t *labels);
