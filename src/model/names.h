@@ -32,6 +32,9 @@
 #define LEDGER_ANN_DEVICES "gpushare.io/devices"
 #define LEDGER_ANN_ADMITTED "gpushare.io/admitted"
 
+/* On the nodes `gpushare import --pool NAME=...` writes: the pool's name. */
+#define IMPORT_LABEL_POOL "gpushare.io/pool"
+
 /* Which path (device plugin or DRA) a node is on. */
 #define DRASLICE_LABEL_PATH "gpushare.io/path"
 
