@@ -32,5 +32,6 @@ int cmd_webhook(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif
