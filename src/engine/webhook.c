@@ -777,25 +777,47 @@ static int review_route(const json_t *req, struct gs_error *err)
 	return 1;
 }
 
+int webhook_review_parse(const char *body, size_t len, json_t **review, struct gs_error *err)
+{
+	json_error_t je;
+
+	*review = NULL;
+	if (len > WEBHOOK_MAX_BODY) {
+		gs_error_set(err, "the review is %zu bytes, more than %u", len, WEBHOOK_MAX_BODY);
+		return -1;
+	}
+	*review = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	if (!*review) {
+		gs_error_at(err, "review", je.line, je.column, "%s", je.text);
+		return -1;
+	}
+	return 0;
+}
+
 int webhook_review(const struct webhook_fleet *f, const char *body, size_t len, json_t **out,
 		   struct webhook_verdict *verdict, struct gs_error *err)
 {
-	json_error_t je;
-	json_t *review, *req, *resp;
+	json_t *review;
+	int rc;
+
+	*out = NULL;
+	if (webhook_review_parse(body, len, &review, err) < 0)
+		return -1;
+	rc = webhook_review_tree(f, review, out, verdict, err);
+	json_decref(review);
+	return rc;
+}
+
+int webhook_review_tree(const struct webhook_fleet *f, const json_t *review, json_t **out,
+			struct webhook_verdict *verdict, struct gs_error *err)
+{
+	const json_t *req;
+	json_t *resp;
 	struct webhook_verdict v;
 	int rc = -1, route;
 
 	*out = NULL;
 	memset(&v, 0, sizeof(v));
-	if (len > WEBHOOK_MAX_BODY) {
-		gs_error_set(err, "the review is %zu bytes, more than %u", len, WEBHOOK_MAX_BODY);
-		return -1;
-	}
-	review = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-	if (!review) {
-		gs_error_at(err, "review", je.line, je.column, "%s", je.text);
-		return -1;
-	}
 	const char *api = kobj_text(review, "apiVersion");
 	req = json_object_get(review, "request");
 	if (!json_is_object(review) || strcmp(kobj_text(review, "kind"), "AdmissionReview") ||
@@ -852,6 +874,5 @@ int webhook_review(const struct webhook_fleet *f, const char *body, size_t len, 
 	rc = 0;
 out:
 	webhook_verdict_release(&v);
-	json_decref(review);
 	return rc;
 }

@@ -91,5 +91,14 @@ void webhook_verdict_release(struct webhook_verdict *v);
  */
 int webhook_review(const struct webhook_fleet *f, const char *body, size_t len, json_t **out,
 		   struct webhook_verdict *verdict, struct gs_error *err) GS_WUR;
+/*
+ * The same in two steps, for a server that bounds the parse and reads the
+ * tree again (names for its log) without parsing twice: the body's tree
+ * (the caller's to decref), then the answer from it.
+ */
+int webhook_review_parse(const char *body, size_t len, json_t **review,
+			 struct gs_error *err) GS_WUR;
+int webhook_review_tree(const struct webhook_fleet *f, const json_t *review, json_t **out,
+			struct webhook_verdict *verdict, struct gs_error *err) GS_WUR;
 
 #endif
