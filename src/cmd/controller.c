@@ -361,7 +361,7 @@ int cmd_controller(int argc, char **argv)
 	/* First, so a bad --listen is said before anything is dialed. */
 	if (listen) {
 		struct opsserver_opts oo = {
-			.ready = ops_ready, .metrics = ops_metrics, .arg = &ctl};
+			.ready = ops_ready, .metrics = ops_metrics, .arg = &ctl, .log = log_line};
 		if (opsserver_start(&ops, listen, &oo, &err) < 0) {
 			rc = usage_error(&controller_usage, &err);
 			goto out;

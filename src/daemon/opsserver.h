@@ -12,7 +12,14 @@
  * descriptor (libmicrohttpd's epoll set) to poll for reading with the
  * others, opsserver_run() serves what is ready without blocking, and
  * opsserver_timeout_ms() shortens the caller's wait when libmicrohttpd has
- * a timer due.
+ * a timer due or a connection a deadline. With own_thread it runs in a
+ * thread of its own instead (libmicrohttpd's): opsserver_fd() is -1, and
+ * ready() and metrics() are called from that thread.
+ *
+ * Its connections are bounded (daemon/httpguard.h): 32 at once, 8 from one
+ * client address, the request's headers within 2 s of its start (0.5 s
+ * when 24 are open), the whole request within 10 s; a client sending one
+ * byte at a time holds a slot for 2 s, not for ever.
  */
 
 #include <stdbool.h>
@@ -24,6 +31,11 @@ struct opsserver_opts {
 	bool (*ready)(void *arg);
 	void (*metrics)(void *arg, struct strbuf *out);
 	void *arg;
+	bool own_thread;  /* serve from a thread of its own, not the caller's loop */
+	const char *name; /* server="NAME" in its connection metrics; NULL = "ops" */
+	const char *flag; /* the option named in a bad HOST:PORT's error; NULL = "--listen" */
+	/* libmicrohttpd's messages, one a second at most (NULL = dropped); from its thread */
+	void (*log)(void *arg, const char *line);
 };
 
 struct opsserver;
