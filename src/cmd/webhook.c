@@ -15,8 +15,11 @@
 #include <microhttpd.h>
 
 #include "base/escape.h"
+#include "base/jsonmeter.h"
 #include "model/catalog.h"
 #include "cmd/cmd.h"
+#include "daemon/httpguard.h"
+#include "daemon/opsserver.h"
 #include "model/defaults.h"
 #include "model/dpconfig_set.h"
 #include "engine/explain_offline.h"
@@ -34,17 +37,44 @@
  * gpushare webhook: the validating admission webhook over HTTPS
  * (libmicrohttpd with GnuTLS). One internal polling thread answers the
  * apiserver; the main thread refreshes the fleet (nodes and the
- * device-plugin ConfigMap) and watches the certificate files. The two
- * share one fleet generation under a mutex: a review holds it for the
- * judgement (well under a millisecond on the seed's fleet), a refresh only
- * to swap the pointer.
+ * device-plugin ConfigMap) and watches the certificate files; with
+ * --health-listen, a plain-HTTP server in a thread of its own answers the
+ * probes and /metrics whatever the reviews' server is doing. A review
+ * holds the fleet's mutex for its judgement only (well under a millisecond
+ * on the seed's fleet), a refresh only to swap the pointer.
  */
 
 #define WEBHOOK_MAX_PEM (1u << 20)
 #define WEBHOOK_MAX_FILE (256u << 20)
-#define WEBHOOK_CONN_TIMEOUT_S 10
-#define WEBHOOK_CONN_LIMIT 64
 #define WEBHOOK_TICK_MS 200
+/*
+ * What one review's tree may take (jansson's objects for the body's JSON):
+ * an ordinary pod's is well under a megabyte, but JSON of small values costs
+ * 20 to 80 times its size as a tree (6 MiB of env entries: 108 MB).
+ */
+#define WEBHOOK_MAX_TREE (16u << 20)
+
+/*
+ * The limits of the reviews' server (docs/webhook.md, "Limits"). The
+ * apiserver waits timeoutSeconds for an answer (10 s by default, 5 s in
+ * deploy/webhook.yaml) and sends its request at once: headers not in after
+ * 2 s, or a request not done after 10 s, belong to no caller still waiting.
+ * Bodies: 16 MiB in memory at once, the last 4 MiB only for bodies of
+ * 64 KiB or less (any ordinary pod), so two 6 MiB uploads at most, and
+ * large uploads never keep a small review waiting.
+ */
+static const struct httpguard_limits webhook_limits = {
+	.max_conns = 128,
+	.max_per_ip = 32,
+	.idle_s = 10,
+	.header_ms = 2000,
+	.request_ms = 10000,
+	.crowded_at = 96,
+	.crowded_header_ms = 500,
+	.body_budget = 16u << 20,
+	.small_body = 64u << 10,
+	.small_reserve = 4u << 20,
+};
 
 static volatile sig_atomic_t stopping;
 
@@ -76,8 +106,11 @@ static const struct parseopt_usage webhook_usage = {
 	"The fleet comes from the cluster (every node and the device-plugin ConfigMap,\n"
 	"listed then watched), or with --nodes from manifests, advertised\n"
 	"as gpushare would under --configmap FILE. The certificate and key are read\n"
-	"again when either file changes. --review judges one AdmissionReview from a\n"
-	"file and prints the answer, without a server. See docs/webhook.md.\n",
+	"again when either file changes. --health-listen serves /healthz, /readyz and\n"
+	"/metrics over plain HTTP from a thread of their own, for the kubelet's probes.\n"
+	"Connections, deadlines and memory are bounded (docs/webhook.md, \"Limits\").\n"
+	"--review judges one AdmissionReview from a file and prints the answer, without\n"
+	"a server. See docs/webhook.md.\n",
 	"Exit status: 0 stopped by SIGTERM/SIGINT (--review: allowed), 1 (--review)\n"
 	"refused, 2 bad usage, input, certificate or port.\n",
 };
@@ -380,13 +413,17 @@ struct server {
 	pthread_mutex_t mu;
 	struct fleet_gen *fleet; /* NULL until the first load */
 	const struct catalog *cat;
-	unsigned long reviews, refused;
+	unsigned long reviews, refused, too_complex;
 	double total_ms, max_ms;
+	/* One review's tree at a time, however many daemons serve (a reload). */
+	pthread_mutex_t parse_mu;
+	struct httpguard *guard;
 };
 
 struct request {
-	struct strbuf body;
-	bool too_big;
+	struct strbuf body; /* allocated once, to the size reserved */
+	size_t reserved;    /* bytes of the guard's body budget held */
+	bool too_big, over_budget;
 };
 
 static double now_ms(void)
@@ -409,6 +446,9 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, char *t
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	/* 503 is a busy server: client-go's rest client waits Retry-After and sends it again. */
+	if (code == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	r = MHD_queue_response(conn, code, resp);
 	MHD_destroy_response(resp);
 	return r;
@@ -419,25 +459,64 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned code, co
 	return reply(conn, code, gs_xasprintf("%s\n", msg), "text/plain; charset=utf-8");
 }
 
-/* Judge one review body; logs one line per review on stderr. */
+static void request_free_body(struct server *sv, struct request *rq)
+{
+	strbuf_release(&rq->body);
+	httpguard_body_release(sv->guard, rq->reserved);
+	rq->reserved = 0;
+}
+
+/*
+ * Parse one review body under the tree's ceiling, then judge it; logs one line
+ * per review on stderr. The body is freed once parsed: the tree is all that
+ * is read after.
+ */
 static enum MHD_Result validate(struct server *sv, struct MHD_Connection *conn, struct request *rq)
 {
 	struct gs_error err;
 	struct webhook_verdict v = {0};
-	json_t *answer = NULL, *review;
+	json_t *answer = NULL, *review = NULL;
 	char buf[2048];
 	double t0 = now_ms(), dt;
 	int r;
 
+	pthread_mutex_lock(&sv->parse_mu);
+	json_meter_begin(WEBHOOK_MAX_TREE);
+	r = webhook_review_parse(rq->body.buf, rq->body.len, &review, &err);
+	bool over = json_meter_end(NULL);
+	request_free_body(sv, rq);
+	if (over) {
+		json_decref(review);
+		pthread_mutex_unlock(&sv->parse_mu);
+		pthread_mutex_lock(&sv->mu);
+		sv->too_complex++;
+		pthread_mutex_unlock(&sv->mu);
+		wlog("a review that takes more than %u MiB to read, refused",
+		     WEBHOOK_MAX_TREE >> 20);
+		snprintf(buf, sizeof(buf),
+			 "gpushare webhook: the review takes more than %u MiB to read (its JSON "
+			 "holds too many values)",
+			 WEBHOOK_MAX_TREE >> 20);
+		return reply_text(conn, MHD_HTTP_CONTENT_TOO_LARGE, buf);
+	}
+	if (r < 0) {
+		pthread_mutex_unlock(&sv->parse_mu);
+		gs_error_str(&err, buf, sizeof(buf));
+		wlog("bad review: %s", buf);
+		return reply_text(conn, MHD_HTTP_BAD_REQUEST, buf);
+	}
+
 	pthread_mutex_lock(&sv->mu);
 	if (!sv->fleet) {
 		pthread_mutex_unlock(&sv->mu);
+		json_decref(review);
+		pthread_mutex_unlock(&sv->parse_mu);
 		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "gpushare webhook: the node list is not loaded yet");
 	}
 	struct webhook_fleet f = {
 		.nodes = sv->fleet->nodes, .configs = sv->fleet->set, .cat = sv->cat};
-	r = webhook_review(&f, rq->body.buf, rq->body.len, &answer, &v, &err);
+	r = webhook_review_tree(&f, review, &answer, &v, &err);
 	dt = now_ms() - t0;
 	sv->reviews++;
 	sv->total_ms += dt;
@@ -448,12 +527,13 @@ static enum MHD_Result validate(struct server *sv, struct MHD_Connection *conn, 
 	pthread_mutex_unlock(&sv->mu);
 
 	if (r < 0) {
+		json_decref(review);
+		pthread_mutex_unlock(&sv->parse_mu);
 		gs_error_str(&err, buf, sizeof(buf));
 		wlog("bad review: %s", buf);
 		return reply_text(conn, MHD_HTTP_BAD_REQUEST, buf);
 	}
 	/* Only names and the verdict: a review may carry a pod's env values. */
-	review = json_loadb(rq->body.buf, rq->body.len, 0, NULL);
 	const char *ns = kobj_text(review, "request.namespace");
 	const char *name = kobj_text(review, "request.name");
 	if (!*name)
@@ -474,12 +554,55 @@ static enum MHD_Result validate(struct server *sv, struct MHD_Connection *conn, 
 	free(ns_shown);
 	free(name_shown);
 	json_decref(review);
+	pthread_mutex_unlock(&sv->parse_mu);
 	webhook_verdict_release(&v);
 	char *text = json_dumps(answer, JSON_COMPACT);
 	json_decref(answer);
 	if (!text)
 		return MHD_NO;
 	return reply(conn, MHD_HTTP_OK, text, "application/json");
+}
+
+static void server_log(void *arg, const char *line)
+{
+	(void)arg;
+	wlog("%s", line);
+}
+
+static bool server_ready(void *arg)
+{
+	struct server *sv = arg;
+
+	pthread_mutex_lock(&sv->mu);
+	bool ready = sv->fleet != NULL;
+	pthread_mutex_unlock(&sv->mu);
+	return ready;
+}
+
+/* /metrics of --health-listen: the reviews, and the reviews' server's connections. */
+static void server_metrics(void *arg, struct strbuf *out)
+{
+	struct server *sv = arg;
+
+	pthread_mutex_lock(&sv->mu);
+	strbuf_addf(out,
+		    "# HELP gpushare_webhook_reviews_total Reviews judged (any verdict).\n"
+		    "# TYPE gpushare_webhook_reviews_total counter\n"
+		    "gpushare_webhook_reviews_total %lu\n"
+		    "# HELP gpushare_webhook_refused_total Reviews refused.\n"
+		    "# TYPE gpushare_webhook_refused_total counter\n"
+		    "gpushare_webhook_refused_total %lu\n"
+		    "# HELP gpushare_webhook_too_complex_total Reviews answered 413: their JSON "
+		    "takes more than %u MiB to read.\n"
+		    "# TYPE gpushare_webhook_too_complex_total counter\n"
+		    "gpushare_webhook_too_complex_total %lu\n"
+		    "# HELP gpushare_webhook_review_seconds_max The slowest review.\n"
+		    "# TYPE gpushare_webhook_review_seconds_max gauge\n"
+		    "gpushare_webhook_review_seconds_max %.6f\n",
+		    sv->reviews, sv->refused, WEBHOOK_MAX_TREE >> 20, sv->too_complex,
+		    sv->max_ms / 1e3);
+	pthread_mutex_unlock(&sv->mu);
+	httpguard_metrics(sv->guard, "webhook", out);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
@@ -490,16 +613,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	struct request *rq = *con_cls;
 
 	(void)version;
+	if (!rq)
+		httpguard_headers_in(sv->guard, conn);
 	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
 	if (get && (!strcmp(url, "/healthz") || !strcmp(url, "/readyz"))) {
-		if (!strcmp(url, "/healthz"))
+		if (!strcmp(url, "/healthz") || server_ready(sv))
 			return reply_text(conn, MHD_HTTP_OK, "ok");
-		pthread_mutex_lock(&sv->mu);
-		bool ready = sv->fleet != NULL;
-		pthread_mutex_unlock(&sv->mu);
-		return ready ? reply_text(conn, MHD_HTTP_OK, "ok")
-			     : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-					  "the node list is not loaded yet");
+		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "the node list is not loaded yet");
 	}
 	if (strcmp(url, "/validate"))
 		return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found");
@@ -508,24 +629,38 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (!rq) {
 		const char *cl =
 			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-		if (cl && strtoull(cl, NULL, 10) > WEBHOOK_MAX_BODY)
+		/* Without a length (chunked), room for the largest body is held. */
+		unsigned long long want = cl ? strtoull(cl, NULL, 10) : WEBHOOK_MAX_BODY;
+		if (want > WEBHOOK_MAX_BODY)
 			return reply_text(conn, MHD_HTTP_CONTENT_TOO_LARGE,
 					  "the review is larger than the webhook reads");
 		rq = gs_xcalloc(1, sizeof(*rq));
-		strbuf_init(&rq->body, 0);
+		/* Over the budget: the body is read and dropped, then 503 (no reset mid-upload). */
+		if (httpguard_body_reserve(sv->guard, (size_t)want) < 0) {
+			rq->over_budget = true;
+		} else {
+			rq->reserved = (size_t)want;
+			strbuf_init(&rq->body, rq->reserved);
+		}
 		*con_cls = rq;
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
-		if (!rq->too_big && rq->body.len + *upload_data_size <= WEBHOOK_MAX_BODY)
+		if (rq->over_budget || rq->too_big)
+			;
+		else if (rq->body.len + *upload_data_size <= rq->reserved)
 			strbuf_add(&rq->body, upload_data, *upload_data_size);
 		else {
 			rq->too_big = true;
-			strbuf_release(&rq->body);
+			request_free_body(sv, rq);
 		}
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (rq->over_budget)
+		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "gpushare webhook: busy: other reviews' bodies fill its memory "
+				  "budget; try again");
 	if (rq->too_big)
 		return reply_text(conn, MHD_HTTP_CONTENT_TOO_LARGE,
 				  "the review is larger than the webhook reads");
@@ -535,16 +670,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
+	struct server *sv = cls;
 	struct request *rq = *con_cls;
 
-	(void)cls;
-	(void)conn;
 	(void)toe;
 	if (rq) {
-		strbuf_release(&rq->body);
+		request_free_body(sv, rq);
 		free(rq);
 		*con_cls = NULL;
 	}
+	httpguard_request_done(sv->guard, conn);
 }
 
 /* The certificate files as last read, and how to tell they changed. */
@@ -598,20 +733,20 @@ static struct MHD_Daemon *start_daemon(struct server *sv, const struct sockaddr_
 {
 	unsigned flags =
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-	struct MHD_OptionItem opts[] = {
-		{MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert},
-		{MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key},
-		{MHD_OPTION_HTTPS_PRIORITIES, 0,
-		 (void *)"NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1"},
-		{MHD_OPTION_CONNECTION_TIMEOUT, WEBHOOK_CONN_TIMEOUT_S, NULL},
-		{MHD_OPTION_CONNECTION_LIMIT, WEBHOOK_CONN_LIMIT, NULL},
-		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL},
-		listen_fd != MHD_INVALID_SOCKET
-			? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL}
-			: (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, (void *)addr},
-		{MHD_OPTION_END, 0, NULL},
-	};
+	struct MHD_OptionItem opts[HTTPGUARD_MHD_OPTIONS + 6];
+	/* The guard's first: its logger must be the first option libmicrohttpd reads. */
+	size_t n = httpguard_mhd_options(sv->guard, opts);
 
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key};
+	opts[n++] =
+		(struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0,
+					(void *)"NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1"};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, sv};
+	opts[n++] = listen_fd != MHD_INVALID_SOCKET
+			    ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL}
+			    : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, (void *)addr};
+	opts[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 	return MHD_start_daemon(flags, ntohs(addr->sin_port), NULL, NULL, handle, sv,
 				MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 }
@@ -714,7 +849,7 @@ int cmd_webhook(int argc, char **argv)
 	struct gs_error err;
 	char buf[2048];
 	const char *cert_path = NULL, *key_path = NULL, *bind = "0.0.0.0", *cm_arg = NULL;
-	const char *nodes_path = NULL, *review_path = NULL;
+	const char *nodes_path = NULL, *review_path = NULL, *health_listen = NULL;
 	long port = 8443;
 	char *cm_ns = NULL;
 	const char *cm_name = GS_DEFAULT_CONFIGMAP;
@@ -722,6 +857,7 @@ int cmd_webhook(int argc, char **argv)
 	struct fleet_gen *g = NULL;
 	struct tls_files tls = {0};
 	struct MHD_Daemon *d = NULL;
+	struct opsserver *health = NULL;
 	struct server sv = {0};
 	struct kube_loop *loop = NULL;
 	struct fleet_watch fw = {0};
@@ -733,6 +869,9 @@ int cmd_webhook(int argc, char **argv)
 		OPT_STRING(0, "tls-private-key-file", &key_path, "FILE", "its private key (PEM)"),
 		OPT_STRING(0, "bind-address", &bind, "IPV4", "address to listen on [0.0.0.0]"),
 		OPT_INT(0, "port", &port, "N", "HTTPS port [8443]", 1, 65535),
+		OPT_STRING(0, "health-listen", &health_listen, "HOST:PORT",
+			   "serve /healthz, /readyz and /metrics over plain\nHTTP there, in a "
+			   "thread of their own [off]"),
 		OPT_STRING(0, "configmap", &cm_arg, "NS/NAME",
 			   "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF
 			   "];\nwith --nodes, its manifest (a FILE)"),
@@ -744,6 +883,8 @@ int cmd_webhook(int argc, char **argv)
 		OPT_END(),
 	};
 
+	/* Before any thread: each review's parse is bounded (WEBHOOK_MAX_TREE). */
+	json_meter_install();
 	cm_ns = gs_xstrdup(GS_DEFAULT_NAMESPACE);
 	n = parse_options(argc, argv, opts, &webhook_usage);
 	if (n < 0) {
@@ -809,6 +950,8 @@ int cmd_webhook(int argc, char **argv)
 		goto fail;
 	}
 	pthread_mutex_init(&sv.mu, NULL);
+	pthread_mutex_init(&sv.parse_mu, NULL);
+	sv.guard = httpguard_new(&webhook_limits, server_log, NULL);
 	mu_init = true;
 	sv.cat = cat;
 	if (g) {
@@ -822,6 +965,21 @@ int cmd_webhook(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* First, so a bad --health-listen is said before the reviews are served. */
+	if (health_listen) {
+		struct opsserver_opts oo = {.ready = server_ready,
+					    .metrics = server_metrics,
+					    .arg = &sv,
+					    .own_thread = true,
+					    .name = "health",
+					    .flag = "--health-listen",
+					    .log = server_log};
+		if (opsserver_start(&health, health_listen, &oo, &err) < 0) {
+			rc = usage_error(&webhook_usage, &err);
+			goto out;
+		}
+		wlog("serving /healthz, /readyz and /metrics on http://%s", health_listen);
+	}
 	d = start_daemon(&sv, &addr, MHD_INVALID_SOCKET, tls.cert, tls.key);
 	if (!d) {
 		gs_error_set(&err,
@@ -831,6 +989,8 @@ int cmd_webhook(int argc, char **argv)
 		goto fail;
 	}
 	wlog("serving https://%s:%ld/validate", bind, port);
+	if (httpguard_start_thread(sv.guard, &err) < 0)
+		goto fail;
 
 	if (kx.client) {
 		static const struct kube_watch_ops node_ops = {.list_begin = nodes_list_begin,
@@ -910,12 +1070,15 @@ fail:
 usage_error:
 	rc = usage_error(&webhook_usage, &err);
 out:
+	opsserver_stop(health);
 	if (d)
 		MHD_stop_daemon(d);
 	kube_loop_free(loop);
 	fleet_watch_release(&fw);
 	if (mu_init) {
+		httpguard_free(sv.guard);
 		fleet_gen_free(sv.fleet);
+		pthread_mutex_destroy(&sv.parse_mu);
 		pthread_mutex_destroy(&sv.mu);
 	}
 	fleet_gen_free(g);
