@@ -7,6 +7,7 @@
 #include "model/dpconfig_set.h"
 #include "engine/explain.h"
 #include "engine/explain_offline.h"
+#include "fleet/fleet.h"
 #include "model/kobj.h"
 #include "cmd/parseopt.h"
 #include "engine/plan.h"
@@ -50,43 +51,20 @@ static const struct parseopt_usage plan_usage = {
 	"refused or failed (what-if: something changes), 2 bad usage or input.\n",
 };
 
-struct manifests {
-	struct ydoc_stream **streams;
-	size_t n;
-	json_t *pods; /* borrowed documents, in order */
-};
-
-static void manifests_release(struct manifests *m)
+/* The Pods of MANIFESTS, in order (the fleet checked them). */
+static int manifests_load(struct fleet *m, json_t **pods, char **paths, int n, struct gs_error *err)
 {
-	for (size_t i = 0; i < m->n; i++)
-		ydoc_stream_free(m->streams[i]);
-	free(m->streams);
-	json_decref(m->pods);
-}
+	const json_t *doc;
+	size_t i;
 
-static int manifests_load(struct manifests *m, char **paths, int n, struct gs_error *err)
-{
-	m->pods = json_array();
-	m->streams = gs_xcalloc((size_t)n + 1, sizeof(*m->streams));
-	for (int i = 0; i < n; i++) {
-		struct ydoc_stream *s;
-		if (ydoc_load_manifests(paths[i], &ydoc_default_limits, &s, err) < 0)
+	for (int p = 0; p < n; p++)
+		if (fleet_read_path(m, paths[p], false, err) < 0)
 			return -1;
-		m->streams[m->n++] = s;
-		for (size_t d = 0; d < ydoc_stream_count(s); d++) {
-			json_t *doc = ydoc_stream_doc(s, d);
-			if (!kobj_is(doc, "Pod"))
-				continue;
-			if (!*kobj_text(doc, "metadata.name")) {
-				ydoc_error_at(s, doc, err, "a Pod without metadata.name");
-				return -1;
-			}
-			if (explain_pod_check(s, doc, err) < 0)
-				return -1;
-			json_array_append(m->pods, doc);
-		}
-	}
-	if (!json_array_size(m->pods)) {
+	*pods = json_array();
+	json_array_foreach (m->objects, i, doc)
+		if (kobj_is(doc, "Pod"))
+			json_array_append(*pods, (json_t *)doc);
+	if (!json_array_size(*pods)) {
 		gs_error_set(err, "no Pod in %s", n == 1 ? paths[0] : "the manifests");
 		return -1;
 	}
@@ -290,10 +268,11 @@ int cmd_plan(int argc, char **argv)
 	struct explain_fleet fleet2 = {0};
 	struct plan_result *res2 = NULL;
 	int json_out = 0, rc = EXIT_USAGE, n;
-	struct ydoc_stream *ns = NULL, *cs = NULL, *qs = NULL;
+	struct ydoc_stream *ns = NULL, *cs = NULL;
 	struct dpconfig_set *set = NULL;
 	const json_t *cm = NULL;
-	struct manifests m = {0};
+	struct fleet m, q;
+	json_t *batch = NULL;
 	struct explain_fleet fleet = {0};
 	struct plan_result *res = NULL;
 	struct option opts[] = {
@@ -320,20 +299,26 @@ int cmd_plan(int argc, char **argv)
 		json_decref(changes);
 		return parseopt_exit(n);
 	}
+	fleet_init(&m);
+	fleet_init(&q);
 	if (n == 0 || !nodes_path || !cm_path) {
 		gs_error_set(&err, "plan needs MANIFESTS..., --nodes and --configmap");
 		json_decref(changes);
+		fleet_release(&m);
+		fleet_release(&q);
 		return usage_error(&plan_usage, &err);
 	}
 	if (n > PLAN_MAX_FILES) {
 		gs_error_set(&err, "more than %d manifest files", PLAN_MAX_FILES);
 		json_decref(changes);
+		fleet_release(&m);
+		fleet_release(&q);
 		return usage_error(&plan_usage, &err);
 	}
 	if (ydoc_load_manifests(nodes_path, &ydoc_default_limits, &ns, &err) < 0 ||
 	    dpconfig_set_load_file(cm_path, &cs, &cm, &set, &err) < 0 ||
-	    (quota_path && ydoc_load_manifests(quota_path, &ydoc_default_limits, &qs, &err) < 0) ||
-	    manifests_load(&m, argv, n, &err) < 0)
+	    (quota_path && fleet_read_path(&q, quota_path, false, &err) < 0) ||
+	    manifests_load(&m, &batch, argv, n, &err) < 0)
 		goto fail;
 	for (long i = kobj_find(ns, 0, "Pod", NULL); i >= 0;
 	     i = kobj_find(ns, (size_t)i + 1, "Pod", NULL))
@@ -343,8 +328,8 @@ int cmd_plan(int argc, char **argv)
 		goto fail;
 	struct plan_input in = {.nodes = fleet.nodes,
 				.existing = fleet.pods,
-				.pods = m.pods,
-				.quotas = qs,
+				.pods = batch,
+				.quotas = q.quotas,
 				.configs = set};
 	if (plan_run(&in, &res, &err) < 0)
 		goto fail;
@@ -355,8 +340,8 @@ int cmd_plan(int argc, char **argv)
 			goto fail;
 		struct plan_input in2 = {.nodes = fleet2.nodes,
 					 .existing = fleet2.pods,
-					 .pods = m.pods,
-					 .quotas = qs,
+					 .pods = batch,
+					 .quotas = q.quotas,
 					 .configs = what_if ? set2 : set};
 		if (plan_run(&in2, &res2, &err) < 0)
 			goto fail;
@@ -405,10 +390,11 @@ out:
 	ydoc_stream_free(cs2);
 	json_decref(changes);
 	explain_fleet_release(&fleet);
-	manifests_release(&m);
+	json_decref(batch);
+	fleet_release(&m);
+	fleet_release(&q);
 	dpconfig_set_free(set);
 	ydoc_stream_free(ns);
 	ydoc_stream_free(cs);
-	ydoc_stream_free(qs);
 	return rc;
 }

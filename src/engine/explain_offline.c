@@ -15,40 +15,30 @@ static const char *ns_of(const json_t *obj)
 	return *ns ? ns : "default";
 }
 
-int explain_fleet_build(const struct ydoc_stream *s, const struct ydoc_stream *more_pods,
-			const json_t *configmap, struct explain_fleet *out, struct gs_error *err)
+int explain_fleet_advertise(const json_t *nodes_in, const json_t *pods_in, const json_t *configmap,
+			    struct explain_fleet *out, struct gs_error *err)
 {
 	json_t *nodes = json_array(), *pods = json_array();
 	struct sync_opts so = {0};
+	const json_t *doc;
+	size_t i;
 
 	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < ydoc_stream_count(s); i++) {
-		const json_t *doc = ydoc_stream_doc(s, i);
-		if (kobj_is(doc, "Node"))
-			json_array_append_new(nodes, json_deep_copy(doc));
-		else if (kobj_is(doc, "Pod"))
-			json_array_append_new(pods, json_deep_copy(doc));
-	}
-	for (size_t i = 0; more_pods && i < ydoc_stream_count(more_pods); i++) {
-		const json_t *doc = ydoc_stream_doc(more_pods, i);
-		if (kobj_is(doc, "Pod"))
-			json_array_append_new(pods, json_deep_copy(doc));
-	}
+	json_array_foreach (nodes_in, i, doc)
+		json_array_append_new(nodes, json_deep_copy(doc));
+	json_array_foreach (pods_in, i, doc)
+		json_array_append_new(pods, json_deep_copy(doc));
 	out->nodes =
 		json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "NodeList", "items", nodes);
 	out->pods =
 		json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "PodList", "items", pods);
-	if (!json_array_size(nodes)) {
-		gs_error_set(err, "%s: no Node in the file", ydoc_stream_name(s));
-		return -1;
-	}
 	if (sync_plan(configmap, nodes, &so, &out->plan, err) < 0)
 		return -1;
 	/* sync_plan keeps every node, in order. */
-	for (size_t i = 0; i < out->plan.n && i < json_array_size(nodes); i++) {
-		json_t *node = json_array_get(nodes, i);
-		if (out->plan.nodes[i].patch)
-			mergepatch_apply(node, out->plan.nodes[i].patch);
+	for (size_t n = 0; n < out->plan.n && n < json_array_size(nodes); n++) {
+		json_t *node = json_array_get(nodes, n);
+		if (out->plan.nodes[n].patch)
+			mergepatch_apply(node, out->plan.nodes[n].patch);
 		json_t *alloc = (json_t *)kobj_get(node, "status.allocatable");
 		if (!json_is_object(alloc)) {
 			if (!json_is_object(json_object_get(node, "status")))
@@ -62,6 +52,36 @@ int explain_fleet_build(const struct ydoc_stream *s, const struct ydoc_stream *m
 	return 0;
 }
 
+int explain_fleet_build(const struct ydoc_stream *s, const struct ydoc_stream *more_pods,
+			const json_t *configmap, struct explain_fleet *out, struct gs_error *err)
+{
+	json_t *nodes = json_array(), *pods = json_array();
+	int rc;
+
+	for (size_t i = 0; i < ydoc_stream_count(s); i++) {
+		json_t *doc = ydoc_stream_doc(s, i);
+		if (kobj_is(doc, "Node"))
+			json_array_append(nodes, doc);
+		else if (kobj_is(doc, "Pod"))
+			json_array_append(pods, doc);
+	}
+	for (size_t i = 0; more_pods && i < ydoc_stream_count(more_pods); i++) {
+		json_t *doc = ydoc_stream_doc(more_pods, i);
+		if (kobj_is(doc, "Pod"))
+			json_array_append(pods, doc);
+	}
+	if (!json_array_size(nodes)) {
+		memset(out, 0, sizeof(*out));
+		gs_error_set(err, "%s: no Node in the file", ydoc_stream_name(s));
+		rc = -1;
+	} else {
+		rc = explain_fleet_advertise(nodes, pods, configmap, out, err);
+	}
+	json_decref(nodes);
+	json_decref(pods);
+	return rc;
+}
+
 void explain_fleet_release(struct explain_fleet *f)
 {
 	json_decref(f->nodes);
@@ -70,9 +90,8 @@ void explain_fleet_release(struct explain_fleet *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* Every quantity of a map (requests, limits, hard) parses; else err at it. */
-static int check_quantities(const struct ydoc_stream *s, const json_t *map, const char *what,
-			    struct gs_error *err)
+int explain_quantities_check(const struct ydoc_stream *s, const json_t *map, const char *what,
+			     struct gs_error *err)
 {
 	const char *k;
 	json_t *v;
@@ -113,22 +132,29 @@ int explain_pod_check(const struct ydoc_stream *s, const json_t *pod, struct gs_
 		}
 		json_array_foreach (arr, i, c) {
 			const json_t *res = json_object_get(c, "resources");
-			if (check_quantities(s, json_object_get(res, "requests"), "requests", err) <
-				    0 ||
-			    check_quantities(s, json_object_get(res, "limits"), "limits", err) < 0)
+			if (explain_quantities_check(s, json_object_get(res, "requests"),
+						     "requests", err) < 0 ||
+			    explain_quantities_check(s, json_object_get(res, "limits"), "limits",
+						     err) < 0)
 				return -1;
 		}
 	}
-	if (check_quantities(s, json_object_get(spec, "overhead"), "overhead", err) < 0)
+	if (explain_quantities_check(s, json_object_get(spec, "overhead"), "overhead", err) < 0)
 		return -1;
 	return 0;
 }
 
-int explain_quota_list_build(const struct ydoc_stream *s, const char *ns, const json_t *pods,
-			     json_t **out, struct gs_error *err)
+/* Quotas recorded from a cluster carry the status its quota controller gave them. */
+static bool recorded(const json_t *quota)
+{
+	return json_is_object(kobj_get(quota, "status.used"));
+}
+
+int explain_quota_list_from(const json_t *quotas, const char *ns, const json_t *pods, json_t **out,
+			    struct gs_error *err)
 {
 	json_t *items = json_array(), *used = NULL;
-	const json_t *p;
+	const json_t *p, *doc;
 	size_t i;
 
 	*out = NULL;
@@ -141,12 +167,15 @@ int explain_quota_list_build(const struct ydoc_stream *s, const char *ns, const 
 			goto fail;
 		}
 	}
-	for (size_t d = 0; d < ydoc_stream_count(s); d++) {
-		const json_t *doc = ydoc_stream_doc(s, d);
+	json_array_foreach (quotas, i, doc) {
 		if (!kobj_is(doc, "ResourceQuota") || strcmp(ns_of(doc), ns))
 			continue;
+		if (recorded(doc)) {
+			json_array_append_new(items, json_deep_copy(doc));
+			continue;
+		}
 		const json_t *hard = kobj_get(doc, "spec.hard");
-		if (check_quantities(s, hard, "spec.hard", err) < 0)
+		if (explain_quantities_check(NULL, hard, "spec.hard", err) < 0)
 			goto fail;
 		json_t *q = json_deep_copy(doc), *u = json_object();
 		const char *k;
@@ -170,4 +199,26 @@ fail:
 	json_decref(items);
 	json_decref(used);
 	return -1;
+}
+
+int explain_quota_list_build(const struct ydoc_stream *s, const char *ns, const json_t *pods,
+			     json_t **out, struct gs_error *err)
+{
+	json_t *quotas = json_array();
+	int rc = 0;
+
+	*out = NULL;
+	for (size_t d = 0; d < ydoc_stream_count(s) && rc == 0; d++) {
+		json_t *doc = ydoc_stream_doc(s, d);
+		if (!kobj_is(doc, "ResourceQuota") || strcmp(ns_of(doc), ns))
+			continue;
+		json_array_append(quotas, doc);
+		if (!recorded(doc))
+			rc = explain_quantities_check(s, kobj_get(doc, "spec.hard"), "spec.hard",
+						      err);
+	}
+	if (rc == 0)
+		rc = explain_quota_list_from(quotas, ns, pods, out, err);
+	json_decref(quotas);
+	return rc;
 }

@@ -32,6 +32,13 @@ struct explain_fleet {
 int explain_fleet_build(const struct ydoc_stream *s, const struct ydoc_stream *more_pods,
 			const json_t *configmap, struct explain_fleet *out,
 			struct gs_error *err) GS_WUR;
+/*
+ * The same from objects: `nodes` an array of Nodes (none is fine: an empty
+ * fleet), `pods` an array of the Pods already there (NULL = none); both are
+ * copied. Fails only when the ConfigMap is unusable.
+ */
+int explain_fleet_advertise(const json_t *nodes, const json_t *pods, const json_t *configmap,
+			    struct explain_fleet *out, struct gs_error *err) GS_WUR;
 void explain_fleet_release(struct explain_fleet *f);
 
 /*
@@ -43,6 +50,23 @@ void explain_fleet_release(struct explain_fleet *f);
  */
 int explain_quota_list_build(const struct ydoc_stream *s, const char *ns, const json_t *pods,
 			     json_t **out, struct gs_error *err) GS_WUR;
+/*
+ * The same from `quotas`, an array of ResourceQuota objects (other kinds
+ * and namespaces skipped), whose quantities were checked
+ * (explain_quantities_check on spec.hard). A quota recorded from a cluster
+ * (status.used set) keeps the status recorded; both functions apply that
+ * rule.
+ */
+int explain_quota_list_from(const json_t *quotas, const char *ns, const json_t *pods, json_t **out,
+			    struct gs_error *err) GS_WUR;
+
+/*
+ * Every value of `map` (requests, limits, a quota's hard, a LimitRange
+ * item's default, ...; NULL = none) is a quantity; else err at its
+ * file:line:col in s (s NULL: the message alone), "WHAT KEY: why".
+ */
+int explain_quantities_check(const struct ydoc_stream *s, const json_t *map, const char *what,
+			     struct gs_error *err) GS_WUR;
 
 /*
  * Every request and limit of the pod's containers parses as a quantity;

@@ -519,18 +519,18 @@ static int quota_charge(json_t *list, const json_t *usage, int sign, struct gs_e
 
 static int quotas_init(struct plan *p, struct gs_error *err)
 {
-	const struct ydoc_stream *s = p->in->quotas;
 	json_t *empty = json_pack("{s:[]}", "items");
+	const json_t *doc;
+	size_t d;
 
 	p->quotas = json_object();
-	for (size_t d = 0; s && d < ydoc_stream_count(s); d++) {
-		const json_t *doc = ydoc_stream_doc(s, d);
+	json_array_foreach (p->in->quotas, d, doc) {
 		json_t *list;
 		if (!kobj_is(doc, "ResourceQuota") || json_object_get(p->quotas, ns_of(doc)))
 			continue;
-		if (explain_quota_list_build(s, ns_of(doc),
-					     p->in->existing ? p->in->existing : empty, &list,
-					     err) < 0) {
+		if (explain_quota_list_from(p->in->quotas, ns_of(doc),
+					    p->in->existing ? p->in->existing : empty, &list,
+					    err) < 0) {
 			json_decref(empty);
 			return -1;
 		}

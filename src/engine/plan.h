@@ -64,10 +64,10 @@ struct plan_result {
 };
 
 struct plan_input {
-	const json_t *nodes;		    /* NodeList as gpushare advertises it (explain_fleet) */
-	const json_t *existing;		    /* PodList already there; NULL = none */
-	const json_t *pods;		    /* JSON array of the Pods to place, in order */
-	const struct ydoc_stream *quotas;   /* the ResourceQuotas; NULL = none */
+	const json_t *nodes;	/* NodeList as gpushare advertises it (explain_fleet) */
+	const json_t *existing; /* PodList already there; NULL = none */
+	const json_t *pods;	/* JSON array of the Pods to place, in order */
+	const json_t *quotas;	/* the ResourceQuotas (an array), spec.hard checked; NULL = none */
 	const struct dpconfig_set *configs; /* for the kubelet's admission; NULL = none */
 };
 

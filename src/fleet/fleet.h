@@ -1,0 +1,118 @@
+#ifndef GS_FLEET_H
+#define GS_FLEET_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+#include "yaml/ydoc.h"
+
+/*
+ * One snapshot of a fleet: the Kubernetes objects every command reasons
+ * about, sorted by kind, read from manifest files, directories and standard
+ * input as `kubectl apply -f` reads them (read_files.c), and the pods their
+ * workloads would make (workloads.c). Commands turn it into the inputs of
+ * the engine (plan, explain, report, status); the engine never sees this
+ * type.
+ *
+ * Ownership: the fleet owns every object (the trees of the files it read,
+ * with their source positions, and the pods it made). The arrays below are
+ * the fleet's; their elements are borrowed by whoever reads them and live
+ * until fleet_release. Objects are in reading order: files in the order
+ * given, a directory's files in name order, documents in file order, a
+ * List's items in place of the List.
+ */
+
+struct fleet {
+	json_t *objects; /* every object read, in reading order */
+	json_t *configmaps;
+	json_t *nodes;
+	json_t *pods;	   /* the Pods as read */
+	json_t *workloads; /* Deployment, ReplicaSet, ReplicationController, StatefulSet,
+			      DaemonSet, Job, CronJob */
+	json_t *quotas;	   /* ResourceQuota */
+	json_t *limitranges;
+	json_t *slices;		 /* ResourceSlice */
+	json_t *claims;		 /* ResourceClaim */
+	json_t *claim_templates; /* ResourceClaimTemplate */
+	json_t *device_classes;	 /* DeviceClass */
+	json_t *events;		 /* Event (the kubelet's and controllers' words, DRA) */
+	size_t n_ignored;	 /* objects of kinds no command reads (Namespace, Service, ...) */
+	size_t n_files;		 /* files read */
+
+	/* private */
+	struct ydoc_stream **streams;
+	size_t n_streams, cap_streams;
+	json_t *seen; /* "Kind/namespace/name" -> the object, for duplicates */
+	bool stdin_used;
+};
+
+/* Where the objects come from: -f FILE|DIR|- (repeatable) and -R. */
+struct fleet_sources {
+	const char **paths; /* borrowed (argv) */
+	size_t n, cap;
+	bool recursive;
+};
+
+/* Limits on what one read may walk. */
+#define FLEET_MAX_FILES 10000
+#define FLEET_MAX_DEPTH 64
+
+void fleet_init(struct fleet *f);
+void fleet_release(struct fleet *f);
+
+void fleet_sources_add(struct fleet_sources *src, const char *path);
+void fleet_sources_release(struct fleet_sources *src);
+
+/*
+ * Read every path of src into f, as kubectl's -f does: a file whatever its
+ * name; a directory's .json, .yaml and .yml files in name order (other
+ * files are skipped), its subdirectories only with src->recursive, where
+ * they come in name order among the files (a depth-first walk); "-" is
+ * standard input, once. Every document must be a Kubernetes object (a
+ * mapping with a kind); empty documents are skipped; a List (kind ending in
+ * List, with items) stands for its items. Fails at file:line:col on YAML or
+ * JSON that does not parse, a document that is no object, an object of a
+ * kind the fleet reads without metadata.name, or one read twice (same kind,
+ * namespace and name); on a path that does not exist; and when nothing at
+ * all was read ("no objects"), naming the paths.
+ */
+int fleet_read(struct fleet *f, const struct fleet_sources *src, struct gs_error *err) GS_WUR;
+
+/* One path of fleet_read's (a file, a directory, or "-"). */
+int fleet_read_path(struct fleet *f, const char *path, bool recursive, struct gs_error *err) GS_WUR;
+
+/*
+ * Add the objects of a loaded stream (taken: the fleet frees it). For
+ * callers that loaded YAML themselves; fleet_read uses it for each file.
+ */
+int fleet_add_stream(struct fleet *f, struct ydoc_stream *s, struct gs_error *err) GS_WUR;
+
+/* The stream obj (or any node inside it) was read from; NULL for objects the fleet made. */
+const struct ydoc_stream *fleet_stream_of(const struct fleet *f, const json_t *obj);
+
+/* The object's namespace as the apiserver gives it: metadata.namespace, else "default". */
+const char *fleet_namespace_of(const json_t *obj);
+
+/*
+ * The device-plugin ConfigMap: the one named `name` in namespace `ns` (an
+ * object without metadata.namespace is in "default", as kubectl applies
+ * it). *out is NULL when there is none; fails when two match.
+ */
+int fleet_configmap(const struct fleet *f, const char *ns, const char *name, const json_t **out,
+		    struct gs_error *err) GS_WUR;
+
+/*
+ * "namespace/name" of every ConfigMap of f named `name` in another
+ * namespace, or of every ConfigMap when none has that name, comma-separated
+ * (a new string, "" when there is none): what to say when fleet_configmap
+ * found nothing.
+ */
+char *fleet_configmap_others(const struct fleet *f, const char *name);
+
+/* The same as ydoc_error_at_key, at obj in whichever stream of f holds it. */
+void fleet_error_at(const struct fleet *f, const json_t *obj, const char *key, struct gs_error *err,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#endif
