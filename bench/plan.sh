@@ -2,7 +2,7 @@
 # bench/plan.sh GPUSHARE: `gpushare plan` on 5,000 pods and 2,000 nodes
 # (bench/plan_gen.py, deterministic: five GPU pools, taints, zones, MIG
 # layouts, quotas), against the named baseline: the per-pod offline
-# `gpushare explain pod POD.yaml --nodes ...`, which judges one pod against
+# `gpushare explain pod -f POD.yaml -f ...`, which judges one pod against
 # every node with no index. Both also load and advertise the fleet; that
 # fixed part is measured with one pod and taken out of the per-pod figures:
 #   per pod = (time for N pods - time for 1 pod) / (N - 1)
@@ -35,10 +35,10 @@ run() { # label cmd...
 }
 i=0
 while [ "$i" -lt "$reps" ]; do
-	run plan5000 "$bin" plan "$out/5000/pods.yaml" --nodes "$nodes" --configmap "$cm" --quota "$quota"
-	run plan1 "$bin" plan "$out/1/pods.yaml" --nodes "$nodes" --configmap "$cm" --quota "$quota"
-	run explain50 "$bin" explain pod "$out/50/pods.yaml" --nodes "$nodes" --configmap "$cm"
-	run explain1 "$bin" explain pod "$out/1/pods.yaml" --nodes "$nodes" --configmap "$cm"
+	run plan5000 "$bin" plan -f "$out/5000/pods.yaml" -f "$nodes" -f "$cm" -f "$quota"
+	run plan1 "$bin" plan -f "$out/1/pods.yaml" -f "$nodes" -f "$cm" -f "$quota"
+	run explain50 "$bin" explain pod -f "$out/50/pods.yaml" -f "$nodes" -f "$cm"
+	run explain1 "$bin" explain pod -f "$out/1/pods.yaml" -f "$nodes" -f "$cm"
 	i=$((i + 1))
 done
 median() { # label field(2=wall, 3=cpu)

@@ -8,14 +8,16 @@
 #include "engine/explain.h"
 #include "engine/explain_node.h"
 #include "engine/explain_offline.h"
+#include "fleet/fleet.h"
 #include "model/kobj.h"
 #include "model/nodehw.h"
 #include "model/defaults.h"
 #include "dra/draclaims.h"
 #include "dra/draslice.h"
 #include "cmd/kubecontext.h"
+#include "cmd/offline.h"
 #include "cmd/parseopt.h"
-#include "base/readfile.h"
+#include "engine/plan.h"
 #include "base/strbuf.h"
 #include "yaml/ydoc.h"
 #include "base/banned.h"
@@ -24,12 +26,10 @@
 
 static const char *const usage_lines[] = {
 	"gpushare explain pod NS/NAME [options]",
-	"gpushare explain pod POD.yaml --nodes NODES.yaml --configmap CM.yaml [--pods PODS.yaml]\n"
-	"                 [--quota QUOTAS.yaml]",
+	"gpushare explain pod [NS/NAME] -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME]",
 	"gpushare explain quota NS [--request RES=N]... [--claim CLAIM.yaml] [--name NAME] "
 	"[options]",
 	"gpushare explain node NODE [options]",
-	"gpushare explain node NODE --nodes NODES.yaml --configmap CM.yaml",
 	NULL,
 };
 
@@ -56,12 +56,7 @@ static const struct parseopt_usage explain_usage = {
 	"nvidia.com/device-plugin.config label, or config-manager's fallbacks), its MIG\n"
 	"strategy and where it comes from, its MIG layout, the sharing, and what NVIDIA's\n"
 	"stack would publish: capacity = allocatable per resource, GFD's labels. The same\n"
-	"text for a live node and for one of NODES.yaml.\n"
-	"\n"
-	"Before the cluster exists, pod takes manifests: every Pod of POD.yaml against\n"
-	"the Nodes of NODES.yaml as gpushare would advertise them under the ConfigMap\n"
-	"(its Pods with spec.nodeName are the pods already bound), and with --quota\n"
-	"the ResourceQuotas of the pod's namespace as the quota controller fills them.\n"
+	"text for a live node and for one read from files.\n"
 	"\n"
 	"A pod with spec.resourceClaims (DRA): per claim, named or made from a template,\n"
 	"its requests (device class, CEL selectors, count), the devices and node\n"
@@ -71,18 +66,17 @@ static const struct parseopt_usage explain_usage = {
 	"allocated (the scheduler's words), or the driver refused it at prepare (the\n"
 	"kubelet's FailedPrepareDynamicResources event).\n"
 	"\n"
-	"Offline, recorded objects replace the cluster: pod takes --pod-file and\n"
-	"--nodes-file (with --pods-file, --configmap-file and --dra-file optional),\n"
-	"quota takes --quota-file.\n",
-	"Exit status: 0 scheduled / admitted (POD.yaml: every pod fits a node and is\n"
+	"With -f, the objects of the files replace the cluster (docs/cli.md): nodes as\n"
+	"gpushare would advertise them under the ConfigMap found among them, quotas as\n"
+	"the quota controller fills them. A pod already there (bound, or recorded with\n"
+	"a status) is explained as a live one; a pod to create (a Pod manifest, or one\n"
+	"a workload makes) after the pods read before it were placed as `gpushare plan`\n"
+	"places them, with its verdict; without NS/NAME, every pod to create. quota\n"
+	"counts the pods after the whole batch.\n",
+	"Exit status: 0 scheduled / admitted (-f: every pod fits a node and is\n"
 	"admitted; node: the stack accepts the node), 1 not scheduled, failed, refused or a claim "
 	"not ready\n"
 	"(node: the stack refuses it), 2 bad usage, input or an API error.\n",
-};
-
-struct configmap_ref {
-	char *ns;
-	const char *name;
 };
 
 static int split_ns(const char *what, const char *val, char **ns, const char **name,
@@ -102,23 +96,6 @@ static int split_ns(const char *what, const char *val, char **ns, const char **n
 static int parse_request(const struct option *opt, const char *arg, struct gs_error *err)
 {
 	return explain_quota_add_request(opt->value, arg, err);
-}
-
-static int load_json(const char *path, json_t **out, struct gs_error *err)
-{
-	char *buf;
-	size_t len;
-	json_error_t je;
-
-	if (gs_read_file(path, EXPLAIN_MAX_FILE, &buf, &len, err) < 0)
-		return -1;
-	*out = json_loadb(buf, len, 0, &je);
-	free(buf);
-	if (!*out) {
-		gs_error_at(err, path, je.line, je.column, "%s", je.text);
-		return -1;
-	}
-	return 0;
 }
 
 static void print_requests(const struct explain_pod *e)
@@ -225,37 +202,6 @@ static int read_live_dra(struct kube_client *kc, const char *ns, const char *nam
 	free(events);
 	free(field);
 	return r;
-}
-
-/* A recorded List's ResourceSlices, ResourceClaims, ResourceClaimTemplates and Events. */
-static int read_dra_file(const char *path, struct dra_objs *d, struct gs_error *err)
-{
-	json_t *list = NULL, *it;
-	size_t i;
-
-	if (load_json(path, &list, err) < 0)
-		return -1;
-	if (!json_is_array(json_object_get(list, "items"))) {
-		gs_error_at(err, path, 1, 1, "expected a List with items (kubectl get -o json)");
-		json_decref(list);
-		return -1;
-	}
-	d->slices = json_array();
-	d->claims = json_array();
-	d->templates = json_array();
-	d->events = json_array();
-	json_array_foreach (json_object_get(list, "items"), i, it) {
-		if (kobj_is(it, "ResourceSlice"))
-			json_array_append(d->slices, it);
-		else if (kobj_is(it, "ResourceClaim"))
-			json_array_append(d->claims, it);
-		else if (kobj_is(it, "ResourceClaimTemplate"))
-			json_array_append(d->templates, it);
-		else if (kobj_is(it, "Event"))
-			json_array_append(d->events, it);
-	}
-	json_decref(list);
-	return 0;
 }
 
 /* *trouble: a claim of the pod is missing, unallocated or refused at prepare. */
@@ -384,7 +330,7 @@ static char *fleet_line(const struct catalog *cat, const struct dpconfig_set *se
 	return strbuf_detach(&sb, NULL);
 }
 
-/* The verdict for one pod of POD.yaml; 1 when it lands somewhere and is admitted. */
+/* The verdict for one pod to create; 1 when it lands somewhere and is admitted. */
 static int print_offline(const struct explain_pod *e, const struct explain_fleet *f,
 			 const struct catalog *cat, const struct dpconfig_set *set,
 			 const struct explain_quota_report *qr)
@@ -433,84 +379,6 @@ static int print_offline(const struct explain_pod *e, const struct explain_fleet
 	return ok;
 }
 
-/* explain pod POD.yaml --nodes NODES.yaml --configmap CM.yaml [--quota QUOTAS.yaml]. */
-static int explain_manifests(const char *pod_path, const char *nodes_path, const char *pods_path,
-			     const char *cm_path, const char *quota_path, struct gs_error *err)
-{
-	struct ydoc_stream *ps = NULL, *ns = NULL, *cs = NULL, *qs = NULL, *bs = NULL;
-	struct dpconfig_set *set = NULL;
-	const json_t *cm = NULL;
-	const struct catalog *cat;
-	struct explain_fleet fleet = {0};
-	int rc = -1, all = 1;
-
-	if (catalog_builtin(&cat, err) < 0 ||
-	    ydoc_load_manifests(pod_path, &ydoc_default_limits, &ps, err) < 0 ||
-	    ydoc_load_manifests(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
-	    dpconfig_set_load_file(cm_path, &cs, &cm, &set, err) < 0 ||
-	    (pods_path && ydoc_load_manifests(pods_path, &ydoc_default_limits, &bs, err) < 0) ||
-	    (quota_path && ydoc_load_manifests(quota_path, &ydoc_default_limits, &qs, err) < 0))
-		goto out;
-	if (kobj_find(ps, 0, "Pod", NULL) < 0) {
-		gs_error_set(err, "%s: no Pod in the file", pod_path);
-		goto out;
-	}
-	for (long i = kobj_find(ps, 0, "Pod", NULL); i >= 0;
-	     i = kobj_find(ps, (size_t)i + 1, "Pod", NULL))
-		if (explain_pod_check(ps, ydoc_stream_doc(ps, (size_t)i), err) < 0)
-			goto out;
-	for (long i = kobj_find(ns, 0, "Pod", NULL); i >= 0;
-	     i = kobj_find(ns, (size_t)i + 1, "Pod", NULL))
-		if (explain_pod_check(ns, ydoc_stream_doc(ns, (size_t)i), err) < 0)
-			goto out;
-	for (long i = bs ? kobj_find(bs, 0, "Pod", NULL) : -1; i >= 0;
-	     i = kobj_find(bs, (size_t)i + 1, "Pod", NULL))
-		if (explain_pod_check(bs, ydoc_stream_doc(bs, (size_t)i), err) < 0)
-			goto out;
-	if (explain_fleet_build(ns, bs, cm, &fleet, err) < 0)
-		goto out;
-	for (long i = kobj_find(ps, 0, "Pod", NULL); i >= 0;
-	     i = kobj_find(ps, (size_t)i + 1, "Pod", NULL)) {
-		const json_t *pod = ydoc_stream_doc(ps, (size_t)i);
-		const char *pns = kobj_text(pod, "metadata.namespace");
-		struct explain_pod_input in = {.pod = pod,
-					       .nodes = fleet.nodes,
-					       .pods = fleet.pods,
-					       .configs = set,
-					       .cat = cat};
-		struct explain_pod *e = NULL;
-		struct explain_quota_report *qr = NULL;
-		json_t *quotas = NULL;
-		int r = explain_pod(&in, &e, err);
-		if (r == 0 && qs) {
-			r = explain_quota_list_build(qs, *pns ? pns : "default", fleet.pods,
-						     &quotas, err);
-			if (r == 0)
-				r = explain_quota_pod(quotas, pod, &qr, err);
-		}
-		if (r == 0) {
-			if (i > kobj_find(ps, 0, "Pod", NULL))
-				cmd_printf("\n");
-			all &= print_offline(e, &fleet, cat, set, qr);
-		}
-		explain_pod_free(e);
-		explain_quota_report_free(qr);
-		json_decref(quotas);
-		if (r < 0)
-			goto out;
-	}
-	rc = all ? EXIT_OK : EXIT_FINDING;
-out:
-	explain_fleet_release(&fleet);
-	dpconfig_set_free(set);
-	ydoc_stream_free(ps);
-	ydoc_stream_free(ns);
-	ydoc_stream_free(cs);
-	ydoc_stream_free(qs);
-	ydoc_stream_free(bs);
-	return rc;
-}
-
 /* Print explain_node's report; 1 when the stack refuses the node. */
 static int print_node_report(const json_t *node, const struct dpconfig_set *set,
 			     struct gs_error *err)
@@ -526,28 +394,154 @@ static int print_node_report(const json_t *node, const struct dpconfig_set *set,
 	return refused ? EXIT_FINDING : EXIT_OK;
 }
 
-/* explain node NODE --nodes NODES.yaml --configmap CM.yaml. */
-static int explain_node_manifests(const char *name, const char *nodes_path, const char *cm_path,
-				  struct gs_error *err)
+/* The pod named ns/name of an array, or -1. */
+static long find_pod(const json_t *pods, const char *ns, const char *name)
 {
-	struct ydoc_stream *ns = NULL, *cs = NULL;
-	struct dpconfig_set *set = NULL;
-	const json_t *cm = NULL;
+	const json_t *p;
+	size_t i;
+
+	json_array_foreach (pods, i, p)
+		if (!strcmp(fleet_namespace_of(p), ns) &&
+		    !strcmp(kobj_text(p, "metadata.name"), name))
+			return (long)i;
+	return -1;
+}
+
+/* A pod already there, recorded or bound: as explain pod NS/NAME says it live. */
+static int explain_there(const struct offline_fleet *of, const json_t *pod,
+			 const struct catalog *cat, struct gs_error *err)
+{
+	struct explain_pod_input in = {.pod = pod,
+				       .nodes = of->adv.nodes,
+				       .pods = of->adv.pods,
+				       .configs = of->set,
+				       .cat = cat,
+				       .slices = of->f.slices};
+	struct dra_objs dra = {.slices = json_incref(of->f.slices),
+			       .claims = json_incref(of->f.claims),
+			       .templates = json_incref(of->f.claim_templates),
+			       .events = json_incref(of->f.events)};
+	struct explain_pod *ep = NULL;
+	bool trouble = false;
 	int rc = -1;
 
-	if (ydoc_load_manifests(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
-	    dpconfig_set_load_file(cm_path, &cs, &cm, &set, err) < 0)
-		goto out;
-	long at = kobj_find(ns, 0, "Node", name);
-	if (at < 0) {
-		gs_error_set(err, "%s: no Node '%s'", nodes_path, name);
-		goto out;
+	if (explain_pod(&in, &ep, err) == 0) {
+		print_pod(ep, pod, of->adv.nodes, of->adv.pods, &dra, &trouble);
+		rc = explain_pod_is_placed(ep) && !trouble ? EXIT_OK : EXIT_FINDING;
 	}
-	rc = print_node_report(ydoc_stream_doc(ns, (size_t)at), set, err);
+	explain_pod_free(ep);
+	dra_objs_release(&dra);
+	return rc;
+}
+
+/* Pod i of the batch, after the ones before it were placed as r says: 1 when it fits. */
+static int explain_to_create(const struct offline_fleet *of, size_t i, const struct plan_result *r,
+			     const struct catalog *cat, struct gs_error *err)
+{
+	const json_t *pod = json_array_get(of->batch, i);
+	const char *ns = fleet_namespace_of(pod);
+	json_t *pods = offline_pods_after(of, r, i), *quotas = NULL;
+	struct explain_pod_input in = {
+		.pod = pod, .nodes = of->adv.nodes, .pods = pods, .configs = of->set, .cat = cat};
+	struct explain_pod *e = NULL;
+	struct explain_quota_report *qr = NULL;
+	const json_t *q;
+	size_t k;
+	bool has_quota = false;
+	int rc = explain_pod(&in, &e, err);
+
+	json_array_foreach (of->f.quotas, k, q)
+		if (!strcmp(fleet_namespace_of(q), ns))
+			has_quota = true;
+	if (rc == 0 && has_quota) {
+		rc = explain_quota_list_from(of->f.quotas, ns, pods, &quotas, err);
+		if (rc == 0)
+			rc = explain_quota_pod(quotas, pod, &qr, err);
+	}
+	if (rc == 0)
+		rc = print_offline(e, &of->adv, cat, of->set, qr);
+	explain_pod_free(e);
+	explain_quota_report_free(qr);
+	json_decref(quotas);
+	json_decref(pods);
+	return rc;
+}
+
+/* explain pod [NS/NAME] -f ...: the pod named, or every pod to create. */
+static int explain_pods_offline(const struct offline_fleet *of, const char *ns, const char *name,
+				struct gs_error *err)
+{
+	const struct catalog *cat;
+	struct plan_result *r = NULL;
+	long there = -1, at = -1;
+	int rc = -1, all = 1;
+
+	if (catalog_builtin(&cat, err) < 0)
+		return -1;
+	if (name) {
+		there = find_pod(json_object_get(of->adv.pods, "items"), ns, name);
+		at = there < 0 ? find_pod(of->batch, ns, name) : -1;
+		if (there < 0 && at < 0) {
+			gs_error_set(err, "no pod %s/%s among the files", ns, name);
+			return -1;
+		}
+		if (there >= 0)
+			return explain_there(
+				of, json_array_get(json_object_get(of->adv.pods, "items"), there),
+				cat, err);
+	} else if (!json_array_size(of->batch)) {
+		gs_error_set(err, "no pod to create among the files (every Pod is already there: "
+				  "name one as NS/NAME)");
+		return -1;
+	}
+	struct plan_input in = {.nodes = of->adv.nodes,
+				.existing = of->adv.pods,
+				.pods = of->batch,
+				.quotas = of->f.quotas,
+				.configs = of->set};
+	if (plan_run(&in, &r, err) < 0)
+		return -1;
+	for (size_t i = 0; i < json_array_size(of->batch); i++) {
+		if (at >= 0 && (size_t)at != i)
+			continue;
+		if (at < 0 && i)
+			cmd_printf("\n");
+		int one = explain_to_create(of, i, r, cat, err);
+		if (one < 0)
+			goto out;
+		all &= one;
+	}
+	rc = all ? EXIT_OK : EXIT_FINDING;
 out:
-	dpconfig_set_free(set);
-	ydoc_stream_free(ns);
-	ydoc_stream_free(cs);
+	plan_result_free(r);
+	return rc;
+}
+
+/* explain quota NS -f ...: its quotas after the batch was placed as plan places it. */
+static int explain_quota_offline(const struct offline_fleet *of, const char *ns, const json_t *req,
+				 const char *container, struct explain_quota_report **qr,
+				 struct gs_error *err)
+{
+	struct plan_result *r = NULL;
+	json_t *pods, *quotas = NULL;
+	int rc;
+
+	if (json_array_size(of->batch)) {
+		struct plan_input in = {.nodes = of->adv.nodes,
+					.existing = of->adv.pods,
+					.pods = of->batch,
+					.quotas = of->f.quotas,
+					.configs = of->set};
+		if (plan_run(&in, &r, err) < 0)
+			return -1;
+	}
+	pods = offline_pods_after(of, r, json_array_size(of->batch));
+	rc = explain_quota_list_from(of->f.quotas, ns, pods, &quotas, err);
+	if (rc == 0)
+		rc = explain_quota(quotas, req, container, qr, err);
+	json_decref(quotas);
+	json_decref(pods);
+	plan_result_free(r);
 	return rc;
 }
 
@@ -572,12 +566,12 @@ int cmd_explain(int argc, char **argv)
 	struct gs_error err;
 	char buf[2048];
 	const char *what = NULL, *target = NULL, *pod_name = "POD", *container = NULL;
-	const char *cm_arg = NULL, *y_nodes = NULL, *y_quota = NULL, *y_pods = NULL;
-	const char *f_pod = NULL, *f_nodes = NULL, *f_pods = NULL, *f_cm = NULL, *f_quota = NULL;
-	const char *f_dra = NULL, *claim_file = NULL;
+	const char *claim_file = NULL;
 	struct dra_objs dra = {.slices = NULL, .claims = NULL, .templates = NULL, .events = NULL};
 	char *claim_name = NULL;
-	struct configmap_ref cmref = {.ns = NULL, .name = GS_DEFAULT_CONFIGMAP};
+	struct configmap_ref cmref;
+	struct fleet_sources src = {0};
+	struct offline_fleet of = {0};
 	char *pod_ns = NULL;
 	const char *pname = NULL;
 	json_t *pod = NULL, *nodes = NULL, *pods = NULL, *cm = NULL, *quotas = NULL, *req = NULL;
@@ -586,9 +580,7 @@ int cmd_explain(int argc, char **argv)
 	struct explain_quota_report *qr = NULL;
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
-		OPT_STRING(0, "configmap", &cm_arg, "NS/NAME",
-			   "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF
-			   "];\nwith --nodes, its manifest (a FILE)"),
+		OPT_CONFIGMAP_REF(&cmref),
 		OPT_CALLBACK(0, "request", &req, "RES=N",
 			     "what the pod asks for (nvidia.com/gpu=1, cpu=500m, ...);\nrepeatable",
 			     parse_request),
@@ -600,27 +592,16 @@ int cmd_explain(int argc, char **argv)
 			"claim's]"),
 		OPT_STRING(0, "container", &container, "NAME",
 			   "its one container's name, for \"must specify\" [main]"),
-		OPT_GROUP("Before the cluster (manifests, YAML):"),
-		OPT_STRING(0, "nodes", &y_nodes, "FILE",
-			   "the Nodes (with gpushare.io/gpu-* annotations) and\nthe Pods bound to "
-			   "them"),
-		OPT_STRING(0, "pods", &y_pods, "FILE",
-			   "Pods already there (bound: spec.nodeName; all count\nfor quotas)"),
-		OPT_STRING(0, "quota", &y_quota, "FILE", "the ResourceQuotas"),
-		OPT_GROUP("Offline (recorded objects instead of a cluster):"),
-		OPT_STRING(0, "pod-file", &f_pod, "FILE", "the Pod"),
-		OPT_STRING(0, "nodes-file", &f_nodes, "FILE", "a NodeList"),
-		OPT_STRING(0, "pods-file", &f_pods, "FILE", "a PodList: what is bound where"),
-		OPT_STRING(0, "configmap-file", &f_cm, "FILE", "the device-plugin ConfigMap"),
-		OPT_STRING(0, "quota-file", &f_quota, "FILE", "a ResourceQuotaList"),
-		OPT_STRING(0, "dra-file", &f_dra, "FILE",
-			   "a List of ResourceSlices, ResourceClaims,\nResourceClaimTemplates and "
-			   "Events (DRA)"),
+		OPT_FLEET_SOURCES(&src),
+		OPT_GROUP("Older forms, each the same as -f FILE:"),
+		OPT_CALLBACK(0, "nodes", &src, "FILE", "", parse_fleet_source),
+		OPT_CALLBACK(0, "pods", &src, "FILE", "", parse_fleet_source),
+		OPT_CALLBACK(0, "quota", &src, "FILE", "", parse_fleet_source),
 		OPT_KUBE_CONNECTION(&kx.opts),
 		OPT_END(),
 	};
 
-	cmref.ns = gs_xstrdup(GS_DEFAULT_NAMESPACE);
+	configmap_ref_init(&cmref);
 	n = parse_options(argc, argv, opts, &explain_usage);
 	if (n < 0) {
 		rc = parseopt_exit(n);
@@ -636,26 +617,28 @@ int cmd_explain(int argc, char **argv)
 		gs_error_set(&err, "say what to explain: 'pod NS/NAME', 'quota NS' or 'node NODE'");
 		goto usage_error;
 	}
-	bool is_pod = !strcmp(what, "pod");
+	bool is_pod = !strcmp(what, "pod"), offline = src.n > 0;
 	if (!strcmp(what, "node")) {
-		if (!target || req || y_quota || y_pods || f_pod || f_nodes || f_pods || f_cm ||
-		    f_quota || (y_nodes && !cm_arg)) {
-			gs_error_set(&err,
-				     "explain node NODE [--nodes NODES.yaml --configmap CM.yaml]");
+		if (!target || req) {
+			gs_error_set(&err, "explain node NODE [-f FILE|DIR|-]");
 			goto usage_error;
 		}
-		if (y_nodes) {
-			rc = explain_node_manifests(target, y_nodes, cm_arg, &err);
+		if (offline) {
+			const json_t *node = NULL, *x;
+			size_t i;
+			if (offline_fleet_load(&of, &src, &cmref, "explain", &err) < 0)
+				goto fail;
+			json_array_foreach (of.f.nodes, i, x)
+				if (!strcmp(kobj_text(x, "metadata.name"), target))
+					node = x;
+			if (!node) {
+				gs_error_set(&err, "no Node '%s' among the files", target);
+				goto fail;
+			}
+			rc = print_node_report(node, of.set, &err);
 			if (rc < 0)
 				goto fail;
 			goto out;
-		}
-		if (cm_arg) {
-			char *cns;
-			if (split_ns("--configmap", cm_arg, &cns, &cmref.name, &err) < 0)
-				goto usage_error;
-			free(cmref.ns);
-			cmref.ns = cns;
 		}
 		if (kube_context_open(&kx, "explain", &err) < 0)
 			goto fail;
@@ -678,37 +661,7 @@ int cmd_explain(int argc, char **argv)
 			goto fail;
 		goto out;
 	}
-	if (y_nodes || y_quota || y_pods) {
-		if (!is_pod || !y_nodes || !cm_arg || !target || f_pod || f_nodes || f_pods ||
-		    f_cm || f_quota || req) {
-			gs_error_set(
-				&err,
-				"from manifests: explain pod POD.yaml --nodes NODES.yaml "
-				"--configmap CM.yaml [--pods PODS.yaml] [--quota QUOTAS.yaml]");
-			goto usage_error;
-		}
-		rc = explain_manifests(target, y_nodes, y_pods, cm_arg, y_quota, &err);
-		if (rc < 0)
-			goto fail;
-		goto out;
-	}
-	if (cm_arg) {
-		char *cns;
-		if (split_ns("--configmap", cm_arg, &cns, &cmref.name, &err) < 0)
-			goto usage_error;
-		free(cmref.ns);
-		cmref.ns = cns;
-	}
-	if (f_dra && (!is_pod || !f_pod)) {
-		gs_error_set(&err, "--dra-file goes with explain pod --pod-file");
-		goto usage_error;
-	}
-	bool offline = is_pod ? f_pod != NULL : f_quota != NULL;
-	if (is_pod && offline != (f_nodes != NULL)) {
-		gs_error_set(&err, "--pod-file and --nodes-file go together");
-		goto usage_error;
-	}
-	if (!offline && !target) {
+	if (!(offline && is_pod) && !target) {
 		gs_error_set(&err, is_pod ? "explain pod needs NS/NAME" : "explain quota needs NS");
 		goto usage_error;
 	}
@@ -742,12 +695,15 @@ int cmd_explain(int argc, char **argv)
 	}
 
 	if (offline) {
-		if ((f_pod && load_json(f_pod, &pod, &err) < 0) ||
-		    (f_nodes && load_json(f_nodes, &nodes, &err) < 0) ||
-		    (f_pods && load_json(f_pods, &pods, &err) < 0) ||
-		    (f_cm && load_json(f_cm, &cm, &err) < 0) ||
-		    (f_quota && load_json(f_quota, &quotas, &err) < 0) ||
-		    (f_dra && read_dra_file(f_dra, &dra, &err) < 0))
+		if (offline_fleet_load(&of, &src, &cmref, "explain", &err) < 0)
+			goto fail;
+		if (is_pod) {
+			rc = explain_pods_offline(&of, pod_ns, pname, &err);
+			if (rc < 0)
+				goto fail;
+			goto out;
+		}
+		if (explain_quota_offline(&of, target, req, container, &qr, &err) < 0)
 			goto fail;
 	} else {
 		if (kube_context_open(&kx, "explain", &err) < 0)
@@ -809,7 +765,7 @@ int cmd_explain(int argc, char **argv)
 		print_pod(ep, pod, nodes, pods, &dra, &trouble);
 		rc = explain_pod_is_placed(ep) && !trouble ? EXIT_OK : EXIT_FINDING;
 	} else {
-		if (explain_quota(quotas, req, container, &qr, &err) < 0)
+		if (!qr && explain_quota(quotas, req, container, &qr, &err) < 0)
 			goto fail;
 		if (!*qr->namespace && target) {
 			free(qr->namespace);
@@ -838,8 +794,10 @@ out:
 	json_decref(req);
 	dra_objs_release(&dra);
 	free(claim_name);
-	free(cmref.ns);
 	free(pod_ns);
+	offline_fleet_release(&of);
+	fleet_sources_release(&src);
+	configmap_ref_release(&cmref);
 	kube_context_release(&kx);
 	return rc;
 }

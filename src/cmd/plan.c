@@ -9,6 +9,7 @@
 #include "engine/explain_offline.h"
 #include "fleet/fleet.h"
 #include "model/kobj.h"
+#include "cmd/offline.h"
 #include "cmd/parseopt.h"
 #include "engine/plan.h"
 #include "base/strbuf.h"
@@ -18,28 +19,28 @@
 #define PLAN_MAX_FILES 1024
 
 static const char *const usage_lines[] = {
-	"gpushare plan MANIFESTS... --nodes NODES.yaml --configmap CM.yaml [--quota QUOTAS.yaml]\n"
-	"              [-o table|json]",
-	"gpushare plan MANIFESTS... --nodes NODES.yaml --configmap CM.yaml [--quota QUOTAS.yaml]\n"
-	"              [--what-if CM2.yaml] [--relabel NODE=KEY]... [--mig-config NODE=LAYOUT]...\n"
-	"              [-o table|json]",
+	"gpushare plan -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] [-o table|json]",
+	"gpushare plan -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] [--what-if CM2.yaml]\n"
+	"              [--relabel NODE=KEY]... [--mig-config NODE=LAYOUT]... [-o table|json]",
 	NULL,
 };
 
 static const struct parseopt_usage plan_usage = {
 	"plan",
 	usage_lines,
-	"Place the Pods of MANIFESTS, in order, as kube-scheduler v1.34's default\n"
-	"profile would on the Nodes of NODES.yaml as gpushare would advertise them\n"
-	"under the device-plugin ConfigMap: quota admission at create (the\n"
-	"apiserver's refusal text), the default filters (resources incl. cpu, memory,\n"
-	"pods and extended ones, node selector and affinity, taints, unschedulable),\n"
-	"the default scores where they decide (docs/plan.md; ties go to the first node\n"
-	"in NODES.yaml), then the kubelet's device admission (more than one slice of a\n"
-	"shared resource with failRequestsGreaterThanOne fails the pod). Pods of\n"
-	"NODES.yaml with spec.nodeName are already there. Prints each pod's verdict\n"
-	"(bound, pending with the scheduler's message, refused, failed) and each\n"
-	"quota's use after the batch.\n"
+	"Place the pods of the files, in reading order, as kube-scheduler v1.34's\n"
+	"default profile would on their Nodes as gpushare would advertise them under\n"
+	"the device-plugin ConfigMap found among them: quota admission at create\n"
+	"against their ResourceQuotas (the apiserver's refusal text), the default\n"
+	"filters (resources incl. cpu, memory, pods and extended ones, node selector\n"
+	"and affinity, taints, unschedulable), the default scores where they decide\n"
+	"(docs/plan.md; ties go to the first node read), then the kubelet's device\n"
+	"admission (more than one slice of a shared resource with\n"
+	"failRequestsGreaterThanOne fails the pod). The pods: every Pod without\n"
+	"spec.nodeName (a Pod with one is already there), and the pods each\n"
+	"Deployment, ReplicaSet, StatefulSet, DaemonSet, Job and CronJob would make\n"
+	"(docs/cli.md). Prints each pod's verdict (bound, pending with the\n"
+	"scheduler's message, refused, failed) and each quota's use after the batch.\n"
 	"\n"
 	"What-if: with --what-if (another ConfigMap), --relabel (a node's\n"
 	"nvidia.com/device-plugin.config) or --mig-config (a node's nvidia.com/mig.config\n"
@@ -50,26 +51,6 @@ static const struct parseopt_usage plan_usage = {
 	"Exit status: 0 every pod bound (what-if: nothing changes), 1 some pod pending,\n"
 	"refused or failed (what-if: something changes), 2 bad usage or input.\n",
 };
-
-/* The Pods of MANIFESTS, in order (the fleet checked them). */
-static int manifests_load(struct fleet *m, json_t **pods, char **paths, int n, struct gs_error *err)
-{
-	const json_t *doc;
-	size_t i;
-
-	for (int p = 0; p < n; p++)
-		if (fleet_read_path(m, paths[p], false, err) < 0)
-			return -1;
-	*pods = json_array();
-	json_array_foreach (m->objects, i, doc)
-		if (kobj_is(doc, "Pod"))
-			json_array_append(*pods, (json_t *)doc);
-	if (!json_array_size(*pods)) {
-		gs_error_set(err, "no Pod in %s", n == 1 ? paths[0] : "the manifests");
-		return -1;
-	}
-	return 0;
-}
 
 /* How wide a name is once cmd_printf has escaped it (escape_line). */
 static size_t shown_len(const char *s)
@@ -157,20 +138,24 @@ static int parse_mig_config(const struct option *opt, const char *arg, struct gs
 	return add_change(opt->value, "nvidia.com/mig.config", "--mig-config", arg, err);
 }
 
-/* Set each change's label on its Node of the stream. */
-static int apply_changes(struct ydoc_stream *s, const json_t *changes, struct gs_error *err)
+/* Copies of the Nodes, each change's label set on its node. */
+static int apply_changes(const json_t *nodes, const json_t *changes, json_t **out,
+			 struct gs_error *err)
 {
-	const json_t *c;
-	size_t i;
+	const json_t *c, *n;
+	size_t i, j;
 
+	*out = json_deep_copy(nodes);
 	json_array_foreach (changes, i, c) {
 		const char *name = kobj_text(c, "node");
-		long at = kobj_find(s, 0, "Node", name);
-		if (at < 0) {
-			gs_error_set(err, "%s: no Node '%s'", ydoc_stream_name(s), name);
+		json_t *node = NULL;
+		json_array_foreach (*out, j, n)
+			if (!strcmp(kobj_text(n, "metadata.name"), name))
+				node = (json_t *)n;
+		if (!node) {
+			gs_error_set(err, "no Node '%s' among the files", name);
 			return -1;
 		}
-		json_t *node = ydoc_stream_doc(s, (size_t)at);
 		json_t *meta = json_object_get(node, "metadata");
 		json_t *labels = json_object_get(meta, "labels");
 		if (!json_is_object(labels)) {
@@ -260,28 +245,22 @@ int cmd_plan(int argc, char **argv)
 {
 	struct gs_error err;
 	char buf[2048];
-	const char *nodes_path = NULL, *cm_path = NULL, *quota_path = NULL, *what_if = NULL;
-	json_t *changes = NULL;
+	const char *what_if = NULL;
+	json_t *changes = NULL, *nodes2 = NULL;
 	struct ydoc_stream *cs2 = NULL;
 	struct dpconfig_set *set2 = NULL;
 	const json_t *cm2 = NULL;
 	struct explain_fleet fleet2 = {0};
-	struct plan_result *res2 = NULL;
+	struct plan_result *res = NULL, *res2 = NULL;
 	int json_out = 0, rc = EXIT_USAGE, n;
-	struct ydoc_stream *ns = NULL, *cs = NULL;
-	struct dpconfig_set *set = NULL;
-	const json_t *cm = NULL;
-	struct fleet m, q;
-	json_t *batch = NULL;
-	struct explain_fleet fleet = {0};
-	struct plan_result *res = NULL;
+	struct fleet_sources src = {0};
+	struct configmap_ref cmref;
+	struct offline_fleet of = {0};
 	struct option opts[] = {
-		OPT_STRING(0, "nodes", &nodes_path, "FILE",
-			   "the Nodes (gpushare.io/gpu-* annotations) and the Pods\nbound to them"),
-		OPT_STRING(0, "configmap", &cm_path, "FILE", "the device-plugin ConfigMap"),
-		OPT_STRING(0, "quota", &quota_path, "FILE", "the ResourceQuotas"),
+		OPT_CONFIGMAP_REF(&cmref),
 		OPT_CALLBACK('o', "output", &json_out, "FORMAT", "table or json [table]",
 			     parse_output),
+		OPT_FLEET_SOURCES(&src),
 		OPT_GROUP("What-if (plan before and after, print the difference):"),
 		OPT_STRING(0, "what-if", &what_if, "FILE", "another device-plugin ConfigMap"),
 		OPT_CALLBACK(0, "relabel", &changes, "NODE=KEY",
@@ -291,61 +270,58 @@ int cmd_plan(int argc, char **argv)
 			     "give NODE nvidia.com/mig.config=LAYOUT (a mig-parted\nlayout such as "
 			     "all-balanced); repeatable",
 			     parse_mig_config),
+		OPT_GROUP("Older forms, each the same as -f FILE (so is FILE... without -f):"),
+		OPT_CALLBACK(0, "nodes", &src, "FILE", "", parse_fleet_source),
+		OPT_CALLBACK(0, "quota", &src, "FILE", "", parse_fleet_source),
 		OPT_END(),
 	};
 
+	configmap_ref_init(&cmref);
 	n = parse_options(argc, argv, opts, &plan_usage);
 	if (n < 0) {
-		json_decref(changes);
-		return parseopt_exit(n);
-	}
-	fleet_init(&m);
-	fleet_init(&q);
-	if (n == 0 || !nodes_path || !cm_path) {
-		gs_error_set(&err, "plan needs MANIFESTS..., --nodes and --configmap");
-		json_decref(changes);
-		fleet_release(&m);
-		fleet_release(&q);
-		return usage_error(&plan_usage, &err);
+		rc = parseopt_exit(n);
+		goto out;
 	}
 	if (n > PLAN_MAX_FILES) {
 		gs_error_set(&err, "more than %d manifest files", PLAN_MAX_FILES);
-		json_decref(changes);
-		fleet_release(&m);
-		fleet_release(&q);
-		return usage_error(&plan_usage, &err);
+		rc = usage_error(&plan_usage, &err);
+		goto out;
 	}
-	if (ydoc_load_manifests(nodes_path, &ydoc_default_limits, &ns, &err) < 0 ||
-	    dpconfig_set_load_file(cm_path, &cs, &cm, &set, &err) < 0 ||
-	    (quota_path && fleet_read_path(&q, quota_path, false, &err) < 0) ||
-	    manifests_load(&m, &batch, argv, n, &err) < 0)
+	for (int i = 0; i < n; i++)
+		fleet_sources_add(&src, argv[i]);
+	if (!src.n) {
+		gs_error_set(&err, "plan needs the objects to plan: -f FILE|DIR|-");
+		rc = usage_error(&plan_usage, &err);
+		goto out;
+	}
+	if (offline_fleet_load(&of, &src, &cmref, "plan", &err) < 0)
 		goto fail;
-	for (long i = kobj_find(ns, 0, "Pod", NULL); i >= 0;
-	     i = kobj_find(ns, (size_t)i + 1, "Pod", NULL))
-		if (explain_pod_check(ns, ydoc_stream_doc(ns, (size_t)i), &err) < 0)
-			goto fail;
-	if (explain_fleet_build(ns, NULL, cm, &fleet, &err) < 0)
+	if (!json_array_size(of.batch)) {
+		gs_error_set(&err, "no pod to place among the files (a Pod without spec.nodeName, "
+				   "or a workload)");
 		goto fail;
-	struct plan_input in = {.nodes = fleet.nodes,
-				.existing = fleet.pods,
-				.pods = batch,
-				.quotas = q.quotas,
-				.configs = set};
+	}
+	struct plan_input in = {.nodes = of.adv.nodes,
+				.existing = of.adv.pods,
+				.pods = of.batch,
+				.quotas = of.f.quotas,
+				.configs = of.set};
 	if (plan_run(&in, &res, &err) < 0)
 		goto fail;
 	if (what_if || changes) {
 		if ((what_if && dpconfig_set_load_file(what_if, &cs2, &cm2, &set2, &err) < 0) ||
-		    apply_changes(ns, changes, &err) < 0 ||
-		    explain_fleet_build(ns, NULL, what_if ? cm2 : cm, &fleet2, &err) < 0)
+		    apply_changes(of.f.nodes, changes, &nodes2, &err) < 0 ||
+		    explain_fleet_advertise(nodes2, json_object_get(of.adv.pods, "items"),
+					    what_if ? cm2 : of.configmap, &fleet2, &err) < 0)
 			goto fail;
 		struct plan_input in2 = {.nodes = fleet2.nodes,
 					 .existing = fleet2.pods,
-					 .pods = batch,
-					 .quotas = q.quotas,
-					 .configs = what_if ? set2 : set};
+					 .pods = of.batch,
+					 .quotas = of.f.quotas,
+					 .configs = what_if ? set2 : of.set};
 		if (plan_run(&in2, &res2, &err) < 0)
 			goto fail;
-		json_t *d = plan_diff_json(res, res2, fleet.nodes, fleet2.nodes);
+		json_t *d = plan_diff_json(res, res2, of.adv.nodes, fleet2.nodes);
 		if (json_out) {
 			json_object_set_new(d, "before", plan_result_json(res));
 			json_object_set_new(d, "after", plan_result_json(res2));
@@ -389,12 +365,9 @@ out:
 	dpconfig_set_free(set2);
 	ydoc_stream_free(cs2);
 	json_decref(changes);
-	explain_fleet_release(&fleet);
-	json_decref(batch);
-	fleet_release(&m);
-	fleet_release(&q);
-	dpconfig_set_free(set);
-	ydoc_stream_free(ns);
-	ydoc_stream_free(cs);
+	json_decref(nodes2);
+	offline_fleet_release(&of);
+	fleet_sources_release(&src);
+	configmap_ref_release(&cmref);
 	return rc;
 }

@@ -10,13 +10,17 @@
 #include "model/nodehw.h"
 #include "model/kobj.h"
 #include "cmd/kubecontext.h"
+#include "cmd/offline.h"
 #include "cmd/parseopt.h"
+#include "fleet/fleet.h"
 #include "engine/status.h"
 #include "base/banned.h"
 
 static const char *const usage_lines[] = {
 	"gpushare status [-o table|json] [--node NAME] [--configmap NS/NAME]",
-	"gpushare status --from LIST.json [-o table|json] [--node NAME]", NULL};
+	"gpushare status -f FILE|DIR|- [-f ...] [-R] [-o table|json] [--node NAME]\n"
+	"                [--configmap NS/NAME]",
+	NULL};
 
 static const struct parseopt_usage status_usage = {
 	"status",
@@ -28,32 +32,12 @@ static const struct parseopt_usage status_usage = {
 	"card's memory and fault domain. On DRA nodes (gpushare.io/path=dra): each device\n"
 	"of the node's ResourceSlice, the ResourceClaim allocated it, the pods the claim\n"
 	"is reserved for (several: they share the device), and whether the driver's\n"
-	"prepare passed or failed (the kubelet's event text). --from reads a recorded\n"
-	"List (kubectl get configmap,nodes,pods,resourceslices,resourceclaims,events -A\n"
-	"-o json) instead of the cluster.\n",
+	"prepare passed or failed (the kubelet's event text). -f reads recorded objects\n"
+	"(kubectl get configmap,nodes,pods,resourceslices,resourceclaims,events -A\n"
+	"-o json) instead of the cluster, as they are (docs/cli.md).\n",
 	"Exit status: 0 shown, 1 some node could not be read, 2 bad usage or the\n"
 	"cluster or file could not be read.\n",
 };
-
-struct configmap_ref {
-	char *ns;
-	const char *name;
-};
-
-static int parse_configmap(const struct option *opt, const char *arg, struct gs_error *err)
-{
-	struct configmap_ref *ref = opt->value;
-	const char *slash = strchr(arg, '/');
-
-	if (!slash || slash == arg || !slash[1] || strchr(slash + 1, '/')) {
-		gs_error_set(err, "option '--configmap' takes NAMESPACE/NAME, got '%s'", arg);
-		return -1;
-	}
-	free(ref->ns);
-	ref->ns = gs_xstrndup(arg, (size_t)(slash - arg));
-	ref->name = slash + 1;
-	return 0;
-}
 
 /* The DRA objects status reads, as arrays (owned). */
 struct dra_lists {
@@ -68,49 +52,29 @@ static void dra_lists_release(struct dra_lists *d)
 }
 
 /*
- * A recorded List: the ConfigMap named by cm, every Node and Pod, and for
- * DRA nodes the ResourceSlices, ResourceClaims and Events.
+ * Recorded objects: the ConfigMap named by cm, every Node and Pod, and for
+ * DRA nodes the ResourceSlices, ResourceClaims and Events; as they are.
  */
-static int read_recorded(const char *path, const struct configmap_ref *cm, json_t **configmap,
-			 json_t **nodes, json_t **pods, struct dra_lists *dra, struct gs_error *err)
+static int read_recorded(const struct fleet_sources *src, const struct configmap_ref *cm,
+			 json_t **configmap, json_t **nodes, json_t **pods, struct dra_lists *dra,
+			 struct gs_error *err)
 {
-	json_error_t je;
-	json_t *list = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	size_t i;
-	json_t *item;
+	struct fleet f;
+	const json_t *c = NULL;
+	int rc = -1;
 
-	if (!list) {
-		gs_error_at(err, path, je.line, je.column, "%s", je.text);
-		return -1;
+	fleet_init(&f);
+	if (fleet_read(&f, src, err) == 0 && fleet_configmap(&f, cm->ns, cm->name, &c, err) == 0) {
+		*configmap = c ? json_deep_copy(c) : NULL;
+		*nodes = json_deep_copy(f.nodes);
+		*pods = json_deep_copy(f.pods);
+		dra->slices = json_deep_copy(f.slices);
+		dra->claims = json_deep_copy(f.claims);
+		dra->events = json_deep_copy(f.events);
+		rc = 0;
 	}
-	if (!json_is_array(json_object_get(list, "items"))) {
-		gs_error_at(err, path, 1, 1, "expected a List with items (kubectl get -o json)");
-		json_decref(list);
-		return -1;
-	}
-	*nodes = json_array();
-	*pods = json_array();
-	dra->slices = json_array();
-	dra->claims = json_array();
-	dra->events = json_array();
-	json_array_foreach (json_object_get(list, "items"), i, item) {
-		if (kobj_is(item, "Node"))
-			json_array_append(*nodes, item);
-		else if (kobj_is(item, "Pod"))
-			json_array_append(*pods, item);
-		else if (kobj_is(item, "ResourceSlice"))
-			json_array_append(dra->slices, item);
-		else if (kobj_is(item, "ResourceClaim"))
-			json_array_append(dra->claims, item);
-		else if (kobj_is(item, "Event"))
-			json_array_append(dra->events, item);
-		else if (kobj_is(item, "ConfigMap") && !*configmap &&
-			 !strcmp(kobj_text(item, "metadata.name"), cm->name) &&
-			 !strcmp(kobj_text(item, "metadata.namespace"), cm->ns))
-			*configmap = json_incref(item);
-	}
-	json_decref(list);
-	return 0;
+	fleet_release(&f);
+	return rc;
 }
 
 static bool any_dra_node(const json_t *nodes)
@@ -184,9 +148,10 @@ static int read_live(struct kube_context *kx, const struct configmap_ref *cm, js
 int cmd_status(int argc, char **argv)
 {
 	struct kube_context kx = {0};
-	struct configmap_ref cm = {.ns = NULL, .name = NULL};
+	struct configmap_ref cm;
+	struct fleet_sources src = {0};
 	struct status_opts so = {0};
-	const char *format = "table", *from = NULL;
+	const char *format = "table";
 	const struct catalog *cat;
 	struct gs_warnings w;
 	struct gs_error err;
@@ -200,16 +165,16 @@ int cmd_status(int argc, char **argv)
 			   "table: one row per device ID, then notes (default)\n"
 			   "json: the whole ledger (docs/status.md)"),
 		OPT_STRING(0, "node", &so.only_node, "NAME", "only this node"),
-		OPT_CALLBACK(0, "configmap", &cm, "NS/NAME",
-			     "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF "]",
-			     parse_configmap),
-		OPT_STRING(0, "from", &from, "FILE",
-			   "a recorded List (JSON) instead of the cluster"),
+		OPT_CONFIGMAP_REF(&cm),
+		OPT_FLEET_SOURCES(&src),
+		OPT_GROUP("Older form, the same as -f FILE:"),
+		OPT_CALLBACK(0, "from", &src, "FILE", "", parse_fleet_source),
 		OPT_KUBE_CONNECTION(&kx.opts),
 		OPT_END(),
 	};
 
 	gs_warnings_init(&w);
+	configmap_ref_init(&cm);
 	n = parse_options(argc, argv, opts, &status_usage);
 	if (n < 0) {
 		rc = parseopt_exit(n);
@@ -225,13 +190,10 @@ int cmd_status(int argc, char **argv)
 			    format);
 		goto out;
 	}
-	if (!cm.ns) {
-		cm.ns = gs_xstrdup(GS_DEFAULT_NAMESPACE);
-		cm.name = GS_DEFAULT_CONFIGMAP;
-	}
-	if (from) {
-		if (read_recorded(from, &cm, &configmap, &nodes, &pods, &dra, &err) < 0) {
-			fprintf(stderr, "%s\n", gs_error_str(&err, buf, sizeof(buf)));
+	if (src.n) {
+		if (read_recorded(&src, &cm, &configmap, &nodes, &pods, &dra, &err) < 0) {
+			fprintf(stderr, "gpushare status: %s\n",
+				gs_error_str(&err, buf, sizeof(buf)));
 			goto out;
 		}
 	} else if (kube_context_open(&kx, "status", &err) < 0 ||
@@ -274,7 +236,8 @@ out:
 	json_decref(nodes);
 	json_decref(pods);
 	dra_lists_release(&dra);
-	free(cm.ns);
+	configmap_ref_release(&cm);
+	fleet_sources_release(&src);
 	kube_context_release(&kx);
 	return rc;
 }

@@ -26,7 +26,9 @@
 #include "model/kobj.h"
 #include "cmd/kubecontext.h"
 #include "kube/kubeloop.h"
+#include "cmd/offline.h"
 #include "cmd/parseopt.h"
+#include "fleet/fleet.h"
 #include "base/readfile.h"
 #include "base/strbuf.h"
 #include "engine/webhook.h"
@@ -86,8 +88,8 @@ static void on_signal(int sig)
 
 static const char *const usage_lines[] = {
 	"gpushare webhook --tls-cert-file FILE --tls-private-key-file FILE [--port N] [options]",
-	"gpushare webhook ... --nodes NODES.yaml --configmap CM.yaml",
-	"gpushare webhook --review REVIEW.json [--nodes NODES.yaml --configmap CM.yaml]",
+	"gpushare webhook ... -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME]",
+	"gpushare webhook --review REVIEW.json [-f FILE|DIR|- ...] [--configmap NS/NAME]",
 	NULL,
 };
 
@@ -104,8 +106,9 @@ static const struct parseopt_usage webhook_usage = {
 	"it can land on (with the kubelet's UnexpectedAdmissionError words).\n"
 	"\n"
 	"The fleet comes from the cluster (every node and the device-plugin ConfigMap,\n"
-	"listed then watched), or with --nodes from manifests, advertised\n"
-	"as gpushare would under --configmap FILE. The certificate and key are read\n"
+	"listed then watched), or with -f from files: their Nodes advertised as\n"
+	"gpushare would under the ConfigMap --configmap names found among them\n"
+	"(docs/cli.md). The certificate and key are read\n"
 	"again when either file changes. --health-listen serves /healthz, /readyz and\n"
 	"/metrics over plain HTTP from a thread of their own, for the kubelet's probes.\n"
 	"Connections, deadlines and memory are bounded (docs/webhook.md, \"Limits\").\n"
@@ -145,7 +148,7 @@ struct fleet_gen {
 	json_t *nodes; /* a NodeList, advertised */
 	json_t *configmap;
 	struct dpconfig_set *set;
-	struct ydoc_stream *cm_stream; /* offline: the ConfigMap's file */
+	struct fleet *files; /* offline: the objects read (the ConfigMap's positions) */
 	size_t n_nodes;
 };
 
@@ -156,24 +159,37 @@ static void fleet_gen_free(struct fleet_gen *g)
 	json_decref(g->nodes);
 	json_decref(g->configmap);
 	dpconfig_set_free(g->set);
-	ydoc_stream_free(g->cm_stream);
+	if (g->files)
+		fleet_release(g->files);
+	free(g->files);
 	free(g);
 }
 
-/* From manifests: the Nodes of nodes_path as sync_plan would advertise them under cm_path. */
-static int fleet_load_files(const char *nodes_path, const char *cm_path, struct fleet_gen **out,
-			    struct gs_error *err)
+/* From files: their Nodes as sync_plan would advertise them under the ConfigMap cm names. */
+static int fleet_load_files(const struct fleet_sources *src, const struct configmap_ref *cm,
+			    struct fleet_gen **out, struct gs_error *err)
 {
 	struct fleet_gen *g = gs_xcalloc(1, sizeof(*g));
-	struct ydoc_stream *ns = NULL;
 	struct explain_fleet ef = {0};
-	const json_t *cm = NULL;
+	const json_t *c = NULL;
 	int rc = -1;
 
-	if (ydoc_load_manifests(nodes_path, &ydoc_default_limits, &ns, err) < 0 ||
-	    dpconfig_set_load_file(cm_path, &g->cm_stream, &cm, &g->set, err) < 0 ||
-	    explain_fleet_build(ns, NULL, cm, &ef, err) < 0)
+	g->files = gs_xcalloc(1, sizeof(*g->files));
+	fleet_init(g->files);
+	if (fleet_read(g->files, src, err) < 0 ||
+	    fleet_configmap(g->files, cm->ns, cm->name, &c, err) < 0 ||
+	    (c && dpconfig_set_from_configmap(fleet_stream_of(g->files, c), c, &g->set, err) < 0))
 		goto out;
+	if (!json_array_size(g->files->nodes)) {
+		gs_error_set(err, "no Node among the files");
+		goto out;
+	}
+	if (explain_fleet_advertise(g->files->nodes, NULL, c, &ef, err) < 0)
+		goto out;
+	if (!c)
+		cmd_eprintf("gpushare webhook: no ConfigMap %s/%s among the files: every node gets "
+			    "the device plugin's defaults\n",
+			    cm->ns, cm->name);
 	g->nodes = json_incref(ef.nodes);
 	g->n_nodes = json_array_size(json_object_get(ef.nodes, "items"));
 	*out = g;
@@ -181,7 +197,6 @@ static int fleet_load_files(const char *nodes_path, const char *cm_path, struct 
 	rc = 0;
 out:
 	explain_fleet_release(&ef);
-	ydoc_stream_free(ns);
 	fleet_gen_free(g);
 	return rc;
 }
@@ -849,10 +864,10 @@ int cmd_webhook(int argc, char **argv)
 	struct gs_error err;
 	char buf[2048];
 	const char *cert_path = NULL, *key_path = NULL, *bind = "0.0.0.0", *cm_arg = NULL;
-	const char *nodes_path = NULL, *review_path = NULL, *health_listen = NULL;
+	const char *review_path = NULL, *health_listen = NULL;
 	long port = 8443;
-	char *cm_ns = NULL;
-	const char *cm_name = GS_DEFAULT_CONFIGMAP;
+	struct configmap_ref cmref;
+	struct fleet_sources src = {0};
 	const struct catalog *cat = NULL;
 	struct fleet_gen *g = NULL;
 	struct tls_files tls = {0};
@@ -874,18 +889,19 @@ int cmd_webhook(int argc, char **argv)
 			   "thread of their own [off]"),
 		OPT_STRING(0, "configmap", &cm_arg, "NS/NAME",
 			   "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF
-			   "];\nwith --nodes, its manifest (a FILE)"),
-		OPT_STRING(0, "nodes", &nodes_path, "FILE",
-			   "judge against these Nodes (manifests) instead of\nthe cluster's"),
+			   "];\nwith -f, the ConfigMap of that name among the files"),
 		OPT_STRING(0, "review", &review_path, "FILE",
 			   "judge one AdmissionReview (JSON, - = stdin), print\nthe answer, exit"),
+		OPT_FLEET_SOURCES(&src),
+		OPT_GROUP("Older form, the same as -f FILE:"),
+		OPT_CALLBACK(0, "nodes", &src, "FILE", "", parse_fleet_source),
 		OPT_KUBE_CONNECTION(&kx.opts),
 		OPT_END(),
 	};
 
 	/* Before any thread: each review's parse is bounded (WEBHOOK_MAX_TREE). */
 	json_meter_install();
-	cm_ns = gs_xstrdup(GS_DEFAULT_NAMESPACE);
+	configmap_ref_init(&cmref);
 	n = parse_options(argc, argv, opts, &webhook_usage);
 	if (n < 0) {
 		rc = parseopt_exit(n);
@@ -893,10 +909,6 @@ int cmd_webhook(int argc, char **argv)
 	}
 	if (n > 0) {
 		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
-		goto usage_error;
-	}
-	if (nodes_path && !cm_arg) {
-		gs_error_set(&err, "--nodes needs --configmap CM.yaml");
 		goto usage_error;
 	}
 	if (!review_path && (!cert_path || !key_path)) {
@@ -911,22 +923,13 @@ int cmd_webhook(int argc, char **argv)
 			     bind);
 		goto usage_error;
 	}
-	if (cm_arg && !nodes_path) {
-		const char *slash = strchr(cm_arg, '/');
-		if (!slash || slash == cm_arg || !slash[1] || strchr(slash + 1, '/')) {
-			gs_error_set(&err, "option '--configmap' takes NAMESPACE/NAME, got '%s'",
-				     cm_arg);
-			goto usage_error;
-		}
-		free(cm_ns);
-		cm_ns = gs_xstrndup(cm_arg, (size_t)(slash - cm_arg));
-		cm_name = slash + 1;
-	}
+	if (cm_arg && configmap_ref_parse(&cmref, cm_arg, &err) < 0)
+		goto usage_error;
 	if (catalog_builtin(&cat, &err) < 0)
 		goto fail;
 
-	if (nodes_path) {
-		if (fleet_load_files(nodes_path, cm_arg, &g, &err) < 0)
+	if (src.n) {
+		if (fleet_load_files(&src, &cmref, &g, &err) < 0)
 			goto fail;
 	} else if (!review_path || cm_arg) {
 		/* Serving runs until stopped; --review is one-shot. */
@@ -935,7 +938,8 @@ int cmd_webhook(int argc, char **argv)
 			goto fail;
 	}
 	if (review_path) {
-		if (!g && kx.client && fleet_load_live(kx.client, cm_ns, cm_name, &g, &err) < 0)
+		if (!g && kx.client &&
+		    fleet_load_live(kx.client, cmref.ns, cmref.name, &g, &err) < 0)
 			goto fail;
 		rc = review_once(review_path, g, cat);
 		goto out;
@@ -1000,10 +1004,10 @@ int cmd_webhook(int argc, char **argv)
 			.list_begin = cm_list_begin, .event = cm_event, .list_end = cm_list_end};
 		struct kube_loop_opts lo = {.log = loop_log};
 		fw.nodes = json_object();
-		fw.cm_ns = cm_ns;
-		fw.cm_name = cm_name;
-		char *path = gs_xasprintf("/api/v1/namespaces/%s/configmaps", cm_ns);
-		char *field = gs_xasprintf("metadata.name=%s", cm_name);
+		fw.cm_ns = cmref.ns;
+		fw.cm_name = cmref.name;
+		char *path = gs_xasprintf("/api/v1/namespaces/%s/configmaps", cmref.ns);
+		char *field = gs_xasprintf("metadata.name=%s", cmref.name);
 		int r = kube_loop_new(&loop, kx.client, &lo, &err);
 		if (r == 0 &&
 		    (kube_loop_watch(loop, "/api/v1/nodes", NULL, NULL, &node_ops, &fw, NULL) < 0 ||
@@ -1030,8 +1034,8 @@ int cmd_webhook(int argc, char **argv)
 			struct fleet_gen *ng = fleet_from_watch(&fw);
 			fw.dirty = false;
 			if (first)
-				wlog("%zu nodes, ConfigMap %s/%s %s", ng->n_nodes, cm_ns, cm_name,
-				     fw.configmap ? "read" : "absent");
+				wlog("%zu nodes, ConfigMap %s/%s %s", ng->n_nodes, cmref.ns,
+				     cmref.name, fw.configmap ? "read" : "absent");
 			swap_fleet(&sv, ng);
 			next_build = t + 1000;
 		}
@@ -1084,7 +1088,8 @@ out:
 	fleet_gen_free(g);
 	free(tls.cert);
 	free(tls.key);
-	free(cm_ns);
+	configmap_ref_release(&cmref);
+	fleet_sources_release(&src);
 	kube_context_release(&kx);
 	return rc;
 }

@@ -35,7 +35,8 @@ int explain_fleet_build(const struct ydoc_stream *s, const struct ydoc_stream *m
 /*
  * The same from objects: `nodes` an array of Nodes (none is fine: an empty
  * fleet), `pods` an array of the Pods already there (NULL = none); both are
- * copied. Fails only when the ConfigMap is unusable.
+ * copied; `configmap` NULL: none, every node gets the empty config. Fails
+ * only when the ConfigMap is unusable.
  */
 int explain_fleet_advertise(const json_t *nodes, const json_t *pods, const json_t *configmap,
 			    struct explain_fleet *out, struct gs_error *err) GS_WUR;

@@ -242,9 +242,13 @@ static int add_object(struct fleet *f, const struct ydoc_stream *s, json_t *doc,
 				     : gs_xasprintf("%s/%s/%s", k, fleet_namespace_of(doc),
 						    json_string_value(name));
 	const json_t *first = json_object_get(f->seen, id);
+	if (first && json_equal(first, doc)) {
+		free(id); /* the same object recorded twice (a pod and its PodList) */
+		return 0;
+	}
 	if (first) {
 		char *at = where(fleet_stream_of(f, first), first);
-		ydoc_error_at(s, doc, err, "%s %s%s%s read twice (first at %s)", k,
+		ydoc_error_at(s, doc, err, "%s %s%s%s read twice, and differently (first at %s)", k,
 			      cluster_scoped(k) ? "" : fleet_namespace_of(doc),
 			      cluster_scoped(k) ? "" : "/", json_string_value(name), at);
 		free(at);

@@ -74,9 +74,11 @@ void fleet_sources_release(struct fleet_sources *src);
  * mapping with a kind); empty documents are skipped; a List (kind ending in
  * List, with items) stands for its items. Fails at file:line:col on YAML or
  * JSON that does not parse, a document that is no object, an object of a
- * kind the fleet reads without metadata.name, or one read twice (same kind,
- * namespace and name); on a path that does not exist; and when nothing at
- * all was read ("no objects"), naming the paths.
+ * kind the fleet reads without metadata.name, or one read twice with
+ * different contents (same kind, namespace and name; the same object twice,
+ * as a pod recorded alone and in its PodList, counts once); on a path that
+ * does not exist; and when nothing at all was read ("no objects"), naming
+ * the paths.
  */
 int fleet_read(struct fleet *f, const struct fleet_sources *src, struct gs_error *err) GS_WUR;
 

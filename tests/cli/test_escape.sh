@@ -15,7 +15,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-fleet=(--nodes k8s/lab-nodes.yaml --configmap k8s/device-plugin-configs.yaml)
+fleet=(-f k8s/lab-nodes.yaml -f k8s/device-plugin-configs.yaml)
 
 # The names, as a Python list (one source for the manifests and the checks).
 cat >"$tmp/names.py" <<'EOF'
@@ -114,7 +114,7 @@ expect_rc 2 "missing file"
 expect_err_has 'no\nsuch: file' "the file name, escaped"
 
 # ---- JSON: plan -o json and the webhook's answer ----------------------------
-run plan "$tmp/pods.yaml" "${fleet[@]}" -o json
+run plan -f "$tmp/pods.yaml" "${fleet[@]}" -o json
 printf '%s' "$out" >"$tmp/plan.json"
 python3 - "$tmp" <<'EOF' || fail "plan -o json does not hold the names as written"
 import json, sys
@@ -126,7 +126,7 @@ assert got[:len(NAMES)] == NAMES, got
 EOF
 
 # ---- tables: plan, explain, status ------------------------------------------
-run plan "$tmp/pods.yaml" "${fleet[@]}"
+run plan -f "$tmp/pods.yaml" "${fleet[@]}"
 printf '%s\n' "$out" >"$tmp/plan.txt"
 python3 - "$tmp" <<'EOF' || fail "plan's table has a row that is not one line"
 import sys
@@ -140,7 +140,7 @@ assert len(rows) == 1 + len(NAMES) + 1, rows  # the header, a row per pod
 for i, r in enumerate(rows[1:len(NAMES) + 1]):
     assert r.startswith("ns-%d/" % i), r
 EOF
-run explain pod "$tmp/pods.yaml" "${fleet[@]}"
+run explain pod -f "$tmp/pods.yaml" "${fleet[@]}"
 printf '%s\n' "$out" >"$tmp/explain.txt"
 python3 - "$tmp" <<'EOF' || fail "explain pod shows a name across lines"
 import sys
@@ -152,7 +152,7 @@ heads = [l for l in lines if l.startswith("pod ")]
 assert len(heads) == len(NAMES) + 1, heads
 assert not any(l.startswith(("---", "kind:", "apiVersion:")) for l in lines)
 EOF
-# status --from: the lab's recorded cluster with nasty pod and namespace names.
+# status -f: the lab's recorded cluster with nasty pod and namespace names.
 python3 - "$tmp" <<'EOF' || fail "could not write the list"
 import json, sys
 sys.path.insert(0, sys.argv[1])
@@ -164,7 +164,7 @@ for n, p in zip(NAMES, pods):
     p["metadata"]["namespace"] = n
 json.dump(lst, open(sys.argv[1] + "/list.json", "w"))
 EOF
-run status --from "$tmp/list.json"
+run status -f "$tmp/list.json"
 expect_rc 0 "status of the renamed pods"
 printf '%s\n' "$out" >"$tmp/status.txt"
 python3 - "$tmp" <<'EOF' || fail "status's table has a row that is not one line"

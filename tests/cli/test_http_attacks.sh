@@ -92,7 +92,7 @@ cat >"$tmp/review.json" <<-EOF
 EOF
 port=$(freeport)
 hport=$(freeport)
-"$GPUSHARE" webhook --nodes k8s/lab-nodes.yaml --configmap k8s/device-plugin-configs.yaml \
+"$GPUSHARE" webhook -f k8s/lab-nodes.yaml -f k8s/device-plugin-configs.yaml \
 	--tls-cert-file "$tmp/tls.crt" --tls-private-key-file "$tmp/tls.key" \
 	--bind-address 127.0.0.1 --port "$port" --health-listen "127.0.0.1:$hport" 2>"$tmp/webhook.log" &
 wpid=$!

@@ -20,7 +20,7 @@ console() { grep -E ':CONSOLE|Uncaught|Refused to' "$1"; }
 
 python3 "$TOP/tests/cli/report/seed_pods.py" "$TOP" >"$T/pods.yaml" || fail "seed pods"
 t0=$(date +%s%N)
-run report --nodes "$K/lab-nodes.yaml" --configmap "$K/device-plugin-configs.yaml" --pods "$T/pods.yaml" --quota "$K/gpu-quota.yaml" --html "$T/fleet.html"
+run report --nodes "$K/lab-nodes.yaml" -f "$K/device-plugin-configs.yaml" --pods "$T/pods.yaml" --quota "$K/gpu-quota.yaml" --html "$T/fleet.html"
 expect_rc 0 "report"
 
 chrome --screenshot="$T/shot.png" --window-size=1040,1400 "file://$T/fleet.html" >/dev/null 2>"$T/shot.log"
@@ -42,7 +42,7 @@ pods=$(grep -o '<tr class="pod" data-pod="[^"]*"' "$T/dom.html" | sed 's/.*data-
 
 # markup in a pod name stays text: no script element in the DOM, nothing run
 python3 "$TOP/tests/cli/report/seed_pods.py" "$TOP" --hostile "<script>console.error('injected')</script>" >"$T/evil.yaml"
-run report --nodes "$K/lab-nodes.yaml" --configmap "$K/device-plugin-configs.yaml" --pods "$T/evil.yaml" --html "$T/evil.html"
+run report --nodes "$K/lab-nodes.yaml" -f "$K/device-plugin-configs.yaml" --pods "$T/evil.yaml" --html "$T/evil.html"
 expect_rc 0 "hostile report"
 chrome --dump-dom "file://$T/evil.html" >"$T/evil-dom.html" 2>"$T/evil.log"
 if console "$T/evil.log"; then fail "the injected name ran"; fi

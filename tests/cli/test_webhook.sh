@@ -11,7 +11,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-fleet=(--nodes k8s/lab-nodes.yaml --configmap k8s/device-plugin-configs.yaml)
+fleet=(-f k8s/lab-nodes.yaml -f k8s/device-plugin-configs.yaml)
 
 # review NAME SELECTOR_JSON LIMITS_JSON: a CREATE review of one pod into $tmp/NAME.json.
 review() {
@@ -66,9 +66,11 @@ expect_rc 1 "review from stdin"
 run webhook "${fleet[@]}"
 expect_rc 2 "no certificate"
 expect_err_has "the server needs --tls-cert-file and --tls-private-key-file" "no certificate"
-run webhook --review "$tmp/one-slice.json" --nodes k8s/lab-nodes.yaml
-expect_rc 2 "--nodes without --configmap"
-expect_err_has "--nodes needs --configmap CM.yaml" "--nodes alone"
+run webhook --review "$tmp/one-slice.json" --nodes k8s/lab-nodes.yaml --configmap k8s/device-plugin-configs.yaml
+expect_rc 2 "--configmap FILE"
+expect_err_has "option '--configmap' takes NAMESPACE/NAME (the ConfigMap), not a file: give 'k8s/device-plugin-configs.yaml' with -f" "names the fix"
+run webhook --review "$tmp/two-slices.json" --nodes k8s/lab-nodes.yaml -f k8s/device-plugin-configs.yaml
+expect_rc 1 "--nodes, the older form of -f"
 run webhook --review "$tmp/one-slice.json" "${fleet[@]}" --bind-address localhost
 expect_rc 2 "a name where an address belongs"
 expect_err_has "option '--bind-address' expects an IPv4 address, got 'localhost'" "bind address"
@@ -80,8 +82,9 @@ printf '{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","reque
 run webhook --review "$tmp/old.json" "${fleet[@]}"
 expect_rc 2 "v1beta1"
 expect_err_has 'not an AdmissionReview of admission.k8s.io/v1' "v1 only"
-run webhook --review "$tmp/one-slice.json" --nodes k8s/mig-job.yaml --configmap k8s/device-plugin-configs.yaml
-expect_rc 2 "no Node in --nodes"
+run webhook --review "$tmp/one-slice.json" -f k8s/mig-job.yaml -f k8s/device-plugin-configs.yaml
+expect_rc 2 "no Node among the files"
+expect_err_has "no Node among the files" "says so"
 # A review the webhook cannot read is never allowed: no object, no request.kind, a Pod UPDATE.
 jq -c 'del(.request.object)' "$tmp/two-slices.json" >"$tmp/no-object.json"
 run webhook --review "$tmp/no-object.json" "${fleet[@]}"

@@ -24,7 +24,8 @@ done
 
 for i in 0 1 2; do
 	node=$pfx-$i
-	run "$GPUSHARE" explain node "$node" --nodes "$dir/nodes.yaml" --configmap "$dir/cm.yaml"
+	run "$GPUSHARE" explain node "$node" -f "$dir/nodes.yaml" -f "$dir/cm.yaml" \
+		--configmap "$ns/device-plugin-configs"
 	offline=$out offline_rc=$rc
 	expect_rc 0 "explain node $node offline"
 	run "$GPUSHARE" explain node "$node" --configmap "$ns/device-plugin-configs"

@@ -337,7 +337,7 @@ static void errors_at_their_place(void **state)
 		     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
 }
 
-/* The path of the first object is named in a duplicate's message. */
+/* An object read twice: once if it is the same, else an error naming where it was first. */
 static void duplicate_names_the_first(void **state)
 {
 	struct tmp t;
@@ -348,10 +348,19 @@ static void duplicate_names_the_first(void **state)
 	(void)state;
 	tmp_make(&t);
 	put(&t, "a.yaml", "kind: Node\nmetadata: {name: node-a}\n");
-	put(&t, "b.yaml", "# again\nkind: Node\nmetadata: {name: node-a}\n");
+	put(&t, "b.json",
+	    "{\"kind\": \"List\", \"items\": [{\"kind\": \"Node\", "
+	    "\"metadata\": {\"name\": \"node-a\"}}]}\n");
+	/* The same object twice (recorded alone and in a List) counts once. */
+	fleet_init(&f);
+	assert_int_equal(read_one(&f, t.dir, false, &err), 0);
+	assert_names(f.nodes, "node-a");
+	fleet_release(&f);
+	put(&t, "c.yaml", "# again\nkind: Node\nmetadata: {name: node-a, labels: {x: y}}\n");
 	fleet_init(&f);
 	assert_int_equal(read_one(&f, t.dir, false, &err), -1);
-	snprintf(want, sizeof(want), "Node node-a read twice (first at %s/a.yaml:1:1)", t.dir);
+	snprintf(want, sizeof(want),
+		 "Node node-a read twice, and differently (first at %s/a.yaml:1:1)", t.dir);
 	assert_string_equal(err.msg, want);
 	assert_int_equal(err.line, 2);
 	fleet_release(&f);

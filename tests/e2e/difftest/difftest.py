@@ -362,10 +362,10 @@ class Harness:
     # --- the plan side ------------------------------------------------------
     def run_plan(self, c, d, pods=None):
         paths = gen.write_case(dict(c, pods=pods if pods is not None else c["pods"]), d)
-        cmd = [self.gpushare, "plan", paths["pods"], "--nodes", paths["nodes"],
-               "--configmap", paths["configmap"]]
+        cmd = [self.gpushare, "plan", "-f", paths["pods"], "-f", paths["nodes"],
+               "-f", paths["configmap"], "--configmap", "%s/%s" % gen.CONFIGMAP]
         if c["quotas"]:
-            cmd += ["--quota", paths["quotas"]]
+            cmd += ["-f", paths["quotas"]]
         cmd += ["-o", "json"]
         with open(os.path.join(d, "plan-command.txt"), "w", encoding="utf-8") as f:
             f.write(" ".join(["gpushare"] + cmd[1:]) + "\n")

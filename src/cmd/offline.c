@@ -1,0 +1,140 @@
+#include "cmd/offline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd/cmd.h"
+#include "model/defaults.h"
+#include "model/kobj.h"
+#include "base/banned.h"
+
+void configmap_ref_init(struct configmap_ref *ref)
+{
+	ref->ns = gs_xstrdup(GS_DEFAULT_NAMESPACE);
+	ref->name = gs_xstrdup(GS_DEFAULT_CONFIGMAP);
+}
+
+void configmap_ref_release(struct configmap_ref *ref)
+{
+	free(ref->ns);
+	free(ref->name);
+	ref->ns = ref->name = NULL;
+}
+
+int configmap_ref_parse(struct configmap_ref *ref, const char *arg, struct gs_error *err)
+{
+	const char *slash = strchr(arg, '/');
+	struct stat st;
+
+	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		gs_error_set(err,
+			     "option '--configmap' takes NAMESPACE/NAME (the ConfigMap), not a "
+			     "file: give '%s' with -f",
+			     arg);
+		return -1;
+	}
+	if (!slash || slash == arg || !slash[1] || strchr(slash + 1, '/')) {
+		gs_error_set(err, "option '--configmap' takes NAMESPACE/NAME, got '%s'", arg);
+		return -1;
+	}
+	free(ref->ns);
+	free(ref->name);
+	ref->ns = gs_xstrndup(arg, (size_t)(slash - arg));
+	ref->name = gs_xstrdup(slash + 1);
+	return 0;
+}
+
+int parse_configmap_ref(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	return configmap_ref_parse(opt->value, arg, err);
+}
+
+int parse_fleet_source(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	struct fleet_sources *src = opt->value;
+
+	if (!*arg) {
+		gs_error_set(err, "option '-f' needs a file, a directory or '-'");
+		return -1;
+	}
+	fleet_sources_add(src, arg);
+	return 0;
+}
+
+bool offline_pod_is_there(const json_t *pod)
+{
+	return *kobj_text(pod, "spec.nodeName") || *kobj_text(pod, "status.phase");
+}
+
+int offline_fleet_load(struct offline_fleet *of, const struct fleet_sources *src,
+		       const struct configmap_ref *cm, const char *cmd, struct gs_error *err)
+{
+	const json_t *p;
+	json_t *existing = json_array();
+	size_t i;
+	int rc = -1;
+
+	memset(of, 0, sizeof(*of));
+	fleet_init(&of->f);
+	of->batch = json_array();
+	if (fleet_read(&of->f, src, err) < 0 ||
+	    fleet_configmap(&of->f, cm->ns, cm->name, &of->configmap, err) < 0)
+		goto out;
+	if (of->configmap) {
+		if (dpconfig_set_from_configmap(fleet_stream_of(&of->f, of->configmap),
+						of->configmap, &of->set, err) < 0)
+			goto out;
+	} else if (json_array_size(of->f.nodes)) {
+		char *others = fleet_configmap_others(&of->f, cm->name);
+		cmd_eprintf("gpushare %s: no ConfigMap %s/%s among the files: every node gets the "
+			    "device plugin's defaults%s%s%s\n",
+			    cmd, cm->ns, cm->name, *others ? " (read: " : "", others,
+			    *others ? "; --configmap NS/NAME names another)" : "");
+		free(others);
+	}
+	json_array_foreach (of->f.pods, i, p)
+		json_array_append(offline_pod_is_there(p) ? existing : of->batch, (json_t *)p);
+	if (explain_fleet_advertise(of->f.nodes, existing, of->configmap, &of->adv, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	json_decref(existing);
+	return rc;
+}
+
+void offline_fleet_release(struct offline_fleet *of)
+{
+	explain_fleet_release(&of->adv);
+	dpconfig_set_free(of->set);
+	json_decref(of->batch);
+	fleet_release(&of->f);
+	memset(of, 0, sizeof(*of));
+}
+
+json_t *offline_pods_after(const struct offline_fleet *of, const struct plan_result *r, size_t upto)
+{
+	json_t *items = json_array(), *p;
+	size_t i;
+
+	json_array_foreach (json_object_get(of->adv.pods, "items"), i, p)
+		json_array_append(items, p);
+	for (i = 0; r && i < upto && i < r->n_pods && i < json_array_size(of->batch); i++) {
+		const struct plan_pod *o = &r->pods[i];
+		json_t *pod;
+		if (o->verdict == PLAN_REFUSED || o->verdict == PLAN_FAILED)
+			continue;
+		pod = json_array_get(of->batch, i);
+		if (o->verdict == PLAN_BOUND && o->node) {
+			pod = json_deep_copy(pod);
+			json_t *spec = json_object_get(pod, "spec");
+			if (json_is_object(spec))
+				json_object_set_new(spec, "nodeName", json_string(o->node));
+			json_array_append_new(items, pod);
+		} else {
+			json_array_append(items, pod);
+		}
+	}
+	return json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "PodList", "items", items);
+}

@@ -1,0 +1,108 @@
+#ifndef GS_CMD_OFFLINE_H
+#define GS_CMD_OFFLINE_H
+
+/*
+ * What every command that reasons about a fleet offline shares (plan,
+ * explain, report, status; docs/cli.md "Reading a fleet from files"): the
+ * source flags -f/--filename and -R/--recursive, kubectl's; --configmap
+ * NS/NAME, which names the device-plugin ConfigMap live and offline alike
+ * (offline, the ConfigMap of that name among the objects read); and the
+ * fleet those make: the snapshot, its ConfigMap, the nodes as gpushare
+ * would advertise them, the pods already there and the pods to create.
+ *
+ *	struct fleet_sources src = {0};
+ *	struct configmap_ref cm = CONFIGMAP_REF_INIT;
+ *	struct option opts[] = { OPT_CONFIGMAP_REF(&cm), OPT_FLEET_SOURCES(&src), ... };
+ *	...
+ *	struct offline_fleet of;
+ *	if (offline_fleet_load(&of, &src, &cm, "plan", &err) < 0) ...
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "model/dpconfig_set.h"
+#include "engine/explain_offline.h"
+#include "fleet/fleet.h"
+#include "cmd/parseopt.h"
+#include "engine/plan.h"
+
+/* The device-plugin ConfigMap's namespace and name (owned). */
+struct configmap_ref {
+	char *ns;
+	char *name;
+};
+
+/* gpu-share/device-plugin-configs unless --configmap says otherwise. */
+void configmap_ref_init(struct configmap_ref *ref);
+void configmap_ref_release(struct configmap_ref *ref);
+
+/*
+ * --configmap NS/NAME into ref. A value that names a file is refused with
+ * what to write instead (-f FILE): the flag names the object, never a file.
+ */
+int configmap_ref_parse(struct configmap_ref *ref, const char *arg, struct gs_error *err) GS_WUR;
+/* The same as an option callback (value: struct configmap_ref *). */
+int parse_configmap_ref(const struct option *opt, const char *arg, struct gs_error *err);
+/* -f PATH and its aliases: one more source (value: struct fleet_sources *). */
+int parse_fleet_source(const struct option *opt, const char *arg, struct gs_error *err);
+
+#define OPT_CONFIGMAP_REF(ref)                                                                     \
+	OPT_CALLBACK(0, "configmap", (ref), "NS/NAME",                                             \
+		     "device-plugin ConfigMap [gpu-share/device-plugin-configs];\n"                \
+		     "with -f, the ConfigMap of that name among the files",                        \
+		     parse_configmap_ref)
+
+#define OPT_FLEET_SOURCES(src)                                                                     \
+	OPT_GROUP("Offline (objects from files instead of a cluster, as kubectl's -f reads "       \
+		  "them):"),                                                                       \
+		OPT_CALLBACK('f', "filename", (src), "FILE|DIR|-",                                 \
+			     "manifests or recorded objects (kubectl get -o yaml|json):\n"         \
+			     "a file, a directory's .json/.yaml/.yml files, or\n"                  \
+			     "'-' for standard input; repeatable",                                 \
+			     parse_fleet_source),                                                  \
+		OPT_FLAG('R', "recursive", &(src)->recursive,                                      \
+			 "read the directories of -f and their subdirectories")
+
+/* The fleet an offline command reasons about (all owned). */
+struct offline_fleet {
+	struct fleet f;
+	const json_t *configmap;  /* the device-plugin ConfigMap, borrowed from f; NULL = none */
+	struct dpconfig_set *set; /* its configs; NULL = none */
+	/* The Nodes of f as gpushare would advertise them under the ConfigMap
+	   (adv.nodes), and the pods already there (adv.pods, offline_pod_is_there) */
+	struct explain_fleet adv;
+	json_t *batch; /* the pods to create, in reading order (an array) */
+};
+
+/*
+ * A Pod already there: bound (spec.nodeName), or recorded from a cluster
+ * (status.phase, which the apiserver gives every pod; a Pending one counts
+ * against quota and holds no node). Every other Pod is to be created.
+ */
+bool offline_pod_is_there(const json_t *pod);
+
+/*
+ * Read the sources, find the ConfigMap named by cm (none: every node gets
+ * the device plugin's defaults, and a note on stderr says so, naming the
+ * ConfigMaps that were read), advertise the nodes, and split the pods into
+ * those already there and the batch. `cmd` names the command in the note.
+ * On failure, err is filled; of is released either way by
+ * offline_fleet_release.
+ */
+int offline_fleet_load(struct offline_fleet *of, const struct fleet_sources *src,
+		       const struct configmap_ref *cm, const char *cmd,
+		       struct gs_error *err) GS_WUR;
+void offline_fleet_release(struct offline_fleet *of);
+
+/*
+ * The pods present after the first `upto` pods of the batch were placed
+ * as `r` (plan_run on of->batch; NULL = none placed) says: those already
+ * there, then each bound pod of the batch with spec.nodeName set to its
+ * node and each pending one unbound (it counts against quota and holds no
+ * node); refused and failed pods are not there. A new PodList.
+ */
+json_t *offline_pods_after(const struct offline_fleet *of, const struct plan_result *r,
+			   size_t upto);
+
+#endif
