@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "fleet/workloads.h"
 #include "model/defaults.h"
 #include "model/kobj.h"
 #include "base/banned.h"
@@ -63,22 +64,14 @@ int parse_fleet_source(const struct option *opt, const char *arg, struct gs_erro
 	return 0;
 }
 
-bool offline_pod_is_there(const json_t *pod)
-{
-	return *kobj_text(pod, "spec.nodeName") || *kobj_text(pod, "status.phase");
-}
-
 int offline_fleet_load(struct offline_fleet *of, const struct fleet_sources *src,
 		       const struct configmap_ref *cm, const char *cmd, struct gs_error *err)
 {
-	const json_t *p;
-	json_t *existing = json_array();
-	size_t i;
+	json_t *existing = NULL;
 	int rc = -1;
 
 	memset(of, 0, sizeof(*of));
 	fleet_init(&of->f);
-	of->batch = json_array();
 	if (fleet_read(&of->f, src, err) < 0 ||
 	    fleet_configmap(&of->f, cm->ns, cm->name, &of->configmap, err) < 0)
 		goto out;
@@ -94,10 +87,12 @@ int offline_fleet_load(struct offline_fleet *of, const struct fleet_sources *src
 			    *others ? "; --configmap NS/NAME names another)" : "");
 		free(others);
 	}
-	json_array_foreach (of->f.pods, i, p)
-		json_array_append(offline_pod_is_there(p) ? existing : of->batch, (json_t *)p);
-	if (explain_fleet_advertise(of->f.nodes, existing, of->configmap, &of->adv, err) < 0)
+	/* The nodes first: DaemonSets are judged against the nodes as advertised. */
+	if (explain_fleet_advertise(of->f.nodes, NULL, of->configmap, &of->adv, err) < 0 ||
+	    fleet_pods(&of->f, of->adv.nodes, &existing, &of->batch, err) < 0)
 		goto out;
+	json_decref(of->adv.pods);
+	of->adv.pods = json_incref(existing);
 	rc = 0;
 out:
 	json_decref(existing);

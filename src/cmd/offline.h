@@ -70,17 +70,10 @@ struct offline_fleet {
 	const json_t *configmap;  /* the device-plugin ConfigMap, borrowed from f; NULL = none */
 	struct dpconfig_set *set; /* its configs; NULL = none */
 	/* The Nodes of f as gpushare would advertise them under the ConfigMap
-	   (adv.nodes), and the pods already there (adv.pods, offline_pod_is_there) */
+	   (adv.nodes), and the pods already there (adv.pods, fleet_pod_is_there) */
 	struct explain_fleet adv;
-	json_t *batch; /* the pods to create, in reading order (an array) */
+	json_t *batch; /* the pods to create, workloads' included, in reading order (an array) */
 };
-
-/*
- * A Pod already there: bound (spec.nodeName), or recorded from a cluster
- * (status.phase, which the apiserver gives every pod; a Pending one counts
- * against quota and holds no node). Every other Pod is to be created.
- */
-bool offline_pod_is_there(const json_t *pod);
 
 /*
  * Read the sources, find the ConfigMap named by cm (none: every node gets
