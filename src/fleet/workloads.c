@@ -439,7 +439,15 @@ int fleet_pods(const struct fleet *f, const json_t *nodes, json_t **existing, js
 		if (kobj_is(obj, "Pod")) {
 			if (claim_name(f, names, obj, NULL, err) < 0)
 				goto out;
-			json_array_append(fleet_pod_is_there(obj) ? there : made, obj);
+			if (fleet_pod_is_there(obj)) {
+				json_array_append(there, obj);
+				continue;
+			}
+			/* LimitRanger changes a copy: the Pod as read keeps its positions. */
+			json_t *copy = json_array_size(f->limitranges) ? json_deep_copy(obj) : NULL;
+			json_array_append(made,
+					  copy && fleet_limitranges_apply(f, copy) ? copy : obj);
+			json_decref(copy);
 			continue;
 		}
 		if (!is_workload(obj))
@@ -455,6 +463,7 @@ int fleet_pods(const struct fleet *f, const json_t *nodes, json_t **existing, js
 				json_decref(pods);
 				goto out;
 			}
+			(void)fleet_limitranges_apply(f, pod);
 			json_array_append(made, pod);
 		}
 		json_decref(pods);

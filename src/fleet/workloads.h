@@ -9,8 +9,9 @@
 
 /*
  * The pods a fleet's objects would make once applied (docs/cli.md,
- * "Workloads"): each workload's pods as its controller would create them.
- * Pure: no I/O. Pods made are new objects; positions in errors are those of
+ * "Workloads"): each workload's pods as its controller would create them,
+ * and LimitRange defaults as the apiserver's LimitRanger admission plugin
+ * sets them. Pure: no I/O. Pods made are new objects; positions in errors are those of
  * the workload's manifest.
  */
 
@@ -50,6 +51,21 @@ int fleet_workload_pods(const struct fleet *f, const json_t *w, const json_t *no
 			struct gs_error *err) GS_WUR;
 
 /*
+ * LimitRanger on a pod being created, in place (src/fleet/limitranger.c):
+ * when its namespace has LimitRanges, each container's and init
+ * container's requests are first defaulted from its limits (the
+ * apiserver's defaulting of a v1 Pod), then every LimitRange of f in the
+ * namespace, in reading order, sets each limit a container lacks to its
+ * Container items' `default` and each request it lacks to their
+ * `defaultRequest` (each item first defaulted as the apiserver stores it:
+ * `max` gives a missing default, `default` and then `min` a missing
+ * defaultRequest; of two items, the later one's value for a key). A key the
+ * first LimitRange set is not the next one's to set. Returns whether the pod
+ * changed. Min, max and ratio are not enforced.
+ */
+bool fleet_limitranges_apply(const struct fleet *f, json_t *pod);
+
+/*
  * A Pod already there: bound (spec.nodeName), or recorded from a cluster
  * (status.phase, which the apiserver gives every pod; a Pending one counts
  * against quota and holds no node). Every other Pod is to be created.
@@ -61,8 +77,9 @@ bool fleet_pod_is_there(const json_t *pod);
  * applied, in reading order: the Pods with spec.nodeName are already there
  * (*existing, a PodList, as read); every other Pod and every pod a
  * workload makes (in the workload's place) are to be created (*batch, an
- * array). `nodes` is what DaemonSets are judged against (the nodes as
- * advertised). Fails at file:line:col on a workload fleet_workload_pods
+ * array), with LimitRange defaults applied (fleet_limitranges_apply; the
+ * Pods as read are copied first). `nodes` is what DaemonSets are judged
+ * against (the nodes as advertised). Fails at file:line:col on a workload fleet_workload_pods
  * refuses, or on two pods of one namespace and name. New references.
  */
 int fleet_pods(const struct fleet *f, const json_t *nodes, json_t **existing, json_t **batch,

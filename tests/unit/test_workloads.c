@@ -382,13 +382,149 @@ static void pods_in_reading_order(void **state)
 	fleet_release(&f);
 }
 
+/* The resources of container i of a pod, as compact JSON. */
+static char *resources(const json_t *pod, const char *list, size_t i)
+{
+	const json_t *r = json_object_get(json_array_get(kobj_get(pod, list), i), "resources");
+
+	return r ? json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS) : strdup("null");
+}
+
+static void expect_resources(const json_t *pod, const char *list, size_t i, const char *want)
+{
+	char *got = resources(pod, list, i);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+#define LIMITRANGE                                                                                 \
+	"kind: LimitRange\nmetadata: {name: lr, namespace: t}\nspec:\n  limits:\n"                 \
+	"  - type: Container\n    default: {cpu: '2', memory: 1Gi}\n"                              \
+	"    defaultRequest: {cpu: 500m}\n"                                                        \
+	"  - type: Pod\n    max: {cpu: '64'}\n---\n"
+
+/*
+ * LimitRanger: a missing limit from `default`, a missing request from
+ * `defaultRequest`, a request the container's own limit gives first (the
+ * apiserver's defaulting), init containers too; Pod items give no default;
+ * another namespace is left alone.
+ */
+static void limitranger_defaults(void **state)
+{
+	struct fleet f;
+	json_t *pod;
+
+	(void)state;
+	load(&f, LIMITRANGE
+	     "kind: Pod\nmetadata: {name: p, namespace: t}\nspec:\n"
+	     "  initContainers: [{name: i}]\n"
+	     "  containers:\n"
+	     "  - name: bare\n"
+	     "  - name: limit-only\n"
+	     "    resources: {limits: {cpu: '1'}}\n"
+	     "  - name: own\n"
+	     "    resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 2Gi}}\n"
+	     "---\n"
+	     "kind: Pod\nmetadata: {name: q, namespace: other}\nspec:\n"
+	     "  containers: [{name: c}]\n");
+	pod = json_deep_copy(json_array_get(f.pods, 0));
+	assert_true(fleet_limitranges_apply(&f, pod));
+	expect_resources(
+		pod, "spec.containers", 0,
+		"{\"limits\":{\"cpu\":\"2\",\"memory\":\"1Gi\"},\"requests\":{\"cpu\":\"500m\","
+		"\"memory\":\"1Gi\"}}");
+	expect_resources(
+		pod, "spec.containers", 1,
+		"{\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},\"requests\":{\"cpu\":\"1\","
+		"\"memory\":\"1Gi\"}}");
+	expect_resources(
+		pod, "spec.containers", 2,
+		"{\"limits\":{\"cpu\":\"2\",\"memory\":\"2Gi\"},\"requests\":{\"cpu\":\"100m\","
+		"\"memory\":\"64Mi\"}}");
+	expect_resources(
+		pod, "spec.initContainers", 0,
+		"{\"limits\":{\"cpu\":\"2\",\"memory\":\"1Gi\"},\"requests\":{\"cpu\":\"500m\","
+		"\"memory\":\"1Gi\"}}");
+	json_decref(pod);
+	pod = json_deep_copy(json_array_get(f.pods, 1));
+	assert_false(fleet_limitranges_apply(&f, pod));
+	expect_resources(pod, "spec.containers", 0, "null");
+	json_decref(pod);
+	fleet_release(&f);
+}
+
+/*
+ * A LimitRange item as the apiserver stores it: max gives a missing
+ * default, default and then min a missing defaultRequest; of two
+ * LimitRanges the first sets a key and the second only what is left.
+ */
+static void limitranger_item_defaults(void **state)
+{
+	struct fleet f;
+	json_t *pod;
+
+	(void)state;
+	load(&f, "kind: LimitRange\nmetadata: {name: a, namespace: t}\nspec:\n  limits:\n"
+		 "  - type: Container\n    max: {cpu: '4'}\n    min: {memory: 32Mi}\n---\n"
+		 "kind: LimitRange\nmetadata: {name: b, namespace: t}\nspec:\n  limits:\n"
+		 "  - type: Container\n    default: {cpu: '1', ephemeral-storage: 1Gi}\n---\n"
+		 "kind: Pod\nmetadata: {name: p, namespace: t}\nspec: {containers: [{name: c}]}\n");
+	pod = json_deep_copy(json_array_get(f.pods, 0));
+	assert_true(fleet_limitranges_apply(&f, pod));
+	expect_resources(
+		pod, "spec.containers", 0,
+		"{\"limits\":{\"cpu\":\"4\",\"ephemeral-storage\":\"1Gi\"},"
+		"\"requests\":{\"cpu\":\"4\",\"ephemeral-storage\":\"1Gi\",\"memory\":\"32Mi\"}}");
+	json_decref(pod);
+	fleet_release(&f);
+}
+
+/* fleet_pods applies them to the pods to create, never to those already there or as read. */
+static void limitranger_in_fleet_pods(void **state)
+{
+	struct fleet f;
+	json_t *existing, *batch;
+	struct gs_error err;
+
+	(void)state;
+	load(&f, LIMITRANGE "kind: Pod\nmetadata: {name: p, namespace: t}\n"
+			    "spec: {containers: [{name: c}]}\n---\n"
+			    "kind: Pod\nmetadata: {name: there, namespace: t}\n"
+			    "spec: {nodeName: node-1, containers: [{name: c}]}\n---\n"
+			    "kind: Job\nmetadata: {name: j, namespace: t}\nspec:\n"
+			    "  template: {spec: {containers: [{name: c}]}}\n");
+	assert_int_equal(fleet_pods(&f, NULL, &existing, &batch, &err), 0);
+	assert_int_equal(json_array_size(batch), 2);
+	expect_resources(
+		json_array_get(batch, 0), "spec.containers", 0,
+		"{\"limits\":{\"cpu\":\"2\",\"memory\":\"1Gi\"},\"requests\":{\"cpu\":\"500m\","
+		"\"memory\":\"1Gi\"}}");
+	expect_resources(
+		json_array_get(batch, 1), "spec.containers", 0,
+		"{\"limits\":{\"cpu\":\"2\",\"memory\":\"1Gi\"},\"requests\":{\"cpu\":\"500m\","
+		"\"memory\":\"1Gi\"}}");
+	expect_resources(json_array_get(json_object_get(existing, "items"), 0), "spec.containers",
+			 0, "null");
+	expect_resources(json_array_get(f.pods, 0), "spec.containers", 0, "null");
+	json_decref(existing);
+	json_decref(batch);
+	fleet_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(deployment),  cmocka_unit_test(replicasets),
-		cmocka_unit_test(statefulset), cmocka_unit_test(job),
-		cmocka_unit_test(cronjob),     cmocka_unit_test(daemonset),
-		cmocka_unit_test(refused),     cmocka_unit_test(pods_in_reading_order),
+		cmocka_unit_test(deployment),
+		cmocka_unit_test(replicasets),
+		cmocka_unit_test(statefulset),
+		cmocka_unit_test(job),
+		cmocka_unit_test(cronjob),
+		cmocka_unit_test(daemonset),
+		cmocka_unit_test(refused),
+		cmocka_unit_test(pods_in_reading_order),
+		cmocka_unit_test(limitranger_defaults),
+		cmocka_unit_test(limitranger_item_defaults),
+		cmocka_unit_test(limitranger_in_fleet_pods),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
