@@ -654,7 +654,8 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 	}
 	if (rc == 0 && in->quotas)
 		build_quotas(m, in->quotas);
-	qsort(m->namespaces, m->n_namespaces, sizeof(char *), cmp_str);
+	if (m->n_namespaces) /* qsort(NULL, 0) is undefined: a fleet without pods has none */
+		qsort(m->namespaces, m->n_namespaces, sizeof(char *), cmp_str);
 	n_nodes = m->n_nodes;
 	for (size_t n = 0; n < n_nodes; n++)
 		ledger_free(b.ledgers[n]);

@@ -200,7 +200,7 @@ static void directory_and_recursive(void **state)
 	(void)state;
 	tmp_make(&t);
 	for (int i = 0; i < 6; i++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof(name), "n%d", i);
 		n[i] = node_doc(name);
 	}
