@@ -4,6 +4,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/parseopt.h"
+#include "base/escape.h"
 #include "base/strbuf.h"
 #include "fleet/import.h"
 #include "model/catalog.h"
@@ -88,7 +89,7 @@ static void print_error(const struct gs_error *err)
 static void print_list(const char *prefix, const struct gs_warnings *w)
 {
 	for (size_t i = 0; i < w->n; i++)
-		fprintf(stderr, "%s: %s\n", prefix, w->items[i]);
+		cmd_eprintf("%s: %s\n", prefix, w->items[i]);
 }
 
 static int print_twins(const json_t *twins, bool json, struct gs_error *err)
@@ -125,23 +126,33 @@ static const char *shown(const char *v)
 	return !v ? "(absent)" : *v ? v : "\"\"";
 }
 
+/* The wider of w and s as cmd_printf shows it (escaped). */
+static size_t widest(size_t w, const char *s)
+{
+	char *e = escape_line_dup(s);
+	size_t n = strlen(e);
+
+	free(e);
+	return n > w ? n : w;
+}
+
 static void print_check_table(const struct import_check *c)
 {
 	size_t wn = 4, wf = 5, wr = 4;
 
 	for (size_t i = 0; i < c->n; i++) {
 		const struct import_diff *d = &c->diffs[i];
-		wn = strlen(d->node) > wn ? strlen(d->node) : wn;
-		wf = strlen(d->field) > wf ? strlen(d->field) : wf;
-		wr = strlen(shown(d->real)) > wr ? strlen(shown(d->real)) : wr;
+		wn = widest(wn, d->node);
+		wf = widest(wf, d->field);
+		wr = widest(wr, shown(d->real));
 	}
 	if (c->n)
-		printf("%-*s  %-*s  %-*s  %s\n", (int)wn, "NODE", (int)wf, "FIELD", (int)wr, "REAL",
-		       "TWIN");
+		cmd_printf("%-*s  %-*s  %-*s  %s\n", (int)wn, "NODE", (int)wf, "FIELD", (int)wr,
+			   "REAL", "TWIN");
 	for (size_t i = 0; i < c->n; i++) {
 		const struct import_diff *d = &c->diffs[i];
-		printf("%-*s  %-*s  %-*s  %s\n", (int)wn, d->node, (int)wf, d->field, (int)wr,
-		       shown(d->real), shown(d->twin));
+		cmd_printf("%-*s  %-*s  %-*s  %s\n", (int)wn, d->node, (int)wf, d->field, (int)wr,
+			   shown(d->real), shown(d->twin));
 	}
 	if (c->n)
 		printf("\n%zu difference%s on %zu of %zu node%s\n", c->n, c->n == 1 ? "" : "s",
@@ -150,8 +161,8 @@ static void print_check_table(const struct import_check *c)
 		printf("%zu node%s compared (%zu with GPUs): no difference\n", c->nodes,
 		       c->nodes == 1 ? "" : "s", c->gpu_nodes);
 	for (size_t i = 0; i < import_n_ignored_labels; i++)
-		printf("not compared: label %s (%s)\n", import_ignored_labels[i].label,
-		       import_ignored_labels[i].why);
+		cmd_printf("not compared: label %s (%s)\n", import_ignored_labels[i].label,
+			   import_ignored_labels[i].why);
 }
 
 static int print_check_json(const struct import_check *c)

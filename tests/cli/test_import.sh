@@ -126,6 +126,27 @@ expect_rc 2 "no Node"
 expect_err_has "pod.yaml:1:1: skipped: a Pod, not a Node" "the Pod is named"
 expect_err_has "no Node in" "no Node"
 
+# A name holding a line break stays on its row, in the table and in the notes.
+cat >"$tmp/evil.yaml" <<'YAML'
+apiVersion: v1
+kind: Node
+metadata:
+  name: "n\nFORGED row"
+  labels:
+    nvidia.com/gpu.product: Tesla-T4-SHARED
+    nvidia.com/gpu.count: "1"
+---
+kind: "Pod\nFORGED note"
+YAML
+run import --check -f "$tmp/evil.yaml"
+expect_rc 1 "the check of a forged name"
+case "$out$err" in *"
+FORGED"*) fail "a name broke a line" ;; esac
+expect_out_has 'n\nFORGED row  label' "the name escaped on its row"
+run import -f "$tmp/evil.yaml" -o json
+python3 -c 'import json, sys; assert json.loads(sys.argv[1])["items"][0]["metadata"]["name"] == "n\nFORGED row"' "$out" ||
+	fail "the name reads back from json"
+
 # Pools: names must not collide with imported nodes.
 run import -f "$real" --pool dgx-h100=1x1xTesla-T4
 expect_rc 0 "a pool beside real nodes"
