@@ -330,10 +330,35 @@ static char *fleet_line(const struct catalog *cat, const struct dpconfig_set *se
 	return strbuf_detach(&sb, NULL);
 }
 
+/*
+ * The verdict for a pod to create with spec.nodeName: no scheduler, its
+ * node's kubelet alone, as plan judged it (o). 1 when admitted.
+ */
+static int print_pinned(const struct plan_pod *o)
+{
+	if (o->verdict == PLAN_BOUND) {
+		cmd_printf("verdict: bound as written to %s (spec.nodeName, no scheduler); its "
+			   "kubelet admits it\n",
+			   o->node);
+		return 1;
+	}
+	if (o->verdict == PLAN_FAILED)
+		cmd_printf(
+			"verdict: bound as written to %s (spec.nodeName, no scheduler), where the "
+			"kubelet refuses it: the pod fails with %s: %s\n",
+			o->node, o->status_reason ? o->status_reason : "", o->reason);
+	else
+		cmd_printf(
+			"verdict: %s: no kubelet runs it; it stays Pending until the pod garbage "
+			"collector deletes it as orphaned\n",
+			o->reason ? o->reason : "");
+	return 0;
+}
+
 /* The verdict for one pod to create; 1 when it lands somewhere and is admitted. */
 static int print_offline(const struct explain_pod *e, const struct explain_fleet *f,
 			 const struct catalog *cat, const struct dpconfig_set *set,
-			 const struct explain_quota_report *qr)
+			 const struct explain_quota_report *qr, const struct plan_pod *planned)
 {
 	struct strbuf fit = STRBUF_INIT, refuse = STRBUF_INIT;
 	int ok;
@@ -364,7 +389,10 @@ static int print_offline(const struct explain_pod *e, const struct explain_fleet
 	if (refused_by)
 		cmd_printf("verdict: refused at creation: pods \"%s\" is forbidden: %s\n", e->name,
 			   refused_by->message);
-	else if (fit.len)
+	else if (planned && e->node && *e->node) {
+		ok = print_pinned(planned);
+		goto out;
+	} else if (fit.len)
 		cmd_printf("verdict: fits %s\n", fit.buf);
 	else if (refuse.len)
 		cmd_printf(
@@ -374,6 +402,7 @@ static int print_offline(const struct explain_pod *e, const struct explain_fleet
 	else
 		cmd_printf("verdict: fits no node: it would stay Pending\n");
 	ok = !refused_by && fit.len;
+out:
 	strbuf_release(&fit);
 	strbuf_release(&refuse);
 	return ok;
@@ -459,7 +488,8 @@ static int explain_to_create(const struct offline_fleet *of, size_t i, const str
 			rc = explain_quota_pod(quotas, pod, &qr, err);
 	}
 	if (rc == 0)
-		rc = print_offline(e, &of->adv, cat, of->set, qr);
+		rc = print_offline(e, &of->adv, cat, of->set, qr,
+				   r && i < r->n_pods ? &r->pods[i] : NULL);
 	explain_pod_free(e);
 	explain_quota_report_free(qr);
 	json_decref(quotas);

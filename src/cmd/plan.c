@@ -36,8 +36,9 @@ static const struct parseopt_usage plan_usage = {
 	"and affinity, taints, unschedulable), the default scores where they decide\n"
 	"(docs/plan.md; ties go to the first node read), then the kubelet's device\n"
 	"admission (more than one slice of a shared resource with\n"
-	"failRequestsGreaterThanOne fails the pod). The pods: every Pod without\n"
-	"spec.nodeName (a Pod with one is already there), and the pods each\n"
+	"failRequestsGreaterThanOne fails the pod). The pods: every Pod not\n"
+	"recorded from a cluster (no status), one with spec.nodeName on that node\n"
+	"as its kubelet admits it, and the pods each\n"
 	"Deployment, ReplicaSet, StatefulSet, DaemonSet, Job and CronJob would make\n"
 	"(docs/cli.md). Prints each pod's verdict (bound, pending with the\n"
 	"scheduler's message, refused, failed) and each quota's use after the batch.\n"
@@ -79,9 +80,10 @@ static void print_table(const struct plan_result *r)
 		const struct plan_pod *o = &r->pods[i];
 		char *pod = gs_xasprintf("%s/%s", o->namespace, o->name);
 		const char *why = o->reason ? o->reason : "";
-		cmd_printf("%-*s  %-7s  %-*s  %s%s\n", (int)wpod, pod,
+		cmd_printf("%-*s  %-7s  %-*s  %s%s%s\n", (int)wpod, pod,
 			   plan_verdict_name(o->verdict), (int)wnode, o->node ? o->node : "-",
-			   o->verdict == PLAN_FAILED ? "UnexpectedAdmissionError: " : "", why);
+			   o->status_reason ? o->status_reason : "", o->status_reason ? ": " : "",
+			   why);
 		for (size_t h = 0; h < o->n_hints; h++)
 			cmd_printf("%-*s  hint: %s\n", (int)(wpod + wnode + 11), "", o->hints[h]);
 		free(pod);
@@ -194,10 +196,8 @@ static void print_diff(const json_t *d, const char *what)
 		print_outcome(a);
 		cmd_printf("\n");
 		if (strcmp(kobj_text(a, "verdict"), "bound"))
-			cmd_printf("  %s%s\n",
-				   !strcmp(kobj_text(a, "verdict"), "failed")
-					   ? "UnexpectedAdmissionError: "
-					   : "",
+			cmd_printf("  %s%s%s\n", kobj_text(a, "status_reason"),
+				   *kobj_text(a, "status_reason") ? ": " : "",
 				   kobj_text(a, "reason"));
 	}
 	if (json_array_size(json_object_get(d, "unadvertised")))
@@ -297,7 +297,7 @@ int cmd_plan(int argc, char **argv)
 	if (offline_fleet_load(&of, &src, &cmref, "plan", &err) < 0)
 		goto fail;
 	if (!json_array_size(of.batch)) {
-		gs_error_set(&err, "no pod to place among the files (a Pod without spec.nodeName, "
+		gs_error_set(&err, "no pod to place among the files (a Pod without status, "
 				   "or a workload)");
 		goto fail;
 	}

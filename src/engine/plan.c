@@ -766,6 +766,142 @@ static bool kubelet_refuses(struct plan *p, const json_t *pod, size_t node, stru
 		return false;
 	free(out->reason);
 	out->reason = msg;
+	out->status_reason = gs_xstrdup("UnexpectedAdmissionError");
+	out->verdict = PLAN_FAILED;
+	return true;
+}
+
+/* What container c asks of an extended resource: its limit (request == limit), else its request. */
+static int64_t container_ask(const json_t *c, const char *res)
+{
+	const json_t *v = json_object_get(kobj_map(c, "resources.limits"), res);
+	int64_t n = 0;
+	struct gs_error ignored;
+
+	if (!v)
+		v = json_object_get(kobj_map(c, "resources.requests"), res);
+	/* The pod's requests were parsed already: an unreadable one never gets here. */
+	if (v && qint(v, false, &n, &ignored) < 0)
+		n = 0;
+	return n;
+}
+
+/*
+ * The device manager's Allocate for one nvidia.com/ resource of a pod bound
+ * as written (pkg/kubelet/cm/devicemanager devicesToAllocate): container by
+ * container, init containers first, devices a plain init container left for
+ * reuse before free ones. Fills the refusal and returns true when short.
+ */
+static bool devices_short(const struct plan *p, const struct ppod *pp, size_t at, size_t r,
+			  struct plan_pod *out)
+{
+	const char *res = p->res_names[r];
+	int64_t free_n = p->nodes[at].alloc[r] - p->nodes[at].used[r], reuse = 0;
+
+	for (size_t l = 0; l < 2; l++) {
+		const json_t *c;
+		size_t i;
+
+		json_array_foreach (
+			kobj_get(pp->obj, l ? "spec.containers" : "spec.initContainers"), i, c) {
+			int64_t n = container_ask(c, res), got, need;
+			if (n <= 0)
+				continue;
+			got = n < reuse ? n : reuse;
+			reuse -= got;
+			need = n - got;
+			if (need > free_n) {
+				free(out->reason);
+				out->reason = gs_xasprintf(
+					"Allocate failed due to requested number of devices "
+					"unavailable for %s. Requested: %lld, "
+					"Available: %lld, which is unexpected",
+					res, (long long)need, (long long)(free_n < 0 ? 0 : free_n));
+				out->status_reason = gs_xstrdup("UnexpectedAdmissionError");
+				return true;
+			}
+			free_n -= need;
+			if (!l && strcmp(kobj_text(c, "restartPolicy"), "Always"))
+				reuse += n;
+		}
+	}
+	return false;
+}
+
+/* InsufficientResourceError as the kubelet words it; its reason is OutOf + the name. */
+static void out_of(struct plan_pod *out, const char *res, int64_t asked, int64_t used, int64_t cap)
+{
+	free(out->reason);
+	out->reason = gs_xasprintf("Node didn't have enough resource: %s, requested: %lld, used: "
+				   "%lld, capacity: %lld",
+				   res, (long long)asked, (long long)used, (long long)cap);
+	out->status_reason = gs_xasprintf("OutOf%s", res);
+}
+
+/*
+ * A pod bound as written meets no scheduler, only its node's kubelet
+ * (k8s.io/kubernetes v1.34 pkg/kubelet): the device manager allocates the
+ * nvidia.com/ resources first, then the predicate admit handler runs
+ * generalFilter: pods, cpu, memory, ephemeral-storage and the other
+ * extended resources the node lists (one it does not list is dropped,
+ * removeMissingExtendedResources), then node affinity, then NoExecute
+ * taints; the first failure is the pod's reason. True when refused.
+ */
+static bool kubelet_refuses_pinned(struct plan *p, const struct ppod *pp, size_t at,
+				   struct plan_pod *out)
+{
+	const struct pnode *n = &p->nodes[at];
+	const json_t *spec = json_object_get(pp->obj, "spec"), *nspec, *t;
+	char *why;
+	size_t j;
+
+	for (size_t i = 0; i < pp->n_req; i++) {
+		size_t r = pp->req[i].res;
+		if (r >= R_FIRST_SCALAR && !strncmp(p->res_names[r], "nvidia.com/", 11) &&
+		    n->alloc[r] > 0 && devices_short(p, pp, at, r, out))
+			goto refused;
+	}
+	if (n->n_pods + 1 > n->max_pods) {
+		out_of(out, "pods", 1, n->n_pods, n->max_pods);
+		goto refused;
+	}
+	for (size_t i = 0; i < pp->n_req; i++) {
+		size_t r = pp->req[i].res;
+		int64_t v = pp->req[i].v;
+		const char *name = p->res_names[r];
+
+		if (v <= 0 || v <= n->alloc[r] - n->used[r])
+			continue;
+		/* Served by a device plugin: the allocation above is the check. */
+		if (r >= R_FIRST_SCALAR && !strncmp(name, "nvidia.com/", 11) && n->alloc[r] > 0)
+			continue;
+		if (r >= R_FIRST_SCALAR && strchr(name, '/') &&
+		    !json_object_get(kobj_map(n->obj, "status.allocatable"), name))
+			continue;
+		out_of(out, name, v, n->used[r], n->alloc[r]);
+		goto refused;
+	}
+	why = explain_selector_mismatch(spec, n->obj);
+	if (why) {
+		free(why);
+		free(out->reason);
+		out->reason = gs_xstrdup("Predicate NodeAffinity failed: node(s) didn't match "
+					 "Pod's node affinity/selector");
+		out->status_reason = gs_xstrdup("NodeAffinity");
+		goto refused;
+	}
+	nspec = json_object_get(n->obj, "spec");
+	json_array_foreach (json_object_get(nspec, "taints"), j, t)
+		if (!strcmp(kobj_text(t, "effect"), "NoExecute") &&
+		    !explain_tolerates(json_object_get(spec, "tolerations"), t)) {
+			free(out->reason);
+			out->reason = gs_xstrdup("Predicate TaintToleration failed: node(s) had "
+						 "taints that the pod didn't tolerate");
+			out->status_reason = gs_xstrdup("TaintToleration");
+			goto refused;
+		}
+	return false;
+refused:
 	out->verdict = PLAN_FAILED;
 	return true;
 }
@@ -928,7 +1064,8 @@ int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_er
 			if (o->verdict == PLAN_BOUND)
 				at = node_index(&p, o->node);
 		}
-		if (at >= 0 && kubelet_refuses(&p, pp->obj, (size_t)at, o)) {
+		if (at >= 0 && ((*nn && kubelet_refuses_pinned(&p, pp, (size_t)at, o)) ||
+				kubelet_refuses(&p, pp->obj, (size_t)at, o))) {
 			/* Failed is terminal: it holds neither the node nor the quota. */
 			if (usage && quota_charge(json_object_get(p.quotas, o->namespace), usage,
 						  -1, err) < 0) {
@@ -969,6 +1106,7 @@ void plan_result_free(struct plan_result *r)
 		free(o->name);
 		free(o->node);
 		free(o->reason);
+		free(o->status_reason);
 		free(o->feasible);
 		free(o->tied);
 		for (size_t j = 0; j < o->n_requests; j++)
@@ -1013,6 +1151,9 @@ json_t *plan_result_json(const struct plan_result *r)
 					names(r, o->tied, o->n_tied)));
 		if (!o->node)
 			json_object_set_new(json_array_get(pods, i), "node", json_null());
+		if (o->status_reason)
+			json_object_set_new(json_array_get(pods, i), "status_reason",
+					    json_string(o->status_reason));
 		if (o->n_hints) {
 			json_t *h = json_array();
 			for (size_t j = 0; j < o->n_hints; j++)
@@ -1100,6 +1241,8 @@ static json_t *outcome(const struct plan_pod *o)
 			      o->node, "reason", o->reason ? o->reason : "");
 	if (!o->node)
 		json_object_set_new(j, "node", json_null());
+	if (o->status_reason)
+		json_object_set_new(j, "status_reason", json_string(o->status_reason));
 	return j;
 }
 

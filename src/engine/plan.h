@@ -29,10 +29,12 @@ struct plan_pod {
 	char *namespace; /* metadata.namespace, "default" when absent */
 	char *name;
 	enum plan_verdict verdict;
-	char *node;	  /* BOUND, FAILED: the node; else NULL */
-	char *reason;	  /* PENDING: the scheduler's FitError text; REFUSED: the apiserver's;
-			     FAILED: the kubelet's status message; BOUND: how the node was chosen */
-	size_t *feasible; /* indexes into plan_result.nodes of the nodes passing the filters */
+	char *node;	     /* BOUND, FAILED: the node; else NULL */
+	char *reason;	     /* PENDING: the scheduler's FitError text; REFUSED: the apiserver's;
+				FAILED: the kubelet's status message; BOUND: how the node was chosen */
+	char *status_reason; /* FAILED: the pod's status.reason (UnexpectedAdmissionError,
+				OutOfcpu, NodeAffinity, ...) */
+	size_t *feasible;    /* indexes into plan_result.nodes of the nodes passing the filters */
 	size_t n_feasible;
 	size_t *tied; /* BOUND by score: the nodes sharing the top score (the scheduler picks
 			 one at random; plan the first in node order) */

@@ -377,7 +377,7 @@ int fleet_workload_pods(const struct fleet *f, const json_t *w, const json_t *no
 
 bool fleet_pod_is_there(const json_t *pod)
 {
-	return *kobj_text(pod, "spec.nodeName") || *kobj_text(pod, "status.phase");
+	return *kobj_text(pod, "status.phase") || *kobj_text(pod, "metadata.uid");
 }
 
 /* "the Pod at file:line:col", or "StatefulSet s at file:line:col" for a pod it made. */

@@ -66,9 +66,11 @@ int fleet_workload_pods(const struct fleet *f, const json_t *w, const json_t *no
 bool fleet_limitranges_apply(const struct fleet *f, json_t *pod);
 
 /*
- * A Pod already there: bound (spec.nodeName), or recorded from a cluster
- * (status.phase, which the apiserver gives every pod; a Pending one counts
- * against quota and holds no node). Every other Pod is to be created.
+ * A Pod already there: recorded from a cluster (status.phase, which the
+ * apiserver gives every pod, or metadata.uid; a Pending one counts against
+ * quota and holds no node). Every other Pod is to be created, one with
+ * spec.nodeName too: `kubectl apply` of it skips the scheduler, and the
+ * kubelet of that node admits or fails it.
  */
 bool fleet_pod_is_there(const json_t *pod);
 

@@ -339,9 +339,10 @@ static void refused(void **state)
 }
 
 /*
- * fleet_pods: bare Pods and workloads' pods in reading order; pods bound or
- * recorded are already there; a workload recorded from a cluster (uid) made
- * its pods already; two pods of one name are refused.
+ * fleet_pods: bare Pods and workloads' pods in reading order; pods recorded
+ * (status, uid) are already there, a Pod to create with spec.nodeName is
+ * not; a workload recorded from a cluster (uid) made its pods already; two
+ * pods of one name are refused.
  */
 static void pods_in_reading_order(void **state)
 {
@@ -354,19 +355,23 @@ static void pods_in_reading_order(void **state)
 	load(&f, "kind: Pod\nmetadata: {name: first, namespace: t}\nspec: {containers: []}\n---\n"
 		 "kind: Job\nmetadata: {name: j, namespace: t}\nspec:\n  parallelism: 2\n" TEMPLATE
 		 "---\n"
-		 "kind: Pod\nmetadata: {name: bound, namespace: t}\n"
+		 "kind: Pod\nmetadata: {name: pinned, namespace: t}\n"
 		 "spec: {nodeName: node-1, containers: []}\n---\n"
+		 "kind: Pod\nmetadata: {name: bound, namespace: t}\n"
+		 "spec: {nodeName: node-1, containers: []}\nstatus: {phase: Running}\n---\n"
 		 "kind: Pod\nmetadata: {name: pending, namespace: t}\nspec: {containers: []}\n"
 		 "status: {phase: Pending}\n---\n"
+		 "kind: Pod\nmetadata: {name: created, namespace: t, uid: u-1}\n"
+		 "spec: {containers: []}\n---\n"
 		 "kind: Deployment\nmetadata: {name: old, uid: u-1234}\nspec:\n"
 		 "  selector: {matchLabels: {app: a}}\n" TEMPLATE "---\n"
 		 "kind: Pod\nmetadata: {name: last, namespace: t}\nspec: {containers: []}\n");
 	assert_int_equal(fleet_pods(&f, NULL, &existing, &batch, &err), 0);
 	got = names(batch);
-	assert_string_equal(got, "t/first t/j-0 t/j-1 t/last");
+	assert_string_equal(got, "t/first t/j-0 t/j-1 t/pinned t/last");
 	free(got);
 	got = names(json_object_get(existing, "items"));
-	assert_string_equal(got, "t/bound t/pending");
+	assert_string_equal(got, "t/bound t/pending t/created");
 	free(got);
 	json_decref(existing);
 	json_decref(batch);
@@ -490,7 +495,8 @@ static void limitranger_in_fleet_pods(void **state)
 	load(&f, LIMITRANGE "kind: Pod\nmetadata: {name: p, namespace: t}\n"
 			    "spec: {containers: [{name: c}]}\n---\n"
 			    "kind: Pod\nmetadata: {name: there, namespace: t}\n"
-			    "spec: {nodeName: node-1, containers: [{name: c}]}\n---\n"
+			    "spec: {nodeName: node-1, containers: [{name: c}]}\n"
+			    "status: {phase: Running}\n---\n"
 			    "kind: Job\nmetadata: {name: j, namespace: t}\nspec:\n"
 			    "  template: {spec: {containers: [{name: c}]}}\n");
 	assert_int_equal(fleet_pods(&f, NULL, &existing, &batch, &err), 0);
