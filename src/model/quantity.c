@@ -144,6 +144,24 @@ static void set_value(struct quantity *q, const struct digits *d, int64_t exp)
 		q->negative = false;
 }
 
+/* The value of d (at most 19 digits). */
+static uint64_t digits_uint64(const struct digits *d)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < d->n; i++)
+		v = v * 10 + d->d[i];
+	return v;
+}
+
+/* Mark q as an inf.Dec of the given scale (value * 10^scale is an integer). */
+static void set_dec(struct quantity *q, int32_t scale)
+{
+	q->repr = QUANTITY_REPR_DEC;
+	q->go_scale = scale;
+	q->go_value = 0;
+}
+
 static void to_digits(const struct quantity *q, struct digits *d)
 {
 	d->n = q->ndigits;
@@ -151,19 +169,19 @@ static void to_digits(const struct quantity *q, struct digits *d)
 		d->d[i] = (unsigned char)(q->digits[i] - '0');
 }
 
-/* Round a non-zero value finer than 1n away from zero to the nano. */
-static void round_up_to_nano(struct quantity *q)
+/* Round a non-zero value finer than 10^exp away from zero to 10^exp. */
+static void round_away(struct quantity *q, int64_t exp)
 {
 	struct digits d;
 	int64_t drop;
 
-	if (!q->ndigits || q->exp >= -9)
+	if (!q->ndigits || q->exp >= exp)
 		return;
-	drop = -9 - q->exp;
+	drop = exp - q->exp;
 	if (drop >= q->ndigits) {
 		d.n = 1;
 		d.d[0] = 1;
-		set_value(q, &d, -9);
+		set_value(q, &d, exp);
 		return;
 	}
 	/* The last digit is non-zero, so the dropped part always is. */
@@ -178,7 +196,13 @@ static void round_up_to_nano(struct quantity *q)
 	d.d[0] = 1;
 	d.n++;
 done:
-	set_value(q, &d, -9);
+	set_value(q, &d, exp);
+}
+
+/* Round a non-zero value finer than 1n away from zero to the nano. */
+static void round_up_to_nano(struct quantity *q)
+{
+	round_away(q, -9);
 }
 
 static int cmp_magnitude(const struct quantity *a, const struct quantity *b)
@@ -203,12 +227,16 @@ static int cmp_magnitude(const struct quantity *a, const struct quantity *b)
 static void set_uint64(struct quantity *q, uint64_t v)
 {
 	struct digits d;
-	char tmp[24];
-	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+	unsigned char tmp[24];
+	size_t k = sizeof(tmp);
 
+	do {
+		tmp[--k] = (unsigned char)(v % 10);
+		v /= 10;
+	} while (v);
 	d.n = 0;
-	for (int i = 0; i < n; i++)
-		d.d[d.n++] = (unsigned char)(tmp[i] - '0');
+	while (k < sizeof(tmp))
+		d.d[d.n++] = tmp[k++];
 	set_value(q, &d, 0);
 }
 
@@ -358,6 +386,15 @@ int quantity_parse(struct quantity *out, const char *s, size_t len, struct gs_er
 			return fail(out, err, QUANTITY_ERR_NUMERIC);
 		set_value(out, &d, scale);
 		round_up_to_nano(out);
+		if (fast) {
+			/* int64Amount{ParseInt(num + den), scale} */
+			out->go_value = (int64_t)digits_uint64(&d);
+			if (negative)
+				out->go_value = -out->go_value;
+			out->go_scale = (int32_t)scale;
+		} else {
+			set_dec(out, 9); /* rounded to the nano: inf.Dec of scale 9 */
+		}
 		if (fast && scale % 3 == 0 && !ends_with_000(&num, &den) && num.n)
 			memcpy(out->text, s, len);
 		return 0;
@@ -374,11 +411,15 @@ int quantity_parse(struct quantity *out, const char *s, size_t len, struct gs_er
 	set_value(out, &d, -(int64_t)den.n);
 	out->negative = negative && out->ndigits;
 	round_up_to_nano(out);
-	quantity_from_int64(&maxq, INT64_MAX, QUANTITY_BINARY_SI);
-	if (cmp_magnitude(out, &maxq) > 0) {
+	set_dec(out, 9);
+	/* 2^63 - 1 has 19 digits: only a value that long may pass it */
+	if (out->exp + out->ndigits >= 19)
+		quantity_from_int64(&maxq, INT64_MAX, QUANTITY_BINARY_SI);
+	if (out->exp + out->ndigits >= 19 && cmp_magnitude(out, &maxq) > 0) {
 		bool neg = out->negative;
 		*out = maxq;
 		out->negative = neg;
+		set_dec(out, 0); /* the cap is an inf.Dec of scale 0 */
 	}
 	if (out->ndigits && out->exp + out->ndigits <= 0)
 		out->format = QUANTITY_DECIMAL_SI; /* 0 < |v| < 1 */
@@ -386,6 +427,12 @@ int quantity_parse(struct quantity *out, const char *s, size_t len, struct gs_er
 		uint64_t v = 0;
 		for (size_t i = 0; i < num.n; i++)
 			v = v * 10 + (uint64_t)(num.s[i] - '0');
+		/* int64Amount{ParseInt(num) << exponent, 0}: fits, as fast says */
+		out->repr = QUANTITY_REPR_INT64;
+		out->go_value = (int64_t)(v << exponent);
+		if (negative)
+			out->go_value = -out->go_value;
+		out->go_scale = 0;
 		if (v & 7)
 			memcpy(out->text, s, len);
 	}
@@ -413,9 +460,19 @@ int quantity_from_json(struct quantity *out, const json_t *v, struct gs_error *e
 			n--;
 		return quantity_parse(out, s, n, err);
 	}
-	case JSON_INTEGER:
-		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		return quantity_parse(out, buf, strlen(buf), err);
+	case JSON_INTEGER: {
+		/* the decimal digits, without printf: this runs for every resource of a file */
+		json_int_t n = json_integer_value(v);
+		uint64_t m = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
+		size_t k = sizeof(buf);
+		do {
+			buf[--k] = (char)('0' + m % 10);
+			m /= 10;
+		} while (m);
+		if (n < 0)
+			buf[--k] = '-';
+		return quantity_parse(out, buf + k, sizeof(buf) - k, err);
+	}
 	case JSON_REAL:
 		gonum_json_float(json_real_value(v), buf, sizeof(buf));
 		return quantity_parse(out, buf, strlen(buf), err);
@@ -436,6 +493,7 @@ void quantity_from_int64(struct quantity *out, int64_t v, enum quantity_format f
 	} else {
 		set_uint64(out, (uint64_t)v);
 	}
+	out->go_value = v; /* NewQuantity: int64Amount{v, 0} */
 }
 
 /* ---- comparison and conversion ---- */
@@ -515,11 +573,271 @@ int quantity_milli_value(const struct quantity *q, int64_t *out)
 
 bool quantity_is_k8s_integer(const struct quantity *q)
 {
-	int64_t milli;
+	return quantity_go_milli_value(q) % 1000 == 0;
+}
 
-	if (scaled_value(q, -3, &milli) < 0)
-		return quantity_is_whole(q);
-	return milli % 1000 == 0;
+/* ---- upstream's int64 arithmetic, wrap-around included ---- */
+
+/* Go's a * b on int64: the low 64 bits. */
+static int64_t go_mul(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
+static int64_t go_add(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+/* int64MultiplyScale (and its 10, 100, 1000 variants): the product, wrapped, and whether exact. */
+static int64_t go_multiply_scale(int64_t a, int64_t b, bool *ok)
+{
+	int64_t c;
+
+	*ok = true;
+	if (a == 0 || a == 1)
+		return a * b;
+	if (a == INT64_MIN) {
+		*ok = false;
+		return 0;
+	}
+	c = go_mul(a, b);
+	*ok = c / b == a;
+	return c;
+}
+
+/* positiveScaleInt64(base, scale): base * 10^scale. */
+static int64_t go_positive_scale(int64_t base, int32_t scale, bool *ok)
+{
+	int64_t value = base;
+
+	*ok = true;
+	switch (scale) {
+	case 0:
+		return base;
+	case 1:
+		return go_multiply_scale(base, 10, ok);
+	case 2:
+		return go_multiply_scale(base, 100, ok);
+	case 3:
+		return go_multiply_scale(base, 1000, ok);
+	case 6:
+		return go_multiply_scale(base, 1000000, ok);
+	case 9:
+		return go_multiply_scale(base, 1000000000, ok);
+	default:
+		/* 0 stays 0 however long upstream loops; anything else overflows within 19 steps */
+		for (int32_t i = 0; i < scale && value; i++) {
+			value = go_multiply_scale(value, 10, ok);
+			if (!*ok)
+				return 0;
+		}
+		return value;
+	}
+}
+
+/* negativeScaleInt64(base, scale): base / 10^scale rounded away from zero. */
+static int64_t go_negative_scale(int64_t base, int32_t scale, bool *exact)
+{
+	int64_t value = base;
+	bool fraction = false;
+
+	*exact = true;
+	if (scale == 0)
+		return base;
+	for (int32_t i = 0; i < scale; i++) {
+		if (!fraction && value % 10 != 0)
+			fraction = true;
+		value /= 10;
+		if (value == 0) {
+			*exact = !fraction;
+			return fraction ? (base > 0 ? 1 : -1) : 0;
+		}
+	}
+	if (fraction)
+		value += base > 0 ? 1 : -1;
+	*exact = !fraction;
+	return value;
+}
+
+/*
+ * |coefficient| * 10^shift truncated to an integer, modulo 2^64 (the low
+ * 64 bits of a big.Int); *rem tells whether a non-zero part was dropped.
+ */
+static uint64_t low64_scaled(const struct quantity *q, int64_t shift, bool *rem)
+{
+	int64_t keep = (int64_t)q->ndigits + shift;
+	uint64_t acc = 0;
+
+	*rem = false;
+	if (!q->ndigits)
+		return 0;
+	if (keep <= 0) {
+		*rem = true;
+		return 0;
+	}
+	for (int64_t i = 0; i < keep && i < q->ndigits; i++)
+		acc = acc * 10 + (uint64_t)(q->digits[i] - '0');
+	if (keep < q->ndigits) {
+		*rem = true; /* the last digit is never 0 */
+		return acc;
+	}
+	/* 10^64 is a multiple of 2^64: past that every factor of ten leaves 0 */
+	for (int64_t i = q->ndigits; i < keep; i++) {
+		if (i - q->ndigits >= 64)
+			return 0;
+		acc *= 10;
+	}
+	return acc;
+}
+
+/* big.Int.Int64() of the inf.Dec's unscaled value: the low 64 bits, then the sign. */
+static int64_t dec_unscaled_int64(const struct quantity *q)
+{
+	bool rem;
+	uint64_t u = low64_scaled(q, q->exp + q->go_scale, &rem);
+
+	return (int64_t)(q->negative ? 0 - u : u);
+}
+
+/* The unscaled value is below math.MaxInt64 (signed comparison). */
+static bool dec_unscaled_below_max(const struct quantity *q)
+{
+	int64_t len = (int64_t)q->ndigits + q->exp + q->go_scale;
+	bool rem;
+
+	if (q->negative || !q->ndigits)
+		return true;
+	if (len > 19)
+		return false;
+	return low64_scaled(q, q->exp + q->go_scale, &rem) < (uint64_t)INT64_MAX;
+}
+
+/* Quantity.ScaledValue(scale), as upstream computes it. */
+static int64_t go_scaled_value(const struct quantity *q, int32_t scale)
+{
+	if (q->repr == QUANTITY_REPR_INT64) {
+		/* int64Amount.AsScaledInt64(scale); ScaledValue ignores its ok */
+		bool ok;
+		int32_t diff;
+
+		if (q->go_scale < scale)
+			return go_negative_scale(q->go_value, scale - q->go_scale, &ok);
+		/* a.scale - scale is an int32 in Go: it wraps near 2^31 */
+		diff = (int32_t)((uint32_t)q->go_scale - (uint32_t)scale);
+		return go_positive_scale(q->go_value, diff, &ok);
+	}
+	/* scaledValue(unscaled, scale of the inf.Dec, -scale) */
+	int64_t dif = (int64_t)q->go_scale + scale;
+	if (dif == 0)
+		return dec_unscaled_int64(q);
+	if (dif < 0) {
+		int64_t v = dec_unscaled_int64(q);
+		for (int64_t i = 0; i < -dif; i++)
+			v = go_mul(v, 10);
+		return v;
+	}
+	if (dec_unscaled_below_max(q) && dif < 19) {
+		int64_t divide = 1, v = dec_unscaled_int64(q);
+		for (int64_t i = 0; i < dif; i++)
+			divide *= 10;
+		return v % divide ? v / divide + 1 : v / divide;
+	}
+	/* big.Int DivMod (Euclidean), Int64() of the quotient, + 1 when a remainder is left */
+	bool rem;
+	uint64_t u = low64_scaled(q, q->exp + q->go_scale - dif, &rem);
+	if (q->negative) /* floor(-X / d) + 1 with a remainder = -trunc(X / d) */
+		return (int64_t)(0 - u);
+	return rem ? go_add((int64_t)u, 1) : (int64_t)u;
+}
+
+int64_t quantity_go_milli_value(const struct quantity *q)
+{
+	return go_scaled_value(q, -3);
+}
+
+int64_t quantity_go_value(const struct quantity *q)
+{
+	return go_scaled_value(q, 0);
+}
+
+void quantity_round_up_milli(struct quantity *q)
+{
+	const int32_t milli = -3;
+	bool exact;
+
+	if (q->repr == QUANTITY_REPR_DEC) {
+		/* infDecAmount.AsScale(-3): inf.Dec.Round(3, RoundUp); s is cleared */
+		round_away(q, milli);
+		q->go_scale = -milli;
+		q->text[0] = '\0';
+		return;
+	}
+	if (q->go_scale >= milli)
+		return; /* the text is kept */
+	q->go_value = go_negative_scale(q->go_value, milli - q->go_scale, &exact);
+	q->go_scale = milli;
+	round_away(q, milli);
+	q->text[0] = '\0';
+}
+
+/* int64Add: false when the sum overflows. */
+static bool go_int64_add(int64_t a, int64_t b, int64_t *out)
+{
+	int64_t c = go_add(a, b);
+
+	if ((a > 0 && b > 0 && c < 0) || (a < 0 && b < 0 && c >= 0))
+		return false;
+	*out = c;
+	return true;
+}
+
+/* int64Amount.Add: a += b when it fits; a unchanged otherwise. */
+static bool go_amount_add(int64_t *av, int32_t *as, int64_t bv, int32_t bs)
+{
+	int64_t c;
+	bool ok;
+
+	if (bv == 0)
+		return true;
+	if (*av == 0) {
+		*av = bv;
+		*as = bs;
+		return true;
+	}
+	ok = true;
+	if (*as > bs) {
+		c = go_positive_scale(*av, (int32_t)((uint32_t)*as - (uint32_t)bs), &ok);
+		if (!ok || !go_int64_add(c, bv, &c))
+			return false;
+		*as = bs;
+	} else {
+		c = *as == bs ? bv
+			      : go_positive_scale(bv, (int32_t)((uint32_t)bs - (uint32_t)*as), &ok);
+		if (!ok || !go_int64_add(*av, c, &c))
+			return false;
+	}
+	*av = c;
+	return true;
+}
+
+/* Quantity.Add's representation of a + b: int64 when both are and it fits, else an inf.Dec. */
+static void add_repr(struct quantity *r, const struct quantity *a, const struct quantity *b)
+{
+	int64_t va = a->go_value, sa, sb;
+	int32_t scale = a->go_scale;
+
+	if (a->repr == QUANTITY_REPR_INT64 && b->repr == QUANTITY_REPR_INT64 &&
+	    go_amount_add(&va, &scale, b->go_value, b->go_scale)) {
+		r->repr = QUANTITY_REPR_INT64;
+		r->go_value = va;
+		r->go_scale = scale;
+		return;
+	}
+	/* ToDec: an int64Amount{v, s} is the inf.Dec v / 10^-s; the sum takes the larger scale */
+	sa = a->repr == QUANTITY_REPR_INT64 ? -(int64_t)a->go_scale : a->go_scale;
+	sb = b->repr == QUANTITY_REPR_INT64 ? -(int64_t)b->go_scale : b->go_scale;
+	set_dec(r, (int32_t)(sa > sb ? sa : sb));
 }
 
 int quantity_add(struct quantity *out, const struct quantity *a, const struct quantity *b,
@@ -536,6 +854,7 @@ int quantity_add(struct quantity *out, const struct quantity *a, const struct qu
 		r = a->ndigits ? *a : *b;
 		r.format = a->ndigits ? a->format : b->format;
 		r.text[0] = '\0';
+		add_repr(&r, a, b);
 		*out = r;
 		return 0;
 	}
@@ -583,6 +902,7 @@ int quantity_add(struct quantity *out, const struct quantity *a, const struct qu
 	for (size_t i = 0; i < width; i++)
 		d.d[i] = x[width - 1 - i];
 	set_value(&r, &d, lo);
+	add_repr(&r, a, b);
 	*out = r;
 	return 0;
 }
@@ -653,8 +973,9 @@ const char *quantity_canonical(const struct quantity *q, char *buf, size_t size)
 	for (int64_t i = 0; i < r; i++)
 		num[o++] = '0';
 	num[o] = '\0';
+	/* Decimal SI past "E" has no suffix, and upstream prints none: "1000E" is "1". */
 	const char *suffix = format == QUANTITY_DECIMAL_SI ? decimal_si_suffix(exp) : NULL;
-	if (suffix || exp == 0)
+	if (suffix || exp == 0 || format == QUANTITY_DECIMAL_SI)
 		snprintf(buf, size, "%s%s", num, suffix ? suffix : "");
 	else
 		snprintf(buf, size, "%se%lld", num, (long long)exp);

@@ -46,6 +46,17 @@ enum quantity_format {
 	QUANTITY_DECIMAL_EXPONENT, /* 1e3, 80e-3 */
 };
 
+/*
+ * How upstream holds the value: a resource.Quantity is an int64Amount
+ * (value * 10^scale) or an inf.Dec (unscaled / 10^scale). Arithmetic does
+ * not depend on it; MilliValue()'s int64 wrap-around does
+ * (quantity_go_milli_value).
+ */
+enum quantity_repr {
+	QUANTITY_REPR_INT64, /* go_value * 10^go_scale, exactly the value */
+	QUANTITY_REPR_DEC,   /* value * 10^go_scale is its (integer) unscaled part */
+};
+
 /* A plain value type: copy it freely, nothing to free. */
 struct quantity {
 	bool negative;
@@ -56,6 +67,9 @@ struct quantity {
 	/* Upstream keeps the input text when it judges it canonical and prints
 	 * it back verbatim ("+1", "1.234", "1E3"); "" otherwise. */
 	char text[QUANTITY_MAX_LEN + 1];
+	enum quantity_repr repr;
+	int32_t go_scale;
+	int64_t go_value; /* QUANTITY_REPR_INT64 only */
 };
 
 /* Upstream's messages. */
@@ -93,14 +107,36 @@ bool quantity_is_zero(const struct quantity *q);
 bool quantity_is_whole(const struct quantity *q);
 
 /*
- * The apiserver's rule for extended resources (and hugepages, ...):
- * `MilliValue() % 1000 == 0`, failing with "must be an integer". Because
- * MilliValue rounds up, a value a hair below a whole number passes
- * ("1.9999999" -> 2000m -> accepted), exactly as upstream. Where the milli
- * value overflows int64 (|q| > ~9.2e15) upstream's result is undefined;
- * there this is quantity_is_whole().
+ * The apiserver's rule for extended resources (ValidateResourceQuantityValue):
+ * `MilliValue() % 1000 == 0`, failing with "must be an integer", with
+ * MilliValue() exactly as upstream computes it (quantity_go_milli_value).
+ * Because MilliValue rounds up, a value a hair below a whole number passes
+ * ("1.9999999" -> 2000m -> accepted); because it wraps around int64, some
+ * large whole numbers fail ("1Ei", "10000000000000000") and some pass
+ * ("9Ei", "1e30"), exactly as upstream.
  */
 bool quantity_is_k8s_integer(const struct quantity *q);
+
+/*
+ * Quantity.MilliValue() bit for bit: ScaledValue(-3) of upstream's
+ * representation, with Go's int64 wrap-around where it overflows (an
+ * int64Amount multiplied by 10, 100 or 1000 wraps, one scaled further
+ * becomes 0; an inf.Dec keeps the low 64 bits of its big integer, as
+ * big.Int.Int64() does).
+ */
+int64_t quantity_go_milli_value(const struct quantity *q);
+/* Quantity.Value() (ScaledValue(0)) the same way. */
+int64_t quantity_go_value(const struct quantity *q);
+
+/*
+ * Quantity.RoundUp(-3), which the apiserver's defaulting applies to every
+ * resource list of a pod or pod template before validation
+ * (SetDefaults_ResourceList): a value finer than 1m is rounded away from
+ * zero to the milli ("1.0001" -> "1001m", "-1.5m" -> "-2m") and printed in
+ * canonical form again; an inf.Dec is rescaled to 3 decimals, which changes
+ * its MilliValue() where it wraps ("-1Ei").
+ */
+void quantity_round_up_milli(struct quantity *q);
 
 /*
  * Value() / MilliValue(): ceil(q) and ceil(q * 1000), negative values
@@ -125,9 +161,10 @@ int quantity_add(struct quantity *out, const struct quantity *a, const struct qu
 const char *quantity_string(const struct quantity *q, char *buf, size_t size);
 /*
  * The canonical form (CanonicalizeBytes): "0"; "1500m" for 1.5; "1536Mi"
- * for 1.5Gi; binary SI below 1024 or with a fraction shown as decimal SI;
- * decimal SI past "E" shown with an exponent ("1e21"). Binary SI stops at
- * "Ei" (upstream drops the suffix beyond 2^70, reachable only by adding).
+ * for 1.5Gi; binary SI below 1024 or with a fraction shown as decimal SI.
+ * Past the last suffix upstream finds none and prints none: decimal SI
+ * past "E" ("1000E" and "1000000000000000000000" print "1"), binary SI
+ * past "Ei" (beyond 2^70, reachable only by adding).
  */
 const char *quantity_canonical(const struct quantity *q, char *buf, size_t size);
 

@@ -287,9 +287,10 @@ static void string_table(void **state)
 		{dq(300, 6, DSI), "300M", ""},
 		{dq(1, 12, DSI), "1T", ""},
 		{dq(1, 18, DSI), "1E", ""},
-		{dq(1, 21, DSI), "1e21", "1000E"},
-		{dq(5, 21, DSI), "5e21", "5000E"},
-		{dq(1, 24, DSI), "1e24", "1000000E"},
+		/* no decimal SI suffix past "E": upstream prints no suffix at all */
+		{dq(1, 21, DSI), "1", "1000E"},
+		{dq(5, 21, DSI), "5", "5000E"},
+		{dq(1, 24, DSI), "1", "1000000E"},
 		{dq(1234567, 6, DSI), "1234567M", ""},
 		{dq(1234567, -3, BSI), "1234567m", ""},
 		{dq(3, 3, DSI), "3k", ""},
@@ -509,11 +510,96 @@ static void values_and_integers(void **state)
 	assert_int_equal(quantity_value(&big, &v), 0);
 	assert_true(v == INT64_MAX);
 	assert_int_equal(quantity_milli_value(&big, &v), -1);
-	assert_true(quantity_is_k8s_integer(&big));
+	assert_true(quantity_is_k8s_integer(&big)); /* MilliValue wraps to -1000 */
 	big = parse_ok("12E");
 	assert_int_equal(quantity_value(&big, &v), -1);
 	big = parse_ok("1e30");
 	assert_true(quantity_is_k8s_integer(&big));
+}
+
+/*
+ * ValidateResourceQuantityValue's integer rule, `MilliValue() % 1000 != 0`
+ * ("must be an integer"), with MilliValue()'s int64 wrap-around, before
+ * and after the apiserver's defaulting (RoundUp(-3) of every resource
+ * list). Every row is what k8s.io/apimachinery v0.34.4 computes for
+ * resource.MustParse(in).MilliValue(), then after q.RoundUp(-3) its
+ * MilliValue() and String().
+ */
+static void integer_rule(void **state)
+{
+	static const struct {
+		const char *in;
+		long long milli;
+		bool integer;
+		long long milli_rounded;
+		bool integer_rounded;
+		const char *string_rounded;
+	} table[] = {
+		{"0.5", 500, false, 500, false, "500m"},
+		{"1000m", 1000, true, 1000, true, "1"},
+		{"1k", 1000000, true, 1000000, true, "1k"},
+		{"1e3", 1000000, true, 1000000, true, "1e3"},
+		{"2Mi", 2097152000, true, 2097152000, true, "2Mi"},
+		{"1Ki", 1024000, true, 1024000, true, "1Ki"},
+		{"100m", 100, false, 100, false, "100m"},
+		{"1.5", 1500, false, 1500, false, "1500m"},
+		{"2", 2000, true, 2000, true, "2"},
+		{"0", 0, true, 0, true, "0"},
+		{"-1", -1000, true, -1000, true, "-1"},
+		/* an inf.Dec: the low 64 bits of 2^60 * 10^3 are 2^63 */
+		{"1Ei", INT64_MIN, false, INT64_MIN, false, "1Ei"},
+		/* an int64Amount times 1000 wraps */
+		{"10000000000000000", -8446744073709551616LL, false, -8446744073709551616LL, false,
+		 "10P"},
+		{"9223372036854775807", -1000, true, -1000, true, "9223372036854775807"},
+		{"9223372036854775808", 0, true, 0, true, "9223372036854775808"},
+		{"18446744073709551615", -1000, true, -1000, true, "18446744073709551615"},
+		/* an int64Amount scaled past int64 by the loop: 0 */
+		{"1e16", 0, true, 0, true, "10e15"},
+		{"1e30", 0, true, 0, true, "1e30"},
+		{"12E", 0, true, 0, true, "12E"},
+		/* binary SI capped at 2^63-1 (an inf.Dec of scale 0): times 1000 wraps to -1000 */
+		{"9Ei", -1000, true, -1000, true, "9223372036854775807"},
+		{"7Ei", INT64_MIN, false, INT64_MIN, false, "7Ei"},
+		{"1Pi", 1125899906842624000LL, true, 1125899906842624000LL, true, "1Pi"},
+		/* the rescale to 3 decimals changes it */
+		{"-1Ei", 0, true, INT64_MIN, false, "-1Ei"},
+		{"100000000000000000000", 200376420520689664LL, false, 200376420520689664LL, false,
+		 "100E"},
+		{"9223372036854775.807", INT64_MAX, false, INT64_MAX, false,
+		 "9223372036854775807m"},
+		{"1234567890123456789", -1363962815083169272LL, false, -1363962815083169272LL,
+		 false, "1234567890123456789"},
+		/* the scale difference is an int32: it wraps, no scaling at all */
+		{"1e2147483646", 1, false, 1, false, "1e2147483646"},
+		/* MilliValue rounds up */
+		{"1.9999999", 2000, true, 2000, true, "2"},
+		{"0.0000000001", 1, false, 1, false, "1m"},
+		{"1.0001", 1001, false, 1001, false, "1001m"},
+		{"-1.5m", -2, false, -2, false, "-2m"},
+	};
+	char buf[QUANTITY_STR_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		struct quantity q = parse_ok(table[i].in);
+		long long m = (long long)quantity_go_milli_value(&q);
+
+		if (m != table[i].milli)
+			fail_msg("%s: MilliValue %lld, want %lld", table[i].in, m, table[i].milli);
+		if (quantity_is_k8s_integer(&q) != table[i].integer)
+			fail_msg("%s: integer %d", table[i].in, !table[i].integer);
+		quantity_round_up_milli(&q);
+		m = (long long)quantity_go_milli_value(&q);
+		if (m != table[i].milli_rounded)
+			fail_msg("%s: rounded MilliValue %lld, want %lld", table[i].in, m,
+				 table[i].milli_rounded);
+		if (quantity_is_k8s_integer(&q) != table[i].integer_rounded)
+			fail_msg("%s: rounded integer %d", table[i].in, !table[i].integer_rounded);
+		if (strcmp(quantity_string(&q, buf, sizeof(buf)), table[i].string_rounded))
+			fail_msg("%s: rounded prints %s, want %s", table[i].in, buf,
+				 table[i].string_rounded);
+	}
 }
 
 static void from_json(void **state)
@@ -688,7 +774,7 @@ static void big_values_exact(void **state)
 		/* 2^64 - 1, 2^64 and 10^30 written out, and as an exponent. */
 		{"18446744073709551615", "18446744073709551615"},
 		{"18446744073709551616", "18446744073709551616"},
-		{"1000000000000000000000000000000", "1e30"},
+		{"1000000000000000000000000000000", "1"}, /* decimal SI past "E": no suffix */
 		{"1e30", "1e30"},
 		{"1e+30", "1e+30"},
 		{"123456789012345678901234567890", "123456789012345678901234567890"},
@@ -713,7 +799,7 @@ int main(void)
 		cmocka_unit_test(parse_emit),	    cmocka_unit_test(compare),
 		cmocka_unit_test(new_set),	    cmocka_unit_test(values_and_integers),
 		cmocka_unit_test(from_json),	    cmocka_unit_test(add),
-		cmocka_unit_test(big_values_exact),
+		cmocka_unit_test(big_values_exact), cmocka_unit_test(integer_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
