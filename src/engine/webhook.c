@@ -1,7 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/check.h"
+#include "engine/podvalidate.h"
 #include "engine/explain.h"
 #include "model/kobj.h"
 #include "model/quantity.h"
@@ -534,8 +534,8 @@ static json_t *template_pod(const json_t *obj, const struct workload *w)
 int webhook_judge_pod(const struct webhook_fleet *f, const json_t *obj, struct webhook_verdict *v,
 		      struct gs_error *err)
 {
-	struct check_report rep;
 	struct strbuf msg = STRBUF_INIT;
+	char *invalid = NULL;
 	const char *api = kobj_text(obj, "apiVersion"), *slash = strchr(api, '/');
 	char *group = gs_xstrndup(api, slash ? (size_t)(slash - api) : 0);
 	const struct workload *w = workload_of(group, kobj_text(obj, "kind"));
@@ -549,21 +549,15 @@ int webhook_judge_pod(const struct webhook_fleet *f, const json_t *obj, struct w
 	if (w)
 		pod = made = template_pod(obj, w);
 
-	/* 1. The apiserver's rules, in its words (paths within the object as sent). */
-	check_report_init(&rep);
-	if (check_object_tree(obj, CHECK_API_RULES, &rep, err) < 0) {
-		check_report_release(&rep);
+	/* 1. The apiserver's validation, its refusal word for word. */
+	if (podvalidate_refusal(obj, NULL, &invalid, err) < 0) {
 		json_decref(made);
 		gs_error_prefix(err, "%s: ", kobj_text(obj, "kind"));
 		return -1;
 	}
-	for (size_t i = 0; i < rep.n; i++)
-		if (rep.items[i].kind == CHECK_NOTE)
-			strbuf_addsep(&msg, "; ", rep.items[i].text);
-	check_report_release(&rep);
 
 	/* 2 and 3 need the fleet, and quantities that parse. */
-	if (!msg.len && f->nodes) {
+	if (!invalid && f->nodes) {
 		const char *bound = kobj_text(pod, "spec.nodeName");
 		int r = *bound ? judge_bound(f, pod, bound, &msg, err)
 			       : judge_unbound(f, pod, &msg, &v->warnings, err);
@@ -578,7 +572,12 @@ int webhook_judge_pod(const struct webhook_fleet *f, const json_t *obj, struct w
 	}
 	json_decref(made);
 
-	if (msg.len) {
+	if (invalid) {
+		v->allowed = false;
+		v->code = 403;
+		v->message = invalid;
+		strbuf_release(&msg);
+	} else if (msg.len) {
 		v->allowed = false;
 		v->code = 403;
 		if (w && strncmp(msg.buf, "container ", 10)) {

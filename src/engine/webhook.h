@@ -17,9 +17,11 @@
  *
  * What is refused (in a Pod, or in the pod template of a workload), in this order (every finding is
  * kept, joined by "; "):
- *   1. kube-apiserver's own rules for extended resources (check's
- *      CHECK_API_RULES, its words): not an integer, negative, a request
- *      without a limit or unequal to it;
+ *   1. kube-apiserver's own validation of what the pod asks of resources
+ *      (src/engine/podvalidate.h): its refusal word for word, alone,
+ *      `Pod "x" is invalid: ...` (`Deployment.apps "x" is invalid: ...` for
+ *      a workload) -- not an integer, negative, a request without a limit
+ *      or unequal to it, a bad resource name;
  *   2. a nvidia.com/ resource that no node the pod can land on advertises
  *      (nodes its nodeSelector, required node affinity and tolerations
  *      allow), naming what those nodes do advertise;

@@ -227,7 +227,7 @@ static void test_profile_no_node_advertises(void **state)
 	free(body);
 }
 
-/* The apiserver's own validation words (check's CHECK_API_RULES). */
+/* The apiserver's own validation: its refusal, word for word (src/engine/podvalidate.h). */
 static void test_api_rules(void **state)
 {
 	struct fx *f = *state;
@@ -236,14 +236,23 @@ static void test_api_rules(void **state)
 	} cases[] = {
 		{"{\"limits\":{\"nvidia.com/gpu\":\"500m\"},\"requests\":{\"nvidia.com/gpu\":"
 		 "\"500m\"}}",
-		 "container \"work\": spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid "
-		 "value: \"500m\": must be an integer"},
+		 "Pod \"p\" is invalid: [spec.containers[0].resources.limits[nvidia.com/gpu]: "
+		 "Invalid value: \"500m\": must be an integer, "
+		 "spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: \"500m\": "
+		 "must be an integer]"},
 		{"{\"limits\":{\"nvidia.com/gpu\":\"2\"},\"requests\":{\"nvidia.com/gpu\":\"1\"}}",
-		 "container \"work\": spec.containers[0].resources.requests: Invalid value: \"1\": "
-		 "must be equal to nvidia.com/gpu limit of 2"},
+		 "Pod \"p\" is invalid: spec.containers[0].resources.requests: Invalid value: "
+		 "\"1\": must be equal to nvidia.com/gpu limit of 2"},
 		{"{\"requests\":{\"nvidia.com/gpu\":\"1\"}}",
-		 "spec.containers[0].resources.limits: Required value: Limit must be set for non "
-		 "overcommitable resources"},
+		 "Pod \"p\" is invalid: spec.containers[0].resources.limits: Required value: Limit "
+		 "must be set for non overcommitable resources"},
+		/* a whole number whose MilliValue() wraps around int64 */
+		{"{\"limits\":{\"nvidia.com/gpu\":\"1Ei\"},\"requests\":{\"nvidia.com/gpu\":"
+		 "\"1Ei\"}}",
+		 "Pod \"p\" is invalid: [spec.containers[0].resources.limits[nvidia.com/gpu]: "
+		 "Invalid value: \"1Ei\": must be an integer, "
+		 "spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: \"1Ei\": "
+		 "must be an integer]"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -251,8 +260,8 @@ static void test_api_rules(void **state)
 		json_t *a;
 		const json_t *r = judge(&f->fleet, body, &a, NULL);
 		expect_refused(r, cases[i].want);
-		/* The message starts with the finding, no file:line:col. */
-		assert_int_equal(strncmp(kobj_text(r, "status.message"), "container ", 10), 0);
+		/* The whole message is the apiserver's, nothing before or after it. */
+		assert_string_equal(kobj_text(r, "status.message"), cases[i].want);
 		json_decref(a);
 		free(body);
 	}
@@ -426,8 +435,9 @@ static void test_workloads(void **state)
 	body = workload_review("CREATE", "apps", "StatefulSet", "\"spec\":{\"template\":", "}",
 			       "{\"nvidia.com/gpu\":\"1.5\"}", NULL);
 	expect_refused(judge(&f->fleet, body, &a, NULL),
-		       "container \"work\": spec.template.spec.containers[0].resources.limits["
-		       "nvidia.com/gpu]: Invalid value: \"1500m\": must be an integer");
+		       "StatefulSet.apps \"w\" is invalid: "
+		       "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid "
+		       "value: \"1500m\": must be an integer");
 	json_decref(a);
 	free(body);
 
