@@ -51,13 +51,15 @@ def pod(i, out):
     for c in range(1 + rnd(2)):
         w("  - name: %s-c%d\n    image: %s\n" % (tier, c, pick(IMAGES)))
         w("    env:\n    - name: %s\n      value: \"%d\"\n" % (pick(ENV), rnd(1000)))
-        w("    resources:\n      requests:\n        cpu: %dm\n        memory: %dMi\n"
-          % (100 * (1 + rnd(40)), 128 * (1 + rnd(64))))
+        cpu, mem = 100 * (1 + rnd(40)), 128 * (1 + rnd(64))
+        w("    resources:\n      requests:\n        cpu: %dm\n        memory: %dMi\n" % (cpu, mem))
         gpu = rnd(4) == 0
         n = 1 + rnd(4)
         if gpu and rnd(2) == 0:
             w("        nvidia.com/gpu: %s\n" % pick(GPU_FORMS).format(n))
-        w("      limits:\n        cpu: \"%d\"\n        memory: %dGi\n" % (1 + rnd(16), 1 + rnd(64)))
+        # limits at least the requests: pods the apiserver takes
+        w("      limits:\n        cpu: \"%d\"\n        memory: %dGi\n"
+          % ((cpu + 999) // 1000 + rnd(16), (mem + 1023) // 1024 + rnd(64)))
         if gpu:
             w("        nvidia.com/gpu: %s\n" % pick(GPU_FORMS).format(n))
     if rnd(2) == 0:

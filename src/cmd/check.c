@@ -21,6 +21,12 @@ static const struct parseopt_usage check_usage = {
 	"Output (standard output):\n"
 	"  OVER=<container>=<count>  nvidia.com/gpu in limits or requests is more than 1\n"
 	"                            (count: that value; the larger when both are)\n"
+	"  FILE:LINE:COL: container \"<name>\": <field>: <why>\n"
+	"                            kube-apiserver would refuse the object at create,\n"
+	"                            in its words: not an integer (\"must be an integer\"),\n"
+	"                            negative, a request without a limit (\"Limit must be\n"
+	"                            set for non overcommitable resources\") or unequal to\n"
+	"                            it (\"must be equal to <res> limit of <n>\"), a bad name\n"
 	"  OK                        nothing found (printed only then)\n"
 	"  FILE:LINE:COL: container \"<name>\": ...\n"
 	"                            a finding of an opt-in rule below\n"
@@ -54,15 +60,13 @@ int cmd_check(int argc, char **argv)
 	bool api_rules = false, shared = false, strict = false;
 	struct option opts[] = {
 		OPT_FLAG(0, "api-rules", &api_rules,
-			 "also apply kube-apiserver's rules for extended resources:\n"
-			 "whole numbers (\"must be an integer\"), not negative, a request\n"
-			 "needs a limit (\"Limit must be set for non overcommitable\n"
-			 "resources\") and must equal it (\"must be equal to <res> limit\")"),
+			 "accepted and ignored: kube-apiserver's rules are always\n"
+			 "applied now"),
 		OPT_FLAG(0, "shared", &shared,
 			 "also report more than 1 of any other nvidia.com/ resource\n"
 			 "(gpu.shared, mig-*): a shared resource with\n"
 			 "failRequestsGreaterThanOne fails such a pod at admission"),
-		OPT_FLAG(0, "strict", &strict, "both of the above"),
+		OPT_FLAG(0, "strict", &strict, "the same as --shared"),
 		OPT_CALLBACK(0, "engine", &engine, "stream|tree",
 			     "how files are read (results are identical; stream is faster)",
 			     parse_engine),
@@ -77,8 +81,7 @@ int cmd_check(int argc, char **argv)
 		gs_error_set(&err, "no manifest given");
 		return usage_error(&check_usage, &err);
 	}
-	if (api_rules || strict)
-		rules |= CHECK_API_RULES;
+	(void)api_rules;
 	if (shared || strict)
 		rules |= CHECK_SHARED_RESOURCES;
 	for (i = 0; i < n; i++) {

@@ -621,10 +621,20 @@ static int step_check(struct lab *lab, struct gs_error *err)
 		check_report_init(&cr);
 		rc = check_file(path, 0, CHECK_ENGINE_STREAM, &cr, err);
 		if (rc == 0) {
-			say(lab, "  %s: %s", files[i], cr.n ? "OVER" : "OK");
+			bool refused = false;
 			for (size_t f = 0; f < cr.n; f++)
-				say(lab, "    OVER=%s=%s", cr.items[f].container,
-				    cr.items[f].count);
+				refused |= cr.items[f].kind == CHECK_NOTE;
+			say(lab, "  %s: %s", files[i],
+			    refused ? "refused by the apiserver"
+			    : cr.n  ? "OVER"
+				    : "OK");
+			for (size_t f = 0; f < cr.n; f++) {
+				if (cr.items[f].kind == CHECK_NOTE)
+					say(lab, "    %s", cr.items[f].text);
+				else
+					say(lab, "    OVER=%s=%s", cr.items[f].container,
+					    cr.items[f].count);
+			}
 		}
 		check_report_release(&cr);
 		free(path);

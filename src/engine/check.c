@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/escape.h"
+#include "engine/podvalidate.h"
 #include "model/quantity.h"
 #include "base/readfile.h"
 #include "base/strbuf.h"
@@ -328,95 +329,51 @@ static void note(struct walk *w, const char *container, struct ydoc_pos pos, con
 	f->text = strbuf_detach(&sb, NULL);
 }
 
-static int is_dns_label_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
-}
-
 /*
- * v1helper.IsExtendedResourceName: a domain-qualified name outside
- * *kubernetes.io/, and not a quota "requests." name. The qualified-name
- * test is the shape of it: "<dns subdomain>/<name>".
+ * A refusal of the apiserver as a finding: "FILE:LINE:COL: container \"c\":
+ * FIELD: BODY" (no container part for the pod's own fields), through
+ * escape_line as every note: resource names are quoted as written.
  */
-static int is_extended_resource(const char *name)
+static int refusal_note(struct walk *w, const struct podvalidate_error *e)
 {
-	const char *slash = strchr(name, '/');
-	size_t plen, nlen;
+	struct check_finding *f;
+	struct strbuf sb = STRBUF_INIT;
+	char where[512], *cname = NULL;
 
-	if (!slash || strchr(slash + 1, '/') || !strncmp(name, "requests.", 9) ||
-	    strstr(name, "kubernetes.io/"))
-		return 0;
-	plen = (size_t)(slash - name);
-	nlen = strlen(slash + 1);
-	if (!plen || plen > 253 - 9 || !nlen || nlen > 63)
-		return 0;
-	for (size_t i = 0; i < plen; i++)
-		if (!is_dns_label_char(name[i]))
-			return 0;
-	for (const char *c = slash + 1; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
-			return 0;
-	return 1;
-}
-
-/* ValidateResourceQuantityValue for an extended resource. */
-static void api_value_rules(struct walk *w, const char *cname, const char *path, const char *which,
-			    const char *res, const struct res_value *v)
-{
-	char qs[QUANTITY_STR_MAX];
-
-	if (quantity_sign(&v->q) < 0)
-		note(w, cname, v->pos,
-		     "%s.resources.%s[%s]: Invalid value: \"%s\": must be greater than or equal to "
-		     "0",
-		     path, which, res, quantity_string(&v->q, qs, sizeof(qs)));
-	if (!quantity_is_k8s_integer(&v->q))
-		note(w, cname, v->pos,
-		     "%s.resources.%s[%s]: Invalid value: \"%s\": must be an integer", path, which,
-		     res, quantity_string(&v->q, qs, sizeof(qs)));
-}
-
-/* validateResourceRequirements, restricted to extended resources, in its order. */
-static int api_rules(struct walk *w, const char *cname, const char *path, const json_t *limits,
-		     const json_t *requests)
-{
-	const char *res;
-	json_t *v;
-	struct res_value lim, req;
-	char qs[QUANTITY_STR_MAX], ls[QUANTITY_STR_MAX];
-
-	json_object_foreach ((json_t *)limits, res, v) {
-		if (!is_extended_resource(res))
-			continue;
-		if (read_quantity(w, limits, res, path, "limits", &lim))
-			return -1;
-		api_value_rules(w, cname, path, "limits", res, &lim);
-	}
-	json_object_foreach ((json_t *)requests, res, v) {
-		if (!is_extended_resource(res))
-			continue;
-		if (read_quantity(w, requests, res, path, "requests", &req))
-			return -1;
-		api_value_rules(w, cname, path, "requests", res, &req);
-		if (limits && json_object_get(limits, res)) {
-			if (read_quantity(w, limits, res, path, "limits", &lim))
-				return -1;
-			if (quantity_cmp(&req.q, &lim.q) != 0)
-				note(w, cname, req.pos,
-				     "%s.resources.requests: Invalid value: \"%s\": must be equal "
-				     "to %s limit of %s",
-				     path, quantity_string(&req.q, qs, sizeof(qs)), res,
-				     quantity_string(&lim.q, ls, sizeof(ls)));
-		} else {
-			note(w, cname, req.pos,
-			     "%s.resources.limits: Required value: Limit must be set for non "
-			     "overcommitable "
-			     "resources (%s is requested without a limit)",
-			     path, res);
-		}
-	}
+	if (e->container && container_name(w, e->container, "container", &cname))
+		return -1;
+	if (e->pos.line > 0)
+		snprintf(where, sizeof(where), "%s:%d:%d: ", ydoc_stream_name(w->s), e->pos.line,
+			 e->pos.col);
+	else if (w->s)
+		snprintf(where, sizeof(where), "%s: ", ydoc_stream_name(w->s));
+	else
+		where[0] = '\0';
+	escape_line_str(&sb, where);
+	/* A name that is not valid comes quoted already (shown_name). */
+	if (cname)
+		strbuf_addf(&sb, cname[0] == '"' ? "container %s: " : "container \"%s\": ", cname);
+	escape_line_str(&sb, e->field);
+	strbuf_addstr(&sb, ": ");
+	escape_line_str(&sb, e->body);
+	f = report_add(w->rep, CHECK_NOTE, cname ? cname : "");
+	f->text = strbuf_detach(&sb, NULL);
+	free(cname);
 	return 0;
+}
+
+/* kube-apiserver's validation of the object's resources, as refusals. */
+static int api_rules(struct walk *w, const json_t *obj, const char *kind)
+{
+	struct podvalidate_report rep;
+	int rc = 0;
+
+	if (podvalidate_object(obj, kind, w->s, &rep, w->err) < 0)
+		return -1;
+	for (size_t i = 0; i < rep.n && !rc; i++)
+		rc = refusal_note(w, &rep.items[i]);
+	podvalidate_report_release(&rep);
+	return rc;
 }
 
 static int shared_rule_one(struct walk *w, const char *cname, const char *path,
@@ -493,8 +450,6 @@ static int check_container(struct walk *w, const json_t *c, const char *path)
 	if (over)
 		report_add(w->rep, CHECK_OVER, cname)->count =
 			gs_xstrdup(quantity_string(over, qs, sizeof(qs)));
-	if ((w->rules & CHECK_API_RULES) && api_rules(w, cname, path, limits, requests))
-		goto out;
 	if ((w->rules & CHECK_SHARED_RESOURCES) && shared_rule(w, cname, path, limits, requests))
 		goto out;
 	rc = 0;
@@ -632,7 +587,9 @@ static int check_object(struct walk *w, const json_t *obj, const char *default_k
 			path_add(&pathstr, ".");
 		path_add(&pathstr, *k);
 	}
-	return check_podspec(w, spec, pathstr.s);
+	if (check_podspec(w, spec, pathstr.s))
+		return -1;
+	return api_rules(w, obj, kind);
 }
 
 int check_stream(const struct ydoc_stream *s, unsigned rules, struct check_report *rep,
@@ -698,26 +655,29 @@ static int child_role(void *ctx, int parent, const char *key, size_t len)
 		return key ? YDOC_SKIP : R_OBJECT;
 	case R_SPEC:
 		/* Pod spec, workload spec and job spec at once: kind may come later. */
-		if (key_is(key, len, "containers") || key_is(key, len, "initContainers"))
+		if (key_is(key, len, "containers") || key_is(key, len, "initContainers") ||
+		    key_is(key, len, "ephemeralContainers"))
 			return R_CONTAINERS;
 		if (key_is(key, len, "template") || key_is(key, len, "jobTemplate"))
 			return R_TEMPLATE;
-		return YDOC_SKIP;
+		/* the pod's own resources (spec.resources) */
+		return key_is(key, len, "resources") ? R_RESOURCES : YDOC_SKIP;
 	case R_TEMPLATE:
 		return key_is(key, len, "spec") ? R_SPEC : YDOC_SKIP;
 	case R_CONTAINERS:
 		return key ? YDOC_SKIP : R_CONTAINER;
 	case R_CONTAINER:
-		if (key_is(key, len, "name"))
+		if (key_is(key, len, "name") || key_is(key, len, "restartPolicy"))
 			return YDOC_KEEP_ALL;
 		return key_is(key, len, "resources") ? R_RESOURCES : YDOC_SKIP;
 	case R_RESOURCES:
 		if (key_is(key, len, "limits") || key_is(key, len, "requests"))
 			return R_RESOURCE_LIST;
-		return YDOC_SKIP;
+		/* only whether it is set matters */
+		return key_is(key, len, "claims") ? YDOC_KEEP_ALL : YDOC_SKIP;
 	case R_RESOURCE_LIST:
-		/* Every rule is about domain-qualified names: cpu and memory never matter. */
-		return key && memchr(key, '/', len) ? YDOC_KEEP_ALL : YDOC_SKIP;
+		/* the apiserver's validation reads every name and value */
+		return YDOC_KEEP_ALL;
 	default:
 		return YDOC_SKIP;
 	}

@@ -24,16 +24,16 @@
  * gives a CHECK_OVER finding with that count; when both are, the larger.
  * Values are read as the apiserver reads a resource.Quantity decoded from
  * YAML: 2, "2", 2000m, 1e1 and 2.0 are all 2; null is 0.
- * Rules that add CHECK_NOTE findings are opt-in (check_rules).
+ * Always too: what kube-apiserver's validation refuses at create
+ * (src/engine/podvalidate.h), each refusal a CHECK_NOTE in its words,
+ * after the object's other findings. Other CHECK_NOTE rules are opt-in
+ * (check_rules).
  *
  * Bad input (YAML errors, a quantity that does not parse, a mapping where a
  * list belongs, ...) is an error, never a clean result.
  */
 
 enum check_rules {
-	/* kube-apiserver's validation of extended resources (§6.5): integers,
-	 * not negative, a request needs a limit and must equal it. */
-	CHECK_API_RULES = 1u << 0,
 	/* More than 1 of any other nvidia.com/ resource (gpu.shared, mig-*):
 	 * refused at allocation when shared with failRequestsGreaterThanOne (§3.4). */
 	CHECK_SHARED_RESOURCES = 1u << 1,
@@ -57,7 +57,8 @@ struct check_finding {
 	 * name can end a line or add an '='; absent: the two characters ""). */
 	char *container;
 	char *count; /* CHECK_OVER: the quantity, as Quantity.String() prints it */
-	char *text;  /* CHECK_NOTE: "file:line:col: container \"c\": ..." */
+	char *text;  /* CHECK_NOTE: "file:line:col: container \"c\": ..." (no container part
+			for the apiserver's refusals of the pod's own fields) */
 };
 
 struct check_report {

@@ -110,7 +110,8 @@ spec:
 EOF
 run check "$d/forms.yaml"
 expect_rc 1 "quantity forms"
-expect_out "$(printf 'OVER=req-only=3\nOVER=quoted=2\nOVER=milli=2\nOVER=exponent=10\nOVER=float=2')" "quantity forms"
+expect_out "$(printf 'OVER=req-only=3\nOVER=quoted=2\nOVER=milli=2\nOVER=exponent=10\nOVER=float=2')
+$d/forms.yaml:7:25: container \"req-only\": spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources" "quantity forms, and the apiserver's refusal of a request without a limit"
 
 # Both set and both over 1: one line, the larger value.
 cat >"$d/both.yaml" <<'EOF'
@@ -128,7 +129,9 @@ spec:
 EOF
 run check "$d/both.yaml"
 expect_rc 1
-expect_out "$(printf 'OVER=both=4\nOVER=limit-high=3')" "larger of limit and request"
+expect_out "$(printf 'OVER=both=4\nOVER=limit-high=3')
+$d/both.yaml:6:34: container \"both\": spec.containers[0].resources.requests: Invalid value: \"2\": must be equal to nvidia.com/gpu limit of 4
+$d/both.yaml:10:34: container \"limit-high\": spec.containers[1].resources.requests: Invalid value: \"1\": must be equal to nvidia.com/gpu limit of 3" "larger of limit and request; the apiserver wants them equal"
 
 # Several documents, kinds with pod templates, init containers, List.
 cat >"$d/multi.yaml" <<'EOF'
@@ -197,7 +200,8 @@ items:
 EOF
 run check "$d/multi.yaml"
 expect_rc 1 "multi-document"
-expect_out "$(printf 'OVER=train=8\nOVER=prepare=2\nOVER=serve=2\nOVER=in-list=5')" "multi-document"
+expect_out "$(printf 'OVER=train=8\nOVER=prepare=2\nOVER=serve=2\nOVER=in-list=5')
+$d/multi.yaml:48:36: container \"in-list\": spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources" "multi-document"
 
 for k in StatefulSet DaemonSet ReplicaSet ReplicationController Job; do
 	printf 'kind: %s\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        resources: {limits: {nvidia.com/gpu: 2}}\n' "$k" >"$d/k.yaml"

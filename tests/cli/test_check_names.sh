@@ -53,6 +53,15 @@ expect_out "OVER=\"${long}b\"=2" "64 characters"
 
 # Rule findings quote the name the same way, on one line.
 pod '"x\nOK"' 500m >"$d/rule.yaml"
-run check --api-rules "$d/rule.yaml"
+run check "$d/rule.yaml"
 expect_rc 1 "rule finding"
-expect_out "$d/rule.yaml:5:42: container \"x\\nOK\": spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: \"500m\": must be an integer" "rule finding"
+expect_out "$d/rule.yaml:5:42: container \"x\\nOK\": spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: \"500m\": must be an integer
+$d/rule.yaml:5:42: container \"x\\nOK\": spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: \"500m\": must be an integer" "rule finding"
+
+# A resource name cannot forge a line either: a line break shows as \n.
+printf 'kind: Pod\nspec:\n  containers:\n  - name: c\n    resources: {limits: {"a\\nOK": 1}}\n' >"$d/resname.yaml"
+run check "$d/resname.yaml"
+expect_rc 1 "a newline in a resource name"
+printf '%s\n' "$out" | grep -qx OK && fail "a resource name forged an OK line"
+[ "$(printf '%s\n' "$out" | wc -l)" = 4 ] || fail "four refusals, four lines"
+expect_out_has 'spec.containers[0].resources.limits[a\nOK]: Invalid value: "a\nOK": must be a standard resource for containers'

@@ -195,7 +195,8 @@ spec:
 EOF
 run check --shared "$tmp/shared.yaml"
 expect_rc 1 "the shared finding"
-[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "one finding, more lines"
+# the shared finding, and the apiserver's four refusals of that name
+[ "$(printf '%s\n' "$out" | wc -l)" = 5 ] || fail "five findings, more lines"
 case "$out" in *$'\n'OVER=* | OVER=* | *$'\n'OK*) fail "a finding forged a verdict line" ;; esac
 expect_out_has 'container "c\nOVER\x3dforged\x3d9": nvidia.com/gpu.shared\nOVER=forged=9\nOK: 2 asks' "escaped"
 

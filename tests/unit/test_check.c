@@ -66,7 +66,11 @@ static void contract(void **state)
 	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources:\n      limits:\n"
 	       "        nvidia.com/gpu: 18446744073709551615\n  - name: b\n    resources:\n"
 	       "      requests:\n        nvidia.com/gpu: 0x10000000000000000\n",
-	       0, "OVER=a=18446744073709551615\nOVER=b=18446744073709551616\n");
+	       0,
+	       "OVER=a=18446744073709551615\nOVER=b=18446744073709551616\n"
+	       "in.yaml:11:25: container \"b\": spec.containers[1].resources.limits: Required "
+	       "value: "
+	       "Limit must be set for non overcommitable resources\n");
 	expect("kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: "
 	       "9223372036854775808}}}, {name: b, resources: {limits: {nvidia.com/gpu: "
 	       "18446744073709551616}}}]}\n",
@@ -87,14 +91,18 @@ static void contract(void **state)
 	       0, "OVER=a=2\n");
 	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {requests: "
 	       "{nvidia.com/gpu: '3'}}\n",
-	       0, "OVER=a=3\n");
+	       0,
+	       "OVER=a=3\nin.yaml:5:44: container \"a\": spec.containers[0].resources.limits: "
+	       "Required value: Limit must be set for non overcommitable resources\n");
 	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: "
 	       "{nvidia.com/gpu: 1}}\n",
 	       0, "");
 	/* Both over 1: the larger. */
 	expect("kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}, "
 	       "requests: {nvidia.com/gpu: 5}}}]}\n",
-	       0, "OVER=a=5\n");
+	       0,
+	       "OVER=a=5\nin.yaml:2:99: container \"a\": spec.containers[0].resources.requests: "
+	       "Invalid value: \"5\": must be equal to nvidia.com/gpu limit of 2\n");
 	/* Quantity forms: 2000m is 2, 2.0 is 2, null is 0. */
 	expect("kind: Pod\nspec: {containers: [{name: m, resources: {limits: {nvidia.com/gpu: "
 	       "2000m}}},"
@@ -162,7 +170,7 @@ static void engines_agree_on_errors(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
-		expect(inputs[i], CHECK_API_RULES | CHECK_SHARED_RESOURCES, NULL);
+		expect(inputs[i], CHECK_SHARED_RESOURCES, NULL);
 	/* and a few verdicts among them */
 	expect(inputs[0], 0,
 	       "error: in.yaml:1:5: mapping values are not allowed in this context\n");
@@ -189,19 +197,23 @@ static void api_rules_texts(void **state)
 	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources:\n      limits: "
 	       "{nvidia.com/gpu: 2}\n"
 	       "      requests: {nvidia.com/gpu: 1}\n",
-	       CHECK_API_RULES,
+	       0,
 	       "OVER=a=2\nin.yaml:7:34: container \"a\": spec.containers[0].resources.requests: "
 	       "Invalid value: "
 	       "\"1\": must be equal to nvidia.com/gpu limit of 2\n");
 	/* cpu is no extended resource: it may be overcommitted and fractional. */
 	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {requests: {cpu: "
 	       "500m}}\n",
-	       CHECK_API_RULES, "");
+	       0, "");
 	expect("kind: Pod\nspec:\n  containers:\n  - name: a\n    resources: {limits: "
 	       "{example.com/dev: -1}}\n",
-	       CHECK_API_RULES,
+	       0,
 	       "in.yaml:5:43: container \"a\": "
 	       "spec.containers[0].resources.limits[example.com/dev]: Invalid "
+	       "value: \"-1\": must be greater than or equal to 0\n"
+	       /* a Pod's requests are defaulted from its limits */
+	       "in.yaml:5:43: container \"a\": "
+	       "spec.containers[0].resources.requests[example.com/dev]: Invalid "
 	       "value: \"-1\": must be greater than or equal to 0\n");
 }
 
