@@ -6,6 +6,7 @@
 
 #include "engine/explain.h"
 #include "engine/explain_offline.h"
+#include "engine/podvalidate.h"
 #include "model/kobj.h"
 #include "model/quantity.h"
 #include "base/strbuf.h"
@@ -980,6 +981,7 @@ int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_er
 	struct plan p = {0};
 	struct plan_result *r = NULL;
 	struct ppod *pods = NULL, *existing = NULL;
+	char **invalid = NULL; /* per pod: the apiserver's refusal at create, or NULL */
 	size_t n_pods = json_array_size(in->pods), n_existing = 0;
 	const json_t *ex_items = in->existing ? json_object_get(in->existing, "items") : NULL;
 	int rc = -1;
@@ -1000,9 +1002,18 @@ int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_er
 	if (nodes_init(&p, err) < 0)
 		goto out;
 	pods = gs_xcalloc(n_pods + 1, sizeof(*pods));
-	for (size_t i = 0; i < n_pods; i++)
-		if (prepare_pod(&p, json_array_get(in->pods, i), &pods[i], err) < 0)
+	invalid = gs_xcalloc(n_pods + 1, sizeof(*invalid));
+	for (size_t i = 0; i < n_pods; i++) {
+		/* The apiserver's validation comes first: a pod it refuses never exists. */
+		const json_t *pod = json_array_get(in->pods, i);
+		if (podvalidate_refusal(pod, NULL, &invalid[i], err) < 0) {
+			gs_error_prefix(err, "pod %s/%s: ", ns_of(pod),
+					kobj_text(pod, "metadata.name"));
 			goto out;
+		}
+		if (!invalid[i] && prepare_pod(&p, pod, &pods[i], err) < 0)
+			goto out;
+	}
 	existing = gs_xcalloc(json_array_size(ex_items) + 1, sizeof(*existing));
 	for (size_t i = 0; i < json_array_size(ex_items); i++) {
 		const json_t *pod = json_array_get(ex_items, i);
@@ -1031,6 +1042,15 @@ int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_er
 		struct plan_pod *o = &r->pods[r->n_pods++];
 		json_t *usage = NULL;
 		char *msg = NULL;
+		if (invalid[i]) {
+			o->namespace = gs_xstrdup(ns_of(json_array_get(in->pods, i)));
+			o->name =
+				gs_xstrdup(kobj_text(json_array_get(in->pods, i), "metadata.name"));
+			o->verdict = PLAN_REFUSED;
+			o->reason = invalid[i];
+			invalid[i] = NULL;
+			continue;
+		}
 		o->namespace = gs_xstrdup(ns_of(pp->obj));
 		o->name = gs_xstrdup(kobj_text(pp->obj, "metadata.name"));
 		requests_text(o, pp);
@@ -1082,8 +1102,11 @@ int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_er
 	r = NULL;
 	rc = 0;
 out:
-	for (size_t i = 0; pods && i < n_pods; i++)
+	for (size_t i = 0; pods && i < n_pods; i++) {
 		ppod_release(&pods[i]);
+		free(invalid[i]);
+	}
+	free(invalid);
 	for (size_t i = 0; i < n_existing; i++)
 		ppod_release(&existing[i]);
 	free(pods);

@@ -11,15 +11,16 @@
 
 /*
  * Place a batch of pods, in order, as kube-scheduler v1.34's default
- * profile would on a fleet of advertised nodes, with quota admission at
- * create and the kubelet's device admission after binding (docs/plan.md).
+ * profile would on a fleet of advertised nodes, with the apiserver's
+ * validation (src/engine/podvalidate.h) and quota admission at create and
+ * the kubelet's device admission after binding (docs/plan.md).
  * Pure: objects in, an outcome out, no I/O.
  */
 
 enum plan_verdict {
 	PLAN_BOUND,   /* scheduled and admitted by the kubelet */
 	PLAN_PENDING, /* no node passes the filters */
-	PLAN_REFUSED, /* quota admission refused it at create */
+	PLAN_REFUSED, /* refused at create: by the apiserver's validation, or by quota */
 	PLAN_FAILED,  /* bound, then refused by the kubelet (UnexpectedAdmissionError) */
 };
 
