@@ -5,6 +5,7 @@
 #include "model/catalog.h"
 #include "cmd/cmd.h"
 #include "model/dpconfig.h"
+#include "engine/podvalidate.h"
 #include "engine/explain.h"
 #include "engine/explain_node.h"
 #include "engine/explain_offline.h"
@@ -477,8 +478,19 @@ static int explain_to_create(const struct offline_fleet *of, size_t i, const str
 	const json_t *q;
 	size_t k;
 	bool has_quota = false;
-	int rc = explain_pod(&in, &e, err);
+	char *invalid = NULL;
+	/* The apiserver's validation first: a pod it refuses never exists. */
+	int rc = podvalidate_refusal(pod, NULL, &invalid, err);
 
+	if (rc == 0 && invalid) {
+		cmd_printf("pod %s/%s: offline\nverdict: refused at creation: %s\n",
+			   *ns ? ns : "default", kobj_text(pod, "metadata.name"), invalid);
+		free(invalid);
+		json_decref(pods);
+		return 0;
+	}
+	if (rc == 0)
+		rc = explain_pod(&in, &e, err);
 	json_array_foreach (of->f.quotas, k, q)
 		if (!strcmp(fleet_namespace_of(q), ns))
 			has_quota = true;
