@@ -449,8 +449,8 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, char *text,
-			     const char *type)
+static enum MHD_Result reply_with(struct MHD_Connection *conn, unsigned code, char *text,
+				  const char *type, const char *retry_after)
 {
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
@@ -461,12 +461,17 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, char *t
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	/* 503 is a busy server: client-go's rest client waits Retry-After and sends it again. */
-	if (code == MHD_HTTP_SERVICE_UNAVAILABLE)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	if (retry_after)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
 	r = MHD_queue_response(conn, code, resp);
 	MHD_destroy_response(resp);
 	return r;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, char *text,
+			     const char *type)
+{
+	return reply_with(conn, code, text, type, NULL);
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned code, const char *msg)
@@ -672,10 +677,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	/* Busy: client-go's rest client waits Retry-After and sends the request again. */
 	if (rq->over_budget)
-		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-				  "gpushare webhook: busy: other reviews' bodies fill its memory "
-				  "budget; try again");
+		return reply_with(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  gs_xasprintf("gpushare webhook: busy: other reviews' bodies fill "
+					       "its memory budget; try again\n"),
+				  "text/plain; charset=utf-8", "1");
 	if (rq->too_big)
 		return reply_text(conn, MHD_HTTP_CONTENT_TOO_LARGE,
 				  "the review is larger than the webhook reads");
