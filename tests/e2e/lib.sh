@@ -56,6 +56,8 @@ fail() {
 	echo "FAIL: $*" >&2
 	[ -n "$out" ] && echo "  stdout: $out" >&2
 	[ -n "$err" ] && echo "  stderr: $err" >&2
+	# Again last: the runner shows a failed test's last lines only.
+	[ -n "$out$err" ] && echo "FAIL: $*" >&2
 	exit 1
 }
 expect_rc() { [ "$rc" = "$1" ] || fail "exit $rc, want $1 (${2:-})"; }
