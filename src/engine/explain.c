@@ -438,28 +438,57 @@ static bool gpu_offers(const struct catalog_gpu *g, const char *profile_res)
 	return false;
 }
 
-/* nvidia.com/mig-<p>: no node's GPU model has profile p. */
-static void hint_mig_profile(struct explain_pod *e, const struct explain_pod_input *in,
-			     const char *res)
+/*
+ * The GPU models of the nodes, each once, in the order of the first node
+ * with it: what the per-request hints look at instead of every node.
+ */
+struct fleet_models {
+	const struct catalog_gpu **g;
+	size_t n;
+};
+
+static void fleet_models_init(struct fleet_models *m, const struct catalog *cat,
+			      const json_t *nodes)
 {
-	struct strbuf models = STRBUF_INIT, offer = STRBUF_INIT;
-	size_t n_offer = 0;
 	const json_t *node;
 	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	if (!cat)
+		return;
+	json_array_foreach (json_object_get(nodes, "items"), i, node) {
+		const struct catalog_gpu *on[NODE_MAX_MODELS];
+		size_t n_on = node_models(cat, node, on, NODE_MAX_MODELS);
+		for (size_t j = 0; j < n_on; j++) {
+			size_t k;
+			for (k = 0; k < m->n && m->g[k] != on[j]; k++)
+				;
+			if (k < m->n)
+				continue;
+			m->g = gs_xrealloc(m->g, (m->n + 1) * sizeof(*m->g));
+			m->g[m->n++] = on[j];
+		}
+	}
+}
+
+/* nvidia.com/mig-<p>: no node's GPU model has profile p. The hint, or NULL. */
+static const char *hint_mig_profile(struct explain_pod *e, const struct explain_pod_input *in,
+				    const struct fleet_models *models, const char *res)
+{
+	struct strbuf names = STRBUF_INIT, offer = STRBUF_INIT;
+	size_t n_offer = 0;
+	const char *hint = NULL;
 	char *prof = gs_xstrdup(res + strlen("nvidia.com/mig-"));
 
 	size_t pl = strlen(prof);
 	if (pl > 7 && !strcmp(prof + pl - 7, ".shared"))
 		prof[pl - 7] = '\0';
-	json_array_foreach (json_object_get(in->nodes, "items"), i, node) {
-		const struct catalog_gpu *on[NODE_MAX_MODELS];
-		size_t n_on = node_models(in->cat, node, on, NODE_MAX_MODELS);
-		for (size_t m = 0; m < n_on; m++) {
-			if (gpu_offers(on[m], prof))
-				goto out;
-			if (!strstr(models.buf, on[m]->name))
-				strbuf_addsep(&models, ", ", on[m]->name);
-		}
+	for (size_t i = 0; i < models->n; i++) {
+		const struct catalog_gpu *g = models->g[i];
+		if (gpu_offers(g, prof))
+			goto out;
+		if (!strstr(names.buf, g->name))
+			strbuf_addsep(&names, ", ", g->name);
 	}
 	for (size_t g = 0; g < catalog_gpu_count(in->cat); g++) {
 		const struct catalog_gpu *m = catalog_gpu_at(in->cat, g);
@@ -469,16 +498,23 @@ static void hint_mig_profile(struct explain_pod *e, const struct explain_pod_inp
 			strbuf_addsep(&offer, ", ", m->name);
 	}
 	gs_warnings_add(&e->hints, "%s: no node's GPU offers MIG profile %s (nodes have: %s); %s%s",
-			res, prof, models.len ? models.buf : "no known GPU model",
+			res, prof, names.len ? names.buf : "no known GPU model",
 			n_offer ? "it exists on " : "no known GPU model has it", offer.buf);
+	hint = e->hints.items[e->hints.n - 1];
 out:
 	free(prof);
-	strbuf_release(&models);
+	strbuf_release(&names);
 	strbuf_release(&offer);
+	return hint;
 }
 
-/* nodeSelector nvidia.com/<R>.product=V where the nodes say V-SHARED or V-MIG-<profile>. */
-static void hint_product_selector(struct explain_pod *e, const struct explain_pod_input *in)
+/*
+ * nodeSelector nvidia.com/<R>.product=V where the nodes say V-SHARED or
+ * V-MIG-<profile>. Each hint is recorded as about the request
+ * nvidia.com/<R> when the pod asks for it (positions in req_pos).
+ */
+static void hint_product_selector(struct explain_pod *e, const struct explain_pod_input *in,
+				  const json_t *req_pos)
 {
 	const json_t *spec = json_object_get(in->pod, "spec");
 	const char *k;
@@ -507,13 +543,20 @@ static void hint_product_selector(struct explain_pod *e, const struct explain_po
 				near = gs_xasprintf("%s is labelled %s=%s",
 						    kobj_text(node, "metadata.name"), k, have);
 		}
-		if (!exact && near)
+		if (!exact && near) {
 			gs_warnings_add(
 				&e->hints,
 				"nodeSelector %s=%s matches no node, but %s: GPU feature discovery "
 				"appends -SHARED to the product of a shared (time-sliced or MPS) "
 				"resource and -MIG-<profile> to a MIG one",
 				k, want, near);
+			char *res = gs_xstrndup(k, kl - 8);
+			const json_t *pos = json_object_get(req_pos, res);
+			if (pos)
+				e->request_hints[json_integer_value(pos)].selector =
+					e->hints.items[e->hints.n - 1];
+			free(res);
+		}
 		free(near);
 	}
 }
@@ -584,6 +627,24 @@ size_t explain_admission_failures(const struct dpconfig_set *configs, const json
 	return n;
 }
 
+/* What the per-node work of one explain_pod call shares. */
+struct explain_ctx {
+	const struct explain_pod_input *in;
+	const struct explain_usage *usage;
+	const json_t *req_pos; /* request name -> its position in e->requests */
+	/* Nodes on which a pod the same as in->pod is bound: what the others use
+	 * there (per usage slot; NULL = the slot's own). */
+	json_t **own_used;
+	size_t *own_bound;
+};
+
+/* The hint just added to n->hints is about the request at `pos`, unless one came first. */
+static void hint_about(struct explain_node *n, size_t pos)
+{
+	if (pos < n->n_res && !n->res[pos].hint)
+		n->res[pos].hint = n->hints.items[n->hints.n - 1];
+}
+
 static void hint_one_failure(void *ctx, const struct explain_admission_fail *f)
 {
 	struct explain_node *n = ctx;
@@ -601,10 +662,10 @@ static void hint_one_failure(void *ctx, const struct explain_admission_fail *f)
 }
 
 /* Per node: the request would reach Allocate and fail there (§3.4). */
-static void hint_fail_over_one(struct explain_node *n, const struct explain_pod_input *in,
+static void hint_fail_over_one(struct explain_node *n, const struct explain_ctx *x,
 			       const json_t *node)
 {
-	explain_admission_failures(in->configs, node, in->pod, hint_one_failure, n);
+	explain_admission_failures(x->in->configs, node, x->in->pod, hint_one_failure, n);
 }
 
 /*
@@ -618,12 +679,14 @@ static void hint_dra_node(struct explain_node *n, const json_t *requests, const 
 	const char *k;
 	json_t *v;
 	struct strbuf names = STRBUF_INIT;
-	char *devs = draclaims_device_names(kobj_text(node, "metadata.name"), slices);
+	char *devs;
 
 	json_object_foreach ((json_t *)requests, k, v)
 		if (!strncmp(k, "nvidia.com/", 11))
 			strbuf_addsep(&names, ", ", k);
-	if (names.len)
+	if (names.len) {
+		size_t pos = 0;
+		devs = draclaims_device_names(kobj_text(node, "metadata.name"), slices);
 		gs_warnings_add(
 			&n->hints,
 			"this node is on the DRA path (gpushare.io/path=dra): it advertises "
@@ -632,8 +695,15 @@ static void hint_dra_node(struct explain_node *n, const json_t *requests, const 
 			"ResourceClaim of class gpu.nvidia.com (mig.nvidia.com for MIG "
 			"devices) named in spec.resourceClaims",
 			names.buf, DRASLICE_DRIVER, *devs ? devs : "none published yet");
+		free(devs);
+		/* It is about every nvidia.com/ name it lists. */
+		json_object_foreach ((json_t *)requests, k, v) {
+			if (!strncmp(k, "nvidia.com/", 11))
+				hint_about(n, pos);
+			pos++;
+		}
+	}
 	strbuf_release(&names);
-	free(devs);
 }
 
 /* Per node: the pod asks for a name the node publishes differently. */
@@ -641,8 +711,12 @@ static void hint_names(struct explain_node *n, const json_t *requests, const jso
 {
 	const char *k;
 	json_t *v;
+	size_t pos = 0;
+	/* What the node advertises of MIG profiles and whole GPUs, read on first need. */
+	char *migs = NULL, *whole = NULL;
 
 	json_object_foreach ((json_t *)requests, k, v) {
+		size_t at = pos++, before = n->hints.n;
 		if (strncmp(k, "nvidia.com/", 11) || alloc_int(node, k) > 0)
 			continue;
 		char *shared = gs_xasprintf("%s.shared", k);
@@ -653,7 +727,8 @@ static void hint_names(struct explain_node *n, const json_t *requests, const jso
 					"ask for %s",
 					shared, k, shared);
 		} else if (!strcmp(k, "nvidia.com/gpu")) {
-			char *migs = advertised(node, "nvidia.com/mig-");
+			if (!migs)
+				migs = advertised(node, "nvidia.com/mig-");
 			if (*migs)
 				gs_warnings_add(
 					&n->hints,
@@ -661,10 +736,11 @@ static void hint_names(struct explain_node *n, const json_t *requests, const jso
 					"strategy): %s; ask for one of those instead of "
 					"nvidia.com/gpu",
 					migs);
-			free(migs);
 		} else if (!strncmp(k, "nvidia.com/mig-", 15)) {
-			char *migs = advertised(node, "nvidia.com/mig-");
-			char *whole = advertised(node, "nvidia.com/gpu");
+			if (!migs)
+				migs = advertised(node, "nvidia.com/mig-");
+			if (!whole)
+				whole = advertised(node, "nvidia.com/gpu");
 			if (*migs)
 				gs_warnings_add(
 					&n->hints,
@@ -679,22 +755,228 @@ static void hint_names(struct explain_node *n, const json_t *requests, const jso
 					"the node a MIG layout (nvidia.com/mig.config) and the "
 					"mixed strategy",
 					whole, k);
-			free(migs);
-			free(whole);
 		}
+		if (n->hints.n > before)
+			hint_about(n, at);
 		free(shared);
 	}
+	free(migs);
+	free(whole);
+}
+
+/* ---- the pods bound to each node ------------------------------------------- */
+
+struct usage_slot {
+	json_t *used; /* resource -> quantity string, summed in pod list order */
+	size_t bound; /* the non-terminal pods bound here */
+	size_t *pods; /* their indexes in the pod list, in order */
+	size_t n_pods, cap;
+};
+
+struct explain_usage {
+	const json_t *items;	  /* the pods (borrowed) */
+	json_t *slot_of;	  /* node name -> slot */
+	struct usage_slot *slots; /* one per distinct node name */
+	size_t n_slots;
+	/* The counted pods by uid and by "namespace/name": the first, then next[]. */
+	json_t *by_uid, *by_name;
+	size_t *next_uid, *next_name;
+};
+
+#define NO_POD ((size_t)-1)
+
+/* requests summed into `into` (resource -> quantity string). */
+static int add_requests(json_t *into, const json_t *requests, struct gs_error *err)
+{
+	const char *k;
+	json_t *v;
+	struct quantity q;
+
+	json_object_foreach ((json_t *)requests, k, v)
+		if (qparse(&q, v, k, err) < 0 || add_into(into, k, &q, err) < 0)
+			return -1;
+	return 0;
+}
+
+static int pod_requests_into(json_t *into, const json_t *p, struct gs_error *err)
+{
+	json_t *r;
+
+	if (explain_pod_requests(p, &r, err) < 0 || add_requests(into, r, err) < 0) {
+		json_decref(r);
+		gs_error_prefix(err, "pod %s/%s: ", kobj_text(p, "metadata.namespace"),
+				kobj_text(p, "metadata.name"));
+		return -1;
+	}
+	json_decref(r);
+	return 0;
+}
+
+static char *name_key(const json_t *p)
+{
+	return gs_xasprintf("%s/%s", kobj_text(p, "metadata.namespace"),
+			    kobj_text(p, "metadata.name"));
+}
+
+/* Pod i heads the chain of `key` in `map`; the former head follows it. */
+static void chain(json_t *map, size_t *next, const char *key, size_t i)
+{
+	const json_t *head = json_object_get(map, key);
+
+	next[i] = head ? (size_t)json_integer_value(head) : NO_POD;
+	json_object_set_new(map, key, json_integer((json_int_t)i));
+}
+
+int explain_usage_new(const json_t *nodes, const json_t *pods, struct explain_usage **out,
+		      struct gs_error *err)
+{
+	const json_t *nitems = json_object_get(nodes, "items");
+	const json_t *pitems = json_object_get(pods, "items"), *node, *p;
+	struct explain_usage *u;
+	size_t i, n_pods = json_array_size(pitems);
+
+	*out = NULL;
+	if (json_array_size(nitems) > EXPLAIN_MAX_NODES || n_pods > EXPLAIN_MAX_PODS) {
+		gs_error_set(err, "more than %d nodes or %d pods", EXPLAIN_MAX_NODES,
+			     EXPLAIN_MAX_PODS);
+		return -1;
+	}
+	u = gs_xcalloc(1, sizeof(*u));
+	u->items = pitems;
+	u->slot_of = json_object();
+	u->by_uid = json_object();
+	u->by_name = json_object();
+	u->next_uid = gs_xmalloc((n_pods + 1) * sizeof(size_t));
+	u->next_name = gs_xmalloc((n_pods + 1) * sizeof(size_t));
+	json_array_foreach (nitems, i, node) {
+		const char *name = kobj_text(node, "metadata.name");
+		if (!json_object_get(u->slot_of, name))
+			json_object_set_new(u->slot_of, name,
+					    json_integer((json_int_t)u->n_slots++));
+	}
+	u->slots = gs_xcalloc(u->n_slots + 1, sizeof(*u->slots));
+	for (i = 0; i < u->n_slots; i++)
+		u->slots[i].used = json_object();
+	json_array_foreach (pitems, i, p) {
+		const json_t *at = json_object_get(u->slot_of, kobj_text(p, "spec.nodeName"));
+		if (!at || pod_terminal(p))
+			continue;
+		struct usage_slot *s = &u->slots[json_integer_value(at)];
+		if (pod_requests_into(s->used, p, err) < 0) {
+			explain_usage_free(u);
+			return -1;
+		}
+		s->bound++;
+		if (s->n_pods == s->cap) {
+			s->cap = s->cap ? 2 * s->cap : 8;
+			s->pods = gs_xrealloc(s->pods, s->cap * sizeof(*s->pods));
+		}
+		s->pods[s->n_pods++] = i;
+		const char *uid = kobj_text(p, "metadata.uid");
+		if (*uid)
+			chain(u->by_uid, u->next_uid, uid, i);
+		char *key = name_key(p);
+		chain(u->by_name, u->next_name, key, i);
+		free(key);
+	}
+	*out = u;
+	return 0;
+}
+
+void explain_usage_free(struct explain_usage *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->n_slots; i++) {
+		json_decref(u->slots[i].used);
+		free(u->slots[i].pods);
+	}
+	free(u->slots);
+	json_decref(u->slot_of);
+	json_decref(u->by_uid);
+	json_decref(u->by_name);
+	free(u->next_uid);
+	free(u->next_name);
+	free(u);
+}
+
+static size_t slot_index(const struct explain_usage *u, const json_t *p)
+{
+	return (size_t)json_integer_value(
+		json_object_get(u->slot_of, kobj_text(p, "spec.nodeName")));
+}
+
+/* Mark the slot of every counted pod of the chain from `i` that is the same as `pod`. */
+static void mark_same(const struct explain_usage *u, const size_t *next, size_t i,
+		      const json_t *pod, bool *hit)
+{
+	for (; i != NO_POD; i = next[i]) {
+		const json_t *p = json_array_get(u->items, i);
+		if (same_pod(p, pod))
+			hit[slot_index(u, p)] = true;
+	}
+}
+
+/*
+ * The explained pod may be in the list itself: on its node, what the other
+ * pods use is summed again without it (the slots where it is not keep
+ * theirs).
+ */
+static int own_usage(struct explain_ctx *x, struct gs_error *err)
+{
+	const struct explain_usage *u = x->usage;
+	const json_t *pod = x->in->pod, *v;
+	const char *uid = kobj_text(pod, "metadata.uid");
+	bool *hit = gs_xcalloc(u->n_slots + 1, sizeof(bool)), any = false;
+	char *key = name_key(pod);
+
+	if (*uid && (v = json_object_get(u->by_uid, uid)))
+		mark_same(u, u->next_uid, (size_t)json_integer_value(v), pod, hit);
+	if ((v = json_object_get(u->by_name, key)))
+		mark_same(u, u->next_name, (size_t)json_integer_value(v), pod, hit);
+	free(key);
+	for (size_t s = 0; s < u->n_slots; s++)
+		any |= hit[s];
+	if (any) {
+		x->own_used = gs_xcalloc(u->n_slots + 1, sizeof(json_t *));
+		x->own_bound = gs_xcalloc(u->n_slots + 1, sizeof(size_t));
+	}
+	for (size_t s = 0; any && s < u->n_slots; s++) {
+		if (!hit[s])
+			continue;
+		x->own_used[s] = json_object();
+		for (size_t k = 0; k < u->slots[s].n_pods; k++) {
+			const json_t *p = json_array_get(u->items, u->slots[s].pods[k]);
+			if (same_pod(p, pod))
+				continue;
+			x->own_bound[s]++;
+			if (pod_requests_into(x->own_used[s], p, err) < 0) {
+				free(hit);
+				return -1;
+			}
+		}
+	}
+	free(hit);
+	return 0;
+}
+
+static void own_usage_release(struct explain_ctx *x)
+{
+	for (size_t s = 0; x->own_used && s < x->usage->n_slots; s++)
+		json_decref(x->own_used[s]);
+	free(x->own_used);
+	free(x->own_bound);
 }
 
 /* ---- explain pod ---------------------------------------------------------- */
 
-static int explain_one_node(struct explain_pod *e, const struct explain_pod_input *in,
-			    const json_t *node, struct explain_node *n, struct gs_error *err)
+static int explain_one_node(struct explain_pod *e, const struct explain_ctx *x, const json_t *node,
+			    struct explain_node *n, struct gs_error *err)
 {
+	const struct explain_pod_input *in = x->in;
 	const json_t *spec = json_object_get(in->pod, "spec");
 	const json_t *alloc = kobj_get(node, "status.allocatable");
-	json_t *used = json_object();
-	const json_t *p;
+	const json_t *used = NULL;
 	size_t i, bound_pods = 0;
 	const char *k;
 	json_t *v;
@@ -705,27 +987,15 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 	gs_warnings_init(&n->reasons);
 	gs_warnings_init(&n->hints);
 
-	json_array_foreach (json_object_get(in->pods, "items"), i, p) {
-		if (strcmp(kobj_text(p, "spec.nodeName"), n->name) || pod_terminal(p) ||
-		    same_pod(p, in->pod))
-			continue;
-		json_t *r;
-		bound_pods++;
-		if (explain_pod_requests(p, &r, err) < 0) {
-			gs_error_prefix(err, "pod %s/%s: ", kobj_text(p, "metadata.namespace"),
-					kobj_text(p, "metadata.name"));
-			json_decref(used);
-			return -1;
+	const json_t *at = json_object_get(x->usage->slot_of, n->name);
+	if (at) {
+		size_t s = (size_t)json_integer_value(at);
+		used = x->usage->slots[s].used;
+		bound_pods = x->usage->slots[s].bound;
+		if (x->own_used && x->own_used[s]) {
+			used = x->own_used[s];
+			bound_pods = x->own_bound[s];
 		}
-		json_object_foreach (r, k, v) {
-			struct quantity q;
-			if (qparse(&q, v, k, err) < 0 || add_into(used, k, &q, err) < 0) {
-				json_decref(r);
-				json_decref(used);
-				return -1;
-			}
-		}
-		json_decref(r);
 	}
 
 	n->res = gs_xcalloc(json_object_size(e->requests) + 1, sizeof(*n->res));
@@ -738,10 +1008,8 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 		quantity_from_int64(&busy, 0, QUANTITY_DECIMAL_SI);
 		r->name = gs_xstrdup(k);
 		if (qparse(&want, v, k, err) < 0 || (a && qparse(&have, a, k, err) < 0) ||
-		    (u && qparse(&busy, u, k, err) < 0) || qsub(&left, &have, &busy, err) < 0) {
-			json_decref(used);
+		    (u && qparse(&busy, u, k, err) < 0) || qsub(&left, &have, &busy, err) < 0)
 			return -1;
-		}
 		r->requested = qstr(&want);
 		r->allocatable = qstr(&have);
 		r->used = qstr(&busy);
@@ -751,7 +1019,6 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 		if (!r->fits)
 			gs_warnings_add(&n->reasons, "Insufficient %s", k);
 	}
-	json_decref(used);
 	if (alloc_int(node, "pods") < (int64_t)bound_pods + 1)
 		gs_warnings_add(&n->reasons, "Too many pods");
 	size_t capacity_reasons = n->reasons.n;
@@ -791,7 +1058,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_pod_inpu
 	else
 		hint_names(n, e->requests, node);
 	if (n->fits || n->bound)
-		hint_fail_over_one(n, in, node);
+		hint_fail_over_one(n, x, node);
 	return 0;
 }
 
@@ -800,8 +1067,15 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 	const json_t *status = json_object_get(in->pod, "status");
 	const json_t *nodes = json_object_get(in->nodes, "items");
 	struct explain_pod *e;
+	struct explain_usage *own = NULL;
+	struct explain_ctx x = {in, in->usage, NULL, NULL, NULL};
+	struct fleet_models models = {0};
+	json_t *req_pos = NULL;
 	const json_t *c, *node;
+	const char *k;
+	json_t *v;
 	size_t i;
+	int rc = -1;
 
 	*out = NULL;
 	if (!json_is_object(in->pod) || strcmp(kobj_text(in->pod, "kind"), "Pod") ||
@@ -842,28 +1116,48 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 	}
 	if (explain_pod_requests(in->pod, &e->requests, err) < 0) {
 		gs_error_prefix(err, "pod %s/%s: ", e->namespace, e->name);
-		explain_pod_free(e);
-		return -1;
+		goto out;
 	}
+	req_pos = json_object();
+	i = 0;
+	json_object_foreach (e->requests, k, v)
+		json_object_set_new(req_pos, k, json_integer((json_int_t)i++));
+	e->request_hints = gs_xcalloc(json_object_size(e->requests) + 1, sizeof(*e->request_hints));
+	x.req_pos = req_pos;
+	if (!x.usage) {
+		if (explain_usage_new(in->nodes, in->pods, &own, err) < 0)
+			goto out;
+		x.usage = own;
+	}
+	if (own_usage(&x, err) < 0)
+		goto out;
 
 	e->nodes = gs_xcalloc(json_array_size(nodes) + 1, sizeof(*e->nodes));
-	json_array_foreach (nodes, i, node) {
-		if (explain_one_node(e, in, node, &e->nodes[e->n_nodes++], err) < 0) {
-			explain_pod_free(e);
-			return -1;
+	json_array_foreach (nodes, i, node)
+		if (explain_one_node(e, &x, node, &e->nodes[e->n_nodes++], err) < 0)
+			goto out;
+
+	hint_product_selector(e, in, req_pos);
+	if (in->cat) {
+		fleet_models_init(&models, in->cat, in->nodes);
+		i = 0;
+		json_object_foreach (e->requests, k, v) {
+			if (!strncmp(k, "nvidia.com/mig-", 15))
+				e->request_hints[i].profile = hint_mig_profile(e, in, &models, k);
+			i++;
 		}
 	}
-
-	hint_product_selector(e, in);
-	if (in->cat) {
-		const char *k;
-		json_t *v;
-		json_object_foreach (e->requests, k, v)
-			if (!strncmp(k, "nvidia.com/mig-", 15))
-				hint_mig_profile(e, in, k);
-	}
-	*out = e;
-	return 0;
+	rc = 0;
+out:
+	free(models.g);
+	own_usage_release(&x);
+	explain_usage_free(own);
+	json_decref(req_pos);
+	if (rc < 0)
+		explain_pod_free(e);
+	else
+		*out = e;
+	return rc;
 }
 
 bool explain_pod_is_placed(const struct explain_pod *e)
@@ -891,6 +1185,7 @@ void explain_pod_free(struct explain_pod *e)
 		gs_warnings_release(&n->hints);
 	}
 	free(e->nodes);
+	free(e->request_hints);
 	free(e->namespace);
 	free(e->name);
 	free(e->node);
@@ -1245,8 +1540,8 @@ static int quota_report(const json_t *quota_list, const json_t *usage, const cha
 		gs_error_set(err, "the ResourceQuota list has no items");
 		return -1;
 	}
-	if (json_array_size(items) > EXPLAIN_MAX_NODES) {
-		gs_error_set(err, "more than %d quotas", EXPLAIN_MAX_NODES);
+	if (json_array_size(items) > EXPLAIN_MAX_QUOTAS) {
+		gs_error_set(err, "more than %d quotas", EXPLAIN_MAX_QUOTAS);
 		return -1;
 	}
 	r = gs_xcalloc(1, sizeof(*r));

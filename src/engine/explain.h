@@ -23,6 +23,10 @@ struct explain_resource {
 	char *used;	   /* requested by the other non-terminal pods bound to the node */
 	char *free;	   /* allocatable - used */
 	bool fits;
+	/* The first of the node's hints about this resource (explain_node.hints:
+	 * the name the node publishes instead, its DRA path); NULL when none.
+	 * Borrowed from hints. */
+	const char *hint;
 };
 
 struct explain_node {
@@ -32,6 +36,8 @@ struct explain_node {
 	 * the pod here: every filter but the resource and pod counts passes. */
 	bool selected;
 	bool bound; /* the pod is bound to this node */
+	/* One per request of the pod, in the order json_object_foreach walks
+	 * explain_pod.requests: the request at position i is res[i]. */
 	struct explain_resource *res;
 	size_t n_res;
 	char *advertised; /* "nvidia.com/gpu=8 ..." non-zero nvidia.com/ allocatable, "" if none */
@@ -58,7 +64,24 @@ struct explain_pod {
 	struct explain_node *nodes;
 	size_t n_nodes;
 	struct gs_warnings hints; /* pod-wide GPU-sharing traps */
+	/* Per request (positions as explain_node.res): the pod-wide hints about
+	 * it, borrowed from hints; NULL when none. `selector`: its GPU feature
+	 * discovery product label in the nodeSelector (nvidia.com/<R>.product
+	 * for nvidia.com/<R>) matches no node; `profile`: no node's GPU has the
+	 * MIG profile. */
+	struct explain_request_hints {
+		const char *selector;
+		const char *profile;
+	} * request_hints;
 };
+
+/*
+ * The pods bound to each node of a NodeList, read once for explaining many
+ * pods against the same fleet: per node name, what its non-terminal pods
+ * request and how many there are. Borrows `nodes` and `pods`, which must
+ * outlive it and stay unchanged.
+ */
+struct explain_usage;
 
 struct explain_pod_input {
 	const json_t *pod;
@@ -68,10 +91,13 @@ struct explain_pod_input {
 	const struct catalog *cat;	    /* for MIG profile hints; NULL = none */
 	/* ResourceSlice objects (an array), to name a DRA node's devices; NULL = none */
 	const json_t *slices;
+	/* explain_usage_new(nodes, pods); NULL = read from them for this call */
+	const struct explain_usage *usage;
 };
 
-#define EXPLAIN_MAX_NODES 5000
+#define EXPLAIN_MAX_NODES 20000
 #define EXPLAIN_MAX_PODS 150000
+#define EXPLAIN_MAX_QUOTAS 5000
 
 /*
  * Explain one pod against the nodes. Fails only for input that is not a pod
@@ -79,6 +105,15 @@ struct explain_pod_input {
  */
 int explain_pod(const struct explain_pod_input *in, struct explain_pod **out,
 		struct gs_error *err) GS_WUR;
+/*
+ * Index `pods` (a PodList, NULL = none) by the nodes of `nodes` (a
+ * NodeList) they are bound to: one pass, each pod's effective request read
+ * once. Fails on a list over the limits or a bound pod whose quantities do
+ * not parse (err names it).
+ */
+int explain_usage_new(const json_t *nodes, const json_t *pods, struct explain_usage **out,
+		      struct gs_error *err) GS_WUR;
+void explain_usage_free(struct explain_usage *u);
 /* True when the pod is bound and not Failed. */
 bool explain_pod_is_placed(const struct explain_pod *e);
 void explain_pod_free(struct explain_pod *e);

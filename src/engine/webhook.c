@@ -18,18 +18,25 @@ void webhook_verdict_release(struct webhook_verdict *v)
 	gs_warnings_release(&v->warnings);
 }
 
-static const struct explain_resource *node_res(const struct explain_node *n, const char *name)
+/* The pod's request at position `pos` of e->requests, on node n (explain.h: res[pos]). */
+static bool advertises(const struct explain_node *n, size_t pos)
 {
-	for (size_t i = 0; i < n->n_res; i++)
-		if (!strcmp(n->res[i].name, name))
-			return &n->res[i];
-	return NULL;
+	return pos < n->n_res && strcmp(n->res[pos].allocatable, "0") != 0;
 }
 
-static bool advertises(const struct explain_node *n, const char *res)
+/* The hint of node n about the request at `pos` (what it publishes instead), NULL if none. */
+static const char *hint_about(const struct explain_node *n, size_t pos)
 {
-	const struct explain_resource *r = node_res(n, res);
-	return r && strcmp(r->allocatable, "0") != 0;
+	return pos < n->n_res ? n->res[pos].hint : NULL;
+}
+
+/* The pod-wide hints about the request at `pos`, each after "; ". */
+static void add_pod_hints(struct strbuf *msg, const struct explain_pod *e, size_t pos)
+{
+	if (e->request_hints[pos].selector)
+		strbuf_addf(msg, "; %s", e->request_hints[pos].selector);
+	if (e->request_hints[pos].profile)
+		strbuf_addf(msg, "; %s", e->request_hints[pos].profile);
 }
 
 static bool is_zero(const char *q)
@@ -67,9 +74,9 @@ static bool pick_fine(const struct explain_node *n, const void *arg)
 	return n->fits && !n->fails_admission;
 }
 
-static bool pick_advertising(const struct explain_node *n, const void *res)
+static bool pick_advertising(const struct explain_node *n, size_t pos)
 {
-	return n->selected && advertises(n, res);
+	return n->selected && advertises(n, pos);
 }
 
 /*
@@ -79,7 +86,7 @@ static bool pick_advertising(const struct explain_node *n, const void *res)
  * advertises.
  */
 static void refuse_unadvertised(struct strbuf *msg, const struct explain_pod *e, const char *res,
-				size_t n_selected)
+				size_t pos, size_t n_selected)
 {
 	size_t shown = 0, more = 0;
 
@@ -98,13 +105,10 @@ static void refuse_unadvertised(struct strbuf *msg, const struct explain_pod *e,
 			    n_selected, n_selected == 1 ? "" : "s", res);
 	for (size_t i = 0; i < e->n_nodes; i++) {
 		const struct explain_node *n = &e->nodes[i];
-		const char *hint = NULL;
+		const char *hint = hint_about(n, pos);
 
 		if (!n->selected)
 			continue;
-		for (size_t h = 0; h < n->hints.n && !hint; h++)
-			if (strstr(n->hints.items[h], res))
-				hint = n->hints.items[h];
 		if (!hint && !*n->advertised)
 			continue;
 		if (shown++ >= WEBHOOK_MAX_NAMED) {
@@ -121,9 +125,7 @@ static void refuse_unadvertised(struct strbuf *msg, const struct explain_pod *e,
 	if (!shown)
 		strbuf_addf(msg, "; %s advertises no nvidia.com/ resource",
 			    n_selected == 1 ? "that node" : "none of them");
-	for (size_t h = 0; h < e->hints.n; h++)
-		if (strstr(e->hints.items[h], res))
-			strbuf_addf(msg, "; %s", e->hints.items[h]);
+	add_pod_hints(msg, e, pos);
 }
 
 /* Rule 3: a node the pod can land on refuses more than 1 slice at Allocate. */
@@ -180,15 +182,17 @@ static int judge_unbound(const struct webhook_fleet *f, const json_t *pod, struc
 		gs_warnings_add(warnings,
 				"gpushare: no node matches this pod's nodeSelector, node "
 				"affinity and tolerations; it stays Pending until one does");
+	size_t pos = 0;
 	json_object_foreach (e->requests, k, q) {
+		size_t at = pos++;
 		if (strncmp(k, "nvidia.com/", 11) || is_zero(json_string_value(q)))
 			continue;
 		bool any = false;
 		for (size_t i = 0; i < e->n_nodes && !any; i++)
-			any = pick_advertising(&e->nodes[i], k) ||
-			      (!n_selected && advertises(&e->nodes[i], k));
+			any = pick_advertising(&e->nodes[i], at) ||
+			      (!n_selected && advertises(&e->nodes[i], at));
 		if (!any)
-			refuse_unadvertised(msg, e, k, n_selected ? n_selected : e->n_nodes);
+			refuse_unadvertised(msg, e, k, at, n_selected ? n_selected : e->n_nodes);
 	}
 	bool failing = false;
 	for (size_t i = 0; i < e->n_nodes; i++)
@@ -375,10 +379,10 @@ static int bound_allocate(const json_t *spec, const char *node, struct bound_res
  * for that node, else what it advertises).
  */
 static void refuse_unlisted(struct strbuf *msg, const struct explain_pod *e, const char *node,
-			    const char *res)
+			    const char *res, size_t pos)
 {
 	const struct explain_node *n = &e->nodes[0];
-	const char *hint = NULL;
+	const char *hint = hint_about(n, pos);
 
 	strbuf_addsep(msg, "; ", "");
 	strbuf_addf(msg,
@@ -387,19 +391,13 @@ static void refuse_unlisted(struct strbuf *msg, const struct explain_pod *e, con
 		    "lacks from its admission check, removeMissingExtendedResources) and no device "
 		    "plugin gives its containers any %s",
 		    node, res, res);
-	for (size_t h = 0; h < n->hints.n && !hint; h++)
-		if (strstr(n->hints.items[h], res) &&
-		    !strstr(n->hints.items[h], "failRequestsGreaterThanOne"))
-			hint = n->hints.items[h];
 	if (hint)
 		strbuf_addf(msg, "; node %s: %s", node, hint);
 	else if (*n->advertised)
 		strbuf_addf(msg, "; node %s advertises %s", node, n->advertised);
 	else
 		strbuf_addf(msg, "; node %s advertises no nvidia.com/ resource", node);
-	for (size_t h = 0; h < e->hints.n; h++)
-		if (strstr(e->hints.items[h], res))
-			strbuf_addf(msg, "; %s", e->hints.items[h]);
+	add_pod_hints(msg, e, pos);
 }
 
 /*
@@ -452,13 +450,15 @@ static int judge_bound(const struct webhook_fleet *f, const json_t *pod, const c
 	const json_t *alloc = kobj_get(node, "status.allocatable");
 
 	res = gs_xcalloc(json_object_size(e->requests) + 1, sizeof(*res));
+	size_t pos = 0;
 	json_object_foreach (e->requests, k, q) {
 		const json_t *a = json_object_get(alloc, k);
+		size_t at = pos++;
 
 		if (strncmp(k, "nvidia.com/", 11) || is_zero(json_string_value(q)))
 			continue;
 		if (!a) {
-			refuse_unlisted(msg, e, name, k);
+			refuse_unlisted(msg, e, name, k, at);
 			continue;
 		}
 		long long have = amount_of(a);

@@ -502,6 +502,88 @@ static void test_bad_input(void **state)
 	json_decref(badq);
 }
 
+/*
+ * One index of the bound pods serves several pods: each is judged as with
+ * its own (the explained pod, itself in the list, is not counted on its
+ * node), and a pod the same as one in the list by name is left out too.
+ */
+static void test_usage_shared(void **state)
+{
+	(void)state;
+	json_t *nodes = load(DATA "nodes.json"), *pods = load(DATA "pods.json");
+	json_t *notebook = load(DATA "pod-scheduled.json"), *two = load(DATA "pod-two.json");
+	struct explain_usage *u;
+	struct gs_error err;
+
+	if (explain_usage_new(nodes, pods, &u, &err))
+		fail_msg("explain_usage_new: %s", err.msg);
+	for (int k = 0; k < 2; k++) {
+		struct explain_pod_input in = {.pod = k ? two : notebook,
+					       .nodes = nodes,
+					       .pods = pods,
+					       .cat = cat(),
+					       .usage = u};
+		struct explain_pod *shared, *alone;
+		if (explain_pod(&in, &shared, &err))
+			fail_msg("explain_pod: %s", err.msg);
+		alone = run(k ? two : notebook, nodes, pods, NULL);
+		assert_int_equal(shared->n_nodes, alone->n_nodes);
+		for (size_t i = 0; i < shared->n_nodes; i++) {
+			assert_int_equal(shared->nodes[i].fits, alone->nodes[i].fits);
+			for (size_t r = 0; r < shared->nodes[i].n_res; r++)
+				assert_string_equal(shared->nodes[i].res[r].used,
+						    alone->nodes[i].res[r].used);
+		}
+		if (!k)
+			/* notebook is one of lab-node-1's three: the others hold 2. */
+			assert_string_equal(
+				res_of(node_of(shared, "lab-node-1"), "nvidia.com/gpu")->used, "2");
+		explain_pod_free(shared);
+		explain_pod_free(alone);
+	}
+	/* Without a uid, the same namespace and name is the same pod. */
+	json_object_del(json_object_get(notebook, "metadata"), "uid");
+	struct explain_pod_input in = {
+		.pod = notebook, .nodes = nodes, .pods = pods, .cat = cat(), .usage = u};
+	struct explain_pod *e;
+	if (explain_pod(&in, &e, &err))
+		fail_msg("explain_pod: %s", err.msg);
+	assert_string_equal(res_of(node_of(e, "lab-node-1"), "nvidia.com/gpu")->used, "2");
+	explain_pod_free(e);
+	explain_usage_free(u);
+	json_decref(nodes);
+	json_decref(pods);
+	json_decref(notebook);
+	json_decref(two);
+}
+
+/* A fleet of 10,000 nodes is judged (a cluster may have 20,000). */
+static void test_large_fleet(void **state)
+{
+	(void)state;
+	json_t *items = json_array(),
+	       *nodes = json_pack("{s:s,s:o}", "kind", "NodeList", "items", items);
+	json_t *pod = synthetic_pod("\"nvidia.com/gpu\":\"1\"", NULL);
+
+	for (int i = 0; i < 10000; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "n-%05d", i);
+		json_array_append_new(items,
+				      json_pack("{s:{s:s},s:{s:{s:s,s:s}}}", "metadata", "name",
+						name, "status", "allocatable", "pods", "110",
+						"nvidia.com/gpu", i % 2 ? "1" : "0"));
+	}
+	struct explain_pod *e = run(pod, nodes, NULL, NULL);
+	size_t fits = 0;
+	for (size_t i = 0; i < e->n_nodes; i++)
+		fits += e->nodes[i].fits;
+	assert_int_equal(e->n_nodes, 10000);
+	assert_int_equal(fits, 5000);
+	explain_pod_free(e);
+	json_decref(nodes);
+	json_decref(pod);
+}
+
 /* The apiserver's message from the recorded refusal, from "exceeded quota: " to the line end. */
 static void refusal_text(char *out, size_t size)
 {
@@ -677,6 +759,8 @@ int main(void)
 		cmocka_unit_test(test_advertised_whole),
 		cmocka_unit_test(test_effective_request),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_usage_shared),
+		cmocka_unit_test(test_large_fleet),
 		cmocka_unit_test(test_quota_exceeded),
 		cmocka_unit_test(test_quota_lab),
 		cmocka_unit_test(test_quota_not_enforced),

@@ -227,6 +227,37 @@ static void test_profile_no_node_advertises(void **state)
 	free(body);
 }
 
+/*
+ * Two names no node advertises, one the start of the other: what is said
+ * of each is about that name (the hints of nvidia.com/mig-7g.10 are not
+ * those of nvidia.com/mig-7g.1), and each MIG profile hint once.
+ */
+static void test_unadvertised_names_apart(void **state)
+{
+	struct fx *f = *state;
+	char *body = review("CREATE", "",
+			    "{\"limits\":{\"nvidia.com/mig-7g.1\":\"1\","
+			    "\"nvidia.com/mig-7g.10\":\"1\"}}");
+	json_t *a;
+	const json_t *r = judge(&f->fleet, body, &a, NULL);
+	const char *msg = kobj_text(r, "status.message");
+	const char *second = strstr(msg, "no node advertises nvidia.com/mig-7g.10");
+
+	expect_refused(r, "no node advertises nvidia.com/mig-7g.1;");
+	assert_non_null(second);
+	/* Before the second name's part: only the first name's hints. */
+	char *first = gs_xstrndup(msg, (size_t)(second - msg));
+	assert_null(strstr(first, "instead of nvidia.com/mig-7g.10"));
+	assert_null(strstr(first, "nvidia.com/mig-7g.10: no node's GPU offers"));
+	assert_non_null(strstr(first, "instead of nvidia.com/mig-7g.1;"));
+	assert_non_null(
+		strstr(first, "nvidia.com/mig-7g.1: no node's GPU offers MIG profile 7g.1 "));
+	assert_non_null(strstr(second, "instead of nvidia.com/mig-7g.10;"));
+	free(first);
+	json_decref(a);
+	free(body);
+}
+
 /* The apiserver's own validation: its refusal, word for word (src/engine/podvalidate.h). */
 static void test_api_rules(void **state)
 {
@@ -735,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_two_slices_without_configmap),
 		cmocka_unit_test(test_gpu_on_mig_node_names_profiles),
 		cmocka_unit_test(test_profile_no_node_advertises),
+		cmocka_unit_test(test_unadvertised_names_apart),
 		cmocka_unit_test(test_api_rules),
 		cmocka_unit_test(test_unjudgeable),
 		cmocka_unit_test(test_workloads),
