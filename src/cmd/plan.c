@@ -227,6 +227,45 @@ static void print_diff(const json_t *d, const char *what)
 			   kobj_text(x, "after"), kobj_text(x, "hard"));
 }
 
+/* v as json_dumps(JSON_INDENT(2)) writes it `depth` levels deep in a document. */
+static void print_at(const json_t *v, int depth)
+{
+	char *text = json_dumps(v, JSON_INDENT(2));
+	const char *p = text ? text : "null", *nl;
+
+	while ((nl = strchr(p, '\n'))) {
+		fwrite(p, 1, (size_t)(nl - p) + 1, stdout);
+		printf("%*s", 2 * depth, "");
+		p = nl + 1;
+	}
+	fputs(p, stdout);
+	free(text);
+}
+
+/*
+ * plan_result_json(r) as json_dumps(JSON_INDENT(2)) writes it `depth`
+ * levels deep, one pod made and freed at a time: memory for one pod's
+ * object, not the batch's.
+ */
+static void print_plan_json(const struct plan_result *r, int depth)
+{
+	json_t *q = plan_quotas_json(r);
+
+	printf("{\n%*s\"pods\": [", 2 * (depth + 1), "");
+	for (size_t i = 0; i < r->n_pods; i++) {
+		json_t *pod = plan_pod_json(r, i);
+		printf("%s\n%*s", i ? "," : "", 2 * (depth + 2), "");
+		print_at(pod, depth + 2);
+		json_decref(pod);
+	}
+	if (r->n_pods)
+		printf("\n%*s", 2 * (depth + 1), "");
+	printf("],\n%*s\"quotas\": ", 2 * (depth + 1), "");
+	print_at(q, depth + 1);
+	printf("\n%*s}", 2 * depth, "");
+	json_decref(q);
+}
+
 static char *describe(const char *what_if, const json_t *changes)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -323,11 +362,19 @@ int cmd_plan(int argc, char **argv)
 			goto fail;
 		json_t *d = plan_diff_json(res, res2, of.adv.nodes, fleet2.nodes);
 		if (json_out) {
-			json_object_set_new(d, "before", plan_result_json(res));
-			json_object_set_new(d, "after", plan_result_json(res2));
-			char *text = json_dumps(d, JSON_INDENT(2));
-			printf("%s\n", text);
-			free(text);
+			/* {"changes", "unadvertised", "quotas", "before", "after"} */
+			static const char *const keys[] = {"changes", "unadvertised", "quotas"};
+			printf("{");
+			for (size_t k = 0; k < 3; k++) {
+				printf("\n  \"%s\": ", keys[k]);
+				print_at(json_object_get(d, keys[k]), 1);
+				printf(",");
+			}
+			printf("\n  \"before\": ");
+			print_plan_json(res, 1);
+			printf(",\n  \"after\": ");
+			print_plan_json(res2, 1);
+			printf("\n}\n");
 		} else {
 			char *what = describe(what_if, changes);
 			print_diff(d, what);
@@ -342,11 +389,8 @@ int cmd_plan(int argc, char **argv)
 		goto out;
 	}
 	if (json_out) {
-		json_t *j = plan_result_json(res);
-		char *text = json_dumps(j, JSON_INDENT(2));
-		printf("%s\n", text);
-		free(text);
-		json_decref(j);
+		print_plan_json(res, 0);
+		printf("\n");
 	} else {
 		print_table(res);
 	}

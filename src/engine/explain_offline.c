@@ -24,10 +24,12 @@ int explain_fleet_advertise(const json_t *nodes_in, const json_t *pods_in, const
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
+	/* The nodes are advertised (changed) below: copies. The pods are only
+	 * read: shared with the caller's. */
 	json_array_foreach (nodes_in, i, doc)
 		json_array_append_new(nodes, json_deep_copy(doc));
 	json_array_foreach (pods_in, i, doc)
-		json_array_append_new(pods, json_deep_copy(doc));
+		json_array_append(pods, (json_t *)doc);
 	out->nodes =
 		json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "NodeList", "items", nodes);
 	out->pods =

@@ -15,8 +15,8 @@
  */
 
 struct explain_fleet {
-	json_t *nodes;		 /* a NodeList: every Node of the stream, advertised */
-	json_t *pods;		 /* a PodList: every Pod of the stream */
+	json_t *nodes; /* a NodeList: every Node of the stream, advertised */
+	json_t *pods;  /* a PodList: every Pod of the streams (shared with them, read only) */
 	struct sync_report plan; /* sync_plan's report, one entry per Node */
 };
 

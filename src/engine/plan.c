@@ -27,6 +27,13 @@
  * tolerations) and node; nodes are indexed by the extended resources they
  * advertise, so a pod asking for nvidia.com/mig-1g.10gb only visits the
  * nodes that have some.
+ *
+ * Memory is linear in the input (docs/design/complexity.md): a node keeps
+ * only the extended resources it has (sorted, searched by halves), a pod
+ * what it asks for, an outcome at most PLAN_MAX_LISTED node names; the
+ * per-node verdicts of at most CLASS_CELLS / nodes scheduling classes are
+ * kept at once (the oldest class's are dropped, and computed again if a
+ * later pod has it).
  */
 
 enum { R_CPU, R_MEM, R_EPH, R_FIRST_SCALAR };
@@ -40,11 +47,19 @@ static const char *const static_reason[] = {
 	"node(s) didn't match Pod's node affinity/selector",
 };
 
+/* An extended resource a node has in allocatable. */
+struct pscalar {
+	size_t res;
+	int64_t alloc, used;
+};
+
 struct pnode {
 	const json_t *obj;
 	const char *name;
-	int64_t *alloc; /* per resource index */
-	int64_t *used;
+	int64_t alloc[R_FIRST_SCALAR]; /* cpu, memory, ephemeral-storage */
+	int64_t used[R_FIRST_SCALAR];
+	struct pscalar *sc; /* the extended resources of its allocatable, by index */
+	size_t n_sc;
 	int64_t nz_cpu, nz_mem; /* non-zero requested, for LeastAllocated */
 	int64_t n_pods, max_pods;
 };
@@ -67,10 +82,14 @@ struct ppod {
 
 struct pclass {
 	const json_t *spec;  /* of the first pod of the class (borrowed) */
-	unsigned char *code; /* per node: enum static_code, ST_UNKNOWN until computed */
+	unsigned char *code; /* per node: enum static_code, ST_UNKNOWN until computed;
+				NULL while the class holds no per-node verdicts */
 	int64_t *pref;	     /* preferred node affinity weight sum */
 	int64_t *ptaint;     /* untolerated PreferNoSchedule taints */
 };
+
+/* Per-node class verdicts kept at once, in nodes x classes (17 bytes each). */
+#define CLASS_CELLS (1u << 20)
 
 struct plan {
 	const struct plan_input *in;
@@ -84,6 +103,9 @@ struct plan {
 	json_t *class_index; /* key -> index */
 	struct pclass *classes;
 	size_t n_classes;
+	size_t *live; /* a ring of the classes holding per-node verdicts, oldest first */
+	size_t n_live, live_head, max_live;
+	char *advertised;   /* "; the nodes advertise a, b": the hints' tail, made once */
 	json_t *quotas;	    /* namespace -> ResourceQuotaList (status.used kept current) */
 	json_t *node_index; /* name -> index */
 	size_t *scratch;    /* n_nodes + 1 */
@@ -239,10 +261,33 @@ static int64_t preferred_weight(const json_t *spec, const json_t *node)
 
 #define ST_UNKNOWN 0xff
 
-/* Allocate a class: every node's static verdict still unknown. */
-static void class_init(struct pclass *c, const json_t *pod, size_t n)
+static void class_detach(struct pclass *c)
 {
-	c->spec = json_object_get(pod, "spec");
+	free(c->code);
+	free(c->pref);
+	free(c->ptaint);
+	c->code = NULL;
+	c->pref = c->ptaint = NULL;
+}
+
+/*
+ * Give class idx its per-node arrays (every node's verdict unknown) unless
+ * it has them; when max_live classes have theirs, the oldest gives them up.
+ */
+static void class_attach(struct plan *p, size_t idx)
+{
+	struct pclass *c = &p->classes[idx];
+	size_t n = p->n_nodes;
+
+	if (c->code)
+		return;
+	if (p->n_live == p->max_live) {
+		class_detach(&p->classes[p->live[p->live_head]]);
+		p->live[p->live_head] = idx;
+		p->live_head = (p->live_head + 1) % p->max_live;
+	} else {
+		p->live[(p->live_head + p->n_live++) % p->max_live] = idx;
+	}
 	c->code = gs_xmalloc(n + 1);
 	memset(c->code, ST_UNKNOWN, n + 1);
 	c->pref = gs_xcalloc(n + 1, sizeof(int64_t));
@@ -300,9 +345,11 @@ static size_t class_of(struct plan *p, const json_t *pod)
 	} else {
 		idx = p->n_classes++;
 		p->classes = gs_xrealloc(p->classes, p->n_classes * sizeof(*p->classes));
-		class_init(&p->classes[idx], pod, p->n_nodes);
+		memset(&p->classes[idx], 0, sizeof(p->classes[idx]));
+		p->classes[idx].spec = json_object_get(pod, "spec");
 		json_object_set_new(p->class_index, text, json_integer((json_int_t)idx));
 	}
+	class_attach(p, idx);
 	free(text);
 	json_decref(key);
 	return idx;
@@ -310,15 +357,49 @@ static size_t class_of(struct plan *p, const json_t *pod)
 
 /* ---- filters and scores ------------------------------------------------------ */
 
-/* Reason ids for the FitError histogram: the static codes, then these. */
-enum { RS_TOO_MANY = 4, RS_INSUFFICIENT = 5 /* + resource index */ };
+/* Reason ids for the FitError histogram: the static codes, then Too many pods. */
+enum { RS_TOO_MANY = 4, RS_N = 5 };
+
+/* The node's entry for extended resource r, NULL when its allocatable lacks it. */
+static struct pscalar *scalar_of(const struct pnode *n, size_t r)
+{
+	size_t lo = 0, hi = n->n_sc;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (n->sc[mid].res == r)
+			return &n->sc[mid];
+		if (n->sc[mid].res < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* allocatable and used of resource r on the node (0 for a resource it lacks). */
+static void node_res(const struct pnode *n, size_t r, int64_t *alloc, int64_t *used)
+{
+	const struct pscalar *x;
+
+	if (r < R_FIRST_SCALAR) {
+		*alloc = n->alloc[r];
+		*used = n->used[r];
+		return;
+	}
+	x = scalar_of(n, r);
+	*alloc = x ? x->alloc : 0;
+	*used = x ? x->used : 0;
+}
 
 /*
- * NodeResourcesFit's Filter; with hist non-NULL, counts each reason and
- * returns whether some insufficiency is beyond the node's allocatable
- * (UnschedulableAndUnresolvable). Returns 0 when the pod fits.
+ * NodeResourcesFit's Filter; with hist non-NULL, counts Too many pods in
+ * hist[RS_TOO_MANY] and each insufficient request i of the pod in
+ * per_req[i], and returns whether some insufficiency is beyond the node's
+ * allocatable (UnschedulableAndUnresolvable). Returns 0 when the pod fits.
  */
-static int fit_check(const struct pnode *n, const struct ppod *pp, size_t *hist, bool *unresolvable)
+static int fit_check(const struct pnode *n, const struct ppod *pp, size_t *hist, size_t *per_req,
+		     bool *unresolvable)
 {
 	int fails = 0;
 
@@ -331,12 +412,16 @@ static int fit_check(const struct pnode *n, const struct ppod *pp, size_t *hist,
 		return fails;
 	for (size_t i = 0; i < pp->n_req; i++) {
 		const struct preq *r = &pp->req[i];
-		if (r->v <= 0 || r->v <= n->alloc[r->res] - n->used[r->res])
+		int64_t alloc, used;
+		if (r->v <= 0)
+			continue;
+		node_res(n, r->res, &alloc, &used);
+		if (r->v <= alloc - used)
 			continue;
 		fails++;
-		if (hist)
-			hist[RS_INSUFFICIENT + r->res]++;
-		if (unresolvable && r->v > n->alloc[r->res])
+		if (per_req)
+			per_req[i]++;
+		if (unresolvable && r->v > alloc)
 			*unresolvable = true;
 	}
 	return fails;
@@ -386,8 +471,15 @@ static int64_t resource_score(const struct pnode *n, const struct ppod *pp)
 
 static void consume(struct pnode *n, const struct ppod *pp, int sign)
 {
-	for (size_t i = 0; i < pp->n_req; i++)
-		n->used[pp->req[i].res] += sign * pp->req[i].v;
+	for (size_t i = 0; i < pp->n_req; i++) {
+		size_t r = pp->req[i].res;
+		struct pscalar *x;
+		if (r < R_FIRST_SCALAR)
+			n->used[r] += sign * pp->req[i].v;
+		else if ((x = scalar_of(n, r)))
+			/* A resource the node lacks stays short there whatever is used. */
+			x->used += sign * pp->req[i].v;
+	}
 	n->nz_cpu += sign * pp->nz_cpu;
 	n->nz_mem += sign * pp->nz_mem;
 	n->n_pods += sign;
@@ -411,15 +503,15 @@ static void histogram(struct strbuf *sb, char **items, size_t n)
 /* FitError.Error() with DynamicResources' and DefaultPreemption's PostFilter messages. */
 static char *fit_error(struct plan *p, const struct ppod *pp)
 {
-	size_t nh = RS_INSUFFICIENT + p->n_res, n_unres = 0;
-	size_t *hist = gs_xcalloc(nh, sizeof(size_t));
+	size_t hist[RS_N] = {0}, n_unres = 0;
+	size_t *per_req = gs_xcalloc(pp->n_req + 1, sizeof(size_t));
 	struct pclass *c = &p->classes[pp->cls];
 	struct strbuf sb = STRBUF_INIT;
-	char **items = gs_xcalloc(nh + 2, sizeof(char *));
+	char **items = gs_xcalloc(RS_N + pp->n_req + 2, sizeof(char *));
 	size_t ni = 0;
 
 	if (!p->n_nodes) {
-		free(hist);
+		free(per_req);
 		free(items);
 		return gs_xstrdup("no nodes available to schedule pods");
 	}
@@ -431,20 +523,22 @@ static char *fit_error(struct plan *p, const struct ppod *pp)
 			continue;
 		}
 		bool unres = false;
-		fit_check(&p->nodes[i], pp, hist, &unres);
+		fit_check(&p->nodes[i], pp, hist, per_req, &unres);
 		n_unres += unres;
 	}
-	for (size_t r = 1; r < nh; r++) {
+	for (size_t r = 1; r < RS_N; r++) {
 		if (!hist[r])
 			continue;
 		if (r < RS_TOO_MANY)
 			items[ni++] = gs_xasprintf("%zu %s", hist[r], static_reason[r]);
-		else if (r == RS_TOO_MANY)
-			items[ni++] = gs_xasprintf("%zu Too many pods", hist[r]);
 		else
-			items[ni++] = gs_xasprintf("%zu Insufficient %s", hist[r],
-						   p->res_names[r - RS_INSUFFICIENT]);
+			items[ni++] = gs_xasprintf("%zu Too many pods", hist[r]);
 	}
+	/* A pod's requests name distinct resources. */
+	for (size_t i = 0; i < pp->n_req; i++)
+		if (per_req[i])
+			items[ni++] = gs_xasprintf("%zu Insufficient %s", per_req[i],
+						   p->res_names[pp->req[i].res]);
 	strbuf_addf(&sb, "0/%zu nodes are available: ", p->n_nodes);
 	histogram(&sb, items, ni);
 	strbuf_addf(&sb, ". no new claims to deallocate, preemption: 0/%zu nodes are available: ",
@@ -457,7 +551,7 @@ static char *fit_error(struct plan *p, const struct ppod *pp)
 		items[ni++] = gs_xasprintf("%zu Preemption is not helpful for scheduling", n_unres);
 	histogram(&sb, items, ni);
 	strbuf_addstr(&sb, ".");
-	free(hist);
+	free(per_req);
 	free(items);
 	return strbuf_detach(&sb, NULL);
 }
@@ -465,15 +559,19 @@ static char *fit_error(struct plan *p, const struct ppod *pp)
 /* The candidate nodes: those advertising the rarest extended resource asked for, else all. */
 static void candidates(const struct plan *p, const struct ppod *pp, const size_t **list, size_t *n)
 {
+	bool some = false;
+
 	*list = NULL;
 	*n = p->n_nodes;
 	for (size_t i = 0; i < pp->n_req; i++) {
 		size_t r = pp->req[i].res;
 		if (r < R_FIRST_SCALAR || pp->req[i].v <= 0)
 			continue;
-		if (!*list || p->n_by_res[r] < *n) {
+		/* A resource no node has: no candidate (by_res[r] is NULL, n 0). */
+		if (!some || p->n_by_res[r] < *n) {
 			*list = p->by_res[r];
 			*n = p->n_by_res[r];
+			some = true;
 		}
 	}
 }
@@ -602,7 +700,13 @@ static int nodes_init(struct plan *p, struct gs_error *err)
 	return 0;
 }
 
-/* After every name is interned: the vectors and the per-resource index. */
+static int cmp_scalar(const void *a, const void *b)
+{
+	const struct pscalar *x = a, *y = b;
+	return x->res < y->res ? -1 : x->res > y->res;
+}
+
+/* After every name is interned: each node's resources and the per-resource index. */
 static int nodes_fill(struct plan *p, struct gs_error *err)
 {
 	p->scratch = gs_xcalloc(p->n_nodes + 1, sizeof(size_t));
@@ -610,29 +714,41 @@ static int nodes_fill(struct plan *p, struct gs_error *err)
 	p->n_by_res = gs_xcalloc(p->n_res + 1, sizeof(*p->n_by_res));
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct pnode *n = &p->nodes[i];
+		const json_t *alloc = kobj_get(n->obj, "status.allocatable");
 		const char *k;
 		json_t *v;
-		n->alloc = gs_xcalloc(p->n_res + 1, sizeof(int64_t));
-		n->used = gs_xcalloc(p->n_res + 1, sizeof(int64_t));
+		n->sc = gs_xcalloc(json_object_size(alloc) + 1, sizeof(*n->sc));
 		n->max_pods = 110;
-		json_object_foreach ((json_t *)kobj_get(n->obj, "status.allocatable"), k, v) {
+		json_object_foreach ((json_t *)alloc, k, v) {
 			int64_t x;
 			if (qint(v, !strcmp(k, "cpu"), &x, err) < 0) {
 				gs_error_prefix(err, "node %s: allocatable %s: ", n->name, k);
 				return -1;
 			}
-			if (!strcmp(k, "pods"))
+			if (!strcmp(k, "pods")) {
 				n->max_pods = x;
+				continue;
+			}
+			size_t r = res_intern(p, k);
+			if (r < R_FIRST_SCALAR)
+				n->alloc[r] = x;
 			else
-				n->alloc[res_intern(p, k)] = x;
+				n->sc[n->n_sc++] = (struct pscalar){r, x, 0};
 		}
+		qsort(n->sc, n->n_sc, sizeof(*n->sc), cmp_scalar);
+		for (size_t j = 0; j < n->n_sc; j++)
+			p->n_by_res[n->sc[j].res] += n->sc[j].alloc > 0;
 	}
-	for (size_t r = R_FIRST_SCALAR; r < p->n_res; r++) {
-		p->by_res[r] = gs_xcalloc(p->n_nodes + 1, sizeof(size_t));
-		for (size_t i = 0; i < p->n_nodes; i++)
-			if (p->nodes[i].alloc[r] > 0)
-				p->by_res[r][p->n_by_res[r]++] = i;
-	}
+	for (size_t r = R_FIRST_SCALAR; r < p->n_res; r++)
+		if (p->n_by_res[r])
+			p->by_res[r] = gs_xmalloc(p->n_by_res[r] * sizeof(size_t));
+	memset(p->n_by_res, 0, (p->n_res + 1) * sizeof(*p->n_by_res));
+	for (size_t i = 0; i < p->n_nodes; i++)
+		for (size_t j = 0; j < p->nodes[i].n_sc; j++) {
+			const struct pscalar *x = &p->nodes[i].sc[j];
+			if (x->alloc > 0)
+				p->by_res[x->res][p->n_by_res[x->res]++] = i;
+		}
 	return 0;
 }
 
@@ -678,11 +794,12 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 	long chosen = -1;
 
 	candidates(p, pp, &list, &n);
+	/* The feasible nodes for scoring; the outcome keeps the first few. */
 	size_t *feasible = p->scratch;
 	for (size_t j = 0; j < n; j++) {
 		size_t i = list ? list[j] : j;
 		if (class_code(c, p->nodes, i) != ST_PASS ||
-		    fit_check(&p->nodes[i], pp, NULL, NULL))
+		    fit_check(&p->nodes[i], pp, NULL, NULL, NULL))
 			continue;
 		feasible[out->n_feasible++] = i;
 		if (c->ptaint[i] > max_taint)
@@ -690,16 +807,19 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 		if (c->pref[i] > max_pref)
 			max_pref = c->pref[i];
 	}
-	out->feasible = gs_xmalloc((out->n_feasible + 1) * sizeof(size_t));
-	memcpy(out->feasible, feasible, out->n_feasible * sizeof(size_t));
+	out->n_feasible_listed =
+		out->n_feasible < PLAN_MAX_LISTED ? out->n_feasible : PLAN_MAX_LISTED;
+	out->feasible = gs_xmalloc((out->n_feasible_listed + 1) * sizeof(size_t));
+	memcpy(out->feasible, feasible, out->n_feasible_listed * sizeof(size_t));
 	if (!out->n_feasible) {
 		out->verdict = PLAN_PENDING;
 		out->reason = fit_error(p, pp);
 		return;
 	}
+	/* In place: the tied nodes so far are a prefix of what was read. */
 	size_t *tied = p->scratch;
 	for (size_t j = 0; j < out->n_feasible && out->n_feasible > 1; j++) {
-		size_t i = out->feasible[j];
+		size_t i = feasible[j];
 		int64_t taint = max_taint ? 100 - 100 * c->ptaint[i] / max_taint : 100;
 		int64_t aff = max_pref ? 100 * c->pref[i] / max_pref : 0;
 		int64_t total = resource_score(&p->nodes[i], pp) + 3 * taint + 2 * aff;
@@ -710,13 +830,12 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 		if (total == best)
 			tied[best_n++] = i;
 	}
-	if (out->n_feasible == 1) {
-		tied[0] = out->feasible[0];
-		best_n = 1;
-	}
+	if (out->n_feasible == 1)
+		best_n = 1; /* tied[0] is feasible[0] */
 	out->n_tied = best_n;
-	out->tied = gs_xmalloc((best_n + 1) * sizeof(size_t));
-	memcpy(out->tied, tied, best_n * sizeof(size_t));
+	out->n_tied_listed = best_n < PLAN_MAX_LISTED ? best_n : PLAN_MAX_LISTED;
+	out->tied = gs_xmalloc((out->n_tied_listed + 1) * sizeof(size_t));
+	memcpy(out->tied, tied, out->n_tied_listed * sizeof(size_t));
 	chosen = (long)out->tied[0];
 	if (out->n_feasible == 1)
 		out->reason = gs_xstrdup("the only feasible node");
@@ -733,7 +852,7 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 }
 
 /* PENDING: the nvidia.com/ names asked for that no node advertises, and what is advertised. */
-static void unadvertised_hints(const struct plan *p, const struct ppod *pp, struct plan_pod *out)
+static void unadvertised_hints(struct plan *p, const struct ppod *pp, struct plan_pod *out)
 {
 	for (size_t i = 0; i < pp->n_req; i++) {
 		size_t r = pp->req[i].res;
@@ -741,19 +860,24 @@ static void unadvertised_hints(const struct plan *p, const struct ppod *pp, stru
 		if (r < R_FIRST_SCALAR || pp->req[i].v <= 0 || p->n_by_res[r] ||
 		    strncmp(name, "nvidia.com/", 11))
 			continue;
-		const char **have = gs_xcalloc(p->n_res + 1, sizeof(char *));
-		size_t n = 0;
-		for (size_t k = R_FIRST_SCALAR; k < p->n_res; k++)
-			if (p->n_by_res[k] && !strncmp(p->res_names[k], "nvidia.com/", 11))
-				have[n++] = p->res_names[k];
-		qsort(have, n, sizeof(*have), cmp_str);
-		struct strbuf sb = STRBUF_INIT;
-		strbuf_addf(&sb, "no node advertises %s", name);
-		for (size_t k = 0; k < n; k++)
-			strbuf_addf(&sb, "%s%s", k ? ", " : "; the nodes advertise ", have[k]);
-		free(have);
+		if (!p->advertised) {
+			/* What the fleet advertises is the same for every pod: once. */
+			const char **have = gs_xcalloc(p->n_res + 1, sizeof(char *));
+			size_t n = 0;
+			struct strbuf sb = STRBUF_INIT;
+			for (size_t k = R_FIRST_SCALAR; k < p->n_res; k++)
+				if (p->n_by_res[k] && !strncmp(p->res_names[k], "nvidia.com/", 11))
+					have[n++] = p->res_names[k];
+			qsort(have, n, sizeof(*have), cmp_str);
+			for (size_t k = 0; k < n; k++)
+				strbuf_addf(&sb, "%s%s", k ? ", " : "; the nodes advertise ",
+					    have[k]);
+			free(have);
+			p->advertised = strbuf_detach(&sb, NULL);
+		}
 		out->hints = gs_xrealloc(out->hints, (out->n_hints + 1) * sizeof(char *));
-		out->hints[out->n_hints++] = strbuf_detach(&sb, NULL);
+		out->hints[out->n_hints++] =
+			gs_xasprintf("no node advertises %s%s", name, p->advertised);
 	}
 }
 
@@ -797,7 +921,10 @@ static bool devices_short(const struct plan *p, const struct ppod *pp, size_t at
 			  struct plan_pod *out)
 {
 	const char *res = p->res_names[r];
-	int64_t free_n = p->nodes[at].alloc[r] - p->nodes[at].used[r], reuse = 0;
+	int64_t alloc, used, free_n, reuse = 0;
+
+	node_res(&p->nodes[at], r, &alloc, &used);
+	free_n = alloc - used;
 
 	for (size_t l = 0; l < 2; l++) {
 		const json_t *c;
@@ -858,8 +985,10 @@ static bool kubelet_refuses_pinned(struct plan *p, const struct ppod *pp, size_t
 
 	for (size_t i = 0; i < pp->n_req; i++) {
 		size_t r = pp->req[i].res;
+		int64_t alloc, used;
+		node_res(n, r, &alloc, &used);
 		if (r >= R_FIRST_SCALAR && !strncmp(p->res_names[r], "nvidia.com/", 11) &&
-		    n->alloc[r] > 0 && devices_short(p, pp, at, r, out))
+		    alloc > 0 && devices_short(p, pp, at, r, out))
 			goto refused;
 	}
 	if (n->n_pods + 1 > n->max_pods) {
@@ -870,16 +999,18 @@ static bool kubelet_refuses_pinned(struct plan *p, const struct ppod *pp, size_t
 		size_t r = pp->req[i].res;
 		int64_t v = pp->req[i].v;
 		const char *name = p->res_names[r];
+		int64_t alloc, used;
 
-		if (v <= 0 || v <= n->alloc[r] - n->used[r])
+		node_res(n, r, &alloc, &used);
+		if (v <= 0 || v <= alloc - used)
 			continue;
 		/* Served by a device plugin: the allocation above is the check. */
-		if (r >= R_FIRST_SCALAR && !strncmp(name, "nvidia.com/", 11) && n->alloc[r] > 0)
+		if (r >= R_FIRST_SCALAR && !strncmp(name, "nvidia.com/", 11) && alloc > 0)
 			continue;
 		if (r >= R_FIRST_SCALAR && strchr(name, '/') &&
 		    !json_object_get(kobj_map(n->obj, "status.allocatable"), name))
 			continue;
-		out_of(out, name, v, n->used[r], n->alloc[r]);
+		out_of(out, name, v, used, alloc);
 		goto refused;
 	}
 	why = explain_selector_mismatch(spec, n->obj);
@@ -909,10 +1040,8 @@ refused:
 
 static void plan_release(struct plan *p)
 {
-	for (size_t i = 0; i < p->n_nodes; i++) {
-		free(p->nodes[i].alloc);
-		free(p->nodes[i].used);
-	}
+	for (size_t i = 0; i < p->n_nodes; i++)
+		free(p->nodes[i].sc);
 	free(p->nodes);
 	for (size_t r = 0; r < p->n_res; r++) {
 		free(p->res_names[r]);
@@ -921,12 +1050,11 @@ static void plan_release(struct plan *p)
 	free(p->res_names);
 	free(p->by_res);
 	free(p->n_by_res);
-	for (size_t c = 0; c < p->n_classes; c++) {
-		free(p->classes[c].code);
-		free(p->classes[c].pref);
-		free(p->classes[c].ptaint);
-	}
+	for (size_t c = 0; c < p->n_classes; c++)
+		class_detach(&p->classes[c]);
 	free(p->classes);
+	free(p->live);
+	free(p->advertised);
 	json_decref(p->res_index);
 	json_decref(p->class_index);
 	json_decref(p->quotas);
@@ -1025,6 +1153,10 @@ int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_er
 	}
 	if (nodes_fill(&p, err) < 0 || quotas_init(&p, err) < 0)
 		goto out;
+	p.max_live = CLASS_CELLS / (p.n_nodes + 1);
+	if (!p.max_live)
+		p.max_live = 1;
+	p.live = gs_xcalloc(p.max_live, sizeof(size_t));
 	for (size_t i = 0; i < n_existing; i++) {
 		long n = node_index(&p, kobj_text(existing[i].obj, "spec.nodeName"));
 		if (n >= 0)
@@ -1160,30 +1292,33 @@ static json_t *names(const struct plan_result *r, const size_t *idx, size_t n)
 	return a;
 }
 
-json_t *plan_result_json(const struct plan_result *r)
+json_t *plan_pod_json(const struct plan_result *r, size_t i)
 {
-	json_t *pods = json_array(), *quotas = json_array();
+	const struct plan_pod *o = &r->pods[i];
+	json_t *j = json_pack(
+		"{s:s,s:s,s:s,s:s?,s:s,s:o,s:I,s:o,s:I}", "namespace", o->namespace, "name",
+		o->name, "verdict", plan_verdict_name(o->verdict), "node", o->node, "reason",
+		o->reason ? o->reason : "", "feasible", names(r, o->feasible, o->n_feasible_listed),
+		"feasibleCount", (json_int_t)o->n_feasible, "tied",
+		names(r, o->tied, o->n_tied_listed), "tiedCount", (json_int_t)o->n_tied);
 
-	for (size_t i = 0; i < r->n_pods; i++) {
-		const struct plan_pod *o = &r->pods[i];
-		json_array_append_new(
-			pods, json_pack("{s:s,s:s,s:s,s:s?,s:s,s:o,s:o}", "namespace", o->namespace,
-					"name", o->name, "verdict", plan_verdict_name(o->verdict),
-					"node", o->node, "reason", o->reason ? o->reason : "",
-					"feasible", names(r, o->feasible, o->n_feasible), "tied",
-					names(r, o->tied, o->n_tied)));
-		if (!o->node)
-			json_object_set_new(json_array_get(pods, i), "node", json_null());
-		if (o->status_reason)
-			json_object_set_new(json_array_get(pods, i), "status_reason",
-					    json_string(o->status_reason));
-		if (o->n_hints) {
-			json_t *h = json_array();
-			for (size_t j = 0; j < o->n_hints; j++)
-				json_array_append_new(h, json_string(o->hints[j]));
-			json_object_set_new(json_array_get(pods, i), "hints", h);
-		}
+	if (!o->node)
+		json_object_set_new(j, "node", json_null());
+	if (o->status_reason)
+		json_object_set_new(j, "status_reason", json_string(o->status_reason));
+	if (o->n_hints) {
+		json_t *h = json_array();
+		for (size_t k = 0; k < o->n_hints; k++)
+			json_array_append_new(h, json_string(o->hints[k]));
+		json_object_set_new(j, "hints", h);
 	}
+	return j;
+}
+
+json_t *plan_quotas_json(const struct plan_result *r)
+{
+	json_t *quotas = json_array();
+
 	for (size_t i = 0; i < r->n_quotas; i++) {
 		const struct plan_quota_use *u = &r->quotas[i];
 		json_array_append_new(quotas,
@@ -1191,7 +1326,16 @@ json_t *plan_result_json(const struct plan_result *r)
 						"quota", u->quota, "resource", u->resource, "used",
 						u->used, "hard", u->hard));
 	}
-	return json_pack("{s:o,s:o}", "pods", pods, "quotas", quotas);
+	return quotas;
+}
+
+json_t *plan_result_json(const struct plan_result *r)
+{
+	json_t *pods = json_array();
+
+	for (size_t i = 0; i < r->n_pods; i++)
+		json_array_append_new(pods, plan_pod_json(r, i));
+	return json_pack("{s:o,s:o}", "pods", pods, "quotas", plan_quotas_json(r));
 }
 
 /* ---- what-if ----------------------------------------------------------------------- */

@@ -35,11 +35,17 @@ struct plan_pod {
 				FAILED: the kubelet's status message; BOUND: how the node was chosen */
 	char *status_reason; /* FAILED: the pod's status.reason (UnexpectedAdmissionError,
 				OutOfcpu, NodeAffinity, ...) */
-	size_t *feasible;    /* indexes into plan_result.nodes of the nodes passing the filters */
+	/* The nodes passing the filters: how many, and the first PLAN_MAX_LISTED
+	   of them in node order (indexes into plan_result.nodes). */
 	size_t n_feasible;
-	size_t *tied; /* BOUND by score: the nodes sharing the top score (the scheduler picks
-			 one at random; plan the first in node order) */
+	size_t *feasible;
+	size_t n_feasible_listed;
+	/* BOUND by the scheduler: the nodes sharing the top score (it picks one at
+	   random; plan the first in node order): how many, and the first
+	   PLAN_MAX_LISTED, the chosen one first. */
 	size_t n_tied;
+	size_t *tied;
+	size_t n_tied_listed;
 	char **requests; /* "name=quantity" of its effective requests, sorted */
 	size_t n_requests;
 	/* PENDING: each nvidia.com/ name it asks for that no node advertises, with the
@@ -76,6 +82,8 @@ struct plan_input {
 
 #define PLAN_MAX_NODES 20000
 #define PLAN_MAX_PODS 200000
+/* Nodes named per pod in its feasible and tied lists (the counts are whole). */
+#define PLAN_MAX_LISTED 16
 
 /*
  * Run the plan. Fails on input that is not what the fields say, or
@@ -86,6 +94,9 @@ void plan_result_free(struct plan_result *r);
 
 /* The outcome as contract JSON: {"pods":[...],"quotas":[...]} (docs/plan.md). */
 json_t *plan_result_json(const struct plan_result *r);
+/* Its parts, to print one pod at a time: pod i's object, the quotas' array. New references. */
+json_t *plan_pod_json(const struct plan_result *r, size_t i);
+json_t *plan_quotas_json(const struct plan_result *r);
 
 /*
  * What changes between two outcomes of the same pods (`before` on the

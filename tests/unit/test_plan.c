@@ -284,6 +284,42 @@ static void test_verdict_names(void **state)
 	assert_string_equal(plan_verdict_name(PLAN_FAILED), "failed");
 }
 
+/*
+ * A pod that fits 20 equal nodes names the first PLAN_MAX_LISTED of them
+ * in each list, and counts all 20: the outcome of a batch stays small
+ * whatever the fleet.
+ */
+static void test_lists_bounded(void **state)
+{
+	(void)state;
+	json_t *nodes = json_array();
+	char name[16];
+
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "n%02d", i);
+		json_array_append_new(nodes, node(name, "8", "32Gi", "1", NULL, NULL));
+	}
+	struct plan_result *r =
+		run(nodes, json_pack("[o]", pod("p", "{\"limits\":{\"nvidia.com/gpu\":1}}", NULL)));
+
+	assert_int_equal(r->pods[0].n_feasible, 20);
+	assert_int_equal(r->pods[0].n_feasible_listed, PLAN_MAX_LISTED);
+	assert_int_equal(r->pods[0].n_tied, 20);
+	assert_int_equal(r->pods[0].n_tied_listed, PLAN_MAX_LISTED);
+	json_t *j = plan_pod_json(r, 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "feasibleCount")), 20);
+	assert_int_equal(json_integer_value(json_object_get(j, "tiedCount")), 20);
+	assert_int_equal(json_array_size(json_object_get(j, "feasible")), PLAN_MAX_LISTED);
+	assert_int_equal(json_array_size(json_object_get(j, "tied")), PLAN_MAX_LISTED);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "tied"), 0)),
+			    "n00");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "feasible"),
+							     PLAN_MAX_LISTED - 1)),
+			    "n15");
+	json_decref(j);
+	plan_result_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_prefer_no_schedule_and_preferred_affinity),
 		cmocka_unit_test(test_what_if_diff),
 		cmocka_unit_test(test_verdict_names),
+		cmocka_unit_test(test_lists_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
