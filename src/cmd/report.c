@@ -73,25 +73,15 @@ static int write_file(const char *path, const struct strbuf *sb, struct gs_error
 static int offline_quotas(const json_t *quotas, const json_t *pods, json_t **out,
 			  struct gs_error *err)
 {
-	json_t *items = json_array(), *done = json_object();
-	const json_t *q;
-	size_t i;
+	json_t *items, *lists, *list;
+	const char *ns;
 
-	json_array_foreach (quotas, i, q) {
-		const char *ns = fleet_namespace_of(q);
-		json_t *list = NULL;
-		if (json_object_get(done, ns))
-			continue;
-		json_object_set_new(done, ns, json_true());
-		if (explain_quota_list_from(quotas, ns, pods, &list, err) < 0) {
-			json_decref(items);
-			json_decref(done);
-			return -1;
-		}
+	if (explain_quota_lists_from(quotas, pods, &lists, err) < 0)
+		return -1;
+	items = json_array();
+	json_object_foreach (lists, ns, list)
 		json_array_extend(items, json_object_get(list, "items"));
-		json_decref(list);
-	}
-	json_decref(done);
+	json_decref(lists);
 	*out = json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "ResourceQuotaList", "items",
 			 items);
 	return 0;

@@ -152,38 +152,66 @@ static bool recorded(const json_t *quota)
 	return json_is_object(kobj_get(quota, "status.used"));
 }
 
-int explain_quota_list_from(const json_t *quotas, const char *ns, const json_t *pods, json_t **out,
-			    struct gs_error *err)
+static bool terminal(const json_t *pod)
 {
-	json_t *items = json_array(), *used = NULL;
+	const char *phase = kobj_text(pod, "status.phase");
+	return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+}
+
+/*
+ * The lists of the namespaces of `quotas` (only_ns: that one; NULL: every
+ * one, in the order of its first quota): the pods are read once, each
+ * counted for its own namespace.
+ */
+static int quota_lists(const json_t *quotas, const char *only_ns, const json_t *pods, json_t **out,
+		       struct gs_error *err)
+{
+	json_t *lists = json_object(), *used = json_object();
 	const json_t *p, *doc;
 	size_t i;
 
 	*out = NULL;
+	json_array_foreach (quotas, i, doc) {
+		const char *ns = ns_of(doc);
+		if (kobj_is(doc, "ResourceQuota") && (!only_ns || !strcmp(ns, only_ns)) &&
+		    !json_object_get(lists, ns))
+			json_object_set_new(lists, ns,
+					    json_pack("{s:s,s:s,s:{s:s},s:[]}", "apiVersion", "v1",
+						      "kind", "ResourceQuotaList", "metadata",
+						      "namespace", ns, "items"));
+	}
 	json_array_foreach (json_object_get(pods, "items"), i, p) {
-		const char *phase = kobj_text(p, "status.phase");
-		if (strcmp(ns_of(p), ns) || !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
+		const char *ns = ns_of(p);
+		if (!json_object_get(lists, ns) || terminal(p))
 			continue;
-		if (explain_quota_add_pod(&used, p, err) < 0) {
+		json_t *u = json_object_get(used, ns);
+		bool fresh = !u;
+		if (explain_quota_add_pod(&u, p, err) < 0) {
+			if (fresh)
+				json_decref(u);
 			gs_error_prefix(err, "pod %s/%s: ", ns, kobj_text(p, "metadata.name"));
 			goto fail;
 		}
+		if (fresh)
+			json_object_set_new(used, ns, u);
 	}
 	json_array_foreach (quotas, i, doc) {
-		if (!kobj_is(doc, "ResourceQuota") || strcmp(ns_of(doc), ns))
+		json_t *items = json_object_get(json_object_get(lists, ns_of(doc)), "items");
+		if (!kobj_is(doc, "ResourceQuota") || !items)
 			continue;
 		if (recorded(doc)) {
 			json_array_append_new(items, json_deep_copy(doc));
 			continue;
 		}
 		const json_t *hard = kobj_get(doc, "spec.hard");
+		const json_t *have_used = json_object_get(used, ns_of(doc));
 		if (explain_quantities_check(NULL, hard, "spec.hard", err) < 0)
 			goto fail;
 		json_t *q = json_deep_copy(doc), *u = json_object();
 		const char *k;
 		json_t *v;
 		json_object_foreach ((json_t *)hard, k, v) {
-			const json_t *have = json_object_get(used, k);
+			const json_t *have = json_object_get(have_used, k);
 			json_object_set_new(u, k,
 					    have ? json_copy((json_t *)have) : json_string("0"));
 		}
@@ -194,13 +222,34 @@ int explain_quota_list_from(const json_t *quotas, const char *ns, const json_t *
 		json_array_append_new(items, q);
 	}
 	json_decref(used);
-	*out = json_pack("{s:s,s:s,s:{s:s},s:o}", "apiVersion", "v1", "kind", "ResourceQuotaList",
-			 "metadata", "namespace", ns, "items", items);
+	*out = lists;
 	return 0;
 fail:
-	json_decref(items);
+	json_decref(lists);
 	json_decref(used);
 	return -1;
+}
+
+int explain_quota_lists_from(const json_t *quotas, const json_t *pods, json_t **out,
+			     struct gs_error *err)
+{
+	return quota_lists(quotas, NULL, pods, out, err);
+}
+
+int explain_quota_list_from(const json_t *quotas, const char *ns, const json_t *pods, json_t **out,
+			    struct gs_error *err)
+{
+	json_t *lists;
+
+	*out = NULL;
+	if (quota_lists(quotas, ns, pods, &lists, err) < 0)
+		return -1;
+	*out = json_incref(json_object_get(lists, ns));
+	if (!*out)
+		*out = json_pack("{s:s,s:s,s:{s:s},s:[]}", "apiVersion", "v1", "kind",
+				 "ResourceQuotaList", "metadata", "namespace", ns, "items");
+	json_decref(lists);
+	return 0;
 }
 
 int explain_quota_list_build(const struct ydoc_stream *s, const char *ns, const json_t *pods,

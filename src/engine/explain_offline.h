@@ -15,8 +15,8 @@
  */
 
 struct explain_fleet {
-	json_t *nodes; /* a NodeList: every Node of the stream, advertised */
-	json_t *pods;  /* a PodList: every Pod of the streams (shared with them, read only) */
+	json_t *nodes;		 /* a NodeList: every Node of the stream, advertised */
+	json_t *pods;		 /* a PodList: every Pod of the stream */
 	struct sync_report plan; /* sync_plan's report, one entry per Node */
 };
 
@@ -60,6 +60,13 @@ int explain_quota_list_build(const struct ydoc_stream *s, const char *ns, const 
  */
 int explain_quota_list_from(const json_t *quotas, const char *ns, const json_t *pods, json_t **out,
 			    struct gs_error *err) GS_WUR;
+/*
+ * The same for every namespace of `quotas` at once: *out maps each (in the
+ * order of its first quota) to its list. The pods are read once, whatever
+ * the number of namespaces.
+ */
+int explain_quota_lists_from(const json_t *quotas, const json_t *pods, json_t **out,
+			     struct gs_error *err) GS_WUR;
 
 /*
  * Every value of `map` (requests, limits, a quota's hard, a LimitRange

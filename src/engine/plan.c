@@ -619,24 +619,11 @@ static int quota_charge(json_t *list, const json_t *usage, int sign, struct gs_e
 static int quotas_init(struct plan *p, struct gs_error *err)
 {
 	json_t *empty = json_pack("{s:[]}", "items");
-	const json_t *doc;
-	size_t d;
+	int rc = explain_quota_lists_from(p->in->quotas, p->in->existing ? p->in->existing : empty,
+					  &p->quotas, err);
 
-	p->quotas = json_object();
-	json_array_foreach (p->in->quotas, d, doc) {
-		json_t *list;
-		if (!kobj_is(doc, "ResourceQuota") || json_object_get(p->quotas, ns_of(doc)))
-			continue;
-		if (explain_quota_list_from(p->in->quotas, ns_of(doc),
-					    p->in->existing ? p->in->existing : empty, &list,
-					    err) < 0) {
-			json_decref(empty);
-			return -1;
-		}
-		json_object_set_new(p->quotas, ns_of(doc), list);
-	}
 	json_decref(empty);
-	return 0;
+	return rc;
 }
 
 /* 1 and *msg when a quota refuses the pod, 0 when admitted (and charged). */
@@ -1350,36 +1337,55 @@ static bool advertises(const json_t *node, const char *res)
 	return v && qint(v, false, &n, &e) == 0 && n > 0;
 }
 
-static bool fleet_advertises(const json_t *nodes, const char *res)
+/* The names some node of the NodeList advertises (allocatable > 0), as a set. */
+static json_t *advertised_set(const json_t *nodes)
 {
+	json_t *set = json_object();
+	const json_t *n;
+	size_t i;
+
+	json_array_foreach (json_object_get(nodes, "items"), i, n) {
+		const char *k;
+		json_t *v;
+		json_object_foreach ((json_t *)kobj_get(n, "status.allocatable"), k, v)
+			if (!json_object_get(set, k) && advertises(n, k))
+				json_object_set_new(set, k, json_true());
+	}
+	return set;
+}
+
+/* name -> node of a NodeList (the last of a name, as a search from the start finds it). */
+static json_t *nodes_by_name(const json_t *nodes)
+{
+	json_t *idx = json_object();
 	const json_t *n;
 	size_t i;
 
 	json_array_foreach (json_object_get(nodes, "items"), i, n)
-		if (advertises(n, res))
-			return true;
-	return false;
+		json_object_set(idx, kobj_text(n, "metadata.name"), (json_t *)n);
+	return idx;
 }
 
-/* Sorted unique nvidia.com/ names advertised now by the nodes that had `res` before. */
-static json_t *instead(const json_t *before, const json_t *after, const char *res)
+/*
+ * Sorted unique nvidia.com/ names advertised now by the nodes that had
+ * `res` before (before_by_name: nodes_by_name of the NodeList before), or
+ * when none had it, by every node now.
+ */
+static json_t *instead(const json_t *before_by_name, const json_t *after, const char *res)
 {
 	json_t *seen = json_object(), *out = json_array();
-	const json_t *items_b = json_object_get(before, "items"), *n;
+	const json_t *n;
 	size_t i;
 	int pass;
 
 	for (pass = 0; pass < 2 && !json_object_size(seen); pass++) {
 		json_array_foreach (json_object_get(after, "items"), i, n) {
-			const char *name = kobj_text(n, "metadata.name"), *k;
+			const char *k;
 			json_t *v;
 			if (pass == 0) {
 				/* the same node, before the change */
-				const json_t *b = NULL, *x;
-				size_t j;
-				json_array_foreach (items_b, j, x)
-					if (!strcmp(kobj_text(x, "metadata.name"), name))
-						b = x;
+				const json_t *b = json_object_get(before_by_name,
+								  kobj_text(n, "metadata.name"));
 				if (!b || !advertises(b, res))
 					continue;
 			}
@@ -1413,10 +1419,20 @@ static json_t *outcome(const struct plan_pod *o)
 	return j;
 }
 
+static char *quota_key(const struct plan_quota_use *u)
+{
+	return gs_xasprintf("%s/%s/%s", u->namespace, u->quota, u->resource);
+}
+
 json_t *plan_diff_json(const struct plan_result *before, const struct plan_result *after,
 		       const json_t *nodes_before, const json_t *nodes_after)
 {
 	json_t *changes = json_array(), *unadv = json_array(), *quotas = json_array();
+	/* Each read once: the fleets' advertised names, the nodes before by
+	 * name, "instead" per resource, the quota uses before by key. */
+	json_t *adv_before = advertised_set(nodes_before), *adv_after = advertised_set(nodes_after);
+	json_t *by_name = nodes_by_name(nodes_before), *instead_of = json_object();
+	json_t *uses_before = json_object();
 
 	for (size_t i = 0; i < before->n_pods && i < after->n_pods; i++) {
 		const struct plan_pod *b = &before->pods[i], *a = &after->pods[i];
@@ -1430,24 +1446,35 @@ json_t *plan_diff_json(const struct plan_result *before, const struct plan_resul
 		for (size_t r = 0; r < a->n_requests; r++) {
 			const char *req = a->requests[r], *eq = strchr(req, '=');
 			char *res = gs_xstrndup(req, eq ? (size_t)(eq - req) : strlen(req));
-			if (!strncmp(res, "nvidia.com/", 11) && !fleet_advertises(nodes_after, res))
+			if (!strncmp(res, "nvidia.com/", 11) && !json_object_get(adv_after, res)) {
+				json_t *alt = json_object_get(instead_of, res);
+				if (!alt) {
+					alt = instead(by_name, nodes_after, res);
+					json_object_set_new(instead_of, res, alt);
+				}
 				json_array_append_new(
-					unadv,
-					json_pack("{s:s,s:s,s:s,s:b,s:o}", "namespace",
-						  a->namespace, "name", a->name, "resource", res,
-						  "before", fleet_advertises(nodes_before, res),
-						  "instead",
-						  instead(nodes_before, nodes_after, res)));
+					unadv, json_pack("{s:s,s:s,s:s,s:b,s:O}", "namespace",
+							 a->namespace, "name", a->name, "resource",
+							 res, "before",
+							 json_object_get(adv_before, res) != NULL,
+							 "instead", alt));
+			}
 			free(res);
 		}
 	}
+	for (size_t j = before->n_quotas; j-- > 0;) {
+		/* The first of a key wins, as a search from the start finds it. */
+		char *key = quota_key(&before->quotas[j]);
+		json_object_set_new(uses_before, key, json_integer((json_int_t)j));
+		free(key);
+	}
 	for (size_t i = 0; i < after->n_quotas; i++) {
 		const struct plan_quota_use *a = &after->quotas[i], *b = NULL;
-		for (size_t j = 0; j < before->n_quotas && !b; j++)
-			if (!strcmp(before->quotas[j].namespace, a->namespace) &&
-			    !strcmp(before->quotas[j].quota, a->quota) &&
-			    !strcmp(before->quotas[j].resource, a->resource))
-				b = &before->quotas[j];
+		char *key = quota_key(a);
+		const json_t *at = json_object_get(uses_before, key);
+		free(key);
+		if (at)
+			b = &before->quotas[json_integer_value(at)];
 		if (b && !strcmp(b->used, a->used))
 			continue;
 		json_array_append_new(quotas, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "namespace",
@@ -1455,6 +1482,11 @@ json_t *plan_diff_json(const struct plan_result *before, const struct plan_resul
 							a->resource, "before", b ? b->used : "0",
 							"after", a->used, "hard", a->hard));
 	}
+	json_decref(adv_before);
+	json_decref(adv_after);
+	json_decref(by_name);
+	json_decref(instead_of);
+	json_decref(uses_before);
 	return json_pack("{s:o,s:o,s:o}", "changes", changes, "unadvertised", unadv, "quotas",
 			 quotas);
 }

@@ -205,14 +205,27 @@ int status_build(const struct catalog *cat, const json_t *configmap, const json_
 		 struct gs_error *err)
 {
 	struct dpconfig_set *set = NULL;
-	json_t *list = json_array();
+	json_t *list = json_array(), *on = json_object(), *none = json_array();
 	size_t i;
-	json_t *node;
+	json_t *node, *pod;
 
 	*out = NULL;
 	if (configmap && dpconfig_set_from_configmap(NULL, configmap, &set, err) < 0) {
 		json_decref(list);
+		json_decref(on);
+		json_decref(none);
 		return -1;
+	}
+	/* The pods by the node they are bound to, read once: a node's ledger
+	 * looks at its own (in list order), not at every pod. */
+	json_array_foreach ((json_t *)pods, i, pod) {
+		const char *nn = kobj_text(pod, "spec.nodeName");
+		json_t *arr = json_object_get(on, nn);
+		if (!arr) {
+			arr = json_array();
+			json_object_set_new(on, nn, arr);
+		}
+		json_array_append(arr, pod);
 	}
 	json_array_foreach ((json_t *)nodes, i, node) {
 		if (!kobj_annotation(node, NODEHW_ANN_PRODUCT))
@@ -227,8 +240,12 @@ int status_build(const struct catalog *cat, const json_t *configmap, const json_
 			}
 			continue;
 		}
-		json_array_append_new(list, node_status(cat, node, set, pods, o, warnings));
+		const json_t *mine = json_object_get(on, kobj_text(node, "metadata.name"));
+		json_array_append_new(list,
+				      node_status(cat, node, set, mine ? mine : none, o, warnings));
 	}
+	json_decref(on);
+	json_decref(none);
 	dpconfig_set_free(set);
 	*out = json_pack("{s:o}", "nodes", list);
 	return 0;
