@@ -166,16 +166,6 @@ static bool pod_terminal(const json_t *pod)
 	return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
 }
 
-static bool same_pod(const json_t *a, const json_t *b)
-{
-	const char *ua = kobj_text(a, "metadata.uid"), *ub = kobj_text(b, "metadata.uid");
-
-	if (*ua && *ub)
-		return !strcmp(ua, ub);
-	return !strcmp(kobj_text(a, "metadata.namespace"), kobj_text(b, "metadata.namespace")) &&
-	       !strcmp(kobj_text(a, "metadata.name"), kobj_text(b, "metadata.name"));
-}
-
 /* ---- node filters --------------------------------------------------------- */
 
 bool explain_tolerates(const json_t *tols, const json_t *taint)
@@ -767,17 +757,79 @@ static void hint_names(struct explain_node *n, const json_t *requests, const jso
 /* ---- the pods bound to each node ------------------------------------------- */
 
 struct usage_slot {
-	json_t *used; /* resource -> quantity string, summed in pod list order */
+	json_t *used; /* resource -> quantity string, summed in pod order */
 	size_t bound; /* the non-terminal pods bound here */
-	size_t *pods; /* their indexes in the pod list, in order */
-	size_t n_pods, cap;
+	size_t first; /* its first pod's record, NO_POD when none; then usage_pod.next_here */
 };
 
+/*
+ * What is kept of a counted pod: who it is and what it asks for, to sum
+ * its node again without it. One allocation: uid, namespace, name, then
+ * n_req resource and quantity pairs, each string NUL-terminated.
+ */
+struct usage_pod {
+	char *text;
+	const char *uid, *ns, *name, *req;
+	size_t n_req;
+	size_t slot;
+	size_t next_here; /* the next pod on the same node, NO_POD at the end */
+};
+
+static void usage_pod_init(struct usage_pod *up, const json_t *p, const json_t *requests)
+{
+	const char *parts[] = {kobj_text(p, "metadata.uid"), kobj_text(p, "metadata.namespace"),
+			       kobj_text(p, "metadata.name")};
+	size_t len = 0, at = 0;
+	const char *k;
+	json_t *v;
+
+	for (size_t i = 0; i < 3; i++)
+		len += strlen(parts[i]) + 1;
+	json_object_foreach ((json_t *)requests, k, v)
+		len += strlen(k) + strlen(json_string_value(v)) + 2;
+	up->text = gs_xmalloc(len);
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = strlen(parts[i]) + 1;
+		memcpy(up->text + at, parts[i], n);
+		at += n;
+	}
+	up->n_req = 0;
+	json_object_foreach ((json_t *)requests, k, v) {
+		const char *q = json_string_value(v);
+		memcpy(up->text + at, k, strlen(k) + 1);
+		at += strlen(k) + 1;
+		memcpy(up->text + at, q, strlen(q) + 1);
+		at += strlen(q) + 1;
+		up->n_req++;
+	}
+	up->uid = up->text;
+	up->ns = up->uid + strlen(up->uid) + 1;
+	up->name = up->ns + strlen(up->ns) + 1;
+	up->req = up->name + strlen(up->name) + 1;
+}
+
+/* The kept pod's requests summed into `into`, as add_requests summed them. */
+static int usage_pod_add_to(const struct usage_pod *up, json_t *into, struct gs_error *err)
+{
+	const char *k = up->req;
+	struct quantity q;
+
+	for (size_t i = 0; i < up->n_req; i++) {
+		const char *v = k + strlen(k) + 1;
+		if (quantity_parse(&q, v, strlen(v), err) < 0 || add_into(into, k, &q, err) < 0)
+			return -1;
+		k = v + strlen(v) + 1;
+	}
+	return 0;
+}
+
 struct explain_usage {
-	const json_t *items;	  /* the pods (borrowed) */
 	json_t *slot_of;	  /* node name -> slot */
 	struct usage_slot *slots; /* one per distinct node name */
 	size_t n_slots;
+	size_t *last; /* per slot: its last pod's record, to append */
+	struct usage_pod *pods;
+	size_t n_pods, cap_pods;
 	/* The counted pods by uid and by "namespace/name": the first, then next[]. */
 	json_t *by_uid, *by_name;
 	size_t *next_uid, *next_name;
@@ -798,24 +850,9 @@ static int add_requests(json_t *into, const json_t *requests, struct gs_error *e
 	return 0;
 }
 
-static int pod_requests_into(json_t *into, const json_t *p, struct gs_error *err)
+static char *name_key(const char *ns, const char *name)
 {
-	json_t *r;
-
-	if (explain_pod_requests(p, &r, err) < 0 || add_requests(into, r, err) < 0) {
-		json_decref(r);
-		gs_error_prefix(err, "pod %s/%s: ", kobj_text(p, "metadata.namespace"),
-				kobj_text(p, "metadata.name"));
-		return -1;
-	}
-	json_decref(r);
-	return 0;
-}
-
-static char *name_key(const json_t *p)
-{
-	return gs_xasprintf("%s/%s", kobj_text(p, "metadata.namespace"),
-			    kobj_text(p, "metadata.name"));
+	return gs_xasprintf("%s/%s", ns, name);
 }
 
 /* Pod i heads the chain of `key` in `map`; the former head follows it. */
@@ -827,27 +864,22 @@ static void chain(json_t *map, size_t *next, const char *key, size_t i)
 	json_object_set_new(map, key, json_integer((json_int_t)i));
 }
 
-int explain_usage_new(const json_t *nodes, const json_t *pods, struct explain_usage **out,
-		      struct gs_error *err)
+int explain_usage_begin(const json_t *nodes, struct explain_usage **out, struct gs_error *err)
 {
-	const json_t *nitems = json_object_get(nodes, "items");
-	const json_t *pitems = json_object_get(pods, "items"), *node, *p;
+	const json_t *nitems = json_object_get(nodes, "items"), *node;
 	struct explain_usage *u;
-	size_t i, n_pods = json_array_size(pitems);
+	size_t i;
 
 	*out = NULL;
-	if (json_array_size(nitems) > EXPLAIN_MAX_NODES || n_pods > EXPLAIN_MAX_PODS) {
+	if (json_array_size(nitems) > EXPLAIN_MAX_NODES) {
 		gs_error_set(err, "more than %d nodes or %d pods", EXPLAIN_MAX_NODES,
 			     EXPLAIN_MAX_PODS);
 		return -1;
 	}
 	u = gs_xcalloc(1, sizeof(*u));
-	u->items = pitems;
 	u->slot_of = json_object();
 	u->by_uid = json_object();
 	u->by_name = json_object();
-	u->next_uid = gs_xmalloc((n_pods + 1) * sizeof(size_t));
-	u->next_name = gs_xmalloc((n_pods + 1) * sizeof(size_t));
 	json_array_foreach (nitems, i, node) {
 		const char *name = kobj_text(node, "metadata.name");
 		if (!json_object_get(u->slot_of, name))
@@ -855,31 +887,82 @@ int explain_usage_new(const json_t *nodes, const json_t *pods, struct explain_us
 					    json_integer((json_int_t)u->n_slots++));
 	}
 	u->slots = gs_xcalloc(u->n_slots + 1, sizeof(*u->slots));
-	for (i = 0; i < u->n_slots; i++)
+	u->last = gs_xcalloc(u->n_slots + 1, sizeof(size_t));
+	for (i = 0; i < u->n_slots; i++) {
 		u->slots[i].used = json_object();
-	json_array_foreach (pitems, i, p) {
-		const json_t *at = json_object_get(u->slot_of, kobj_text(p, "spec.nodeName"));
-		if (!at || pod_terminal(p))
-			continue;
-		struct usage_slot *s = &u->slots[json_integer_value(at)];
-		if (pod_requests_into(s->used, p, err) < 0) {
-			explain_usage_free(u);
-			return -1;
-		}
-		s->bound++;
-		if (s->n_pods == s->cap) {
-			s->cap = s->cap ? 2 * s->cap : 8;
-			s->pods = gs_xrealloc(s->pods, s->cap * sizeof(*s->pods));
-		}
-		s->pods[s->n_pods++] = i;
-		const char *uid = kobj_text(p, "metadata.uid");
-		if (*uid)
-			chain(u->by_uid, u->next_uid, uid, i);
-		char *key = name_key(p);
-		chain(u->by_name, u->next_name, key, i);
-		free(key);
+		u->slots[i].first = NO_POD;
 	}
 	*out = u;
+	return 0;
+}
+
+int explain_usage_add(struct explain_usage *u, const json_t *p, struct gs_error *err)
+{
+	const json_t *at = json_object_get(u->slot_of, kobj_text(p, "spec.nodeName"));
+	json_t *r;
+
+	if (!at || pod_terminal(p))
+		return 0;
+	if (u->n_pods >= EXPLAIN_MAX_PODS) {
+		gs_error_set(err, "more than %d nodes or %d pods", EXPLAIN_MAX_NODES,
+			     EXPLAIN_MAX_PODS);
+		return -1;
+	}
+	size_t si = (size_t)json_integer_value(at);
+	struct usage_slot *s = &u->slots[si];
+	if (explain_pod_requests(p, &r, err) < 0 || add_requests(s->used, r, err) < 0) {
+		json_decref(r);
+		gs_error_prefix(err, "pod %s/%s: ", kobj_text(p, "metadata.namespace"),
+				kobj_text(p, "metadata.name"));
+		return -1;
+	}
+	if (u->n_pods == u->cap_pods) {
+		u->cap_pods = u->cap_pods ? 2 * u->cap_pods : 64;
+		u->pods = gs_xrealloc(u->pods, u->cap_pods * sizeof(*u->pods));
+		u->next_uid = gs_xrealloc(u->next_uid, u->cap_pods * sizeof(size_t));
+		u->next_name = gs_xrealloc(u->next_name, u->cap_pods * sizeof(size_t));
+	}
+	size_t i = u->n_pods++;
+	struct usage_pod *up = &u->pods[i];
+	usage_pod_init(up, p, r);
+	json_decref(r);
+	up->slot = si;
+	up->next_here = NO_POD;
+	if (s->first == NO_POD)
+		s->first = i;
+	else
+		u->pods[u->last[si]].next_here = i;
+	u->last[si] = i;
+	s->bound++;
+	if (*up->uid)
+		chain(u->by_uid, u->next_uid, up->uid, i);
+	char *key = name_key(up->ns, up->name);
+	chain(u->by_name, u->next_name, key, i);
+	free(key);
+	return 0;
+}
+
+int explain_usage_new(const json_t *nodes, const json_t *pods, struct explain_usage **out,
+		      struct gs_error *err)
+{
+	const json_t *pitems = json_object_get(pods, "items"), *p;
+	size_t i;
+
+	if (json_array_size(pitems) > EXPLAIN_MAX_PODS) {
+		*out = NULL;
+		gs_error_set(err, "more than %d nodes or %d pods", EXPLAIN_MAX_NODES,
+			     EXPLAIN_MAX_PODS);
+		return -1;
+	}
+	if (explain_usage_begin(nodes, out, err) < 0)
+		return -1;
+	json_array_foreach (pitems, i, p) {
+		if (explain_usage_add(*out, p, err) < 0) {
+			explain_usage_free(*out);
+			*out = NULL;
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -887,11 +970,13 @@ void explain_usage_free(struct explain_usage *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->n_slots; i++) {
+	for (size_t i = 0; i < u->n_slots; i++)
 		json_decref(u->slots[i].used);
-		free(u->slots[i].pods);
-	}
+	for (size_t i = 0; i < u->n_pods; i++)
+		free(u->pods[i].text);
+	free(u->pods);
 	free(u->slots);
+	free(u->last);
 	json_decref(u->slot_of);
 	json_decref(u->by_uid);
 	json_decref(u->by_name);
@@ -900,21 +985,27 @@ void explain_usage_free(struct explain_usage *u)
 	free(u);
 }
 
-static size_t slot_index(const struct explain_usage *u, const json_t *p)
+/*
+ * A kept pod is the same as `pod`: the same uid when both have one, else the
+ * same namespace and name.
+ */
+static bool same_as(const struct usage_pod *up, const json_t *pod)
 {
-	return (size_t)json_integer_value(
-		json_object_get(u->slot_of, kobj_text(p, "spec.nodeName")));
+	const char *uid = kobj_text(pod, "metadata.uid");
+
+	if (*up->uid && *uid)
+		return !strcmp(up->uid, uid);
+	return !strcmp(up->ns, kobj_text(pod, "metadata.namespace")) &&
+	       !strcmp(up->name, kobj_text(pod, "metadata.name"));
 }
 
 /* Mark the slot of every counted pod of the chain from `i` that is the same as `pod`. */
 static void mark_same(const struct explain_usage *u, const size_t *next, size_t i,
 		      const json_t *pod, bool *hit)
 {
-	for (; i != NO_POD; i = next[i]) {
-		const json_t *p = json_array_get(u->items, i);
-		if (same_pod(p, pod))
-			hit[slot_index(u, p)] = true;
-	}
+	for (; i != NO_POD; i = next[i])
+		if (same_as(&u->pods[i], pod))
+			hit[u->pods[i].slot] = true;
 }
 
 /*
@@ -928,7 +1019,7 @@ static int own_usage(struct explain_ctx *x, struct gs_error *err)
 	const json_t *pod = x->in->pod, *v;
 	const char *uid = kobj_text(pod, "metadata.uid");
 	bool *hit = gs_xcalloc(u->n_slots + 1, sizeof(bool)), any = false;
-	char *key = name_key(pod);
+	char *key = name_key(kobj_text(pod, "metadata.namespace"), kobj_text(pod, "metadata.name"));
 
 	if (*uid && (v = json_object_get(u->by_uid, uid)))
 		mark_same(u, u->next_uid, (size_t)json_integer_value(v), pod, hit);
@@ -945,12 +1036,11 @@ static int own_usage(struct explain_ctx *x, struct gs_error *err)
 		if (!hit[s])
 			continue;
 		x->own_used[s] = json_object();
-		for (size_t k = 0; k < u->slots[s].n_pods; k++) {
-			const json_t *p = json_array_get(u->items, u->slots[s].pods[k]);
-			if (same_pod(p, pod))
+		for (size_t k = u->slots[s].first; k != NO_POD; k = u->pods[k].next_here) {
+			if (same_as(&u->pods[k], pod))
 				continue;
 			x->own_bound[s]++;
-			if (pod_requests_into(x->own_used[s], p, err) < 0) {
+			if (usage_pod_add_to(&u->pods[k], x->own_used[s], err) < 0) {
 				free(hit);
 				return -1;
 			}

@@ -78,8 +78,8 @@ struct explain_pod {
 /*
  * The pods bound to each node of a NodeList, read once for explaining many
  * pods against the same fleet: per node name, what its non-terminal pods
- * request and how many there are. Borrows `nodes` and `pods`, which must
- * outlive it and stay unchanged.
+ * request and how many there are, and who they are (to leave the explained
+ * pod out of its own node). The pods are not kept.
  */
 struct explain_usage;
 
@@ -113,6 +113,15 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out,
  */
 int explain_usage_new(const json_t *nodes, const json_t *pods, struct explain_usage **out,
 		      struct gs_error *err) GS_WUR;
+/*
+ * The same a pod at a time, for pods read as a stream: begin with the
+ * nodes (borrowed for the index's life), add each pod in list order (it
+ * is not kept: what it asks for is), and the index is the same as
+ * explain_usage_new's.
+ */
+int explain_usage_begin(const json_t *nodes, struct explain_usage **out,
+			struct gs_error *err) GS_WUR;
+int explain_usage_add(struct explain_usage *u, const json_t *pod, struct gs_error *err) GS_WUR;
 void explain_usage_free(struct explain_usage *u);
 /* True when the pod is bound and not Failed. */
 bool explain_pod_is_placed(const struct explain_pod *e);

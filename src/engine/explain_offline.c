@@ -5,7 +5,6 @@
 
 #include "engine/explain.h"
 #include "model/kobj.h"
-#include "engine/mergepatch.h"
 #include "model/quantity.h"
 #include "base/banned.h"
 
@@ -15,42 +14,117 @@ static const char *ns_of(const json_t *obj)
 	return *ns ? ns : "default";
 }
 
+/*
+ * obj[key] made obj's own, to change: the map itself when nothing else
+ * holds it, else a shallow copy of it; a new map when absent.
+ */
+static json_t *own_map(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (json_is_object(v) && v->refcount == 1)
+		return v;
+	json_t *c = json_is_object(v) ? json_copy(v) : json_object();
+	json_object_set_new(obj, key, c);
+	return c;
+}
+
+/*
+ * mergepatch_apply on a node sharing its maps with the caller's (or,
+ * through YAML aliases, with other nodes): each map the patch changes is
+ * made the node's own first, the rest stays shared and unchanged.
+ */
+static void apply_own(json_t *target, const json_t *patch)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach ((json_t *)patch, k, v) {
+		if (json_is_null(v))
+			json_object_del(target, k);
+		else if (json_is_object(v))
+			apply_own(own_map(target, k), v);
+		else
+			json_object_set(target, k, v);
+	}
+}
+
+/* Nodes advertised a slice at a time: one slice's patches are held at once. */
+#define FLEET_SLICE 256
+
+/* Advertise nodes[at, at + n) in place and append their reports to rep. */
+static int advertise_slice(const json_t *configmap, json_t *nodes, size_t at, size_t n,
+			   struct sync_report *rep, struct gs_error *err)
+{
+	json_t *part = json_array();
+	struct sync_opts so = {0};
+	struct sync_report r;
+	int rc;
+
+	for (size_t i = at; i < at + n; i++)
+		json_array_append(part, json_array_get(nodes, i));
+	rc = sync_plan(configmap, part, &so, &r, err);
+	/* sync_plan keeps every node, in order. */
+	for (size_t i = 0; rc >= 0 && i < r.n && i < n; i++) {
+		json_t *node = json_array_get(part, i);
+		if (r.nodes[i].patch) {
+			/* Applied, the patch is not read again: its maps go. */
+			apply_own(node, r.nodes[i].patch);
+			json_decref(r.nodes[i].patch);
+			r.nodes[i].patch = NULL;
+		}
+		const json_t *alloc = kobj_get(node, "status.allocatable");
+		if (!json_is_object(alloc) || !json_object_get(alloc, "pods")) {
+			json_t *own = own_map(own_map(node, "status"), "allocatable");
+			if (!json_object_get(own, "pods"))
+				json_object_set_new(own, "pods", json_string("110"));
+		}
+	}
+	json_decref(part);
+	if (rc < 0) {
+		sync_report_release(&r);
+		return -1;
+	}
+	/* The entries move to rep; r keeps nothing. */
+	rep->nodes = gs_xrealloc(rep->nodes, (rep->n + r.n + 1) * sizeof(*rep->nodes));
+	if (r.n)
+		memcpy(rep->nodes + rep->n, r.nodes, r.n * sizeof(*r.nodes));
+	rep->n += r.n;
+	free(r.nodes);
+	r.nodes = NULL;
+	r.n = 0;
+	sync_report_release(&r);
+	return 0;
+}
+
 int explain_fleet_advertise(const json_t *nodes_in, const json_t *pods_in, const json_t *configmap,
 			    struct explain_fleet *out, struct gs_error *err)
 {
 	json_t *nodes = json_array(), *pods = json_array();
-	struct sync_opts so = {0};
 	const json_t *doc;
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
-	/* The nodes are advertised (changed) below: copies. The pods are only
-	 * read: shared with the caller's. */
+	/* The nodes are advertised below, each in a top level of its own whose
+	 * maps stay the caller's until a patch changes them (then copied). The
+	 * pods are only read: shared with the caller's. */
 	json_array_foreach (nodes_in, i, doc)
-		json_array_append_new(nodes, json_deep_copy(doc));
+		json_array_append_new(nodes, json_copy((json_t *)doc));
 	json_array_foreach (pods_in, i, doc)
 		json_array_append(pods, (json_t *)doc);
 	out->nodes =
 		json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "NodeList", "items", nodes);
 	out->pods =
 		json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "PodList", "items", pods);
-	if (sync_plan(configmap, nodes, &so, &out->plan, err) < 0)
-		return -1;
-	/* sync_plan keeps every node, in order. */
-	for (size_t n = 0; n < out->plan.n && n < json_array_size(nodes); n++) {
-		json_t *node = json_array_get(nodes, n);
-		if (out->plan.nodes[n].patch)
-			mergepatch_apply(node, out->plan.nodes[n].patch);
-		json_t *alloc = (json_t *)kobj_get(node, "status.allocatable");
-		if (!json_is_object(alloc)) {
-			if (!json_is_object(json_object_get(node, "status")))
-				json_object_set_new(node, "status", json_object());
-			alloc = json_object();
-			json_object_set_new(json_object_get(node, "status"), "allocatable", alloc);
-		}
-		if (!json_object_get(alloc, "pods"))
-			json_object_set_new(alloc, "pods", json_string("110"));
-	}
+	/* At least once: no node still reads the ConfigMap, which may be unusable. */
+	size_t at = 0;
+	do {
+		size_t n = json_array_size(nodes) - at;
+		if (advertise_slice(configmap, nodes, at, n < FLEET_SLICE ? n : FLEET_SLICE,
+				    &out->plan, err) < 0)
+			return -1;
+		at += FLEET_SLICE;
+	} while (at < json_array_size(nodes));
 	return 0;
 }
 

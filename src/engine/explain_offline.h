@@ -15,9 +15,10 @@
  */
 
 struct explain_fleet {
-	json_t *nodes;		 /* a NodeList: every Node of the stream, advertised */
-	json_t *pods;		 /* a PodList: every Pod of the stream */
-	struct sync_report plan; /* sync_plan's report, one entry per Node */
+	json_t *nodes; /* a NodeList: every Node of the stream, advertised */
+	json_t *pods;  /* a PodList: every Pod of the stream */
+	struct sync_report
+		plan; /* sync_plan's report, one entry per Node (patches applied: NULL) */
 };
 
 /*

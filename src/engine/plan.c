@@ -81,7 +81,7 @@ struct ppod {
 };
 
 struct pclass {
-	const json_t *spec;  /* of the first pod of the class (borrowed) */
+	json_t *spec;	     /* of the first pod of the class (a reference: the pod may go) */
 	unsigned char *code; /* per node: enum static_code, ST_UNKNOWN until computed;
 				NULL while the class holds no per-node verdicts */
 	int64_t *pref;	     /* preferred node affinity weight sum */
@@ -92,14 +92,19 @@ struct pclass {
 #define CLASS_CELLS (1u << 20)
 
 struct plan {
-	const struct plan_input *in;
+	struct plan_input in; /* in.pods unused: plan_add gives them */
 	struct pnode *nodes;
 	size_t n_nodes;
 	json_t *res_index; /* name -> index */
 	char **res_names;
 	size_t n_res;
-	size_t **by_res; /* per scalar resource: the nodes advertising it */
+	size_t n_res_nodes; /* names known when the nodes were filled: only these have nodes */
+	size_t **by_res;    /* per scalar resource < n_res_nodes: the nodes advertising it */
 	size_t *n_by_res;
+	struct ppod *existing; /* the pods already bound */
+	size_t n_existing;
+	struct plan_result *r; /* the outcomes so far */
+	size_t cap_pods;
 	json_t *class_index; /* key -> index */
 	struct pclass *classes;
 	size_t n_classes;
@@ -346,7 +351,7 @@ static size_t class_of(struct plan *p, const json_t *pod)
 		idx = p->n_classes++;
 		p->classes = gs_xrealloc(p->classes, p->n_classes * sizeof(*p->classes));
 		memset(&p->classes[idx], 0, sizeof(p->classes[idx]));
-		p->classes[idx].spec = json_object_get(pod, "spec");
+		p->classes[idx].spec = json_incref(json_object_get(pod, "spec"));
 		json_object_set_new(p->class_index, text, json_integer((json_int_t)idx));
 	}
 	class_attach(p, idx);
@@ -567,10 +572,11 @@ static void candidates(const struct plan *p, const struct ppod *pp, const size_t
 		size_t r = pp->req[i].res;
 		if (r < R_FIRST_SCALAR || pp->req[i].v <= 0)
 			continue;
-		/* A resource no node has: no candidate (by_res[r] is NULL, n 0). */
-		if (!some || p->n_by_res[r] < *n) {
-			*list = p->by_res[r];
-			*n = p->n_by_res[r];
+		/* A resource no node has: no candidate (list NULL, n 0). */
+		size_t have = r < p->n_res_nodes ? p->n_by_res[r] : 0;
+		if (!some || have < *n) {
+			*list = have ? p->by_res[r] : NULL;
+			*n = have;
 			some = true;
 		}
 	}
@@ -619,7 +625,7 @@ static int quota_charge(json_t *list, const json_t *usage, int sign, struct gs_e
 static int quotas_init(struct plan *p, struct gs_error *err)
 {
 	json_t *empty = json_pack("{s:[]}", "items");
-	int rc = explain_quota_lists_from(p->in->quotas, p->in->existing ? p->in->existing : empty,
+	int rc = explain_quota_lists_from(p->in.quotas, p->in.existing ? p->in.existing : empty,
 					  &p->quotas, err);
 
 	json_decref(empty);
@@ -659,7 +665,7 @@ static int quota_admit(struct plan *p, const json_t *pod, json_t **usage, char *
 
 static int nodes_init(struct plan *p, struct gs_error *err)
 {
-	const json_t *items = json_object_get(p->in->nodes, "items"), *node;
+	const json_t *items = json_object_get(p->in.nodes, "items"), *node;
 	size_t i;
 
 	if (!json_is_array(items)) {
@@ -726,6 +732,7 @@ static int nodes_fill(struct plan *p, struct gs_error *err)
 		for (size_t j = 0; j < n->n_sc; j++)
 			p->n_by_res[n->sc[j].res] += n->sc[j].alloc > 0;
 	}
+	p->n_res_nodes = p->n_res;
 	for (size_t r = R_FIRST_SCALAR; r < p->n_res; r++)
 		if (p->n_by_res[r])
 			p->by_res[r] = gs_xmalloc(p->n_by_res[r] * sizeof(size_t));
@@ -844,15 +851,15 @@ static void unadvertised_hints(struct plan *p, const struct ppod *pp, struct pla
 	for (size_t i = 0; i < pp->n_req; i++) {
 		size_t r = pp->req[i].res;
 		const char *name = p->res_names[r];
-		if (r < R_FIRST_SCALAR || pp->req[i].v <= 0 || p->n_by_res[r] ||
-		    strncmp(name, "nvidia.com/", 11))
+		if (r < R_FIRST_SCALAR || pp->req[i].v <= 0 ||
+		    (r < p->n_res_nodes && p->n_by_res[r]) || strncmp(name, "nvidia.com/", 11))
 			continue;
 		if (!p->advertised) {
 			/* What the fleet advertises is the same for every pod: once. */
 			const char **have = gs_xcalloc(p->n_res + 1, sizeof(char *));
 			size_t n = 0;
 			struct strbuf sb = STRBUF_INIT;
-			for (size_t k = R_FIRST_SCALAR; k < p->n_res; k++)
+			for (size_t k = R_FIRST_SCALAR; k < p->n_res_nodes; k++)
 				if (p->n_by_res[k] && !strncmp(p->res_names[k], "nvidia.com/", 11))
 					have[n++] = p->res_names[k];
 			qsort(have, n, sizeof(*have), cmp_str);
@@ -873,7 +880,7 @@ static bool kubelet_refuses(struct plan *p, const json_t *pod, size_t node, stru
 {
 	char *msg = NULL;
 
-	explain_admission_failures(p->in->configs, p->nodes[node].obj, pod, first_failure, &msg);
+	explain_admission_failures(p->in.configs, p->nodes[node].obj, pod, first_failure, &msg);
 	if (!msg)
 		return false;
 	free(out->reason);
@@ -1032,13 +1039,19 @@ static void plan_release(struct plan *p)
 	free(p->nodes);
 	for (size_t r = 0; r < p->n_res; r++) {
 		free(p->res_names[r]);
-		free(p->by_res ? p->by_res[r] : NULL);
+		free(p->by_res && r < p->n_res_nodes ? p->by_res[r] : NULL);
 	}
 	free(p->res_names);
 	free(p->by_res);
 	free(p->n_by_res);
-	for (size_t c = 0; c < p->n_classes; c++)
+	for (size_t c = 0; c < p->n_classes; c++) {
 		class_detach(&p->classes[c]);
+		json_decref(p->classes[c].spec);
+	}
+	for (size_t i = 0; i < p->n_existing; i++)
+		ppod_release(&p->existing[i]);
+	free(p->existing);
+	plan_result_free(p->r);
 	free(p->classes);
 	free(p->live);
 	free(p->advertised);
@@ -1091,148 +1104,188 @@ static void quota_report(struct plan *p, struct plan_result *r)
 	}
 }
 
-int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_error *err)
+void plan_free(struct plan *p)
 {
-	struct plan p = {0};
-	struct plan_result *r = NULL;
-	struct ppod *pods = NULL, *existing = NULL;
-	char **invalid = NULL; /* per pod: the apiserver's refusal at create, or NULL */
-	size_t n_pods = json_array_size(in->pods), n_existing = 0;
+	if (!p)
+		return;
+	plan_release(p);
+	free(p);
+}
+
+int plan_new(const struct plan_input *in, struct plan **out, struct gs_error *err)
+{
+	struct plan *p = gs_xcalloc(1, sizeof(*p));
 	const json_t *ex_items = in->existing ? json_object_get(in->existing, "items") : NULL;
-	int rc = -1;
 
 	*out = NULL;
-	p.in = in;
-	p.res_index = json_object();
-	p.class_index = json_object();
-	p.node_index = json_object();
-	res_intern(&p, "cpu");
-	res_intern(&p, "memory");
-	res_intern(&p, "ephemeral-storage");
-	if (!json_is_array(in->pods) || n_pods > PLAN_MAX_PODS ||
-	    json_array_size(ex_items) > PLAN_MAX_PODS) {
+	p->in = *in;
+	p->in.pods = NULL;
+	p->res_index = json_object();
+	p->class_index = json_object();
+	p->node_index = json_object();
+	res_intern(p, "cpu");
+	res_intern(p, "memory");
+	res_intern(p, "ephemeral-storage");
+	if (json_array_size(ex_items) > PLAN_MAX_PODS) {
 		gs_error_set(err, "expected a list of at most %d pods", PLAN_MAX_PODS);
-		goto out;
+		goto fail;
 	}
-	if (nodes_init(&p, err) < 0)
-		goto out;
-	pods = gs_xcalloc(n_pods + 1, sizeof(*pods));
-	invalid = gs_xcalloc(n_pods + 1, sizeof(*invalid));
-	for (size_t i = 0; i < n_pods; i++) {
-		/* The apiserver's validation comes first: a pod it refuses never exists. */
-		const json_t *pod = json_array_get(in->pods, i);
-		if (podvalidate_refusal(pod, NULL, &invalid[i], err) < 0) {
-			gs_error_prefix(err, "pod %s/%s: ", ns_of(pod),
-					kobj_text(pod, "metadata.name"));
-			goto out;
-		}
-		if (!invalid[i] && prepare_pod(&p, pod, &pods[i], err) < 0)
-			goto out;
-	}
-	existing = gs_xcalloc(json_array_size(ex_items) + 1, sizeof(*existing));
+	if (nodes_init(p, err) < 0)
+		goto fail;
+	p->existing = gs_xcalloc(json_array_size(ex_items) + 1, sizeof(*p->existing));
 	for (size_t i = 0; i < json_array_size(ex_items); i++) {
 		const json_t *pod = json_array_get(ex_items, i);
 		if (!*kobj_text(pod, "spec.nodeName") || terminal(pod))
 			continue;
-		if (prepare_pod(&p, pod, &existing[n_existing], err) < 0)
-			goto out;
-		n_existing++;
+		if (prepare_pod(p, pod, &p->existing[p->n_existing], err) < 0) {
+			ppod_release(&p->existing[p->n_existing]);
+			goto fail;
+		}
+		p->n_existing++;
 	}
-	if (nodes_fill(&p, err) < 0 || quotas_init(&p, err) < 0)
-		goto out;
-	p.max_live = CLASS_CELLS / (p.n_nodes + 1);
-	if (!p.max_live)
-		p.max_live = 1;
-	p.live = gs_xcalloc(p.max_live, sizeof(size_t));
-	for (size_t i = 0; i < n_existing; i++) {
-		long n = node_index(&p, kobj_text(existing[i].obj, "spec.nodeName"));
+	if (nodes_fill(p, err) < 0 || quotas_init(p, err) < 0)
+		goto fail;
+	p->max_live = CLASS_CELLS / (p->n_nodes + 1);
+	if (!p->max_live)
+		p->max_live = 1;
+	p->live = gs_xcalloc(p->max_live, sizeof(size_t));
+	for (size_t i = 0; i < p->n_existing; i++) {
+		long n = node_index(p, kobj_text(p->existing[i].obj, "spec.nodeName"));
 		if (n >= 0)
-			consume(&p.nodes[n], &existing[i], 1);
+			consume(&p->nodes[n], &p->existing[i], 1);
 	}
+	p->r = gs_xcalloc(1, sizeof(*p->r));
+	p->r->n_nodes = p->n_nodes;
+	p->r->nodes = gs_xcalloc(p->n_nodes + 1, sizeof(char *));
+	for (size_t i = 0; i < p->n_nodes; i++)
+		p->r->nodes[i] = gs_xstrdup(p->nodes[i].name);
+	*out = p;
+	return 0;
+fail:
+	plan_free(p);
+	return -1;
+}
 
-	r = gs_xcalloc(1, sizeof(*r));
-	r->n_nodes = p.n_nodes;
-	r->nodes = gs_xcalloc(p.n_nodes + 1, sizeof(char *));
-	for (size_t i = 0; i < p.n_nodes; i++)
-		r->nodes[i] = gs_xstrdup(p.nodes[i].name);
-	r->pods = gs_xcalloc(n_pods + 1, sizeof(*r->pods));
-	for (size_t i = 0; i < n_pods; i++) {
-		struct ppod *pp = &pods[i];
-		struct plan_pod *o = &r->pods[r->n_pods++];
-		json_t *usage = NULL;
-		char *msg = NULL;
-		if (invalid[i]) {
-			o->namespace = gs_xstrdup(ns_of(json_array_get(in->pods, i)));
-			o->name =
-				gs_xstrdup(kobj_text(json_array_get(in->pods, i), "metadata.name"));
-			o->verdict = PLAN_REFUSED;
-			o->reason = invalid[i];
-			invalid[i] = NULL;
-			continue;
-		}
-		o->namespace = gs_xstrdup(ns_of(pp->obj));
-		o->name = gs_xstrdup(kobj_text(pp->obj, "metadata.name"));
-		requests_text(o, pp);
-		int q = quota_admit(&p, pp->obj, &usage, &msg, err);
-		if (q < 0) {
-			gs_error_prefix(err, "pod %s/%s: ", o->namespace, o->name);
-			json_decref(usage);
-			goto out;
-		}
-		if (q > 0) {
-			o->verdict = PLAN_REFUSED;
-			o->reason = msg;
-			json_decref(usage);
-			continue;
-		}
-		const char *nn = kobj_text(pp->obj, "spec.nodeName");
-		long at = -1;
-		if (*nn) {
-			/* Not the scheduler's: bound as written, the kubelet still admits it. */
-			at = node_index(&p, nn);
-			o->verdict = at >= 0 ? PLAN_BOUND : PLAN_PENDING;
-			o->node = at >= 0 ? gs_xstrdup(nn) : NULL;
-			o->reason = gs_xstrdup(at >= 0 ? "spec.nodeName: bound as written, "
-							 "without the scheduler"
-						       : "spec.nodeName names no node");
-		} else {
-			pp->cls = class_of(&p, pp->obj);
-			schedule(&p, pp, o);
-			if (o->verdict == PLAN_PENDING)
-				unadvertised_hints(&p, pp, o);
-			if (o->verdict == PLAN_BOUND)
-				at = node_index(&p, o->node);
-		}
-		if (at >= 0 && ((*nn && kubelet_refuses_pinned(&p, pp, (size_t)at, o)) ||
-				kubelet_refuses(&p, pp->obj, (size_t)at, o))) {
-			/* Failed is terminal: it holds neither the node nor the quota. */
-			if (usage && quota_charge(json_object_get(p.quotas, o->namespace), usage,
-						  -1, err) < 0) {
-				json_decref(usage);
-				goto out;
-			}
-		} else if (at >= 0) {
-			consume(&p.nodes[at], pp, 1);
-		}
+/* Quota admission, the scheduler, the kubelet: the pod's outcome in o. */
+static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_error *err)
+{
+	json_t *usage = NULL;
+	char *msg = NULL;
+	int q = quota_admit(p, pp->obj, &usage, &msg, err);
+
+	if (q < 0) {
+		gs_error_prefix(err, "pod %s/%s: ", o->namespace, o->name);
 		json_decref(usage);
+		return -1;
 	}
-	quota_report(&p, r);
-	*out = r;
-	r = NULL;
-	rc = 0;
-out:
-	for (size_t i = 0; pods && i < n_pods; i++) {
-		ppod_release(&pods[i]);
-		free(invalid[i]);
+	if (q > 0) {
+		o->verdict = PLAN_REFUSED;
+		o->reason = msg;
+		json_decref(usage);
+		return 0;
 	}
-	free(invalid);
-	for (size_t i = 0; i < n_existing; i++)
-		ppod_release(&existing[i]);
-	free(pods);
-	free(existing);
-	plan_result_free(r);
-	plan_release(&p);
+	const char *nn = kobj_text(pp->obj, "spec.nodeName");
+	long at = -1;
+	if (*nn) {
+		/* Not the scheduler's: bound as written, the kubelet still admits it. */
+		at = node_index(p, nn);
+		o->verdict = at >= 0 ? PLAN_BOUND : PLAN_PENDING;
+		o->node = at >= 0 ? gs_xstrdup(nn) : NULL;
+		o->reason = gs_xstrdup(at >= 0 ? "spec.nodeName: bound as written, "
+						 "without the scheduler"
+					       : "spec.nodeName names no node");
+	} else {
+		pp->cls = class_of(p, pp->obj);
+		schedule(p, pp, o);
+		if (o->verdict == PLAN_PENDING)
+			unadvertised_hints(p, pp, o);
+		if (o->verdict == PLAN_BOUND)
+			at = node_index(p, o->node);
+	}
+	if (at >= 0 && ((*nn && kubelet_refuses_pinned(p, pp, (size_t)at, o)) ||
+			kubelet_refuses(p, pp->obj, (size_t)at, o))) {
+		/* Failed is terminal: it holds neither the node nor the quota. */
+		if (usage &&
+		    quota_charge(json_object_get(p->quotas, o->namespace), usage, -1, err) < 0) {
+			json_decref(usage);
+			return -1;
+		}
+	} else if (at >= 0) {
+		consume(&p->nodes[at], pp, 1);
+	}
+	json_decref(usage);
+	return 0;
+}
+
+int plan_add(struct plan *p, const json_t *pod, struct gs_error *err)
+{
+	struct plan_result *r = p->r;
+	struct ppod pp;
+	char *invalid = NULL; /* the apiserver's refusal at create */
+	int rc;
+
+	if (r->n_pods >= PLAN_MAX_PODS) {
+		gs_error_set(err, "expected a list of at most %d pods", PLAN_MAX_PODS);
+		return -1;
+	}
+	/* The apiserver's validation comes first: a pod it refuses never exists. */
+	if (podvalidate_refusal(pod, NULL, &invalid, err) < 0) {
+		gs_error_prefix(err, "pod %s/%s: ", ns_of(pod), kobj_text(pod, "metadata.name"));
+		return -1;
+	}
+	if (!invalid && prepare_pod(p, pod, &pp, err) < 0) {
+		ppod_release(&pp);
+		return -1;
+	}
+	if (r->n_pods == p->cap_pods) {
+		p->cap_pods = p->cap_pods ? 2 * p->cap_pods : 64;
+		r->pods = gs_xrealloc(r->pods, p->cap_pods * sizeof(*r->pods));
+	}
+	struct plan_pod *o = &r->pods[r->n_pods++];
+	memset(o, 0, sizeof(*o));
+	o->namespace = gs_xstrdup(ns_of(pod));
+	o->name = gs_xstrdup(kobj_text(pod, "metadata.name"));
+	if (invalid) {
+		/* It holds no quota, node or GPU. */
+		o->verdict = PLAN_REFUSED;
+		o->reason = invalid;
+		return 0;
+	}
+	requests_text(o, &pp);
+	rc = place(p, &pp, o, err);
+	ppod_release(&pp);
 	return rc;
+}
+
+struct plan_result *plan_finish(struct plan *p)
+{
+	struct plan_result *r = p->r;
+
+	quota_report(p, r);
+	p->r = NULL;
+	plan_free(p);
+	return r;
+}
+
+int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_error *err)
+{
+	struct plan *p;
+
+	*out = NULL;
+	if (!json_is_array(in->pods) || json_array_size(in->pods) > PLAN_MAX_PODS) {
+		gs_error_set(err, "expected a list of at most %d pods", PLAN_MAX_PODS);
+		return -1;
+	}
+	if (plan_new(in, &p, err) < 0)
+		return -1;
+	for (size_t i = 0; i < json_array_size(in->pods); i++) {
+		if (plan_add(p, json_array_get(in->pods, i), err) < 0) {
+			plan_free(p);
+			return -1;
+		}
+	}
+	*out = plan_finish(p);
+	return 0;
 }
 
 void plan_result_free(struct plan_result *r)

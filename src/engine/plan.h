@@ -90,6 +90,21 @@ struct plan_input {
  * quantities that do not parse (quota ones at file:line:col).
  */
 int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_error *err) GS_WUR;
+
+/*
+ * The same one pod at a time, for batches read as they are placed: the
+ * fleet, the pods already there and the quotas of `in` (in->pods is not
+ * read; every object of `in` is borrowed until plan_finish or plan_free),
+ * then plan_add for each pod in order (the pod may be freed once it
+ * returns), then plan_finish for the outcome (which frees the plan).
+ * plan_add fails as plan_run does for that pod; the plan is then to be
+ * freed.
+ */
+struct plan;
+int plan_new(const struct plan_input *in, struct plan **out, struct gs_error *err) GS_WUR;
+int plan_add(struct plan *p, const json_t *pod, struct gs_error *err) GS_WUR;
+struct plan_result *plan_finish(struct plan *p);
+void plan_free(struct plan *p);
 void plan_result_free(struct plan_result *r);
 
 /* The outcome as contract JSON: {"pods":[...],"quotas":[...]} (docs/plan.md). */

@@ -320,6 +320,49 @@ static void test_lists_bounded(void **state)
 	plan_result_free(r);
 }
 
+/*
+ * A batch placed one pod at a time, each pod freed once placed, ends as
+ * the same batch placed at once: the second pod of a scheduling class
+ * still finds the class's filters though the first pod is gone.
+ */
+static void test_one_at_a_time(void **state)
+{
+	(void)state;
+	json_t *nodes = json_pack("{s:s,s:[o,o]}", "kind", "NodeList", "items",
+				  node("a", "8", "32Gi", "1", NULL, "{\"zone\":\"x\"}"),
+				  node("b", "8", "32Gi", "2", NULL, "{\"zone\":\"y\"}"));
+	const char *sel = "\"nodeSelector\":{\"zone\":\"y\"}";
+	json_t *all = json_pack("[o,o,o]", pod("p0", "{\"limits\":{\"nvidia.com/gpu\":1}}", sel),
+				pod("p1", "{\"limits\":{\"nvidia.com/gpu\":1}}", sel),
+				pod("p2", "{\"limits\":{\"nvidia.com/gpu\":1}}", sel));
+	struct plan_input in = {nodes, NULL, all, NULL, NULL};
+	struct plan_result *whole, *one;
+	struct plan *p;
+	struct gs_error err;
+
+	if (plan_run(&in, &whole, &err) < 0 || plan_new(&in, &p, &err) < 0)
+		fail_msg("plan: %s", err.msg);
+	for (size_t i = 0; i < json_array_size(all); i++) {
+		json_t *copy = json_deep_copy(json_array_get(all, i));
+		if (plan_add(p, copy, &err) < 0)
+			fail_msg("plan_add: %s", err.msg);
+		json_decref(copy);
+	}
+	one = plan_finish(p);
+	assert_int_equal(one->n_pods, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(one->pods[i].verdict, whole->pods[i].verdict);
+		assert_string_equal(one->pods[i].reason, whole->pods[i].reason);
+	}
+	/* b has two GPUs: the third pod of the class is Pending. */
+	assert_string_equal(one->pods[1].node, "b");
+	assert_int_equal(one->pods[2].verdict, PLAN_PENDING);
+	plan_result_free(whole);
+	plan_result_free(one);
+	json_decref(nodes);
+	json_decref(all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_what_if_diff),
 		cmocka_unit_test(test_verdict_names),
 		cmocka_unit_test(test_lists_bounded),
+		cmocka_unit_test(test_one_at_a_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
