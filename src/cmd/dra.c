@@ -141,6 +141,51 @@ static void collect(const struct ydoc_stream *s, const char *kind, json_t *out)
 	}
 }
 
+/*
+ * What the driver reads of the slices for a claim is the first slice
+ * (of gpu.nvidia.com) publishing each device it was given: found through
+ * one index (device name -> that slice), not a search per claim.
+ */
+static json_t *first_slices(const json_t *slices)
+{
+	json_t *first = json_object(), *sl, *d;
+	size_t i, k;
+
+	json_array_foreach (slices, i, sl) {
+		if (strcmp(kobj_text(sl, "spec.driver"), DRAPREPARE_DRIVER))
+			continue;
+		json_array_foreach (kobj_get(sl, "spec.devices"), k, d)
+			if (!json_object_get(first, kobj_text(d, "name")))
+				json_object_set_new(first, kobj_text(d, "name"),
+						    json_integer((json_int_t)i));
+	}
+	return first;
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The slices the claim's devices come first in, in their order: all the driver finds them in. */
+static json_t *claim_slices(const json_t *claim, const json_t *slices, const json_t *first)
+{
+	const json_t *results = kobj_get(claim, "status.allocation.devices.results"), *r, *at;
+	size_t *idx = gs_xcalloc(json_array_size(results) + 1, sizeof(size_t)), n = 0, i;
+	json_t *out = json_array();
+
+	json_array_foreach (results, i, r)
+		if ((at = json_object_get(first, kobj_text(r, "device"))))
+			idx[n++] = (size_t)json_integer_value(at);
+	qsort(idx, n, sizeof(*idx), cmp_index);
+	for (i = 0; i < n; i++)
+		if (!i || idx[i] != idx[i - 1])
+			json_array_append(out, json_array_get(slices, idx[i]));
+	free(idx);
+	return out;
+}
+
 static int prepare(int argc, char **argv)
 {
 	const char *slices_path = NULL, *gates_spec = NULL;
@@ -156,7 +201,7 @@ static int prepare(int argc, char **argv)
 	struct gs_error err;
 	struct draprepare_gates gates;
 	struct ydoc_stream *ss = NULL;
-	json_t *slices = json_array(), *claims = json_array();
+	json_t *slices = json_array(), *claims = json_array(), *first = NULL;
 	int rc = EXIT_USAGE;
 
 	if (n < 0) {
@@ -198,10 +243,14 @@ static int prepare(int argc, char **argv)
 		}
 	}
 	rc = EXIT_OK;
+	first = first_slices(slices);
 	for (size_t i = 0; i < json_array_size(claims); i++) {
 		const json_t *c = json_array_get(claims, i);
 		struct draprepare_result r;
-		if (draprepare_claim(c, slices, &gates, NULL, 0, &r, &err)) {
+		json_t *mine = claim_slices(c, slices, first);
+		int bad = draprepare_claim(c, mine, &gates, NULL, 0, &r, &err);
+		json_decref(mine);
+		if (bad) {
 			print_error(&err);
 			rc = EXIT_USAGE;
 			break;
@@ -231,6 +280,7 @@ static int prepare(int argc, char **argv)
 	}
 out:
 	ydoc_stream_free(ss);
+	json_decref(first);
 	json_decref(slices);
 	json_decref(claims);
 	return rc;
