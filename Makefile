@@ -4,7 +4,9 @@
 # make valgrind  unit + CLI tests under valgrind (leaks are errors)
 # make e2e     end-to-end tests against the local control plane
 # make e2e-dra-alpha  the DRA tests on a cluster of their own with the DRA alpha gates
-# make bench   benchmarks, printed as ratios against their baselines
+# make bench   benchmarks, printed as ratios against their baselines, and every
+#              engine entry point at 1x and 4x its input (bench/scale.sh)
+# make bench-scale  plan -o json and explain pod on 10,000 nodes x 25,000 pods
 # make bench-controller  the controller at 5,000 nodes on the local control plane
 # make fuzz    short libFuzzer runs of every parser
 # make ci      everything .ci/run needs, deps included
@@ -37,7 +39,7 @@ MAIN_OBJ := $(BUILD)/obj/src/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test layers unit golden cli asan valgrind e2e e2e-dra-alpha bench bench-controller fuzz fuzz-build ci deps clean \
+.PHONY: all test layers unit golden cli asan valgrind e2e e2e-dra-alpha bench bench-scale bench-controller fuzz fuzz-build ci deps clean \
 	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
@@ -92,7 +94,12 @@ e2e-dra-alpha: all
 	@tests/e2e/run-dra-alpha.sh $(BUILD)/gpushare
 
 bench: all
-	@bench/run.sh $(BUILD)/gpushare
+	@status=0; bench/run.sh $(BUILD)/gpushare || status=1; echo; \
+	bench/scale.sh $(BUILD)/gpushare || status=1; exit $$status
+
+# Not part of bench: two runs of seconds each on 10,000 nodes (limits 200 MB, 10 s).
+bench-scale: all
+	@bench/scale_big.sh $(BUILD)/gpushare
 
 # Not part of bench or ci: 5,000 nodes (BENCH_NODES) on the local control plane.
 bench-controller: all

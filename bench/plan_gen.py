@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""bench/plan_gen.py DIR NODES PODS: a deterministic fleet for `gpushare plan`.
+"""bench/plan_gen.py DIR NODES PODS [BOUND]: a deterministic fleet for `gpushare plan`.
 
 DIR/nodes.yaml: NODES nodes in pools (A100 80GB whole, T4 time-sliced x4,
 A100 80GB MIG mixed all-1g.10gb / all-balanced, H100 MPS), some tainted,
 some with a zone label; DIR/pods.yaml: PODS pods asking for those resources
 in rotation, with node selectors, tolerations and preferred zones;
 DIR/configmap.yaml the device-plugin ConfigMap; DIR/quota.yaml a quota per
-team. Same arguments, same bytes.
+team; with BOUND, DIR/bound.yaml: BOUND pods already bound (spec.nodeName,
+round robin over the nodes, Running), each asking for cpu and memory and
+one slice of what its node's pool advertises. Same arguments, same bytes.
 """
 import os
 import sys
 
 out, n_nodes, n_pods = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+n_bound = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 os.makedirs(out, exist_ok=True)
 
 POOLS = [
@@ -104,3 +107,17 @@ with open(os.path.join(out, "quota.yaml"), "w") as f:
     for t in range(10):
         f.write("---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpus, namespace: team-%d}\n" % t)
         f.write("spec:\n  hard: {requests.nvidia.com/gpu: \"%d\"}\n" % (n_pods // 8))
+
+if n_bound:
+    POOL_RES = {"whole": "nvidia.com/gpu", "tsliced": "nvidia.com/gpu",
+                "mig1g": "nvidia.com/mig-1g.10gb", "migbal": "nvidia.com/mig-1g.10gb",
+                "mps": "nvidia.com/gpu"}
+    with open(os.path.join(out, "bound.yaml"), "w") as f:
+        for i in range(n_bound):
+            node = i % n_nodes
+            res = POOL_RES[POOLS[node % len(POOLS)][0]]
+            f.write("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: b-%06d\n"
+                    "  namespace: team-%d\n  uid: b-%06d\n" % (i, i % 10, i))
+            f.write("spec:\n  nodeName: node-%05d\n  containers:\n  - name: main\n"
+                    "    resources:\n      requests: {cpu: 100m, memory: 1Gi}\n"
+                    "      limits: {%s: 1}\nstatus: {phase: Running}\n" % (node, res))

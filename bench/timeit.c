@@ -1,7 +1,8 @@
 /*
  * timeit CMD [ARG...]: run CMD once, its standard output to /dev/null, and
- * print "<wall seconds> <cpu seconds> <exit status>" (cpu = user + system
- * of the child). bench/run.sh calls it in rounds and takes medians.
+ * print "<wall seconds> <cpu seconds> <exit status> <peak RSS KiB>" (cpu =
+ * user + system of the child, peak RSS its ru_maxrss). bench/run.sh calls it
+ * in rounds and takes medians.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE
@@ -42,7 +43,9 @@ int main(int argc, char **argv)
 	if (wait4(pid, &status, 0, &ru) < 0)
 		return 2;
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("%.6f %.6f %d\n", (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,
-	       secs(ru.ru_utime) + secs(ru.ru_stime), WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+	printf("%.6f %.6f %d %ld\n",
+	       (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,
+	       secs(ru.ru_utime) + secs(ru.ru_stime), WIFEXITED(status) ? WEXITSTATUS(status) : 128,
+	       ru.ru_maxrss);
 	return 0;
 }
