@@ -190,6 +190,7 @@ struct building {
 	char **keys;		  /* ledger_pod_key of each model pod */
 	json_t *pod_by_key;	  /* key -> index into m->pods */
 	json_t *node_by_name;	  /* name -> index into m->nodes */
+	json_t *ns_seen;	  /* the namespaces in m->namespaces, as a set */
 };
 
 /*
@@ -305,11 +306,11 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void add_namespace(struct report_model *m, const char *ns)
+static void add_namespace(struct report_model *m, json_t *seen, const char *ns)
 {
-	for (size_t i = 0; i < m->n_namespaces; i++)
-		if (!strcmp(m->namespaces[i], ns))
-			return;
+	if (json_object_get(seen, ns))
+		return;
+	json_object_set_new(seen, ns, json_true());
 	m->namespaces = gs_xrealloc(m->namespaces, (m->n_namespaces + 1) * sizeof(char *));
 	m->namespaces[m->n_namespaces++] = gs_xstrdup(ns);
 }
@@ -392,7 +393,7 @@ static int build_pods(struct building *b, const struct report_input *in, struct 
 		rp->node_index = ni;
 		b->keys[j] = ledger_pod_key(pod);
 		json_object_set_new(b->pod_by_key, b->keys[j], json_integer((json_int_t)j));
-		add_namespace(m, rp->namespace);
+		add_namespace(m, b->ns_seen, rp->namespace);
 		if (!l)
 			continue;
 		rp->held = held_by(l, b->keys[j], &orphans);
@@ -590,7 +591,7 @@ static double fraction(const char *used, const char *hard)
 	return (double)um / (double)hm;
 }
 
-static void build_quotas(struct report_model *m, const json_t *list)
+static void build_quotas(struct report_model *m, json_t *ns_seen, const json_t *list)
 {
 	const json_t *items = json_is_array(list) ? list : kobj_get(list, "items"), *q;
 	size_t i;
@@ -616,7 +617,7 @@ static void build_quotas(struct report_model *m, const json_t *list)
 			rq->hard = gs_xstrdup(json_string_value(v));
 			rq->used = u ? gs_xstrdup(u) : NULL;
 			rq->fraction = fraction(u, rq->hard);
-			add_namespace(m, rq->namespace);
+			add_namespace(m, ns_seen, rq->namespace);
 		}
 	}
 }
@@ -630,7 +631,8 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 			     .node_objs = NULL,
 			     .keys = NULL,
 			     .pod_by_key = json_object(),
-			     .node_by_name = json_object()};
+			     .node_by_name = json_object(),
+			     .ns_seen = json_object()};
 	const json_t *items = json_is_array(in->nodes) ? in->nodes : kobj_get(in->nodes, "items");
 	const json_t *node;
 	size_t i, n_nodes;
@@ -653,7 +655,7 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 				shared_memory(m, &m->nodes[n].cards[c]);
 	}
 	if (rc == 0 && in->quotas)
-		build_quotas(m, in->quotas);
+		build_quotas(m, b.ns_seen, in->quotas);
 	if (m->n_namespaces) /* qsort(NULL, 0) is undefined: a fleet without pods has none */
 		qsort(m->namespaces, m->n_namespaces, sizeof(char *), cmp_str);
 	n_nodes = m->n_nodes;
@@ -666,6 +668,7 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 	free(b.keys);
 	json_decref(b.pod_by_key);
 	json_decref(b.node_by_name);
+	json_decref(b.ns_seen);
 	if (rc < 0) {
 		report_model_free(m);
 		return -1;
