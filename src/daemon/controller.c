@@ -497,16 +497,16 @@ static void node_list_end(void *arg)
 	struct cnode *n;
 
 	/* What the (re)list did not show is gone. */
-	MAP_FOREACH(&ctl->nodes, i, n)
-	if (n->gen != ctl->node_gen) {
-		map_del(&ctl->nodes, n->name);
-		if (n->dirty)
-			ctl->dirty--;
-		if (n->busy)
-			n->name[0] = '\0';
-		else
-			node_free(ctl, n);
-	}
+	MAP_FOREACH (&ctl->nodes, i, n)
+		if (n->gen != ctl->node_gen) {
+			map_del(&ctl->nodes, n->name);
+			if (n->dirty)
+				ctl->dirty--;
+			if (n->busy)
+				n->name[0] = '\0';
+			else
+				node_free(ctl, n);
+		}
 	if (!ctl->nodes_synced)
 		ctl_log(ctl, "nodes listed: %zu managed", ctl->nodes.n);
 	ctl->nodes_synced = true;
@@ -518,8 +518,8 @@ static void all_nodes_dirty(struct controller *ctl)
 {
 	struct cnode *n;
 
-	MAP_FOREACH(&ctl->nodes, i, n)
-	mark_dirty(ctl, n);
+	MAP_FOREACH (&ctl->nodes, i, n)
+		mark_dirty(ctl, n);
 }
 
 static void cm_list_begin(void *arg)
@@ -898,8 +898,8 @@ static void echoes_clear(struct controller *ctl)
 {
 	char *k;
 
-	MAP_FOREACH(&ctl->echoes, i, k)
-	free(k);
+	MAP_FOREACH (&ctl->echoes, i, k)
+		free(k);
 	free(ctl->echoes.keys);
 	free(ctl->echoes.vals);
 	memset(&ctl->echoes, 0, sizeof(ctl->echoes));
@@ -985,8 +985,8 @@ static void slice_list_end(void *arg)
 
 	/* A relist may hide deletions: every node is planned again. */
 	if (ctl->slices_synced) {
-		MAP_FOREACH(&ctl->nodes, i, n)
-		mark_dirty(ctl, n);
+		MAP_FOREACH (&ctl->nodes, i, n)
+			mark_dirty(ctl, n);
 		echoes_clear(ctl);
 	}
 	ctl->slices_synced = true;
@@ -1309,9 +1309,9 @@ static void pod_list_end(void *arg)
 	struct controller *ctl = arg;
 	struct cpod *p;
 
-	MAP_FOREACH(&ctl->pods, i, p)
-	if (p->gen != ctl->pod_gen)
-		pod_forget(ctl, p);
+	MAP_FOREACH (&ctl->pods, i, p)
+		if (p->gen != ctl->pod_gen)
+			pod_forget(ctl, p);
 	if (!ctl->pods_synced)
 		ctl_log(ctl, "pods listed: %zu bound, %zu waiting for admission", ctl->pods.n,
 			ctl->waiting);
@@ -1392,12 +1392,12 @@ static json_t *holders_of(struct controller *ctl, const char *node)
 	json_t *arr = json_array();
 	struct cpod *p;
 
-	MAP_FOREACH(&ctl->pods, i, p)
-	if (p->state == POD_ADMITTED && !strcmp(p->node, node)) {
-		json_t *o = json_loads(p->text, 0, NULL);
-		if (o)
-			json_array_append_new(arr, o);
-	}
+	MAP_FOREACH (&ctl->pods, i, p)
+		if (p->state == POD_ADMITTED && !strcmp(p->node, node)) {
+			json_t *o = json_loads(p->text, 0, NULL);
+			if (o)
+				json_array_append_new(arr, o);
+		}
 	return arr;
 }
 
@@ -1502,8 +1502,7 @@ static void admit_pods(struct controller *ctl)
 
 	if (!ctl->waiting || !ctl->pods_synced || !ctl->nodes_synced || !ctl->cm_synced)
 		return;
-	MAP_FOREACH(&ctl->pods, i, p)
-	{
+	MAP_FOREACH (&ctl->pods, i, p) {
 		if (ctl->in_flight >= ctl->o.max_pending)
 			break;
 		if (p->state != POD_WAITING || p->busy || held(ctl, p))
@@ -1566,10 +1565,10 @@ void controller_free(struct controller *ctl)
 
 	if (!ctl)
 		return;
-	MAP_FOREACH(&ctl->nodes, i, n)
-	node_free(ctl, n);
-	MAP_FOREACH(&ctl->pods, i, p)
-	pod_free(p);
+	MAP_FOREACH (&ctl->nodes, i, n)
+		node_free(ctl, n);
+	MAP_FOREACH (&ctl->pods, i, p)
+		pod_free(p);
 	free(ctl->nodes.keys);
 	free(ctl->nodes.vals);
 	free(ctl->texts.keys);
@@ -1618,16 +1617,15 @@ void controller_metrics(const struct controller *ctl, struct strbuf *out)
 	struct cnode *n;
 	struct cpod *p;
 
-	MAP_FOREACH(&ctl->nodes, i, n)
-	{
+	MAP_FOREACH (&ctl->nodes, i, n) {
 		per_strategy[n->strategy]++;
 		for (uint8_t k = 0; k < n->n_alloc; k++)
 			alloc[n->alloc[k].id] += n->alloc[k].n;
 	}
-	MAP_FOREACH(&ctl->pods, i, p)
-	if (p->state == POD_ADMITTED && map_get(&ctl->nodes, p->node))
-		for (uint8_t k = 0; k < p->n_req; k++)
-			used[p->req[k].id] += p->req[k].n;
+	MAP_FOREACH (&ctl->pods, i, p)
+		if (p->state == POD_ADMITTED && map_get(&ctl->nodes, p->node))
+			for (uint8_t k = 0; k < p->n_req; k++)
+				used[p->req[k].id] += p->req[k].n;
 
 #define COUNTER(name, help, v)                                                                     \
 	strbuf_addf(out, "# HELP %s %s\n# TYPE %s counter\n%s %" PRIu64 "\n", name, help, name,    \

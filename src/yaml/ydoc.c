@@ -1356,8 +1356,7 @@ static void merge_object(struct loader *l, json_t *dst, json_t *src)
 	json_t *v;
 	struct ydoc_pos p;
 
-	json_object_keylen_foreach(src, k, klen, v)
-	{
+	json_object_keylen_foreach (src, k, klen, v) {
 		json_object_setn(dst, k, klen, v);
 		if (pos_table_get(&l->s->slots, src, key_slot(k, klen), &p) == 0)
 			pos_table_put(&l->s->slots, dst, key_slot(k, klen), p);
