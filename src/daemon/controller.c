@@ -160,7 +160,9 @@ static void map_del(struct map *m, const char *key)
 struct event_post;
 
 struct controller {
-	struct kube_loop *l;
+	struct kube_loop *l; /* NULL: effects wait in the outbox for controller_take_effects */
+	struct controller_effect *outbox; /* what the last events and ticks want done */
+	size_t n_out, cap_out;
 	struct event_post *event_retries; /* Events waiting to be tried again */
 	struct controller_opts o;
 	char *cm_ns, *cm_name, *ev_ns;
@@ -205,6 +207,50 @@ static void ctl_log(struct controller *ctl, const char *fmt, ...)
 	va_end(ap);
 	ctl->o.log(ctl->o.log_arg, sb.buf);
 	strbuf_release(&sb);
+}
+
+/*
+ * The controller's only ways out: a request or a timer, queued as an effect
+ * (controller_effect) and handed to the loop by controller_tick. `body` is
+ * copied. A request counts as in flight from here until its done callback,
+ * which is called with NULL when it was never sent.
+ */
+static struct controller_effect *effect_add(struct controller *ctl)
+{
+	struct controller_effect *e;
+
+	if (ctl->n_out == ctl->cap_out) {
+		ctl->cap_out = ctl->cap_out ? ctl->cap_out * 2 : 16;
+		ctl->outbox = gs_xrealloc(ctl->outbox, ctl->cap_out * sizeof(*ctl->outbox));
+	}
+	e = &ctl->outbox[ctl->n_out++];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+static void ctl_request(struct controller *ctl, const char *method, const char *path,
+			const char *ctype, const char *body, kube_done_fn done, void *arg)
+{
+	struct controller_effect *e = effect_add(ctl);
+
+	e->method = method;
+	e->path = gs_xstrdup(path);
+	e->ctype = ctype;
+	e->body = body ? gs_xstrdup(body) : NULL;
+	e->done = done;
+	e->arg = arg;
+	ctl->in_flight++;
+}
+
+static void ctl_after(struct controller *ctl, long ms, void (*fire)(void *arg),
+		      void (*drop)(void *arg), void *arg)
+{
+	struct controller_effect *e = effect_add(ctl);
+
+	e->delay_ms = ms;
+	e->fire = fire;
+	e->drop = drop;
+	e->arg = arg;
 }
 
 static unsigned long long rv_of(const json_t *obj)
@@ -629,19 +675,11 @@ static void event_post_free(struct event_post *ep)
 
 static void on_event_posted(void *arg, const struct kube_result *r);
 
-/* Queue a try; -1 (and ep freed) when the loop refused it. */
-static int event_send(struct event_post *ep)
+/* Queue a try. */
+static void event_send(struct event_post *ep)
 {
-	struct controller *ctl = ep->ctl;
-
 	ep->tries++;
-	if (kube_loop_request(ctl->l, "POST", ep->path, NULL, ep->body, strlen(ep->body),
-			      on_event_posted, ep) < 0) {
-		event_post_free(ep);
-		return -1;
-	}
-	ctl->in_flight++;
-	return 0;
+	ctl_request(ep->ctl, "POST", ep->path, NULL, ep->body, on_event_posted, ep);
 }
 
 static void event_retry(void *arg)
@@ -653,7 +691,7 @@ static void event_retry(void *arg)
 			*pp = ep->next;
 			break;
 		}
-	(void)event_send(ep);
+	event_send(ep);
 }
 
 static void on_event_posted(void *arg, const struct kube_result *r)
@@ -662,13 +700,19 @@ static void on_event_posted(void *arg, const struct kube_result *r)
 	struct controller *ctl = ep->ctl;
 
 	ctl->in_flight--;
+	if (!r) {
+		/* Never sent (the loop refused it, or the controller is freed). */
+		event_post_free(ep);
+		return;
+	}
 	if (r->error && r->code == 0 && ep->tries < EVENT_MAX_TRIES && !ctl->draining) {
 		long delay = ep->tries < 2 ? 1000 : 2000;
 		ctl_log(ctl, "%s: posting the Event failed: %s; trying again in %ld ms", ep->what,
 			r->error, delay);
 		ep->next = ctl->event_retries;
 		ctl->event_retries = ep;
-		kube_loop_after(ctl->l, delay, event_retry, ep);
+		/* Freed through ctl->event_retries when it never fires. */
+		ctl_after(ctl, delay, event_retry, NULL, ep);
 		return;
 	}
 	if (r->error) {
@@ -713,11 +757,12 @@ static void post_event(struct controller *ctl, const char *kind, const char *ns,
 	json_decref(ev);
 	ep->path = gs_xasprintf("/api/v1/namespaces/%s/events", evns);
 	ep->what = gs_xasprintf("%s %s%s%s", kind, ns ? ns : "", ns ? "/" : "", name);
-	if (event_send(ep) == 0)
-		ctl->events_posted++;
+	event_send(ep);
+	ctl->events_posted++;
 }
 
 static void retry_node_later(void *arg);
+static void later_free(void *arg);
 
 struct later {
 	struct controller *ctl;
@@ -730,7 +775,15 @@ static void schedule_node_retry(struct controller *ctl, const char *name)
 
 	lt->ctl = ctl;
 	lt->name = gs_xstrdup(name);
-	kube_loop_after(ctl->l, RETRY_LATER_MS, retry_node_later, lt);
+	ctl_after(ctl, RETRY_LATER_MS, retry_node_later, later_free, lt);
+}
+
+static void later_free(void *arg)
+{
+	struct later *lt = arg;
+
+	free(lt->name);
+	free(lt);
 }
 
 static void retry_node_later(void *arg)
@@ -740,8 +793,7 @@ static void retry_node_later(void *arg)
 
 	if (n)
 		mark_dirty(lt->ctl, n);
-	free(lt->name);
-	free(lt);
+	later_free(lt);
 }
 
 static void on_node_got(void *arg, const struct kube_result *r)
@@ -750,7 +802,9 @@ static void on_node_got(void *arg, const struct kube_result *r)
 	struct controller *ctl = w->ctl;
 
 	ctl->in_flight--;
-	if (!r->error) {
+	if (!r) {
+		/* Never sent. */
+	} else if (!r->error) {
 		json_t *node = json_loadb(r->body, r->len, 0, NULL);
 		struct cnode *n;
 		if (node && (n = node_store(ctl, node, true)))
@@ -771,12 +825,7 @@ static void reread_node(struct controller *ctl, const char *name)
 
 	w->ctl = ctl;
 	w->what = gs_xstrdup(name);
-	if (kube_loop_request(ctl->l, "GET", path, NULL, NULL, 0, on_node_got, w) == 0) {
-		ctl->in_flight++;
-	} else {
-		free(w->what);
-		free(w);
-	}
+	ctl_request(ctl, "GET", path, NULL, NULL, on_node_got, w);
 	free(path);
 }
 
@@ -791,6 +840,8 @@ static void on_node_patched(void *arg, const struct kube_result *r)
 	if (!n->name[0]) {
 		/* Deleted meanwhile. */
 		node_free(ctl, n);
+	} else if (!r) {
+		/* Never sent: it is planned again once something about it changes. */
 	} else if (!r->error) {
 		json_t *node = json_loadb(r->body, r->len, 0, NULL);
 		ctl->node_patches++;
@@ -842,14 +893,8 @@ static void write_node(struct controller *ctl, struct cnode *n, const json_t *pa
 	w->ctl = ctl;
 	w->node = n;
 	w->what = gs_xstrdup(what);
-	if (kube_loop_request(ctl->l, "PATCH", path, "application/merge-patch+json", body,
-			      strlen(body), on_node_patched, w) == 0) {
-		ctl->in_flight++;
-		n->busy = true;
-	} else {
-		free(w->what);
-		free(w);
-	}
+	ctl_request(ctl, "PATCH", path, "application/merge-patch+json", body, on_node_patched, w);
+	n->busy = true;
 	free(path);
 	free(body);
 }
@@ -1332,6 +1377,8 @@ static void on_pod_written(void *arg, const struct kube_result *r)
 		n->admitting = false;
 	if (!p->key[0]) {
 		pod_free(p);
+	} else if (!r) {
+		/* Never sent: decided again at the next tick. */
 	} else if (!r->error) {
 		json_t *pod = json_loadb(r->body, r->len, 0, NULL);
 		ctl_log(ctl, "pod %s: %s", p->key, w->what);
@@ -1374,16 +1421,11 @@ static void write_pod(struct controller *ctl, struct cpod *p, struct cnode *n, c
 	w->ctl = ctl;
 	w->pod = p;
 	w->what = gs_xstrdup(what);
-	if (kube_loop_request(ctl->l, "PATCH", path, ctype ? ctype : "application/merge-patch+json",
-			      body, strlen(body), on_pod_written, w) == 0) {
-		ctl->in_flight++;
-		p->busy = true;
-		if (n)
-			n->admitting = true;
-	} else {
-		free(w->what);
-		free(w);
-	}
+	ctl_request(ctl, "PATCH", path, ctype ? ctype : "application/merge-patch+json", body,
+		    on_pod_written, w);
+	p->busy = true;
+	if (n)
+		n->admitting = true;
 	free(body);
 }
 
@@ -1455,8 +1497,7 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 				  v.status ? v.status : json_object());
 		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
 		write_pod(ctl, p, n, path, patch, what, "application/strategic-merge-patch+json");
-		if (p->busy)
-			post_event(ctl, "Pod", ns, name, p->uid, p->node, reason, message);
+		post_event(ctl, "Pod", ns, name, p->uid, p->node, reason, message);
 		p->held_at = time(NULL);
 		p->held_node_rv = n ? n->rv : 0;
 		free(what);
@@ -1473,8 +1514,7 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
 		write_pod(ctl, p, n, path, patch, what, NULL);
 		/* The kubelet's recorder: a Warning on the pod with the same reason and message. */
-		if (p->busy)
-			post_event(ctl, "Pod", ns, name, p->uid, p->node, reason, message);
+		post_event(ctl, "Pod", ns, name, p->uid, p->node, reason, message);
 		ctl->refused++;
 		free(what);
 		json_decref(v.annotations);
@@ -1515,17 +1555,33 @@ static void admit_pods(struct controller *ctl)
 
 /* ---- the controller ------------------------------------------------------------------- */
 
+static const struct kube_watch_ops watch_ops[CONTROLLER_WATCH_N] = {
+	[CONTROLLER_WATCH_CONFIGMAP] = {.list_begin = cm_list_begin,
+					.event = cm_event,
+					.list_end = cm_list_end},
+	[CONTROLLER_WATCH_NODES] = {.list_begin = node_list_begin,
+				    .event = node_event,
+				    .list_end = node_list_end},
+	[CONTROLLER_WATCH_PODS] = {.list_begin = pod_list_begin,
+				   .event = pod_event,
+				   .list_end = pod_list_end},
+	[CONTROLLER_WATCH_SLICES] = {.list_begin = slice_list_begin,
+				     .event = slice_event,
+				     .list_end = slice_list_end},
+};
+
+const struct kube_watch_ops *controller_watch_ops(enum controller_watch w)
+{
+	return &watch_ops[w];
+}
+
 int controller_new(struct controller **out, struct kube_loop *l, const struct controller_opts *o,
 		   struct gs_error *err)
 {
-	static const struct kube_watch_ops cm_ops = {
-		.list_begin = cm_list_begin, .event = cm_event, .list_end = cm_list_end};
-	static const struct kube_watch_ops node_ops = {
-		.list_begin = node_list_begin, .event = node_event, .list_end = node_list_end};
-	static const struct kube_watch_ops pod_ops = {
-		.list_begin = pod_list_begin, .event = pod_event, .list_end = pod_list_end};
-	static const struct kube_watch_ops slice_ops = {
-		.list_begin = slice_list_begin, .event = slice_event, .list_end = slice_list_end};
+	const struct kube_watch_ops *cm_ops = &watch_ops[CONTROLLER_WATCH_CONFIGMAP];
+	const struct kube_watch_ops *node_ops = &watch_ops[CONTROLLER_WATCH_NODES];
+	const struct kube_watch_ops *pod_ops = &watch_ops[CONTROLLER_WATCH_PODS];
+	const struct kube_watch_ops *slice_ops = &watch_ops[CONTROLLER_WATCH_SLICES];
 	struct controller *ctl = gs_xcalloc(1, sizeof(*ctl));
 	char *path, *field;
 
@@ -1537,14 +1593,18 @@ int controller_new(struct controller **out, struct kube_loop *l, const struct co
 		gs_xstrdup(o->configmap_namespace ? o->configmap_namespace : GS_DEFAULT_NAMESPACE);
 	ctl->cm_name = gs_xstrdup(o->configmap_name ? o->configmap_name : GS_DEFAULT_CONFIGMAP);
 	ctl->ev_ns = gs_xstrdup(o->event_namespace ? o->event_namespace : "default");
+	if (!l) {
+		*out = ctl;
+		return 0;
+	}
 	path = gs_xasprintf("/api/v1/namespaces/%s/configmaps", ctl->cm_ns);
 	field = gs_xasprintf("metadata.name=%s", ctl->cm_name);
-	if (kube_loop_watch(l, path, NULL, field, &cm_ops, ctl, NULL) < 0 ||
-	    kube_loop_watch(l, "/api/v1/nodes", o->node_selector, NULL, &node_ops, ctl, NULL) < 0 ||
-	    kube_loop_watch(l, "/api/v1/pods", NULL, "spec.nodeName!=", &pod_ops, ctl, NULL) < 0 ||
+	if (kube_loop_watch(l, path, NULL, field, cm_ops, ctl, NULL) < 0 ||
+	    kube_loop_watch(l, "/api/v1/nodes", o->node_selector, NULL, node_ops, ctl, NULL) < 0 ||
+	    kube_loop_watch(l, "/api/v1/pods", NULL, "spec.nodeName!=", pod_ops, ctl, NULL) < 0 ||
 	    (o->publish &&
 	     kube_loop_watch(l, "/apis/resource.k8s.io/v1/resourceslices", NULL,
-			     "spec.driver=" DRASLICE_DRIVER, &slice_ops, ctl, NULL) < 0)) {
+			     "spec.driver=" DRASLICE_DRIVER, slice_ops, ctl, NULL) < 0)) {
 		gs_error_set(err, "cannot watch %s (bad namespace or name?)", path);
 		free(path);
 		free(field);
@@ -1565,6 +1625,19 @@ void controller_free(struct controller *ctl)
 
 	if (!ctl)
 		return;
+	/* What was never handed to a loop ends first: its callbacks touch nodes and pods. */
+	{
+		struct controller_effect *e;
+		size_t k = controller_take_effects(ctl, &e);
+
+		for (size_t i = 0; i < k; i++) {
+			if (e[i].method)
+				e[i].done(e[i].arg, NULL);
+			else if (e[i].drop)
+				e[i].drop(e[i].arg);
+		}
+		controller_effects_free(e, k);
+	}
 	MAP_FOREACH (&ctl->nodes, i, n)
 		node_free(ctl, n);
 	MAP_FOREACH (&ctl->pods, i, p)
@@ -1590,12 +1663,53 @@ void controller_free(struct controller *ctl)
 	free(ctl);
 }
 
+size_t controller_take_effects(struct controller *ctl, struct controller_effect **out)
+{
+	size_t n = ctl->n_out;
+
+	*out = ctl->outbox;
+	ctl->outbox = NULL;
+	ctl->n_out = ctl->cap_out = 0;
+	return n;
+}
+
+void controller_effects_free(struct controller_effect *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].path);
+		free(e[i].body);
+	}
+	free(e);
+}
+
+/* Hand the outbox to the loop: the I/O of what the events and the tick decided. */
+static void flush(struct controller *ctl)
+{
+	struct controller_effect *e;
+	size_t n;
+
+	if (!ctl->l)
+		return;
+	n = controller_take_effects(ctl, &e);
+	for (size_t i = 0; i < n; i++) {
+		if (!e[i].method)
+			kube_loop_after(ctl->l, e[i].delay_ms, e[i].fire, e[i].arg);
+		else if (kube_loop_request(ctl->l, e[i].method, e[i].path, e[i].ctype, e[i].body,
+					   e[i].body ? strlen(e[i].body) : 0, e[i].done,
+					   e[i].arg) < 0)
+			e[i].done(e[i].arg, NULL);
+	}
+	controller_effects_free(e, n);
+}
+
 void controller_tick(struct controller *ctl)
 {
-	if (ctl->draining)
-		return;
-	reconcile_nodes(ctl);
-	admit_pods(ctl);
+	if (!ctl->draining) {
+		reconcile_nodes(ctl);
+		admit_pods(ctl);
+	}
+	/* Also while draining: a 409's re-read or a retry timer the answers asked for. */
+	flush(ctl);
 }
 
 bool controller_ready(const struct controller *ctl)
@@ -1610,7 +1724,8 @@ void controller_drain(struct controller *ctl)
 
 void controller_metrics(const struct controller *ctl, struct strbuf *out)
 {
-	const struct kube_loop_stats *s = kube_loop_stats(ctl->l);
+	static const struct kube_loop_stats none;
+	const struct kube_loop_stats *s = ctl->l ? kube_loop_stats(ctl->l) : &none;
 	static const char *const classes[6] = {"none", "1xx", "2xx", "3xx", "4xx", "5xx"};
 	uint64_t per_strategy[ST_N] = {0};
 	uint64_t alloc[MAX_RES] = {0}, used[MAX_RES] = {0};

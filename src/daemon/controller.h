@@ -131,16 +131,65 @@ struct controller_opts {
 
 struct controller;
 
-/* Start the watches on loop l (borrowed; it must outlive the controller). */
+/*
+ * Start the watches on loop l (borrowed; it must outlive the controller).
+ * With l NULL nothing is watched or sent: events are fed through
+ * controller_watch_ops and what the controller wants done is read with
+ * controller_take_effects (the unit tests drive it so, with no network).
+ */
 int controller_new(struct controller **out, struct kube_loop *l, const struct controller_opts *o,
 		   struct gs_error *err) GS_WUR;
+/* NULL-safe. Effects never handed out end first (requests see done(arg, NULL)). */
 void controller_free(struct controller *ctl);
 
 /*
  * Do what the last loop steps made due: reconcile changed nodes, admit
- * pods. Call after every kube_loop_step.
+ * pods; then hand what they and the events want done to the loop. Call
+ * after every kube_loop_step.
  */
 void controller_tick(struct controller *ctl);
+
+/*
+ * The state machine's inputs: the callbacks controller_new registers for
+ * each watch, called with the controller as arg. A relist (the first list,
+ * or one after 410 Gone) is list_begin, KUBE_EV_LISTED per object,
+ * list_end; what it did not show is dropped.
+ */
+enum controller_watch {
+	CONTROLLER_WATCH_CONFIGMAP,
+	CONTROLLER_WATCH_NODES,
+	CONTROLLER_WATCH_PODS,
+	CONTROLLER_WATCH_SLICES,
+	CONTROLLER_WATCH_N
+};
+const struct kube_watch_ops *controller_watch_ops(enum controller_watch w);
+
+/*
+ * The state machine's outputs: a request to send (method set) or a timer to
+ * set (method NULL). The controller does no I/O of its own; controller_tick
+ * hands its effects to the loop.
+ */
+struct controller_effect {
+	const char *method; /* "GET", "PATCH", "POST"; NULL for a timer (static) */
+	char *path;	    /* e.g. /api/v1/nodes/n1/status */
+	const char *ctype;  /* NULL = application/json (static) */
+	char *body;	    /* NULL = none */
+	/* a request: called exactly once with the answer, or with NULL when never sent */
+	kube_done_fn done;
+	/* a timer: fire once after delay_ms; drop (may be NULL) frees arg if it never fires */
+	long delay_ms;
+	void (*fire)(void *arg);
+	void (*drop)(void *arg);
+	void *arg;
+};
+
+/*
+ * Move the effects queued since the last call to the caller (*out, n
+ * returned), who calls each request's done or timer's fire/drop exactly
+ * once, then frees the array with controller_effects_free.
+ */
+size_t controller_take_effects(struct controller *ctl, struct controller_effect **out);
+void controller_effects_free(struct controller_effect *e, size_t n);
 
 /* The ConfigMap, node and pod lists have been read once (readiness). */
 bool controller_ready(const struct controller *ctl);
