@@ -1119,7 +1119,7 @@ static void reconcile_nodes(struct controller *ctl)
 {
 	struct cnode *batch[PLAN_BATCH], *n;
 	struct map *m = &ctl->nodes;
-	size_t k = 0, seen = 0, i;
+	size_t k = 0, seen = 0, i, start;
 	unsigned node_max;
 
 	if (!ctl->dirty || !ctl->nodes_synced || !ctl->cm_synced)
@@ -1145,8 +1145,9 @@ static void reconcile_nodes(struct controller *ctl)
 	 * controller's CPU during such an edit).
 	 */
 	node_max = ctl->o.max_pending - ctl->o.max_pending / 4;
+	start = ctl->scan_at;
 	for (size_t step = 0; step < m->cap && seen < ctl->dirty; step++) {
-		i = (ctl->scan_at + step) & (m->cap - 1);
+		i = (start + step) & (m->cap - 1);
 		if (!m->keys[i] || m->keys[i] == TOMB)
 			continue;
 		n = m->vals[i];

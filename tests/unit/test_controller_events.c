@@ -1,0 +1,501 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/controller.h"
+#include "engine/mergepatch.h"
+#include "base/strbuf.h"
+
+/*
+ * The controller as a state machine, with no loop and no network: watch
+ * events go in through controller_watch_ops, the requests and timers it
+ * wants come out of controller_take_effects, and the test answers them as
+ * the apiserver would (a node PATCH returns the node patched).
+ */
+
+#define CM_NS "gpu-share"
+#define CM_NAME "device-plugin-configs"
+
+static const char cm_v1[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" CM_NAME
+	"\",\"namespace\":\"" CM_NS "\",\"resourceVersion\":\"1\"},\"data\":{"
+	"\"default\":\"version: v1\\nflags:\\n  migStrategy: none\\n\","
+	"\"shared\":\"version: v1\\nflags:\\n  migStrategy: none\\nsharing:\\n  timeSlicing:\\n"
+	"    resources:\\n    - name: nvidia.com/gpu\\n      replicas: 4\\n\"}}";
+
+/* The same ConfigMap with `shared` at 2 replicas: only nodes labelled shared change. */
+static const char cm_v2[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" CM_NAME
+	"\",\"namespace\":\"" CM_NS "\",\"resourceVersion\":\"2\"},\"data\":{"
+	"\"default\":\"version: v1\\nflags:\\n  migStrategy: none\\n\","
+	"\"shared\":\"version: v1\\nflags:\\n  migStrategy: none\\nsharing:\\n  timeSlicing:\\n"
+	"    resources:\\n    - name: nvidia.com/gpu\\n      replicas: 2\\n\"}}";
+
+/* A node declaring `count` T4s, on config `config` (NULL = the default). */
+static json_t *node(const char *name, const char *rv, const char *config, int count)
+{
+	json_t *n = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:{s:s},s:{s:s,s:s}},s:{s:{s:s},s:{s:s}}}",
+			      "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "uid",
+			      name, "resourceVersion", rv, "labels", "kubernetes.io/hostname", name,
+			      "annotations", "gpushare.io/gpu-product", "Tesla T4",
+			      "gpushare.io/gpu-count", count == 1 ? "1" : "2", "status", "capacity",
+			      "cpu", "8", "allocatable", "cpu", "8");
+
+	assert_non_null(n);
+	if (config)
+		json_object_set_new(json_object_get(json_object_get(n, "metadata"), "labels"),
+				    "nvidia.com/device-plugin.config", json_string(config));
+	return n;
+}
+
+static json_t *pod(const char *name, const char *node_name, const char *gpus)
+{
+	json_t *p = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s},s:{s:s,s:[{s:s,s:{s:{s:s}}}]},"
+			      "s:{s:s}}",
+			      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+			      "namespace", "default", "uid", name, "resourceVersion", "50", "spec",
+			      "nodeName", node_name, "containers", "name", "c", "resources",
+			      "limits", "nvidia.com/gpu", gpus, "status", "phase", "Pending");
+
+	assert_non_null(p);
+	return p;
+}
+
+/* ---- the apiserver's side ---------------------------------------------------------------- */
+
+struct world {
+	struct controller *ctl;
+	json_t *nodes; /* name -> the node as the apiserver holds it */
+	struct controller_effect *e;
+	size_t n;
+	unsigned rv;
+	/* what the admission hook saw */
+	unsigned hook_calls;
+	size_t last_holders;
+};
+
+static void feed(struct world *w, enum controller_watch which, enum kube_event ev, json_t *obj)
+{
+	const struct kube_watch_ops *ops = controller_watch_ops(which);
+
+	if (which == CONTROLLER_WATCH_NODES && ev != KUBE_EV_DELETED)
+		json_object_set(w->nodes,
+				json_string_value(
+					json_object_get(json_object_get(obj, "metadata"), "name")),
+				obj);
+	ops->event(w->ctl, ev, obj);
+	json_decref(obj);
+}
+
+/* A (re)list: the first one, or the one a watch makes after 410 Gone. */
+static void relist(struct world *w, enum controller_watch which, json_t *objs)
+{
+	const struct kube_watch_ops *ops = controller_watch_ops(which);
+	json_t *o;
+	size_t i;
+
+	ops->list_begin(w->ctl);
+	json_array_foreach (objs, i, o)
+		feed(w, which, KUBE_EV_LISTED, json_incref(o));
+	ops->list_end(w->ctl);
+	json_decref(objs);
+}
+
+static void effects_drop(struct world *w)
+{
+	controller_effects_free(w->e, w->n);
+	w->e = NULL;
+	w->n = 0;
+}
+
+/* Tick, and hold what the controller wants done. */
+static size_t tick(struct world *w)
+{
+	assert_null(w->e);
+	controller_tick(w->ctl);
+	w->n = controller_take_effects(w->ctl, &w->e);
+	return w->n;
+}
+
+static const struct controller_effect *find(struct world *w, const char *method, const char *path)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->e[i].method && !strcmp(w->e[i].method, method) &&
+		    !strcmp(w->e[i].path, path))
+			return &w->e[i];
+	return NULL;
+}
+
+static json_t *body_of(const struct controller_effect *e)
+{
+	json_t *j;
+
+	assert_non_null(e);
+	assert_non_null(e->body);
+	j = json_loads(e->body, 0, NULL);
+	assert_non_null(j);
+	return j;
+}
+
+/*
+ * Answer every request as the apiserver would: a node status PATCH is
+ * applied and the node returned with a new resourceVersion; anything else
+ * succeeds with an empty object. Timers are dropped.
+ */
+static void answer(struct world *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		struct controller_effect *e = &w->e[i];
+		struct kube_result r = {.code = 200, .body = "{}", .len = 2};
+		char *reply = NULL;
+
+		if (!e->method) {
+			if (e->drop)
+				e->drop(e->arg);
+			continue;
+		}
+		if (!strcmp(e->method, "PATCH") && !strncmp(e->path, "/api/v1/nodes/", 14)) {
+			char name[256];
+			const char *slash = strchr(e->path + 14, '/');
+			json_t *n, *patch = json_loads(e->body, 0, NULL);
+			char rv[16];
+
+			snprintf(name, sizeof(name), "%.*s", (int)(slash - e->path - 14),
+				 e->path + 14);
+			n = json_object_get(w->nodes, name);
+			assert_non_null(n);
+			mergepatch_apply(n, patch);
+			json_decref(patch);
+			snprintf(rv, sizeof(rv), "%u", ++w->rv);
+			json_object_set_new(json_object_get(n, "metadata"), "resourceVersion",
+					    json_string(rv));
+			reply = json_dumps(n, JSON_COMPACT);
+			r.body = reply;
+			r.len = strlen(reply);
+		}
+		e->done(e->arg, &r);
+		free(reply);
+	}
+	effects_drop(w);
+}
+
+/* Managed nodes, as /metrics counts them (every sharing strategy). */
+static unsigned managed(struct world *w)
+{
+	struct strbuf sb = STRBUF_INIT;
+	unsigned total = 0;
+
+	controller_metrics(w->ctl, &sb);
+	for (const char *p = sb.buf; (p = strstr(p, "\ngpushare_nodes{"));) {
+		p = strchr(p, '}');
+		total += (unsigned)strtoul(p + 2, NULL, 10);
+	}
+	strbuf_release(&sb);
+	return total;
+}
+
+static const char *gpus_in(const json_t *patch)
+{
+	return json_string_value(
+		json_object_get(json_object_get(json_object_get(patch, "status"), "allocatable"),
+				"nvidia.com/gpu"));
+}
+
+static const char *node_patch_gpus(struct world *w, const char *name)
+{
+	char path[128];
+	const struct controller_effect *e;
+	json_t *b;
+	static char out[32];
+
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s/status", name);
+	e = find(w, "PATCH", path);
+	if (!e)
+		return NULL;
+	b = body_of(e);
+	snprintf(out, sizeof(out), "%s", gpus_in(b) ? gpus_in(b) : "(none)");
+	json_decref(b);
+	return out;
+}
+
+/* Refuse pods named big-*, admit the rest with the devices noted. */
+static int hook(void *arg, const struct controller_admission *in, struct controller_verdict *out,
+		struct gs_error *err)
+{
+	struct world *w = arg;
+	const char *name =
+		json_string_value(json_object_get(json_object_get(in->pod, "metadata"), "name"));
+
+	(void)err;
+	w->hook_calls++;
+	w->last_holders = json_array_size(in->holders);
+	if (!strncmp(name, "big-", 4)) {
+		out->admit = false;
+		out->reason = strdup("UnexpectedAdmissionError");
+		out->message = strdup("Allocate failed: requested 9, available 8");
+		return 0;
+	}
+	out->admit = true;
+	out->annotations = json_pack("{s:s}", "gpushare.io/devices", "GPU-0");
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct controller_opts o = {.configmap_namespace = CM_NS,
+				    .configmap_name = CM_NAME,
+				    .admit = hook,
+				    .admit_arg = w};
+	struct gs_error err;
+
+	w->nodes = json_object();
+	w->rv = 100;
+	assert_int_equal(controller_new(&w->ctl, NULL, &o, &err), 0);
+	*state = w;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct world *w = *state;
+
+	effects_drop(w);
+	controller_free(w->ctl);
+	json_decref(w->nodes);
+	free(w);
+	return 0;
+}
+
+/* The first lists: the ConfigMap, then `nodes` (an array, taken), no pods. Answered. */
+static void start(struct world *w, json_t *nodes)
+{
+	relist(w, CONTROLLER_WATCH_CONFIGMAP, json_pack("[o]", json_loads(cm_v1, 0, NULL)));
+	relist(w, CONTROLLER_WATCH_NODES, nodes);
+	relist(w, CONTROLLER_WATCH_PODS, json_array());
+}
+
+/* ---- the cases --------------------------------------------------------------------------- */
+
+static void node_added_is_advertised(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+
+	start(w, json_array());
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_ADDED, node("t4", "10", "shared", 2));
+	assert_int_equal(tick(w), 1);
+	assert_string_equal(w->e[0].ctype, "application/merge-patch+json");
+	b = body_of(find(w, "PATCH", "/api/v1/nodes/t4/status"));
+	/* 2 GPUs x 4 replicas, for the node planned (its uid). */
+	assert_string_equal(gpus_in(b), "8");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(b, "metadata"), "uid")), "t4");
+	json_decref(b);
+	answer(w);
+	assert_int_equal(managed(w), 1);
+
+	/* Its own write's answer needs nothing more. */
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+}
+
+static void configmap_edit_repatches_affected_nodes(void **state)
+{
+	struct world *w = *state;
+
+	start(w, json_pack("[o,o,o]", node("a", "10", "shared", 2), node("b", "11", "shared", 1),
+			   node("c", "12", NULL, 2)));
+	assert_int_equal(tick(w), 3);
+	assert_string_equal(node_patch_gpus(w, "a"), "8");
+	assert_string_equal(node_patch_gpus(w, "b"), "4");
+	assert_string_equal(node_patch_gpus(w, "c"), "2");
+	answer(w);
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+
+	feed(w, CONTROLLER_WATCH_CONFIGMAP, KUBE_EV_MODIFIED, json_loads(cm_v2, 0, NULL));
+	/* The nodes on `shared` at 2 replicas; the default node already shows its config. */
+	assert_int_equal(tick(w), 2);
+	assert_string_equal(node_patch_gpus(w, "a"), "4");
+	assert_string_equal(node_patch_gpus(w, "b"), "2");
+	assert_null(node_patch_gpus(w, "c"));
+	answer(w);
+
+	/* The same data again (a resync): nothing to write. */
+	feed(w, CONTROLLER_WATCH_CONFIGMAP, KUBE_EV_MODIFIED, json_loads(cm_v2, 0, NULL));
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+}
+
+static void bound_pod_gets_a_verdict(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+	const json_t *ann;
+
+	start(w, json_pack("[o]", node("t4", "10", "shared", 2)));
+	assert_int_equal(tick(w), 1);
+	answer(w);
+
+	/* A pod bound to no node is not the controller's. */
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, pod("unbound", "", "1"));
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+	assert_int_equal(w->hook_calls, 0);
+
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, pod("small", "t4", "1"));
+	assert_int_equal(tick(w), 1);
+	assert_int_equal(w->hook_calls, 1);
+	assert_int_equal(w->last_holders, 0);
+	b = body_of(find(w, "PATCH", "/api/v1/namespaces/default/pods/small"));
+	ann = json_object_get(json_object_get(b, "metadata"), "annotations");
+	assert_string_equal(json_string_value(json_object_get(ann, "gpushare.io/admitted")),
+			    "true");
+	assert_string_equal(json_string_value(json_object_get(ann, "gpushare.io/devices")),
+			    "GPU-0");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(b, "metadata"), "uid")), "small");
+	json_decref(b);
+	answer(w);
+	{
+		/* The watch shows it admitted: it holds its devices now. */
+		json_t *p = pod("small", "t4", "1");
+		json_object_set_new(json_object_get(p, "metadata"), "annotations",
+				    json_pack("{s:s,s:s}", "gpushare.io/admitted", "true",
+					      "gpushare.io/devices", "GPU-0"));
+		json_object_set_new(json_object_get(p, "metadata"), "resourceVersion",
+				    json_string("51"));
+		feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_MODIFIED, p);
+	}
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+
+	/* Refused: phase Failed with the kubelet's words, and its Event. */
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, pod("big-one", "t4", "9"));
+	assert_int_equal(tick(w), 2);
+	assert_int_equal(w->hook_calls, 2);
+	assert_int_equal(w->last_holders, 1);
+	b = body_of(find(w, "PATCH", "/api/v1/namespaces/default/pods/big-one/status"));
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(b, "status"), "phase")),
+		"Failed");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(b, "status"), "message")),
+		"Pod was rejected: Allocate failed: requested 9, available 8");
+	json_decref(b);
+	b = body_of(find(w, "POST", "/api/v1/namespaces/default/events"));
+	assert_string_equal(json_string_value(json_object_get(b, "reason")),
+			    "UnexpectedAdmissionError");
+	json_decref(b);
+	answer(w);
+}
+
+static void relist_after_gone(void **state)
+{
+	struct world *w = *state;
+
+	start(w, json_pack("[o,o]", node("a", "10", "shared", 2), node("b", "11", "shared", 2)));
+	assert_int_equal(tick(w), 2);
+	answer(w);
+	assert_int_equal(managed(w), 2);
+
+	/*
+	 * The watch's resourceVersion expired (410 Gone): the relist shows `a`
+	 * as it was written, `b` deleted meanwhile, `c` added meanwhile.
+	 */
+	relist(w, CONTROLLER_WATCH_NODES,
+	       json_pack("[O,o]", json_object_get(w->nodes, "a"), node("c", "12", "shared", 1)));
+	assert_int_equal(managed(w), 2);
+	assert_int_equal(tick(w), 1);
+	assert_string_equal(node_patch_gpus(w, "c"), "4");
+	answer(w);
+
+	/* `b` is gone for good: a ConfigMap edit plans `a` and `c` only. */
+	feed(w, CONTROLLER_WATCH_CONFIGMAP, KUBE_EV_MODIFIED, json_loads(cm_v2, 0, NULL));
+	assert_int_equal(tick(w), 2);
+	assert_non_null(node_patch_gpus(w, "a"));
+	assert_non_null(node_patch_gpus(w, "c"));
+	assert_null(node_patch_gpus(w, "b"));
+	answer(w);
+
+	/* A ConfigMap relist that finds nothing: deleted; nodes keep what they advertise. */
+	relist(w, CONTROLLER_WATCH_CONFIGMAP, json_array());
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+	feed(w, CONTROLLER_WATCH_CONFIGMAP, KUBE_EV_ADDED, json_loads(cm_v1, 0, NULL));
+	assert_int_equal(tick(w), 2);
+	assert_string_equal(node_patch_gpus(w, "a"), "8");
+	answer(w);
+}
+
+static void deleted_node_is_forgotten(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+
+	start(w, json_pack("[o,o]", node("a", "10", "shared", 2), node("b", "11", "shared", 2)));
+	assert_int_equal(tick(w), 2);
+	answer(w);
+
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_DELETED,
+	     json_incref(json_object_get(w->nodes, "b")));
+	assert_int_equal(managed(w), 1);
+	feed(w, CONTROLLER_WATCH_CONFIGMAP, KUBE_EV_MODIFIED, json_loads(cm_v2, 0, NULL));
+	assert_int_equal(tick(w), 1);
+	assert_non_null(node_patch_gpus(w, "a"));
+	answer(w);
+
+	/* A pod bound to it: admitted with no device decision, the hook is not asked. */
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, pod("late", "b", "1"));
+	assert_int_equal(tick(w), 1);
+	assert_int_equal(w->hook_calls, 0);
+	b = body_of(find(w, "PATCH", "/api/v1/namespaces/default/pods/late"));
+	assert_null(json_object_get(json_object_get(json_object_get(b, "metadata"), "annotations"),
+				    "gpushare.io/devices"));
+	json_decref(b);
+	answer(w);
+}
+
+/* A node write that fails is tried again when its timer fires, not at once. */
+static void failed_node_write_retries_later(void **state)
+{
+	struct world *w = *state;
+	struct kube_result r = {.code = 500, .body = "", .error = "the server is on fire"};
+
+	start(w, json_pack("[o]", node("a", "10", "shared", 2)));
+	assert_int_equal(tick(w), 1);
+	w->e[0].done(w->e[0].arg, &r);
+	effects_drop(w);
+	/* What the answer asked for: a timer, no request. */
+	assert_int_equal(tick(w), 1);
+	assert_null(w->e[0].method);
+	assert_int_equal(w->e[0].delay_ms, 5000);
+	w->e[0].fire(w->e[0].arg);
+	effects_drop(w);
+	assert_int_equal(tick(w), 1);
+	assert_string_equal(node_patch_gpus(w, "a"), "8");
+	answer(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(node_added_is_advertised, setup, teardown),
+		cmocka_unit_test_setup_teardown(configmap_edit_repatches_affected_nodes, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(bound_pod_gets_a_verdict, setup, teardown),
+		cmocka_unit_test_setup_teardown(relist_after_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(deleted_node_is_forgotten, setup, teardown),
+		cmocka_unit_test_setup_teardown(failed_node_write_retries_later, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
