@@ -17,7 +17,8 @@
  * kuberuntime_manager.go). Pure: objects in, a decision out. The contract
  * and what was read upstream are in docs/dra.md ("Prepare").
  *
- * Every json_t is borrowed. Results own their strings: draprepare_result_release.
+ * Every json_t passed in is borrowed. Results own their strings and their
+ * json_t (config): draprepare_result_release.
  */
 
 /* The driver's feature gates (pkg/featuregates, env FEATURE_GATES). */
