@@ -22,20 +22,11 @@ _gs_wait_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${KUBECTL:=$_gs_wait_top/.cluster/bin/kubectl}"
 export KUBECONFIG KUBECTL
 
-_gs_k() { "$KUBECTL" --kubeconfig="$KUBECONFIG" --request-timeout=10s "$@"; }
+# gs_wait_for (and gs_http_ready) come from the cluster-free polling helpers.
+# shellcheck disable=SC1091
+. "$_gs_wait_top/scripts/lib/poll.sh"
 
-gs_wait_for() {
-	local limit=$1 end
-	shift
-	end=$(($(date +%s) + limit))
-	until "$@"; do
-		if [ "$(date +%s)" -ge "$end" ]; then
-			echo "wait: gave up after ${limit}s: $*" >&2
-			return 1
-		fi
-		sleep 0.2
-	done
-}
+_gs_k() { "$KUBECTL" --kubeconfig="$KUBECONFIG" --request-timeout=10s "$@"; }
 
 _gs_node_ready() {
 	local out

@@ -1,4 +1,7 @@
 # Helpers for CLI tests: source this, then call expect_* ; the first failure exits 1.
+# gs_wait_for and gs_http_ready: scripts/lib/poll.sh.
+# shellcheck disable=SC1091
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/lib/poll.sh"
 # run ARGS...: runs $GPUSHARE, fills $out, $err, $rc.
 run() {
 	local o e

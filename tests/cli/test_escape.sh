@@ -241,12 +241,8 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 	--bind-address 127.0.0.1 --port "$port" 2>"$tmp/log" &
 pid=$!
 url=https://127.0.0.1:$port
-up=
-for _ in $(seq 100); do
-	curl -sf --cacert "$tmp/tls.crt" "$url/healthz" >/dev/null 2>&1 && up=1 && break
-	sleep 0.1
-done
-[ -n "$up" ] || { err=$(cat "$tmp/log"); fail "the server did not come up"; }
+gs_wait_for 15 gs_http_ready "$url/healthz" --cacert "$tmp/tls.crt" ||
+	{ err=$(cat "$tmp/log"); fail "the server did not come up"; }
 printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"\200\n"}}' >"$tmp/r4.json"
 for r in r1 r2 r3 r4; do
 	curl -s -o /dev/null --cacert "$tmp/tls.crt" -H 'Content-Type: application/json' \

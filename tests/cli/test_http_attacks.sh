@@ -97,12 +97,8 @@ hport=$(freeport)
 	--bind-address 127.0.0.1 --port "$port" --health-listen "127.0.0.1:$hport" 2>"$tmp/webhook.log" &
 wpid=$!
 pids+=("$wpid")
-up=
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1 && up=1 && break
-	sleep 0.1
-done
-[ -n "$up" ] || { err=$(cat "$tmp/webhook.log"); fail "the webhook did not come up"; }
+gs_wait_for 15 gs_http_ready "http://127.0.0.1:$hport/readyz" ||
+	{ err=$(cat "$tmp/webhook.log"); fail "the webhook did not come up"; }
 good=(--good-src 127.0.0.2 --good "https://127.0.0.1:$port/validate@$tmp/review.json"
 	--good "http://127.0.0.1:$hport/healthz" --good "https://127.0.0.1:$port/healthz")
 
@@ -176,7 +172,7 @@ expect_rc 0 "the webhook stops on SIGTERM after the attacks"
 # --- the controller's --listen ---------------------------------------------------
 "$py" "$TOP/tests/cli/fake_apiserver.py" "$tmp/requests.log" >"$tmp/api.port" 2>"$tmp/api.err" &
 pids+=($!)
-for _ in $(seq 50); do [ -s "$tmp/api.port" ] && break; sleep 0.1; done
+gs_wait_for 10 test -s "$tmp/api.port"
 api=$(head -1 "$tmp/api.port")
 [ -n "$api" ] || fail "fake apiserver did not start: $(cat "$tmp/api.err")"
 cat >"$tmp/kubeconfig" <<YAML
@@ -197,12 +193,8 @@ cport=$(freeport)
 "$GPUSHARE" controller --kubeconfig "$tmp/kubeconfig" --listen "127.0.0.1:$cport" 2>"$tmp/controller.log" &
 cpid=$!
 pids+=("$cpid")
-up=
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$cport/healthz" >/dev/null 2>&1 && up=1 && break
-	sleep 0.1
-done
-[ -n "$up" ] || { err=$(cat "$tmp/controller.log"); fail "the controller did not come up"; }
+gs_wait_for 15 gs_http_ready "http://127.0.0.1:$cport/healthz" ||
+	{ err=$(cat "$tmp/controller.log"); fail "the controller did not come up"; }
 
 # 32 connections from one address, as many as the server holds.
 run_attack c-slow --url "http://127.0.0.1:$cport/healthz" --slow 32 \

@@ -18,7 +18,7 @@ start() {
 	shift
 	python3 "$@" >"$tmp/$name.port" 2>"$tmp/$name.err" &
 	pids+=($!)
-	for _ in $(seq 100); do [ -s "$tmp/$name.port" ] && break; sleep 0.1; done
+	gs_wait_for 15 test -s "$tmp/$name.port"
 	port=$(head -1 "$tmp/$name.port")
 	[ -n "$port" ] || fail "$name did not start: $(cat "$tmp/$name.err")"
 }

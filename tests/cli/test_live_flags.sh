@@ -10,7 +10,7 @@ log=$tmp/requests.log
 python3 "$TOP/tests/cli/fake_apiserver.py" "$log" >"$tmp/port" 2>"$tmp/server.err" &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+gs_wait_for 10 test -s "$tmp/port"
 port=$(head -1 "$tmp/port")
 [ -n "$port" ] || fail "fake apiserver did not start: $(cat "$tmp/server.err")"
 url=http://127.0.0.1:$port

@@ -131,12 +131,8 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 	--bind-address 127.0.0.1 --port "$port" 2>"$tmp/log" &
 pid=$!
 url=https://127.0.0.1:$port
-up=
-for _ in $(seq 100); do
-	curl -sf --cacert "$tmp/a/ca.crt" "$url/healthz" >/dev/null 2>&1 && up=1 && break
-	sleep 0.1
-done
-[ -n "$up" ] || { err=$(cat "$tmp/log"); fail "the server did not come up"; }
+gs_wait_for 15 gs_http_ready "$url/healthz" --cacert "$tmp/a/ca.crt" ||
+	{ err=$(cat "$tmp/log"); fail "the server did not come up"; }
 
 post() { # FILE CA: fills $out (body) and $code
 	out=$(curl -sS --cacert "$2" -H 'Content-Type: application/json' --data-binary "@$1" \
@@ -171,12 +167,8 @@ curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && fail "plain HTTP an
 # The certificate changes on disk: the server takes the new pair without a restart.
 cp "$tmp/b/tls.key" "$tmp/tls.key"
 cp "$tmp/b/tls.crt" "$tmp/tls.crt"
-swapped=
-for _ in $(seq 50); do
-	curl -sf --cacert "$tmp/b/ca.crt" "$url/healthz" >/dev/null 2>&1 && swapped=1 && break
-	sleep 0.1
-done
-[ -n "$swapped" ] || { err=$(cat "$tmp/log"); fail "the new certificate was not taken"; }
+gs_wait_for 10 gs_http_ready "$url/healthz" --cacert "$tmp/b/ca.crt" ||
+	{ err=$(cat "$tmp/log"); fail "the new certificate was not taken"; }
 curl -sf --cacert "$tmp/a/ca.crt" "$url/healthz" >/dev/null 2>&1 && fail "the old certificate is still served"
 post "$tmp/two-slices.json" "$tmp/b/ca.crt"
 [ "$(printf '%s' "$out" | jq -r .response.allowed)" = false ] || fail "after the reload"

@@ -173,9 +173,3 @@ gs_set_replicas() {
 		k replace -f - >/dev/null
 }
 
-# gs_http_ready URL [CURL-OPTION...]: whether URL answers 2xx (a /readyz probe).
-gs_http_ready() {
-	local url=$1
-	shift
-	curl -fsS "$@" "$url" >/dev/null 2>&1
-}

@@ -14,7 +14,6 @@ expect_rc 0 "gpushare lab (sets up the lab nodes)"
 res() { jp node "$1" "{.status.$2.${3//./\\.}}"; }
 both() { echo "$(res "$1" capacity nvidia.com/gpu)/$(res "$1" allocatable nvidia.com/gpu)"; }
 cm_json() { k -n gpu-share get cm device-plugin-configs -o json; }
-set_replicas() { gs_set_replicas "$1"; }
 now() { date +%s.%N; }
 
 # The cluster's controller (scripts/cluster/up.sh starts it): nothing is run by hand.
@@ -25,11 +24,10 @@ port=${GS_CONTROLLER_PORT:?the cluster runs no controller (env has no GS_CONTROL
 log=$state/logs/controller.log
 restore() {
 	k label node lab-node-1 nvidia.com/device-plugin.config=shared --overwrite >/dev/null 2>&1
-	set_replicas 4 >/dev/null 2>&1
+	gs_set_replicas 4 >/dev/null 2>&1
 }
 trap 'status_=$?; restore; (exit "$status_"); _e2e_cleanup' EXIT
-ready() { gs_http_ready "http://127.0.0.1:$port/readyz"; }
-wait_for 30 "controller /readyz" ready
+wait_for 30 "controller /readyz" gs_http_ready "http://127.0.0.1:$port/readyz"
 run curl -sS "http://127.0.0.1:$port/healthz"
 expect_eq "$out" ok "/healthz"
 
@@ -37,7 +35,7 @@ expect_eq "$out" ok "/healthz"
 is() { test "$(both "$1")" = "$2"; }
 expect_eq "$(both lab-node-1)" 8/8 "the lab's 2 T4 x 4 replicas"
 t0=$(now)
-set_replicas 5 || fail "set replicas 5"
+gs_set_replicas 5 || fail "set replicas 5"
 wait_for 10 "lab-node-1 capacity and allocatable 10" is lab-node-1 10/10
 echo "note: a ConfigMap edit reached lab-node-1's capacity and allocatable in $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')s (kubectl polling included)"
 expect_eq "$(both lab-node-0)" 2/2 "the default node is untouched"
@@ -57,7 +55,7 @@ expect_has "$out" "crash-loop" "the Event says what a real node would do"
 expect_has "$out" "gpushare-controller" "the Event's source"
 expect_eq "$(both lab-node-1)" 10/10 "the last good advertisement is kept"
 expect_has "$(cat "$log")" "node lab-node-1: warning: " "the failure is logged"
-set_replicas 3 || fail "fix the ConfigMap"
+gs_set_replicas 3 || fail "fix the ConfigMap"
 wait_for 10 "lab-node-1 healed to 6" is lab-node-1 6/6
 
 # --- labels: re-select, a missing key, a removed label ------------------------

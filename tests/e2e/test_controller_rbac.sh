@@ -126,8 +126,7 @@ env -u KUBECONFIG HOME="$dir" KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVI
 	"$GPUSHARE" controller --configmap "$ns/device-plugin-configs" \
 	-l "gpushare.io/controller=off,e2e.gpushare/rbac=$ns" --listen "127.0.0.1:$lport" >"$log" 2>&1 &
 pid=$!
-ready() { gs_http_ready "http://127.0.0.1:$lport/readyz"; }
-wait_for 20 "the ServiceAccount's controller is ready" ready
+wait_for 20 "the ServiceAccount's controller is ready" gs_http_ready "http://127.0.0.1:$lport/readyz"
 expect_eq "$(head -1 "$log")" "gpushare controller: cluster https://127.0.0.1:$apiport (in-cluster)" \
 	"in-cluster configuration, said once"
 
@@ -217,8 +216,7 @@ wait_for 10 "a Warning Event on $n1 about the config" warned
 expect_eq "$(both "$n1")" 8/8 "the last good advertisement is kept"
 
 # --- DRA: off the DRA path, the node's ResourceSlice is deleted ----------------
-set_replicas() { gs_set_replicas "$1" "$ns"; }
-set_replicas 4 || fail "fix the ConfigMap"
+gs_set_replicas 4 "$ns" || fail "fix the ConfigMap"
 k label node "$n2" gpushare.io/path- >/dev/null || fail "take $n2 off the DRA path"
 wait_for 20 "$n2's ResourceSlice deleted" has_slices 0
 
@@ -298,7 +296,7 @@ kill -STOP "$cpid" || fail "pause the cluster's controller"
 k get clusterrole "$sa" -o json |
 	jq '.rules |= map(select(.resources != ["nodes/status"] and .resources != ["pods/status"]))' |
 	k replace -f - >/dev/null || fail "drop the nodes/status and pods/status rules"
-set_replicas 3 || fail "set replicas 3"
+gs_set_replicas 3 "$ns" || fail "set replicas 3"
 pod late-refusal "$n1" 2 | run k create -f -
 expect_rc 0 "create late-refusal"
 node_refused() { grep -q "node $n1: writing the advertisement failed: nodes \"$n1\" is forbidden: User \"$as_sa\" cannot patch resource \"nodes/status\" in API group \"\" at the cluster scope" "$log"; }
@@ -340,7 +338,7 @@ revoked() { api GET /version "$old_token"; test "$status" = 401; }
 wait_for 20 "the first token refused (the apiserver caches a valid token for 10 s)" revoked
 out='' old_token=''
 t0=$(date +%s.%N)
-set_replicas 2 || fail "set replicas 2"
+gs_set_replicas 2 "$ns" || fail "set replicas 2"
 wait_for 15 "$n1 written with the new token" is "$n1" 4/4
 echo "note: revoked token to the next write with the rotated one: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')s"
 # Both nodes are re-advertised at once: whichever write goes first is refused.

@@ -60,8 +60,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ready() { gs_http_ready "http://127.0.0.1:$port/readyz"; }
-wait_for 30 "controller /readyz" ready
+wait_for 30 "controller /readyz" gs_http_ready "http://127.0.0.1:$port/readyz"
 metric() {
 	curl -fsS "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m { print $2 }'
 }

@@ -9,7 +9,6 @@ run "$GPUSHARE" lab --timeout 90
 expect_rc 0 "gpushare lab (sets up the lab nodes)"
 
 res() { jp node "$1" "{.status.$2.${3//./\\.}}"; }
-set_replicas() { gs_set_replicas "$1"; }
 # The cluster's own controller leaves these nodes to `sync --interval` meanwhile.
 lab_nodes=(lab-node-0 lab-node-1 lab-node-2)
 k label node "${lab_nodes[@]}" gpushare.io/controller=off --overwrite >/dev/null ||
@@ -19,7 +18,7 @@ log=$(mktemp)
 pid=$!
 restore() {
 	kill "$pid" 2>/dev/null
-	set_replicas 4
+	gs_set_replicas 4
 	"$GPUSHARE" sync >/dev/null 2>&1
 	k label node "${lab_nodes[@]}" gpushare.io/controller- >/dev/null 2>&1
 	rm -f "$log"
@@ -27,7 +26,7 @@ restore() {
 # Keep the test's own exit status through the cleanup.
 trap 'status_=$?; restore; (exit "$status_"); _e2e_cleanup' EXIT
 
-set_replicas 5 || fail "set replicas 5"
+gs_set_replicas 5 || fail "set replicas 5"
 node1_capacity_is() { test "$(res lab-node-1 capacity nvidia.com/gpu)" = "$1"; }
 wait_for 30 "lab-node-1 capacity 10" node1_capacity_is 10
 expect_eq "$(res lab-node-1 allocatable nvidia.com/gpu)" 10 "allocatable follows capacity"

@@ -98,9 +98,8 @@ start_webhook() {
 		--bind-address 127.0.0.1 --port "$port" 2>>"$dir/webhook.log" &
 	pid=$!
 }
-ready() { gs_http_ready "https://127.0.0.1:$port/readyz" --cacert "$dir/ca.crt"; }
 start_webhook
-wait_for 30 "the webhook is ready" ready
+wait_for 30 "the webhook is ready" gs_http_ready "https://127.0.0.1:$port/readyz" --cacert "$dir/ca.crt"
 # It reads with the ServiceAccount's rights only: no RBAC error in its log.
 expect_has "$(cat "$dir/webhook.log")" "ConfigMap $cmns/device-plugin-configs read" "the ConfigMap is read"
 # It sees this test's nodes (listed, then watched).
