@@ -1,14 +1,12 @@
 #include "daemon/lab.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/apply.h"
+#include "daemon/labkit.h"
 #include "model/catalog.h"
 #include "engine/check.h"
 #include "model/isolation.h"
@@ -31,84 +29,11 @@
 #define MPS_KEY "mps"
 
 struct lab {
-	struct kube_client *c;
-	const struct lab_opts *o;
+	struct labkit kit;
 	struct lab_report *rep;
-	const char *dir;
-	long wait_ms;
 };
 
-static void say(struct lab *lab, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(struct lab *lab, const char *fmt, ...)
-{
-	struct strbuf line = STRBUF_INIT;
-	va_list ap;
-
-	if (!lab->o->progress)
-		return;
-	va_start(ap, fmt);
-	strbuf_vaddf(&line, fmt, ap);
-	va_end(ap);
-	lab->o->progress(lab->o->progress_arg, line.buf);
-	strbuf_release(&line);
-}
-
-static char *lab_path(const struct lab *lab, const char *rel)
-{
-	return gs_xasprintf("%s/%s", lab->dir, rel);
-}
-
-static int load(struct lab *lab, const char *rel, struct ydoc_stream **s, struct gs_error *err)
-{
-	char *path = lab_path(lab, rel);
-	int rc = ydoc_load_file(path, NULL, s, err);
-
-	free(path);
-	return rc;
-}
-
-static int apply_one(struct lab *lab, const json_t *obj, struct gs_error *err)
-{
-	enum apply_result r;
-	const char *ns = kobj_namespace(obj);
-
-	if (apply_object(lab->c, obj, &r, NULL, err) < 0) {
-		gs_error_prefix(err, "%s %s%s%s: ", kobj_kind(obj), ns ? ns : "", ns ? "/" : "",
-				kobj_name(obj));
-		return -1;
-	}
-	say(lab, "  %s %s%s%s %s", kobj_kind(obj), ns ? ns : "", ns ? "/" : "", kobj_name(obj),
-	    apply_result_name(r));
-	return 0;
-}
-
-/* Apply every document of a manifest file, in order. */
-static int apply_file(struct lab *lab, const char *rel, struct gs_error *err)
-{
-	struct ydoc_stream *s;
-	int rc = 0;
-
-	if (load(lab, rel, &s, err) < 0)
-		return -1;
-	for (size_t i = 0; i < ydoc_stream_count(s) && rc == 0; i++) {
-		json_t *doc = ydoc_stream_doc(s, i);
-		if (json_is_object(doc))
-			rc = apply_one(lab, doc, err);
-	}
-	ydoc_stream_free(s);
-	return rc;
-}
-
 /* ---- conditions to wait for ---- */
-
-static int exists(const json_t *obj, void *arg, struct gs_error *why)
-{
-	(void)arg;
-	if (obj)
-		return 1;
-	gs_error_set(why, "it does not exist yet");
-	return 0;
-}
 
 static int node_ready(const json_t *node, void *arg, struct gs_error *why)
 {
@@ -156,26 +81,6 @@ static int quota_enforced(const json_t *q, void *arg, struct gs_error *why)
 	return 0;
 }
 
-/*
- * Quota admission reads the quota from an informer cache: until that cache
- * has seen usage of the pods just created, a further pod could slip
- * through. Wait until status.used reaches what was admitted.
- */
-static int quota_used_reaches(const json_t *q, void *arg, struct gs_error *why)
-{
-	const json_t *used = json_object_get(kobj_get(q, "status.used"), QUOTA_KEY);
-	int64_t want = *(const int64_t *)arg, have = 0;
-	struct quantity qty;
-	struct gs_error ignored;
-
-	if (used && quantity_from_json(&qty, used, &ignored) == 0 &&
-	    quantity_value(&qty, &have) == 0 && have >= want)
-		return 1;
-	gs_error_set(why, "status.used %s is %s, want %lld", QUOTA_KEY,
-		     json_is_string(used) ? json_string_value(used) : "unset", (long long)want);
-	return 0;
-}
-
 /* Scheduled, or definitely not: the scheduler's verdict is in PodScheduled. */
 static int pod_scheduled(const json_t *pod, void *arg, struct gs_error *why)
 {
@@ -202,46 +107,6 @@ static int pod_scheduled(const json_t *pod, void *arg, struct gs_error *why)
 	return 0;
 }
 
-static int wait_for(struct lab *lab, const char *path, kube_wait_fn pred, json_t **out,
-		    struct gs_error *err)
-{
-	return kube_wait(lab->c, path, pred, NULL, lab->wait_ms, 250, out, err);
-}
-
-/* ---- files ---- */
-
-static int write_out(struct lab *lab, const char *rel, const char *text, struct gs_error *err)
-{
-	char *dir = lab_path(lab, "out");
-	char *path = lab_path(lab, rel);
-	char *tmp = gs_xasprintf("%s.tmp", path);
-	FILE *f;
-	int rc = -1;
-
-	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-		gs_error_set(err, "cannot create '%s': %s", dir, strerror(errno));
-		goto out;
-	}
-	f = fopen(tmp, "w");
-	if (!f) {
-		gs_error_set(err, "cannot write '%s': %s", tmp, strerror(errno));
-		goto out;
-	}
-	fputs(text, f);
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
-		gs_error_set(err, "cannot write '%s': %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	say(lab, "  wrote %s", rel);
-	rc = 0;
-out:
-	free(dir);
-	free(path);
-	free(tmp);
-	return rc;
-}
-
 /* ---- steps ---- */
 
 static int step_namespaces_and_configmap(struct lab *lab, struct gs_error *err)
@@ -251,18 +116,19 @@ static int step_namespaces_and_configmap(struct lab *lab, struct gs_error *err)
 	const char *nss[] = {LAB_NS, TEAM_NS};
 	int rc = -1;
 
-	say(lab, "1. namespaces and the device-plugin ConfigMap (keys default, shared)");
-	if (apply_file(lab, "k8s/namespaces.yaml", err) < 0)
+	labkit_say(&lab->kit,
+		   "1. namespaces and the device-plugin ConfigMap (keys default, shared)");
+	if (labkit_apply_file(&lab->kit, "k8s/namespaces.yaml", err) < 0)
 		return -1;
 	/* The ServiceAccount admission plugin refuses pods until "default" exists. */
 	for (size_t i = 0; i < sizeof(nss) / sizeof(nss[0]); i++) {
 		char *path = gs_xasprintf("/api/v1/namespaces/%s/serviceaccounts/default", nss[i]);
-		int w = wait_for(lab, path, exists, NULL, err);
+		int w = labkit_wait(&lab->kit, path, labkit_exists, NULL, NULL, err);
 		free(path);
 		if (w < 0)
 			return -1;
 	}
-	if (load(lab, "k8s/device-plugin-configs.yaml", &s, err) < 0)
+	if (labkit_load(&lab->kit, "k8s/device-plugin-configs.yaml", &s, err) < 0)
 		return -1;
 	long at = kobj_find(s, 0, "ConfigMap", NULL);
 	if (at >= 0)
@@ -274,7 +140,7 @@ static int step_namespaces_and_configmap(struct lab *lab, struct gs_error *err)
 	}
 	/* Step 7 adds the mps key; until then the ConfigMap holds the first two. */
 	json_object_del(json_object_get(cm, "data"), MPS_KEY);
-	rc = apply_one(lab, cm, err);
+	rc = labkit_apply_one(&lab->kit, cm, err);
 	json_decref(cm);
 	return rc;
 }
@@ -320,7 +186,7 @@ static int sync_nodes(struct lab *lab, struct gs_error *err)
 			       .only_node = NULL,
 			       .dry_run = false};
 	struct sync_report sr = {0};
-	int rc = sync_run(lab->c, &so, &sr, err);
+	int rc = sync_run(lab->kit.c, &so, &sr, err);
 
 	for (size_t i = 0; i < sr.n; i++) {
 		const struct sync_node *n = &sr.nodes[i];
@@ -329,14 +195,15 @@ static int sync_nodes(struct lab *lab, struct gs_error *err)
 		if (n->outcome == SYNC_SKIPPED)
 			continue;
 		res = sync_resources_text(n);
-		say(lab, "  node %s [config %s]: %s%s%s", n->name,
-		    n->config && *n->config ? n->config : "(empty)", sync_outcome_name(n->outcome),
-		    n->outcome == SYNC_FAILED ? ": " : (*res ? ", advertises " : ""),
-		    n->outcome == SYNC_FAILED ? n->message : res);
+		labkit_say(&lab->kit, "  node %s [config %s]: %s%s%s", n->name,
+			   n->config && *n->config ? n->config : "(empty)",
+			   sync_outcome_name(n->outcome),
+			   n->outcome == SYNC_FAILED ? ": " : (*res ? ", advertises " : ""),
+			   n->outcome == SYNC_FAILED ? n->message : res);
 		free(res);
 		for (size_t w = 0; w < n->warnings.n; w++) {
 			char *note = gs_xasprintf("node %s: %s", n->name, n->warnings.items[w]);
-			say(lab, "    warning: %s", n->warnings.items[w]);
+			labkit_say(&lab->kit, "    warning: %s", n->warnings.items[w]);
 			note_once(lab, note);
 			free(note);
 		}
@@ -357,20 +224,20 @@ static int step_nodes(struct lab *lab, struct gs_error *err)
 {
 	const char *names[] = {"lab-node-0", "lab-node-1", "lab-node-2"};
 
-	say(lab, "2-3. fake GPU nodes lab-node-0 (default), lab-node-1 (shared), "
-		 "lab-node-2 (MIG mixed)");
-	if (apply_file(lab, "k8s/lab-nodes.yaml", err) < 0)
+	labkit_say(&lab->kit, "2-3. fake GPU nodes lab-node-0 (default), lab-node-1 (shared), "
+			      "lab-node-2 (MIG mixed)");
+	if (labkit_apply_file(&lab->kit, "k8s/lab-nodes.yaml", err) < 0)
 		return -1;
 	if (sync_nodes(lab, err) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char *path = gs_xasprintf("/api/v1/nodes/%s", names[i]);
-		int w = wait_for(lab, path, node_ready, NULL, err);
+		int w = labkit_wait(&lab->kit, path, node_ready, NULL, NULL, err);
 		free(path);
 		if (w < 0)
 			return -1;
 	}
-	say(lab, "  nodes Ready, no not-ready taint");
+	labkit_say(&lab->kit, "  nodes Ready, no not-ready taint");
 	note_seed_mig_claim(lab);
 	return 0;
 }
@@ -438,7 +305,7 @@ static int place_pods(struct lab *lab, const char *rel, struct gs_error *err)
 	struct ydoc_stream *s;
 	int rc = 0;
 
-	if (apply_file(lab, rel, err) < 0 || load(lab, rel, &s, err) < 0)
+	if (labkit_apply_file(&lab->kit, rel, err) < 0 || labkit_load(&lab->kit, rel, &s, err) < 0)
 		return -1;
 	for (size_t i = 0; i < ydoc_stream_count(s) && rc == 0; i++) {
 		const json_t *doc = ydoc_stream_doc(s, i);
@@ -452,7 +319,7 @@ static int place_pods(struct lab *lab, const char *rel, struct gs_error *err)
 			rc = json_is_object(doc) ? -1 : 0;
 			continue;
 		}
-		rc = wait_for(lab, item, pod_scheduled, &pod, err);
+		rc = labkit_wait(&lab->kit, item, pod_scheduled, NULL, &pod, err);
 		free(item);
 		if (rc < 0) {
 			gs_error_prefix(err, "pod %s/%s was not scheduled: ", ns, name);
@@ -461,8 +328,8 @@ static int place_pods(struct lab *lab, const char *rel, struct gs_error *err)
 		}
 		why = explain(lab, doc);
 		placement_add(lab, ns, name, kobj_string(pod, "spec.nodeName"), why);
-		say(lab, "  pod %s/%s -> %s (%s)", ns, name, kobj_string(pod, "spec.nodeName"),
-		    why);
+		labkit_say(&lab->kit, "  pod %s/%s -> %s (%s)", ns, name,
+			   kobj_string(pod, "spec.nodeName"), why);
 		free(why);
 		json_decref(pod);
 	}
@@ -480,7 +347,7 @@ static const char *placed_on(const struct lab *lab, const char *ns, const char *
 
 static int step_mig_job(struct lab *lab, struct gs_error *err)
 {
-	say(lab, "4. mig-job and plain-gpu: no node constraints, only resource names");
+	labkit_say(&lab->kit, "4. mig-job and plain-gpu: no node constraints, only resource names");
 	if (place_pods(lab, "k8s/mig-job.yaml", err) < 0)
 		return -1;
 	if (!strcmp(placed_on(lab, LAB_NS, "plain-gpu"), placed_on(lab, LAB_NS, "mig-job"))) {
@@ -498,7 +365,7 @@ static int gpus_requested(struct lab *lab, const char *rel, int64_t *sum, struct
 	int rc = 0;
 
 	*sum = 0;
-	if (load(lab, rel, &s, err) < 0)
+	if (labkit_load(&lab->kit, rel, &s, err) < 0)
 		return -1;
 	for (size_t i = 0; i < ydoc_stream_count(s) && rc == 0; i++) {
 		const json_t *c;
@@ -528,86 +395,29 @@ static int gpus_requested(struct lab *lab, const char *rel, int64_t *sum, struct
 
 static int step_quota(struct lab *lab, struct gs_error *err)
 {
-	struct ydoc_stream *s = NULL;
-	const json_t *over;
-	json_t *q = NULL;
-	char *item = NULL, *coll = NULL, *text = NULL;
-	int rc = -1;
+	const char *qpath = "/api/v1/namespaces/" TEAM_NS "/resourcequotas/" QUOTA_NAME;
+	struct labkit_quota_want admitted = {.key = QUOTA_KEY, .want = 0};
 
-	say(lab, "5. team-a quota: %s=2, two one-GPU pods, then one more", QUOTA_KEY);
-	if (apply_file(lab, "k8s/gpu-quota.yaml", err) < 0)
+	labkit_say(&lab->kit, "5. team-a quota: %s=2, two one-GPU pods, then one more", QUOTA_KEY);
+	if (labkit_apply_file(&lab->kit, "k8s/gpu-quota.yaml", err) < 0 ||
+	    labkit_wait(&lab->kit, qpath, quota_enforced, NULL, NULL, err) < 0 ||
+	    place_pods(lab, "k8s/team-a-pods.yaml", err) < 0 ||
+	    gpus_requested(lab, "k8s/team-a-pods.yaml", &admitted.want, err) < 0 ||
+	    labkit_wait(&lab->kit, qpath, labkit_quota_used_reaches, &admitted, NULL, err) < 0)
 		return -1;
-	if (wait_for(lab, "/api/v1/namespaces/" TEAM_NS "/resourcequotas/" QUOTA_NAME,
-		     quota_enforced, NULL, err) < 0)
-		return -1;
-	if (place_pods(lab, "k8s/team-a-pods.yaml", err) < 0)
-		return -1;
-	{
-		int64_t admitted = 0;
-		if (gpus_requested(lab, "k8s/team-a-pods.yaml", &admitted, err) < 0 ||
-		    kube_wait(lab->c, "/api/v1/namespaces/" TEAM_NS "/resourcequotas/" QUOTA_NAME,
-			      quota_used_reaches, &admitted, lab->wait_ms, 250, NULL, err) < 0)
-			return -1;
-	}
-
-	if (load(lab, "k8s/team-over.yaml", &s, err) < 0)
-		return -1;
-	over = ydoc_stream_count(s) ? ydoc_stream_doc(s, 0) : NULL;
-	if (!json_is_object(over) || apply_paths(over, &coll, &item, err) < 0) {
-		if (!err->msg[0])
-			gs_error_set(err, "k8s/team-over.yaml holds no object");
-		goto out;
-	}
-	if (kube_create(lab->c, coll, over, NULL, err) == 0) {
-		struct gs_error ignored;
-		/* Leave no over-quota pod behind; the error below is what matters. */
-		if (kube_delete(lab->c, item, NULL, NULL, &ignored) < 0) {
-		}
-		gs_error_set(err, "team-over was admitted: quota %s did not refuse it", QUOTA_NAME);
-		goto out;
-	}
-	if (kube_last_status(lab->c)->code == 409 ||
-	    !strstr(kube_last_status(lab->c)->message, "exceeded quota")) {
-		gs_error_prefix(err, "team-over: expected a quota refusal, got: ");
-		goto out;
-	}
-	/* What `kubectl apply -f k8s/team-over.yaml 2>&1` prints for the same refusal. */
-	text = gs_xasprintf("Error from server (%s): error when creating \"k8s/team-over.yaml\": "
-			    "%s\n",
-			    kube_last_status(lab->c)->reason, kube_last_status(lab->c)->message);
-	free(lab->rep->quota_denied);
-	lab->rep->quota_denied = gs_xstrdup(kube_last_status(lab->c)->message);
-	say(lab, "  refused at admission: %s", lab->rep->quota_denied);
-	if (write_out(lab, "out/quota-denied.txt", text, err) < 0)
-		goto out;
-	if (kube_get(lab->c, "/api/v1/namespaces/" TEAM_NS "/resourcequotas/" QUOTA_NAME, &q, err) <
-	    0)
-		goto out;
-	{
-		const json_t *st = json_object_get(q, "status");
-		const char *u = json_string_value(json_object_get(kobj_map(st, "used"), QUOTA_KEY));
-		const char *h = json_string_value(json_object_get(kobj_map(st, "hard"), QUOTA_KEY));
-		free(lab->rep->quota_used);
-		lab->rep->quota_used = gs_xasprintf("%s/%s", u ? u : "?", h ? h : "?");
-	}
-	rc = 0;
-out:
-	json_decref(q);
-	ydoc_stream_free(s);
-	free(item);
-	free(coll);
-	free(text);
-	return rc;
+	return labkit_quota_refuses(&lab->kit, "k8s/team-over.yaml", "out/quota-denied.txt",
+				    "admission", qpath, QUOTA_NAME, QUOTA_KEY,
+				    &lab->rep->quota_denied, &lab->rep->quota_used, err);
 }
 
 static int step_check(struct lab *lab, struct gs_error *err)
 {
 	const char *files[] = {"k8s/mig-job.yaml", "k8s/team-a-pods.yaml", "k8s/team-over.yaml",
 			       "k8s/placement.yaml"};
-	char *script = lab_path(lab, "bin/check-request.sh");
+	char *script = labkit_path(&lab->kit, "bin/check-request.sh");
 	int rc = 0;
 
-	say(lab, "6. check requests before deploy (bin/check-request.sh)");
+	labkit_say(&lab->kit, "6. check requests before deploy (bin/check-request.sh)");
 	if (access(script, X_OK) < 0) {
 		gs_error_set(err, "%s is missing or not executable", script);
 		free(script);
@@ -615,7 +425,7 @@ static int step_check(struct lab *lab, struct gs_error *err)
 	}
 	free(script);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && rc == 0; i++) {
-		char *path = lab_path(lab, files[i]);
+		char *path = labkit_path(&lab->kit, files[i]);
 		struct check_report cr;
 
 		check_report_init(&cr);
@@ -624,16 +434,16 @@ static int step_check(struct lab *lab, struct gs_error *err)
 			bool refused = false;
 			for (size_t f = 0; f < cr.n; f++)
 				refused |= cr.items[f].kind == CHECK_NOTE;
-			say(lab, "  %s: %s", files[i],
-			    refused ? "refused by the apiserver"
-			    : cr.n  ? "OVER"
-				    : "OK");
+			labkit_say(&lab->kit, "  %s: %s", files[i],
+				   refused ? "refused by the apiserver"
+				   : cr.n  ? "OVER"
+					   : "OK");
 			for (size_t f = 0; f < cr.n; f++) {
 				if (cr.items[f].kind == CHECK_NOTE)
-					say(lab, "    %s", cr.items[f].text);
+					labkit_say(&lab->kit, "    %s", cr.items[f].text);
 				else
-					say(lab, "    OVER=%s=%s", cr.items[f].container,
-					    cr.items[f].count);
+					labkit_say(&lab->kit, "    OVER=%s=%s",
+						   cr.items[f].container, cr.items[f].count);
 			}
 		}
 		check_report_release(&cr);
@@ -647,13 +457,13 @@ static int step_mps_and_isolation(struct lab *lab, struct gs_error *err)
 	char *text;
 	int rc;
 
-	say(lab, "7. add the mps config; isolation of each method");
-	if (apply_file(lab, "k8s/device-plugin-configs.yaml", err) < 0)
+	labkit_say(&lab->kit, "7. add the mps config; isolation of each method");
+	if (labkit_apply_file(&lab->kit, "k8s/device-plugin-configs.yaml", err) < 0)
 		return -1;
 	if (sync_nodes(lab, err) < 0)
 		return -1;
 	text = isolation_env_text();
-	rc = write_out(lab, "out/isolation.txt", text, err);
+	rc = labkit_write_out(&lab->kit, "out/isolation.txt", text, err);
 	free(text);
 	return rc;
 }
@@ -664,12 +474,12 @@ static int step_placement(struct lab *lab, struct gs_error *err)
 	struct strbuf sb = STRBUF_INIT;
 	int rc;
 
-	say(lab, "8. place prod-inference, notebook and batch-train by node labels");
+	labkit_say(&lab->kit, "8. place prod-inference, notebook and batch-train by node labels");
 	if (place_pods(lab, "k8s/placement.yaml", err) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++)
 		strbuf_addf(&sb, "%s=%s\n", pods[i], placed_on(lab, LAB_NS, pods[i]));
-	rc = write_out(lab, "out/placement.txt", sb.buf, err);
+	rc = labkit_write_out(&lab->kit, "out/placement.txt", sb.buf, err);
 	strbuf_release(&sb);
 	return rc;
 }
@@ -681,9 +491,9 @@ static int step_fleet(struct lab *lab, struct gs_error *err)
 	struct strbuf sb = STRBUF_INIT;
 	int rc = -1;
 
-	if (report_live(lab->c, LAB_NS, CM_NAME, &m, err) == 0) {
+	if (report_live(lab->kit.c, LAB_NS, CM_NAME, &m, err) == 0) {
 		report_html(m, &sb);
-		rc = write_out(lab, "out/fleet.html", sb.buf, err);
+		rc = labkit_write_out(&lab->kit, "out/fleet.html", sb.buf, err);
 	}
 	strbuf_release(&sb);
 	report_model_free(m);
@@ -693,16 +503,13 @@ static int step_fleet(struct lab *lab, struct gs_error *err)
 int lab_run(struct kube_client *c, const struct lab_opts *o, struct lab_report *rep,
 	    struct gs_error *err)
 {
-	struct lab lab = {.c = c,
-			  .o = o,
-			  .rep = rep,
-			  .dir = o->dir ? o->dir : ".",
-			  .wait_ms = o->wait_ms ? o->wait_ms : 120000};
+	struct lab lab = {.rep = rep};
 	int (*steps[])(struct lab *, struct gs_error *) = {
 		step_namespaces_and_configmap, step_nodes,     step_mig_job, step_quota, step_check,
 		step_mps_and_isolation,	       step_placement, step_fleet,
 	};
 
+	labkit_init(&lab.kit, c, o);
 	memset(rep, 0, sizeof(*rep));
 	gs_warnings_init(&rep->notes);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)

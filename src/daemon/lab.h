@@ -4,6 +4,7 @@
 #include <jansson.h>
 
 #include "base/error.h"
+#include "daemon/labkit.h"
 #include "fleet/sync.h"
 
 struct kube_client;
@@ -13,14 +14,6 @@ struct kube_client;
  * talks to, from the manifests under <dir>/k8s/, writing <dir>/out/.
  * Safe to re-run: objects that exist are brought in line, not duplicated.
  */
-
-struct lab_opts {
-	const char *dir; /* the working directory holding k8s/ and bin/; NULL = "." */
-	long wait_ms;	 /* longest wait for one condition; 0 = 120000 */
-	/* Called with one line per thing done (no trailing newline). */
-	void (*progress)(void *arg, const char *line);
-	void *progress_arg;
-};
 
 struct lab_placement {
 	char *namespace;

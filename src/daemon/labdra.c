@@ -1,20 +1,16 @@
 #include "daemon/labdra.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/escape.h"
 #include "daemon/apply.h"
+#include "daemon/labkit.h"
 #include "dra/draprepare.h"
 #include "dra/draslice.h"
 #include "model/kobj.h"
 #include "kube/kubeclient.h"
-#include "model/quantity.h"
 #include "base/strbuf.h"
 #include "fleet/sync.h"
 #include "yaml/ydoc.h"
@@ -30,79 +26,11 @@ static const char *const node_names[] = {"dra-node-0", "dra-node-1", "dra-node-2
 #define MIG_NODE "dra-node-2"
 
 struct labdra {
-	struct kube_client *c;
-	const struct lab_opts *o;
+	struct labkit kit;
 	struct labdra_report *rep;
-	const char *dir;
-	long wait_ms;
 };
 
-static void say(struct labdra *lab, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(struct labdra *lab, const char *fmt, ...)
-{
-	struct strbuf line = STRBUF_INIT;
-	va_list ap;
-
-	if (!lab->o->progress)
-		return;
-	va_start(ap, fmt);
-	strbuf_vaddf(&line, fmt, ap);
-	va_end(ap);
-	lab->o->progress(lab->o->progress_arg, line.buf);
-	strbuf_release(&line);
-}
-
-static char *lab_path(const struct labdra *lab, const char *rel)
-{
-	return gs_xasprintf("%s/%s", lab->dir, rel);
-}
-
-static int load(struct labdra *lab, const char *rel, struct ydoc_stream **s, struct gs_error *err)
-{
-	char *path = lab_path(lab, rel);
-	int rc = ydoc_load_file(path, NULL, s, err);
-
-	free(path);
-	return rc;
-}
-
-/* Apply every document of a manifest file, in order. */
-static int apply_file(struct labdra *lab, const char *rel, struct gs_error *err)
-{
-	struct ydoc_stream *s;
-	int rc = 0;
-
-	if (load(lab, rel, &s, err) < 0)
-		return -1;
-	for (size_t i = 0; i < ydoc_stream_count(s) && rc == 0; i++) {
-		const json_t *obj = ydoc_stream_doc(s, i);
-		const char *ns = kobj_namespace(obj);
-		enum apply_result r;
-
-		if (!json_is_object(obj))
-			continue;
-		rc = apply_object(lab->c, obj, &r, NULL, err);
-		if (rc < 0)
-			gs_error_prefix(err, "%s: %s %s%s%s: ", rel, kobj_kind(obj), ns ? ns : "",
-					ns ? "/" : "", kobj_name(obj));
-		else
-			say(lab, "  %s %s%s%s %s", kobj_kind(obj), ns ? ns : "", ns ? "/" : "",
-			    kobj_name(obj), apply_result_name(r));
-	}
-	ydoc_stream_free(s);
-	return rc;
-}
-
 /* ---- conditions ---- */
-
-static int exists(const json_t *obj, void *arg, struct gs_error *why)
-{
-	(void)arg;
-	if (obj)
-		return 1;
-	gs_error_set(why, "it does not exist yet");
-	return 0;
-}
 
 /* Gone, or at least not being deleted: a namespace still Terminating refuses new objects. */
 static int not_terminating(const json_t *ns, void *arg, struct gs_error *why)
@@ -175,84 +103,26 @@ static int quota_hard(const json_t *q, void *arg, struct gs_error *why)
 	return 0;
 }
 
-static int quota_used(const json_t *q, void *arg, struct gs_error *why)
-{
-	const json_t *used = json_object_get(kobj_get(q, "status.used"), QUOTA_KEY);
-	struct quantity qty;
-	struct gs_error ignored;
-	int64_t have = 0;
-
-	if (used && !quantity_from_json(&qty, used, &ignored) && !quantity_value(&qty, &have) &&
-	    have >= *(const int64_t *)arg)
-		return 1;
-	gs_error_set(why, "status.used %s is %s, want %lld", QUOTA_KEY,
-		     json_is_string(used) ? json_string_value(used) : "unset",
-		     (long long)*(const int64_t *)arg);
-	return 0;
-}
-
-static int wait_for(struct labdra *lab, const char *path, kube_wait_fn pred, void *arg,
-		    json_t **out, struct gs_error *err)
-{
-	return kube_wait(lab->c, path, pred, arg, lab->wait_ms, 250, out, err);
-}
-
-static int write_out(struct labdra *lab, const char *rel, const char *text, struct gs_error *err)
-{
-	char *path = lab_path(lab, rel), *tmp = gs_xasprintf("%s.tmp", path);
-	const char *dirs[] = {"out", "out/dra"};
-	FILE *f;
-	int rc = -1;
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		char *d = lab_path(lab, dirs[i]);
-		int bad = mkdir(d, 0777) < 0 && errno != EEXIST;
-
-		if (bad)
-			gs_error_set(err, "cannot create '%s': %s", d, strerror(errno));
-		free(d);
-		if (bad)
-			goto out;
-	}
-	f = fopen(tmp, "w");
-	if (!f) {
-		gs_error_set(err, "cannot write '%s': %s", tmp, strerror(errno));
-		goto out;
-	}
-	fputs(text, f);
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
-		gs_error_set(err, "cannot write '%s': %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	say(lab, "  wrote %s", rel);
-	rc = 0;
-out:
-	free(path);
-	free(tmp);
-	return rc;
-}
-
 /* ---- steps ---- */
 
 static int step_namespaces(struct labdra *lab, struct gs_error *err)
 {
 	const char *nss[] = {DEMO_NS, TEAM_NS};
 
-	say(lab, "1. namespaces %s and %s", DEMO_NS, TEAM_NS);
+	labkit_say(&lab->kit, "1. namespaces %s and %s", DEMO_NS, TEAM_NS);
 	for (size_t i = 0; i < sizeof(nss) / sizeof(nss[0]); i++) {
 		char *path = gs_xasprintf("/api/v1/namespaces/%s", nss[i]);
-		int w = wait_for(lab, path, not_terminating, NULL, NULL, err);
+		int w = labkit_wait(&lab->kit, path, not_terminating, NULL, NULL, err);
 		free(path);
 		if (w < 0)
 			return -1;
 	}
-	if (apply_file(lab, "k8s/dra/namespaces.yaml", err) < 0)
+	if (labkit_apply_file(&lab->kit, "k8s/dra/namespaces.yaml", err) < 0)
 		return -1;
 	/* The ServiceAccount admission plugin refuses pods until "default" exists. */
 	for (size_t i = 0; i < sizeof(nss) / sizeof(nss[0]); i++) {
 		char *path = gs_xasprintf("/api/v1/namespaces/%s/serviceaccounts/default", nss[i]);
-		int w = wait_for(lab, path, exists, NULL, NULL, err);
+		int w = labkit_wait(&lab->kit, path, labkit_exists, NULL, NULL, err);
 		free(path);
 		if (w < 0)
 			return -1;
@@ -273,7 +143,7 @@ static int publish(struct labdra *lab, struct gs_error *err)
 	for (size_t i = 0; i < sizeof(node_names) / sizeof(node_names[0]); i++) {
 		char *path = gs_xasprintf("/api/v1/nodes/%s", node_names[i]);
 		json_t *n = NULL;
-		int g = kube_get(lab->c, path, &n, err);
+		int g = kube_get(lab->kit.c, path, &n, err);
 
 		free(path);
 		if (g < 0)
@@ -282,15 +152,15 @@ static int publish(struct labdra *lab, struct gs_error *err)
 	}
 	sync_report_release(sr);
 	if (sync_plan(cm, nodes, &so, sr, err) < 0 ||
-	    sync_read_dra(lab->c, &slices, &classes, err) < 0)
+	    sync_read_dra(lab->kit.c, &slices, &classes, err) < 0)
 		goto out;
 	sync_plan_dra(sr, slices, classes);
-	if (sync_write(lab->c, sr) < 0)
+	if (sync_write(lab->kit.c, sr) < 0)
 		goto out; /* never: failures are per node, below */
 	for (size_t i = 0; i < sr->n_ops; i++)
 		if (!sr->ops[i].node)
-			say(lab, "  DeviceClass %s %s", sr->ops[i].name,
-			    sr->ops[i].action == SYNC_OP_CREATE ? "created" : "updated");
+			labkit_say(&lab->kit, "  DeviceClass %s %s", sr->ops[i].name,
+				   sr->ops[i].action == SYNC_OP_CREATE ? "created" : "updated");
 	for (size_t i = 0; i < sr->n; i++) {
 		const struct sync_node *n = &sr->nodes[i];
 
@@ -299,9 +169,9 @@ static int publish(struct labdra *lab, struct gs_error *err)
 				     n->message);
 			goto out;
 		}
-		say(lab, "  node %s: %s, ResourceSlice of %zu devices", n->name,
-		    sync_outcome_name(n->outcome),
-		    json_array_size(kobj_get(n->slice, "spec.devices")));
+		labkit_say(&lab->kit, "  node %s: %s, ResourceSlice of %zu devices", n->name,
+			   sync_outcome_name(n->outcome),
+			   json_array_size(kobj_get(n->slice, "spec.devices")));
 	}
 	rc = 0;
 out:
@@ -314,24 +184,25 @@ out:
 
 static int step_nodes(struct labdra *lab, struct gs_error *err)
 {
-	say(lab, "2-3. DRA nodes dra-node-0 (2 x A100 80GB), dra-node-1 (2 x T4), dra-node-2 "
-		 "(A100 80GB in all-1g.10gb): the driver's ResourceSlices and DeviceClasses");
+	labkit_say(&lab->kit,
+		   "2-3. DRA nodes dra-node-0 (2 x A100 80GB), dra-node-1 (2 x T4), dra-node-2 "
+		   "(A100 80GB in all-1g.10gb): the driver's ResourceSlices and DeviceClasses");
 	/*
 	 * Twice: gpushare's controller publishes the same nodes as soon as they
 	 * appear, and a slice both made at once is settled by the second pass
 	 * (two current slices with the same devices: one is kept).
 	 */
-	if (apply_file(lab, "k8s/dra/nodes.yaml", err) < 0 || publish(lab, err) < 0 ||
+	if (labkit_apply_file(&lab->kit, "k8s/dra/nodes.yaml", err) < 0 || publish(lab, err) < 0 ||
 	    publish(lab, err) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(node_names) / sizeof(node_names[0]); i++) {
 		char *path = gs_xasprintf("/api/v1/nodes/%s", node_names[i]);
-		int w = wait_for(lab, path, node_ready, NULL, NULL, err);
+		int w = labkit_wait(&lab->kit, path, node_ready, NULL, NULL, err);
 		free(path);
 		if (w < 0)
 			return -1;
 	}
-	say(lab, "  nodes Ready, no not-ready taint");
+	labkit_say(&lab->kit, "  nodes Ready, no not-ready taint");
 	return 0;
 }
 
@@ -373,7 +244,7 @@ static int place(struct labdra *lab, const char *ns, const char *name, struct gs
 	size_t i;
 	int rc = -1;
 
-	if (wait_for(lab, path, pod_scheduled, NULL, &pod, err) < 0) {
+	if (labkit_wait(&lab->kit, path, pod_scheduled, NULL, &pod, err) < 0) {
 		gs_error_prefix(err, "pod %s/%s was not scheduled: ", ns, name);
 		goto out;
 	}
@@ -382,7 +253,7 @@ static int place(struct labdra *lab, const char *ns, const char *name, struct gs
 		goto out;
 	}
 	cpath = gs_xasprintf(CLAIMS "/%s", ns, first_claim(pod));
-	if (kube_get(lab->c, cpath, &claim, err) < 0)
+	if (kube_get(lab->kit.c, cpath, &claim, err) < 0)
 		goto out;
 	json_array_foreach ((json_t *)kobj_get(claim, "status.allocation.devices.results"), i, r)
 		strbuf_addf(&devs, "%s%s/%s", devs.len ? " " : "", kobj_text(r, "pool"),
@@ -400,8 +271,8 @@ static int place(struct labdra *lab, const char *ns, const char *name, struct gs
 	if (!p->node)
 		p->node = gs_xstrdup("");
 	p->device = strbuf_detach(&devs, NULL);
-	say(lab, "  pod %s/%s -> %s %s (claim %s, status.allocation)", ns, name, p->node, p->device,
-	    p->claim);
+	labkit_say(&lab->kit, "  pod %s/%s -> %s %s (claim %s, status.allocation)", ns, name,
+		   p->node, p->device, p->claim);
 	rc = 0;
 out:
 	strbuf_release(&devs);
@@ -425,9 +296,9 @@ static int step_mig_job(struct labdra *lab, struct gs_error *err)
 {
 	const struct labdra_placement *mig, *plain;
 
-	say(lab, "4. mig-job (mig.nvidia.com, profile == '1g.10gb') and plain-gpu "
-		 "(gpu.nvidia.com)");
-	if (apply_file(lab, "k8s/dra/mig-job.yaml", err) < 0 ||
+	labkit_say(&lab->kit, "4. mig-job (mig.nvidia.com, profile == '1g.10gb') and plain-gpu "
+			      "(gpu.nvidia.com)");
+	if (labkit_apply_file(&lab->kit, "k8s/dra/mig-job.yaml", err) < 0 ||
 	    place(lab, DEMO_NS, "mig-job", err) < 0 || place(lab, DEMO_NS, "plain-gpu", err) < 0)
 		return -1;
 	mig = placed(lab, DEMO_NS, "mig-job");
@@ -473,10 +344,11 @@ static int prepare_now(struct labdra *lab, const char *node_name, struct draprep
 
 	lo.field_selector = field;
 	draprepare_gates_default(&cluster);
-	if (kube_get(lab->c, npath, &node, err) < 0 ||
-	    kube_get(lab->c, "/api/v1/namespaces/" DEMO_NS "/pods/ts-pod-1", &pod, err) < 0 ||
-	    kube_list(lab->c, claims_path, NULL, &claims, err) < 0 ||
-	    kube_list(lab->c, "/apis/resource.k8s.io/v1/resourceslices", &lo, &slices, err) < 0 ||
+	if (kube_get(lab->kit.c, npath, &node, err) < 0 ||
+	    kube_get(lab->kit.c, "/api/v1/namespaces/" DEMO_NS "/pods/ts-pod-1", &pod, err) < 0 ||
+	    kube_list(lab->kit.c, claims_path, NULL, &claims, err) < 0 ||
+	    kube_list(lab->kit.c, "/apis/resource.k8s.io/v1/resourceslices", &lo, &slices, err) <
+		    0 ||
 	    draprepare_gates_for_node(node, &cluster, &gates, err) < 0)
 		goto out;
 	kinds(claims, "ResourceClaim");
@@ -516,7 +388,7 @@ static int set_gates(struct labdra *lab, const char *node, const char *gates, st
 	json_t *patch =
 		json_pack("{s:{s:{s:o}}}", "metadata", "annotations", DRAPREPARE_ANNOTATION_GATES,
 			  gates ? json_string(gates) : json_null());
-	int rc = kube_patch(lab->c, path, KUBE_PATCH_MERGE, patch, NULL, err);
+	int rc = kube_patch(lab->kit.c, path, KUBE_PATCH_MERGE, patch, NULL, err);
 
 	json_decref(patch);
 	free(path);
@@ -532,11 +404,12 @@ static int step_time_slicing(struct labdra *lab, struct gs_error *err)
 	char *node = NULL;
 	int rc = -1;
 
-	say(lab, "5. one ResourceClaim shared-t4 (GpuConfig TimeSlicing) named by two pods");
+	labkit_say(&lab->kit,
+		   "5. one ResourceClaim shared-t4 (GpuConfig TimeSlicing) named by two pods");
 	draprepare_result_init(&res);
 	/* The driver starts with its default gates. */
 	if (set_gates(lab, "dra-node-1", NULL, err) < 0 ||
-	    apply_file(lab, "k8s/dra/shared-t4.yaml", err) < 0 ||
+	    labkit_apply_file(&lab->kit, "k8s/dra/shared-t4.yaml", err) < 0 ||
 	    place(lab, DEMO_NS, pods[0], err) < 0 || place(lab, DEMO_NS, pods[1], err) < 0)
 		goto out;
 	p1 = placed(lab, DEMO_NS, pods[0]);
@@ -557,27 +430,27 @@ static int step_time_slicing(struct labdra *lab, struct gs_error *err)
 	}
 	free(lab->rep->prepare_before);
 	lab->rep->prepare_before = gs_xstrdup(res.event_message);
-	say(lab, "  default driver gates: Warning %s: %s", DRAPREPARE_EVENT_REASON,
-	    res.event_message);
+	labkit_say(&lab->kit, "  default driver gates: Warning %s: %s", DRAPREPARE_EVENT_REASON,
+		   res.event_message);
 	escape_addf(&out, "# the driver's default feature gates\n%s/%s Warning %s: %s\n", DEMO_NS,
 		    pods[0], DRAPREPARE_EVENT_REASON, res.event_message);
 	{
 		/* Where gpushare's controller plays the kubelet, the cluster shows it too. */
 		struct gs_error none;
-		long keep = lab->wait_ms;
+		long keep = lab->kit.wait_ms;
 
-		lab->wait_ms = keep < 15000 ? keep : 15000;
-		if (wait_for(lab, "/api/v1/namespaces/" DEMO_NS "/events", prepare_event, NULL,
-			     NULL, &none) == 0)
-			say(lab,
-			    "  the cluster shows it: ts-pod-1 Pending (ContainerCreating), "
-			    "Warning %s",
-			    DRAPREPARE_EVENT_REASON);
+		lab->kit.wait_ms = keep < 15000 ? keep : 15000;
+		if (labkit_wait(&lab->kit, "/api/v1/namespaces/" DEMO_NS "/events", prepare_event,
+				NULL, NULL, &none) == 0)
+			labkit_say(&lab->kit,
+				   "  the cluster shows it: ts-pod-1 Pending (ContainerCreating), "
+				   "Warning %s",
+				   DRAPREPARE_EVENT_REASON);
 		else
-			say(lab,
-			    "  (no controller plays the kubelet's prepare here: the pods run as "
-			    "kwok lets them)");
-		lab->wait_ms = keep;
+			labkit_say(&lab->kit, "  (no controller plays the kubelet's prepare here: "
+					      "the pods run as "
+					      "kwok lets them)");
+		lab->kit.wait_ms = keep;
 	}
 
 	if (set_gates(lab, node, "TimeSlicingSettings=true", err) < 0)
@@ -596,13 +469,13 @@ static int step_time_slicing(struct labdra *lab, struct gs_error *err)
 		gs_xasprintf("%s %s, sharing %s, interval %s (%s config)", res.devices[0].device,
 			     res.devices[0].uuid, res.devices[0].sharing, res.devices[0].interval,
 			     res.devices[0].config_source);
-	say(lab, "  %s=TimeSlicingSettings=true on %s: prepared %s", DRAPREPARE_ANNOTATION_GATES,
-	    node, lab->rep->prepare_after);
+	labkit_say(&lab->kit, "  %s=TimeSlicingSettings=true on %s: prepared %s",
+		   DRAPREPARE_ANNOTATION_GATES, node, lab->rep->prepare_after);
 	escape_addf(&out, "# %s: TimeSlicingSettings=true\n%s/%s prepared: %s\n",
 		    DRAPREPARE_ANNOTATION_GATES, DEMO_NS, pods[0], lab->rep->prepare_after);
 	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
 		char *path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s", DEMO_NS, pods[i]);
-		int w = wait_for(lab, path, pod_running, NULL, NULL, err);
+		int w = labkit_wait(&lab->kit, path, pod_running, NULL, NULL, err);
 
 		free(path);
 		if (w < 0) {
@@ -610,8 +483,8 @@ static int step_time_slicing(struct labdra *lab, struct gs_error *err)
 			goto out;
 		}
 	}
-	say(lab, "  ts-pod-1 and ts-pod-2 Running on %s", p1->device);
-	rc = write_out(lab, "out/dra/prepare.txt", out.buf ? out.buf : "", err);
+	labkit_say(&lab->kit, "  ts-pod-1 and ts-pod-2 Running on %s", p1->device);
+	rc = labkit_write_out(&lab->kit, "out/dra/prepare.txt", out.buf ? out.buf : "", err);
 out:
 	draprepare_result_release(&res);
 	strbuf_release(&out);
@@ -622,61 +495,19 @@ out:
 static int step_quota(struct labdra *lab, struct gs_error *err)
 {
 	const char *qpath = "/api/v1/namespaces/" TEAM_NS "/resourcequotas/" QUOTA_NAME;
-	struct ydoc_stream *s = NULL;
-	const json_t *over;
-	json_t *q = NULL;
-	char *text = NULL, *coll = NULL, *item = NULL;
-	int64_t two = 2;
-	int rc = -1;
+	struct labkit_quota_want two = {.key = QUOTA_KEY, .want = 2};
 
-	say(lab, "6. %s quota: %s=2, two one-GPU claims, then one more", TEAM_NS, QUOTA_KEY);
-	if (apply_file(lab, "k8s/dra/gpu-quota.yaml", err) < 0 ||
-	    wait_for(lab, qpath, quota_hard, NULL, NULL, err) < 0 ||
-	    apply_file(lab, "k8s/dra/team-a-claims.yaml", err) < 0 ||
-	    kube_wait(lab->c, qpath, quota_used, &two, lab->wait_ms, 250, NULL, err) < 0 ||
+	labkit_say(&lab->kit, "6. %s quota: %s=2, two one-GPU claims, then one more", TEAM_NS,
+		   QUOTA_KEY);
+	if (labkit_apply_file(&lab->kit, "k8s/dra/gpu-quota.yaml", err) < 0 ||
+	    labkit_wait(&lab->kit, qpath, quota_hard, NULL, NULL, err) < 0 ||
+	    labkit_apply_file(&lab->kit, "k8s/dra/team-a-claims.yaml", err) < 0 ||
+	    labkit_wait(&lab->kit, qpath, labkit_quota_used_reaches, &two, NULL, err) < 0 ||
 	    place(lab, TEAM_NS, "team-a-0", err) < 0 || place(lab, TEAM_NS, "team-a-1", err) < 0)
 		return -1;
-	if (load(lab, "k8s/dra/team-over.yaml", &s, err) < 0)
-		return -1;
-	over = ydoc_stream_count(s) ? ydoc_stream_doc(s, 0) : NULL;
-	if (!json_is_object(over) || apply_paths(over, &coll, &item, err) < 0) {
-		if (!err->msg[0])
-			gs_error_set(err, "k8s/dra/team-over.yaml holds no object");
-		goto out;
-	}
-	if (kube_create(lab->c, coll, over, NULL, err) == 0) {
-		struct gs_error ignored;
-		if (kube_delete(lab->c, item, NULL, NULL, &ignored) < 0) {
-		}
-		gs_error_set(err, "team-over was admitted: quota %s did not refuse it", QUOTA_NAME);
-		goto out;
-	}
-	if (!strstr(kube_last_status(lab->c)->message, "exceeded quota")) {
-		gs_error_prefix(err, "team-over: expected a quota refusal, got: ");
-		goto out;
-	}
-	free(lab->rep->quota_denied);
-	lab->rep->quota_denied = gs_xstrdup(kube_last_status(lab->c)->message);
-	say(lab, "  refused at creation: %s", lab->rep->quota_denied);
-	/* What `kubectl apply -f k8s/dra/team-over.yaml` prints for the same refusal. */
-	text = gs_xasprintf("Error from server (%s): error when creating "
-			    "\"k8s/dra/team-over.yaml\": %s\n",
-			    kube_last_status(lab->c)->reason, lab->rep->quota_denied);
-	if (write_out(lab, "out/dra/quota-denied.txt", text, err) < 0 ||
-	    kube_get(lab->c, qpath, &q, err) < 0)
-		goto out;
-	free(lab->rep->quota_used);
-	lab->rep->quota_used = gs_xasprintf(
-		"%s/%s", json_string_value(json_object_get(kobj_get(q, "status.used"), QUOTA_KEY)),
-		json_string_value(json_object_get(kobj_get(q, "status.hard"), QUOTA_KEY)));
-	rc = 0;
-out:
-	ydoc_stream_free(s);
-	json_decref(q);
-	free(text);
-	free(coll);
-	free(item);
-	return rc;
+	return labkit_quota_refuses(&lab->kit, "k8s/dra/team-over.yaml", "out/dra/quota-denied.txt",
+				    "creation", qpath, QUOTA_NAME, QUOTA_KEY,
+				    &lab->rep->quota_denied, &lab->rep->quota_used, err);
 }
 
 static int step_placement(struct labdra *lab, struct gs_error *err)
@@ -684,13 +515,13 @@ static int step_placement(struct labdra *lab, struct gs_error *err)
 	struct strbuf sb = STRBUF_INIT;
 	int rc;
 
-	say(lab, "7. where every claim landed (status.allocation)");
+	labkit_say(&lab->kit, "7. where every claim landed (status.allocation)");
 	for (size_t i = 0; i < lab->rep->n_pods; i++) {
 		const struct labdra_placement *p = &lab->rep->pods[i];
 		strbuf_addf(&sb, "%s/%s=%s %s claim=%s\n", p->namespace, p->pod, p->node, p->device,
 			    p->claim);
 	}
-	rc = write_out(lab, "out/dra/placement.txt", sb.buf ? sb.buf : "", err);
+	rc = labkit_write_out(&lab->kit, "out/dra/placement.txt", sb.buf ? sb.buf : "", err);
 	strbuf_release(&sb);
 	return rc;
 }
@@ -698,16 +529,13 @@ static int step_placement(struct labdra *lab, struct gs_error *err)
 int labdra_run(struct kube_client *c, const struct lab_opts *o, struct labdra_report *rep,
 	       struct gs_error *err)
 {
-	struct labdra lab = {.c = c,
-			     .o = o,
-			     .rep = rep,
-			     .dir = o->dir ? o->dir : ".",
-			     .wait_ms = o->wait_ms ? o->wait_ms : 120000};
+	struct labdra lab = {.rep = rep};
 	int (*steps[])(struct labdra *, struct gs_error *) = {
 		step_namespaces,   step_nodes, step_mig_job,
 		step_time_slicing, step_quota, step_placement,
 	};
 
+	labkit_init(&lab.kit, c, o);
 	memset(rep, 0, sizeof(*rep));
 	gs_warnings_init(&rep->notes);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
