@@ -26,3 +26,31 @@ expect_out() { [ "$out" = "$1" ] || fail "stdout '$out', want '$1' (${2:-})"; }
 expect_out_has() { case "$out" in *"$1"*) ;; *) fail "stdout lacks '$1' (${2:-})" ;; esac; }
 expect_err_has() { case "$err" in *"$1"*) ;; *) fail "stderr lacks '$1' (${2:-})" ;; esac; }
 expect_err_match() { echo "$err" | grep -Eq -- "$1" || fail "stderr does not match /$1/ (${2:-})"; }
+# use_tmp: $tmp, a folder removed at exit; a server started in the background
+# with its pid in $pid is stopped first.
+use_tmp() {
+	tmp=$(mktemp -d)
+	pid=
+	trap stop_and_clean EXIT
+}
+stop_and_clean() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+# free_port: a TCP port of 127.0.0.1 that nothing listens on now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# serve_webhook CA ARGS...: `gpushare webhook ARGS...` on a free port of 127.0.0.1
+# in the background, its stderr in $tmp/log; sets $pid, $port and $url, and
+# fails unless /healthz answers over HTTPS (trusting CA) within 15 s.
+serve_webhook() {
+	local ca=$1
+	shift
+	port=$(free_port)
+	"$GPUSHARE" webhook "$@" --bind-address 127.0.0.1 --port "$port" 2>"$tmp/log" &
+	pid=$!
+	url=https://127.0.0.1:$port
+	gs_wait_for 15 gs_http_ready "$url/healthz" --cacert "$ca" || {
+		err=$(cat "$tmp/log")
+		fail "the server did not come up"
+	}
+}

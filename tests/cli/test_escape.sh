@@ -8,13 +8,7 @@
 # each table row is one line, a check finding never passes for OVER=.
 . "$(dirname "$0")/lib.sh"
 cd "$TOP" || exit 1
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+use_tmp
 fleet=(-f k8s/lab-nodes.yaml -f k8s/device-plugin-configs.yaml)
 
 # The names, as a Python list (one source for the manifests and the checks).
@@ -236,13 +230,8 @@ command -v openssl >/dev/null && command -v curl >/dev/null || fail "openssl and
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
 	-subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
 	-keyout "$tmp/tls.key" -out "$tmp/tls.crt" 2>/dev/null || fail "openssl"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$GPUSHARE" webhook "${fleet[@]}" --tls-cert-file "$tmp/tls.crt" --tls-private-key-file "$tmp/tls.key" \
-	--bind-address 127.0.0.1 --port "$port" 2>"$tmp/log" &
-pid=$!
-url=https://127.0.0.1:$port
-gs_wait_for 15 gs_http_ready "$url/healthz" --cacert "$tmp/tls.crt" ||
-	{ err=$(cat "$tmp/log"); fail "the server did not come up"; }
+serve_webhook "$tmp/tls.crt" "${fleet[@]}" \
+	--tls-cert-file "$tmp/tls.crt" --tls-private-key-file "$tmp/tls.key"
 printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"\200\n"}}' >"$tmp/r4.json"
 for r in r1 r2 r3 r4; do
 	curl -s -o /dev/null --cacert "$tmp/tls.crt" -H 'Content-Type: application/json' \

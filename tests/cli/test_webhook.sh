@@ -4,13 +4,7 @@
 # swapped on disk while it serves, a certificate that does not match its key.
 . "$(dirname "$0")/lib.sh"
 cd "$TOP" || exit 1
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+use_tmp
 fleet=(-f k8s/lab-nodes.yaml -f k8s/device-plugin-configs.yaml)
 
 # review NAME SELECTOR_JSON LIMITS_JSON: a CREATE review of one pod into $tmp/NAME.json.
@@ -126,13 +120,8 @@ run webhook "${fleet[@]}" --tls-cert-file "$tmp/a/tls.crt" --tls-private-key-fil
 expect_rc 2 "mismatched pair"
 expect_err_has "cannot serve HTTPS on 127.0.0.1:1" "mismatched pair"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$GPUSHARE" webhook "${fleet[@]}" --tls-cert-file "$tmp/tls.crt" --tls-private-key-file "$tmp/tls.key" \
-	--bind-address 127.0.0.1 --port "$port" 2>"$tmp/log" &
-pid=$!
-url=https://127.0.0.1:$port
-gs_wait_for 15 gs_http_ready "$url/healthz" --cacert "$tmp/a/ca.crt" ||
-	{ err=$(cat "$tmp/log"); fail "the server did not come up"; }
+serve_webhook "$tmp/a/ca.crt" "${fleet[@]}" \
+	--tls-cert-file "$tmp/tls.crt" --tls-private-key-file "$tmp/tls.key"
 
 post() { # FILE CA: fills $out (body) and $code
 	out=$(curl -sS --cacert "$2" -H 'Content-Type: application/json' --data-binary "@$1" \
@@ -174,10 +163,7 @@ post "$tmp/two-slices.json" "$tmp/b/ca.crt"
 [ "$(printf '%s' "$out" | jq -r .response.allowed)" = false ] || fail "after the reload"
 # A broken pair on disk: the server keeps serving with the last good one.
 printf 'not a key' >"$tmp/tls.key"
-for _ in $(seq 50); do
-	grep -q "keeping the old pair" "$tmp/log" && break
-	sleep 0.1
-done
+gs_wait_for 10 grep -q "keeping the old pair" "$tmp/log" || :
 curl -sf --cacert "$tmp/b/ca.crt" "$url/healthz" >/dev/null 2>&1 || { err=$(cat "$tmp/log"); fail "a broken key on disk stopped the server"; }
 
 kill "$pid"
