@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/escape.h"
+#include "base/jsonsort.h"
 #include "model/names.h"
 #include "dra/draslice.h"
 #include "model/isolation.h"
@@ -273,17 +274,6 @@ static const json_t *config_for(const json_t *claim, const char *req)
 	return win;
 }
 
-static const struct isolation_method *method(const char *name)
-{
-	size_t n;
-	const struct isolation_method *m = isolation_methods(&n);
-
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(m[i].name, name))
-			return &m[i];
-	return NULL;
-}
-
 /*
  * Several pods on one claim: they use the same device(s). With the
  * driver's MPS config they share an MPS server; otherwise their contexts
@@ -298,7 +288,7 @@ static json_t *claim_sharing(const json_t *claim, const char *key, const json_t 
 	const json_t *cfg = config_for(claim, req);
 	const char *strategy = kobj_text(cfg, "sharing.strategy");
 	bool mps = !strcmp(strategy, "MPS");
-	const struct isolation_method *m = method(mps ? "mps" : "time-slicing");
+	const struct isolation_method *m = isolation_method_find(mps ? "mps" : "time-slicing");
 
 	return json_pack("{s:s, s:O, s:O, s:[s], s:s, s:s, s:s, s:s, s:s, s:s}", "claim", key,
 			 "devices", devices, "pods", pods, "namespaces",
@@ -316,26 +306,6 @@ static json_t *claim_sharing(const json_t *claim, const char *key, const json_t 
 			 mps ? m->fault_why
 			     : "the pods' contexts are time-sliced on one device; a fault that "
 			       "resets the GPU hits every pod of the claim");
-}
-
-static int cmp_json_str(const void *a, const void *b)
-{
-	return strcmp(json_string_value(*(json_t *const *)a),
-		      json_string_value(*(json_t *const *)b));
-}
-
-static void sort_strings(json_t *arr)
-{
-	size_t n = json_array_size(arr);
-	json_t **v = gs_xcalloc(n ? n : 1, sizeof(*v));
-
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(arr, i));
-	qsort(v, n, sizeof(*v), cmp_json_str);
-	json_array_clear(arr);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, v[i]);
-	free(v);
 }
 
 static void add_unique(json_t *set, const char *s)
@@ -552,8 +522,8 @@ static void mig_sharing(const json_t *devices, json_t *sharing)
 			free(n);
 		}
 		if (json_array_size(ns) > 1) {
-			const struct isolation_method *m = method("mig");
-			sort_strings(ns);
+			const struct isolation_method *m = isolation_method_find("mig");
+			jsonsort_strings(ns);
 			json_array_append_new(
 				sharing, json_pack("{s:s, s:o, s:o, s:s, s:s, s:s, s:s, s:s, s:s}",
 						   "parentUUID", parent, "devices", names,

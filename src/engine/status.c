@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/escape.h"
+#include "base/jsonsort.h"
 #include "engine/advertise.h"
 #include "model/dpconfig_set.h"
 #include "dra/draslice.h"
@@ -14,17 +15,6 @@
 #include "model/nodehw.h"
 #include "base/strbuf.h"
 #include "base/banned.h"
-
-static const struct isolation_method *method(const char *name)
-{
-	size_t n;
-	const struct isolation_method *m = isolation_methods(&n);
-
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(m[i].name, name))
-			return &m[i];
-	return NULL;
-}
 
 static void ns_add(json_t *set, const char *holder)
 {
@@ -40,31 +30,11 @@ static void ns_add(json_t *set, const char *holder)
 	json_array_append_new(set, json_stringn(holder, len));
 }
 
-static int by_str(const void *a, const void *b)
-{
-	return strcmp(json_string_value(*(json_t *const *)a),
-		      json_string_value(*(json_t *const *)b));
-}
-
-static void sort_strings(json_t *arr)
-{
-	size_t n = json_array_size(arr);
-	json_t **v = gs_xcalloc(n ? n : 1, sizeof(*v));
-
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(arr, i));
-	qsort(v, n, sizeof(*v), by_str);
-	json_array_clear(arr);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, v[i]);
-	free(v);
-}
-
 static json_t *sharing_entry(json_t *namespaces, const char *how, const char *what)
 {
-	const struct isolation_method *m = method(how);
+	const struct isolation_method *m = isolation_method_find(how);
 
-	sort_strings(namespaces);
+	jsonsort_strings(namespaces);
 	return json_pack("{s:o, s:s, s:s, s:s, s:s, s:s, s:s}", "namespaces", namespaces, "method",
 			 how, "what", what, "memory", m->memory, "memoryWhy", m->memory_why,
 			 "fault", m->fault, "faultWhy", m->fault_why);

@@ -1,5 +1,7 @@
 #include "model/isolation.h"
 
+#include <string.h>
+
 #include "base/error.h"
 #include "base/banned.h"
 
@@ -38,6 +40,14 @@ const struct isolation_method *isolation_methods(size_t *n)
 {
 	*n = N_METHODS;
 	return methods;
+}
+
+const struct isolation_method *isolation_method_find(const char *name)
+{
+	for (size_t i = 0; i < N_METHODS; i++)
+		if (!strcmp(methods[i].name, name))
+			return &methods[i];
+	return NULL;
 }
 
 char *isolation_env_text(void)

@@ -16,6 +16,8 @@ struct isolation_method {
 
 /* time-slicing, mps, mig, in that order. */
 const struct isolation_method *isolation_methods(size_t *n);
+/* The method called `name` ("time-slicing", "mps", "mig"), or NULL. */
+const struct isolation_method *isolation_method_find(const char *name);
 
 /* The lab's five KEY=value lines (out/isolation.txt), newline-terminated. Caller frees. */
 char *isolation_env_text(void);
