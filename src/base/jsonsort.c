@@ -26,3 +26,32 @@ json_t *jsonsort_strings(json_t *arr)
 	free(v);
 	return arr;
 }
+
+struct keyed {
+	const char *key;
+	json_t *v;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
+}
+
+json_t *jsonsort_by_member(json_t *arr, const char *key)
+{
+	size_t n = json_array_size(arr);
+	struct keyed *v = gs_xcalloc(n ? n : 1, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++) {
+		const char *k = json_string_value(json_object_get(json_array_get(arr, i), key));
+
+		v[i].v = json_incref(json_array_get(arr, i));
+		v[i].key = k ? k : "";
+	}
+	qsort(v, n, sizeof(*v), by_key);
+	json_array_clear(arr);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, v[i].v);
+	free(v);
+	return arr;
+}

@@ -14,5 +14,7 @@
 
 /* Strings in strcmp order; every element must be a string. */
 json_t *jsonsort_strings(json_t *arr);
+/* Objects in strcmp order of their string member `key` (absent or no string: ""). */
+json_t *jsonsort_by_member(json_t *arr, const char *key);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dra/draslice.h"
+#include "base/jsonsort.h"
 #include "model/kobj.h"
 #include "base/strbuf.h"
 #include "base/banned.h"
@@ -294,30 +295,6 @@ static int mig_devices(const char *node, const struct gpu_facts *g, const struct
 	return 0;
 }
 
-static int by_name(const void *a, const void *b)
-{
-	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
-
-	return strcmp(kobj_text(x, "name"), kobj_text(y, "name"));
-}
-
-/* The devices sorted by name (the driver's order is a Go map's: random). */
-static json_t *sorted(json_t *devices)
-{
-	size_t n = json_array_size(devices);
-	json_t **v = gs_xcalloc(n ? n : 1, sizeof(*v));
-	json_t *out = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_array_get(devices, i);
-	qsort(v, n, sizeof(*v), by_name);
-	for (size_t i = 0; i < n; i++)
-		json_array_append(out, v[i]);
-	free(v);
-	json_decref(devices);
-	return out;
-}
-
 /* A slice object of the node's pool around `devices` (taken), as the driver's controller writes it.
  */
 static json_t *slice_object(const struct nodehw *hw, const json_t *node, json_t *devices,
@@ -415,7 +392,7 @@ int draslice_build(const struct catalog *cat, const struct nodehw *hw, const jso
 			     hw->name, json_array_size(devices), DRASLICE_MAX_DEVICES);
 		goto fail;
 	}
-	*out = slice_object(hw, node, sorted(devices), NULL, 1, warnings);
+	*out = slice_object(hw, node, jsonsort_by_member(devices, "name"), NULL, 1, warnings);
 	return 0;
 fail:
 	json_decref(devices);
@@ -567,7 +544,7 @@ static json_t *dynamic_gpu_devices(const char *node, const struct gpu_facts *g, 
 	}
 	(void)node;
 	json_array_append_new(devices, full);
-	return sorted(devices);
+	return jsonsort_by_member(devices, "name");
 }
 
 int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, const json_t *node,

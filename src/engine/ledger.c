@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dra/draslice.h"
+#include "base/jsonsort.h"
 #include "model/kobj.h"
 #include "base/banned.h"
 
@@ -607,28 +608,6 @@ static void add_namespace(json_t *set, const char *holder)
 	free(ns);
 }
 
-static int by_string(const void *a, const void *b)
-{
-	return strcmp(json_string_value(*(json_t *const *)a),
-		      json_string_value(*(json_t *const *)b));
-}
-
-static json_t *sorted_strings(json_t *arr)
-{
-	size_t n = json_array_size(arr);
-	json_t **v = gs_xcalloc(n ? n : 1, sizeof(*v));
-	json_t *out = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_array_get(arr, i);
-	qsort(v, n, sizeof(*v), by_string);
-	for (size_t i = 0; i < n; i++)
-		json_array_append(out, v[i]);
-	free(v);
-	json_decref(arr);
-	return out;
-}
-
 json_t *ledger_to_json(const struct ledger *l)
 {
 	json_t *gpus = json_array(), *orphans = json_array();
@@ -674,8 +653,8 @@ json_t *ledger_to_json(const struct ledger *l)
 					"index", gpu->index, "uuid", gpu->uuid, "product",
 					gpu->product, "memoryMiB", gpu->memory_mib, "migEnabled",
 					gpu->mig_enabled, "held", (json_int_t)held, "free",
-					(json_int_t)(n - held), "pods", sorted_strings(pods),
-					"namespaces", sorted_strings(ns), "devices", devs));
+					(json_int_t)(n - held), "pods", jsonsort_strings(pods),
+					"namespaces", jsonsort_strings(ns), "devices", devs));
 	}
 	for (size_t i = 0; i < l->n_orphans; i++)
 		json_array_append_new(orphans, json_pack("{s:s, s:s, s:s}", "id", l->orphans[i].id,

@@ -29,10 +29,24 @@ static void strings_in_strcmp_order(void **state)
 	json_decref(arr);
 }
 
+/* Devices by name; an object without the member sorts as "". */
+static void objects_by_a_member(void **state)
+{
+	json_t *arr = json_pack("[{s:s},{s:s},{s:i},{s:s}]", "name", "gpu-1", "name", "gpu-0",
+				"name", 7, "name", "gpu-0-mig-1g10gb-0");
+
+	(void)state;
+	assert_ptr_equal(jsonsort_by_member(arr, "name"), arr);
+	assert_json(arr, "[{\"name\":7},{\"name\":\"gpu-0\"},{\"name\":\"gpu-0-mig-1g10gb-0\"},"
+			 "{\"name\":\"gpu-1\"}]");
+	json_decref(arr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(strings_in_strcmp_order),
+		cmocka_unit_test(objects_by_a_member),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
