@@ -170,3 +170,24 @@ int gonum_json_number(const json_t *num, char *buf, size_t size)
 		buf[0] = '\0';
 	return -1;
 }
+
+const char *gonum_json_kind(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "bool";
+	case JSON_NULL:
+		return "null";
+	}
+	return "null";
+}

@@ -40,4 +40,11 @@ size_t gonum_json_float(double f, char *buf, size_t size);
  */
 int gonum_json_number(const json_t *num, char *buf, size_t size);
 
+/*
+ * encoding/json's word for a value's kind in an UnmarshalTypeError
+ * ("cannot unmarshal string into Go value of type int"): "object",
+ * "array", "string", "number", "bool" or "null".
+ */
+const char *gonum_json_kind(const json_t *v);
+
 #endif

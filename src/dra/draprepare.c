@@ -337,26 +337,6 @@ struct decode_state {
 	struct strbuf strict;	 /* "unknown field ..." joined by ", " */
 };
 
-static const char *json_kind_go(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "bool";
-	default:
-		return "null";
-	}
-}
-
 /* The text of a number as it would sit in the JSON. */
 static void number_text(const json_t *v, char *buf, size_t size)
 {
@@ -423,7 +403,7 @@ static void decode_field(struct decode_state *st, const struct schema *sc, const
 	switch (f->type) {
 	case F_STRING:
 		if (!json_is_string(v))
-			type_error(st, json_kind_go(v), sc->goname, path, f->gotype);
+			type_error(st, gonum_json_kind(v), sc->goname, path, f->gotype);
 		break;
 	case F_INT:
 		if (json_is_integer(v))
@@ -434,7 +414,7 @@ static void decode_field(struct decode_state *st, const struct schema *sc, const
 			snprintf(val, sizeof(val), "number %s", num);
 			type_error(st, val, sc->goname, path, f->gotype);
 		} else {
-			type_error(st, json_kind_go(v), sc->goname, path, f->gotype);
+			type_error(st, gonum_json_kind(v), sc->goname, path, f->gotype);
 		}
 		break;
 	case F_QUANTITY:
@@ -442,7 +422,7 @@ static void decode_field(struct decode_state *st, const struct schema *sc, const
 		break;
 	case F_QMAP:
 		if (!json_is_object(v)) {
-			type_error(st, json_kind_go(v), sc->goname, path, f->gotype);
+			type_error(st, gonum_json_kind(v), sc->goname, path, f->gotype);
 			break;
 		}
 		const char *k;
@@ -452,7 +432,7 @@ static void decode_field(struct decode_state *st, const struct schema *sc, const
 		break;
 	case F_STRUCT:
 		if (!json_is_object(v)) {
-			type_error(st, json_kind_go(v), sc->goname, path, f->gotype);
+			type_error(st, gonum_json_kind(v), sc->goname, path, f->gotype);
 			break;
 		}
 		decode_object(st, f->sub, v, path);
@@ -544,7 +524,7 @@ static int decode_config(const json_t *params, struct cfg *c, struct strbuf *msg
 			"into Go value of type struct { APIVersion string "
 			"\"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
 			"\"json:\\\"kind,omitempty\\\"\" }",
-			json_kind_go(params));
+			gonum_json_kind(params));
 		return -1;
 	}
 	if (json_is_object(params)) {
@@ -561,7 +541,7 @@ static int decode_config(const json_t *params, struct cfg *c, struct strbuf *msg
 					terr_buf = gs_xasprintf(
 						"json: cannot unmarshal %s into Go struct field "
 						".%s of type string",
-						json_kind_go(v), field);
+						gonum_json_kind(v), field);
 					terr = terr_buf;
 				}
 				continue;

@@ -206,7 +206,7 @@ int dpconfig_set_from_configmap(const struct ydoc_stream *s, const json_t *confi
 				set_entry_error(set, file, k, pos,
 						"json: cannot unmarshal %s into Go struct field "
 						"ConfigMap.data of type string",
-						dpdecode_kind_word(v));
+						gonum_json_kind(v));
 				continue;
 			}
 			set_add(set, file, k, lit, strlen(lit), pos, pos, true);

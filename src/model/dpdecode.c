@@ -77,27 +77,6 @@ static int json_to_int(const json_t *v, long long *out, char *lit, size_t size)
 	return go_parse_int(lit, false, out);
 }
 
-const char *dpdecode_kind_word(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "bool";
-	case JSON_NULL:
-		return "null";
-	}
-	return "value";
-}
-
 int dpdecode_scalar_text(const json_t *v, char *buf, size_t size)
 {
 	switch (json_typeof(v)) {
@@ -325,7 +304,7 @@ static void dec_note(struct dec *d, struct ydoc_pos pos, const char *fmt, ...)
 static void type_error(struct dec *d, const char *go_struct, const json_t *v, const char *lit,
 		       const char *type, struct ydoc_pos pos)
 {
-	const char *what = lit ? "number " : dpdecode_kind_word(v);
+	const char *what = lit ? "number " : gonum_json_kind(v);
 
 	if (!lit)
 		lit = "";
@@ -347,7 +326,7 @@ static void value_error(struct dec *d, const json_t *v, const char *lit, const c
 			  lit, type);
 	else
 		dec_error(d, true, pos, "json: cannot unmarshal %s into Go value of type %s",
-			  dpdecode_kind_word(v), type);
+			  gonum_json_kind(v), type);
 }
 
 static void record_key(struct dec *d, const char *path, const char *written, struct ydoc_pos pos)

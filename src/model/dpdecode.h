@@ -13,8 +13,6 @@
  * (dpconfig.c, dpdecode.c, dpconfig_set.c).
  */
 
-/* encoding/json's word for a value's kind in its errors: "object", "number", ... */
-const char *dpdecode_kind_word(const json_t *v);
 /*
  * The text sigs.k8s.io/yaml gives a scalar aimed at a Go string: integers
  * in decimal, floats as strconv.FormatFloat(f, 'g', -1, 32), booleans

@@ -126,13 +126,25 @@ static void truncation(void **state)
 	assert_int_equal(gonum_format_float(1234567, 'g', 32, NULL, 0), 12);
 }
 
+/* encoding/json's kind words, as its UnmarshalTypeError prints them. */
+static void json_kind_words(void **state)
+{
+	json_t *v = json_pack("[{},[],s,i,f,b,b,n]", "x", 1, 1.5, 1, 0);
+	const char *want[] = {"object", "array", "string", "number",
+			      "number", "bool",	 "bool",   "null"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_string_equal(gonum_json_kind(json_array_get(v, i)), want[i]);
+	json_decref(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(format_float_g32),
-		cmocka_unit_test(format_float_64_e_f),
-		cmocka_unit_test(json_float_cases),
-		cmocka_unit_test(truncation),
+		cmocka_unit_test(format_float_g32), cmocka_unit_test(format_float_64_e_f),
+		cmocka_unit_test(json_float_cases), cmocka_unit_test(truncation),
+		cmocka_unit_test(json_kind_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
