@@ -432,6 +432,18 @@ static void node_free(struct controller *ctl, struct cnode *n)
 	free(n);
 }
 
+/* The node is no longer managed; one whose write is in flight is freed when the write ends. */
+static void node_forget(struct controller *ctl, struct cnode *n)
+{
+	map_del(&ctl->nodes, n->name);
+	if (n->dirty)
+		ctl->dirty--;
+	if (n->busy)
+		n->name[0] = '\0';
+	else
+		node_free(ctl, n);
+}
+
 /* Take in a Node as listed, watched or written. Returns the entry, or NULL when not ours. */
 static struct cnode *node_store(struct controller *ctl, const json_t *node, bool from_write)
 {
@@ -446,15 +458,8 @@ static struct cnode *node_store(struct controller *ctl, const json_t *node, bool
 	n = map_get(&ctl->nodes, name);
 	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
 		/* It stopped declaring its GPUs: not ours any more. */
-		if (n) {
-			map_del(&ctl->nodes, name);
-			if (n->dirty)
-				ctl->dirty--;
-			if (!n->busy)
-				node_free(ctl, n);
-			else
-				n->gen = 0, n->name[0] = '\0'; /* freed when its write ends */
-		}
+		if (n)
+			node_forget(ctl, n);
 		return NULL;
 	}
 	if (n && n->rv && rv_of(node) && rv_of(node) < n->rv && !from_write)
@@ -524,13 +529,7 @@ static void node_event(void *arg, enum kube_event ev, json_t *obj)
 		struct cnode *n = name ? map_get(&ctl->nodes, name) : NULL;
 		if (n) {
 			ctl_log(ctl, "node %s: deleted", name);
-			map_del(&ctl->nodes, name);
-			if (n->dirty)
-				ctl->dirty--;
-			if (n->busy)
-				n->name[0] = '\0';
-			else
-				node_free(ctl, n);
+			node_forget(ctl, n);
 		}
 		return;
 	}
@@ -544,15 +543,8 @@ static void node_list_end(void *arg)
 
 	/* What the (re)list did not show is gone. */
 	MAP_FOREACH (&ctl->nodes, i, n)
-		if (n->gen != ctl->node_gen) {
-			map_del(&ctl->nodes, n->name);
-			if (n->dirty)
-				ctl->dirty--;
-			if (n->busy)
-				n->name[0] = '\0';
-			else
-				node_free(ctl, n);
-		}
+		if (n->gen != ctl->node_gen)
+			node_forget(ctl, n);
 	if (!ctl->nodes_synced)
 		ctl_log(ctl, "nodes listed: %zu managed", ctl->nodes.n);
 	ctl->nodes_synced = true;
