@@ -302,6 +302,58 @@ static void clear_env(void)
 		unsetenv(vars[i]);
 }
 
+/*
+ * One reading of the environment: the variables set (on top of what the case
+ * before left, unless fresh), and what kube_proxy_env_read makes of them.
+ */
+struct env_case {
+	const char *why;
+	bool fresh; /* clear every variable first */
+	const char *set[4][2];
+	const char *http, *http_var, *https, *https_var, *no_proxy;
+	bool cgi;
+};
+
+static const struct env_case env_cases[] = {
+	{"TestFromEnvironment",
+	 true,
+	 {{"HTTP_PROXY", "httpproxy"}, {"HTTPS_PROXY", "httpsproxy"}, {"NO_PROXY", "noproxy"}},
+	 "httpproxy",
+	 "HTTP_PROXY",
+	 "httpsproxy",
+	 "HTTPS_PROXY",
+	 "noproxy",
+	 false},
+	{"TestFromEnvironmentWithRequestMethod",
+	 false,
+	 {{"REQUEST_METHOD", "PUT"}},
+	 "httpproxy",
+	 "HTTP_PROXY",
+	 "httpsproxy",
+	 "HTTPS_PROXY",
+	 "noproxy",
+	 true},
+	{"TestFromEnvironmentLowerCase",
+	 true,
+	 {{"http_proxy", "httpproxy"}, {"https_proxy", "httpsproxy"}, {"no_proxy", "noproxy"}},
+	 "httpproxy",
+	 "http_proxy",
+	 "httpsproxy",
+	 "https_proxy",
+	 "noproxy",
+	 false},
+	/* Upper case wins; an empty upper-case value counts as unset (getEnvAny). */
+	{"upper case wins",
+	 false,
+	 {{"HTTPS_PROXY", "upper"}, {"NO_PROXY", ""}},
+	 "httpproxy",
+	 "http_proxy",
+	 "upper",
+	 "HTTPS_PROXY",
+	 "noproxy",
+	 false},
+};
+
 static void from_environment(void **state)
 {
 	struct kube_proxy_env env;
@@ -309,37 +361,22 @@ static void from_environment(void **state)
 	struct gs_error err;
 
 	(void)state;
-	clear_env();
-	/* TestFromEnvironment, TestFromEnvironmentWithRequestMethod */
-	setenv("HTTP_PROXY", "httpproxy", 1);
-	setenv("HTTPS_PROXY", "httpsproxy", 1);
-	setenv("NO_PROXY", "noproxy", 1);
-	kube_proxy_env_read(&env);
-	assert_string_equal(env.http_proxy, "httpproxy");
-	assert_string_equal(env.http_var, "HTTP_PROXY");
-	assert_string_equal(env.https_proxy, "httpsproxy");
-	assert_string_equal(env.no_proxy, "noproxy");
-	assert_false(env.cgi);
-	setenv("REQUEST_METHOD", "PUT", 1);
-	kube_proxy_env_read(&env);
-	assert_true(env.cgi);
-	/* TestFromEnvironmentLowerCase */
-	clear_env();
-	setenv("http_proxy", "httpproxy", 1);
-	setenv("https_proxy", "httpsproxy", 1);
-	setenv("no_proxy", "noproxy", 1);
-	kube_proxy_env_read(&env);
-	assert_string_equal(env.http_proxy, "httpproxy");
-	assert_string_equal(env.http_var, "http_proxy");
-	assert_string_equal(env.https_proxy, "httpsproxy");
-	assert_string_equal(env.no_proxy, "noproxy");
-	/* Upper case wins; an empty upper-case value counts as unset (getEnvAny). */
-	setenv("HTTPS_PROXY", "upper", 1);
-	setenv("NO_PROXY", "", 1);
-	kube_proxy_env_read(&env);
-	assert_string_equal(env.https_proxy, "upper");
-	assert_string_equal(env.https_var, "HTTPS_PROXY");
-	assert_string_equal(env.no_proxy, "noproxy");
+	for (size_t i = 0; i < N(env_cases); i++) {
+		const struct env_case *c = &env_cases[i];
+
+		if (c->fresh)
+			clear_env();
+		for (size_t v = 0; v < N(c->set) && c->set[v][0]; v++)
+			setenv(c->set[v][0], c->set[v][1], 1);
+		kube_proxy_env_read(&env);
+		print_message("%s\n", c->why);
+		assert_string_equal(env.http_proxy, c->http);
+		assert_string_equal(env.http_var, c->http_var);
+		assert_string_equal(env.https_proxy, c->https);
+		assert_string_equal(env.https_var, c->https_var);
+		assert_string_equal(env.no_proxy, c->no_proxy);
+		assert_int_equal(env.cgi, c->cgi);
+	}
 	/* ALL_PROXY is no variable of Go's: nothing is proxied by it. */
 	clear_env();
 	setenv("ALL_PROXY", "http://gw:3128", 1);
