@@ -601,6 +601,132 @@ static int get_optional(struct kube_client *kc, const char *path, json_t **out,
 	return r;
 }
 
+/*
+ * explain node NODE: the node from the files (-f) or the cluster, and the
+ * device-plugin ConfigMap it reads. The exit code, or -1 with err set.
+ */
+static int explain_node_cmd(struct kube_context *kx, const struct fleet_sources *src,
+			    const struct configmap_ref *cmref, const char *target,
+			    struct gs_error *err)
+{
+	struct offline_fleet of = {0};
+	struct dpconfig_set *set = NULL;
+	json_t *nodes = NULL, *cm = NULL;
+	int rc = -1;
+
+	if (src->n > 0) {
+		const json_t *node = NULL, *x;
+		size_t i;
+
+		if (offline_fleet_load(&of, src, cmref, "explain", err) < 0)
+			goto out;
+		json_array_foreach (of.f.nodes, i, x)
+			if (!strcmp(kobj_text(x, "metadata.name"), target))
+				node = x;
+		if (!node) {
+			gs_error_set(err, "no Node '%s' among the files", target);
+			goto out;
+		}
+		rc = print_node_report(node, of.set, err);
+		goto out;
+	}
+	if (kube_context_open(kx, "explain", err) < 0)
+		goto out;
+	char *np = gs_xasprintf("/api/v1/nodes/%s", target);
+	char *cp = gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", cmref->ns, cmref->name);
+	int r = kube_get(kx->client, np, &nodes, err);
+	if (r == 0)
+		r = get_optional(kx->client, cp, &cm, err);
+	free(np);
+	free(cp);
+	if (r < 0)
+		goto out;
+	if (cm && dpconfig_set_from_configmap(NULL, cm, &set, err) < 0) {
+		gs_error_prefix(err, "configmap %s/%s: ", cmref->ns, cmref->name);
+		goto out;
+	}
+	rc = print_node_report(nodes, set, err);
+out:
+	dpconfig_set_free(set);
+	json_decref(nodes);
+	json_decref(cm);
+	offline_fleet_release(&of);
+	return rc;
+}
+
+/*
+ * --claim FILE: what creating its first ResourceClaim counts against the
+ * quotas, added to *req; the claim's name becomes *pod_name (in *claim_name,
+ * the caller frees) unless --name gave one.
+ */
+static int load_claim(const char *claim_file, json_t **req, const char **pod_name,
+		      char **claim_name, struct gs_error *err)
+{
+	struct ydoc_stream *cs = NULL;
+	const json_t *claim;
+	long at;
+
+	if (ydoc_load_file(claim_file, &ydoc_default_limits, &cs, err) < 0)
+		return -1;
+	at = kobj_find(cs, 0, "ResourceClaim", NULL);
+	if (at < 0) {
+		gs_error_set(err, "%s: no ResourceClaim in the file", claim_file);
+		ydoc_stream_free(cs);
+		return -1;
+	}
+	claim = ydoc_stream_doc(cs, (size_t)at);
+	draclaims_quota_usage(req, claim);
+	if (!strcmp(*pod_name, "POD") && kobj_name(claim)) {
+		*claim_name = gs_xstrdup(kobj_name(claim));
+		*pod_name = *claim_name;
+	}
+	ydoc_stream_free(cs);
+	return 0;
+}
+
+/* explain pod, live: the pod, every node, the running pods, the ConfigMap and, if it needs them,
+ * its DRA objects. */
+static int read_live_pod(struct kube_client *kc, const struct configmap_ref *cmref, const char *ns,
+			 const char *name, json_t **pod, json_t **nodes, json_t **pods, json_t **cm,
+			 struct dra_objs *dra, struct gs_error *err)
+{
+	char *p = gs_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
+	char *c = gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", cmref->ns, cmref->name);
+	struct kube_list_opts lo = {.field_selector =
+					    "status.phase!=Succeeded,status.phase!=Failed"};
+	int r = kube_get(kc, p, pod, err);
+
+	if (r == 0)
+		r = kube_list(kc, "/api/v1/nodes", NULL, nodes, err);
+	if (r == 0)
+		r = kube_list(kc, "/api/v1/pods", &lo, pods, err);
+	if (r == 0)
+		r = get_optional(kc, c, cm, err);
+	if (r == 0 && pod_needs_dra(*pod, *nodes))
+		r = read_live_dra(kc, ns, name, dra, err);
+	free(p);
+	free(c);
+	return r < 0 ? -1 : 0;
+}
+
+/* explain quota NS, live: the namespace's ResourceQuotas. */
+static int read_live_quotas(struct kube_client *kc, const char *ns, json_t **quotas,
+			    struct gs_error *err)
+{
+	char *p = gs_xasprintf("/api/v1/namespaces/%s/resourcequotas", ns);
+	int r = kube_list(kc, p, NULL, quotas, err);
+	json_t *m;
+
+	free(p);
+	if (r < 0)
+		return -1;
+	/* An empty list carries no namespace of its own. */
+	m = json_object_get(*quotas, "metadata");
+	if (json_is_object(m))
+		json_object_set_new(m, "namespace", json_string(ns));
+	return 0;
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	struct kube_context kx = {0};
@@ -665,40 +791,7 @@ int cmd_explain(int argc, char **argv)
 			gs_error_set(&err, "explain node NODE [-f FILE|DIR|-]");
 			goto usage_error;
 		}
-		if (offline) {
-			const json_t *node = NULL, *x;
-			size_t i;
-			if (offline_fleet_load(&of, &src, &cmref, "explain", &err) < 0)
-				goto fail;
-			json_array_foreach (of.f.nodes, i, x)
-				if (!strcmp(kobj_text(x, "metadata.name"), target))
-					node = x;
-			if (!node) {
-				gs_error_set(&err, "no Node '%s' among the files", target);
-				goto fail;
-			}
-			rc = print_node_report(node, of.set, &err);
-			if (rc < 0)
-				goto fail;
-			goto out;
-		}
-		if (kube_context_open(&kx, "explain", &err) < 0)
-			goto fail;
-		char *np = gs_xasprintf("/api/v1/nodes/%s", target);
-		char *cp =
-			gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", cmref.ns, cmref.name);
-		int r = kube_get(kx.client, np, &nodes, &err);
-		if (r == 0)
-			r = get_optional(kx.client, cp, &cm, &err);
-		free(np);
-		free(cp);
-		if (r < 0)
-			goto fail;
-		if (cm && dpconfig_set_from_configmap(NULL, cm, &set, &err) < 0) {
-			gs_error_prefix(&err, "configmap %s/%s: ", cmref.ns, cmref.name);
-			goto fail;
-		}
-		rc = print_node_report(nodes, set, &err);
+		rc = explain_node_cmd(&kx, &src, &cmref, target, &err);
 		if (rc < 0)
 			goto fail;
 		goto out;
@@ -713,24 +806,8 @@ int cmd_explain(int argc, char **argv)
 		gs_error_set(&err, "--claim goes with explain quota, without --request");
 		goto usage_error;
 	}
-	if (claim_file) {
-		struct ydoc_stream *cs = NULL;
-		long at;
-		if (ydoc_load_file(claim_file, &ydoc_default_limits, &cs, &err) < 0)
-			goto fail;
-		at = kobj_find(cs, 0, "ResourceClaim", NULL);
-		if (at < 0) {
-			gs_error_set(&err, "%s: no ResourceClaim in the file", claim_file);
-			ydoc_stream_free(cs);
-			goto fail;
-		}
-		draclaims_quota_usage(&req, ydoc_stream_doc(cs, (size_t)at));
-		if (!strcmp(pod_name, "POD") && kobj_name(ydoc_stream_doc(cs, (size_t)at))) {
-			claim_name = gs_xstrdup(kobj_name(ydoc_stream_doc(cs, (size_t)at)));
-			pod_name = claim_name;
-		}
-		ydoc_stream_free(cs);
-	}
+	if (claim_file && load_claim(claim_file, &req, &pod_name, &claim_name, &err) < 0)
+		goto fail;
 	if (!is_pod && req == NULL && strcmp(pod_name, "POD")) {
 		gs_error_set(&err, "--name needs --request");
 		goto usage_error;
@@ -751,36 +828,10 @@ int cmd_explain(int argc, char **argv)
 		if (kube_context_open(&kx, "explain", &err) < 0)
 			goto fail;
 		kc = kx.client;
-		if (is_pod) {
-			char *p = gs_xasprintf("/api/v1/namespaces/%s/pods/%s", pod_ns, pname);
-			char *c = gs_xasprintf("/api/v1/namespaces/%s/configmaps/%s", cmref.ns,
-					       cmref.name);
-			struct kube_list_opts lo = {
-				.field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
-			int r = kube_get(kc, p, &pod, &err);
-			if (r == 0)
-				r = kube_list(kc, "/api/v1/nodes", NULL, &nodes, &err);
-			if (r == 0)
-				r = kube_list(kc, "/api/v1/pods", &lo, &pods, &err);
-			if (r == 0)
-				r = get_optional(kc, c, &cm, &err);
-			if (r == 0 && pod_needs_dra(pod, nodes))
-				r = read_live_dra(kc, pod_ns, pname, &dra, &err);
-			free(p);
-			free(c);
-			if (r < 0)
-				goto fail;
-		} else {
-			char *p = gs_xasprintf("/api/v1/namespaces/%s/resourcequotas", target);
-			int r = kube_list(kc, p, NULL, &quotas, &err);
-			free(p);
-			if (r < 0)
-				goto fail;
-			/* An empty list carries no namespace of its own. */
-			json_t *m = json_object_get(quotas, "metadata");
-			if (json_is_object(m))
-				json_object_set_new(m, "namespace", json_string(target));
-		}
+		if (is_pod ? read_live_pod(kc, &cmref, pod_ns, pname, &pod, &nodes, &pods, &cm,
+					   &dra, &err) < 0
+			   : read_live_quotas(kc, target, &quotas, &err) < 0)
+			goto fail;
 	}
 
 	if (is_pod) {
