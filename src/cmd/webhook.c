@@ -865,6 +865,101 @@ static void swap_fleet(struct server *sv, struct fleet_gen *g)
 	fleet_gen_free(old);
 }
 
+/* SIGINT and SIGTERM end the serving loop; a peer gone mid-write is no signal. */
+static void stop_on_signals(void)
+{
+	struct sigaction sa = {0};
+
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Watch the Nodes and the ConfigMap into fw, on a new *loop (the caller frees both). */
+static int watch_fleet(struct kube_client *kc, const struct configmap_ref *cmref,
+		       struct fleet_watch *fw, struct kube_loop **loop, struct gs_error *err)
+{
+	static const struct kube_watch_ops node_ops = {
+		.list_begin = nodes_list_begin, .event = nodes_event, .list_end = nodes_list_end};
+	static const struct kube_watch_ops cm_ops = {
+		.list_begin = cm_list_begin, .event = cm_event, .list_end = cm_list_end};
+	struct kube_loop_opts lo = {.log = loop_log};
+	char *path, *field;
+	int r;
+
+	fw->nodes = json_object();
+	fw->cm_ns = cmref->ns;
+	fw->cm_name = cmref->name;
+	path = gs_xasprintf("/api/v1/namespaces/%s/configmaps", cmref->ns);
+	field = gs_xasprintf("metadata.name=%s", cmref->name);
+	r = kube_loop_new(loop, kc, &lo, err);
+	if (r == 0 &&
+	    (kube_loop_watch(*loop, "/api/v1/nodes", NULL, NULL, &node_ops, fw, NULL) < 0 ||
+	     kube_loop_watch(*loop, path, NULL, field, &cm_ops, fw, NULL) < 0)) {
+		gs_error_set(err, "cannot watch %s (bad namespace or name?)", path);
+		r = -1;
+	}
+	free(path);
+	free(field);
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * Serve until a signal: step the watches (when there is a loop), rebuild the
+ * fleet from them at most once a second, and take a certificate changed on
+ * disk. 0 when stopped, -1 with err when serving cannot go on.
+ */
+static int serve(struct server *sv, const struct sockaddr_in *addr, struct MHD_Daemon **d,
+		 struct tls_files *tls, struct kube_loop *loop, struct fleet_watch *fw,
+		 const struct configmap_ref *cmref, const char *bind, long port,
+		 struct gs_error *err)
+{
+	char buf[2048];
+	double next_build = 0, next_tls = now_ms() + 1000;
+
+	while (!stopping) {
+		double t = now_ms();
+		if (loop) {
+			if (kube_loop_step(loop, NULL, 0, NULL, WEBHOOK_TICK_MS, err) < 0)
+				return -1;
+			t = now_ms();
+		}
+		if (loop && fw->dirty && fw->nodes_synced && fw->cm_synced && t >= next_build) {
+			bool first = !sv->fleet;
+			struct fleet_gen *ng = fleet_from_watch(fw);
+			fw->dirty = false;
+			if (first)
+				wlog("%zu nodes, ConfigMap %s/%s %s", ng->n_nodes, cmref->ns,
+				     cmref->name, fw->configmap ? "read" : "absent");
+			swap_fleet(sv, ng);
+			next_build = t + 1000;
+		}
+		if (t >= next_tls) {
+			char *oc = gs_xstrdup(tls->cert), *ok = gs_xstrdup(tls->key);
+			int ch = tls_read(tls, false, err);
+			if (ch < 0)
+				wlog("%s (keeping the certificate)",
+				     gs_error_str(err, buf, sizeof(buf)));
+			else if (ch > 0 && reload(sv, addr, d, tls, oc, ok) < 0) {
+				gs_error_set(err, "cannot serve again on %s:%ld", bind, port);
+				free(oc);
+				free(ok);
+				return -1;
+			}
+			free(oc);
+			free(ok);
+			next_tls = t + 1000;
+		}
+		if (!loop) {
+			struct timespec ts = {0, WEBHOOK_TICK_MS * 1000000L};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return 0;
+}
+
 int cmd_webhook(int argc, char **argv)
 {
 	struct kube_context kx = {0};
@@ -969,12 +1064,7 @@ int cmd_webhook(int argc, char **argv)
 		sv.fleet = g;
 		g = NULL;
 	}
-	struct sigaction sa = {0};
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	stop_on_signals();
 
 	/* First, so a bad --health-listen is said before the reviews are served. */
 	if (health_listen) {
@@ -1003,70 +1093,11 @@ int cmd_webhook(int argc, char **argv)
 	if (httpguard_start_thread(sv.guard, &err) < 0)
 		goto fail;
 
-	if (kx.client) {
-		static const struct kube_watch_ops node_ops = {.list_begin = nodes_list_begin,
-							       .event = nodes_event,
-							       .list_end = nodes_list_end};
-		static const struct kube_watch_ops cm_ops = {
-			.list_begin = cm_list_begin, .event = cm_event, .list_end = cm_list_end};
-		struct kube_loop_opts lo = {.log = loop_log};
-		fw.nodes = json_object();
-		fw.cm_ns = cmref.ns;
-		fw.cm_name = cmref.name;
-		char *path = gs_xasprintf("/api/v1/namespaces/%s/configmaps", cmref.ns);
-		char *field = gs_xasprintf("metadata.name=%s", cmref.name);
-		int r = kube_loop_new(&loop, kx.client, &lo, &err);
-		if (r == 0 &&
-		    (kube_loop_watch(loop, "/api/v1/nodes", NULL, NULL, &node_ops, &fw, NULL) < 0 ||
-		     kube_loop_watch(loop, path, NULL, field, &cm_ops, &fw, NULL) < 0)) {
-			gs_error_set(&err, "cannot watch %s (bad namespace or name?)", path);
-			r = -1;
-		}
-		free(path);
-		free(field);
-		if (r < 0)
-			goto fail;
-	}
+	if (kx.client && watch_fleet(kx.client, &cmref, &fw, &loop, &err) < 0)
+		goto fail;
 
-	double next_build = 0, next_tls = now_ms() + 1000;
-	while (!stopping) {
-		double t = now_ms();
-		if (loop) {
-			if (kube_loop_step(loop, NULL, 0, NULL, WEBHOOK_TICK_MS, &err) < 0)
-				goto fail;
-			t = now_ms();
-		}
-		if (loop && fw.dirty && fw.nodes_synced && fw.cm_synced && t >= next_build) {
-			bool first = !sv.fleet;
-			struct fleet_gen *ng = fleet_from_watch(&fw);
-			fw.dirty = false;
-			if (first)
-				wlog("%zu nodes, ConfigMap %s/%s %s", ng->n_nodes, cmref.ns,
-				     cmref.name, fw.configmap ? "read" : "absent");
-			swap_fleet(&sv, ng);
-			next_build = t + 1000;
-		}
-		if (t >= next_tls) {
-			char *oc = gs_xstrdup(tls.cert), *ok = gs_xstrdup(tls.key);
-			int ch = tls_read(&tls, false, &err);
-			if (ch < 0)
-				wlog("%s (keeping the certificate)",
-				     gs_error_str(&err, buf, sizeof(buf)));
-			else if (ch > 0 && reload(&sv, &addr, &d, &tls, oc, ok) < 0) {
-				gs_error_set(&err, "cannot serve again on %s:%ld", bind, port);
-				free(oc);
-				free(ok);
-				goto fail;
-			}
-			free(oc);
-			free(ok);
-			next_tls = t + 1000;
-		}
-		if (!loop) {
-			struct timespec ts = {0, WEBHOOK_TICK_MS * 1000000L};
-			nanosleep(&ts, NULL);
-		}
-	}
+	if (serve(&sv, &addr, &d, &tls, loop, &fw, &cmref, bind, port, &err) < 0)
+		goto fail;
 	wlog("stopping: %lu reviews, %lu refused, %.3f ms mean, "
 	     "%.3f ms max",
 	     sv.reviews, sv.refused, sv.reviews ? sv.total_ms / (double)sv.reviews : 0.0,
