@@ -34,6 +34,23 @@ static char *slurp(const char *path)
 	return gs_xstrdup(buf);
 }
 
+/* <dir>/<rel> holds want (NULL: is an empty folder); then it is removed. */
+static void assert_file_then_remove(const struct labkit *kit, const char *rel, const char *want)
+{
+	char *path = labkit_path(kit, rel);
+
+	if (want) {
+		char *text = slurp(path);
+
+		assert_string_equal(text, want);
+		free(text);
+		assert_int_equal(unlink(path), 0);
+	} else {
+		assert_int_equal(rmdir(path), 0);
+	}
+	free(path);
+}
+
 static void write_out_makes_the_folders_of_the_file(void **state)
 {
 	char dir[] = "/tmp/gs-labkit-XXXXXX";
@@ -41,7 +58,6 @@ static void write_out_makes_the_folders_of_the_file(void **state)
 	struct lab_opts o = {.progress = record, .progress_arg = &said};
 	struct labkit kit;
 	struct gs_error err;
-	char *path, *text;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -52,24 +68,10 @@ static void write_out_makes_the_folders_of_the_file(void **state)
 	assert_int_equal(labkit_write_out(&kit, "out/placement.txt", "two\n", &err), 0);
 	assert_string_equal(said.buf, "  wrote out/dra/prepare.txt\n  wrote out/placement.txt\n");
 
-	path = labkit_path(&kit, "out/dra/prepare.txt");
-	text = slurp(path);
-	assert_string_equal(text, "one\n");
-	unlink(path);
-	free(path);
-	free(text);
-	path = labkit_path(&kit, "out/placement.txt");
-	text = slurp(path);
-	assert_string_equal(text, "two\n");
-	unlink(path);
-	free(path);
-	free(text);
-	path = labkit_path(&kit, "out/dra");
-	assert_int_equal(rmdir(path), 0);
-	free(path);
-	path = labkit_path(&kit, "out");
-	assert_int_equal(rmdir(path), 0);
-	free(path);
+	assert_file_then_remove(&kit, "out/dra/prepare.txt", "one\n");
+	assert_file_then_remove(&kit, "out/placement.txt", "two\n");
+	assert_file_then_remove(&kit, "out/dra", NULL);
+	assert_file_then_remove(&kit, "out", NULL);
 	assert_int_equal(rmdir(dir), 0);
 	strbuf_release(&said);
 }
