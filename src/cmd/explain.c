@@ -245,7 +245,8 @@ static void print_pod(const struct explain_pod *e, const json_t *pod, const json
 			   e->sched_message ? ": " : "", e->sched_message ? e->sched_message : "");
 }
 
-/* The refused object as the apiserver names it: a pod, or a ResourceClaim (spec dra §1.5). */
+/* The refused object as the apiserver names it: a pod, or a ResourceClaim (k8s.io/kubernetes
+ * v1.34.4 pkg/quota/v1/evaluator/core/resource_claims.go). */
 static const char *refused_kind(const struct explain_quota_report *r)
 {
 	return r->usage && explain_quota_usage_is_claim(r->usage) ? "resourceclaims.resource.k8s.io"

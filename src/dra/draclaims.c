@@ -34,9 +34,9 @@ static const char *text_of(const json_t *v)
 /*
  * The node's published devices: the gpu.nvidia.com slices whose pool is the
  * node's (the driver names the pool after the node) at the highest
- * generation, only those counting (spec §1.3). New array of borrowed
- * device objects (incref'd), in the slices' order; *gen the generation, -1
- * without a slice.
+ * generation, only those counting (k8s.io/kubernetes v1.34.4
+ * pkg/apis/resource/validation/validation.go). New array of borrowed device objects (incref'd), in
+ * the slices' order; *gen the generation, -1 without a slice.
  */
 static json_t *node_devices(const char *node, const json_t *slices, long long *gen)
 {
@@ -253,7 +253,8 @@ static struct prep pod_prepare(const json_t *pod, const char *claim, const json_
 
 /* ---- sharing ------------------------------------------------------------------------------ */
 
-/* The opaque gpu.nvidia.com config that applies to request `req`, the last one winning (§3.6). */
+/* The opaque gpu.nvidia.com config that applies to request `req`, the last one winning
+ * (dra-driver-nvidia-gpu v25.12.0 cmd/gpu-kubelet-plugin/device_state.go prepareDevices). */
 static const json_t *config_for(const json_t *claim, const char *req)
 {
 	const json_t *c, *win = NULL;

@@ -19,7 +19,8 @@
 
 #define DRACLAIMS_EVENT_PREPARE "FailedPrepareDynamicResources"
 #define DRACLAIMS_EVENT_CREATE "FailedResourceClaimCreation"
-/* Quota names of DRA (spec §1.5, k8s.io/api core/v1 ResourceClaimsPerClass). */
+/* Quota names of DRA (k8s.io/kubernetes v1.34.4 pkg/quota/v1/evaluator/core/resource_claims.go,
+ * k8s.io/api core/v1 ResourceClaimsPerClass). */
 #define DRACLAIMS_QUOTA_SUFFIX ".deviceclass.resource.k8s.io/devices"
 #define DRACLAIMS_QUOTA_COUNT "count/resourceclaims.resource.k8s.io"
 /* AllocationResultsMaxSize: what allocationMode All is charged. */

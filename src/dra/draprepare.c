@@ -1,12 +1,11 @@
 /*
- * The DRA driver's prepare decision (spec dra §3.5-3.6), read from
- * kubernetes-sigs/dra-driver-nvidia-gpu v25.12.0:
- *   cmd/gpu-kubelet-plugin/driver.go       nodePrepareResource (outer wrapping)
- *   cmd/gpu-kubelet-plugin/device_state.go Prepare, prepareDevices,
- *                                          GetOpaqueDeviceConfigs, applySharingConfig
- *   api/nvidia.com/resource/v1beta1/       the opaque kinds, Normalize, Validate
- *   vendor/k8s.io/apimachinery/.../serializer/json  the strict decoder
- * and from Kubernetes v1.34.4 pkg/kubelet/cm/dra/manager.go for the kubelet.
+ * The DRA driver's prepare decision (dra-driver-nvidia-gpu v25.12.0
+ * pkg/featuregates/featuregates.go, cmd/gpu-kubelet-plugin/device_state.go prepareDevices), read
+ * from kubernetes-sigs/dra-driver-nvidia-gpu v25.12.0: cmd/gpu-kubelet-plugin/driver.go
+ * nodePrepareResource (outer wrapping) cmd/gpu-kubelet-plugin/device_state.go Prepare,
+ * prepareDevices, GetOpaqueDeviceConfigs, applySharingConfig api/nvidia.com/resource/v1beta1/ the
+ * opaque kinds, Normalize, Validate vendor/k8s.io/apimachinery/.../serializer/json  the strict
+ * decoder and from Kubernetes v1.34.4 pkg/kubelet/cm/dra/manager.go for the kubelet.
  */
 #include <ctype.h>
 #include <stdio.h>

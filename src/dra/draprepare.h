@@ -12,10 +12,10 @@
 /*
  * What NVIDIA's DRA driver v25.12.0 (gpu.nvidia.com) does when the kubelet
  * asks it to prepare a ResourceClaim (cmd/gpu-kubelet-plugin device_state.go
- * Prepare/prepareDevices, spec dra §3.5-3.6), and how the kubelet of
- * Kubernetes 1.34 reports a refusal (pkg/kubelet/cm/dra/manager.go,
- * kuberuntime_manager.go). Pure: objects in, a decision out. The contract
- * and what was read upstream are in docs/dra.md ("Prepare").
+ * Prepare/prepareDevices, dra-driver-nvidia-gpu v25.12.0 pkg/featuregates/featuregates.go,
+ * cmd/gpu-kubelet-plugin/device_state.go prepareDevices), and how the kubelet of Kubernetes 1.34
+ * reports a refusal (pkg/kubelet/cm/dra/manager.go, kuberuntime_manager.go). Pure: objects in, a
+ * decision out. The contract and what was read upstream are in docs/dra.md ("Prepare").
  *
  * Every json_t passed in is borrowed. Results own their strings and their
  * json_t (config): draprepare_result_release.
@@ -147,13 +147,12 @@ int draprepare_pod(const json_t *pod, const json_t *claims, const json_t *slices
 		   size_t n_held, struct draprepare_result *out, struct gs_error *err) GS_WUR;
 
 /*
- * The pod status a real kubelet shows while prepare fails (spec dra §2):
- * phase Pending; conditions PodReadyToStartContainers False, Initialized
- * (False "ContainersNotInitialized" with init containers, else True), Ready
- * and ContainersReady False "ContainersNotReady" "containers with unready
- * status: [a b]"; every container waiting "ContainerCreating" (with init
- * containers: "PodInitializing"). A new object, without lastTransitionTime
- * (the caller stamps it) and without PodScheduled (the scheduler's).
+ * The pod status a real kubelet shows while prepare fails (k8s.io/kubernetes v1.34.4
+ * pkg/kubelet/status/generate.go): phase Pending; conditions PodReadyToStartContainers False,
+ * Initialized (False "ContainersNotInitialized" with init containers, else True), Ready and
+ * ContainersReady False "ContainersNotReady" "containers with unready status: [a b]"; every
+ * container waiting "ContainerCreating" (with init containers: "PodInitializing"). A new object,
+ * without lastTransitionTime (the caller stamps it) and without PodScheduled (the scheduler's).
  */
 json_t *draprepare_pending_status(const json_t *pod);
 

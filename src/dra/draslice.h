@@ -14,7 +14,8 @@
 /*
  * The DRA path: what NVIDIA's DRA driver v25.12.0 (gpu.nvidia.com) would
  * publish for a node's declared GPUs, as resource.k8s.io/v1 objects
- * (spec dra §3.1-3.4). The contract is in docs/dra.md.
+ * (dra-driver-nvidia-gpu v25.12.0 deployments/helm/nvidia-dra-driver-gpu/templates/,
+ * cmd/gpu-kubelet-plugin/deviceinfo.go). The contract is in docs/dra.md.
  */
 
 /* A node opts into DRA with this label; it is then never a device-plugin node. */
@@ -111,7 +112,8 @@ int draslice_mig_instances(const char *node, const struct catalog_gpu *model, in
 			   struct draslice_mig_instance *out, size_t cap,
 			   struct gs_error *err) GS_WUR;
 
-/* The device name part of a MIG profile: "1g.10gb+me" -> "1g10gb-me" (§3.3). */
+/* The device name part of a MIG profile: "1g.10gb+me" -> "1g10gb-me" (dra-driver-nvidia-gpu
+ * v25.12.0 cmd/gpu-kubelet-plugin/deviceinfo.go). */
 void draslice_profile_name(const char *profile, char *out, size_t size);
 
 #endif

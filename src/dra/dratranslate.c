@@ -1,12 +1,11 @@
 /*
- * Device-plugin world -> DRA world (spec dra §4). What each input becomes:
- *   a device-plugin config     notes only: its sharing moves into claims
- *   a pod / workload asking    ResourceClaimTemplates (whole GPUs, MIG by
- *     nvidia.com/gpu or        profile) or shared ResourceClaims (a config's
- *     nvidia.com/mig-*         time-slicing/MPS replicas), the pod naming them
- *   a ResourceQuota            <class>.deviceclass.resource.k8s.io/devices
- *   a gpushare Node            labelled gpushare.io/path=dra
- *   anything else              unchanged
+ * Device-plugin world -> DRA world
+ * (docs/dra.md#translate-gpushare-dra-translate-srcdradratranslatec). What each input becomes: a
+ * device-plugin config     notes only: its sharing moves into claims a pod / workload asking
+ * ResourceClaimTemplates (whole GPUs, MIG by nvidia.com/gpu or        profile) or shared
+ * ResourceClaims (a config's nvidia.com/mig-*         time-slicing/MPS replicas), the pod naming
+ * them a ResourceQuota            <class>.deviceclass.resource.k8s.io/devices a gpushare Node
+ * labelled gpushare.io/path=dra anything else              unchanged
  */
 #include <ctype.h>
 #include <stdio.h>

@@ -88,7 +88,8 @@ static const char *block_name(const struct ctx *c)
 	return c->adv->sharing == DP_SHARING_MPS ? "mps" : "timeSlicing";
 }
 
-/* The first sharing entry for `name` (GFD reports the first one, §1.12). */
+/* The first sharing entry for `name` (GFD reports the first one, k8s-device-plugin v0.20.0
+ * api/config/v1/config.go DisableResourceNamingInConfig). */
 static const struct dp_replicated_resource *entry_for(const struct ctx *c, const char *name)
 {
 	if (!c->sharing)
@@ -185,9 +186,11 @@ static bool pick_empty_mig(const struct ctx *c, size_t i, const void *unused)
 	return c->gpu[i].mig_enabled && c->gpu[i].n_devices == 0;
 }
 
-/* ---- hardware: what mig-manager leaves on each GPU (§5.4-5.5) ---- */
+/* ---- hardware: what mig-manager leaves on each GPU (mig-parted v0.15.0 api/spec/v1/spec.go,
+ * deployments/systemd/config-default.yaml) ---- */
 
-/* The seed's trap (§5.3): a 1-slice profile that fits 7 times on other models but fewer here. */
+/* The seed's trap (mig-parted v0.15.0 deployments/systemd/config-default.yaml): a 1-slice profile
+ * that fits 7 times on other models but fewer here. */
 static void warn_short_layout(struct ctx *c, const char *layout, const struct gpu_state *g)
 {
 	const struct catalog_mig_profile *p, *smallest = NULL;
@@ -228,7 +231,8 @@ static void warn_short_layout(struct ctx *c, const char *layout, const struct gp
 			g->model->mig->compute_slices, p->name, g->model->mig->compute_slices,
 			others.buf, smallest ? "; this GPU's seven-way profile is " : "",
 			smallest ? smallest->name : "",
-			smallest ? " (spec nvidia-semantics §5.3)" : "");
+			smallest ? " (mig-parted v0.15.0 deployments/systemd/config-default.yaml)"
+				 : "");
 	free(gpus);
 	strbuf_release(&others);
 }
@@ -304,7 +308,8 @@ static int apply_layout(struct ctx *c)
 	return 0;
 }
 
-/* ---- the device plugin (§3.1-3.2, §1.11) ---- */
+/* ---- the device plugin (k8s-device-plugin v0.20.0 internal/rm/device_map.go,
+ * cmd/nvidia-device-plugin/main.go validateFlags) ---- */
 
 static bool any_mig_enabled(const struct ctx *c)
 {
@@ -324,8 +329,10 @@ static int validate_flags(struct ctx *c)
 		return -1;
 	}
 	if (c->config) {
-		/* Env beats file (§1.3): validate what is in force, with MPS_ROOT as installers set
-		 * it (§1.10). */
+		/* Env beats file (k8s-device-plugin v0.20.0 api/config/v1/flags.go): validate what
+		 * is in force, with MPS_ROOT as installers set it (gpu-operator
+		 * controllers/object_controls.go and the Helm chart
+		 * deployments/helm/nvidia-device-plugin). */
 		struct dpconfig eff = *c->config;
 		eff.mig_strategy = c->adv->mig_strategy;
 		if (!eff.mps_root || !*eff.mps_root)
@@ -483,7 +490,8 @@ static void replicate(struct ctx *c, json_t *map)
 	json_decref(out);
 }
 
-/* After the plugin: MPS-only runtime refusals (§1.11 #16, §3.6). */
+/* After the plugin: MPS-only runtime refusals (k8s-device-plugin v0.20.0 internal/plugin/mps.go,
+ * cmd/mps-control-daemon/mps/daemon.go). */
 static int check_mps(struct ctx *c)
 {
 	if (c->adv->sharing != DP_SHARING_MPS)
@@ -501,7 +509,8 @@ static int check_mps(struct ctx *c)
 			continue;
 		for (size_t g = 0; g < c->n; g++) {
 			const struct catalog_gpu *m = c->gpu[g].model;
-			/* The daemon compares against 7.5 (§3.6): V100 gets 16. */
+			/* The daemon compares against 7.5 (k8s-device-plugin v0.20.0
+			 * cmd/mps-control-daemon/mps/daemon.go): V100 gets 16. */
 			int max = (m->cc_major > 7 || (m->cc_major == 7 && m->cc_minor >= 5)) ? 48
 											      : 16;
 			if (r->replicas > max) {
@@ -520,7 +529,8 @@ static int check_mps(struct ctx *c)
 /*
  * GFD's own refusals (cmd/gpu-feature-discovery/main.go validateFlags,
  * internal/lm/nvml.go, internal/lm/mig-strategy.go): it checks far less than
- * the plugin (§1.11). Returns -1 and the message when it would crash-loop.
+ * the plugin (k8s-device-plugin v0.20.0 cmd/nvidia-device-plugin/main.go validateFlags). Returns -1
+ * and the message when it would crash-loop.
  */
 static int gfd_failure(const struct ctx *c, char *msg, size_t size)
 {
@@ -552,7 +562,7 @@ static int gfd_failure(const struct ctx *c, char *msg, size_t size)
 	return 0;
 }
 
-/* ---- GPU feature discovery labels (§4) ---- */
+/* ---- GPU feature discovery labels (k8s-device-plugin v0.20.0 internal/lm/) ---- */
 
 static void sharing_labels(struct ctx *c, const char *res, int *replicas, const char **strategy,
 			   bool *shared_suffix)
@@ -600,10 +610,10 @@ static bool model_has(const struct ctx *c, const struct catalog_gpu *m, bool on)
 /*
  * newGPULabelers (internal/lm/mig-strategy.go): one labeller per model of
  * MIG-enabled GPUs, without sharing, then one per model of full GPUs, with
- * it; later labellers overwrite earlier ones (§4.3). So a full GPU's labels
- * win over a MIG-enabled GPU's whatever the declaration order. Among models
- * of one kind upstream's order is a Go map's; gpushare takes declaration
- * order and warns.
+ * it; later labellers overwrite earlier ones (k8s-device-plugin v0.20.0
+ * internal/lm/mig-strategy.go). So a full GPU's labels win over a MIG-enabled GPU's whatever the
+ * declaration order. Among models of one kind upstream's order is a Go map's; gpushare takes
+ * declaration order and warns.
  */
 static void full_gpu_labels(struct ctx *c)
 {
@@ -656,7 +666,8 @@ static void mig_labels(struct ctx *c, const char *res, const struct catalog_gpu 
 	set_rlabel(c, res, "engines.ofa", "%d", p->ofa);
 }
 
-/* Single strategy: empty MIG GPU, MIG on/off mixed, or several device types (§4.4). */
+/* Single strategy: empty MIG GPU, MIG on/off mixed, or several device types (k8s-device-plugin
+ * v0.20.0 internal/lm/mig-strategy.go). */
 static bool single_invalid(const struct ctx *c)
 {
 	const struct catalog_mig_profile *first = NULL;
@@ -903,7 +914,9 @@ int advertise_compute(const struct catalog *cat, const struct nodehw *hw,
 		goto vanished; /* nothing registered: every resource it had goes to 0 */
 	}
 	json_object_foreach (map, name, v) {
-		if (json_integer_value(v) > 0) /* §3.1 step 5: zero devices, no registration */
+		if (json_integer_value(v) >
+		    0) /* k8s-device-plugin v0.20.0 cmd/nvidia-device-plugin/main.go startPlugins:
+			  zero devices, no registration */
 			json_object_set(c.adv->resources, name, v);
 	}
 
@@ -944,7 +957,8 @@ static void parse_failure(struct advertisement *adv, const struct dpconfig_set *
 	fail(adv, PLUGIN_FAIL "%s", gs_error_str(e, chain, sizeof(chain)));
 }
 
-/* What upstream logs (or does silently) about the chosen config (§1.12). */
+/* What upstream logs (or does silently) about the chosen config (k8s-device-plugin v0.20.0
+ * api/config/v1/config.go DisableResourceNamingInConfig). */
 static void config_warnings(struct gs_warnings *w, const struct dpconfig_set *set, const char *key)
 {
 	long i = *key ? dpconfig_set_find(set, key) : -1;

@@ -12,9 +12,9 @@
 /*
  * What NVIDIA's stack (config-manager, mig-manager, device plugin, GPU
  * feature discovery, kubelet) would publish for one node: extended
- * resources in status.capacity/allocatable and GFD labels (spec
- * nvidia-semantics §2-§5). And the minimal JSON merge patch that brings a
- * Node object there without touching what gpushare does not own
+ * resources in status.capacity/allocatable and GFD labels (k8s-device-plugin
+ * v0.20.0 config-manager, plugin and GFD; mig-parted v0.15.0; docs/advertise.md). And the minimal
+ * JSON merge patch that brings a Node object there without touching what gpushare does not own
  * (docs/advertise.md).
  */
 

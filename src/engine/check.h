@@ -9,7 +9,8 @@
 
 /*
  * Pre-deploy checks of GPU requests in manifests (the lab's
- * check-request.sh, spec nvidia-semantics §3.4 and §6.5).
+ * check-request.sh, k8s-device-plugin v0.20.0 internal/rm/rm.go ValidateRequest; k8s.io/kubernetes
+ * v1.34.4 pkg/apis/core/validation/validation.go).
  *
  * Looked at: every document of a stream; objects of kind Pod (spec),
  * Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController,
@@ -35,7 +36,8 @@
 
 enum check_rules {
 	/* More than 1 of any other nvidia.com/ resource (gpu.shared, mig-*):
-	 * refused at allocation when shared with failRequestsGreaterThanOne (§3.4). */
+	 * refused at allocation when shared with failRequestsGreaterThanOne (k8s-device-plugin
+	 * v0.20.0 internal/rm/rm.go ValidateRequest). */
 	CHECK_SHARED_RESOURCES = 1u << 1,
 };
 

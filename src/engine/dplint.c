@@ -8,7 +8,9 @@
 #include "base/banned.h"
 
 #define LABEL "nvidia.com/device-plugin.config"
-#define MPS_MAX_CLIENTS 48     /* compute capability >= 7.5 (§3.6) */
+#define MPS_MAX_CLIENTS                                                                            \
+	48		       /* compute capability >= 7.5 (k8s-device-plugin v0.20.0             \
+				  cmd/mps-control-daemon/mps/daemon.go) */
 #define MPS_MAX_CLIENTS_OLD 16 /* below 7.5, V100 included */
 /* The MPS control daemon's refusal past its client limit: replicas, limit. */
 #define MPS_REFUSAL                                                                                \
@@ -69,7 +71,8 @@ static struct ydoc_pos key_at(const struct dpconfig *c, const char *path)
 	return k ? k->pos : none;
 }
 
-/* Keys a release does not know yet: it ignores them silently (§1.13). */
+/* Keys a release does not know yet: it ignores them silently (k8s-device-plugin v0.20.0
+ * CHANGELOG.md). */
 static const struct {
 	const char *path;
 	int minor;
@@ -209,7 +212,8 @@ void dplint_config(const struct dpconfig *c, const char *file, const struct dpli
 	if (o->plugin_minor < 15)
 		eff.mps_root = NULL;
 
-	/* §1.10: the GPU Operator's MIG_STRATEGY beats the file */
+	/* gpu-operator controllers/object_controls.go and the Helm chart
+	 * deployments/helm/nvidia-device-plugin: the GPU Operator's MIG_STRATEGY beats the file */
 	if (o->installer == DPLINT_OPERATOR) {
 		eff.mig_strategy = (char *)cp_mig_strategy(o);
 		if (file_mig)
@@ -225,7 +229,8 @@ void dplint_config(const struct dpconfig *c, const char *file, const struct dpli
 	strategy = dpconfig_sharing_strategy(&eff);
 	active = dpconfig_replicated(&eff);
 
-	/* §1.11 in the deployment's terms */
+	/* k8s-device-plugin v0.20.0 cmd/nvidia-device-plugin/main.go validateFlags in the
+	 * deployment's terms */
 	if (strategy == DP_SHARING_MPS && (!eff.mps_root || !*eff.mps_root) && sets_mps_root(o)) {
 		dp_diags_add(
 			out, DP_WARNING, DP_STAGE_NONE, file, c->mps.pos,
@@ -238,7 +243,7 @@ void dplint_config(const struct dpconfig *c, const char *file, const struct dpli
 	}
 	dpconfig_validate_all(&eff, file, out);
 
-	/* §1.7: both blocks */
+	/* k8s-device-plugin v0.20.0 api/config/v1/replicas.go: both blocks */
 	if (c->time_slicing.present && eff.mps.present)
 		dp_diags_add(out, DP_WARNING, DP_STAGE_NONE, file, c->time_slicing.pos,
 			     "both sharing.timeSlicing and sharing.mps are set: MPS silently wins "
@@ -252,7 +257,8 @@ void dplint_config(const struct dpconfig *c, const char *file, const struct dpli
 	if (strategy == DP_SHARING_NONE)
 		return;
 
-	/* §3.4: failRequestsGreaterThanOne by version */
+	/* k8s-device-plugin v0.20.0 internal/rm/rm.go ValidateRequest: failRequestsGreaterThanOne
+	 * by version */
 	if (strategy == DP_SHARING_MPS && active->fail_requests_greater_than_one == 0) {
 		if (o->plugin_minor >= 20)
 			dp_diags_add(

@@ -8,10 +8,14 @@
 /*
  * Traps in device-plugin configs that the plugin itself does not report,
  * or reports only on the node: deployment overrides (spec
- * nvidia-semantics §1.10), version differences (§1.13, §3.4), MPS limits
- * (§3.6), names that match nothing (§1.9), and what config-manager picks
- * for unlabelled nodes (§2.2, §2.3). Findings go to a dp_diags list;
- * nothing is printed here.
+ * gpu-operator controllers/object_controls.go and the Helm chart
+ * deployments/helm/nvidia-device-plugin), version differences (k8s-device-plugin v0.20.0
+ * CHANGELOG.md, internal/rm/rm.go ValidateRequest), MPS limits (k8s-device-plugin v0.20.0
+ * cmd/mps-control-daemon/mps/daemon.go), names that match nothing (k8s-device-plugin v0.20.0
+ * api/config/v1/resources.go NewResourceName), and what config-manager picks for unlabelled nodes
+ * (k8s-device-plugin v0.20.0 cmd/config-manager/main.go updateConfigName,
+ * deployments/helm/nvidia-device-plugin/values.yaml; gpu-operator controllers/object_controls.go).
+ * Findings go to a dp_diags list; nothing is printed here.
  */
 
 enum dplint_installer {

@@ -651,7 +651,8 @@ static void hint_one_failure(void *ctx, const struct explain_admission_fail *f)
 	free(msg);
 }
 
-/* Per node: the request would reach Allocate and fail there (§3.4). */
+/* Per node: the request would reach Allocate and fail there (k8s-device-plugin v0.20.0
+ * internal/rm/rm.go ValidateRequest). */
 static void hint_fail_over_one(struct explain_node *n, const struct explain_ctx *x,
 			       const json_t *node)
 {
@@ -660,8 +661,9 @@ static void hint_fail_over_one(struct explain_node *n, const struct explain_ctx 
 
 /*
  * A DRA node (gpushare.io/path=dra) advertises no nvidia.com/ resource: the
- * DRA driver and the device plugin never run on one node (spec §3.1), and
- * without DRAExtendedResource no limit maps to a device class (§4).
+ * DRA driver and the device plugin never run on one node (dra-driver-nvidia-gpu v25.12.0
+ * deployments/helm/nvidia-dra-driver-gpu/templates/), and without DRAExtendedResource no limit maps
+ * to a device class (docs/dra.md#translate-gpushare-dra-translate-srcdradratranslatec).
  */
 static void hint_dra_node(struct explain_node *n, const json_t *requests, const json_t *node,
 			  const json_t *slices)

@@ -44,9 +44,10 @@ struct explain_node {
 	/* The scheduler's filter words, each with what made it so, e.g.
 	 * "Insufficient nvidia.com/gpu", "node(s) had untolerated taint(s) (k=v:NoSchedule)". */
 	struct gs_warnings reasons;
-	struct gs_warnings hints; /* GPU-sharing traps on this node (spec nvidia-semantics §6.5) */
+	struct gs_warnings hints; /* GPU-sharing traps on this node (docs/explain.md) */
 	/* The scheduler would pass it but the device plugin refuses the pod at
-	 * Allocate (failRequestsGreaterThanOne, nvidia-semantics §3.4): one of the hints. */
+	 * Allocate (failRequestsGreaterThanOne, k8s-device-plugin v0.20.0 internal/rm/rm.go
+	 * ValidateRequest): one of the hints. */
 	bool fails_admission;
 };
 
@@ -144,7 +145,8 @@ enum explain_verdict {
 
 struct explain_quota {
 	char *name;
-	bool enforced; /* status.hard is set (control-plane §4.3) */
+	bool enforced; /* status.hard is set (k8s.io/apiserver v0.34.4
+			  pkg/admission/plugin/resourcequota/controller.go) */
 	bool scoped;   /* spec.scopes or spec.scopeSelector: only some pods count */
 	struct explain_quota_item *items;
 	size_t n_items;
@@ -173,10 +175,10 @@ int explain_quota_add_request(json_t **usage, const char *arg, struct gs_error *
 /*
  * A usage made by RES=N of the ResourceClaim evaluator
  * (`<class>.deviceclass.resource.k8s.io/devices`,
- * `count/resourceclaims.resource.k8s.io`; spec dra §1.5) is a claim's: it
- * counts one claim and no pod, and the "must specify" constraints do not
- * apply. Mixing it with a pod's resources is refused. Also the usage
- * draclaims_quota_usage makes of a claim.
+ * `count/resourceclaims.resource.k8s.io`; k8s.io/kubernetes v1.34.4
+ * pkg/quota/v1/evaluator/core/resource_claims.go) is a claim's: it counts one claim and no pod, and
+ * the "must specify" constraints do not apply. Mixing it with a pod's resources is refused. Also
+ * the usage draclaims_quota_usage makes of a claim.
  */
 bool explain_quota_usage_is_claim(const json_t *usage);
 
@@ -192,11 +194,10 @@ int explain_quota_add_pod(json_t **usage, const json_t *pod, struct gs_error *er
  * Every quota of a ResourceQuotaList, and with usage (NULL = none) what
  * admission would say to a pod of one container (named `container`, NULL =
  * "main") that adds it, message as the 1.34 apiserver words it
- * (control-plane §5.1): "exceeded quota: ...", "failed quota: q: must
- * specify requests.cpu for: main" (cpu/memory keys in the quota and none in
- * the request), "status unknown for quota: ...". Quota scopes are not
- * evaluated: a scoped quota is judged as if it selected the pod. Fails on a
- * malformed list.
+ * (k8s.io/apiserver v0.34.4 pkg/admission/plugin/resourcequota/controller.go): "exceeded quota:
+ * ...", "failed quota: q: must specify requests.cpu for: main" (cpu/memory keys in the quota and
+ * none in the request), "status unknown for quota: ...". Quota scopes are not evaluated: a scoped
+ * quota is judged as if it selected the pod. Fails on a malformed list.
  */
 int explain_quota(const json_t *quota_list, const json_t *usage, const char *container,
 		  struct explain_quota_report **out, struct gs_error *err) GS_WUR;
@@ -239,8 +240,8 @@ typedef void (*explain_admission_fn)(void *ctx, const struct explain_admission_f
 
 /*
  * Every container of the pod that asks for more than one slice of a shared
- * resource on a node whose config sets failRequestsGreaterThanOne (§3.4),
- * each passed to fn (NULL = only count); returns how many.
+ * resource on a node whose config sets failRequestsGreaterThanOne (k8s-device-plugin v0.20.0
+ * internal/rm/rm.go ValidateRequest), each passed to fn (NULL = only count); returns how many.
  */
 size_t explain_admission_failures(const struct dpconfig_set *configs, const json_t *node,
 				  const json_t *pod, explain_admission_fn fn, void *ctx);

@@ -32,7 +32,8 @@ static const char **sorted_keys(const json_t *obj, size_t *n)
 	return keys;
 }
 
-/* config-manager's choice, in words (dpconfig_set_select's order, §2.2). */
+/* config-manager's choice, in words (dpconfig_set_select's order, k8s-device-plugin v0.20.0
+ * cmd/config-manager/main.go updateConfigName). */
 static void why_config(struct strbuf *sb, const struct dpconfig_set *set, const char *label,
 		       const struct advertisement *adv)
 {

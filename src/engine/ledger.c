@@ -127,7 +127,8 @@ static int read_gpus(struct ledger *l, const struct nodehw *hw, const struct adv
 	return 0;
 }
 
-/* Whole GPUs and MIG instances per resource, before replication (spec §3.1). */
+/* Whole GPUs and MIG instances per resource, before replication (k8s-device-plugin v0.20.0
+ * internal/rm/device_map.go). */
 static int raw_devices(const struct ledger *l, const struct nodehw *hw,
 		       const struct advertisement *adv, struct raw **out, size_t *n_out,
 		       struct gs_error *err)
@@ -244,7 +245,8 @@ int ledger_new(const struct catalog *cat, const struct nodehw *hw, const struct 
 		json_t *count = json_object_get(adv->resources, res);
 
 		if (!count || json_integer_value(count) <= 0)
-			continue; /* §3.1 step 5: not registered */
+			continue; /* k8s-device-plugin v0.20.0 cmd/nvidia-device-plugin/main.go
+				     startPlugins: not registered */
 		if (!rr) {
 			add_device(l, &raw[i], res, -1);
 			continue;

@@ -19,7 +19,7 @@
  * GPU (and MIG instance) each sits on, and which pod holds it. The contract
  * (IDs, the allocation policy, the pod annotation) is in docs/status.md.
  *
- * Device IDs are the plugin's (spec nvidia-semantics §6.1): a whole GPU is
+ * Device IDs are the plugin's (k8s-device-plugin v0.20.0 internal/rm/devices.go): a whole GPU is
  * its UUID "GPU-...", a MIG device its UUID "MIG-...", replica k of a
  * time-sliced or MPS device "<underlying ID>::<k>". UUIDs are the ones
  * draslice_gpu_uuid / draslice_mig_instances give, so the device-plugin and
@@ -73,7 +73,8 @@ struct ledger {
 	size_t n_devices;
 	struct ledger_orphan *orphans;
 	size_t n_orphans;
-	/* Resources the node shows at 0: registered once, no device behind them now (§3.3). */
+	/* Resources the node shows at 0: registered once, no device behind them now
+	 * (k8s.io/kubernetes v1.34.4 pkg/kubelet/nodestatus/setters.go). */
 	char **vanished;
 	size_t n_vanished;
 };

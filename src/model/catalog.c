@@ -279,7 +279,7 @@ static int rec_mig(struct catalog *cat, const char *name, int lineno, const stru
 	return 0;
 }
 
-/* gip SET PROFILE ID SIZE STARTS SRC: "gip a100-80gb 1g.10gb 19 1 0,1,2,3,4,5,6 spec". */
+/* gip SET PROFILE ID SIZE STARTS SRC: "gip a100-80gb 1g.10gb 19 1 0,1,2,3,4,5,6 doc". */
 static int rec_gip(struct catalog *cat, const char *name, int lineno, const struct token *t, int n,
 		   struct gs_error *err)
 {

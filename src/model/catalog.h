@@ -9,15 +9,15 @@
 /*
  * What gpushare knows about NVIDIA GPUs: models (by the name NVML reports),
  * their memory and compute capability, MIG geometry and profiles, and
- * mig-parted's named layouts (spec nvidia-semantics §4.2, §5). The data is
- * one table, data/gpus.tab, embedded at build time.
+ * mig-parted's named layouts (k8s-device-plugin v0.20.0 internal/lm/resource.go; NVIDIA MIG User
+ * Guide). The data is one table, data/gpus.tab, embedded at build time.
  *
  * Everything returned is borrowed from the catalog and lives as long as it.
  */
 
 struct catalog;
 
-/* One GPU-instance profile of a MIG geometry (§5.2). */
+/* One GPU-instance profile of a MIG geometry (NVIDIA MIG User Guide (Supported MIG Profiles)). */
 struct catalog_mig_profile {
 	const char *name;    /* as NVML names it: "1g.10gb", "1g.10gb+me" */
 	int instances;	     /* max instances on one GPU */
@@ -70,7 +70,8 @@ struct catalog_mig_count {
 	int count;
 };
 
-/* One entry of a mig-parted named config (§5.4); devices are always `all`. */
+/* One entry of a mig-parted named config (mig-parted v0.15.0 api/spec/v1/spec.go); devices are
+ * always `all`. */
 struct catalog_layout_entry {
 	const unsigned long *filter; /* PCI ids; n_filter == 0 means no device-filter */
 	size_t n_filter;
@@ -139,7 +140,8 @@ struct catalog_gpu_mig {
 };
 
 /*
- * Apply the named layout to one GPU as mig-parted's apply would (§5.4-5.5,
+ * Apply the named layout to one GPU as mig-parted's apply would (mig-parted v0.15.0
+ * api/spec/v1/spec.go, deployments/systemd/config-default.yaml,
  * cmd/nvidia-mig-parted/apply/config.go): the entries are walked in order and
  * each one whose device-filter matches is applied, so the last match is what
  * the GPU ends with; a GPU no entry matches, or one that is not MIG-capable
@@ -153,9 +155,11 @@ int catalog_layout_apply(const struct catalog *cat, const char *layout_name,
 			 const struct catalog_gpu *gpu, struct catalog_gpu_mig *out,
 			 struct gs_error *err) GS_WUR;
 
-/* GFD's sanitize rule (§4.2): keep [A-Za-z0-9-_. ], blanks runs become '-'. */
+/* GFD's sanitize rule (k8s-device-plugin v0.20.0 internal/lm/resource.go): keep [A-Za-z0-9-_. ],
+ * blanks runs become '-'. */
 void catalog_sanitize(const char *in, char *out, size_t size);
-/* The nvidia.com/gpu.family value for a compute capability (§4.2). */
+/* The nvidia.com/gpu.family value for a compute capability (k8s-device-plugin v0.20.0
+ * internal/lm/resource.go). */
 const char *catalog_family(int cc_major, int cc_minor);
 /* The resource/label name part of a profile: '+' becomes '.' ("1g.10gb.me"). */
 void catalog_profile_resource(const char *profile, char *out, size_t size);

@@ -12,9 +12,10 @@
 
 /*
  * The NVIDIA device-plugin / GFD config file, `version: v1`
- * (spec nvidia-semantics §1): the model, its findings and the plugin's
+ * (k8s-device-plugin v0.20.0 api/config/v1/): the model, its findings and the plugin's
  * flag validation. Decoding is in dpdecode.c; the ConfigMap of named
- * configs that config-manager chooses from (§2) in dpconfig_set.h.
+ * configs that config-manager chooses from (k8s-device-plugin v0.20.0 cmd/config-manager/main.go)
+ * in dpconfig_set.h.
  */
 
 enum dp_sharing_strategy {
@@ -23,7 +24,8 @@ enum dp_sharing_strategy {
 	DP_SHARING_MPS,
 };
 
-/* One entry of sharing.{timeSlicing,mps}.resources[], after runtime overrides (§1.12). */
+/* One entry of sharing.{timeSlicing,mps}.resources[], after runtime overrides (k8s-device-plugin
+ * v0.20.0 api/config/v1/config.go DisableResourceNamingInConfig). */
 struct dp_replicated_resource {
 	char *name;		      /* normalised, e.g. "nvidia.com/gpu" */
 	int replicas;		      /* >= 2 */
@@ -37,7 +39,8 @@ struct dp_sharing {
 	bool rename_by_default;
 	/*
 	 * -1 unset, 0 false, 1 true. Unset means false for timeSlicing; for mps
-	 * v0.20 defaults it to true and v0.15-v0.19 force it to true (§3.4).
+	 * v0.20 defaults it to true and v0.15-v0.19 force it to true (k8s-device-plugin v0.20.0
+	 * internal/rm/rm.go ValidateRequest).
 	 */
 	int fail_requests_greater_than_one;
 	struct dp_replicated_resource *resources;
@@ -77,7 +80,9 @@ struct dpconfig {
 	int *imex_channel_ids;
 	size_t n_imex_channel_ids;
 	bool imex_required;
-	bool resources_customised; /* resources.gpus/mig were non-empty (then discarded, §1.6) */
+	bool resources_customised; /* resources.gpus/mig were non-empty (then discarded,
+				      k8s-device-plugin v0.20.0 api/config/v1/config.go
+				      DisableResourceNamingInConfig) */
 
 	/* Every recognised key, in document order, for tools that point at them. */
 	struct dp_key *keys;
@@ -92,18 +97,21 @@ const struct dp_key *dpconfig_key(const struct dpconfig *c, const char *path);
  * one the plugin itself would stop at (the first fatal one, in the order
  * Go decodes: sorted keys, type mismatches saved, custom decoders fatal) has
  * `upstream` set, the others would surface once it is fixed. Warnings are
- * upstream's log lines (§1.12) or silent traps; notes are explanations.
+ * upstream's log lines (k8s-device-plugin v0.20.0 api/config/v1/config.go
+ * DisableResourceNamingInConfig) or silent traps; notes are explanations.
  */
 enum dp_level { DP_ERROR, DP_WARNING, DP_NOTE };
 
-/* Which upstream wrapping an error gets (§1.11 "Outer wrapping"). */
+/* Which upstream wrapping an error gets (the prefixes k8s-device-plugin v0.20.0
+ * cmd/nvidia-device-plugin/main.go puts around each stage's error). */
 enum dp_stage {
 	DP_STAGE_NONE,	   /* ours: no upstream chain */
 	DP_STAGE_YAML,	   /* YAML syntax: "...unmarshal error: error converting YAML to JSON: " */
 	DP_STAGE_DECODE,   /* row 1 */
 	DP_STAGE_VERSION,  /* row 2 */
 	DP_STAGE_VALIDATE, /* rows 3-11 */
-	DP_STAGE_SELECT,   /* config-manager (§2.2) */
+	DP_STAGE_SELECT,   /* config-manager (k8s-device-plugin v0.20.0 cmd/config-manager/main.go
+			      updateConfigName) */
 };
 
 struct dp_diag {
@@ -141,7 +149,7 @@ void dp_diag_addstr(struct strbuf *sb, const struct dp_diag *d);
  */
 const char *dp_diag_chain(const struct dp_diag *d, char *buf, size_t size);
 
-/* MPS wins when present (§1.7). */
+/* MPS wins when present (k8s-device-plugin v0.20.0 api/config/v1/replicas.go). */
 enum dp_sharing_strategy dpconfig_sharing_strategy(const struct dpconfig *c);
 /* The block that is in force: mps when present, else timeSlicing. Never NULL. */
 const struct dp_sharing *dpconfig_replicated(const struct dpconfig *c);
@@ -152,8 +160,10 @@ dp_sharing_strategy_name(enum dp_sharing_strategy s); /* "none", "time-slicing",
  * Parse one config document: the text of a ConfigMap value or a file.
  * `name` labels errors; `origin` is where the text starts in its file (see
  * ydoc_load_buffer), {0,0} when it has no file. Errors carry upstream's exact
- * message (§1.11 row 1/2 innermost text); warnings get upstream's silent
- * behaviours (§1.12). An empty text is a valid, empty config.
+ * message (the innermost text of k8s-device-plugin v0.20.0
+ * api/config/v1/config.go's load errors); warnings get upstream's silent
+ * behaviours (k8s-device-plugin v0.20.0 api/config/v1/config.go DisableResourceNamingInConfig). An
+ * empty text is a valid, empty config.
  */
 int dpconfig_parse(const char *name, const char *text, size_t len, struct ydoc_pos origin,
 		   struct dpconfig **out, struct gs_warnings *warnings,
@@ -161,25 +171,27 @@ int dpconfig_parse(const char *name, const char *text, size_t len, struct ydoc_p
 /*
  * The same, for tools: `file` names positions, `key` becomes c->name (NULL:
  * file). Every error found goes to diags (not just the first), with the
- * §1.12 warnings and lint-level warnings (unknown keys, case-folded keys).
- * On failure *out is NULL and err is the upstream error.
+ * upstream's silent behaviours (k8s-device-plugin v0.20.0 api/config/v1/config.go
+ * DisableResourceNamingInConfig) as warnings, and lint-level warnings (unknown keys, case-folded
+ * keys). On failure *out is NULL and err is the upstream error.
  */
 int dpconfig_parse_diags(const char *file, const char *key, const char *text, size_t len,
 			 struct ydoc_pos origin, struct dpconfig **out, struct dp_diags *diags,
 			 struct gs_error *err) GS_WUR;
 /*
- * The plugin's start-time flag validation (§1.11 rows 3, 5-11; row 4 needs
- * NVML), on the file's values with built-in defaults for unset ones. Row 8
- * (MPS without mpsRoot) is an error here, as for a bare plugin: the Helm
- * chart and the GPU Operator always set MPS_ROOT=/run/nvidia/mps, so a
- * caller modelling them sets c->mps_root (a shallow copy is fine).
+ * The plugin's start-time flag validation (k8s-device-plugin v0.20.0
+ * cmd/nvidia-device-plugin/main.go validateFlags; row 4 needs NVML), on the file's values with
+ * built-in defaults for unset ones. Row 8 (MPS without mpsRoot) is an error here, as for a bare
+ * plugin: the Helm chart and the GPU Operator always set MPS_ROOT=/run/nvidia/mps, so a caller
+ * modelling them sets c->mps_root (a shallow copy is fine).
  */
 int dpconfig_validate(const struct dpconfig *c, struct gs_error *err) GS_WUR;
 /* Every rule's error, in upstream's order, into diags (stage VALIDATE); returns their count. */
 size_t dpconfig_validate_all(const struct dpconfig *c, const char *file, struct dp_diags *diags);
 void dpconfig_free(struct dpconfig *c);
 
-/* Built-in defaults of the flags dpconfig_validate looks at (§1.3, §1.4). */
+/* Built-in defaults of the flags dpconfig_validate looks at (k8s-device-plugin v0.20.0
+ * api/config/v1/flags.go). */
 #define DP_DEFAULT_MIG_STRATEGY "none"
 #define DP_DEFAULT_DEVICE_LIST_STRATEGY "envvar"
 #define DP_DEFAULT_DEVICE_ID_STRATEGY "uuid"

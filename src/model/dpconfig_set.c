@@ -11,8 +11,9 @@
 #include "base/banned.h"
 
 /*
- * The ConfigMap of named configs (spec nvidia-semantics §2.1) and
- * config-manager's choice among them (§2.2).
+ * The ConfigMap of named configs (k8s-device-plugin v0.20.0 cmd/config-manager/main.go) and
+ * config-manager's choice among them (k8s-device-plugin v0.20.0 cmd/config-manager/main.go
+ * updateConfigName).
  */
 
 /* ------------------------------------------------------ ConfigMap set */

@@ -8,7 +8,8 @@
 #include "base/error.h"
 #include "yaml/ydoc.h"
 
-/* A ConfigMap of named configs: key = config name (§2.1). */
+/* A ConfigMap of named configs: key = config name (k8s-device-plugin v0.20.0
+ * cmd/config-manager/main.go). */
 struct dpconfig_set;
 
 /*
@@ -55,8 +56,8 @@ struct dpconfig_choice {
 };
 
 /*
- * config-manager's choice (§2.2). `label` is the node's
- * nvidia.com/device-plugin.config value (NULL or "" = absent),
+ * config-manager's choice (k8s-device-plugin v0.20.0 cmd/config-manager/main.go updateConfigName).
+ * `label` is the node's nvidia.com/device-plugin.config value (NULL or "" = absent),
  * `default_config` DEFAULT_CONFIG (NULL = unset), `fallbacks` a
  * comma-separated FALLBACK_STRATEGIES list (NULL = "named,single", the Helm
  * chart's default). On success *out is the choice (config NULL, key -1 for

@@ -12,7 +12,7 @@
 #include "base/banned.h"
 
 /*
- * How the real plugin reads its config (spec nvidia-semantics §1.1): YAML
+ * How the real plugin reads its config (k8s-device-plugin v0.20.0 api/config/v1/config.go): YAML
  * becomes JSON through sigs.k8s.io/yaml (object keys sorted, as Go's
  * json.Marshal writes a map), then Go's encoding/json decodes it into the
  * v1 structs. This file replays that decoding on the jansson tree:
@@ -469,9 +469,9 @@ static bool rfc1123_subdomain(const char *s, size_t n)
 }
 
 /*
- * NewResourceName (§1.9): prefix "nvidia.com/" unless present, at most 63
- * characters, RFC 1123 after the prefix. Returns a new string or NULL with
- * the message in msg.
+ * NewResourceName (k8s-device-plugin v0.20.0 api/config/v1/resources.go NewResourceName): prefix
+ * "nvidia.com/" unless present, at most 63 characters, RFC 1123 after the prefix. Returns a new
+ * string or NULL with the message in msg.
  */
 static char *new_resource_name(const char *raw, size_t len, struct strbuf *msg)
 {
@@ -612,7 +612,8 @@ static bool device_ref_ok(const char *s, size_t n)
 	return false;
 }
 
-/* ReplicatedDevices.UnmarshalJSON (§1.8). Returns 1 when not "all". */
+/* ReplicatedDevices.UnmarshalJSON (k8s-device-plugin v0.20.0 api/config/v1/replicas.go). Returns 1
+ * when not "all". */
 static int decode_devices(struct dec *d, const json_t *v, struct ydoc_pos pos)
 {
 	long long count;
@@ -749,8 +750,9 @@ static void decode_replicated_resource(struct dec *d, const json_t *v, struct yd
 }
 
 /*
- * ReplicatedResources.UnmarshalJSON (§1.7) into sh, then the runtime
- * overrides of DisableResourceNamingInConfig (§1.12) with their warnings.
+ * ReplicatedResources.UnmarshalJSON (k8s-device-plugin v0.20.0 api/config/v1/replicas.go) into sh,
+ * then the runtime overrides of DisableResourceNamingInConfig (k8s-device-plugin v0.20.0
+ * api/config/v1/config.go DisableResourceNamingInConfig) with their warnings.
  */
 static void decode_replicated(struct dec *d, const json_t *v, struct ydoc_pos pos,
 			      struct dp_sharing *sh, const char *id)

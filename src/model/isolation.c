@@ -6,8 +6,10 @@
 #include "base/banned.h"
 
 /*
- * Isolation of the three ways to share a GPU (MISSION table; spec
- * nvidia-semantics §1.7, §3.2, §3.6, §5, §6.4). Values are yes / partial /
+ * Isolation of the three ways to share a GPU (the lab's step 7, README.md;
+ * upstream: the GPU Operator docs gpu-operator/gpu-sharing.rst for
+ * time-slicing, k8s-device-plugin v0.20.0 cmd/mps-control-daemon/mps/daemon.go
+ * for MPS, the NVIDIA MIG User Guide for MIG). Values are yes / partial /
  * no: yes = enforced by hardware, partial = a limit exists but is not an
  * isolation boundary, no = none.
  */
@@ -16,20 +18,22 @@ static const struct isolation_method methods[] = {
 	 "nothing: the same GPU is registered N times (replicas), so N pods each get \"a GPU\"",
 	 "no",
 	 "all replicas share one undivided VRAM; a greedy pod can make the others run out of "
-	 "memory (the plugin sets no limit, spec §3.2)",
+	 "memory (the plugin sets no limit; GPU Operator docs gpu-sharing.rst)",
 	 "no",
 	 "the pods' contexts are time-sliced on one GPU; a fault that resets the GPU hits every "
 	 "replica on it"},
 	{"mps", "nvidia.com/gpu x replicas",
 	 "compute: kernels of several processes run truly concurrently in one MPS context",
 	 "partial",
-	 "the MPS control daemon sets a per-client pinned-memory limit (total / replicas, spec "
-	 "§6.4) and an active-thread share, but clients share one context: a limit, not an "
+	 "the MPS control daemon sets a per-client pinned-memory limit (total / replicas, "
+	 "k8s-device-plugin cmd/mps-control-daemon/mps/daemon.go) and an active-thread share, "
+	 "but clients share one context: a limit, not an "
 	 "isolation boundary",
 	 "no", "one client crashing can take down the MPS server and the other clients with it"},
 	{"mig", "nvidia.com/mig-<profile> (mixed) or nvidia.com/gpu (single)",
 	 "the hardware: each instance gets its own SMs, memory slices, caches and engines", "yes",
-	 "each MIG instance has its own memory slices (spec §5.2); one instance cannot use "
+	 "each MIG instance has its own memory slices (NVIDIA MIG User Guide); one instance cannot "
+	 "use "
 	 "another's memory",
 	 "yes", "faults stay inside the GPU instance; other instances keep running"},
 };
@@ -52,7 +56,7 @@ const struct isolation_method *isolation_method_find(const char *name)
 
 char *isolation_env_text(void)
 {
-	/* The seed's keys, in the seed's order (MISSION step 7). */
+	/* The lab's keys, in the lab's order (step 7 of README.md, The lab). */
 	return gs_xasprintf("TIMESLICING_MEMORY_ISOLATION=%s\n"
 			    "MPS_MEMORY_ISOLATION=%s\n"
 			    "MIG_MEMORY_ISOLATION=%s\n"
