@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The seed's way (MISSION step 6: "read with yaml.safe_load_all"): the same
+"""The seed's way (the lab's step 6, README.md: every document of a file, as yaml.safe_load_all reads them): the same
 check in Python with PyYAML, as a baseline for `gpushare check`.
 usage: pycheck.py pure|c FILE   (pure: PyYAML's Python SafeLoader; c: CSafeLoader)
 """

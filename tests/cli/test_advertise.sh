@@ -57,7 +57,7 @@ run advertise "$tmp/bad.yaml"
 expect_rc 2 "broken YAML"
 expect_err_match "bad.yaml:[0-9]+:[0-9]+: " "position in the YAML error"
 
-# The lab's own files (MISSION steps 2-3).
+# The lab's own files (steps 2-3 of README.md, The lab).
 run advertise --configmap k8s/device-plugin-configs.yaml --node lab-node-1 k8s/lab-nodes.yaml
 expect_rc 0 "lab-node-1"
 expect_out_has '"nvidia.com/gpu": "8"' "2 T4 x replicas 4"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpushare check / bin/check-request.sh: the lab's contract (MISSION step 6):
+# gpushare check / bin/check-request.sh: the lab's contract (step 6 of README.md, The lab):
 # OVER=<container>=<count> per container whose nvidia.com/gpu limit or
 # request is more than 1 (exit 1), else exactly OK (exit 0).
 . "$(dirname "$0")/lib.sh"

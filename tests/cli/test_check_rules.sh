@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kube-apiserver's refusals (always, in its words) and the opt-in rule on
-# shared resources (spec nvidia-semantics §3.4). Their lines start with
+# shared resources (k8s-device-plugin v0.20.0 internal/rm/rm.go ValidateRequest). Their lines start with
 # file:line:col, never OVER= or OK.
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d)

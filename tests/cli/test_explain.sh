@@ -12,22 +12,22 @@ expect_out_has "node lab-node-1: fits (the pod is bound here)" "the node it is o
 expect_out_has "scheduler: PodScheduled=True" "condition"
 
 pod pod-pending-insufficient e2e-explain-rec/too-many
-expect_rc 1 "pending pod is a finding (control-plane §5.2)"
+expect_rc 1 "pending pod is a finding (k8s.io/kubernetes v1.34.4 pkg/scheduler/framework/types.go FitError.Error)"
 expect_out_has "not scheduled (phase Pending)" "pending"
 expect_out_has "scheduler: PodScheduled=False Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu." "scheduler verbatim"
 
 pod pod-gpu-on-mig e2e-explain-rec/gpu-on-mig
 expect_rc 1 "nvidia.com/gpu on the MIG node"
-expect_out_has "hint: this node advertises profiles, not whole GPUs (MIG mixed strategy): nvidia.com/mig-1g.10gb=7" "§6.5 hint"
+expect_out_has "hint: this node advertises profiles, not whole GPUs (MIG mixed strategy): nvidia.com/mig-1g.10gb=7" "MIG mixed hint (docs/explain.md)"
 
 pod pod-two e2e-explain-rec/two
 expect_rc 0 "admitted by the scheduler"
-expect_out_has 'found 2, which is unexpected' "§3.4 Allocate message"
+expect_out_has 'found 2, which is unexpected' "Allocate message (k8s-device-plugin v0.20.0 internal/rm/rm.go ValidateRequest)"
 
 run explain quota e2e-explain-rec -f "$D/quota-list-used.json" --request nvidia.com/gpu=2 --request cpu=4 --name two-more
 expect_rc 1 "refused"
 real=$(sed -n 's/^Error from server (Forbidden): error when creating "STDIN": //p' "$D/quota-refusal.txt")
-expect_out_has "refuses the request: $real" "the apiserver's own message (§5.1)"
+expect_out_has "refuses the request: $real" "the apiserver's own message (k8s.io/apiserver v0.34.4 pkg/admission/plugin/resourcequota/controller.go)"
 
 run explain quota e2e-explain-rec -f "$D/quota-list-used.json" --request nvidia.com/gpu=1 --request cpu=1
 expect_rc 0 "admitted"

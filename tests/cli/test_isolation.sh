@@ -4,7 +4,7 @@
 run isolation
 expect_rc 0 "table"
 expect_out_has "time-slicing  no                no" "time-slicing row"
-expect_out_has "mps           partial           no" "MPS row (MISSION: cooperative limits, weak faults)"
+expect_out_has "mps           partial           no" "MPS row (cooperative limits, weak faults)"
 expect_out_has "mig           yes               yes" "MIG row"
 
 run isolation -o env

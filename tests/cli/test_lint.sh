@@ -4,7 +4,7 @@
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 
-# A config on standard input (spec nvidia-semantics §1.7: replicas must be >= 2).
+# A config on standard input (k8s-device-plugin v0.20.0 api/config/v1/replicas.go: replicas must be >= 2).
 printf 'sharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 1\n' >"$d/bad.yaml"
 o=$(mktemp) e=$(mktemp)
 "$GPUSHARE" lint - <"$d/bad.yaml" >"$o" 2>"$e"

@@ -10,7 +10,7 @@
 #     the third claim with the apiserver's text;
 #  5. a node switched device plugin -> DRA loses its nvidia.com resources and
 #     GFD labels and gains a slice; switched back, the reverse;
-#  7. the driver's prepare refusals (spec §3.5) as the kubelet reports them,
+#  7. the driver's prepare refusals (dra-driver-nvidia-gpu v25.12.0 api/nvidia.com/resource/v1beta1/) as the kubelet reports them,
 #     the pod left bound and ContainerCreating, and run once the gate is on;
 #  6. a layout change updates the slice in place (same generation), an
 #     obsolete older-generation slice is removed;
@@ -47,7 +47,7 @@ e2e_node "$a100" -l gpushare.io/path=dra -l nvidia.com/mig.config=all-1g.10gb
 e2e_node "$t4" -l gpushare.io/path=dra
 # The controller leaves this one to sync (it reads another ConfigMap).
 e2e_node "$sw" -l nvidia.com/device-plugin.config=shared -l gpushare.io/controller=off
-# The spec's worked example: driver 570.158.01 (CUDA 12.8).
+# A driver 570.158.01 (CUDA 12.8), as in the golden dra-t4-x8.
 k annotate node "$a100" gpushare.io/gpu-product='NVIDIA A100-SXM4-80GB' gpushare.io/gpu-count=1 \
 	gpushare.io/driver-version=570.158.01 >/dev/null || fail "annotate $a100"
 k annotate node "$t4" gpushare.io/gpu-product='Tesla T4' gpushare.io/gpu-count=2 \
@@ -113,7 +113,7 @@ check_slice_meta "$a100" \
 	'["gpu-0-mig-1g10gb-19-0","gpu-0-mig-1g10gb-19-1","gpu-0-mig-1g10gb-19-2","gpu-0-mig-1g10gb-19-3","gpu-0-mig-1g10gb-19-4","gpu-0-mig-1g10gb-19-5","gpu-0-mig-1g10gb-19-6"]'
 check_slice_meta "$t4" '["gpu-0","gpu-1"]'
 
-# Every attribute and capacity with its type (spec §3.4), for every device.
+# Every attribute and capacity with its type (dra-driver-nvidia-gpu v25.12.0 cmd/gpu-kubelet-plugin/deviceinfo.go), for every device.
 s=$(slices_of "$a100")
 bad=$(jq -r '.items[0].spec.devices[] | . as $d | ($d.name | capture("-(?<i>[0-6])$").i) as $i |
 	select(
@@ -134,7 +134,7 @@ bad=$(jq -r '.items[0].spec.devices[] | . as $d | ($d.name | capture("-(?<i>[0-6
 			encoders: {value: "0"}, jpegEngines: {value: "0"}, ofaEngines: {value: "0"},
 			memory: {value: "9728Mi"}, ("memorySlice" + $i): {value: "1"}}
 	) | .name' <<<"$s")
-expect_eq "$bad" "" "A100 MIG devices whose attributes or capacity differ from spec §3.4/§5"
+expect_eq "$bad" "" "A100 MIG devices whose attributes or capacity differ from the driver's (dra-driver-nvidia-gpu v25.12.0 cmd/gpu-kubelet-plugin/deviceinfo.go) or data/gpus.tab"
 expect_eq "$(jq '[.items[0].spec.devices[].attributes.uuid.string] | unique | length' <<<"$s")" 7 "seven MIG UUIDs"
 expect_eq "$(jq '[.items[0].spec.devices[].attributes.parentUUID.string] | unique | length' <<<"$s")" 1 \
 	"one parent, itself not published"
@@ -153,7 +153,7 @@ bad=$(jq -r '.items[0].spec.devices[] | . as $d | select(
 		or ($d.attributes.uuid.string | test("^GPU-[0-9a-f-]{36}$") | not)
 		or $d.capacity != {memory: {value: "15Gi"}}
 	) | .name' <<<"$s")
-expect_eq "$bad" "" "T4 devices whose attributes or capacity differ from spec §3.4/§5"
+expect_eq "$bad" "" "T4 devices whose attributes or capacity differ from the driver's (dra-driver-nvidia-gpu v25.12.0 cmd/gpu-kubelet-plugin/deviceinfo.go) or data/gpus.tab"
 expect_eq "$(jq '[.items[0].spec.devices[].attributes | .uuid.string, .["resource.kubernetes.io/pciBusID"].string] | unique | length' <<<"$s")" 4 \
 	"each T4 its own UUID and bus ID"
 

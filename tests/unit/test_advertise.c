@@ -11,8 +11,11 @@
 #include "model/kobj.h"
 
 /*
- * Every expected value below is from spec nvidia-semantics: the §3.2 table,
- * the §4.5 worked examples, §1.11 messages, or the seed's lab outcomes.
+ * Every expected value below is upstream's: the capacities of k8s-device-plugin
+ * v0.20.0 internal/rm/device_map.go, the worked examples of the GPU Operator
+ * docs (gpu-operator/gpu-sharing.rst, gpu-operator-mig.rst), the messages of
+ * cmd/nvidia-device-plugin/main.go validateFlags, or the lab's outcomes
+ * (README.md, The lab).
  */
 
 static const struct catalog *cat(void)
@@ -145,9 +148,11 @@ static struct dpconfig cfg_share(const char *name, const char *mig, bool mps, co
 	return c;
 }
 
-/* ---- §3.2 rows and §4.5 worked examples ---- */
+/* ---- k8s-device-plugin v0.20.0 internal/rm/device_map.go rows and GPU Operator docs
+ * gpu-operator/gpu-sharing.rst worked examples ---- */
 
-/* §4.5 (a) and §3.2 "No sharing, MIG off". */
+/* GPU Operator docs gpu-operator/gpu-sharing.rst; k8s-device-plugin v0.20.0
+ * internal/rm/device_map.go "No sharing, MIG off". */
 static void plain_t4(void **state)
 {
 	struct advertisement *a = run(NULL, hw("Tesla T4", "4"), NULL);
@@ -204,7 +209,7 @@ static void driver_and_machine(void **state)
 	advertisement_free(a);
 }
 
-/* §4.5 (b): time-slicing ×4 on 4× T4. */
+/* GPU Operator docs gpu-operator/gpu-sharing.rst: time-slicing ×4 on 4× T4. */
 static void timeslicing_t4(void **state)
 {
 	struct dpconfig c = cfg_share("shared", NULL, false, "nvidia.com/gpu", 4, false);
@@ -221,7 +226,8 @@ static void timeslicing_t4(void **state)
 	advertisement_free(a);
 }
 
-/* §4.5 (c): renameByDefault → nvidia.com/gpu.shared, product without -SHARED. */
+/* GPU Operator docs gpu-operator/gpu-sharing.rst: renameByDefault → nvidia.com/gpu.shared, product
+ * without -SHARED. */
 static void rename_by_default(void **state)
 {
 	struct dpconfig c = cfg_share("shared", NULL, false, "nvidia.com/gpu", 4, true);
@@ -238,7 +244,8 @@ static void rename_by_default(void **state)
 	assert_true(warned(a, "renameByDefault"));
 	advertisement_free(a);
 
-	/* Registered before → kept at 0 (§3.3). */
+	/* Registered before → kept at 0 (k8s.io/kubernetes v1.34.4
+	 * pkg/kubelet/nodestatus/setters.go). */
 	snprintf(ann, sizeof(ann), "%s,\"gpushare.io/managed-resources\":\"nvidia.com/gpu\"",
 		 hw("Tesla T4", "4"));
 	a = run(NULL, ann, &c);
@@ -247,7 +254,7 @@ static void rename_by_default(void **state)
 	advertisement_free(a);
 }
 
-/* §4.5 (d): MPS ×4. */
+/* GPU Operator docs gpu-operator/gpu-sharing.rst: MPS ×4. */
 static void mps_t4(void **state)
 {
 	struct dpconfig c = cfg_share("mps", NULL, true, "nvidia.com/gpu", 4, false);
@@ -263,7 +270,8 @@ static void mps_t4(void **state)
 	advertisement_free(a);
 }
 
-/* §3.6: MPS replicas ≤ 48 for CC ≥ 7.5, ≤ 16 otherwise (V100 is 7.0). */
+/* k8s-device-plugin v0.20.0 cmd/mps-control-daemon/mps/daemon.go: MPS replicas ≤ 48 for CC ≥ 7.5, ≤
+ * 16 otherwise (V100 is 7.0). */
 static void mps_max_replicas(void **state)
 {
 	struct dpconfig c = cfg_share("mps", NULL, true, "nvidia.com/gpu", 17, false);
@@ -284,7 +292,8 @@ static void mps_max_replicas(void **state)
 	advertisement_free(a);
 }
 
-/* §3.2: per-resource rename is ignored → same as no rename (dpconfig resets it). */
+/* k8s-device-plugin v0.20.0 internal/rm/device_map.go: per-resource rename is ignored → same as no
+ * rename (dpconfig resets it). */
 static void mig_none_any_state(void **state)
 {
 	struct advertisement *a = run("\"nvidia.com/mig.config\":\"all-1g.10gb\"",
@@ -292,7 +301,9 @@ static void mig_none_any_state(void **state)
 
 	(void)state;
 	ok(a);
-	/* §3.2 "MIG none, any MIG state": whole GPUs. §4.3: MIG parents labelled without sharing.
+	/* k8s-device-plugin v0.20.0 internal/rm/device_map.go "MIG none, any MIG state": whole
+	 * GPUs. k8s-device-plugin v0.20.0 internal/lm/mig-strategy.go: MIG parents labelled without
+	 * sharing.
 	 */
 	assert_int_equal(res(a, "nvidia.com/gpu"), 2);
 	assert_int_equal(json_object_size(a->resources), 1);
@@ -303,7 +314,7 @@ static void mig_none_any_state(void **state)
 	advertisement_free(a);
 }
 
-/* §4.5 (e): single, 1× H100 80GB, all-1g.10gb. */
+/* GPU Operator docs gpu-operator/gpu-operator-mig.rst: single, 1× H100 80GB, all-1g.10gb. */
 static void single_h100(void **state)
 {
 	struct dpconfig c = cfg_base("single", "single");
@@ -333,7 +344,8 @@ static void single_h100(void **state)
 	assert_string_equal(lab(a, "nvidia.com/gpu.compute.minor"), "0");
 	advertisement_free(a);
 
-	/* §4.5 (e) variants: 8× A100-40GB all-1g.5gb gives 56; 1× H100 all-3g.40gb gives 2. */
+	/* GPU Operator docs gpu-operator/gpu-operator-mig.rst variants: 8× A100-40GB all-1g.5gb
+	 * gives 56; 1× H100 all-3g.40gb gives 2. */
 	a = run("\"nvidia.com/mig.config\":\"all-1g.5gb\"", hw("NVIDIA A100-SXM4-40GB", "8"), &c);
 	ok(a);
 	assert_int_equal(res(a, "nvidia.com/gpu"), 56);
@@ -346,7 +358,8 @@ static void single_h100(void **state)
 	assert_string_equal(lab(a, "nvidia.com/gpu.slices.ci"), "3");
 	advertisement_free(a);
 
-	/* §3.2 "MIG single, no GPU MIG-enabled": like none, but mig.strategy=single. */
+	/* k8s-device-plugin v0.20.0 internal/rm/device_map.go "MIG single, no GPU MIG-enabled":
+	 * like none, but mig.strategy=single. */
 	a = run(NULL, hw("NVIDIA H100 80GB HBM3", "2"), &c);
 	ok(a);
 	assert_int_equal(res(a, "nvidia.com/gpu"), 2);
@@ -355,7 +368,8 @@ static void single_h100(void **state)
 	advertisement_free(a);
 }
 
-/* §4.5 (f): single + time-slicing ×2, old-driver A100-SXM4-40GB. */
+/* GPU Operator docs gpu-operator/gpu-operator-mig.rst: single + time-slicing ×2, old-driver
+ * A100-SXM4-40GB. */
 static void single_timeslicing(void **state)
 {
 	struct dpconfig c = cfg_share("ts", "single", false, "nvidia.com/gpu", 2, false);
@@ -372,7 +386,7 @@ static void single_timeslicing(void **state)
 	advertisement_free(a);
 }
 
-/* §4.5 (g): mixed, 1× H100 80GB, all-balanced. */
+/* GPU Operator docs gpu-operator/gpu-operator-mig.rst: mixed, 1× H100 80GB, all-balanced. */
 static void mixed_h100_balanced(void **state)
 {
 	struct dpconfig c = cfg_base("mixed", "mixed");
@@ -409,12 +423,14 @@ static void mixed_h100_balanced(void **state)
 	assert_string_equal(lab(a, "nvidia.com/mig-3g.40gb.multiprocessors"), "60");
 	assert_string_equal(lab(a, "nvidia.com/mig-3g.40gb.slices.gi"), "3");
 	assert_string_equal(lab(a, "nvidia.com/mig-3g.40gb.engines.ofa"), "0");
-	/* MIG resources carry no family/compute labels (§4.2). */
+	/* MIG resources carry no family/compute labels (k8s-device-plugin v0.20.0
+	 * internal/lm/resource.go). */
 	assert_null(lab(a, "nvidia.com/mig-1g.10gb.family"));
 	advertisement_free(a);
 }
 
-/* §4.5 (h) and §3.2 "mixed + time-slicing nvidia.com/mig-1g.5gb ×N". */
+/* GPU Operator docs gpu-operator/gpu-operator-mig.rst; k8s-device-plugin v0.20.0
+ * internal/rm/device_map.go "mixed + time-slicing nvidia.com/mig-1g.5gb ×N". */
 static void mixed_timeslicing(void **state)
 {
 	struct dpconfig c = cfg_share("ts", "mixed", false, "nvidia.com/mig-1g.5gb", 2, false);
@@ -433,7 +449,8 @@ static void mixed_timeslicing(void **state)
 	assert_string_equal(lab(a, "nvidia.com/mig-1g.5gb.multiprocessors"), "14");
 	advertisement_free(a);
 
-	/* Only listed names are replicated (§3.2): 3g.20gb stays exclusive. */
+	/* Only listed names are replicated (k8s-device-plugin v0.20.0 internal/rm/device_map.go):
+	 * 3g.20gb stays exclusive. */
 	a = run("\"nvidia.com/mig.config\":\"all-balanced\"", hw("NVIDIA A100-SXM4-40GB", "1"), &c);
 	assert_int_equal(res(a, "nvidia.com/mig-1g.5gb"), 4);
 	assert_int_equal(res(a, "nvidia.com/mig-2g.10gb"), 1);
@@ -451,7 +468,8 @@ static void mixed_timeslicing(void **state)
 	advertisement_free(a);
 }
 
-/* §3.2 mixed: MIG resources + nvidia.com/gpu for non-MIG GPUs; all-enabled contributes nothing. */
+/* k8s-device-plugin v0.20.0 internal/rm/device_map.go mixed: MIG resources + nvidia.com/gpu for
+ * non-MIG GPUs; all-enabled contributes nothing. */
 static void mixed_edges(void **state)
 {
 	struct dpconfig c = cfg_base("mixed", "mixed");
@@ -477,7 +495,7 @@ static void mixed_edges(void **state)
 	advertisement_free(a);
 }
 
-/* The seed's done-when outcomes (MISSION steps 2 and 3). */
+/* The lab's outcomes (steps 2 and 3 of README.md, The lab). */
 static void seed_outcomes(void **state)
 {
 	struct dpconfig shared = cfg_share("shared", NULL, false, "nvidia.com/gpu", 4, false);
@@ -512,7 +530,8 @@ static void seed_outcomes(void **state)
 	assert_null(json_object_get(a->owned_labels, "nvidia.com/mig.strategy"));
 	advertisement_free(a);
 
-	/* The seed's "A100 40GB" claim: 4, not 7 (§5.3), with a warning. */
+	/* The seed's "A100 40GB" claim: 4, not 7 (mig-parted v0.15.0
+	 * deployments/systemd/config-default.yaml), with a warning. */
 	a = run("\"nvidia.com/mig.strategy\":\"mixed\",\"nvidia.com/mig.config\":\"all-1g.10gb\"",
 		hw("NVIDIA A100-SXM4-40GB", "1"), &dflt);
 	ok(a);
@@ -523,7 +542,8 @@ static void seed_outcomes(void **state)
 	advertisement_free(a);
 }
 
-/* §1.11 rows 7, 10, 12-14, 16; GFD's MPS refusal; mig-manager failure. */
+/* k8s-device-plugin v0.20.0 cmd/nvidia-device-plugin/main.go validateFlags; GFD's MPS refusal;
+ * mig-manager failure. */
 static void refusals(void **state)
 {
 	struct dpconfig single = cfg_base("s", "single");
@@ -555,7 +575,8 @@ static void refusals(void **state)
 			       "error building device map from config.resources: invalid MIG "
 			       "configuration: at least one device with migEnabled=true was not "
 			       "configured correctly: device 0 has no MIG devices configured"));
-	/* GFD still labels, with the MIG-INVALID values (§4.4). */
+	/* GFD still labels, with the MIG-INVALID values (k8s-device-plugin v0.20.0
+	 * internal/lm/mig-strategy.go). */
 	assert_int_equal(a->outcome, ADVERTISE_PLUGIN_DOWN);
 	assert_string_equal(lab(a, "nvidia.com/mig.config.state"), "success");
 	assert_string_equal(lab(a, "nvidia.com/gpu.product"), "NVIDIA-H100-80GB-HBM3-MIG-INVALID");
@@ -607,7 +628,8 @@ static void refusals(void **state)
 	advertisement_free(a);
 }
 
-/* §1.9 rule 4 and §1.12: names that match nothing, and the same name twice. */
+/* k8s-device-plugin v0.20.0 api/config/v1/resources.go NewResourceName, api/config/v1/config.go
+ * DisableResourceNamingInConfig: names that match nothing, and the same name twice. */
 static void sharing_warnings(void **state)
 {
 	struct dpconfig c = cfg_share("ts", NULL, false, "nvidia.com/mig-1g.10gb", 4, false);

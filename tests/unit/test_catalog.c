@@ -29,7 +29,7 @@ static const struct catalog_gpu *gpu(const char *name)
 	return g;
 }
 
-/* Spec §4.2: sanitize examples. */
+/* k8s-device-plugin v0.20.0 internal/lm/resource.go: sanitize examples. */
 static void sanitize_rule(void **state)
 {
 	char out[128];
@@ -49,7 +49,7 @@ static void sanitize_rule(void **state)
 	assert_string_equal(out, "abc");
 }
 
-/* Spec §4.2 family table. */
+/* k8s-device-plugin v0.20.0 internal/lm/resource.go family table. */
 static void families(void **state)
 {
 	(void)state;
@@ -66,7 +66,8 @@ static void families(void **state)
 	assert_string_equal(catalog_family(6, 1), "pascal");
 }
 
-/* Spec §4.2 model-name examples and §4.5 (a), (g). */
+/* k8s-device-plugin v0.20.0 internal/lm/resource.go model-name examples and GPU Operator docs
+ * gpu-operator/gpu-sharing.rst. */
 static void models_by_any_name(void **state)
 {
 	const struct catalog_gpu *g;
@@ -87,7 +88,8 @@ static void models_by_any_name(void **state)
 
 	g = gpu("NVIDIA A100-SXM4-40GB");
 	assert_int_equal(g->memory_mib, 40960);
-	/* Old driver name: no "NVIDIA " prefix, less memory (§4.2). */
+	/* Old driver name: no "NVIDIA " prefix, less memory (k8s-device-plugin v0.20.0
+	 * internal/lm/resource.go). */
 	assert_ptr_not_equal(gpu("A100-SXM4-40GB"), g);
 	assert_int_equal(gpu("A100-SXM4-40GB")->memory_mib, 40537);
 	assert_int_equal(gpu("A100-PCIE-40GB")->memory_mib, 40537);
@@ -103,7 +105,8 @@ static void models_by_any_name(void **state)
 	assert_null(catalog_find_gpu(cat(), NULL));
 }
 
-/* The minimum coverage, and MIG capability per §5.2. */
+/* The catalog's minimum coverage, and MIG capability per NVIDIA MIG User Guide (Supported MIG
+ * Profiles). */
 static void coverage(void **state)
 {
 	static const char *const mig[] = {
@@ -135,7 +138,8 @@ static void coverage(void **state)
 	assert_null(catalog_gpu_at(cat(), catalog_gpu_count(cat())));
 }
 
-/* Spec §5.2 tables and §4.5 (g), (h). */
+/* NVIDIA MIG User Guide (Supported MIG Profiles) and GPU Operator docs
+ * gpu-operator/gpu-operator-mig.rst. */
 static void profiles(void **state)
 {
 	const struct catalog_mig_profile *p;
@@ -162,7 +166,8 @@ static void profiles(void **state)
 	assert_int_equal(p->instances, 7);
 	assert_int_equal(p->memory_mib, 4864);
 	assert_int_equal(p->multiprocessors, 14);
-	/* §5.3: 1g.10gb exists on A100-40GB, at most 4. */
+	/* mig-parted v0.15.0 deployments/systemd/config-default.yaml: 1g.10gb exists on A100-40GB,
+	 * at most 4. */
 	p = catalog_gpu_profile(gpu("NVIDIA A100-SXM4-40GB"), "1g.10gb");
 	assert_int_equal(p->instances, 4);
 	p = catalog_gpu_profile(gpu("NVIDIA A100-SXM4-80GB"), "1g.10gb");
@@ -205,7 +210,7 @@ static int one_count(const struct catalog_gpu_mig *m, const char *profile)
 	return 0;
 }
 
-/* Spec §5.3 and the all-1g.10gb row of §5.5. */
+/* mig-parted v0.15.0 deployments/systemd/config-default.yaml, all-1g.10gb. */
 static void layout_all_1g_10gb(void **state)
 {
 	struct catalog_gpu_mig m;
@@ -234,7 +239,7 @@ static void layout_all_1g_10gb(void **state)
 	assert_int_equal(m.result, CATALOG_APPLY_NO_MATCH);
 }
 
-/* Spec §5.5 all-balanced row. */
+/* mig-parted v0.15.0 deployments/systemd/config-default.yaml all-balanced row. */
 static void layout_all_balanced(void **state)
 {
 	static const struct {
@@ -288,7 +293,8 @@ static void layout_other_cases(void **state)
 	assert_int_equal(apply("all-1g.10gb.me", "NVIDIA H100 80GB HBM3", &m), 0);
 	assert_int_equal(one_count(&m, "1g.10gb+me"), 1);
 
-	/* §5.5: no device-filter, GPU lacks the profile → apply fails. */
+	/* mig-parted v0.15.0 deployments/systemd/config-default.yaml: no device-filter, GPU lacks
+	 * the profile → apply fails. */
 	assert_int_equal(
 		catalog_layout_apply(cat(), "all-1g.5gb", gpu("NVIDIA H100 80GB HBM3"), &m, &err),
 		-1);
@@ -512,7 +518,8 @@ static void entries_walked_in_order(void **state)
 	assert_int_equal(m.result, CATALOG_APPLY_NO_MATCH);
 	assert_int_equal(catalog_layout_apply(c, "two", catalog_find_gpu(c, "T"), &m, &err), 0);
 	assert_int_equal(m.result, CATALOG_APPLY_NOT_CAPABLE);
-	/* A name the release lacks: the generated-config rule (§5.5). */
+	/* A name the release lacks: the generated-config rule (mig-parted v0.15.0
+	 * deployments/systemd/config-default.yaml). */
 	assert_int_equal(catalog_layout_apply(c, "all-2g.10gb", catalog_find_gpu(c, "A"), &m, &err),
 			 0);
 	assert_true(m.generated);

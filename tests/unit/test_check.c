@@ -1,7 +1,8 @@
 /*
  * check: the two engines (filtered stream, full tree) must agree on every
  * input, findings and errors alike; expected verdicts follow the lab's
- * contract (MISSION step 6) and spec nvidia-semantics §6.5.
+ * contract (the lab's step 6, README.md) and k8s.io/kubernetes v1.34.4
+ * pkg/apis/core/validation/validation.go.
  */
 #include <setjmp.h>
 #include <stdarg.h>

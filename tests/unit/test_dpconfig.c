@@ -1,6 +1,7 @@
 /*
- * The device-plugin config rules of spec nvidia-semantics §1 and the
- * ConfigMap selection of §2.2. Every expected message is the spec's text.
+ * The device-plugin config rules of k8s-device-plugin v0.20.0 api/config/v1/ and the
+ * ConfigMap selection of k8s-device-plugin v0.20.0 cmd/config-manager/main.go updateConfigName.
+ * Every expected message is upstream's text.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,7 +86,7 @@ static void expect_validate(const char *yaml, const char *msg)
 	dpconfig_free(c);
 }
 
-/* §1.1-1.2 */
+/* k8s-device-plugin v0.20.0 api/config/v1/config.go */
 static void empty_and_version(void **state)
 {
 	struct dpconfig *c;
@@ -121,7 +122,8 @@ static void empty_and_version(void **state)
 	dpconfig_free(c);
 }
 
-/* §1.1: Go struct fields fold case, hand-written decoders do not; unknown keys are ignored. */
+/* k8s-device-plugin v0.20.0 api/config/v1/config.go: Go struct fields fold case, hand-written
+ * decoders do not; unknown keys are ignored. */
 static void key_case_rules(void **state)
 {
 	struct dpconfig *c;
@@ -187,7 +189,7 @@ static void key_case_rules(void **state)
 	dpconfig_free(c);
 }
 
-/* §1.3-1.5: flag types */
+/* k8s-device-plugin v0.20.0 api/config/v1/flags.go: flag types */
 static void flag_types(void **state)
 {
 	struct dpconfig *c;
@@ -244,7 +246,7 @@ static void flag_types(void **state)
 		     "type []int");
 }
 
-/* §1.6 */
+/* k8s-device-plugin v0.20.0 api/config/v1/config.go DisableResourceNamingInConfig */
 static void resources_section(void **state)
 {
 	struct dpconfig *c;
@@ -279,7 +281,7 @@ static void resources_section(void **state)
 	dpconfig_free(c);
 }
 
-/* §1.7 */
+/* k8s-device-plugin v0.20.0 api/config/v1/replicas.go */
 static void sharing_blocks(void **state)
 {
 	struct dpconfig *c;
@@ -376,7 +378,7 @@ static void sharing_blocks(void **state)
 	dpconfig_free(c);
 }
 
-/* §1.8 */
+/* k8s-device-plugin v0.20.0 api/config/v1/replicas.go */
 static void devices_union(void **state)
 {
 	struct dpconfig *c;
@@ -429,7 +431,7 @@ static void devices_union(void **state)
 	dpconfig_free(c);
 }
 
-/* §1.9 */
+/* k8s-device-plugin v0.20.0 api/config/v1/resources.go NewResourceName */
 static void resource_names(void **state)
 {
 	char yaml[512];
@@ -483,7 +485,7 @@ static void resource_names(void **state)
 	dpconfig_free(c);
 }
 
-/* §1.11 rows 3, 5-11 */
+/* k8s-device-plugin v0.20.0 cmd/nvidia-device-plugin/main.go validateFlags */
 static void validation(void **state)
 {
 	static const char *mps =
@@ -586,7 +588,7 @@ static void upstream_pick(void **state)
 	expect_error("version: v3\nsharing:\n  mps: {}\n", "no resources specified");
 }
 
-/* §1.12 */
+/* k8s-device-plugin v0.20.0 api/config/v1/config.go DisableResourceNamingInConfig */
 static void silent_overrides(void **state)
 {
 	struct dpconfig *c;
@@ -680,7 +682,7 @@ static void keys_recorded(void **state)
 	dpconfig_free(c);
 }
 
-/* ---- §2.2 ---- */
+/* ---- k8s-device-plugin v0.20.0 cmd/config-manager/main.go updateConfigName ---- */
 
 /*
  * Long user text reaches the finding whole: a 600-character resource name

@@ -1,6 +1,8 @@
 /*
- * The deployment and version knobs of lint (spec nvidia-semantics §1.10,
- * §1.13, §2.3); the rules themselves are pinned by tests/golden/lint-*.
+ * The deployment and version knobs of lint (gpu-operator controllers/object_controls.go and the
+ * Helm chart deployments/helm/nvidia-device-plugin, k8s-device-plugin v0.20.0 CHANGELOG.md,
+ * deployments/helm/nvidia-device-plugin/values.yaml; gpu-operator controllers/object_controls.go);
+ * the rules themselves are pinned by tests/golden/lint-*.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,7 +47,8 @@ static void installers(void **state)
 	assert_int_equal(o.plugin_minor, DPLINT_LATEST_MINOR);
 }
 
-/* Keys newer than the release are reported once per block (§1.13). */
+/* Keys newer than the release are reported once per block (k8s-device-plugin v0.20.0 CHANGELOG.md).
+ */
 static void unknown_to_old_releases(void **state)
 {
 	static const char *yaml = "flags:\n  mpsRoot: /m\nsharing:\n  mps:\n    resources:\n"

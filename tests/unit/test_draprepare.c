@@ -134,7 +134,9 @@ static void expect_mig(const char *params, const char *gates, const char *want)
 	"{" GV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"TimeSlicing\","                \
 	"\"timeSlicingConfig\":{\"interval\":\"Long\"}}}"
 
-/* Spec §3.6 / §5: the whole event for a time-sliced shared claim under the default gates. */
+/* dra-driver-nvidia-gpu v25.12.0 cmd/gpu-kubelet-plugin/device_state.go prepareDevices,
+ * demo/specs/quickstart/v1/: the whole event for a time-sliced shared claim under the default
+ * gates. */
 static void timeslicing_refused_by_default(void **state)
 {
 	struct draprepare_result r;
@@ -217,7 +219,8 @@ static void defaults(void **state)
 	draprepare_result_release(&r);
 }
 
-/* §3.5 table: every refusal, with the driver's text. */
+/* dra-driver-nvidia-gpu v25.12.0 api/nvidia.com/resource/v1beta1/: every refusal, with the driver's
+ * text. */
 static void strategy_refusals(void **state)
 {
 	(void)state;
@@ -366,7 +369,8 @@ static void kinds_and_versions(void **state)
 		   "runtime object is not a recognized configuration");
 }
 
-/* §3.6 step 3: a scoped config of the wrong kind fails; an unscoped one is skipped. */
+/* dra-driver-nvidia-gpu v25.12.0 cmd/gpu-kubelet-plugin/device_state.go prepareDevices: a scoped
+ * config of the wrong kind fails; an unscoped one is skipped. */
 static void kind_mismatch(void **state)
 {
 	struct draprepare_result r;
@@ -441,7 +445,8 @@ static void precedence(void **state)
 	assert_int_equal(r.devices[0].config_index, 1);
 	draprepare_result_release(&r);
 
-	/* a config for "acc" does not reach the subrequest result "acc/mig" (§6 point 4) */
+	/* a config for "acc" does not reach the subrequest result "acc/mig" (device_state.go
+	 * matches the exact string) */
 	prepare_with("[{\"request\":\"acc/mig\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"n\","
 		     "\"device\":\"gpu-2-mig-1g10gb-19-0\"}]",
 		     "[{\"source\":\"FromClaim\",\"requests\":[\"acc\"],\"opaque\":{\"driver\":"

@@ -21,7 +21,8 @@ static const struct catalog *cat(void)
 	return c;
 }
 
-/* Spec dra §3.3: dots dropped, lowercase, anything else outside [a-z0-9-] becomes '-'. */
+/* dra-driver-nvidia-gpu v25.12.0 cmd/gpu-kubelet-plugin/deviceinfo.go: dots dropped, lowercase,
+ * anything else outside [a-z0-9-] becomes '-'. */
 static void profile_names(void **state)
 {
 	char out[64];
@@ -41,7 +42,8 @@ static void profile_names(void **state)
 	assert_string_equal(out, "1g1");
 }
 
-/* Spec dra §3.3: GI profile ids as nvidia-smi mig -lgip lists them. */
+/* dra-driver-nvidia-gpu v25.12.0 cmd/gpu-kubelet-plugin/deviceinfo.go: GI profile ids as nvidia-smi
+ * mig -lgip lists them. */
 static void gi_profile_ids(void **state)
 {
 	static const struct {

@@ -13,8 +13,9 @@
  * Objects recorded from the e2e apiserver (v1.34, kwok nodes as the lab
  * sets them up): tests/unit/data/explain. Expected scheduler and quota texts
  * are the ones that apiserver and scheduler produced (quota-refusal.txt,
- * the PodScheduled conditions), in the formats of spec control-plane §5;
- * hint texts quote spec nvidia-semantics §3.4 and §6.5.
+ * the PodScheduled conditions), in the formats of k8s.io/kubernetes v1.34.4
+ * pkg/scheduler/framework/types.go; hint texts quote k8s-device-plugin v0.20.0 internal/rm/rm.go
+ * ValidateRequest; k8s.io/kubernetes v1.34.4 pkg/apis/core/validation/validation.go.
  */
 #define DATA "tests/unit/data/explain/"
 
@@ -118,7 +119,8 @@ static void test_scheduled(void **state)
 	assert_true(has(&n0->reasons, "Insufficient nvidia.com/gpu"));
 	assert_true(has(&n0->reasons, "node(s) didn't match Pod's node affinity/selector"));
 	assert_string_equal(res_of(n0, "nvidia.com/gpu")->free, "0");
-	/* node-2: MIG mixed, profiles only (§3.5). */
+	/* node-2: MIG mixed, profiles only (k8s-device-plugin v0.20.0 internal/rm/device_map.go).
+	 */
 	const struct explain_node *n2 = node_of(e, "lab-node-2");
 	assert_string_equal(res_of(n2, "nvidia.com/gpu")->allocatable, "0");
 	assert_true(has(&n2->hints, "advertises profiles, not whole GPUs"));
@@ -185,7 +187,8 @@ static void test_gpu_on_mig(void **state)
 	json_decref(pods);
 }
 
-/* 2 x nvidia.com/gpu on the time-sliced node, config with failRequestsGreaterThanOne: §3.4. */
+/* 2 x nvidia.com/gpu on the time-sliced node, config with failRequestsGreaterThanOne:
+ * k8s-device-plugin v0.20.0 internal/rm/rm.go ValidateRequest. */
 static void test_fail_requests_greater_than_one(void **state)
 {
 	(void)state;
@@ -324,7 +327,8 @@ static void test_product_selector_and_affinity(void **state)
 	json_decref(nodes);
 }
 
-/* 1g.5gb is an A100-40GB profile; the lab's A100-80GB has 1g.10gb (§5.3). */
+/* 1g.5gb is an A100-40GB profile; the lab's A100-80GB has 1g.10gb (mig-parted v0.15.0
+ * deployments/systemd/config-default.yaml). */
 static void test_mig_profile_no_node_offers(void **state)
 {
 	(void)state;
@@ -665,7 +669,8 @@ static void test_quota_lab(void **state)
 	json_decref(list);
 }
 
-/* control-plane §4.3: an empty status.hard constrains nothing. */
+/* k8s.io/apiserver v0.34.4 pkg/admission/plugin/resourcequota/controller.go: an empty status.hard
+ * constrains nothing. */
 static void test_quota_not_enforced(void **state)
 {
 	(void)state;

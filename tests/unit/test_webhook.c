@@ -16,7 +16,8 @@
  * lab-node-0 2 whole GPUs under config "default", lab-node-1 8 time-sliced
  * slots under "shared" with failRequestsGreaterThanOne, lab-node-2 MIG
  * mixed with nvidia.com/mig-1g.10gb=7). Refusal texts quote the kubelet
- * (spec nvidia-semantics §3.4) and the apiserver's validation (§6.5).
+ * (k8s-device-plugin v0.20.0 internal/rm/rm.go ValidateRequest) and the apiserver's validation
+ * (k8s.io/kubernetes v1.34.4 pkg/apis/core/validation/validation.go).
  */
 #define DATA "tests/unit/data/explain/"
 
