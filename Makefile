@@ -74,6 +74,7 @@ cli: $(BUILD)/gpushare
 layers:
 	@tests/layers/selftest.sh
 	@python3 tests/layers/check.py
+	@tests/layers/refs.sh
 
 test: layers unit golden cli
 

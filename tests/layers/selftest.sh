@@ -28,3 +28,20 @@ for want in 'src/base/b.h:1: base includes "engine/e.h" from engine' \
 		;;
 	esac
 done
+
+# The reference checker must refuse a tracked file that cites a document
+# outside the repository, and pass the same file once it names its source.
+r=$(mktemp -d)
+trap 'rm -rf "$t" "$r"' EXIT
+git -C "$r" init -q
+printf 'the rule (%s %s1.7)\n' spec "$(printf '\302\247')" >"$r/a.md"
+git -C "$r" add a.md
+if "$here/refs.sh" "$r" >/dev/null 2>&1; then
+	echo "layers selftest: the reference checker passed a private citation" >&2
+	exit 1
+fi
+printf 'the rule (k8s-device-plugin v0.20.0 api/config/v1/replicas.go)\n' >"$r/a.md"
+if ! "$here/refs.sh" "$r" >/dev/null 2>&1; then
+	echo "layers selftest: the reference checker refused an upstream source" >&2
+	exit 1
+fi
