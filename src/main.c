@@ -28,6 +28,7 @@ static const struct command commands[] = {
 	{"plan", cmd_plan, "place a batch of pods as the scheduler would; what-if a change"},
 	{"report", cmd_report, "the fleet as a picture: cards, who holds them, isolation, quotas"},
 	{"import", cmd_import, "kwok twins of a real cluster's GPU nodes, or of a fleet on paper"},
+	{"replay", cmd_replay, "replay a GPU-sharing trace: allocation and fragmentation"},
 };
 
 static void usage(FILE *out)

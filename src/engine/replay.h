@@ -1,0 +1,161 @@
+#ifndef GS_REPLAY_H
+#define GS_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "model/catalog.h"
+
+/*
+ * Replay of a GPU-sharing trace in the form of Alibaba's
+ * cluster-trace-gpu-v2023 (the FGD paper's openb trace; docs/replay.md):
+ * the trace's nodes become Nodes under a time-slicing device-plugin config
+ * of N replicas per GPU, its tasks Pods asking for replicas of
+ * nvidia.com/gpu; the workload is built as the paper's simulator builds it
+ * (every task, shuffled, then tasks drawn with replacement up to X times
+ * the GPU capacity); plan_run places the pods in arrival order, the device
+ * plugin's Allocate (admission_decide) picks each pod's replicas, and after
+ * every arrival the GPU allocation and the paper's fragmentation are
+ * measured. Pure: a trace in, a result out, no I/O.
+ */
+
+#define REPLAY_MAX_NODES 20000
+#define REPLAY_MAX_TASKS 200000	   /* tasks read from a trace */
+#define REPLAY_MAX_ARRIVALS 200000 /* pods after inflation (plan's own cap) */
+#define REPLAY_MAX_REPLICAS 100
+#define REPLAY_MAX_GPUS 64		 /* per node and per task */
+#define REPLAY_MAX_CPU_MILLI 100000000LL /* 100,000 cores */
+#define REPLAY_MAX_MEMORY_MIB (1LL << 32)
+#define REPLAY_MILLI 1000 /* one whole GPU in the trace's gpu_milli */
+
+/* The node label carrying the trace's GPU model code (what gpu_spec names). */
+#define REPLAY_LABEL_MODEL "gpushare.io/trace-gpu-model"
+/* The device-plugin ConfigMap key every GPU node is labelled with. */
+#define REPLAY_CONFIG_KEY "time-sliced"
+
+struct replay_node {
+	char *name;
+	int64_t cpu_milli;
+	int64_t memory_mib;
+	int gpus;
+	char *model; /* the trace's GPU code ("T4", "G2", ...); "" without GPUs */
+};
+
+struct replay_task {
+	char *name;
+	int64_t cpu_milli;
+	int64_t memory_mib;
+	int num_gpu;
+	int gpu_milli;	/* per GPU: < 1000 shares one GPU, 1000 whole GPUs */
+	char *gpu_spec; /* "" any model, else trace codes separated by '|' */
+};
+
+struct replay_trace {
+	struct replay_node *nodes;
+	size_t n_nodes;
+	struct replay_task *tasks;
+	size_t n_tasks;
+};
+
+void replay_trace_release(struct replay_trace *t);
+
+/*
+ * The catalog GPU (its NVML name) a trace GPU code stands for, NULL for a
+ * code the replay does not know. The table is in docs/replay.md.
+ */
+const char *replay_gpu_product(const char *code);
+
+struct replay_opts {
+	int replicas;	/* time-slicing replicas per GPU, 1..REPLAY_MAX_REPLICAS */
+	uint64_t seed;	/* of the shuffle and the draws */
+	double inflate; /* requested GPU of the workload, in times the capacity (> 0) */
+};
+
+/*
+ * Replicas of nvidia.com/gpu a task asks for under `replicas` per GPU:
+ * ceil(gpu_milli / (1000 / replicas)) for a share, num_gpu x replicas for
+ * whole GPUs, 0 for none.
+ */
+int replay_task_replicas(const struct replay_task *t, int replicas);
+
+/* One arrival. */
+struct replay_place {
+	size_t task;   /* index into the trace's tasks */
+	char *name;    /* the pod's name (a drawn copy: "<task>-tuned-<i>") */
+	bool bound;    /* false: pending (or refused by the kubelet, see reason) */
+	long node;     /* index into the trace's nodes; -1 when not bound */
+	char *reason;  /* not bound: the scheduler's (or kubelet's) words */
+	int n_cards;   /* cards holding its replicas */
+	int *cards;    /* their indexes on the node (NVML order) */
+	int *replicas; /* replicas held on each */
+};
+
+/* The measures at one percent of arrived GPU request (means over its arrivals). */
+struct replay_point {
+	int pct;	       /* arrived GPU request, % of capacity, rounded */
+	size_t samples;	       /* arrivals averaged */
+	double alloc_pct;      /* replicas held x (1000 / N) / capacity milli */
+	double asked_pct;      /* gpu_milli the trace asked of the bound tasks / capacity */
+	double frag_pct;       /* fragmented idle / idle GPU (the paper's definition) */
+	double frag_milli;     /* fragmented idle GPU, milli */
+	double idle_milli;     /* idle GPU, milli */
+	double frag_sched_pct; /* the same judged by replica counts (the scheduler's view) */
+	size_t bound;	       /* after the last arrival of the percent */
+	size_t pending;
+};
+
+/* A task shape of the typical mix (the paper's "typical pods"). */
+struct replay_typical {
+	int64_t cpu_milli;
+	int gpu_milli;
+	int num_gpu;
+	const char *gpu_spec; /* borrowed from the trace */
+	double weight;	      /* its share of the mix, the shares sum to 1 */
+};
+
+struct replay_result {
+	int replicas;
+	size_t n_nodes, n_gpus;
+	int64_t capacity_milli;	     /* GPUs x 1000 */
+	int64_t arrived_milli;	     /* the whole workload's gpu request */
+	struct replay_place *places; /* in arrival order */
+	size_t n_places;
+	size_t n_original; /* arrivals that are the trace's own tasks (the rest are draws) */
+	struct replay_point *points; /* by pct, only percents some arrival rounds to */
+	size_t n_points;
+	struct replay_typical *typical;
+	size_t n_typical;
+	size_t bound, pending;
+};
+
+/*
+ * Run the replay. Fails on options out of range, a trace the fleet cannot
+ * be built from (a GPU code without a catalog GPU, nothing to place), or
+ * the plan engine's failures. `trace` is borrowed and must outlive the
+ * result (names and specs are shared).
+ */
+int replay_run(const struct catalog *cat, const struct replay_trace *trace,
+	       const struct replay_opts *o, struct replay_result **out,
+	       struct gs_error *err) GS_WUR;
+void replay_result_free(struct replay_result *r);
+
+/*
+ * The typical mix of `tasks` (the simulator's GetTypicalPods with
+ * isInvolvedCpuPods true, podPopularityThreshold 95, podIncreaseStep 1).
+ * A new array (*n entries); specs borrowed from the tasks.
+ */
+struct replay_typical *replay_typical_mix(const struct replay_task *tasks, size_t n_tasks,
+					  size_t *n);
+
+/*
+ * The paper's fragmentation of one node (the simulator's
+ * NodeGpuShareFragAmount): `left` the idle milli of each of its cards,
+ * `cpu_left` its unrequested cpu, `model` its GPU code. Returns the
+ * fragmented milli (every class but "satisfied"); *idle gets the idle milli.
+ */
+double replay_node_frag(const double *left, int n_cards, int64_t cpu_left, const char *model,
+			const struct replay_typical *mix, size_t n_mix, double *idle);
+
+#endif

@@ -1,0 +1,239 @@
+/*
+ * engine/replay: the replicas a task asks for, the typical mix, the paper's
+ * fragmentation of one node, and a whole replay on a fleet small enough to
+ * check by hand (expected values worked out in the comments).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/replay.h"
+
+static void replicas_asked(void **state)
+{
+	(void)state;
+	struct replay_task share = {.num_gpu = 1, .gpu_milli = 460};
+	struct replay_task quarter = {.num_gpu = 1, .gpu_milli = 250};
+	struct replay_task two = {.num_gpu = 2, .gpu_milli = 1000};
+	struct replay_task none = {0};
+	struct replay_task third = {.num_gpu = 1, .gpu_milli = 333};
+	struct replay_task over = {.num_gpu = 1, .gpu_milli = 334};
+
+	/* 1000 / 4 = 250 a replica: 460 needs 2, 250 exactly 1, two whole GPUs 8. */
+	assert_int_equal(replay_task_replicas(&share, 4), 2);
+	assert_int_equal(replay_task_replicas(&quarter, 4), 1);
+	assert_int_equal(replay_task_replicas(&two, 4), 8);
+	assert_int_equal(replay_task_replicas(&none, 4), 0);
+	/* 1000 / 3 = 333.3: 333 fits one replica, 334 does not. */
+	assert_int_equal(replay_task_replicas(&third, 3), 1);
+	assert_int_equal(replay_task_replicas(&over, 3), 2);
+	assert_int_equal(replay_task_replicas(&share, 1), 1);
+}
+
+static struct replay_task task(const char *name, long cpu, int num, int milli, const char *spec)
+{
+	return (struct replay_task){(char *)name, cpu, 1024, num, milli, (char *)spec};
+}
+
+static void typical_mix_cut_at_95(void **state)
+{
+	(void)state;
+	struct replay_task t[20];
+	size_t n;
+
+	/*
+	 * 19 tasks of one shape and 1 of another: the first shape alone covers
+	 * 19/20 = 95% of the tasks, so the mix is that shape, renormalised to 1.
+	 */
+	for (int i = 0; i < 19; i++)
+		t[i] = task("a", 1000, 1, 500, "");
+	t[19] = task("b", 2000, 0, 0, "");
+	struct replay_typical *m = replay_typical_mix(t, 20, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(m[0].gpu_milli, 500);
+	assert_true(fabs(m[0].weight - 1.0) < 1e-12);
+	free(m);
+
+	/*
+	 * 3 + 1 of 4: 3/4 < 95%, so both shapes, weights 0.75 and 0.25, the more
+	 * popular first; a cpu of 0 counts as the scheduler's 100m.
+	 */
+	t[0] = task("a", 0, 0, 0, "");
+	t[1] = task("b", 1000, 1, 1000, "T4");
+	t[2] = task("c", 1000, 1, 1000, "T4");
+	t[3] = task("d", 1000, 1, 1000, "T4");
+	m = replay_typical_mix(t, 4, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(m[0].gpu_milli, 1000);
+	assert_string_equal(m[0].gpu_spec, "T4");
+	assert_true(fabs(m[0].weight - 0.75) < 1e-12);
+	assert_int_equal(m[1].cpu_milli, 100);
+	assert_true(fabs(m[1].weight - 0.25) < 1e-12);
+	free(m);
+}
+
+static void node_fragmentation(void **state)
+{
+	(void)state;
+	/* Two cards, 1000 and 250 idle (1250 in all); 4000 cpu left; a T4 node. */
+	double left[] = {1000, 250}, idle;
+	struct replay_typical mix[] = {
+		{1000, 500, 1, "",
+		 0.5}, /* fits card 0 (q3): card 1 (250 < 500) is frag: 0.5 x 250 */
+		{8000, 1000, 1, "", 0.25}, /* a card fits, the cpu does not (q4): 0.25 x 1250 */
+		{1000, 0, 0, "", 0.25},	   /* a cpu task (xl): all idle GPU, 0.25 x 1250 */
+	};
+	/* 125 + 312.5 + 312.5 = 750 */
+	assert_true(fabs(replay_node_frag(left, 2, 4000, "T4", mix, 3, &idle) - 750) < 1e-9);
+	assert_true(fabs(idle - 1250) < 1e-9);
+	/* The first shape asks for a V100M32: no access, all idle: 625 + 312.5 + 312.5 */
+	mix[0].gpu_spec = "V100M32|A10";
+	assert_true(fabs(replay_node_frag(left, 2, 4000, "T4", mix, 3, &idle) - 1250) < 1e-9);
+	/* ... or a T4 among others: back to 750. */
+	mix[0].gpu_spec = "V100M32|T4";
+	assert_true(fabs(replay_node_frag(left, 2, 4000, "T4", mix, 3, &idle) - 750) < 1e-9);
+	/* Two cards of 500 wanted (num_gpu 2): only one card fits: q2, all idle. */
+	mix[0] = (struct replay_typical){1000, 500, 2, "", 0.5};
+	assert_true(fabs(replay_node_frag(left, 2, 4000, "T4", mix, 3, &idle) - 1250) < 1e-9);
+	/* No idle GPU: no fragmentation. */
+	double full[] = {0, 0};
+	assert_true(replay_node_frag(full, 2, 4000, "T4", mix, 3, &idle) == 0);
+	assert_true(idle == 0);
+}
+
+static const struct replay_point *point(const struct replay_result *r, int pct)
+{
+	for (size_t i = 0; i < r->n_points; i++)
+		if (r->points[i].pct == pct)
+			return &r->points[i];
+	return NULL;
+}
+
+static void tiny_fleet(void **state)
+{
+	(void)state;
+	const struct catalog *cat;
+	struct gs_error err;
+	char buf[512];
+	/* One node, 2 T4s (capacity 2000 milli), 8 cores; 4 replicas per GPU (250 each). */
+	struct replay_node nodes[] = {{"n", 8000, 65536, 2, "T4"}};
+	/* a: a whole GPU (4 replicas); b: 500 (2 replicas). 1500 of 2000 asked. */
+	struct replay_task tasks[] = {
+		{"a", 1000, 1024, 1, 1000, ""},
+		{"b", 1000, 1024, 1, 500, ""},
+	};
+	struct replay_trace tr = {nodes, 1, tasks, 2};
+	/* 0.75 x 2000 = 1500: exactly the trace, nothing drawn. */
+	struct replay_opts o = {.replicas = 4, .seed = 1, .inflate = 0.75};
+	struct replay_result *r = NULL;
+
+	assert_int_equal(catalog_builtin(&cat, &err), 0);
+	if (replay_run(cat, &tr, &o, &r, &err) < 0)
+		fail_msg("%s", gs_error_str(&err, buf, sizeof(buf)));
+	assert_int_equal(r->n_places, 2);
+	assert_int_equal(r->n_original, 2);
+	assert_int_equal(r->bound, 2);
+	assert_int_equal(r->pending, 0);
+	/*
+	 * The plugin hands out replicas one at a time from the card with the
+	 * fewest taken: whichever comes first, a ends with 2 replicas on each
+	 * card (500 + 500), b with one on each (250 + 250).
+	 */
+	for (size_t i = 0; i < 2; i++) {
+		const struct replay_place *p = &r->places[i];
+		int each = !strcmp(p->name, "a") ? 2 : 1;
+		assert_true(p->bound);
+		assert_int_equal(p->node, 0);
+		assert_int_equal(p->n_cards, 2);
+		assert_int_equal(p->replicas[0], each);
+		assert_int_equal(p->replicas[1], each);
+	}
+	/*
+	 * After both (arrived 1500 = 75%): 6 of 8 replicas held, 1500 milli:
+	 * allocation 75%, asked 75%. Each card has 250 idle (500 in all) and
+	 * 6000 cpu left. The mix: a and b, 0.5 each. a needs a card with 1000
+	 * idle: none (q2), 0.5 x 500; b a card with 500: none (q2), 0.5 x 500:
+	 * frag 500 of 500 idle, 100%. By replica counts: 2 free replicas; a
+	 * wants 4 (frag, 0.5 x 500), b wants 2 (fits): 250 of 500, 50%.
+	 */
+	const struct replay_point *p = point(r, 75);
+	assert_non_null(p);
+	assert_int_equal(p->samples, 1);
+	assert_true(fabs(p->alloc_pct - 75) < 1e-9);
+	assert_true(fabs(p->asked_pct - 75) < 1e-9);
+	assert_true(fabs(p->idle_milli - 500) < 1e-9);
+	assert_true(fabs(p->frag_milli - 500) < 1e-9);
+	assert_true(fabs(p->frag_pct - 100) < 1e-9);
+	assert_true(fabs(p->frag_sched_pct - 50) < 1e-9);
+	assert_int_equal(p->bound, 2);
+	/*
+	 * Before anything arrived (0%): 2000 idle on two whole cards, both
+	 * shapes fit, no card too small: frag 0.
+	 */
+	p = point(r, 0);
+	assert_non_null(p);
+	assert_true(p->frag_milli == 0);
+	assert_true(fabs(p->idle_milli - 2000) < 1e-9);
+	replay_result_free(r);
+}
+
+static void inflation_draws(void **state)
+{
+	(void)state;
+	const struct catalog *cat;
+	struct gs_error err;
+	char buf[512];
+	struct replay_node nodes[] = {{"n", 64000, 65536, 4, "V100M16"},
+				      {"cpu", 8000, 8192, 0, ""}};
+	struct replay_task tasks[] = {
+		{"a", 1000, 1024, 1, 1000, ""},
+		{"b", 1000, 1024, 1, 500, "P100"},
+	};
+	struct replay_trace tr = {nodes, 2, tasks, 2};
+	/* 2 x 4000 = 8000 milli wanted: draws are added while the next one fits. */
+	struct replay_opts o = {.replicas = 4, .seed = 7, .inflate = 2};
+	struct replay_result *r = NULL;
+
+	assert_int_equal(catalog_builtin(&cat, &err), 0);
+	if (replay_run(cat, &tr, &o, &r, &err) < 0)
+		fail_msg("%s", gs_error_str(&err, buf, sizeof(buf)));
+	assert_true(r->n_places > 2);
+	assert_true(r->arrived_milli <= 8000 && r->arrived_milli > 7000);
+	for (size_t i = 0; i < r->n_places; i++) {
+		const struct replay_place *p = &r->places[i];
+		/* b asks for a P100: there is none, it stays pending. */
+		if (!strcmp(tasks[p->task].name, "b"))
+			assert_false(p->bound);
+		if (i >= 2)
+			assert_non_null(strstr(p->name, "-tuned-"));
+	}
+	/* 4 a fit (16 replicas); the rest wait. */
+	assert_int_equal(r->places[0].node == 0 || r->places[0].node == -1, 1);
+	size_t bound = 0;
+	for (size_t i = 0; i < r->n_places; i++)
+		bound += r->places[i].bound;
+	assert_int_equal(bound, r->bound);
+	assert_true(r->bound <= 4);
+	replay_result_free(r);
+
+	o.inflate = 0;
+	assert_int_equal(replay_run(cat, &tr, &o, &r, &err), -1);
+	o.inflate = 1;
+	o.replicas = 0;
+	assert_int_equal(replay_run(cat, &tr, &o, &r, &err), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(replicas_asked),     cmocka_unit_test(typical_mix_cut_at_95),
+		cmocka_unit_test(node_fragmentation), cmocka_unit_test(tiny_fleet),
+		cmocka_unit_test(inflation_draws),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
