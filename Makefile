@@ -8,6 +8,7 @@
 #              engine entry point at 1x and 4x its input (bench/scale.sh)
 # make bench-scale  plan -o json and explain pod on 10,000 nodes x 25,000 pods
 # make bench-controller  the controller at 5,000 nodes on the local control plane
+# make bench-replay  gpushare replay of the whole openb trace: CPU time and peak RSS
 # make fuzz    short libFuzzer runs of every parser
 # make ci      everything .ci/run needs, deps included
 
@@ -39,7 +40,7 @@ MAIN_OBJ := $(BUILD)/obj/src/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test layers unit golden cli asan valgrind e2e e2e-dra-alpha bench bench-scale bench-controller fuzz fuzz-build ci deps clean \
+.PHONY: all test layers unit golden cli asan valgrind e2e e2e-dra-alpha bench bench-scale bench-controller bench-replay fuzz fuzz-build ci deps clean \
 	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
@@ -105,6 +106,10 @@ bench-scale: all
 # Not part of bench or ci: 5,000 nodes (BENCH_NODES) on the local control plane.
 bench-controller: all
 	@bench/controller.sh $(BUILD)/gpushare
+
+# Not part of bench or ci: the trace is downloaded (TRACE_DIR to use a copy).
+bench-replay: all
+	@bench/replay.sh $(BUILD)/gpushare
 
 fuzz:
 	@fuzz/run.sh $${FUZZ_SECONDS:-20}
