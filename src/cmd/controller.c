@@ -17,6 +17,7 @@
 #include "dra/draslice.h"
 #include "model/defaults.h"
 #include "cmd/kubecontext.h"
+#include "cmd/offline.h"
 #include "kube/kubeloop.h"
 #include "daemon/opsserver.h"
 #include "cmd/parseopt.h"
@@ -90,26 +91,6 @@ static const struct parseopt_usage controller_usage = {
 	"Exit status: 0 stopped by a signal after finishing what was in flight, 2 bad\n"
 	"usage or no usable cluster connection.\n",
 };
-
-struct configmap_ref {
-	char *ns;
-	const char *name;
-};
-
-static int parse_configmap(const struct option *opt, const char *arg, struct gs_error *err)
-{
-	struct configmap_ref *ref = opt->value;
-	const char *slash = strchr(arg, '/');
-
-	if (!slash || slash == arg || !slash[1] || strchr(slash + 1, '/')) {
-		gs_error_set(err, "option '--configmap' takes NAMESPACE/NAME, got '%s'", arg);
-		return -1;
-	}
-	free(ref->ns);
-	ref->ns = gs_xstrndup(arg, (size_t)(slash - arg));
-	ref->name = slash + 1;
-	return 0;
-}
 
 /* arg is &ctl: the ops server answers before the controller exists. */
 static void ops_metrics(void *arg, struct strbuf *out)
@@ -292,7 +273,7 @@ int cmd_controller(int argc, char **argv)
 	struct controller_opts co = {0};
 	struct admission_ctx *actx = NULL;
 	const struct catalog *cat;
-	struct configmap_ref cm = {.ns = NULL, .name = NULL};
+	struct configmap_ref cm = {.ns = NULL, .name = NULL, .given = false};
 	struct kube_loop_opts lo = {0};
 	struct kube_loop *l = NULL;
 	struct controller *ctl = NULL;
@@ -309,7 +290,7 @@ int cmd_controller(int argc, char **argv)
 	struct option opts[] = {
 		OPT_CALLBACK(0, "configmap", &cm, "NS/NAME",
 			     "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF "]",
-			     parse_configmap),
+			     parse_configmap_ref),
 		OPT_STRING('l', "selector", &co.node_selector, "SELECTOR",
 			   "manage only the nodes this label selector matches, e.g. "
 			   "pool=gpu,tier!=dev [every node declaring its GPUs]"),
@@ -325,6 +306,7 @@ int cmd_controller(int argc, char **argv)
 		OPT_END(),
 	};
 
+	configmap_ref_init(&cm);
 	n = parse_options(argc, argv, opts, &controller_usage);
 	if (n < 0) {
 		rc = parseopt_exit(n);
@@ -465,7 +447,7 @@ out:
 		close(signal_pipe[0]);
 		close(signal_pipe[1]);
 	}
-	free(cm.ns);
+	configmap_ref_release(&cm);
 	draadmit_release(&dra);
 	slice_holders_release(&publish);
 	kube_context_release(&kx);

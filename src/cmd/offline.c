@@ -15,6 +15,7 @@ void configmap_ref_init(struct configmap_ref *ref)
 {
 	ref->ns = gs_xstrdup(GS_DEFAULT_NAMESPACE);
 	ref->name = gs_xstrdup(GS_DEFAULT_CONFIGMAP);
+	ref->given = false;
 }
 
 void configmap_ref_release(struct configmap_ref *ref)
@@ -24,19 +25,29 @@ void configmap_ref_release(struct configmap_ref *ref)
 	ref->ns = ref->name = NULL;
 }
 
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
 int configmap_ref_parse(struct configmap_ref *ref, const char *arg, struct gs_error *err)
 {
 	const char *slash = strchr(arg, '/');
+	bool bad = !slash || slash == arg || !slash[1] || strchr(slash + 1, '/');
 	struct stat st;
 
-	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) {
+	if ((stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) ||
+	    (bad &&
+	     (ends_with(arg, ".yaml") || ends_with(arg, ".yml") || ends_with(arg, ".json")))) {
 		gs_error_set(err,
 			     "option '--configmap' takes NAMESPACE/NAME (the ConfigMap), not a "
 			     "file: give '%s' with -f",
 			     arg);
 		return -1;
 	}
-	if (!slash || slash == arg || !slash[1] || strchr(slash + 1, '/')) {
+	if (bad) {
 		gs_error_set(err, "option '--configmap' takes NAMESPACE/NAME, got '%s'", arg);
 		return -1;
 	}
@@ -44,6 +55,7 @@ int configmap_ref_parse(struct configmap_ref *ref, const char *arg, struct gs_er
 	free(ref->name);
 	ref->ns = gs_xstrndup(arg, (size_t)(slash - arg));
 	ref->name = gs_xstrdup(slash + 1);
+	ref->given = true;
 	return 0;
 }
 
@@ -64,6 +76,37 @@ int parse_fleet_source(const struct option *opt, const char *arg, struct gs_erro
 	return 0;
 }
 
+void offline_configmap_missing(const struct fleet *f, const struct configmap_ref *cm,
+			       struct gs_error *err)
+{
+	char *others = fleet_configmap_others(f, cm->name);
+
+	gs_error_set(err, "no ConfigMap %s/%s among the files%s%s%s", cm->ns, cm->name,
+		     *others ? " (read: " : "", others,
+		     *others ? "; --configmap NS/NAME names another)" : "");
+	free(others);
+}
+
+int offline_configmap(const struct fleet *f, const struct configmap_ref *cm, const char *cmd,
+		      bool note, const json_t **out, struct dpconfig_set **set,
+		      struct gs_error *err)
+{
+	*set = NULL;
+	if (fleet_configmap(f, cm->ns, cm->name, out, err) < 0)
+		return -1;
+	if (*out)
+		return dpconfig_set_from_configmap(fleet_stream_of(f, *out), *out, set, err);
+	if (note) {
+		char *others = fleet_configmap_others(f, cm->name);
+		cmd_eprintf("gpushare %s: no ConfigMap %s/%s among the files: every node gets the "
+			    "device plugin's defaults%s%s%s\n",
+			    cmd, cm->ns, cm->name, *others ? " (read: " : "", others,
+			    *others ? "; --configmap NS/NAME names another)" : "");
+		free(others);
+	}
+	return 0;
+}
+
 int offline_fleet_load(struct offline_fleet *of, const struct fleet_sources *src,
 		       const struct configmap_ref *cm, const char *cmd, struct gs_error *err)
 {
@@ -73,20 +116,9 @@ int offline_fleet_load(struct offline_fleet *of, const struct fleet_sources *src
 	memset(of, 0, sizeof(*of));
 	fleet_init(&of->f);
 	if (fleet_read(&of->f, src, err) < 0 ||
-	    fleet_configmap(&of->f, cm->ns, cm->name, &of->configmap, err) < 0)
+	    offline_configmap(&of->f, cm, cmd, json_array_size(of->f.nodes) > 0, &of->configmap,
+			      &of->set, err) < 0)
 		goto out;
-	if (of->configmap) {
-		if (dpconfig_set_from_configmap(fleet_stream_of(&of->f, of->configmap),
-						of->configmap, &of->set, err) < 0)
-			goto out;
-	} else if (json_array_size(of->f.nodes)) {
-		char *others = fleet_configmap_others(&of->f, cm->name);
-		cmd_eprintf("gpushare %s: no ConfigMap %s/%s among the files: every node gets the "
-			    "device plugin's defaults%s%s%s\n",
-			    cmd, cm->ns, cm->name, *others ? " (read: " : "", others,
-			    *others ? "; --configmap NS/NAME names another)" : "");
-		free(others);
-	}
 	/* The nodes first: DaemonSets are judged against the nodes as advertised. */
 	if (explain_fleet_advertise(of->f.nodes, NULL, of->configmap, &of->adv, err) < 0 ||
 	    fleet_pods(&of->f, of->adv.nodes, &existing, &of->batch, err) < 0)

@@ -31,6 +31,7 @@
 struct configmap_ref {
 	char *ns;
 	char *name;
+	bool given; /* set by --configmap, not the default */
 };
 
 /* gpu-share/device-plugin-configs unless --configmap says otherwise. */
@@ -38,8 +39,10 @@ void configmap_ref_init(struct configmap_ref *ref);
 void configmap_ref_release(struct configmap_ref *ref);
 
 /*
- * --configmap NS/NAME into ref. A value that names a file is refused with
- * what to write instead (-f FILE): the flag names the object, never a file.
+ * --configmap NS/NAME into ref. A value that names a file (one that exists,
+ * or a name ending in .yaml, .yml or .json that is no NAMESPACE/NAME) is
+ * refused with what to write instead (-f FILE): the flag names the object,
+ * never a file, on every command.
  */
 int configmap_ref_parse(struct configmap_ref *ref, const char *arg, struct gs_error *err) GS_WUR;
 /* The same as an option callback (value: struct configmap_ref *). */
@@ -63,6 +66,26 @@ int parse_fleet_source(const struct option *opt, const char *arg, struct gs_erro
 			     parse_fleet_source),                                                  \
 		OPT_FLAG('R', "recursive", &(src)->recursive,                                      \
 			 "read the directories of -f and their subdirectories")
+
+/*
+ * The device-plugin ConfigMap cm names among the objects of f (*out, borrowed
+ * from f; NULL when there is none) and its configs (*set, owned; NULL when
+ * there is none). None there: when `note`, a note on stderr says that every
+ * node gets the device plugin's defaults, naming the ConfigMaps that were
+ * read. Fails on a ConfigMap that matches twice or whose configs the device
+ * plugin's config-manager could not read.
+ */
+int offline_configmap(const struct fleet *f, const struct configmap_ref *cm, const char *cmd,
+		      bool note, const json_t **out, struct dpconfig_set **set,
+		      struct gs_error *err) GS_WUR;
+
+/*
+ * The error for a ConfigMap cm names that is not among the objects of f,
+ * for commands that need one: "no ConfigMap NS/NAME among the files", with
+ * the ConfigMaps that were read.
+ */
+void offline_configmap_missing(const struct fleet *f, const struct configmap_ref *cm,
+			       struct gs_error *err);
 
 /* The fleet an offline command reasons about (all owned). */
 struct offline_fleet {

@@ -8,6 +8,7 @@
 #include "model/defaults.h"
 #include "dra/draslice.h"
 #include "cmd/kubecontext.h"
+#include "cmd/offline.h"
 #include "cmd/parseopt.h"
 #include "fleet/sync.h"
 #include "base/banned.h"
@@ -36,27 +37,6 @@ static const struct parseopt_usage sync_usage = {
 	"Exit status: 0 all nodes in sync, 1 some node failed, 2 bad usage or the\n"
 	"ConfigMap/node list could not be read.\n",
 };
-
-/* --configmap NS/NAME into the sync options; the namespace is kept in opt->value. */
-struct configmap_ref {
-	char *ns;
-	const char *name;
-};
-
-static int parse_configmap(const struct option *opt, const char *arg, struct gs_error *err)
-{
-	struct configmap_ref *ref = opt->value;
-	const char *slash = strchr(arg, '/');
-
-	if (!slash || slash == arg || !slash[1] || strchr(slash + 1, '/')) {
-		gs_error_set(err, "option '--configmap' takes NAMESPACE/NAME, got '%s'", arg);
-		return -1;
-	}
-	free(ref->ns);
-	ref->ns = gs_xstrndup(arg, (size_t)(slash - arg));
-	ref->name = slash + 1;
-	return 0;
-}
 
 static const char *op_done(enum sync_op_action a)
 {
@@ -134,7 +114,7 @@ int cmd_sync(int argc, char **argv)
 {
 	struct kube_context kx = {0};
 	struct sync_opts so = {0};
-	struct configmap_ref cm = {.ns = NULL, .name = NULL};
+	struct configmap_ref cm = {.ns = NULL, .name = NULL, .given = false};
 	struct gs_error err;
 	char buf[2048];
 	long interval = 0;
@@ -142,7 +122,7 @@ int cmd_sync(int argc, char **argv)
 	struct option opts[] = {
 		OPT_CALLBACK(0, "configmap", &cm, "NS/NAME",
 			     "device-plugin ConfigMap [" GS_DEFAULT_CONFIGMAP_REF "]",
-			     parse_configmap),
+			     parse_configmap_ref),
 		OPT_STRING(0, "node", &so.only_node, "NAME", "sync only this node"),
 		OPT_BOOL(0, "dry-run", &so.dry_run, "print the patches, write nothing"),
 		OPT_STRING(0, "default-config", &so.default_config, "KEY",
@@ -155,6 +135,7 @@ int cmd_sync(int argc, char **argv)
 		OPT_END(),
 	};
 
+	configmap_ref_init(&cm);
 	n = parse_options(argc, argv, opts, &sync_usage);
 	if (n < 0) {
 		rc = parseopt_exit(n);
@@ -198,7 +179,7 @@ int cmd_sync(int argc, char **argv)
 		}
 	} while (interval && !stopping);
 out:
-	free(cm.ns);
+	configmap_ref_release(&cm);
 	kube_context_release(&kx);
 	return rc;
 }
