@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/offline.h"
+#include "fleet/fleet.h"
 #include "engine/advertise.h"
 #include "model/catalog.h"
 #include "model/dpconfig.h"
@@ -14,9 +16,10 @@
 #include "base/banned.h"
 
 static const char *const usage_lines[] = {
-	"gpushare advertise [options] NODE.yaml",
+	"gpushare advertise [options] -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] [--node "
+	"NAME]",
 	"gpushare advertise --dra [--node NAME] [--driver-gates GATES] "
-	"[--alpha-gates] NODE.yaml",
+	"[--alpha-gates] -f NODE.yaml",
 	"gpushare advertise --dra --device-classes [--alpha-gates]",
 	"gpushare advertise --list-gpus", NULL};
 
@@ -77,25 +80,33 @@ static int list_gpus(void)
 	return EXIT_OK;
 }
 
-static int find_node(const struct ydoc_stream *s, const char *path, const char *want,
+/* The Node to advertise: the only one among the files, or the one named `want`. */
+static int find_node(const struct fleet *f, const struct fleet_sources *src, const char *want,
 		     const json_t **out, struct gs_error *err)
 {
-	size_t nodes = kobj_count(s, "Node");
-	long i = kobj_find(s, 0, "Node", want);
+	const char *where = src->n == 1 ? src->paths[0] : "the files";
+	size_t nodes = json_array_size(f->nodes), i;
+	const json_t *n;
 
-	*out = i >= 0 ? ydoc_stream_doc(s, (size_t)i) : NULL;
+	*out = NULL;
+	json_array_foreach (f->nodes, i, n)
+		if (want && !strcmp(kobj_text(n, "metadata.name"), want))
+			*out = n;
 	if (want && !*out) {
-		gs_error_set(err, "%s: no Node named '%s'", path, want);
+		gs_error_set(err, "%s: no Node named '%s'", where, want);
 		return -1;
 	}
 	if (!nodes) {
-		gs_error_set(err, "%s: no Node in the file", path);
+		gs_error_set(err, "%s: no Node %s", where,
+			     src->n == 1 ? "in the file" : "among them");
 		return -1;
 	}
 	if (!want && nodes > 1) {
-		gs_error_set(err, "%s holds %zu Nodes; choose one with --node NAME", path, nodes);
+		gs_error_set(err, "%s holds %zu Nodes; choose one with --node NAME", where, nodes);
 		return -1;
 	}
+	if (!want)
+		*out = json_array_get(f->nodes, 0);
 	return 0;
 }
 
@@ -111,12 +122,13 @@ static int print_docs(const json_t *docs)
 	return 0;
 }
 
-static int advertise_dra(const char *node_path, const char *node_name, const char *cm_path,
-			 const char *gates_spec, bool alpha)
+static int advertise_dra(const struct fleet_sources *src, const char *node_name,
+			 const struct configmap_ref *cm, const char *gates_spec, bool alpha)
 {
 	struct draprepare_gates cluster, gates;
 	struct draslice_opts so = {.dynamic_mig = false, .partitionable = alpha};
-	struct ydoc_stream *stream = NULL;
+	const struct ydoc_stream *stream = NULL;
+	struct fleet f;
 	const struct catalog *cat;
 	const json_t *node;
 	struct nodehw *hw = NULL;
@@ -126,10 +138,11 @@ static int advertise_dra(const char *node_path, const char *node_name, const cha
 	int rc = EXIT_USAGE, r;
 
 	gs_warnings_init(&w);
-	if (catalog_builtin(&cat, &err) ||
-	    ydoc_load_manifests(node_path, &ydoc_default_limits, &stream, &err) ||
-	    find_node(stream, node_path, node_name, &node, &err) ||
-	    nodehw_from_node(cat, node, stream, &hw, &w, &err)) {
+	fleet_init(&f);
+	if (catalog_builtin(&cat, &err) || fleet_read(&f, src, &err) ||
+	    find_node(&f, src, node_name, &node, &err) ||
+	    (stream = fleet_stream_of(&f, node),
+	     nodehw_from_node(cat, node, stream, &hw, &w, &err))) {
 		print_error(&err);
 		goto out;
 	}
@@ -165,10 +178,10 @@ static int advertise_dra(const char *node_path, const char *node_name, const cha
 		}
 		goto out;
 	}
-	if (cm_path)
+	if (cm->given)
 		cmd_eprintf("warning: --configmap: the DRA driver reads no device-plugin "
-			    "config; '%s' is not used\n",
-			    cm_path);
+			    "config; ConfigMap %s/%s is not used\n",
+			    cm->ns, cm->name);
 	if (!draslice_node_wants_dra(node))
 		gs_warnings_add(&w,
 				"not labeled %s=%s: sync keeps it on the device-plugin path, "
@@ -182,17 +195,20 @@ out:
 	json_decref(slice);
 	nodehw_free(hw);
 	gs_warnings_release(&w);
-	ydoc_stream_free(stream);
+	fleet_release(&f);
 	return rc;
 }
 
 int cmd_advertise(int argc, char **argv)
 {
-	const char *cm_path = NULL, *node_path = NULL, *node_name = NULL, *gates_spec = NULL;
+	const char *node_name = NULL, *gates_spec = NULL;
 	struct advertise_options opt = {0};
 	bool full = false, list = false, dra = false, classes = false, alpha = false;
-	struct ydoc_stream *cm_stream = NULL, *node_stream = NULL;
+	struct fleet_sources src = {0};
+	struct configmap_ref cmref;
+	struct fleet f;
 	struct dpconfig_set *set = NULL;
+	const json_t *cm = NULL;
 	const struct catalog *cat;
 	const json_t *node;
 	struct advertisement *adv = NULL;
@@ -201,11 +217,13 @@ int cmd_advertise(int argc, char **argv)
 	json_t *patch = NULL;
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
-		OPT_STRING(0, "configmap", &cm_path, "FILE",
-			   "the device-plugin ConfigMap of named configs; without\n"
-			   "it the node runs the empty config (no sharing)"),
+		OPT_CALLBACK(0, "configmap", &cmref, "NS/NAME",
+			     "the device-plugin ConfigMap of named configs among the\n"
+			     "files [gpu-share/device-plugin-configs]; none there: the\n"
+			     "node runs the empty config (no sharing)",
+			     parse_configmap_ref),
 		OPT_STRING(0, "node", &node_name, "NAME",
-			   "the Node to use when NODE.yaml holds several"),
+			   "the Node to use when the files hold several"),
 		OPT_STRING(0, "default-config", &opt.default_config, "NAME",
 			   "config-manager's DEFAULT_CONFIG"),
 		OPT_STRING(0, "fallback-strategies", &opt.fallbacks, "LIST",
@@ -226,60 +244,71 @@ int cmd_advertise(int argc, char **argv)
 			 "DRAConsumableCapacity and DRAExtendedResource (GS_DRA_ALPHA=1):\n"
 			 "the dynamic-MIG form is published, the gpu.nvidia.com class\n"
 			 "keeps extendedResourceName"),
+		OPT_FLEET_SOURCES(&src),
 		OPT_END(),
 	};
 
+	configmap_ref_init(&cmref);
+	fleet_init(&f);
+	gs_warnings_init(&w);
 	n = parse_options(argc, argv, opts, &advertise_usage);
-	if (n < 0)
-		return parseopt_exit(n);
-	if (list)
-		return list_gpus();
+	if (n < 0) {
+		rc = parseopt_exit(n);
+		goto out;
+	}
+	if (list) {
+		rc = list_gpus();
+		goto out;
+	}
 	if ((classes || gates_spec || alpha) && !dra) {
 		gs_error_set(&err, "%s needs --dra",
 			     classes	  ? "--device-classes"
 			     : gates_spec ? "--driver-gates"
 					  : "--alpha-gates");
-		return usage_error(&advertise_usage, &err);
+		rc = usage_error(&advertise_usage, &err);
+		goto out;
 	}
+	/* NODE.yaml... without -f: the same as -f each, read after the -f sources. */
+	for (int i = 0; i < n; i++)
+		fleet_sources_add(&src, argv[i]);
 	if (classes) {
 		json_t *docs;
 
-		if (n) {
-			gs_error_set(&err, "--device-classes takes no NODE.yaml ('%s')", argv[0]);
-			return usage_error(&advertise_usage, &err);
+		if (src.n) {
+			gs_error_set(&err, "--device-classes reads no file ('%s')", src.paths[0]);
+			rc = usage_error(&advertise_usage, &err);
+			goto out;
 		}
 		docs = draslice_device_classes(alpha);
 		rc = print_docs(docs) ? EXIT_USAGE : EXIT_OK;
 		json_decref(docs);
-		return rc;
+		goto out;
 	}
-	if (n > 1) {
-		gs_error_set(&err, "one NODE.yaml only ('%s')", argv[1]);
-		return usage_error(&advertise_usage, &err);
+	if (!src.n) {
+		gs_error_set(&err, "no node given: -f NODE.yaml");
+		rc = usage_error(&advertise_usage, &err);
+		goto out;
 	}
-	if (n == 0) {
-		gs_error_set(&err, "no NODE.yaml given");
-		return usage_error(&advertise_usage, &err);
-	}
-	node_path = argv[0];
 	if (dra) {
 		if (full || opt.default_config || opt.fallbacks) {
 			gs_error_set(&err, "--dra: the DRA path has no %s",
 				     full ? "--full" : "device-plugin config selection");
-			return usage_error(&advertise_usage, &err);
+			rc = usage_error(&advertise_usage, &err);
+			goto out;
 		}
-		return advertise_dra(node_path, node_name, cm_path, gates_spec, alpha);
+		rc = advertise_dra(&src, node_name, &cmref, gates_spec, alpha);
+		goto out;
 	}
 
-	gs_warnings_init(&w);
 	/* A fixed clock for nvidia.com/gfd.timestamp, for reproducible output. */
 	if (getenv("GPUSHARE_NOW"))
 		opt.now = strtoll(getenv("GPUSHARE_NOW"), NULL, 10);
-	if (catalog_builtin(&cat, &err) ||
-	    (cm_path && dpconfig_set_load_file(cm_path, &cm_stream, NULL, &set, &err)) ||
-	    ydoc_load_manifests(node_path, &ydoc_default_limits, &node_stream, &err) ||
-	    find_node(node_stream, node_path, node_name, &node, &err) ||
-	    (opt.source = node_stream, advertise_node(cat, node, set, &opt, &adv, &err))) {
+	if (catalog_builtin(&cat, &err) || fleet_read(&f, &src, &err) ||
+	    offline_configmap(&f, &cmref, "advertise",
+			      cmref.given || json_array_size(f.configmaps) > 0, &cm, &set, &err) ||
+	    find_node(&f, &src, node_name, &node, &err) ||
+	    (opt.source = fleet_stream_of(&f, node),
+	     advertise_node(cat, node, set, &opt, &adv, &err))) {
 		print_error(&err);
 		goto out;
 	}
@@ -338,7 +367,8 @@ out:
 	advertisement_free(adv);
 	gs_warnings_release(&w);
 	dpconfig_set_free(set);
-	ydoc_stream_free(cm_stream);
-	ydoc_stream_free(node_stream);
+	fleet_release(&f);
+	fleet_sources_release(&src);
+	configmap_ref_release(&cmref);
 	return rc;
 }

@@ -224,10 +224,14 @@ static int add_object(struct fleet *f, const struct ydoc_stream *s, json_t *doc,
 				  ydoc_kind_name(meta));
 		return -1;
 	}
+	if (name && !json_is_string(name)) {
+		ydoc_error_at_key(s, meta, "name", err,
+				  "%s: metadata.name: expected a string, got %s (quote it)",
+				  json_string_value(kind), ydoc_kind_name(name));
+		return -1;
+	}
 	if (!json_is_string(name) || !*json_string_value(name)) {
-		ydoc_error_at(s, doc, err, "%s: %s", json_string_value(kind),
-			      name && !json_is_string(name) ? "metadata.name must be a string"
-							    : "metadata.name not set");
+		ydoc_error_at(s, doc, err, "%s: metadata.name not set", json_string_value(kind));
 		return -1;
 	}
 	const json_t *ns = json_object_get(meta, "namespace");

@@ -30,12 +30,18 @@ run advertise --node nope k8s/lab-nodes.yaml
 expect_rc 2 "missing node"
 expect_err_has "no Node named 'nope'" "missing node"
 
-run advertise --configmap /nonexistent.yaml --node lab-node-0 k8s/lab-nodes.yaml
-expect_rc 2 "missing configmap"
+run advertise -f /nonexistent.yaml --node lab-node-0 k8s/lab-nodes.yaml
+expect_rc 2 "missing file"
+expect_err_has "the path '/nonexistent.yaml' does not exist" "missing file"
 
-run advertise --configmap k8s/lab-nodes.yaml --node lab-node-0 k8s/lab-nodes.yaml
-expect_rc 2 "no ConfigMap"
-expect_err_has "no ConfigMap in the file" "no ConfigMap"
+run advertise --configmap gpu-share/other --node lab-node-0 -f k8s/lab-nodes.yaml
+expect_rc 0 "no such ConfigMap among the files"
+expect_err_has "no ConfigMap gpu-share/other among the files: every node gets the device plugin's defaults" "no ConfigMap"
+
+# A directory: the ConfigMap and the nodes from the lab's manifests.
+run advertise -f k8s/ --node lab-node-1
+expect_rc 0 "-f k8s/"
+expect_out_has '"nvidia.com/gpu": "8"' "-f k8s/: the ConfigMap among the files"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -58,13 +64,13 @@ expect_rc 2 "broken YAML"
 expect_err_match "bad.yaml:[0-9]+:[0-9]+: " "position in the YAML error"
 
 # The lab's own files (steps 2-3 of README.md, The lab).
-run advertise --configmap k8s/device-plugin-configs.yaml --node lab-node-1 k8s/lab-nodes.yaml
+run advertise -f k8s/device-plugin-configs.yaml --node lab-node-1 k8s/lab-nodes.yaml
 expect_rc 0 "lab-node-1"
 expect_out_has '"nvidia.com/gpu": "8"' "2 T4 x replicas 4"
-run advertise --configmap k8s/device-plugin-configs.yaml --node lab-node-2 k8s/lab-nodes.yaml
+run advertise -f k8s/device-plugin-configs.yaml --node lab-node-2 k8s/lab-nodes.yaml
 expect_rc 0 "lab-node-2"
 expect_out_has '"nvidia.com/mig-1g.10gb": "7"' "mixed 1g.10gb x 7"
 case "$out" in *'"nvidia.com/gpu":'*) fail "lab-node-2 must not advertise nvidia.com/gpu" ;; esac
-run advertise --full --configmap k8s/device-plugin-configs.yaml --node lab-node-0 k8s/lab-nodes.yaml
+run advertise --full -f k8s/device-plugin-configs.yaml --node lab-node-0 k8s/lab-nodes.yaml
 expect_rc 0 "full"
 expect_out_has '"migStrategySource": "config"' "full shows where the strategy came from"

@@ -75,7 +75,7 @@ case "$out" in *ec2.internal*) fail "a real name is left" ;; esac
 
 # The twins are nodes gpushare reads: advertise, and the check through them.
 "$GPUSHARE" import -f "$real" >"$tmp/twins.yaml" || fail "import"
-run advertise --configmap "$cm" --node gke-ml-a3-pool-7f3c2b1a-x9qz --full "$tmp/twins.yaml"
+run advertise -f "$cm" --configmap gpu-operator/device-plugin-configs --node gke-ml-a3-pool-7f3c2b1a-x9qz --full "$tmp/twins.yaml"
 expect_rc 0 "advertise a twin"
 expect_out_has '"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"' "the MIG-single twin"
 expect_out_has '"nvidia.com/gpu": "56"' "the MIG-single twin's devices"
