@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/offline.h"
+#include "fleet/fleet.h"
 #include "cmd/parseopt.h"
 #include "base/escape.h"
 #include "base/strbuf.h"
@@ -13,12 +15,12 @@
 #include "yaml/ydoc.h"
 #include "base/banned.h"
 
-#define IMPORT_MAX_ARGS 256 /* -f files, --pool specs */
+#define IMPORT_MAX_ARGS 256 /* --pool specs */
 
 static const char *const usage_lines[] = {
-	"gpushare import -f NODES.yaml [-f ...] [--anonymise] [-o yaml|json]",
+	"gpushare import -f NODES.yaml [-f ...] [-R] [--anonymise] [-o yaml|json]",
 	"gpushare import --pool SPEC [--pool SPEC...] [-o yaml|json]",
-	"gpushare import --check -f NODES.yaml [--configmap CM.yaml] [-o json]",
+	"gpushare import --check -f NODES.yaml [-f CM.yaml] [--configmap NS/NAME] [-o json]",
 	NULL,
 };
 
@@ -35,7 +37,8 @@ static const struct parseopt_usage import_usage = {
 	"\n"
 	"--check compares, node by node, what each real node shows (nvidia.com labels,\n"
 	"capacity and allocatable) with what gpushare would advertise for its twin\n"
-	"under the ConfigMap, and lists every difference. See docs/import.md.\n",
+	"under the device-plugin ConfigMap --configmap names among the files, and lists\n"
+	"every difference. See docs/import.md.\n",
 	"--pool NAME=COUNTxGPUSxMODEL: COUNT nodes NAME-0001... of GPUS GPUs of MODEL\n"
 	"each (an NVML name or its label form: 4x8xNVIDIA-H100-80GB-HBM3); then any of\n"
 	",config=KEY ,mig=LAYOUT ,strategy=none|single|mixed ,cpu=Q ,memory=Q ,pods=N\n"
@@ -194,66 +197,62 @@ static int print_check_json(const struct import_check *c)
 	return 0;
 }
 
-static int run_check(struct import *im, const char *cm_path, const char *default_config,
-		     const char *fallbacks, bool json)
+static int run_check(struct import *im, const struct fleet *f, const struct configmap_ref *cm,
+		     const json_t *configmap, const char *default_config, const char *fallbacks,
+		     bool json)
 {
 	struct import_check_opts co = {
+		.configmap = configmap,
 		.default_config = default_config,
 		.fallbacks = fallbacks,
 	};
-	struct ydoc_stream *cm_stream = NULL;
-	struct dpconfig_set *set = NULL;
 	struct import_check c;
 	struct gs_error err;
 	int rc = EXIT_USAGE;
 
 	memset(&c, 0, sizeof(c));
-	if (cm_path && dpconfig_set_load_file(cm_path, &cm_stream, &co.configmap, &set, &err)) {
-		print_error(&err);
-		goto out;
-	}
 	if (import_check(im, &co, &c, &err)) {
 		print_error(&err);
 		goto out;
 	}
 	print_list("note", &c.notes);
-	if (!cm_path && c.config_labels)
-		fprintf(stderr,
-			"hint: %zu node%s name%s a device-plugin config "
-			"(nvidia.com/device-plugin.config)"
-			"; without --configmap every twin runs the empty config\n",
-			c.config_labels, c.config_labels == 1 ? "" : "s",
-			c.config_labels == 1 ? "s" : "");
+	if (!configmap && c.config_labels) {
+		char *others = fleet_configmap_others(f, cm->name);
+		cmd_eprintf("hint: %zu node%s name%s a device-plugin config "
+			    "(nvidia.com/device-plugin.config), and there is no ConfigMap %s/%s "
+			    "among the files%s%s%s: every twin runs the empty config\n",
+			    c.config_labels, c.config_labels == 1 ? "" : "s",
+			    c.config_labels == 1 ? "s" : "", cm->ns, cm->name,
+			    *others ? " (read: " : "", others,
+			    *others ? "; --configmap NS/NAME names another)" : "");
+		free(others);
+	}
 	if (json ? print_check_json(&c) : (print_check_table(&c), 0))
 		goto out;
 	rc = c.n ? EXIT_FINDING : EXIT_OK;
 out:
 	import_check_release(&c);
-	dpconfig_set_free(set);
-	ydoc_stream_free(cm_stream);
 	return rc;
 }
 
 int cmd_import(int argc, char **argv)
 {
-	struct arg_list files = {0}, pools = {0};
-	const char *output = NULL, *cm_path = NULL, *default_config = NULL, *fallbacks = NULL;
+	struct arg_list pools = {0};
+	struct fleet_sources src = {0};
+	struct configmap_ref cmref;
+	struct fleet f;
+	struct dpconfig_set *set = NULL;
+	const json_t *cm = NULL;
+	const char *output = NULL, *default_config = NULL, *fallbacks = NULL;
 	bool check = false, anon = false;
-	struct ydoc_stream *streams[IMPORT_MAX_ARGS] = {0};
 	struct import_opts io = {0};
 	const struct catalog *cat;
 	struct import *im = NULL;
 	struct gs_warnings w, notes;
 	struct gs_error err;
 	json_t *twins = NULL;
-	bool stdin_used = false;
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
-		OPT_CALLBACK('f', "filename", &files, "FILE",
-			     "Nodes of a real cluster (kubectl get nodes -o\n"
-			     "yaml): a List or documents; '-' is standard\n"
-			     "input; may repeat",
-			     add_arg),
 		OPT_CALLBACK(0, "pool", &pools, "SPEC",
 			     "NAME=COUNTxGPUSxMODEL[,KEY=VALUE...]: nodes of\n"
 			     "a fleet on paper (below); may repeat",
@@ -270,72 +269,76 @@ int cmd_import(int argc, char **argv)
 		OPT_FLAG(0, "check", &check,
 			 "compare each real node with what gpushare\n"
 			 "advertises for its twin; exit 1 on a difference"),
-		OPT_STRING(0, "configmap", &cm_path, "FILE",
-			   "the real cluster's device-plugin ConfigMap\n"
-			   "(without it every twin runs the empty config)"),
+		OPT_CALLBACK(0, "configmap", &cmref, "NS/NAME",
+			     "the real cluster's device-plugin ConfigMap among\n"
+			     "the files [gpu-share/device-plugin-configs]; none\n"
+			     "there: every twin runs the empty config",
+			     parse_configmap_ref),
 		OPT_STRING(0, "default-config", &default_config, "NAME",
 			   "config-manager's DEFAULT_CONFIG in the real cluster"),
 		OPT_STRING(0, "fallback-strategies", &fallbacks, "LIST",
 			   "config-manager's FALLBACK_STRATEGIES (default\n"
 			   "named,single)"),
+		OPT_FLEET_SOURCES(&src),
 		OPT_END(),
 	};
 
+	configmap_ref_init(&cmref);
+	fleet_init(&f);
+	gs_warnings_init(&w);
+	gs_warnings_init(&notes);
 	n = parse_options(argc, argv, opts, &import_usage);
-	if (n < 0)
-		return parseopt_exit(n);
+	if (n < 0) {
+		rc = parseopt_exit(n);
+		goto out;
+	}
 	if (n > 0) {
 		gs_error_set(&err, "'%s': name the nodes' file with -f", argv[0]);
-		return usage_error(&import_usage, &err);
+		rc = usage_error(&import_usage, &err);
+		goto out;
 	}
-	if (!files.n && !pools.n) {
+	if (!src.n && !pools.n) {
 		gs_error_set(&err, "nothing to import: give -f NODES.yaml or --pool SPEC");
-		return usage_error(&import_usage, &err);
+		rc = usage_error(&import_usage, &err);
+		goto out;
 	}
-	if (check && (!files.n || pools.n || anon)) {
+	if (check && (!src.n || pools.n || anon)) {
 		gs_error_set(&err, "%s",
-			     !files.n  ? "--check needs the real nodes: -f NODES.yaml"
+			     !src.n    ? "--check needs the real nodes: -f NODES.yaml"
 			     : pools.n ? "--check compares real nodes; a --pool has none"
 				       : "--check compares under the real names; drop --anonymise");
-		return usage_error(&import_usage, &err);
+		rc = usage_error(&import_usage, &err);
+		goto out;
 	}
-	if (!check && (cm_path || default_config || fallbacks)) {
+	if (!check && (cmref.given || default_config || fallbacks)) {
 		gs_error_set(&err, "%s is for --check",
-			     cm_path	      ? "--configmap"
+			     cmref.given      ? "--configmap"
 			     : default_config ? "--default-config"
 					      : "--fallback-strategies");
-		return usage_error(&import_usage, &err);
+		rc = usage_error(&import_usage, &err);
+		goto out;
 	}
 	if (output && !strcmp(output, check ? "yaml" : "table")) {
 		gs_error_set(&err, "-o %s: %s", output,
 			     check ? "--check prints table or json"
 				   : "twins print as yaml or json");
-		return usage_error(&import_usage, &err);
+		rc = usage_error(&import_usage, &err);
+		goto out;
 	}
 
-	gs_warnings_init(&w);
-	gs_warnings_init(&notes);
 	if (catalog_builtin(&cat, &err)) {
 		print_error(&err);
 		goto out;
 	}
 	io.anonymise = anon;
 	im = import_new(cat, &io);
-	for (size_t i = 0; i < files.n; i++) {
-		if (!strcmp(files.items[i], "-")) {
-			if (stdin_used) {
-				gs_error_set(&err, "-f -: standard input can be read once");
-				rc = usage_error(&import_usage, &err);
-				goto out;
-			}
-			stdin_used = true;
-		}
-		if (ydoc_load_manifests(files.items[i], &ydoc_default_limits, &streams[i], &err) ||
-		    import_add_stream(im, streams[i], &w, &err)) {
-			print_list("warning", &w);
-			print_error(&err);
-			goto out;
-		}
+	/* The check's ConfigMap is read with the nodes; without --check a ConfigMap is skipped. */
+	if (src.n && (fleet_read(&f, &src, &err) ||
+		      (check && offline_configmap(&f, &cmref, "import", false, &cm, &set, &err)) ||
+		      import_add_fleet(im, &f, cm, &w, &err))) {
+		print_list("warning", &w);
+		print_error(&err);
+		goto out;
 	}
 	for (size_t i = 0; i < pools.n; i++) {
 		if (import_add_pool(im, pools.items[i], &err)) {
@@ -346,12 +349,12 @@ int cmd_import(int argc, char **argv)
 	}
 	print_list("warning", &w);
 	if (!import_count(im)) {
-		gs_error_set(&err, "no Node in %s", files.n == 1 ? files.items[0] : "the files");
+		gs_error_set(&err, "no Node in %s", src.n == 1 ? src.paths[0] : "the files");
 		print_error(&err);
 		goto out;
 	}
 	if (check) {
-		rc = run_check(im, cm_path, default_config, fallbacks,
+		rc = run_check(im, &f, &cmref, cm, default_config, fallbacks,
 			       output && !strcmp(output, "json"));
 		goto out;
 	}
@@ -365,8 +368,10 @@ int cmd_import(int argc, char **argv)
 out:
 	json_decref(twins);
 	import_free(im);
-	for (size_t i = 0; i < files.n; i++)
-		ydoc_stream_free(streams[i]);
+	dpconfig_set_free(set);
+	fleet_release(&f);
+	fleet_sources_release(&src);
+	configmap_ref_release(&cmref);
 	gs_warnings_release(&w);
 	gs_warnings_release(&notes);
 	return rc;

@@ -13,6 +13,7 @@ void fleet_init(struct fleet *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->objects = json_array();
+	f->all = json_array();
 	f->configmaps = json_array();
 	f->nodes = json_array();
 	f->pods = json_array();
@@ -29,10 +30,10 @@ void fleet_init(struct fleet *f)
 
 void fleet_release(struct fleet *f)
 {
-	json_t **arrays[] = {&f->objects,   &f->configmaps, &f->nodes,		 &f->pods,
-			     &f->workloads, &f->quotas,	    &f->limitranges,	 &f->slices,
-			     &f->claims,    &f->events,	    &f->claim_templates, &f->device_classes,
-			     &f->seen};
+	json_t **arrays[] = {&f->objects,	 &f->all,	&f->configmaps, &f->nodes,
+			     &f->pods,		 &f->workloads, &f->quotas,	&f->limitranges,
+			     &f->slices,	 &f->claims,	&f->events,	&f->claim_templates,
+			     &f->device_classes, &f->seen};
 
 	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
 		json_decref(*arrays[i]);
@@ -215,6 +216,7 @@ static int add_object(struct fleet *f, const struct ydoc_stream *s, json_t *doc,
 	arr = array_for(f, json_string_value(kind));
 	if (!arr) {
 		f->n_ignored++;
+		json_array_append(f->all, doc);
 		return 0;
 	}
 	const json_t *meta = json_object_get(doc, "metadata");
@@ -267,6 +269,7 @@ static int add_object(struct fleet *f, const struct ydoc_stream *s, json_t *doc,
 	free(id);
 	json_array_append(arr, doc);
 	json_array_append(f->objects, doc);
+	json_array_append(f->all, doc);
 	return 0;
 }
 

@@ -25,7 +25,9 @@
  */
 
 struct fleet {
-	json_t *objects; /* every object read, in reading order */
+	json_t *objects; /* every object of the kinds below, in reading order */
+	json_t *all;	 /* every object read, kinds no command reads included, in
+			    reading order (for commands that pass objects on: dra translate) */
 	json_t *configmaps;
 	json_t *nodes;
 	json_t *pods;	   /* the Pods as read */

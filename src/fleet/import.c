@@ -827,6 +827,18 @@ int import_add_stream(struct import *im, const struct ydoc_stream *s, struct gs_
 	return 0;
 }
 
+int import_add_fleet(struct import *im, const struct fleet *f, const json_t *skip,
+		     struct gs_warnings *warnings, struct gs_error *err)
+{
+	const json_t *obj;
+	size_t i;
+
+	json_array_foreach (f->all, i, obj)
+		if (obj != skip && add_doc(im, fleet_stream_of(f, obj), obj, warnings, err))
+			return -1;
+	return 0;
+}
+
 /* ---- pools ---- */
 
 struct pool {

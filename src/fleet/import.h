@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "fleet/fleet.h"
 #include "model/catalog.h"
 #include "yaml/ydoc.h"
 
@@ -51,6 +52,15 @@ void import_free(struct import *im);
  */
 int import_add_stream(struct import *im, const struct ydoc_stream *s, struct gs_warnings *warnings,
 		      struct gs_error *err) GS_WUR;
+
+/*
+ * The same for every object of a fleet read with fleet_read (fleet.h, its
+ * `all`), in reading order: f must outlive `im`. `skip` (NULL: none) is an object read
+ * for another purpose, the device-plugin ConfigMap of the check, skipped
+ * without a warning.
+ */
+int import_add_fleet(struct import *im, const struct fleet *f, const json_t *skip,
+		     struct gs_warnings *warnings, struct gs_error *err) GS_WUR;
 
 /*
  * A fleet on paper: NAME=COUNTxGPUSxMODEL[,config=KEY][,mig=LAYOUT]

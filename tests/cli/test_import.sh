@@ -32,7 +32,7 @@ run import --check -f "$real" --anonymise
 expect_rc 2 "--check with --anonymise"
 expect_err_has "drop --anonymise" "--check with --anonymise"
 
-run import -f "$real" --configmap "$cm"
+run import -f "$real" --configmap gpu-operator/device-plugin-configs
 expect_rc 2 "--configmap without --check"
 expect_err_has "--configmap is for --check" "--configmap without --check"
 
@@ -52,7 +52,7 @@ out=$("$GPUSHARE" import -f - <"$real" | md5sum) && want=$("$GPUSHARE" import -f
 [ "$out" = "$want" ] || fail "-f - and -f FILE differ"
 run import -f - -f -
 expect_rc 2 "stdin twice"
-expect_err_has "standard input can be read once" "stdin twice"
+expect_err_has "standard input cannot be read twice" "stdin twice"
 
 # -o json is a List of the same twins.
 run import -f "$real" -o json
@@ -80,7 +80,7 @@ expect_rc 0 "advertise a twin"
 expect_out_has '"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"' "the MIG-single twin"
 expect_out_has '"nvidia.com/gpu": "56"' "the MIG-single twin's devices"
 
-run import --check -f "$real" --configmap "$cm" -o json
+run import --check -f "$real" -f "$cm" --configmap gpu-operator/device-plugin-configs -o json
 expect_rc 0 "check json"
 echo "$out" | python3 -c '
 import json, sys
@@ -91,7 +91,8 @@ assert d["notCompared"][0]["label"] == "nvidia.com/gfd.timestamp"
 
 # A real node showing allocatable 8 where its twin would show 4.
 run import --check -f tests/golden/import-check-differs/node.yaml \
-	--configmap tests/golden/import-check-differs/configmap.yaml -o json
+	-f tests/golden/import-check-differs/configmap.yaml \
+	--configmap gpu-operator/device-plugin-configs -o json
 expect_rc 1 "check finds differences"
 echo "$out" | python3 -c '
 import json, sys
@@ -120,7 +121,7 @@ run import -f "$tmp/broken.yaml"
 expect_rc 2 "broken YAML"
 expect_err_match "broken.yaml:[0-9]+:[0-9]+: " "position in the YAML error"
 
-printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n' >"$tmp/pod.yaml"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n' >"$tmp/pod.yaml"
 run import -f "$tmp/pod.yaml"
 expect_rc 2 "no Node"
 expect_err_has "pod.yaml:1:1: skipped: a Pod, not a Node" "the Pod is named"

@@ -153,6 +153,8 @@ static void kinds_sorted(void **state)
 	assert_int_equal(f.n_ignored, 2);
 	assert_int_equal(f.n_files, 1);
 	assert_names(f.objects, "n1 p1 device-plugin-configs q lr d s j c ds rs sl cl ct dc ev n2");
+	assert_names(f.all,
+		     "n1 p1 device-plugin-configs q lr d s j c ds rs sl cl ct dc ev a svc n2");
 	fleet_release(&f);
 	tmp_remove(&t);
 }
