@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/offline.h"
+#include "fleet/fleet.h"
 #include "model/dpconfig_set.h"
 #include "dra/draprepare.h"
 #include "model/kobj.h"
@@ -14,10 +16,12 @@
 #include "base/banned.h"
 
 static const char *const dra_lines[] = {
-	"gpushare dra translate --configmap CM.yaml [MANIFEST...]",
+	"gpushare dra translate -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME]",
 	"gpushare dra prepare --slices SLICES.yaml [--driver-gates GATES] CLAIM.yaml...", NULL};
 static const char *const translate_lines[] = {
-	"gpushare dra translate --configmap CM.yaml [MANIFEST...]", NULL};
+	"gpushare dra translate -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] "
+	"[--driver-gates GATES]",
+	NULL};
 static const char *const prepare_lines[] = {
 	"gpushare dra prepare --slices SLICES.yaml [--driver-gates GATES] CLAIM.yaml...", NULL};
 
@@ -40,7 +44,8 @@ static const struct parseopt_usage translate_usage = {
 	"nvidia.com/mig-<profile> limits, <class>.deviceclass.resource.k8s.io/devices\n"
 	"quotas, DRA-labelled gpushare nodes; other objects unchanged. The output is a\n"
 	"YAML stream for `kubectl apply -f -`; comment lines under each item list what\n"
-	"does not carry over and why (docs/dra.md, \"Translate\").\n",
+	"does not carry over and why (docs/dra.md, \"Translate\"). The ConfigMap is the\n"
+	"one --configmap names among the files; FILE... without -f is the same as -f each.\n",
 	"exit status: 0 ok, 2 bad input or usage.\n",
 };
 
@@ -52,53 +57,67 @@ static void print_error(const struct gs_error *err)
 
 static int translate(int argc, char **argv)
 {
-	const char *cm_path = NULL, *gates_spec = NULL;
+	const char *gates_spec = NULL;
+	struct fleet_sources src = {0};
+	struct configmap_ref cmref;
 	struct option opts[] = {
-		OPT_STRING(0, "configmap", &cm_path, "FILE",
-			   "the device-plugin ConfigMap (one per file), as for lint"),
+		OPT_CALLBACK(0, "configmap", &cmref, "NS/NAME",
+			     "the device-plugin ConfigMap among the files\n"
+			     "[gpu-share/device-plugin-configs]; none there: the\n"
+			     "device plugin's defaults",
+			     parse_configmap_ref),
 		OPT_STRING(0, "driver-gates", &gates_spec, "GATES",
 			   "the DRA driver's feature gates the notes judge sharing settings\n"
 			   "against, in its FEATURE_GATES syntax (default: the driver's own,\n"
 			   "e.g. TimeSlicingSettings=true,MPSSupport=true)"),
+		OPT_FLEET_SOURCES(&src),
 		OPT_END(),
 	};
-	int n = parse_options(argc, argv, opts, &translate_usage);
 	struct gs_error err;
 	struct draprepare_gates gates;
-	struct ydoc_stream *cs = NULL;
+	struct fleet f;
 	const json_t *cm = NULL;
+	json_t *obj;
 	struct dpconfig_set *set = NULL;
 	struct dratranslate *t = NULL;
 	struct strbuf out = STRBUF_INIT;
-	int rc = EXIT_USAGE;
+	int rc = EXIT_USAGE, n;
+	size_t i;
 
-	if (n < 0)
-		return parseopt_exit(n);
+	configmap_ref_init(&cmref);
+	fleet_init(&f);
+	n = parse_options(argc, argv, opts, &translate_usage);
+	if (n < 0) {
+		rc = parseopt_exit(n);
+		goto out;
+	}
 	gs_error_clear(&err);
-	if (!cm_path) {
-		gs_error_set(&err, "say which ConfigMap: --configmap CM.yaml");
-		return usage_error(&translate_usage, &err);
+	for (int a = 0; a < n; a++)
+		fleet_sources_add(&src, argv[a]);
+	if (!src.n) {
+		gs_error_set(&err, "say what to translate: -f FILE|DIR|- (the ConfigMap and the "
+				   "manifests)");
+		rc = usage_error(&translate_usage, &err);
+		goto out;
 	}
 	draprepare_gates_default(&gates);
 	if (gates_spec && draprepare_gates_parse(&gates, gates_spec, &err)) {
 		gs_error_prefix(&err, "--driver-gates: ");
-		return usage_error(&translate_usage, &err);
+		rc = usage_error(&translate_usage, &err);
+		goto out;
 	}
-	if (dpconfig_set_load_file(cm_path, &cs, &cm, &set, &err) < 0) {
+	if (fleet_read(&f, &src, &err) < 0 ||
+	    offline_configmap(&f, &cmref, "dra translate", true, &cm, &set, &err) < 0) {
 		print_error(&err);
 		goto out;
 	}
-	t = dratranslate_new(set, cm_path, cm, &gates);
-	for (int i = 0; i < n; i++) {
-		struct ydoc_stream *s = NULL;
-		if (ydoc_load_manifests(argv[i], &ydoc_default_limits, &s, &err) < 0 ||
-		    dratranslate_stream(t, s, &err) < 0) {
-			ydoc_stream_free(s);
+	t = dratranslate_new(set, cm ? ydoc_stream_name(fleet_stream_of(&f, cm)) : NULL, cm,
+			     &gates);
+	json_array_foreach (f.all, i, obj)
+		if (dratranslate_object(t, fleet_stream_of(&f, obj), obj, &err) < 0) {
 			print_error(&err);
 			goto out;
 		}
-		ydoc_stream_free(s);
-	}
 	dratranslate_finish(t);
 	if (dratranslate_yaml(t, &out, &err) < 0) {
 		print_error(&err);
@@ -110,7 +129,9 @@ out:
 	strbuf_release(&out);
 	dratranslate_free(t);
 	dpconfig_set_free(set);
-	ydoc_stream_free(cs);
+	fleet_release(&f);
+	fleet_sources_release(&src);
+	configmap_ref_release(&cmref);
 	return rc;
 }
 

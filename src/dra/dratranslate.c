@@ -907,6 +907,12 @@ int dratranslate_stream(struct dratranslate *t, const struct ydoc_stream *s, str
 	return 0;
 }
 
+int dratranslate_object(struct dratranslate *t, const struct ydoc_stream *s, json_t *obj,
+			struct gs_error *err)
+{
+	return translate_doc(t, s, obj, err);
+}
+
 void dratranslate_finish(struct dratranslate *t)
 {
 	for (size_t q = 0; q < t->n_quotas; q++) {

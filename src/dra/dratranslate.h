@@ -39,6 +39,10 @@ struct dratranslate *dratranslate_new(const struct dpconfig_set *set, const char
 /* Translate every document of a manifest stream, in order (Lists item by item). */
 int dratranslate_stream(struct dratranslate *t, const struct ydoc_stream *s,
 			struct gs_error *err) GS_WUR;
+/* Translate one object of stream s (a List item by item), after those before it. */
+int dratranslate_object(struct dratranslate *t, const struct ydoc_stream *s, json_t *obj,
+			struct gs_error *err) GS_WUR;
+
 /* Notes that need every manifest first (quota use); call once, after the last stream. */
 void dratranslate_finish(struct dratranslate *t);
 size_t dratranslate_count(const struct dratranslate *t);

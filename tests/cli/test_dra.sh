@@ -19,15 +19,26 @@ run dra translate --help
 expect_rc 0 "translate help"
 expect_out_has "--driver-gates GATES" "translate help lists its options"
 
+run dra translate
+expect_rc 2 "nothing to translate"
+expect_err_has "say what to translate: -f FILE|DIR|-" "nothing to translate"
+
 run dra translate k8s/placement.yaml
-expect_rc 2 "no --configmap"
-expect_err_has "say which ConfigMap: --configmap CM.yaml" "no --configmap"
+expect_rc 0 "no ConfigMap among the files"
+expect_err_has "no ConfigMap gpu-share/device-plugin-configs among the files: every node gets the device plugin's defaults" "no ConfigMap"
 
-run dra translate --configmap k8s/placement.yaml
-expect_rc 2 "not a ConfigMap"
+run dra translate -f k8s/device-plugin-configs.yaml --configmap gpu-share/other
+expect_rc 0 "another name"
+expect_err_has "(read: gpu-share/device-plugin-configs; --configmap NS/NAME names another)" "names the ConfigMaps read"
 
-run dra translate --configmap k8s/device-plugin-configs.yaml /nonexistent.yaml
+run dra translate -f k8s/device-plugin-configs.yaml -f /nonexistent.yaml
 expect_rc 2 "missing manifest"
+expect_err_has "the path '/nonexistent.yaml' does not exist" "missing manifest"
+
+# The lab's directory: its ConfigMap and manifests, as kubectl apply -f k8s/ reads them.
+run dra translate -f k8s/
+expect_rc 0 "-f k8s/"
+expect_out_has '# device-plugin config "shared"' "-f k8s/: the ConfigMap among the files"
 
 run dra prepare tests/golden/dra-prepare-default/claims.yaml
 expect_rc 2 "prepare without --slices"
@@ -47,7 +58,7 @@ expect_rc 2 "bad gate value"
 expect_err_has "--driver-gates: invalid value of MPSSupport=maybe" "bad gate value"
 
 # The lab's files, in the order the lab applies them.
-run dra translate --configmap k8s/device-plugin-configs.yaml k8s/namespaces.yaml \
+run dra translate -f k8s/device-plugin-configs.yaml k8s/namespaces.yaml \
 	k8s/lab-nodes.yaml k8s/gpu-quota.yaml k8s/team-a-pods.yaml k8s/team-over.yaml \
 	k8s/mig-job.yaml k8s/placement.yaml
 expect_rc 0 "translate the lab"

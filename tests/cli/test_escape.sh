@@ -59,7 +59,7 @@ docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "mig", "nam
                  "nvidia.com/mig-1g.10gb' || true || '": 1}}}]}})
 open(sys.argv[1] + "/pods.yaml", "w").write(yaml.safe_dump_all(docs))
 EOF
-run dra translate --configmap k8s/device-plugin-configs.yaml "$tmp/pods.yaml"
+run dra translate -f k8s/device-plugin-configs.yaml "$tmp/pods.yaml"
 expect_rc 0 "translate the nasty names"
 printf '%s' "$out" >"$tmp/out.yaml"
 python3 - "$tmp" <<'EOF' || fail "dra translate's YAML does not read back as the documents meant"
@@ -97,11 +97,11 @@ expect_out_has '# Pod ns-0/evil\n---\napiVersion: v1\nkind: Secret' "the header 
 
 # Invalid UTF-8 in a manifest: refused at its place, in one line.
 printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: "bad\200\n' >"$tmp/bad.yaml"
-run dra translate --configmap k8s/device-plugin-configs.yaml "$tmp/bad.yaml"
+run dra translate -f k8s/device-plugin-configs.yaml "$tmp/bad.yaml"
 expect_rc 2 "invalid UTF-8"
 [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || fail "the error is not one line"
 # A file name with a line break in an error: one line too.
-run dra translate --configmap k8s/device-plugin-configs.yaml "$tmp/no
+run dra translate -f k8s/device-plugin-configs.yaml "$tmp/no
 such: file"
 expect_rc 2 "missing file"
 [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || fail "an error naming a file is not one line"

@@ -28,14 +28,14 @@ e2e_namespace "$m"
 
 k8s=(namespaces.yaml device-plugin-configs.yaml lab-nodes.yaml gpu-quota.yaml team-a-pods.yaml
 	team-over.yaml mig-job.yaml placement.yaml)
-run "$GPUSHARE" dra translate --configmap k8s/device-plugin-configs.yaml "${k8s[@]/#/k8s/}"
+run "$GPUSHARE" dra translate "${k8s[@]/#/k8s/}"
 expect_rc 0 "translate the lab's files"
 seed=$(printf '%s\n' "$out" | sed -e "s/^\(  *\)namespace: team-a\$/\1namespace: $a/" \
 	-e "s/^\(  *\)namespace: gpu-share\$/\1namespace: $g/" \
 	-e "s/^  name: team-a\$/  name: $a/" -e "s/^  name: gpu-share\$/  name: $g/")
 check "$seed" "the lab"
 
-run "$GPUSHARE" dra translate --configmap tests/golden/dra-translate-shapes/cm.yaml \
+run "$GPUSHARE" dra translate -f tests/golden/dra-translate-shapes/cm.yaml --configmap gpu-operator/dp \
 	tests/golden/dra-translate-shapes/workloads.yaml
 expect_rc 0 "translate the shapes case"
 check "$(printf '%s\n' "$out" | sed -e "s/^\(  *\)namespace: ml\$/\1namespace: $m/")" "shapes"
