@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/offline.h"
+#include "fleet/fleet.h"
 #include "model/dpconfig.h"
 #include "engine/dplint.h"
 #include "model/kobj.h"
@@ -11,8 +13,9 @@
 #include "yaml/ydoc.h"
 #include "base/banned.h"
 
-static const char *const usage_lines[] = {"gpushare lint [options] FILE",
-					  "gpushare lint [options] --configmap CM.yaml", NULL};
+static const char *const usage_lines[] = {
+	"gpushare lint [options] FILE",
+	"gpushare lint [options] -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME]", NULL};
 
 static const struct parseopt_usage lint_usage = {
 	"lint",
@@ -21,6 +24,8 @@ static const struct parseopt_usage lint_usage = {
 	"report what it would silently ignore and the traps of the deployment around it.\n"
 	"FILE is one config, or a file holding ConfigMaps of named configs (one per\n"
 	"data/binaryData key, as config-manager picks them); '-' reads standard input.\n"
+	"With -f, the objects are read as kubectl's -f reads them and the ConfigMap is\n"
+	"the one --configmap names among them.\n"
 	"\n"
 	"Output, one line per finding, ordered by position:\n"
 	"  FILE:LINE:COL: error|warning|note: [config KEY] message\n"
@@ -33,9 +38,11 @@ static const struct parseopt_usage lint_usage = {
 
 struct opts {
 	struct dplint_options lint;
-	const char *file;
+	const char *file; /* FILE without -f; NULL with -f */
 	const char *key;
-	bool configmap, notes, upstream, strict;
+	struct fleet_sources src;
+	struct configmap_ref cm;
+	bool notes, upstream, strict;
 };
 
 struct tally {
@@ -180,12 +187,13 @@ static int parse_version(const struct option *opt, const char *arg, struct gs_er
 /* 0 with o filled; -1 when the command ends here with *status. */
 static int parse_args(int argc, char **argv, struct opts *o, int *status)
 {
-	const char *cm_file = NULL;
 	bool no_notes = false;
 	struct gs_error err;
 	struct option opts[] = {
-		OPT_STRING(0, "configmap", &cm_file, "FILE",
-			   "FILE holds ConfigMaps (found by kind otherwise)"),
+		OPT_CALLBACK(0, "configmap", &o->cm, "NS/NAME",
+			     "with -f, the ConfigMap to lint among the files\n"
+			     "[gpu-share/device-plugin-configs]",
+			     parse_configmap_ref),
 		OPT_STRING(0, "key", &o->key, "KEY", "only this ConfigMap key"),
 		OPT_CALLBACK(0, "installer", &o->lint.installer, "helm|operator|none",
 			     "who deploys the plugin (default helm): decides\n"
@@ -207,6 +215,7 @@ static int parse_args(int argc, char **argv, struct opts *o, int *status)
 		OPT_FLAG(0, "upstream", &o->upstream,
 			 "print errors as the real component logs them"),
 		OPT_FLAG(0, "strict", &o->strict, "warnings fail too"),
+		OPT_FLEET_SOURCES(&o->src),
 		OPT_END(),
 	};
 	int n;
@@ -218,19 +227,48 @@ static int parse_args(int argc, char **argv, struct opts *o, int *status)
 		return -1;
 	}
 	o->notes = !no_notes;
-	o->configmap = cm_file != NULL;
-	if (n + (cm_file != NULL) > 1) {
+	/* With -f or --configmap, FILE... is the same as -f each: objects, not a bare config. */
+	if (o->src.n || o->cm.given) {
+		for (int i = 0; i < n; i++)
+			fleet_sources_add(&o->src, argv[i]);
+		return 0;
+	}
+	if (n > 1) {
 		gs_error_set(&err, "one file at a time ('%s')", argv[n - 1]);
 		*status = usage_error(&lint_usage, &err);
 		return -1;
 	}
-	if (n + (cm_file != NULL) == 0) {
+	if (n == 0) {
 		gs_error_set(&err, "no file given");
 		*status = usage_error(&lint_usage, &err);
 		return -1;
 	}
-	o->file = cm_file ? cm_file : argv[0];
+	o->file = argv[0];
 	return 0;
+}
+
+/* -f: the ConfigMap --configmap names among the objects read. */
+static int lint_fleet(const struct opts *o, struct tally *t)
+{
+	struct fleet f;
+	const json_t *cm = NULL;
+	struct gs_error err;
+	char buf[2048];
+	int status = EXIT_OK;
+
+	fleet_init(&f);
+	if (fleet_read(&f, &o->src, &err) < 0 ||
+	    fleet_configmap(&f, o->cm.ns, o->cm.name, &cm, &err) < 0 ||
+	    (!cm && (offline_configmap_missing(&f, &o->cm, &err), 1))) {
+		fprintf(stderr, "gpushare lint: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		fleet_release(&f);
+		return EXIT_USAGE;
+	}
+	lint_configmap(fleet_stream_of(&f, cm), cm, NULL, o, t, &status);
+	fleet_release(&f);
+	if (status != EXIT_OK)
+		return status;
+	return t->errors || (o->strict && t->warnings) ? EXIT_FINDING : EXIT_OK;
 }
 
 int cmd_lint(int argc, char **argv)
@@ -245,18 +283,25 @@ int cmd_lint(int argc, char **argv)
 	int status = EXIT_OK, rc;
 
 	memset(&o, 0, sizeof(o));
+	configmap_ref_init(&o.cm);
 	if (parse_args(argc, argv, &o, &rc) != 0)
-		return rc;
+		goto done;
+	if (!o.file) {
+		rc = lint_fleet(&o, &t);
+		goto done;
+	}
 	if (gs_read_file(o.file, ydoc_default_limits.max_bytes, &text, &len, &err)) {
 		fprintf(stderr, "gpushare lint: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto done;
 	}
 	const struct ydoc_pos origin = {.line = 0, .col = 0};
 	const char *shown = strcmp(o.file, "-") ? o.file : "<stdin>";
 	if (ydoc_load_buffer(shown, text, len, origin, &ydoc_default_limits, &s, &err)) {
 		fprintf(stderr, "gpushare lint: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		free(text);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto done;
 	}
 	n_cm = kobj_count(s, "ConfigMap");
 	if (n_cm) {
@@ -268,9 +313,6 @@ int cmd_lint(int argc, char **argv)
 				cm_name = kobj_name(doc) ? kobj_name(doc) : "?";
 			lint_configmap(s, doc, cm_name, &o, &t, &status);
 		}
-	} else if (o.configmap) {
-		cmd_eprintf("gpushare lint: no ConfigMap in %s\n", shown);
-		status = EXIT_USAGE;
 	} else {
 		struct dpconfig *c = NULL;
 		struct dp_diags d;
@@ -283,9 +325,11 @@ int cmd_lint(int argc, char **argv)
 	}
 	ydoc_stream_free(s);
 	free(text);
-	if (status != EXIT_OK)
-		return status;
-	if (t.errors || (o.strict && t.warnings))
-		return EXIT_FINDING;
-	return EXIT_OK;
+	rc = status != EXIT_OK			    ? status
+	     : t.errors || (o.strict && t.warnings) ? EXIT_FINDING
+						    : EXIT_OK;
+done:
+	fleet_sources_release(&o.src);
+	configmap_ref_release(&o.cm);
+	return rc;
 }

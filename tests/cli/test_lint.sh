@@ -18,10 +18,17 @@ run lint "$TOP/k8s/device-plugin-configs.yaml"
 expect_rc 0 "lab ConfigMap"
 expect_out_has "[config mps]" "findings are tagged with their key"
 
-# --configmap on a file without one is bad input.
-run lint --configmap "$d/bad.yaml"
+# -f on files without the ConfigMap is bad input.
+run lint -f "$TOP/k8s/lab-nodes.yaml"
 expect_rc 2 "no ConfigMap"
-expect_err_has "no ConfigMap in" "says why"
+expect_err_has "no ConfigMap gpu-share/device-plugin-configs among the files" "says why"
+
+# -f reads as kubectl does: the lab's directory gives its ConfigMap, linted as FILE is.
+run lint "$TOP/k8s/device-plugin-configs.yaml"
+want=$out
+run lint -f "$TOP/k8s" --configmap gpu-share/device-plugin-configs
+expect_rc 0 "-f k8s"
+[ "$out" = "$want" ] || fail "lint -f k8s differs from lint FILE"
 
 run lint "$d/missing.yaml"
 expect_rc 2 "unreadable file"
