@@ -27,7 +27,7 @@ done
 # (and per dimension where a case holds the other still).
 cases='check|check D/check.yaml
 lint|lint D/lint.yaml
-advertise|advertise --configmap D/configmap.yaml --node node-00001 D/fleet.yaml
+advertise|advertise -f D/configmap.yaml --node node-00001 -f D/fleet.yaml
 explain-node|explain node node-00001 -f D/fleet.yaml -f D/configmap.yaml
 explain-pod|explain pod -f D/pod.yaml -f D/nodes.yaml -f D/configmap.yaml -f D/bound.yaml
 explain-pod-lists|explain pod -f D/pod.json -f D/nodes.json -f D/pods.json
@@ -41,7 +41,7 @@ status|status -f D/list.json
 report|report --html /dev/null -f D/nodes.yaml -f D/configmap.yaml -f D/bound.yaml -f D/quota.yaml
 webhook-names|webhook --review D/review-names.json -f D/small-nodes.yaml -f D/configmap.yaml
 webhook-nodes|webhook --review D/review.json -f D/webhook-nodes.yaml -f D/configmap.yaml
-dra-translate|dra translate --configmap D/configmap.yaml D/translate.yaml
+dra-translate|dra translate -f D/configmap.yaml -f D/translate.yaml
 dra-prepare|dra prepare --slices D/slices.yaml D/claims.yaml'
 
 times=$out/times.txt
