@@ -196,8 +196,8 @@ static void print_diff(const json_t *d, const char *what)
 		print_outcome(a);
 		cmd_printf("\n");
 		if (strcmp(kobj_text(a, "verdict"), "bound"))
-			cmd_printf("  %s%s%s\n", kobj_text(a, "status_reason"),
-				   *kobj_text(a, "status_reason") ? ": " : "",
+			cmd_printf("  %s%s%s\n", kobj_text(a, "statusReason"),
+				   *kobj_text(a, "statusReason") ? ": " : "",
 				   kobj_text(a, "reason"));
 	}
 	if (json_array_size(json_object_get(d, "unadvertised")))
@@ -243,11 +243,52 @@ static void print_at(const json_t *v, int depth)
 }
 
 /*
+ * The nodes the stack refuses under one advertisement (sync_plan's
+ * failures: a config key the ConfigMap lacks, a MIG layout the GPU has not,
+ * an unknown model...), each named on standard error with its reason, never
+ * silent; the same as [{"node", "reason"}] for JSON. `when` prefixes the
+ * line ("what-if: ").
+ */
+static json_t *refused_nodes(const struct explain_fleet *f, const char *when)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < f->plan.n; i++) {
+		const struct sync_node *sn = &f->plan.nodes[i];
+		const char *why = sn->message ? sn->message : "";
+
+		if (sn->outcome != SYNC_FAILED)
+			continue;
+		cmd_eprintf("gpushare plan: %snode %s: refused by the stack (%s); the node shows "
+			    "nothing new\n",
+			    when, sn->name, why);
+		json_array_append_new(a, json_pack("{s:s,s:s}", "node", sn->name, "reason", why));
+	}
+	return a;
+}
+
+/* Whether `after` refuses a node `before` did not. */
+static bool newly_refused(const json_t *before, const json_t *after)
+{
+	const json_t *x, *y;
+	size_t i, j;
+
+	json_array_foreach (after, i, x) {
+		bool seen = false;
+		json_array_foreach (before, j, y)
+			seen |= !strcmp(kobj_text(x, "node"), kobj_text(y, "node"));
+		if (!seen)
+			return true;
+	}
+	return false;
+}
+
+/*
  * plan_result_json(r) as json_dumps(JSON_INDENT(2)) writes it `depth`
  * levels deep, one pod made and freed at a time: memory for one pod's
  * object, not the batch's.
  */
-static void print_plan_json(const struct plan_result *r, int depth)
+static void print_plan_json(const struct plan_result *r, const json_t *refused, int depth)
 {
 	json_t *q = plan_quotas_json(r);
 
@@ -262,6 +303,8 @@ static void print_plan_json(const struct plan_result *r, int depth)
 		printf("\n%*s", 2 * (depth + 1), "");
 	printf("],\n%*s\"quotas\": ", 2 * (depth + 1), "");
 	print_at(q, depth + 1);
+	printf(",\n%*s\"refusedNodes\": ", 2 * (depth + 1), "");
+	print_at(refused, depth + 1);
 	printf("\n%*s}", 2 * depth, "");
 	json_decref(q);
 }
@@ -291,6 +334,7 @@ int cmd_plan(int argc, char **argv)
 	const json_t *cm2 = NULL;
 	struct explain_fleet fleet2 = {0};
 	struct plan_result *res = NULL, *res2 = NULL;
+	json_t *refused = NULL, *refused2 = NULL;
 	int json_out = 0, rc = EXIT_USAGE, n;
 	struct fleet_sources src = {0};
 	struct configmap_ref cmref;
@@ -347,6 +391,7 @@ int cmd_plan(int argc, char **argv)
 				.configs = of.set};
 	if (plan_run(&in, &res, &err) < 0)
 		goto fail;
+	refused = refused_nodes(&of.adv, "");
 	if (what_if || changes) {
 		if ((what_if && dpconfig_set_load_file(what_if, &cs2, &cm2, &set2, &err) < 0) ||
 		    apply_changes(of.f.nodes, changes, &nodes2, &err) < 0 ||
@@ -360,6 +405,7 @@ int cmd_plan(int argc, char **argv)
 					 .configs = what_if ? set2 : of.set};
 		if (plan_run(&in2, &res2, &err) < 0)
 			goto fail;
+		refused2 = refused_nodes(&fleet2, "what-if: ");
 		json_t *d = plan_diff_json(res, res2, of.adv.nodes, fleet2.nodes);
 		if (json_out) {
 			/* {"changes", "unadvertised", "quotas", "before", "after"} */
@@ -371,9 +417,9 @@ int cmd_plan(int argc, char **argv)
 				printf(",");
 			}
 			printf("\n  \"before\": ");
-			print_plan_json(res, 1);
+			print_plan_json(res, refused, 1);
 			printf(",\n  \"after\": ");
-			print_plan_json(res2, 1);
+			print_plan_json(res2, refused2, 1);
 			printf("\n}\n");
 		} else {
 			char *what = describe(what_if, changes);
@@ -382,14 +428,15 @@ int cmd_plan(int argc, char **argv)
 		}
 		rc = json_array_size(json_object_get(d, "changes")) ||
 				     json_array_size(json_object_get(d, "unadvertised")) ||
-				     json_array_size(json_object_get(d, "quotas"))
+				     json_array_size(json_object_get(d, "quotas")) ||
+				     newly_refused(refused, refused2)
 			     ? EXIT_FINDING
 			     : EXIT_OK;
 		json_decref(d);
 		goto out;
 	}
 	if (json_out) {
-		print_plan_json(res, 0);
+		print_plan_json(res, refused, 0);
 		printf("\n");
 	} else {
 		print_table(res);
@@ -405,6 +452,8 @@ fail:
 out:
 	plan_result_free(res);
 	plan_result_free(res2);
+	json_decref(refused);
+	json_decref(refused2);
 	explain_fleet_release(&fleet2);
 	dpconfig_set_free(set2);
 	ydoc_stream_free(cs2);

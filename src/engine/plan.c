@@ -1345,7 +1345,7 @@ json_t *plan_pod_json(const struct plan_result *r, size_t i)
 	if (!o->node)
 		json_object_set_new(j, "node", json_null());
 	if (o->status_reason)
-		json_object_set_new(j, "status_reason", json_string(o->status_reason));
+		json_object_set_new(j, "statusReason", json_string(o->status_reason));
 	if (o->n_hints) {
 		json_t *h = json_array();
 		for (size_t k = 0; k < o->n_hints; k++)
@@ -1468,7 +1468,7 @@ static json_t *outcome(const struct plan_pod *o)
 	if (!o->node)
 		json_object_set_new(j, "node", json_null());
 	if (o->status_reason)
-		json_object_set_new(j, "status_reason", json_string(o->status_reason));
+		json_object_set_new(j, "statusReason", json_string(o->status_reason));
 	return j;
 }
 
