@@ -63,6 +63,30 @@ static size_t shown_len(const char *s)
 	return n;
 }
 
+/* Each pool's headroom after the batch, as a table. */
+static void print_pools(const struct plan_result *r)
+{
+	size_t wpool = 4, wres = 8;
+
+	if (!r->n_pools)
+		return;
+	for (size_t i = 0; i < r->n_pools; i++) {
+		if (shown_len(r->pools[i].pool) > wpool)
+			wpool = shown_len(r->pools[i].pool);
+		if (shown_len(r->pools[i].resource) > wres)
+			wres = shown_len(r->pools[i].resource);
+	}
+	cmd_printf("\nHEADROOM AFTER THE BATCH\n%-*s  %-*s  %5s  %10s  %6s  %6s  %8s\n", (int)wpool,
+		   "POOL", (int)wres, "RESOURCE", "NODES", "REGISTERED", "HELD", "FREE",
+		   "STRANDED");
+	for (size_t i = 0; i < r->n_pools; i++) {
+		const struct plan_pool_use *u = &r->pools[i];
+		cmd_printf("%-*s  %-*s  %5zu  %10lld  %6lld  %6lld  %8lld\n", (int)wpool, u->pool,
+			   (int)wres, u->resource, u->nodes, u->registered, u->held, u->free,
+			   u->stranded);
+	}
+}
+
 static void print_table(const struct plan_result *r)
 {
 	size_t wpod = 3, wnode = 4;
@@ -95,6 +119,7 @@ static void print_table(const struct plan_result *r)
 		cmd_printf("%s/%s  %s: used %s of %s\n", u->namespace, u->quota, u->resource,
 			   u->used, u->hard);
 	}
+	print_pools(r);
 }
 
 static int parse_output(const struct option *opt, const char *arg, struct gs_error *err)
@@ -303,6 +328,10 @@ static void print_plan_json(const struct plan_result *r, const json_t *refused, 
 		printf("\n%*s", 2 * (depth + 1), "");
 	printf("],\n%*s\"quotas\": ", 2 * (depth + 1), "");
 	print_at(q, depth + 1);
+	json_t *pools = plan_pools_json(r);
+	printf(",\n%*s\"pools\": ", 2 * (depth + 1), "");
+	print_at(pools, depth + 1);
+	json_decref(pools);
 	printf(",\n%*s\"refusedNodes\": ", 2 * (depth + 1), "");
 	print_at(refused, depth + 1);
 	printf("\n%*s}", 2 * depth, "");

@@ -8,6 +8,7 @@
 #include "engine/explain_offline.h"
 #include "engine/podvalidate.h"
 #include "model/kobj.h"
+#include "model/names.h"
 #include "model/quantity.h"
 #include "base/strbuf.h"
 #include "base/banned.h"
@@ -1257,11 +1258,92 @@ int plan_add(struct plan *p, const json_t *pod, struct gs_error *err)
 	return rc;
 }
 
+/* The pool of a node (struct plan_pool_use). Caller frees. */
+static char *pool_of(const json_t *node)
+{
+	const json_t *labels = kobj_get(node, "metadata.labels");
+	const char *pool = json_string_value(json_object_get(labels, IMPORT_LABEL_POOL));
+	const char *product = json_string_value(json_object_get(labels, "nvidia.com/gpu.product"));
+	const char *config =
+		json_string_value(json_object_get(labels, "nvidia.com/device-plugin.config"));
+
+	const char *layout = json_string_value(json_object_get(labels, "nvidia.com/mig.config"));
+
+	if (pool && *pool)
+		return gs_xstrdup(pool);
+	return gs_xasprintf("%s/%s%s%s", product && *product ? product : "?",
+			    config && *config ? config : "default", layout && *layout ? "/" : "",
+			    layout && *layout ? layout : "");
+}
+
+/* Each pool's nvidia.com/ resources after the batch (struct plan_pool_use). */
+static void pool_report(struct plan *p, struct plan_result *r)
+{
+	json_t *index = json_object(), *pending = json_object();
+	size_t cap = 0;
+
+	/* The resources a pending pod asks for ("name=quantity" of its requests). */
+	for (size_t i = 0; i < r->n_pods; i++)
+		for (size_t k = 0; r->pods[i].verdict == PLAN_PENDING && k < r->pods[i].n_requests;
+		     k++) {
+			const char *rq = r->pods[i].requests[k], *eq = strchr(rq, '=');
+			char *name = eq ? gs_xstrndup(rq, (size_t)(eq - rq)) : gs_xstrdup(rq);
+			json_object_set_new(pending, name, json_true());
+			free(name);
+		}
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		const struct pnode *n = &p->nodes[i];
+		char *pool = NULL;
+
+		for (size_t k = 0; k < n->n_sc; k++) {
+			const char *res = p->res_names[n->sc[k].res];
+			struct plan_pool_use *u;
+			json_t *at;
+
+			if (strncmp(res, "nvidia.com/", 11) || n->sc[k].alloc <= 0)
+				continue;
+			if (!pool)
+				pool = pool_of(n->obj);
+			char *key = gs_xasprintf("%s\x1f%s", pool, res);
+			at = json_object_get(index, key);
+			if (at) {
+				u = &r->pools[json_integer_value(at)];
+			} else {
+				if (r->n_pools == cap) {
+					cap = cap ? 2 * cap : 8;
+					r->pools = gs_xrealloc(r->pools, cap * sizeof(*r->pools));
+				}
+				json_object_set_new(index, key,
+						    json_integer((json_int_t)r->n_pools));
+				u = &r->pools[r->n_pools++];
+				memset(u, 0, sizeof(*u));
+				u->pool = gs_xstrdup(pool);
+				u->resource = gs_xstrdup(res);
+			}
+			free(key);
+			u->nodes++;
+			u->registered += n->sc[k].alloc;
+			u->held += n->sc[k].used;
+		}
+		free(pool);
+	}
+	for (size_t i = 0; i < r->n_pools; i++) {
+		struct plan_pool_use *u = &r->pools[i];
+		u->free = u->registered - u->held;
+		if (u->free < 0)
+			u->free = 0;
+		u->stranded = json_object_get(pending, u->resource) ? u->free : 0;
+	}
+	json_decref(index);
+	json_decref(pending);
+}
+
 struct plan_result *plan_finish(struct plan *p)
 {
 	struct plan_result *r = p->r;
 
 	quota_report(p, r);
+	pool_report(p, r);
 	p->r = NULL;
 	plan_free(p);
 	return r;
@@ -1320,6 +1402,11 @@ void plan_result_free(struct plan_result *r)
 		free(r->quotas[i].hard);
 	}
 	free(r->quotas);
+	for (size_t i = 0; i < r->n_pools; i++) {
+		free(r->pools[i].pool);
+		free(r->pools[i].resource);
+	}
+	free(r->pools);
 	free(r);
 }
 
@@ -1369,13 +1456,30 @@ json_t *plan_quotas_json(const struct plan_result *r)
 	return quotas;
 }
 
+json_t *plan_pools_json(const struct plan_result *r)
+{
+	json_t *pools = json_array();
+
+	for (size_t i = 0; i < r->n_pools; i++) {
+		const struct plan_pool_use *u = &r->pools[i];
+		json_array_append_new(
+			pools,
+			json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I}", "pool", u->pool, "resource",
+				  u->resource, "nodes", (json_int_t)u->nodes, "registered",
+				  (json_int_t)u->registered, "held", (json_int_t)u->held, "free",
+				  (json_int_t)u->free, "stranded", (json_int_t)u->stranded));
+	}
+	return pools;
+}
+
 json_t *plan_result_json(const struct plan_result *r)
 {
 	json_t *pods = json_array();
 
 	for (size_t i = 0; i < r->n_pods; i++)
 		json_array_append_new(pods, plan_pod_json(r, i));
-	return json_pack("{s:o,s:o}", "pods", pods, "quotas", plan_quotas_json(r));
+	return json_pack("{s:o,s:o,s:o}", "pods", pods, "quotas", plan_quotas_json(r), "pools",
+			 plan_pools_json(r));
 }
 
 /* ---- what-if ----------------------------------------------------------------------- */

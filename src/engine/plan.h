@@ -63,6 +63,22 @@ struct plan_quota_use {
 	char *hard;
 };
 
+/*
+ * Headroom of one pool and one nvidia.com/ resource after the batch. A
+ * pool is the nodes' gpushare.io/pool label, else their GPU product and
+ * device-plugin config, and MIG layout when set ("NVIDIA-A100-SXM4-80GB/default",
+ * "NVIDIA-A100-SXM4-80GB/default/all-1g.10gb"). Registered: the
+ * nodes' allocatable; held: what pods there request; free = registered -
+ * held; stranded: free, while a pod of the batch asking for that resource
+ * stays pending (capacity that exists but fits none of them).
+ */
+struct plan_pool_use {
+	char *pool;
+	char *resource;
+	size_t nodes;
+	long long registered, held, free, stranded;
+};
+
 struct plan_result {
 	char **nodes; /* node names in input order */
 	size_t n_nodes;
@@ -70,6 +86,8 @@ struct plan_result {
 	size_t n_pods;
 	struct plan_quota_use *quotas;
 	size_t n_quotas;
+	struct plan_pool_use *pools; /* in order of first appearance */
+	size_t n_pools;
 };
 
 struct plan_input {
@@ -112,6 +130,8 @@ json_t *plan_result_json(const struct plan_result *r);
 /* Its parts, to print one pod at a time: pod i's object, the quotas' array. New references. */
 json_t *plan_pod_json(const struct plan_result *r, size_t i);
 json_t *plan_quotas_json(const struct plan_result *r);
+/* [{"pool", "resource", "nodes", "registered", "held", "free", "stranded"}]; new reference. */
+json_t *plan_pools_json(const struct plan_result *r);
 
 /*
  * What changes between two outcomes of the same pods (`before` on the

@@ -128,6 +128,7 @@ sys.path.insert(0, sys.argv[1])
 from names import NAMES
 from clean import clean_lines
 lines = clean_lines(open(sys.argv[1] + "/plan.txt", "rb").read(), "plan")
+lines = lines[:lines.index("")] if "" in lines else lines  # the pod table, before the headroom
 rows = [l for l in lines if l and not l.startswith(" ")]
 assert rows[0].startswith("POD "), rows[0]
 assert len(rows) == 1 + len(NAMES) + 1, rows  # the header, a row per pod
