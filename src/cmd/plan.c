@@ -203,6 +203,11 @@ static void print_outcome(const json_t *o)
 		   json_is_string(node) ? json_string_value(node) : "");
 }
 
+static long long int_of(const json_t *o, const char *key)
+{
+	return (long long)json_integer_value(json_object_get(o, key));
+}
+
 static void print_diff(const json_t *d, const char *what)
 {
 	const json_t *x;
@@ -250,6 +255,18 @@ static void print_diff(const json_t *d, const char *what)
 		cmd_printf("%s/%s  %s: used %s -> %s of %s\n", kobj_text(x, "namespace"),
 			   kobj_text(x, "quota"), kobj_text(x, "resource"), kobj_text(x, "before"),
 			   kobj_text(x, "after"), kobj_text(x, "hard"));
+	if (json_array_size(json_object_get(d, "pools")))
+		cmd_printf("\nCAPACITY BEFORE -> AFTER\n");
+	json_array_foreach (json_object_get(d, "pools"), i, x) {
+		const json_t *b = json_object_get(x, "before"), *a = json_object_get(x, "after");
+		cmd_printf(
+			"%s  %s: nodes %lld -> %lld, registered %lld -> %lld, held %lld -> %lld, "
+			"free %lld -> %lld, stranded %lld -> %lld\n",
+			kobj_text(x, "pool"), kobj_text(x, "resource"), int_of(b, "nodes"),
+			int_of(a, "nodes"), int_of(b, "registered"), int_of(a, "registered"),
+			int_of(b, "held"), int_of(a, "held"), int_of(b, "free"), int_of(a, "free"),
+			int_of(b, "stranded"), int_of(a, "stranded"));
+	}
 }
 
 /* v as json_dumps(JSON_INDENT(2)) writes it `depth` levels deep in a document. */
@@ -438,9 +455,10 @@ int cmd_plan(int argc, char **argv)
 		json_t *d = plan_diff_json(res, res2, of.adv.nodes, fleet2.nodes);
 		if (json_out) {
 			/* {"changes", "unadvertised", "quotas", "before", "after"} */
-			static const char *const keys[] = {"changes", "unadvertised", "quotas"};
+			static const char *const keys[] = {"changes", "unadvertised", "quotas",
+							   "pools"};
 			printf("{");
-			for (size_t k = 0; k < 3; k++) {
+			for (size_t k = 0; k < 4; k++) {
 				printf("\n  \"%s\": ", keys[k]);
 				print_at(json_object_get(d, keys[k]), 1);
 				printf(",");

@@ -1258,22 +1258,24 @@ int plan_add(struct plan *p, const json_t *pod, struct gs_error *err)
 	return rc;
 }
 
-/* The pool of a node (struct plan_pool_use). Caller frees. */
+/*
+ * The pool of a node (struct plan_pool_use): its gpushare.io/pool label,
+ * else its GPU model (the gpushare.io/gpu-product annotation, else GFD's
+ * product label), which a what-if of configs or layouts does not change.
+ * Caller frees.
+ */
 static char *pool_of(const json_t *node)
 {
 	const json_t *labels = kobj_get(node, "metadata.labels");
 	const char *pool = json_string_value(json_object_get(labels, IMPORT_LABEL_POOL));
-	const char *product = json_string_value(json_object_get(labels, "nvidia.com/gpu.product"));
-	const char *config =
-		json_string_value(json_object_get(labels, "nvidia.com/device-plugin.config"));
+	const char *model = json_string_value(
+		json_object_get(kobj_get(node, "metadata.annotations"), NODEHW_ANN_PRODUCT));
 
-	const char *layout = json_string_value(json_object_get(labels, "nvidia.com/mig.config"));
-
+	if (!model || !*model)
+		model = json_string_value(json_object_get(labels, "nvidia.com/gpu.product"));
 	if (pool && *pool)
 		return gs_xstrdup(pool);
-	return gs_xasprintf("%s/%s%s%s", product && *product ? product : "?",
-			    config && *config ? config : "default", layout && *layout ? "/" : "",
-			    layout && *layout ? layout : "");
+	return gs_xstrdup(model && *model ? model : "?");
 }
 
 /* Each pool's nvidia.com/ resources after the batch (struct plan_pool_use). */
@@ -1581,6 +1583,67 @@ static char *quota_key(const struct plan_quota_use *u)
 	return gs_xasprintf("%s/%s/%s", u->namespace, u->quota, u->resource);
 }
 
+static json_t *pool_use_json(const struct plan_pool_use *u)
+{
+	if (!u)
+		return json_pack("{s:I,s:I,s:I,s:I,s:I}", "nodes", (json_int_t)0, "registered",
+				 (json_int_t)0, "held", (json_int_t)0, "free", (json_int_t)0,
+				 "stranded", (json_int_t)0);
+	return json_pack("{s:I,s:I,s:I,s:I,s:I}", "nodes", (json_int_t)u->nodes, "registered",
+			 (json_int_t)u->registered, "held", (json_int_t)u->held, "free",
+			 (json_int_t)u->free, "stranded", (json_int_t)u->stranded);
+}
+
+/*
+ * Each pool and resource whose headroom differs between two outcomes:
+ * [{"pool", "resource", "before": {...}, "after": {...}}], a pool only on
+ * one side counted as empty on the other; in the before order, then the
+ * pools new after.
+ */
+static json_t *pool_changes(const struct plan_result *before, const struct plan_result *after)
+{
+	json_t *out = json_array(), *index = json_object();
+
+	for (size_t i = 0; i < before->n_pools; i++) {
+		char *key =
+			gs_xasprintf("%s\x1f%s", before->pools[i].pool, before->pools[i].resource);
+		json_object_set_new(index, key, json_integer((json_int_t)i));
+		free(key);
+	}
+	const struct plan_pool_use **pair = gs_xcalloc(before->n_pools + 1, sizeof(*pair));
+	for (size_t i = 0; i < after->n_pools; i++) {
+		char *key =
+			gs_xasprintf("%s\x1f%s", after->pools[i].pool, after->pools[i].resource);
+		json_t *at = json_object_get(index, key);
+		free(key);
+		if (at)
+			pair[json_integer_value(at)] = &after->pools[i];
+	}
+	for (size_t i = 0; i < before->n_pools; i++) {
+		const struct plan_pool_use *b = &before->pools[i], *a = pair[i];
+		if (a && a->nodes == b->nodes && a->registered == b->registered &&
+		    a->held == b->held && a->stranded == b->stranded)
+			continue;
+		json_array_append_new(out, json_pack("{s:s,s:s,s:o,s:o}", "pool", b->pool,
+						     "resource", b->resource, "before",
+						     pool_use_json(b), "after", pool_use_json(a)));
+	}
+	for (size_t i = 0; i < after->n_pools; i++) {
+		const struct plan_pool_use *a = &after->pools[i];
+		char *key = gs_xasprintf("%s\x1f%s", a->pool, a->resource);
+		bool old = json_object_get(index, key) != NULL;
+		free(key);
+		if (!old)
+			json_array_append_new(out, json_pack("{s:s,s:s,s:o,s:o}", "pool", a->pool,
+							     "resource", a->resource, "before",
+							     pool_use_json(NULL), "after",
+							     pool_use_json(a)));
+	}
+	free(pair);
+	json_decref(index);
+	return out;
+}
+
 json_t *plan_diff_json(const struct plan_result *before, const struct plan_result *after,
 		       const json_t *nodes_before, const json_t *nodes_after)
 {
@@ -1644,6 +1707,6 @@ json_t *plan_diff_json(const struct plan_result *before, const struct plan_resul
 	json_decref(by_name);
 	json_decref(instead_of);
 	json_decref(uses_before);
-	return json_pack("{s:o,s:o,s:o}", "changes", changes, "unadvertised", unadv, "quotas",
-			 quotas);
+	return json_pack("{s:o,s:o,s:o,s:o}", "changes", changes, "unadvertised", unadv, "quotas",
+			 quotas, "pools", pool_changes(before, after));
 }

@@ -65,10 +65,9 @@ struct plan_quota_use {
 
 /*
  * Headroom of one pool and one nvidia.com/ resource after the batch. A
- * pool is the nodes' gpushare.io/pool label, else their GPU product and
- * device-plugin config, and MIG layout when set ("NVIDIA-A100-SXM4-80GB/default",
- * "NVIDIA-A100-SXM4-80GB/default/all-1g.10gb"). Registered: the
- * nodes' allocatable; held: what pods there request; free = registered -
+ * pool is the nodes' gpushare.io/pool label, else their GPU model
+ * (gpushare.io/gpu-product), the same before and after a what-if.
+ * Registered: the nodes' allocatable; held: what pods there request; free = registered -
  * held; stranded: free, while a pod of the batch asking for that resource
  * stays pending (capacity that exists but fits none of them).
  */
@@ -139,8 +138,9 @@ json_t *plan_pools_json(const struct plan_result *r);
  * (docs/plan.md): "changes", the pods whose verdict or node differ;
  * "unadvertised", each pod's nvidia.com/ resource no node advertises after
  * the change (with "instead": what the nodes that advertised it before, or
- * else all nodes, advertise now); "quotas", the uses that differ. New
- * reference.
+ * else all nodes, advertise now); "quotas", the uses that differ; "pools",
+ * each pool and resource whose headroom differs ({"pool", "resource",
+ * "before", "after"}, a side without it all zeros). New reference.
  */
 json_t *plan_diff_json(const struct plan_result *before, const struct plan_result *after,
 		       const json_t *nodes_before, const json_t *nodes_after);
