@@ -40,7 +40,7 @@ MAIN_OBJ := $(BUILD)/obj/src/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test layers unit golden cli asan valgrind e2e e2e-dra-alpha bench bench-scale bench-controller bench-replay fuzz fuzz-build ci deps clean \
+.PHONY: all test layers unit golden cli asan valgrind e2e e2e-versions e2e-dra-alpha bench bench-scale bench-controller bench-replay fuzz fuzz-build ci deps clean \
 	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
@@ -90,6 +90,11 @@ valgrind: all $(UNIT_BIN)
 
 e2e: all
 	@tests/e2e/run.sh $(BUILD)/gpushare
+
+# The version-sensitive tests on each pinned Kubernetes version, one table
+# (docs/cluster.md); each version's first run builds it (cold).
+e2e-versions: all
+	@tests/e2e/run-versions.sh $(BUILD)/gpushare $(VERSIONS)
 
 # The DRA tests on a cluster of their own with the DRA alpha gates (docs/dra.md).
 e2e-dra-alpha: all

@@ -59,7 +59,7 @@ build_kube() {
 	ldf+=" -X k8s.io/client-go/pkg/version.gitMajor=1"
 	ldf+=" -X k8s.io/client-go/pkg/version.gitMinor=$minor"
 	mkdir -p "$kube_dir.tmp"
-	(cd "$top/tools/kube" && go build -trimpath -tags grpcnotrace -ldflags "$ldf" \
+	(cd "$top/tools/kube/$K8S_VERSION" && go build -trimpath -tags grpcnotrace -ldflags "$ldf" \
 		-o "$kube_dir.tmp/" \
 		k8s.io/kubernetes/cmd/kube-apiserver \
 		k8s.io/kubernetes/cmd/kube-controller-manager \
@@ -70,7 +70,7 @@ build_kube() {
 
 build_etcd() {
 	mkdir -p "$etcd_dir.tmp"
-	(cd "$top/tools/etcd" && go build -trimpath -ldflags "-s -w" \
+	(cd "$top/tools/etcd/$ETCD_VERSION" && go build -trimpath -ldflags "-s -w" \
 		-o "$etcd_dir.tmp/etcd" go.etcd.io/etcd/server/v3)
 	rm -rf "$etcd_dir" && mv "$etcd_dir.tmp" "$etcd_dir"
 }

@@ -9,6 +9,9 @@
 # cluster are stopped and cleaned first.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+# Whether K8S_VERSION was asked for, before versions.sh fills the default.
+asked_version=${K8S_VERSION:-}
+. "$(dirname "$0")/versions.sh"
 
 t0=$(now)
 
@@ -21,12 +24,14 @@ flock -n 9 || {
 }
 
 # --- DRA --------------------------------------------------------------------
-# resource.k8s.io/v1 and the GA/beta DRA gates are on by default in 1.34; the
-# alpha gates the DRA driver's richer forms need (DRAPartitionableDevices:
-# dynamic-MIG counters; DRAConsumableCapacity: allowMultipleAllocations;
-# DRAExtendedResource: a DeviceClass's extendedResourceName) are off, and a
-# 1.34 apiserver drops their fields silently. GS_DRA_ALPHA=1 turns the three
-# on in the apiserver, the scheduler and KCM (docs/cluster.md).
+# resource.k8s.io/v1 is on from 1.34. The gates the DRA driver's richer
+# forms need (DRAPartitionableDevices: dynamic-MIG counters;
+# DRAConsumableCapacity: allowMultipleAllocations; DRAExtendedResource: a
+# DeviceClass's extendedResourceName) are alpha and off in 1.34 and 1.35,
+# whose apiserver drops their fields silently, and beta and on from 1.36
+# (pkg/features/kube_features.go). GS_DRA_ALPHA=1 turns the three on in the
+# apiserver, the scheduler and KCM (docs/cluster.md); from 1.36 it changes
+# nothing.
 gates=()
 case ${GS_DRA_ALPHA:-0} in
 0 | '') dra_alpha=0 ;;
@@ -45,9 +50,12 @@ if [ -f "$state/env" ]; then
 		comp_ready kube-apiserver
 	) && {
 		load_env
+		if [ -n "$asked_version" ] && [ "${GS_K8S_VERSION:-}" != "$asked_version" ]; then
+			die "the running cluster is Kubernetes ${GS_K8S_VERSION:-unknown}, not $asked_version; make cluster-down first"
+		fi
 		[ "${GS_DRA_ALPHA:-0}" = "$dra_alpha" ] ||
 			say "note: the running cluster has GS_DRA_ALPHA=${GS_DRA_ALPHA:-0}; make cluster-down first to change it"
-		say "already running (apiserver https://127.0.0.1:$GS_APISERVER_PORT, state $state); nothing to do"
+		say "already running (Kubernetes ${GS_K8S_VERSION:-unknown}, apiserver https://127.0.0.1:$GS_APISERVER_PORT, state $state); nothing to do"
 		exit 0
 	}
 fi
@@ -168,6 +176,7 @@ GS_SCHEDULER_PORT=$GS_SCHEDULER_PORT
 GS_KWOK_PORT=$GS_KWOK_PORT
 GS_CONTROLLER_PORT=$GS_CONTROLLER_PORT
 GS_DRA_ALPHA=$dra_alpha
+GS_K8S_VERSION=$K8S_VERSION
 GS_APISERVER=$server
 GS_CA=$pki/ca.crt
 GS_ADMIN_CERT=$pki/admin.crt

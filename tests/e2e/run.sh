@@ -48,7 +48,14 @@ trap 'exit 130' INT TERM
 export KUBECONFIG=$state/kubeconfig USER_KUBECONFIG=$state/user.kubeconfig
 export KUBECTL=$state/bin/kubectl GPUSHARE=$bin TOP=$top
 GS_DRA_ALPHA=${GS_DRA_ALPHA:-0}
-export GS_APISERVER GS_CA GS_ADMIN_TOKEN GS_USER_TOKEN K8S_VERSION GS_DRA_ALPHA
+# The DRA gates the richer forms need (DRAPartitionableDevices,
+# DRAConsumableCapacity, DRAExtendedResource) are beta and on by default
+# from 1.36 (pkg/features/kube_features.go), alpha and off before unless
+# GS_DRA_ALPHA=1 turned them on.
+minor=${K8S_VERSION#v1.}
+minor=${minor%%.*}
+if [ "$GS_DRA_ALPHA" = 1 ] || [ "$minor" -ge 36 ]; then GS_DRA_GATES=1; else GS_DRA_GATES=0; fi
+export GS_APISERVER GS_CA GS_ADMIN_TOKEN GS_USER_TOKEN K8S_VERSION GS_DRA_ALPHA GS_DRA_GATES
 
 pass=0 fail=0 failed=
 for t in "$root"/test_*.sh; do

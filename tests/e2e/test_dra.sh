@@ -86,7 +86,7 @@ for c in gpu mig; do
 		"DeviceClass $c.nvidia.com selector"
 done
 ext=$(jp deviceclass gpu.nvidia.com '{.spec.extendedResourceName}')
-if [ "$GS_DRA_ALPHA" = 1 ]; then
+if [ "$GS_DRA_GATES" = 1 ]; then
 	expect_eq "$ext" "nvidia.com/gpu" "extendedResourceName kept with DRAExtendedResource"
 else
 	expect_eq "$ext" "" "extendedResourceName dropped by a 1.34 apiserver without the gate"

@@ -37,7 +37,7 @@ n_slices() { slices_of "$1" | jq '.items | length'; }
 e2e_node "$one" -l gpushare.io/path=dra
 
 # --- default gates: refused, and why ---------------------------------------
-if [ "${GS_DRA_ALPHA:-0}" != 1 ]; then
+if [ "${GS_DRA_GATES:-0}" != 1 ]; then
 	declare_a100 "$one" 1
 	run "$GPUSHARE" sync --node "$one"
 	expect_rc 1 "sync refuses the DynamicMIG node"
