@@ -3,7 +3,10 @@
 # kube-controller-manager, kube-scheduler, kubectl, kwok) from the Go module
 # proxy into a cache keyed by version. A cache hit builds nothing.
 #
-# Prints the directory holding the binaries on its last line of stdout.
+#   build.sh          the control plane; prints K8S_BIN=, ETCD_BIN=, KWOK_BIN=
+#   build.sh helm     helm only (the chart's lint, template and install);
+#                     prints HELM_BIN=
+# Each line names the directory holding that component's binaries.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +17,17 @@ cache=${GPUSHARE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpushare}
 kube_dir=$cache/k8s-$K8S_VERSION
 etcd_dir=$cache/etcd-$ETCD_VERSION
 kwok_dir=$cache/kwok-$KWOK_VERSION
+helm_dir=$cache/helm-$HELM_VERSION
+
+what=control-plane
+case ${1:-} in
+'') ;;
+helm) what=helm ;;
+*)
+	printf 'usage: %s [helm]\n' "$0" >&2
+	exit 2
+	;;
+esac
 
 # One build per cache at a time, however it was started (up.sh, make, by
 # hand): a second one waits for the first one's cold build, then hits its
@@ -88,10 +102,42 @@ build_kwok() {
 	rm -rf "$kwok_dir" && mv "$kwok_dir.tmp" "$kwok_dir"
 }
 
+# helm's own Makefile sets the same ldflags: its version, and the Kubernetes
+# version its lint and template assume (client-go v0.X.Y is Kubernetes
+# 1.X), from the client-go that go.mod pins.
+build_helm() {
+	local cg major minor ldf
+	cg=$(cd "$top/tools/helm" && go list -m -f '{{.Version}}' k8s.io/client-go)
+	cg=${cg#v}
+	major=$((${cg%%.*} + 1))
+	minor=${cg#*.}
+	minor=${minor%%.*}
+	ldf="-s -w"
+	ldf+=" -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+	ldf+=" -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+	ldf+=" -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$major"
+	ldf+=" -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor"
+	ldf+=" -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$major"
+	ldf+=" -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor"
+	mkdir -p "$helm_dir.tmp"
+	(cd "$top/tools/helm" && go build -trimpath -ldflags "$ldf" \
+		-o "$helm_dir.tmp/helm" helm.sh/helm/v3/cmd/helm)
+	rm -rf "$helm_dir" && mv "$helm_dir.tmp" "$helm_dir"
+}
+
+# make (make helm) may run without /usr/local/go/bin on PATH.
+command -v go >/dev/null || [ ! -x /usr/local/go/bin/go ] || PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || {
-	log "go not found (expected /usr/local/go/bin/go); it builds the upstream control plane"
+	log "go not found (expected /usr/local/go/bin/go); it builds the upstream $what"
 	exit 2
 }
+
+if [ "$what" = helm ]; then
+	[ -x "$helm_dir/helm" ] || with_progress "helm $HELM_VERSION" build_helm
+	[ -x "$helm_dir/helm" ] || { log "missing after build: $helm_dir/helm"; exit 1; }
+	printf 'HELM_BIN=%s\n' "$helm_dir"
+	exit 0
+fi
 
 [ -x "$etcd_dir/etcd" ] || with_progress "etcd $ETCD_VERSION" build_etcd
 [ -x "$kwok_dir/kwok" ] || with_progress "kwok $KWOK_VERSION" build_kwok

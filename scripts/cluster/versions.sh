@@ -18,3 +18,5 @@ v1.37.2) ETCD_VERSION=v3.7.0 ;;
 	;;
 esac
 KWOK_VERSION=v0.8.0
+# Not part of the control plane: the chart's helm (deploy/chart/gpushare).
+HELM_VERSION=v3.22.0
