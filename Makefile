@@ -10,6 +10,9 @@
 # make bench-controller  the controller at 5,000 nodes on the local control plane
 # make bench-replay  gpushare replay of the whole openb trace: CPU time and peak RSS
 # make fuzz    short libFuzzer runs of every parser
+# make helm    build the pinned helm into the cache (scripts/cluster/build.sh helm)
+# make image   the image localhost/gpushare:VERSION with buildah, no registry
+# make image-test  build the image and run gpushare in it
 # make ci      everything .ci/run needs, deps included
 
 CC ?= cc
@@ -40,7 +43,7 @@ MAIN_OBJ := $(BUILD)/obj/src/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test layers unit golden cli asan valgrind e2e e2e-versions e2e-dra-alpha bench bench-scale bench-controller bench-replay fuzz fuzz-build ci deps clean \
+.PHONY: all test layers unit golden cli helm image image-test asan valgrind e2e e2e-versions e2e-dra-alpha bench bench-scale bench-controller bench-replay fuzz fuzz-build ci deps clean \
 	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
@@ -122,13 +125,27 @@ fuzz:
 deps:
 	@scripts/deps.sh
 
-ci: deps
+helm:
+	@scripts/cluster/build.sh helm
+
+image: all
+	@scripts/image/build.sh $(BUILD)/gpushare
+
+image-test: all
+	@tests/image/run.sh $(BUILD)/gpushare
+
+# CI's deps add buildah (the image test) to what demo needs; helm is built
+# from the Go module proxy into the cache, so test's chart check runs.
+ci:
+	@scripts/deps.sh --ci
+	$(MAKE) helm
 	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) test
 	$(MAKE) asan
 	$(MAKE) valgrind
 	FUZZ_SECONDS=10 $(MAKE) fuzz
+	$(MAKE) image-test
 	$(MAKE) e2e
 
 cluster-up: all
