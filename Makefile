@@ -1,5 +1,6 @@
 # gpushare — plain Makefile. `make` builds build/gpushare.
-# make test    include rules + unit + golden + CLI tests (what CI runs besides e2e)
+# make test    include rules + unit + golden + CLI tests + the chart's lint and
+#              template (what CI runs besides e2e)
 # make asan    the same tests under AddressSanitizer + UBSan
 # make valgrind  unit + CLI tests under valgrind (leaks are errors)
 # make e2e     end-to-end tests against the local control plane
@@ -43,7 +44,7 @@ MAIN_OBJ := $(BUILD)/obj/src/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test layers unit golden cli helm image image-test asan valgrind e2e e2e-versions e2e-dra-alpha bench bench-scale bench-controller bench-replay fuzz fuzz-build ci deps clean \
+.PHONY: all test layers unit golden cli chart helm image image-test asan valgrind e2e e2e-versions e2e-dra-alpha bench bench-scale bench-controller bench-replay fuzz fuzz-build ci deps clean \
 	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
@@ -80,7 +81,11 @@ layers:
 	@python3 tests/layers/check.py
 	@tests/layers/refs.sh
 
-test: layers unit golden cli
+# deploy/chart/gpushare: helm lint + template, skipped when helm is not built.
+chart:
+	@tests/chart/run.sh
+
+test: layers unit golden cli chart
 
 asan:
 	$(MAKE) BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
