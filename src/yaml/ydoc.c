@@ -225,6 +225,8 @@ struct ydoc_stream {
 	size_t n_lists;
 };
 
+static void push_doc(struct ydoc_stream *s, json_t *doc);
+
 size_t ydoc_stream_count(const struct ydoc_stream *s)
 {
 	return s ? s->n_docs : 0;
@@ -254,6 +256,23 @@ int ydoc_stream_pos(const struct ydoc_stream *s, const json_t *node, struct ydoc
 	return pos_table_get(&s->nodes, node, 0, pos);
 }
 
+/*
+ * A value that starts where its node does, and is only there (no alias,
+ * no singleton), has no slot of its own: its position is the node's
+ * (attach). Only for a container read from the stream.
+ */
+static int own_pos(const struct ydoc_stream *s, const json_t *container, const json_t *v,
+		   struct ydoc_pos *pos)
+{
+	struct ydoc_pos c;
+
+	if (!v || is_singleton(v) || pos_table_get(&s->nodes, container, 0, &c) < 0) {
+		pos->line = pos->col = 0;
+		return -1;
+	}
+	return pos_table_get(&s->nodes, v, 0, pos);
+}
+
 int ydoc_stream_key_pos(const struct ydoc_stream *s, const json_t *object, const char *key,
 			struct ydoc_pos *pos)
 {
@@ -261,7 +280,9 @@ int ydoc_stream_key_pos(const struct ydoc_stream *s, const json_t *object, const
 		pos->line = pos->col = 0;
 		return -1;
 	}
-	return pos_table_get(&s->slots, object, key_slot(key, strlen(key)), pos);
+	if (pos_table_get(&s->slots, object, key_slot(key, strlen(key)), pos) == 0)
+		return 0;
+	return own_pos(s, object, json_object_get(object, key), pos);
 }
 
 int ydoc_stream_index_pos(const struct ydoc_stream *s, const json_t *array, size_t index,
@@ -271,7 +292,9 @@ int ydoc_stream_index_pos(const struct ydoc_stream *s, const json_t *array, size
 		pos->line = pos->col = 0;
 		return -1;
 	}
-	return pos_table_get(&s->slots, array, index_slot(index), pos);
+	if (pos_table_get(&s->slots, array, index_slot(index), pos) == 0)
+		return 0;
+	return own_pos(s, array, json_array_get(array, index), pos);
 }
 
 int ydoc_stream_content_origin(const struct ydoc_stream *s, const json_t *string_node,
@@ -340,6 +363,39 @@ void ydoc_error_at(const struct ydoc_stream *s, const json_t *node, struct gs_er
 	va_start(ap, fmt);
 	ydoc_verror_at_key(s, node, NULL, err, fmt, ap);
 	va_end(ap);
+}
+
+struct ydoc_stream *ydoc_stream_new(const char *name)
+{
+	struct ydoc_stream *s = gs_xcalloc(1, sizeof(*s));
+
+	s->name = gs_xstrdup(name ? name : "<input>");
+	return s;
+}
+
+static void pos_table_copy(struct pos_table *dst, const struct pos_table *src)
+{
+	for (size_t i = 0; src->n && i < src->cap; i++)
+		if (src->e[i].a)
+			pos_table_put(dst, (const void *)src->e[i].a, src->e[i].b, src->e[i].pos);
+}
+
+void ydoc_stream_adopt(struct ydoc_stream *dst, const struct ydoc_stream *src)
+{
+	for (size_t i = 0; i < src->n_docs; i++)
+		push_doc(dst, json_incref(src->docs[i]));
+	for (size_t i = 0; i < src->n_lists; i++) {
+		dst->lists = gs_xrealloc(dst->lists, (dst->n_lists + 1) * sizeof(*dst->lists));
+		dst->lists[dst->n_lists++] = json_incref(src->lists[i]);
+	}
+	pos_table_copy(&dst->nodes, &src->nodes);
+	pos_table_copy(&dst->slots, &src->slots);
+	pos_table_copy(&dst->origins, &src->origins);
+	for (size_t i = 0; src->exact.n && i < src->exact.cap; i++)
+		if (src->exact.e[i].node)
+			exact_table_put(&dst->exact, json_incref(src->exact.e[i].node),
+					src->exact.e[i].digits ? gs_xstrdup(src->exact.e[i].digits)
+							       : NULL);
 }
 
 void ydoc_stream_free(struct ydoc_stream *s)
@@ -1358,7 +1414,8 @@ static void merge_object(struct loader *l, json_t *dst, json_t *src)
 
 	json_object_keylen_foreach (src, k, klen, v) {
 		json_object_setn(dst, k, klen, v);
-		if (pos_table_get(&l->s->slots, src, key_slot(k, klen), &p) == 0)
+		if (pos_table_get(&l->s->slots, src, key_slot(k, klen), &p) == 0 ||
+		    (!is_singleton(v) && pos_table_get(&l->s->nodes, v, 0, &p) == 0))
 			pos_table_put(&l->s->slots, dst, key_slot(k, klen), p);
 	}
 }
@@ -1368,7 +1425,8 @@ static void merge_object(struct loader *l, json_t *dst, json_t *src)
  * collection wants it. `empty` marks an empty plain scalar, whose own mark
  * points past the key; its position is the key's.
  */
-static int attach(struct loader *l, json_t *v, struct ydoc_pos pos, unsigned depth, int empty)
+static int attach(struct loader *l, json_t *v, struct ydoc_pos pos, unsigned depth, int empty,
+		  int own)
 {
 	struct frame *f;
 
@@ -1383,7 +1441,8 @@ static int attach(struct loader *l, json_t *v, struct ydoc_pos pos, unsigned dep
 		size_t i = json_array_size(f->node);
 
 		json_array_append_new(f->node, v);
-		pos_table_put(&l->s->slots, f->node, index_slot(i), pos);
+		if (!own)
+			pos_table_put(&l->s->slots, f->node, index_slot(i), pos);
 		return 0;
 	}
 	f->have_key = 0;
@@ -1411,13 +1470,16 @@ static int attach(struct loader *l, json_t *v, struct ydoc_pos pos, unsigned dep
 				       "map merge requires map or sequence of maps as the value");
 		return 0;
 	}
+	/* a key read again keeps no slot of the value it replaces */
+	own = own && !empty && !json_object_getn(f->node, f->key, f->key_len);
 	if (json_object_setn_new(f->node, f->key, f->key_len, v)) {
 		free(f->key);
 		f->key = NULL;
 		return fail_at(l, pos, "cannot store key");
 	}
-	pos_table_put(&l->s->slots, f->node, key_slot(f->key, f->key_len),
-		      empty ? f->key_pos : pos);
+	if (!own)
+		pos_table_put(&l->s->slots, f->node, key_slot(f->key, f->key_len),
+			      empty ? f->key_pos : pos);
 	free(f->key);
 	f->key = NULL;
 	return 0;
@@ -1609,7 +1671,7 @@ static int pop_frame(struct loader *l)
 		a->depth = f.depth;
 		free(f.anchor);
 	}
-	return attach(l, f.node, f.pos, f.depth, 0);
+	return attach(l, f.node, f.pos, f.depth, 0, 1);
 }
 
 static int parent_indent(const struct loader *l)
@@ -1739,7 +1801,7 @@ static int on_scalar(struct loader *l, const yaml_event_t *ev)
 		a->depth = 0;
 	}
 	empty = len == 0 && ev->data.scalar.plain_implicit;
-	return attach(l, v, pos, 0, empty);
+	return attach(l, v, pos, 0, empty, !is_singleton(v));
 }
 
 static int on_alias(struct loader *l, const yaml_event_t *ev)
@@ -1780,7 +1842,7 @@ static int on_alias(struct loader *l, const yaml_event_t *ev)
 	if (a->bad)
 		return fail_at(l, pos, "%s", a->bad);
 	/* Shared, not copied: trees are read-only for their users. */
-	return attach(l, json_incref(a->node), pos, a->depth, 0);
+	return attach(l, json_incref(a->node), pos, a->depth, 0, 0);
 }
 
 static int parser_error(struct loader *l, const yaml_parser_t *p)

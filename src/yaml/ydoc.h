@@ -108,6 +108,14 @@ int ydoc_each_document(const char *name, const char *buf, size_t len, struct ydo
 		       const struct ydoc_limits *limits, const struct ydoc_filter *filter,
 		       ydoc_doc_fn fn, void *ctx, struct gs_error *err) GS_WUR;
 
+/*
+ * An empty stream named `name`, to gather documents read one at a time
+ * (ydoc_each_document): ydoc_stream_adopt adds every document of `src`
+ * with its positions (and exact integers) to `dst`; src is left as it is.
+ */
+struct ydoc_stream *ydoc_stream_new(const char *name);
+void ydoc_stream_adopt(struct ydoc_stream *dst, const struct ydoc_stream *src);
+
 size_t ydoc_stream_count(const struct ydoc_stream *s);
 /* Borrowed. An empty document is json_null(). */
 json_t *ydoc_stream_doc(const struct ydoc_stream *s, size_t i);
