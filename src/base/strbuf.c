@@ -159,5 +159,10 @@ char *gs_xasprintf(const char *fmt, ...)
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
+	/* Its own size: callers keep many short ones (plan's 3 per pod). */
+	if (sb.alloc > sb.len + 1) {
+		sb.buf = gs_xrealloc(sb.buf, sb.len + 1);
+		sb.alloc = sb.len + 1;
+	}
 	return strbuf_detach(&sb, NULL);
 }
