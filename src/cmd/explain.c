@@ -510,6 +510,139 @@ static int explain_to_create(const struct offline_fleet *of, size_t i, const str
 	return rc;
 }
 
+/* Every pod to create, the pods read one at a time (offline_fleet_stream). */
+struct streamed {
+	const struct offline_fleet *of;
+	const struct catalog *cat;
+	const struct plan_result *r;
+	struct explain_usage *usage;	 /* the pods there, then the batch's as placed */
+	struct explain_quota_sum *quota; /* the same, counted against the quotas */
+	size_t i;
+	int all;
+};
+
+static int streamed_plan_add(void *ctx, const json_t *pod, struct gs_error *err)
+{
+	return plan_add(ctx, pod, err);
+}
+
+/* A pod there, or one of the batch as the plan placed it (offline_pods_after). */
+static int streamed_count(struct streamed *x, const json_t *pod, struct gs_error *err)
+{
+	return explain_usage_add(x->usage, pod, err) < 0 ||
+			       explain_quota_sum_add(x->quota, pod, err) < 0
+		       ? -1
+		       : 0;
+}
+
+static int streamed_there(void *ctx, const json_t *pod, struct gs_error *err)
+{
+	return streamed_count(ctx, pod, err);
+}
+
+/* Pod i of the batch (explain_to_create), then counted as placed. */
+static int streamed_explain(void *ctx, const json_t *pod, struct gs_error *err)
+{
+	struct streamed *x = ctx;
+	const struct offline_fleet *of = x->of;
+	const char *ns = fleet_namespace_of(pod);
+	size_t i = x->i++;
+	const struct plan_pod *o = i < x->r->n_pods ? &x->r->pods[i] : NULL;
+	struct explain_pod_input in = {.pod = pod,
+				       .nodes = of->adv.nodes,
+				       .configs = of->set,
+				       .cat = x->cat,
+				       .usage = x->usage};
+	struct explain_pod *e = NULL;
+	struct explain_quota_report *qr = NULL;
+	json_t *lists = NULL;
+	const json_t *q;
+	size_t k;
+	bool has_quota = false;
+	char *invalid = NULL;
+	int rc = podvalidate_refusal(pod, NULL, &invalid, err);
+
+	if (i)
+		cmd_printf("\n");
+	if (rc == 0 && invalid) {
+		cmd_printf("pod %s/%s: offline\nverdict: refused at creation: %s\n",
+			   *ns ? ns : "default", kobj_text(pod, "metadata.name"), invalid);
+		free(invalid);
+		x->all = 0;
+		rc = 0;
+		goto count;
+	}
+	if (rc == 0)
+		rc = explain_pod(&in, &e, err);
+	json_array_foreach (of->f.quotas, k, q)
+		if (!strcmp(fleet_namespace_of(q), ns))
+			has_quota = true;
+	if (rc == 0 && has_quota) {
+		rc = explain_quota_sum_lists(x->quota, &lists, err);
+		if (rc == 0)
+			rc = explain_quota_pod(json_object_get(lists, ns), pod, &qr, err);
+	}
+	if (rc == 0) {
+		rc = print_offline(e, &of->adv, x->cat, of->set, qr, o);
+		if (rc >= 0) {
+			x->all &= rc;
+			rc = 0;
+		}
+	}
+	explain_pod_free(e);
+	explain_quota_report_free(qr);
+	json_decref(lists);
+	if (rc < 0)
+		return -1;
+count:
+	if (!o || o->verdict == PLAN_REFUSED || o->verdict == PLAN_FAILED)
+		return 0;
+	if (o->verdict == PLAN_BOUND && o->node) {
+		json_t *bound = json_deep_copy(pod), *spec = json_object_get(bound, "spec");
+		if (json_is_object(spec))
+			json_object_set_new(spec, "nodeName", json_string(o->node));
+		rc = streamed_count(x, bound, err);
+		json_decref(bound);
+		return rc;
+	}
+	return streamed_count(x, pod, err);
+}
+
+static int explain_pods_streamed(const struct offline_fleet *of, struct gs_error *err)
+{
+	struct streamed x = {.of = of, .all = 1};
+	struct plan *pl = NULL;
+	struct plan_result *r = NULL;
+	int rc = -1;
+
+	if (catalog_builtin(&x.cat, err) < 0)
+		return -1;
+	if (!of->n_batch) {
+		gs_error_set(err, "no pod to create among the files (every Pod is already there: "
+				  "name one as NS/NAME)");
+		return -1;
+	}
+	if (offline_plan_begin(of, &pl, err) < 0)
+		return -1;
+	if (offline_each_pod(of, false, streamed_plan_add, pl, err) < 0) {
+		plan_free(pl);
+		return -1;
+	}
+	r = plan_finish(pl);
+	x.r = r;
+	x.quota = explain_quota_sum_new(of->f.quotas, NULL);
+	if (explain_usage_begin(of->adv.nodes, &x.usage, err) < 0 ||
+	    offline_each_pod(of, true, streamed_there, &x, err) < 0 ||
+	    offline_each_pod(of, false, streamed_explain, &x, err) < 0)
+		goto out;
+	rc = x.all ? EXIT_OK : EXIT_FINDING;
+out:
+	explain_usage_free(x.usage);
+	explain_quota_sum_free(x.quota);
+	plan_result_free(r);
+	return rc;
+}
+
 /* explain pod [NS/NAME] -f ...: the pod named, or every pod to create. */
 static int explain_pods_offline(const struct offline_fleet *of, const char *ns, const char *name,
 				struct gs_error *err)
@@ -815,6 +948,15 @@ int cmd_explain(int argc, char **argv)
 	}
 
 	if (offline) {
+		if (is_pod && !pname) {
+			/* every pod to create: the pods are read one at a time */
+			if (offline_fleet_stream(&of, &src, &cmref, "explain", &err) < 0)
+				goto fail;
+			rc = explain_pods_streamed(&of, &err);
+			if (rc < 0)
+				goto fail;
+			goto out;
+		}
 		if (offline_fleet_load(&of, &src, &cmref, "explain", &err) < 0)
 			goto fail;
 		if (is_pod) {

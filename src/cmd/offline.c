@@ -107,28 +107,86 @@ int offline_configmap(const struct fleet *f, const struct configmap_ref *cm, con
 	return 0;
 }
 
-int offline_fleet_load(struct offline_fleet *of, const struct fleet_sources *src,
-		       const struct configmap_ref *cm, const char *cmd, struct gs_error *err)
+static int load(struct offline_fleet *of, const struct fleet_sources *src,
+		const struct configmap_ref *cm, const char *cmd, bool stream, struct gs_error *err)
 {
 	json_t *existing = NULL;
 	int rc = -1;
 
 	memset(of, 0, sizeof(*of));
 	fleet_init(&of->f);
+	of->f.stream_pods = of->streamed = stream;
 	if (fleet_read(&of->f, src, err) < 0 ||
 	    offline_configmap(&of->f, cm, cmd, json_array_size(of->f.nodes) > 0, &of->configmap,
 			      &of->set, err) < 0)
 		goto out;
 	/* The nodes first: DaemonSets are judged against the nodes as advertised. */
-	if (explain_fleet_advertise(of->f.nodes, NULL, of->configmap, &of->adv, err) < 0 ||
-	    fleet_pods(&of->f, of->adv.nodes, &existing, &of->batch, err) < 0)
+	if (explain_fleet_advertise(of->f.nodes, NULL, of->configmap, &of->adv, err) < 0)
 		goto out;
+	if (stream) {
+		rc = fleet_pods_check(&of->f, of->adv.nodes, &of->n_batch, err);
+		goto out;
+	}
+	if (fleet_pods(&of->f, of->adv.nodes, &existing, &of->batch, err) < 0)
+		goto out;
+	of->n_batch = json_array_size(of->batch);
 	json_decref(of->adv.pods);
 	of->adv.pods = json_incref(existing);
 	rc = 0;
 out:
 	json_decref(existing);
 	return rc;
+}
+
+int offline_fleet_load(struct offline_fleet *of, const struct fleet_sources *src,
+		       const struct configmap_ref *cm, const char *cmd, struct gs_error *err)
+{
+	return load(of, src, cm, cmd, false, err);
+}
+
+int offline_fleet_stream(struct offline_fleet *of, const struct fleet_sources *src,
+			 const struct configmap_ref *cm, const char *cmd, struct gs_error *err)
+{
+	return load(of, src, cm, cmd, true, err);
+}
+
+struct each_pod {
+	int (*fn)(void *ctx, const json_t *pod, struct gs_error *err);
+	void *ctx;
+};
+
+int offline_each_pod(const struct offline_fleet *of, bool there,
+		     int (*fn)(void *ctx, const json_t *pod, struct gs_error *err), void *ctx,
+		     struct gs_error *err)
+{
+	const json_t *p;
+	size_t i;
+
+	if (of->streamed)
+		return fleet_pods_each(&of->f, of->adv.nodes, there, fn, ctx, err);
+	json_array_foreach (there ? json_object_get(of->adv.pods, "items") : of->batch, i, p)
+		if (fn(ctx, p, err) < 0)
+			return -1;
+	return 0;
+}
+
+static int add_existing(void *ctx, const json_t *pod, struct gs_error *err)
+{
+	return plan_add_existing(ctx, pod, err);
+}
+
+int offline_plan_begin(const struct offline_fleet *of, struct plan **out, struct gs_error *err)
+{
+	struct plan_input in = {.nodes = of->adv.nodes, .quotas = of->f.quotas, .configs = of->set};
+
+	if (plan_begin(&in, out, err) < 0)
+		return -1;
+	if (offline_each_pod(of, true, add_existing, *out, err) < 0 || plan_start(*out, err) < 0) {
+		plan_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 void offline_fleet_release(struct offline_fleet *of)

@@ -95,7 +95,11 @@ struct offline_fleet {
 	/* The Nodes of f as gpushare would advertise them under the ConfigMap
 	   (adv.nodes), and the pods already there (adv.pods, fleet_pod_is_there) */
 	struct explain_fleet adv;
-	json_t *batch; /* the pods to create, workloads' included, in reading order (an array) */
+	json_t *batch;	/* the pods to create, workloads' included, in reading order (an array);
+			   NULL when streamed */
+	size_t n_batch; /* how many */
+	bool streamed;	/* offline_fleet_stream: the pods are read again when asked for
+			   (offline_each_pod); adv.pods and batch hold none */
 };
 
 /*
@@ -110,6 +114,27 @@ int offline_fleet_load(struct offline_fleet *of, const struct fleet_sources *src
 		       const struct configmap_ref *cm, const char *cmd,
 		       struct gs_error *err) GS_WUR;
 void offline_fleet_release(struct offline_fleet *of);
+
+/*
+ * The same, keeping only the fleet: the Pods are checked as they are read
+ * (the same errors, in the same order) and let go, then read again one at
+ * a time by offline_each_pod.
+ */
+int offline_fleet_stream(struct offline_fleet *of, const struct fleet_sources *src,
+			 const struct configmap_ref *cm, const char *cmd,
+			 struct gs_error *err) GS_WUR;
+
+/*
+ * fn for each pod already there (`there`) or each pod of the batch, in
+ * reading order; the pod is borrowed until fn returns. Stops at fn's -1.
+ */
+int offline_each_pod(const struct offline_fleet *of, bool there,
+		     int (*fn)(void *ctx, const json_t *pod, struct gs_error *err), void *ctx,
+		     struct gs_error *err) GS_WUR;
+
+/* plan_new on the fleet with the pods already there, read one at a time. */
+int offline_plan_begin(const struct offline_fleet *of, struct plan **out,
+		       struct gs_error *err) GS_WUR;
 
 /*
  * The pods present after the first `upto` pods of the batch were placed

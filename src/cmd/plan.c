@@ -355,6 +355,11 @@ static void print_plan_json(const struct plan_result *r, const json_t *refused, 
 	json_decref(q);
 }
 
+static int add_pod(void *ctx, const json_t *pod, struct gs_error *err)
+{
+	return plan_add(ctx, pod, err);
+}
+
 static char *describe(const char *what_if, const json_t *changes)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -423,20 +428,23 @@ int cmd_plan(int argc, char **argv)
 		rc = usage_error(&plan_usage, &err);
 		goto out;
 	}
-	if (offline_fleet_load(&of, &src, &cmref, "plan", &err) < 0)
+	/* A what-if plans the batch twice: it is kept; else it is read a pod at a time. */
+	if ((what_if || changes ? offline_fleet_load(&of, &src, &cmref, "plan", &err)
+				: offline_fleet_stream(&of, &src, &cmref, "plan", &err)) < 0)
 		goto fail;
-	if (!json_array_size(of.batch)) {
+	if (!of.n_batch) {
 		gs_error_set(&err, "no pod to place among the files (a Pod without status, "
 				   "or a workload)");
 		goto fail;
 	}
-	struct plan_input in = {.nodes = of.adv.nodes,
-				.existing = of.adv.pods,
-				.pods = of.batch,
-				.quotas = of.f.quotas,
-				.configs = of.set};
-	if (plan_run(&in, &res, &err) < 0)
+	struct plan *pl = NULL;
+	if (offline_plan_begin(&of, &pl, &err) < 0)
 		goto fail;
+	if (offline_each_pod(&of, false, add_pod, pl, &err) < 0) {
+		plan_free(pl);
+		goto fail;
+	}
+	res = plan_finish(pl);
 	refused = refused_nodes(&of.adv, "");
 	if (what_if || changes) {
 		if ((what_if && dpconfig_set_load_file(what_if, &cs2, &cm2, &set2, &err) < 0) ||

@@ -232,44 +232,67 @@ static bool terminal(const json_t *pod)
 	return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
 }
 
-/*
- * The lists of the namespaces of `quotas` (only_ns: that one; NULL: every
- * one, in the order of its first quota): the pods are read once, each
- * counted for its own namespace.
- */
-static int quota_lists(const json_t *quotas, const char *only_ns, const json_t *pods, json_t **out,
-		       struct gs_error *err)
+struct explain_quota_sum {
+	const json_t *quotas;
+	const char *only_ns;
+	json_t *with; /* the namespaces with a quota (of only_ns) */
+	json_t *used; /* namespace -> what its pods count */
+};
+
+struct explain_quota_sum *explain_quota_sum_new(const json_t *quotas, const char *only_ns)
 {
-	json_t *lists = json_object(), *used = json_object();
-	const json_t *p, *doc;
+	struct explain_quota_sum *q = gs_xcalloc(1, sizeof(*q));
+	const json_t *doc;
+	size_t i;
+
+	q->quotas = quotas;
+	q->only_ns = only_ns;
+	q->with = json_object();
+	q->used = json_object();
+	json_array_foreach (quotas, i, doc) {
+		const char *ns = ns_of(doc);
+		if (kobj_is(doc, "ResourceQuota") && (!only_ns || !strcmp(ns, only_ns)))
+			json_object_set_new(q->with, ns, json_true());
+	}
+	return q;
+}
+
+int explain_quota_sum_add(struct explain_quota_sum *q, const json_t *p, struct gs_error *err)
+{
+	const char *ns = ns_of(p);
+
+	if (!json_object_get(q->with, ns) || terminal(p))
+		return 0;
+	json_t *u = json_object_get(q->used, ns);
+	bool fresh = !u;
+	if (explain_quota_add_pod(&u, p, err) < 0) {
+		if (fresh)
+			json_decref(u);
+		gs_error_prefix(err, "pod %s/%s: ", ns, kobj_text(p, "metadata.name"));
+		return -1;
+	}
+	if (fresh)
+		json_object_set_new(q->used, ns, u);
+	return 0;
+}
+
+int explain_quota_sum_lists(const struct explain_quota_sum *qs, json_t **out, struct gs_error *err)
+{
+	json_t *lists = json_object();
+	const json_t *doc;
 	size_t i;
 
 	*out = NULL;
-	json_array_foreach (quotas, i, doc) {
+	json_array_foreach (qs->quotas, i, doc) {
 		const char *ns = ns_of(doc);
-		if (kobj_is(doc, "ResourceQuota") && (!only_ns || !strcmp(ns, only_ns)) &&
+		if (kobj_is(doc, "ResourceQuota") && (!qs->only_ns || !strcmp(ns, qs->only_ns)) &&
 		    !json_object_get(lists, ns))
 			json_object_set_new(lists, ns,
 					    json_pack("{s:s,s:s,s:{s:s},s:[]}", "apiVersion", "v1",
 						      "kind", "ResourceQuotaList", "metadata",
 						      "namespace", ns, "items"));
 	}
-	json_array_foreach (json_object_get(pods, "items"), i, p) {
-		const char *ns = ns_of(p);
-		if (!json_object_get(lists, ns) || terminal(p))
-			continue;
-		json_t *u = json_object_get(used, ns);
-		bool fresh = !u;
-		if (explain_quota_add_pod(&u, p, err) < 0) {
-			if (fresh)
-				json_decref(u);
-			gs_error_prefix(err, "pod %s/%s: ", ns, kobj_text(p, "metadata.name"));
-			goto fail;
-		}
-		if (fresh)
-			json_object_set_new(used, ns, u);
-	}
-	json_array_foreach (quotas, i, doc) {
+	json_array_foreach (qs->quotas, i, doc) {
 		json_t *items = json_object_get(json_object_get(lists, ns_of(doc)), "items");
 		if (!kobj_is(doc, "ResourceQuota") || !items)
 			continue;
@@ -278,9 +301,11 @@ static int quota_lists(const json_t *quotas, const char *only_ns, const json_t *
 			continue;
 		}
 		const json_t *hard = kobj_get(doc, "spec.hard");
-		const json_t *have_used = json_object_get(used, ns_of(doc));
-		if (explain_quantities_check(NULL, hard, "spec.hard", err) < 0)
-			goto fail;
+		const json_t *have_used = json_object_get(qs->used, ns_of(doc));
+		if (explain_quantities_check(NULL, hard, "spec.hard", err) < 0) {
+			json_decref(lists);
+			return -1;
+		}
 		json_t *q = json_deep_copy(doc), *u = json_object();
 		const char *k;
 		json_t *v;
@@ -295,13 +320,40 @@ static int quota_lists(const json_t *quotas, const char *only_ns, const json_t *
 					      u));
 		json_array_append_new(items, q);
 	}
-	json_decref(used);
 	*out = lists;
 	return 0;
-fail:
-	json_decref(lists);
-	json_decref(used);
-	return -1;
+}
+
+void explain_quota_sum_free(struct explain_quota_sum *q)
+{
+	if (!q)
+		return;
+	json_decref(q->with);
+	json_decref(q->used);
+	free(q);
+}
+
+/*
+ * The lists of the namespaces of `quotas` (only_ns: that one; NULL: every
+ * one, in the order of its first quota): the pods are read once, each
+ * counted for its own namespace.
+ */
+static int quota_lists(const json_t *quotas, const char *only_ns, const json_t *pods, json_t **out,
+		       struct gs_error *err)
+{
+	struct explain_quota_sum *q = explain_quota_sum_new(quotas, only_ns);
+	const json_t *p;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	json_array_foreach (json_object_get(pods, "items"), i, p)
+		if ((rc = explain_quota_sum_add(q, p, err)) < 0)
+			break;
+	if (rc == 0)
+		rc = explain_quota_sum_lists(q, out, err);
+	explain_quota_sum_free(q);
+	return rc;
 }
 
 int explain_quota_lists_from(const json_t *quotas, const json_t *pods, json_t **out,

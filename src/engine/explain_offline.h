@@ -70,6 +70,21 @@ int explain_quota_lists_from(const json_t *quotas, const json_t *pods, json_t **
 			     struct gs_error *err) GS_WUR;
 
 /*
+ * The same a pod at a time: explain_quota_sum_new(quotas, only_ns)
+ * (borrowed), explain_quota_sum_add for each pod in order (not kept),
+ * then explain_quota_sum_lists for what explain_quota_lists_from gives
+ * (only_ns NULL) or, under only_ns, that namespace's list in a map of one;
+ * it may be asked again after more pods.
+ */
+struct explain_quota_sum;
+struct explain_quota_sum *explain_quota_sum_new(const json_t *quotas, const char *only_ns);
+int explain_quota_sum_add(struct explain_quota_sum *q, const json_t *pod,
+			  struct gs_error *err) GS_WUR;
+int explain_quota_sum_lists(const struct explain_quota_sum *q, json_t **out,
+			    struct gs_error *err) GS_WUR;
+void explain_quota_sum_free(struct explain_quota_sum *q);
+
+/*
  * Every value of `map` (requests, limits, a quota's hard, a LimitRange
  * item's default, ...; NULL = none) is a quantity; else err at its
  * file:line:col in s (s NULL: the message alone), "WHAT KEY: why".

@@ -102,8 +102,13 @@ struct plan {
 	size_t n_res_nodes; /* names known when the nodes were filled: only these have nodes */
 	size_t **by_res;    /* per scalar resource < n_res_nodes: the nodes advertising it */
 	size_t *n_by_res;
-	struct ppod *existing; /* the pods already bound */
-	size_t n_existing;
+	struct ppod *existing; /* the pods already bound (obj NULL: they may be gone) */
+	long *existing_node;   /* the node of each */
+	size_t n_existing, cap_existing, n_existing_read;
+	struct explain_quota_sum *quota_sum; /* until plan_start */
+	bool quota_failed;		     /* quota_err is to be said at plan_start */
+	struct gs_error quota_err;
+	bool started;
 	struct plan_result *r; /* the outcomes so far */
 	size_t cap_pods;
 	json_t *class_index; /* key -> index */
@@ -625,11 +630,10 @@ static int quota_charge(json_t *list, const json_t *usage, int sign, struct gs_e
 
 static int quotas_init(struct plan *p, struct gs_error *err)
 {
-	json_t *empty = json_pack("{s:[]}", "items");
-	int rc = explain_quota_lists_from(p->in.quotas, p->in.existing ? p->in.existing : empty,
-					  &p->quotas, err);
+	int rc = explain_quota_sum_lists(p->quota_sum, &p->quotas, err);
 
-	json_decref(empty);
+	explain_quota_sum_free(p->quota_sum);
+	p->quota_sum = NULL;
 	return rc;
 }
 
@@ -1052,6 +1056,8 @@ static void plan_release(struct plan *p)
 	for (size_t i = 0; i < p->n_existing; i++)
 		ppod_release(&p->existing[i]);
 	free(p->existing);
+	free(p->existing_node);
+	explain_quota_sum_free(p->quota_sum);
 	plan_result_free(p->r);
 	free(p->classes);
 	free(p->live);
@@ -1113,53 +1119,113 @@ void plan_free(struct plan *p)
 	free(p);
 }
 
-int plan_new(const struct plan_input *in, struct plan **out, struct gs_error *err)
+int plan_begin(const struct plan_input *in, struct plan **out, struct gs_error *err)
 {
 	struct plan *p = gs_xcalloc(1, sizeof(*p));
-	const json_t *ex_items = in->existing ? json_object_get(in->existing, "items") : NULL;
 
 	*out = NULL;
 	p->in = *in;
 	p->in.pods = NULL;
+	p->in.existing = NULL;
 	p->res_index = json_object();
 	p->class_index = json_object();
 	p->node_index = json_object();
 	res_intern(p, "cpu");
 	res_intern(p, "memory");
 	res_intern(p, "ephemeral-storage");
-	if (json_array_size(ex_items) > PLAN_MAX_PODS) {
+	if (nodes_init(p, err) < 0) {
+		plan_free(p);
+		return -1;
+	}
+	p->quota_sum = explain_quota_sum_new(p->in.quotas, NULL);
+	*out = p;
+	return 0;
+}
+
+/* A pod counted against its quotas; an error waits for plan_start (after the nodes'). */
+static int quota_sum_add(struct plan *p, const json_t *pod)
+{
+	if (!p->quota_failed && explain_quota_sum_add(p->quota_sum, pod, &p->quota_err) < 0)
+		p->quota_failed = true;
+	return 0;
+}
+
+int plan_add_existing(struct plan *p, const json_t *pod, struct gs_error *err)
+{
+	if (p->started) {
+		gs_error_set(err, "a pod already there after the plan started");
+		return -1;
+	}
+	if (p->n_existing_read++ >= PLAN_MAX_PODS) {
 		gs_error_set(err, "expected a list of at most %d pods", PLAN_MAX_PODS);
-		goto fail;
+		return -1;
 	}
-	if (nodes_init(p, err) < 0)
-		goto fail;
-	p->existing = gs_xcalloc(json_array_size(ex_items) + 1, sizeof(*p->existing));
-	for (size_t i = 0; i < json_array_size(ex_items); i++) {
-		const json_t *pod = json_array_get(ex_items, i);
-		if (!*kobj_text(pod, "spec.nodeName") || terminal(pod))
-			continue;
-		if (prepare_pod(p, pod, &p->existing[p->n_existing], err) < 0) {
-			ppod_release(&p->existing[p->n_existing]);
-			goto fail;
-		}
-		p->n_existing++;
+	if (!*kobj_text(pod, "spec.nodeName") || terminal(pod))
+		return quota_sum_add(p, pod);
+	if (p->n_existing == p->cap_existing) {
+		p->cap_existing = p->cap_existing ? 2 * p->cap_existing : 64;
+		p->existing = gs_xrealloc(p->existing, p->cap_existing * sizeof(*p->existing));
+		p->existing_node =
+			gs_xrealloc(p->existing_node, p->cap_existing * sizeof(*p->existing_node));
 	}
-	if (nodes_fill(p, err) < 0 || quotas_init(p, err) < 0)
-		goto fail;
+	struct ppod *pp = &p->existing[p->n_existing];
+	if (prepare_pod(p, pod, pp, err) < 0) {
+		ppod_release(pp);
+		return -1;
+	}
+	/* What consume reads is kept; the pod may go. */
+	json_decref(pp->requests);
+	pp->requests = NULL;
+	pp->obj = NULL;
+	p->existing_node[p->n_existing++] = node_index(p, kobj_text(pod, "spec.nodeName"));
+	return quota_sum_add(p, pod);
+}
+
+int plan_start(struct plan *p, struct gs_error *err)
+{
+	if (p->started)
+		return 0;
+	p->started = true;
+	if (nodes_fill(p, err) < 0)
+		return -1;
+	if (p->quota_failed) {
+		*err = p->quota_err;
+		return -1;
+	}
+	if (quotas_init(p, err) < 0)
+		return -1;
 	p->max_live = CLASS_CELLS / (p->n_nodes + 1);
 	if (!p->max_live)
 		p->max_live = 1;
 	p->live = gs_xcalloc(p->max_live, sizeof(size_t));
-	for (size_t i = 0; i < p->n_existing; i++) {
-		long n = node_index(p, kobj_text(p->existing[i].obj, "spec.nodeName"));
-		if (n >= 0)
-			consume(&p->nodes[n], &p->existing[i], 1);
-	}
+	for (size_t i = 0; i < p->n_existing; i++)
+		if (p->existing_node[i] >= 0)
+			consume(&p->nodes[p->existing_node[i]], &p->existing[i], 1);
 	p->r = gs_xcalloc(1, sizeof(*p->r));
 	p->r->n_nodes = p->n_nodes;
 	p->r->nodes = gs_xcalloc(p->n_nodes + 1, sizeof(char *));
 	for (size_t i = 0; i < p->n_nodes; i++)
 		p->r->nodes[i] = gs_xstrdup(p->nodes[i].name);
+	return 0;
+}
+
+int plan_new(const struct plan_input *in, struct plan **out, struct gs_error *err)
+{
+	const json_t *ex_items = in->existing ? json_object_get(in->existing, "items") : NULL;
+	struct plan *p;
+
+	*out = NULL;
+	if (json_array_size(ex_items) > PLAN_MAX_PODS) {
+		gs_error_set(err, "expected a list of at most %d pods", PLAN_MAX_PODS);
+		return -1;
+	}
+	if (plan_begin(in, &p, err) < 0)
+		return -1;
+	for (size_t i = 0; i < json_array_size(ex_items); i++)
+		if (plan_add_existing(p, json_array_get(ex_items, i), err) < 0)
+			goto fail;
+	if (plan_start(p, err) < 0)
+		goto fail;
 	*out = p;
 	return 0;
 fail:
@@ -1220,10 +1286,14 @@ static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_
 
 int plan_add(struct plan *p, const json_t *pod, struct gs_error *err)
 {
-	struct plan_result *r = p->r;
+	struct plan_result *r;
 	struct ppod pp;
 	char *invalid = NULL; /* the apiserver's refusal at create */
 	int rc;
+
+	if (!p->started && plan_start(p, err) < 0)
+		return -1;
+	r = p->r;
 
 	if (r->n_pods >= PLAN_MAX_PODS) {
 		gs_error_set(err, "expected a list of at most %d pods", PLAN_MAX_PODS);

@@ -119,6 +119,15 @@ int plan_run(const struct plan_input *in, struct plan_result **out, struct gs_er
  */
 struct plan;
 int plan_new(const struct plan_input *in, struct plan **out, struct gs_error *err) GS_WUR;
+/*
+ * plan_new with the pods already there read one at a time too:
+ * plan_begin (in->existing is not read), plan_add_existing for each pod
+ * of the PodList in order (not kept), then plan_start, which fails as
+ * plan_new does for what it read; plan_add after it. plan_new is these three.
+ */
+int plan_begin(const struct plan_input *in, struct plan **out, struct gs_error *err) GS_WUR;
+int plan_add_existing(struct plan *p, const json_t *pod, struct gs_error *err) GS_WUR;
+int plan_start(struct plan *p, struct gs_error *err) GS_WUR;
 int plan_add(struct plan *p, const json_t *pod, struct gs_error *err) GS_WUR;
 struct plan_result *plan_finish(struct plan *p);
 void plan_free(struct plan *p);

@@ -43,11 +43,48 @@ struct fleet {
 	size_t n_ignored;	 /* objects of kinds no command reads (Namespace, Service, ...) */
 	size_t n_files;		 /* files read */
 
+	/*
+	 * Pods streamed (stream_pods set before fleet_read): top-level Pod
+	 * documents are checked as they are read and not kept; the pods and
+	 * workloads are listed in `entries`, in reading order, and
+	 * fleet_each_pod reads the streamed ones again. f->pods holds only the
+	 * Pods of Lists then.
+	 */
+	bool stream_pods;
+	struct fleet_entry *entries;
+	size_t n_entries;
+	size_t n_streamed; /* Pods streamed (not in f->pods) */
+
 	/* private */
+	size_t cap_entries;
+	struct fleet_file *files; /* the files streamed Pods are read again from */
+	size_t n_kept_files;
+	json_t *pod_seen; /* "namespace/name" -> [hash, hash, "file:line:col"] (stream_pods) */
 	struct ydoc_stream **streams;
 	size_t n_streams, cap_streams;
 	json_t *seen; /* "Kind/namespace/name" -> the object, for duplicates */
 	bool stdin_used;
+};
+
+/*
+ * A Pod or a workload, in reading order (stream_pods). obj is the object
+ * (a workload, or a Pod of a List) or NULL for a Pod streamed: document
+ * `doc` of file `file`, at `pos`, named `id` ("namespace/name").
+ */
+struct fleet_entry {
+	const json_t *obj;
+	bool workload;
+	bool there; /* a Pod already there (fleet_pod_is_there) */
+	size_t file;
+	size_t doc;
+	struct ydoc_pos pos;
+	char *id;
+};
+
+struct fleet_file {
+	char *name;
+	char *buf;
+	size_t len;
 };
 
 /* Where the objects come from: -f FILE|DIR|- (repeatable) and -R. */
@@ -93,8 +130,36 @@ int fleet_read_path(struct fleet *f, const char *path, bool recursive, struct gs
  */
 int fleet_add_stream(struct fleet *f, struct ydoc_stream *s, struct gs_error *err) GS_WUR;
 
+/*
+ * Every entry of a fleet read with stream_pods, in reading order: fn gets
+ * each with its object (a workload, a Pod of a List, or a streamed Pod
+ * read again from its file, freed when fn returns). fn returns 0 or -1
+ * with err filled, which stops the walk.
+ */
+typedef int (*fleet_entry_fn)(void *ctx, const struct fleet_entry *e, const json_t *pod,
+			      struct gs_error *err);
+int fleet_each_entry(const struct fleet *f, fleet_entry_fn fn, void *ctx,
+		     struct gs_error *err) GS_WUR;
+
+/*
+ * One file's text `buf` (named `name`) read document by document
+ * (stream_pods): 1 when the fleet keeps buf (its Pods are read again
+ * from it), 0 when the caller frees it, -1 on error (err at file:line:col).
+ */
+int fleet_read_streamed(struct fleet *f, const char *name, char *buf, size_t len,
+			struct gs_error *err) GS_WUR;
+
 /* The stream obj (or any node inside it) was read from; NULL for objects the fleet made. */
 const struct ydoc_stream *fleet_stream_of(const struct fleet *f, const json_t *obj);
+
+/*
+ * A Pod already there: recorded from a cluster (status.phase, which the
+ * apiserver gives every pod, or metadata.uid; a Pending one counts against
+ * quota and holds no node). Every other Pod is to be created, one with
+ * spec.nodeName too: `kubectl apply` of it skips the scheduler, and the
+ * kubelet of that node admits or fails it.
+ */
+bool fleet_pod_is_there(const json_t *pod);
 
 /* The object's namespace as the apiserver gives it: metadata.namespace, else "default". */
 const char *fleet_namespace_of(const json_t *obj);

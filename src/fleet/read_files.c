@@ -49,6 +49,16 @@ static int read_file(struct fleet *f, const char *path, struct gs_error *err)
 	}
 	if (gs_read_file(path, ydoc_default_limits.max_bytes, &buf, &len, err) < 0)
 		return -1;
+	if (f->stream_pods) {
+		int k = fleet_read_streamed(f, strcmp(path, "-") ? path : STDIN_NAME, buf, len,
+					    err);
+		if (k <= 0)
+			free(buf);
+		if (k < 0)
+			return -1;
+		f->n_files++;
+		return 0;
+	}
 	int r = ydoc_load_buffer(strcmp(path, "-") ? path : STDIN_NAME, buf, len, none,
 				 &ydoc_default_limits, &s, err);
 	free(buf);
@@ -187,10 +197,10 @@ static int read_path(struct fleet *f, const char *path, bool recursive, struct s
 int fleet_read_path(struct fleet *f, const char *path, bool recursive, struct gs_error *err)
 {
 	struct strbuf why = STRBUF_INIT;
-	size_t before = json_array_size(f->objects) + f->n_ignored;
+	size_t before = json_array_size(f->objects) + f->n_ignored + f->n_streamed;
 	int rc = read_path(f, path, recursive, &why, err);
 
-	if (rc == 0 && json_array_size(f->objects) + f->n_ignored == before) {
+	if (rc == 0 && json_array_size(f->objects) + f->n_ignored + f->n_streamed == before) {
 		gs_error_set(err, "no objects in '%s'%s%s", path, why.len ? ": " : "",
 			     why.len ? why.buf : "");
 		rc = -1;
@@ -206,7 +216,7 @@ int fleet_read(struct fleet *f, const struct fleet_sources *src, struct gs_error
 
 	for (size_t i = 0; i < src->n && rc == 0; i++)
 		rc = read_path(f, src->paths[i], src->recursive, &why, err);
-	if (rc == 0 && !json_array_size(f->objects) && !f->n_ignored) {
+	if (rc == 0 && !json_array_size(f->objects) && !f->n_ignored && !f->n_streamed) {
 		for (size_t i = 0; i < src->n; i++) {
 			char *q = gs_xasprintf("'%s'", src->paths[i]);
 			strbuf_addsep(&paths, ", ", q);

@@ -375,11 +375,6 @@ int fleet_workload_pods(const struct fleet *f, const json_t *w, const json_t *no
 	return 0;
 }
 
-bool fleet_pod_is_there(const json_t *pod)
-{
-	return *kobj_text(pod, "status.phase") || *kobj_text(pod, "metadata.uid");
-}
-
 /* "the Pod at file:line:col", or "StatefulSet s at file:line:col" for a pod it made. */
 static char *origin(const struct fleet *f, const json_t *obj, const json_t *maker)
 {
@@ -477,4 +472,126 @@ out:
 	json_decref(made);
 	json_decref(names);
 	return rc;
+}
+
+/* "the Pod at file:line:col" or "StatefulSet s at file:line:col": where entry e is. */
+static char *entry_origin(const struct fleet *f, const struct fleet_entry *e)
+{
+	if (e->workload)
+		return origin(f, e->obj, e->obj);
+	if (e->obj)
+		return origin(f, e->obj, NULL);
+	return gs_xasprintf("the Pod at %s:%d:%d", f->files[e->file].name, e->pos.line, e->pos.col);
+}
+
+/* claim_name's rule for a fleet read with stream_pods: names -> the index of an entry. */
+static int claim_entry(const struct fleet *f, json_t *names, const char *id, size_t e,
+		       struct gs_error *err)
+{
+	const json_t *first = json_object_get(names, id);
+
+	if (!first) {
+		json_object_set_new(names, id, json_integer((json_int_t)e));
+		return 0;
+	}
+	char *a = entry_origin(f, &f->entries[json_integer_value(first)]);
+	char *b = entry_origin(f, &f->entries[e]);
+	gs_error_set(err, "pod %s of %s: a pod of that name is there already (%s)", id, b, a);
+	free(a);
+	free(b);
+	return -1;
+}
+
+int fleet_pods_check(const struct fleet *f, const json_t *nodes, size_t *n_batch,
+		     struct gs_error *err)
+{
+	json_t *names = json_object(), *pods, *pod;
+	int rc = -1;
+	size_t k;
+
+	*n_batch = 0;
+	for (size_t i = 0; i < f->n_entries; i++) {
+		const struct fleet_entry *e = &f->entries[i];
+		if (!e->workload) {
+			char *id = e->id ? NULL
+					 : gs_xasprintf("%s/%s", fleet_namespace_of(e->obj),
+							kobj_text(e->obj, "metadata.name"));
+			int r = claim_entry(f, names, e->id ? e->id : id, i, err);
+			free(id);
+			if (r < 0)
+				goto out;
+			*n_batch += !e->there;
+			continue;
+		}
+		pods = json_array();
+		if (fleet_workload_pods(f, e->obj, nodes, pods, err) < 0) {
+			json_decref(pods);
+			goto out;
+		}
+		json_array_foreach (pods, k, pod) {
+			char *id = gs_xasprintf("%s/%s", fleet_namespace_of(pod),
+						kobj_text(pod, "metadata.name"));
+			int r = claim_entry(f, names, id, i, err);
+			free(id);
+			if (r < 0) {
+				json_decref(pods);
+				goto out;
+			}
+		}
+		*n_batch += json_array_size(pods);
+		json_decref(pods);
+	}
+	rc = 0;
+out:
+	json_decref(names);
+	return rc;
+}
+
+struct each_pod {
+	const struct fleet *f;
+	const json_t *nodes;
+	bool there;
+	fleet_pod_fn fn;
+	void *ctx;
+};
+
+static int each_entry(void *ctx, const struct fleet_entry *e, const json_t *obj,
+		      struct gs_error *err)
+{
+	struct each_pod *x = ctx;
+	json_t *pods, *pod;
+	size_t k;
+	int rc = 0;
+
+	if (!e->workload) {
+		if (e->there != x->there)
+			return 0;
+		if (x->there)
+			return x->fn(x->ctx, obj, err);
+		/* LimitRanger changes a copy: the Pod as read keeps its positions. */
+		json_t *copy = json_array_size(x->f->limitranges) ? json_deep_copy(obj) : NULL;
+		rc = x->fn(x->ctx, copy && fleet_limitranges_apply(x->f, copy) ? copy : obj, err);
+		json_decref(copy);
+		return rc;
+	}
+	if (x->there)
+		return 0;
+	pods = json_array();
+	rc = fleet_workload_pods(x->f, obj, x->nodes, pods, err);
+	json_array_foreach (pods, k, pod) {
+		if (rc < 0)
+			break;
+		(void)fleet_limitranges_apply(x->f, pod);
+		rc = x->fn(x->ctx, pod, err);
+	}
+	json_decref(pods);
+	return rc;
+}
+
+int fleet_pods_each(const struct fleet *f, const json_t *nodes, bool there, fleet_pod_fn fn,
+		    void *ctx, struct gs_error *err)
+{
+	struct each_pod x = {f, nodes, there, fn, ctx};
+
+	return fleet_each_entry(f, each_entry, &x, err);
 }

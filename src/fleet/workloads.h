@@ -66,15 +66,6 @@ int fleet_workload_pods(const struct fleet *f, const json_t *w, const json_t *no
 bool fleet_limitranges_apply(const struct fleet *f, json_t *pod);
 
 /*
- * A Pod already there: recorded from a cluster (status.phase, which the
- * apiserver gives every pod, or metadata.uid; a Pending one counts against
- * quota and holds no node). Every other Pod is to be created, one with
- * spec.nodeName too: `kubectl apply` of it skips the scheduler, and the
- * kubelet of that node admits or fails it.
- */
-bool fleet_pod_is_there(const json_t *pod);
-
-/*
  * Every pod of f as the cluster would hold them after every object is
  * applied, in reading order: the Pods with spec.nodeName are already there
  * (*existing, a PodList, as read); every other Pod and every pod a
@@ -86,5 +77,19 @@ bool fleet_pod_is_there(const json_t *pod);
  */
 int fleet_pods(const struct fleet *f, const json_t *nodes, json_t **existing, json_t **batch,
 	       struct gs_error *err) GS_WUR;
+
+/*
+ * The same for a fleet read with stream_pods (its Pods are not kept):
+ * fleet_pods_check makes the same checks in the same order and counts the
+ * pods to create (*n_batch); fleet_pods_each gives fn, in reading order,
+ * each pod already there (`there`) or each pod to create (workloads' made
+ * again, LimitRange defaults applied), borrowed until fn returns. fn
+ * returns 0, or -1 with err filled, which stops the walk.
+ */
+typedef int (*fleet_pod_fn)(void *ctx, const json_t *pod, struct gs_error *err);
+int fleet_pods_check(const struct fleet *f, const json_t *nodes, size_t *n_batch,
+		     struct gs_error *err) GS_WUR;
+int fleet_pods_each(const struct fleet *f, const json_t *nodes, bool there, fleet_pod_fn fn,
+		    void *ctx, struct gs_error *err) GS_WUR;
 
 #endif

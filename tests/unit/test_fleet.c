@@ -459,6 +459,111 @@ static void configmap_by_name(void **state)
 	tmp_remove(&t);
 }
 
+static int entry_name(void *ctx, const struct fleet_entry *e, const json_t *obj,
+		      struct gs_error *err)
+{
+	FILE *f = ctx;
+
+	(void)err;
+	fprintf(f, "%s%s%s ", kobj_text(obj, "metadata.name"), e->obj ? "" : "*",
+		e->there ? "(there)" : "");
+	return 0;
+}
+
+/* The error reading `text` gives, with the Pods kept or streamed (NULL: none). */
+static char *read_error(const struct tmp *t, const char *text, bool stream)
+{
+	struct fleet f;
+	struct gs_error err;
+	char buf[1200];
+	const char *p = put(t, "e.yaml", text);
+
+	fleet_init(&f);
+	f.stream_pods = stream;
+	int r = read_one(&f, p, false, &err);
+	fleet_release(&f);
+	return r < 0 ? strdup(gs_error_str(&err, buf, sizeof(buf))) : NULL;
+}
+
+/*
+ * stream_pods: the Pods of a file are checked, listed in reading order and
+ * let go (a List's are kept), read again by fleet_each_entry; the rest of
+ * the fleet keeps its positions; every error is the one a whole read gives.
+ */
+static void pods_streamed(void **state)
+{
+	struct tmp t;
+	struct fleet f;
+	struct gs_error err;
+	struct ydoc_pos pos;
+	char *got = NULL;
+	size_t len = 0;
+
+	(void)state;
+	tmp_make(&t);
+	const char *p1 = "kind: Pod\nmetadata: {name: p1, namespace: a}\nspec: {containers: []}\n";
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *tf = open_memstream(&text, &tlen);
+	fprintf(tf,
+		"kind: Node\nmetadata: {name: n1}\n---\n%s---\n"
+		"kind: Deployment\nmetadata: {name: d}\n---\n"
+		"kind: Pod\nmetadata: {name: p2, namespace: a}\nspec: {containers: []}\n"
+		"status: {phase: Running}\n---\n"
+		"kind: PodList\nitems:\n- kind: Pod\n  metadata: {name: p3}\n  spec: {}\n---\n"
+		"%s---\nkind: Node\nmetadata: {name: n2}\n",
+		p1, p1);
+	fclose(tf);
+	const char *path = put(&t, "all.yaml", text);
+	fleet_init(&f);
+	f.stream_pods = true;
+	assert_int_equal(read_one(&f, path, false, &err), 0);
+	assert_names(f.pods, "p3");
+	assert_names(f.nodes, "n1 n2");
+	assert_int_equal(f.n_streamed, 2);
+	assert_int_equal(f.n_entries, 4);
+	FILE *out = open_memstream(&got, &len);
+	assert_int_equal(fleet_each_entry(&f, entry_name, out, &err), 0);
+	fclose(out);
+	assert_string_equal(got, "p1* d p2*(there) p3 ");
+	free(got);
+	const json_t *n2 = json_array_get(f.nodes, 1);
+	assert_int_equal(ydoc_stream_pos(fleet_stream_of(&f, n2), n2, &pos), 0);
+	assert_int_equal(pos.line, 26);
+	assert_int_equal(pos.col, 1);
+	fleet_release(&f);
+	free(text);
+
+	static const char *const bad[] = {
+		/* a second reading, different */
+		"kind: Pod\nmetadata: {name: p}\nspec: {}\n---\n"
+		"kind: Pod\nmetadata: {name: p}\nspec: {nodeName: x}\n",
+		/* in a List first */
+		"kind: PodList\nitems:\n- kind: Pod\n  metadata: {name: p}\n  spec: {}\n---\n"
+		"kind: Pod\nmetadata: {name: p}\nspec: {nodeName: x}\n",
+		/* a quantity, after a bad object that comes first */
+		"kind: Node\nmetadata: {name: 3}\n---\n"
+		"kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+		"  - resources: {limits: {cpu: lots}}\n",
+		"kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+		"  - resources: {limits: {cpu: lots}}\n---\nkind: Node\nmetadata: {name: 3}\n",
+		/* no name; then YAML that does not parse comes first */
+		"kind: Pod\nmetadata: {namespace: a}\n",
+		"kind: Pod\nmetadata: {namespace: a}\n---\nkind: Node\nmetadata: {name: [x}\n",
+		"kind: Pod\nmetadata: {name: p}\nspec: 3\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *whole = read_error(&t, bad[i], false),
+		     *streamed = read_error(&t, bad[i], true);
+		assert_non_null(whole);
+		assert_non_null(streamed);
+		assert_string_equal(streamed, whole);
+		free(whole);
+		free(streamed);
+	}
+	tmp_remove(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +575,7 @@ int main(void)
 		cmocka_unit_test(duplicate_names_the_first),
 		cmocka_unit_test(empty_directory_and_missing_path),
 		cmocka_unit_test(configmap_by_name),
+		cmocka_unit_test(pods_streamed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
