@@ -6,6 +6,7 @@
 #include "cmd/offline.h"
 #include "fleet/fleet.h"
 #include "engine/advertise.h"
+#include "engine/health.h"
 #include "model/catalog.h"
 #include "model/dpconfig.h"
 #include "dra/draprepare.h"
@@ -303,16 +304,22 @@ int cmd_advertise(int argc, char **argv)
 	/* A fixed clock for nvidia.com/gfd.timestamp, for reproducible output. */
 	if (getenv("GPUSHARE_NOW"))
 		opt.now = strtoll(getenv("GPUSHARE_NOW"), NULL, 10);
+	/* The device plugin's own variables (docs/faults.md). */
+	opt.disable_healthchecks = getenv("DP_DISABLE_HEALTHCHECKS");
+	opt.enable_healthchecks = getenv("DP_ENABLE_HEALTHCHECKS");
 	if (catalog_builtin(&cat, &err) || fleet_read(&f, &src, &err) ||
 	    offline_configmap(&f, &cmref, "advertise",
 			      cmref.given || json_array_size(f.configmaps) > 0, &cm, &set, &err) ||
 	    find_node(&f, &src, node_name, &node, &err) ||
 	    (opt.source = fleet_stream_of(&f, node),
-	     advertise_node(cat, node, set, &opt, &adv, &err))) {
+	     health_advertise_node(cat, node, set, &opt, &adv, &err))) {
 		print_error(&err);
 		goto out;
 	}
 	print_warnings(adv->node, &adv->warnings);
+	if (!full)
+		for (size_t i = 0; i < adv->health_why.n; i++)
+			cmd_eprintf("health: node '%s': %s\n", adv->node, adv->health_why.items[i]);
 	if (adv->failure && adv->outcome != ADVERTISE_REFUSED) {
 		/* Part of the stack fails; the rest still publishes: the patch, and exit 1. */
 		cmd_eprintf("error: node '%s': %s\n", adv->node, adv->failure);

@@ -64,6 +64,7 @@ static struct advertisement *adv_new(const struct nodehw *hw, const char *config
 	adv->labels = json_object();
 	adv->owned_labels = json_object();
 	gs_warnings_init(&adv->warnings);
+	gs_warnings_init(&adv->health_why);
 	return adv;
 }
 
@@ -80,6 +81,11 @@ void advertisement_free(struct advertisement *adv)
 	json_decref(adv->owned_labels);
 	free(adv->failure);
 	gs_warnings_release(&adv->warnings);
+	json_decref(adv->allocatable);
+	json_decref(adv->unhealthy);
+	json_decref(adv->newly_unhealthy);
+	free(adv->health_state);
+	gs_warnings_release(&adv->health_why);
 	free(adv);
 }
 
@@ -992,6 +998,7 @@ int advertise_node(const struct catalog *cat, const json_t *node, const struct d
 		gs_warnings_release(&w);
 		return -1;
 	}
+
 	if (set) {
 		struct gs_error e;
 		struct dpconfig_choice choice;
@@ -1053,14 +1060,23 @@ int advertise_patch(const struct advertisement *adv, const json_t *node, json_t 
 		.refresh_label = ADVERTISE_LABEL_TIMESTAMP,
 		.resources = adv->outcome == ADVERTISE_MIG_FAILED ? NULL : adv->resources,
 		.keep_unlisted = adv->outcome == ADVERTISE_MIG_FAILED,
+		.allocatable = adv->outcome == ADVERTISE_MIG_FAILED ? NULL : adv->allocatable,
 	};
+	json_t *ann = NULL;
+	int rc;
 
 	*patch = NULL;
 	if (adv->outcome == ADVERTISE_REFUSED) {
 		gs_error_set(err, "node '%s': no patch: %s", adv->node, adv->failure);
 		return -1;
 	}
-	return mergepatch_node(node, &want, patch, warnings, err);
+	if (adv->health_state) {
+		ann = json_pack("{s:s}", NODEHW_ANN_UNHEALTHY, adv->health_state);
+		want.annotations = ann;
+	}
+	rc = mergepatch_node(node, &want, patch, warnings, err);
+	json_decref(ann);
+	return rc;
 }
 
 /* The attributes of a nvidia.com/gpu.* or nvidia.com/mig-<profile>.* family (set_rlabel). */
@@ -1126,8 +1142,28 @@ json_t *advertisement_to_json(const struct advertisement *adv)
 			    json_string(dp_sharing_strategy_name(adv->sharing)));
 	json_object_set(o, "gpus", adv->gpus);
 	json_object_set(o, "capacity", cap);
-	json_object_set_new(o, "allocatable", json_deep_copy(cap));
+	{
+		json_t *alloc = json_deep_copy(cap);
+		json_object_foreach (adv->allocatable, key, v) {
+			char q[32];
+			snprintf(q, sizeof(q), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+			json_object_set_new(alloc, key, json_string(q));
+		}
+		json_object_set_new(o, "allocatable", alloc);
+	}
 	json_decref(cap);
+	if (adv->unhealthy) {
+		json_t *why = json_array();
+		json_object_set(o, "unhealthyDevices", adv->unhealthy);
+		for (size_t i = 0; i < adv->health_why.n; i++)
+			json_array_append_new(why, json_string(adv->health_why.items[i]));
+		json_object_set_new(o, "health", why);
+	} else if (adv->health_why.n) {
+		json_t *why = json_array();
+		for (size_t i = 0; i < adv->health_why.n; i++)
+			json_array_append_new(why, json_string(adv->health_why.items[i]));
+		json_object_set_new(o, "health", why);
+	}
 	json_object_set(o, "labels", adv->labels);
 	if (adv->failure) {
 		static const char *const outcomes[] = {"ok", "plugin-down", "mig-failed",

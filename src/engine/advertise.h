@@ -25,6 +25,12 @@ struct advertise_options {
 	const struct ydoc_stream *source;
 	/* Unix seconds for nvidia.com/gfd.timestamp; 0 = now. */
 	long long now;
+	/*
+	 * The device plugin's DP_DISABLE_HEALTHCHECKS and
+	 * DP_ENABLE_HEALTHCHECKS (docs/faults.md); NULL = unset.
+	 */
+	const char *disable_healthchecks;
+	const char *enable_healthchecks;
 };
 
 #define ADVERTISE_LABEL_TIMESTAMP "nvidia.com/gfd.timestamp"
@@ -79,14 +85,29 @@ struct advertisement {
 	 */
 	char *failure;
 	enum advertise_outcome outcome; /* ADVERTISE_OK exactly when failure is NULL */
-	struct gs_warnings warnings;	/* what upstream does silently or wrongly */
+	/*
+	 * GPU health (docs/faults.md), set by advertise_node when the node
+	 * declares faults or gpushare remembers some: allocatable per
+	 * resource (NULL: equal to `resources`), the unhealthy device IDs
+	 * ({resource: [id]}, NULL: none), those marked since the remembered
+	 * state (same shape), the new gpushare.io/unhealthy-devices value
+	 * (NULL: leave it alone, "": remove it), and why, one line per fault
+	 * naming the upstream file and line that does it.
+	 */
+	json_t *allocatable;
+	json_t *unhealthy;
+	json_t *newly_unhealthy;
+	char *health_state;
+	struct gs_warnings health_why;
+	struct gs_warnings warnings; /* what upstream does silently or wrongly */
 };
 
 /*
  * The whole pipeline for one Node: read its hardware (nodehw), choose its
  * config from `set` as config-manager would (NULL set = no ConfigMap, the
  * empty config), then advertise_compute. Returns -1 only for bad input
- * (unreadable node or annotations, unknown GPU model); a node the stack
+ * (unreadable node or annotations, unknown GPU model, a malformed
+ * gpushare.io/gpu-health or one naming a GPU the node lacks); a node the stack
  * would refuse gives 0 with (*out)->failure set.
  */
 int advertise_node(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,

@@ -160,7 +160,8 @@ static void remove_gone(json_t *p, const json_t *have, const char *field, const 
 }
 
 static void patch_resources(json_t *p, const json_t *node, const json_t *resources,
-			    const json_t *prev, bool remove, struct gs_warnings *warnings)
+			    const json_t *allocatable, const json_t *prev, bool remove,
+			    struct gs_warnings *warnings)
 {
 	const json_t *cap = kobj_map(node, "status.capacity");
 	const json_t *alloc = kobj_map(node, "status.allocatable");
@@ -180,6 +181,10 @@ static void patch_resources(json_t *p, const json_t *node, const json_t *resourc
 			continue; /* nothing left to zero */
 		if (!quantity_equals(hc, n))
 			mergepatch_set(p, "status", "capacity", key, json_string(q));
+		if (json_is_integer(json_object_get(allocatable, key)) && n > 0) {
+			n = json_integer_value(json_object_get(allocatable, key));
+			snprintf(q, sizeof(q), "%" JSON_INTEGER_FORMAT, n);
+		}
 		if (!quantity_equals(ha, n))
 			mergepatch_set(p, "status", "allocatable", key, json_string(q));
 	}
@@ -237,7 +242,10 @@ int mergepatch_node(const json_t *node, const struct mergepatch_want *want, json
 
 	patch_labels(p, node, labels, prev_labels, warnings);
 	if (want->resources)
-		patch_resources(p, node, want->resources, prev_res, want->remove_gone, warnings);
+		patch_resources(p, node, want->resources, want->allocatable, prev_res,
+				want->remove_gone, warnings);
+	json_object_foreach ((json_t *)want->annotations, key, v)
+		patch_annotation(p, node, key, gs_xstrdup(json_string_value(v)));
 	patch_annotation(p, node, NODEHW_ANN_MANAGED_LABELS, nodehw_format_labels(labels));
 
 	json_decref(labels);

@@ -49,6 +49,14 @@ struct mergepatch_want {
 	 * node on the DRA path advertises no nvidia.com resource (docs/dra.md).
 	 */
 	bool remove_gone;
+	/*
+	 * name -> integer: allocatable where it differs from `resources`
+	 * (devices marked unhealthy, docs/faults.md); NULL = equal.
+	 */
+	const json_t *allocatable;
+	/* key -> string: gpushare.io/ annotations to hold this value ("" = removed); NULL = none.
+	 */
+	const json_t *annotations;
 };
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/advertise.h"
+#include "engine/health.h"
 #include "model/catalog.h"
 #include "model/defaults.h"
 #include "model/dpconfig.h"
@@ -145,7 +146,9 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 		     const struct sync_opts *o, struct sync_report *rep)
 {
 	struct advertise_options ao = {.default_config = o->default_config,
-				       .fallbacks = o->fallbacks};
+				       .fallbacks = o->fallbacks,
+				       .disable_healthchecks = o->disable_healthchecks,
+				       .enable_healthchecks = o->enable_healthchecks};
 	const char *name;
 	struct advertisement *adv = NULL;
 	struct sync_node *n;
@@ -165,7 +168,7 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 		plan_dra(cat, node, o, n);
 		return;
 	}
-	if (advertise_node(cat, node, set, &ao, &adv, &err) < 0) {
+	if (health_advertise_node(cat, node, set, &ao, &adv, &err) < 0) {
 		sync_node_fail(n, "%s", err.msg);
 		return;
 	}

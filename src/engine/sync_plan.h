@@ -39,6 +39,11 @@ struct sync_opts {
 	 * DynamicMIG node then fails with it instead of the gate's absence.
 	 */
 	const char *dra_probe_error;
+	/* The device plugin's DP_DISABLE_HEALTHCHECKS / DP_ENABLE_HEALTHCHECKS; NULL = unset. */
+	const char *disable_healthchecks;
+	const char *enable_healthchecks;
+	/* Unix seconds stamping DRA device taints (timeAdded); 0 = now. */
+	long long now;
 };
 
 enum sync_outcome {

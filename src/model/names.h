@@ -32,6 +32,18 @@
 #define LEDGER_ANN_DEVICES "gpushare.io/devices"
 #define LEDGER_ANN_ADMITTED "gpushare.io/admitted"
 
+/*
+ * GPU health faults a person (or `gpushare fault`) declares on a node:
+ * "0=xid:79,3=lost" by GPU index, "" or absent = healthy; and when the
+ * device plugin (or the DRA kubelet plugin) was last restarted (RFC 3339,
+ * as `kubectl rollout restart` stamps a pod template). The controller keeps
+ * the plugin's memory of what it marked unhealthy since that restart in
+ * gpushare.io/unhealthy-devices (docs/faults.md).
+ */
+#define NODEHW_ANN_GPU_HEALTH "gpushare.io/gpu-health"
+#define NODEHW_ANN_RESTARTED_AT "gpushare.io/device-plugin-restarted-at"
+#define NODEHW_ANN_UNHEALTHY "gpushare.io/unhealthy-devices"
+
 /* On the nodes `gpushare import --pool NAME=...` writes: the pool's name. */
 #define IMPORT_LABEL_POOL "gpushare.io/pool"
 
