@@ -229,6 +229,12 @@ int cmd_advertise(int argc, char **argv)
 			   "config-manager's DEFAULT_CONFIG"),
 		OPT_STRING(0, "fallback-strategies", &opt.fallbacks, "LIST",
 			   "FALLBACK_STRATEGIES (default named,single)"),
+		OPT_STRING(0, "disable-healthchecks", &opt.disable_healthchecks, "LIST",
+			   "the device plugin's DP_DISABLE_HEALTHCHECKS: XIDs it skips besides "
+			   "13,31,43,45,68,109, or all [unset]"),
+		OPT_STRING(0, "enable-healthchecks", &opt.enable_healthchecks, "LIST",
+			   "the device plugin's DP_ENABLE_HEALTHCHECKS: XIDs it checks even so "
+			   "[unset]"),
 		OPT_FLAG(0, "full", &full, "print the whole advertisement, not the patch"),
 		OPT_FLAG(0, "list-gpus", &list, "print the GPU models gpushare knows"),
 		OPT_GROUP("DRA path (NVIDIA DRA driver v25.12.0, docs/dra.md)"),
@@ -304,9 +310,6 @@ int cmd_advertise(int argc, char **argv)
 	/* A fixed clock for nvidia.com/gfd.timestamp, for reproducible output. */
 	if (getenv("GPUSHARE_NOW"))
 		opt.now = strtoll(getenv("GPUSHARE_NOW"), NULL, 10);
-	/* The device plugin's own variables (docs/faults.md). */
-	opt.disable_healthchecks = getenv("DP_DISABLE_HEALTHCHECKS");
-	opt.enable_healthchecks = getenv("DP_ENABLE_HEALTHCHECKS");
 	if (catalog_builtin(&cat, &err) || fleet_read(&f, &src, &err) ||
 	    offline_configmap(&f, &cmref, "advertise",
 			      cmref.given || json_array_size(f.configmaps) > 0, &cm, &set, &err) ||

@@ -298,6 +298,12 @@ int cmd_controller(int argc, char **argv)
 			   "config-manager's DEFAULT_CONFIG [unset]"),
 		OPT_STRING(0, "fallback-strategies", &co.fallbacks, "LIST",
 			   "config-manager's FALLBACK_STRATEGIES [named,single]"),
+		OPT_STRING(0, "disable-healthchecks", &co.disable_healthchecks, "LIST",
+			   "the device plugin's DP_DISABLE_HEALTHCHECKS: XIDs it skips besides "
+			   "13,31,43,45,68,109, or all [unset]"),
+		OPT_STRING(0, "enable-healthchecks", &co.enable_healthchecks, "LIST",
+			   "the device plugin's DP_ENABLE_HEALTHCHECKS: XIDs it checks even so "
+			   "[unset]"),
 		OPT_STRING(0, "listen", &listen, "HOST:PORT",
 			   "serve /healthz, /readyz and /metrics over HTTP there [off]"),
 		OPT_INT(0, "max-in-flight", &max_in_flight, "N", "API requests at once [16]", 1,
@@ -327,7 +333,9 @@ int cmd_controller(int argc, char **argv)
 	}
 	{
 		struct advertise_options ao = {.default_config = co.default_config,
-					       .fallbacks = co.fallbacks};
+					       .fallbacks = co.fallbacks,
+					       .disable_healthchecks = co.disable_healthchecks,
+					       .enable_healthchecks = co.enable_healthchecks};
 		actx = admission_ctx_new(cat, &ao);
 	}
 	co.admit = admit_hook;

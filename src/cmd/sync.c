@@ -129,6 +129,12 @@ int cmd_sync(int argc, char **argv)
 			   "config-manager's DEFAULT_CONFIG [unset]"),
 		OPT_STRING(0, "fallback-strategies", &so.fallbacks, "LIST",
 			   "config-manager's FALLBACK_STRATEGIES [named,single]"),
+		OPT_STRING(0, "disable-healthchecks", &so.disable_healthchecks, "LIST",
+			   "the device plugin's DP_DISABLE_HEALTHCHECKS: XIDs it skips besides "
+			   "13,31,43,45,68,109, or all [unset]"),
+		OPT_STRING(0, "enable-healthchecks", &so.enable_healthchecks, "LIST",
+			   "the device plugin's DP_ENABLE_HEALTHCHECKS: XIDs it checks even so "
+			   "[unset]"),
 		OPT_INT(0, "interval", &interval, "SECONDS",
 			"keep syncing every SECONDS until interrupted", 1, 86400),
 		OPT_KUBE_CONNECTION(&kx.opts),

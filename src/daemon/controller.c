@@ -894,6 +894,9 @@ static void write_node(struct controller *ctl, struct cnode *n, const json_t *pa
 /* What a real node shows for a failure sync_plan reports, by which part of the stack fails. */
 static const char *real_node_does(const struct sync_node *sn)
 {
+	if (sn->message && strstr(sn->message, NODEHW_ANN_GPU_HEALTH))
+		return "no real node has this annotation: gpushare plays no fault and changes "
+		       "nothing on the node until it is fixed";
 	if (sn->dra && !sn->patch)
 		return "gpushare publishes nothing new for it and leaves its ResourceSlices as "
 		       "they are";
@@ -916,13 +919,15 @@ static void warn_node(struct controller *ctl, struct cnode *n, const char *why, 
 {
 	char *msg = gs_xasprintf("%s; %s", why, real);
 	uint32_t h = hash_str(msg) | 1u;
+	/* A fault declaration gpushare cannot read is no device-plugin config failure. */
+	bool health = strstr(why, NODEHW_ANN_GPU_HEALTH) != NULL;
 
 	if (n->warned != h) {
 		n->warned = h;
 		ctl_log(ctl, "node %s: warning: %s", n->name, msg);
 		/* The kubelet's node events: involvedObject uid is the node's name. */
-		post_event(ctl, "Node", NULL, n->name, n->name, n->name, "FailedDevicePluginConfig",
-			   msg);
+		post_event(ctl, "Node", NULL, n->name, n->name, n->name,
+			   health ? "FailedGPUHealth" : "FailedDevicePluginConfig", msg);
 	}
 	free(msg);
 }
@@ -1039,7 +1044,9 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 			       .only_node = NULL,
 			       .dry_run = false,
 			       .dra_partitionable = ctl->o.dra_partitionable,
-			       .dra_probe_error = ctl->o.dra_probe_error};
+			       .dra_probe_error = ctl->o.dra_probe_error,
+			       .disable_healthchecks = ctl->o.disable_healthchecks,
+			       .enable_healthchecks = ctl->o.enable_healthchecks};
 	struct sync_report rep = {0};
 	struct gs_error err;
 	json_t *arr = json_array();
@@ -1092,6 +1099,15 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 			continue;
 		}
 		n->warned = 0;
+		if (sn->health_event) {
+			/*
+			 * The device plugin logs each device it marks unhealthy
+			 * (internal/plugin/server.go:279); the DRA driver each taint.
+			 */
+			ctl_log(ctl, "node %s: %s", n->name, sn->health_event);
+			post_event(ctl, "Node", NULL, n->name, n->name, n->name, "GPUUnhealthy",
+				   sn->health_event);
+		}
 		if (sn->outcome != SYNC_UPDATED || !sn->patch)
 			continue;
 		res = sync_resources_text(sn);

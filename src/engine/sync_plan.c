@@ -86,7 +86,9 @@ static void plan_dra(const struct catalog *cat, const json_t *node, const struct
 	struct advertisement *adv = NULL;
 	struct nodehw *hw = NULL;
 	json_t *labels = json_object(), *none = json_object(), *patch = NULL, *slice = NULL;
+	json_t *annotations = NULL;
 	struct mergepatch_want want = {.labels = labels, .resources = none, .remove_gone = true};
+	struct health_faults faults = {0};
 	struct gs_error err;
 	int r;
 
@@ -112,6 +114,29 @@ static void plan_dra(const struct catalog *cat, const json_t *node, const struct
 		sync_node_fail(n, "%s", err.msg);
 		goto out;
 	}
+	if (health_from_node(node, hw->name, hw->total, NULL, &faults, &err) < 0) {
+		sync_node_fail(n, "%s", err.msg);
+		goto out;
+	}
+	if (r == 0 && (faults.n || kobj_annotation(node, NODEHW_ANN_UNHEALTHY))) {
+		struct gs_warnings why;
+		char *state = NULL;
+		gs_warnings_init(&why);
+		if (health_dra(slice, &faults, NULL, so.dynamic_mig,
+			       kobj_annotation(node, NODEHW_ANN_UNHEALTHY),
+			       kobj_annotation(node, NODEHW_ANN_RESTARTED_AT), o->now, &state,
+			       &why)) {
+			struct strbuf sb = STRBUF_INIT;
+			for (size_t i = 0; i < why.n; i++)
+				strbuf_addsep(&sb, "; ", why.items[i]);
+			n->health_event = strbuf_detach(&sb, NULL);
+		}
+		annotations = json_pack("{s:s}", NODEHW_ANN_UNHEALTHY, state);
+		want.annotations = annotations;
+		free(state);
+		gs_warnings_release(&why);
+	}
+	health_faults_release(&faults);
 	/* mig-manager's verdict on the layout, as on the device-plugin path. */
 	if (advertise_node(cat, node, NULL, &ao, &adv, &err) == 0) {
 		json_t *state = json_object_get(adv->owned_labels, ADVERTISE_LABEL_MIG_STATE);
@@ -133,6 +158,7 @@ static void plan_dra(const struct catalog *cat, const json_t *node, const struct
 		n->slice = json_incref(json_array_get(slice, 0));
 	}
 out:
+	json_decref(annotations);
 	json_decref(labels);
 	json_decref(none);
 	json_decref(patch);
@@ -180,6 +206,18 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 		goto out;
 	}
 	n->resources = resources_as_strings(adv->resources);
+	if (adv->newly_unhealthy) {
+		struct strbuf sb = STRBUF_INIT;
+		const char *res;
+		json_t *ids, *id;
+		size_t k;
+		/* The plugin's log line (internal/plugin/server.go:279), once per device. */
+		json_object_foreach (adv->newly_unhealthy, res, ids)
+			json_array_foreach (ids, k, id)
+				strbuf_addf(&sb, "%s'%s' device marked unhealthy: %s",
+					    sb.len ? "; " : "", res, json_string_value(id));
+		n->health_event = strbuf_detach(&sb, NULL);
+	}
 	if (advertise_patch(adv, node, &patch, &n->warnings, &err) < 0) {
 		sync_node_fail(n, "%s", err.msg);
 		goto out;
@@ -583,6 +621,7 @@ void sync_report_release(struct sync_report *rep)
 		free(n->name);
 		free(n->config);
 		free(n->message);
+		free(n->health_event);
 		json_decref(n->patch);
 		json_decref(n->slice);
 		json_decref(n->pool);

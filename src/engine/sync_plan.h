@@ -72,6 +72,12 @@ struct sync_node {
 	char *message;	   /* why it failed or was skipped; NULL otherwise */
 	json_t *patch;	   /* the merge patch written (or that would be); NULL if none */
 	json_t *resources; /* advertised extended resources: {"nvidia.com/gpu": "8"} */
+	/*
+	 * Devices the plugin (or the DRA driver) marks unhealthy in this plan
+	 * that it had not before (docs/faults.md): the Event's message, in
+	 * the plugin's words; NULL when none.
+	 */
+	char *health_event;
 	struct gs_warnings warnings;
 };
 

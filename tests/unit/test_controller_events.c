@@ -485,6 +485,126 @@ static void failed_node_write_retries_later(void **state)
 	answer(w);
 }
 
+/* The node as the apiserver holds it, with annotation `key` set to `value` (NULL: removed). */
+static json_t *annotated(struct world *w, const char *name, const char *key, const char *value)
+{
+	json_t *n = json_deep_copy(json_object_get(w->nodes, name));
+	json_t *md = json_object_get(n, "metadata"), *ann = json_object_get(md, "annotations");
+	char rv[16];
+
+	if (value)
+		json_object_set_new(ann, key, json_string(value));
+	else
+		json_object_del(ann, key);
+	snprintf(rv, sizeof(rv), "%u", ++w->rv);
+	json_object_set_new(md, "resourceVersion", json_string(rv));
+	return n;
+}
+
+static const char *event_reason(struct world *w, char *out, size_t size)
+{
+	const struct controller_effect *e = find(w, "POST", "/api/v1/namespaces/default/events");
+	json_t *b;
+
+	if (!e)
+		return NULL;
+	b = body_of(e);
+	snprintf(out, size, "%s", json_string_value(json_object_get(b, "reason")));
+	json_decref(b);
+	return out;
+}
+
+/*
+ * An Xid on a time-sliced GPU: allocatable drops by one replica (one device
+ * per GPU in the plugin's health map), capacity stays, one GPUUnhealthy
+ * Event; clearing the fault changes nothing until the plugin restarts.
+ */
+static void gpu_fault_is_played_until_restart(void **state)
+{
+	struct world *w = *state;
+	char reason[64];
+	json_t *b;
+
+	start(w, json_pack("[o]", node("a", "10", "shared", 2)));
+	assert_int_equal(tick(w), 1);
+	answer(w);
+
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     annotated(w, "a", "gpushare.io/gpu-health", "0=xid:79"));
+	assert_int_equal(tick(w), 2);
+	assert_string_equal(event_reason(w, reason, sizeof(reason)), "GPUUnhealthy");
+	b = body_of(find(w, "PATCH", "/api/v1/nodes/a/status"));
+	assert_string_equal(gpus_in(b), "7");
+	assert_null(json_object_get(json_object_get(json_object_get(b, "status"), "capacity"),
+				    "nvidia.com/gpu"));
+	assert_non_null(
+		strstr(json_string_value(json_object_get(
+			       json_object_get(json_object_get(b, "metadata"), "annotations"),
+			       "gpushare.io/unhealthy-devices")),
+		       "::3"));
+	json_decref(b);
+	answer(w);
+	/* Its own write comes back: nothing more, no second Event. */
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED, annotated(w, "a", "x", NULL));
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+
+	/* Cleared: the running plugin never recovers a device. */
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     annotated(w, "a", "gpushare.io/gpu-health", NULL));
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+
+	/* Restarted: every device registers healthy again. */
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     annotated(w, "a", "gpushare.io/device-plugin-restarted-at", "2026-12-03T10:00:00Z"));
+	assert_int_equal(tick(w), 1);
+	b = body_of(find(w, "PATCH", "/api/v1/nodes/a/status"));
+	assert_string_equal(gpus_in(b), "8");
+	assert_true(json_is_null(
+		json_object_get(json_object_get(json_object_get(b, "metadata"), "annotations"),
+				"gpushare.io/unhealthy-devices")));
+	json_decref(b);
+	answer(w);
+}
+
+/* An Xid the plugin skips (13, an application error) writes nothing. */
+static void skipped_xid_changes_nothing(void **state)
+{
+	struct world *w = *state;
+
+	start(w, json_pack("[o]", node("a", "10", "shared", 2)));
+	assert_int_equal(tick(w), 1);
+	answer(w);
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     annotated(w, "a", "gpushare.io/gpu-health", "0=xid:13"));
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+}
+
+/* A malformed declaration: a Warning Event naming it, the node keeps its last good state. */
+static void bad_gpu_health_keeps_last_good(void **state)
+{
+	struct world *w = *state;
+	char reason[64];
+	json_t *b;
+
+	start(w, json_pack("[o]", node("a", "10", "shared", 2)));
+	assert_int_equal(tick(w), 1);
+	answer(w);
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     annotated(w, "a", "gpushare.io/gpu-health", "0=xid:79,7=lost"));
+	assert_int_equal(tick(w), 1);
+	assert_null(find(w, "PATCH", "/api/v1/nodes/a/status"));
+	assert_string_equal(event_reason(w, reason, sizeof(reason)), "FailedGPUHealth");
+	b = body_of(find(w, "POST", "/api/v1/namespaces/default/events"));
+	assert_non_null(strstr(json_string_value(json_object_get(b, "message")),
+			       "node 'a': annotation gpushare.io/gpu-health \"0=xid:79,7=lost\": "
+			       "character 10: GPU 7"));
+	json_decref(b);
+	answer(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -495,6 +615,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(relist_after_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(deleted_node_is_forgotten, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_node_write_retries_later, setup, teardown),
+		cmocka_unit_test_setup_teardown(gpu_fault_is_played_until_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(skipped_xid_changes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_gpu_health_keeps_last_good, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
