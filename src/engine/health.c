@@ -174,9 +174,10 @@ static int by_key(const void *a, const void *b)
 
 	if (x->gpu != y->gpu)
 		return x->gpu - y->gpu;
+	/* A whole-GPU event (no instance, 0xFFFFFFFF) before the instances. */
 	if (x->gi != y->gi)
-		return x->gi < y->gi ? -1 : 1;
-	return x->ci < y->ci ? -1 : x->ci > y->ci;
+		return x->gi + 1u < y->gi + 1u ? -1 : 1;
+	return x->ci + 1u < y->ci + 1u ? -1 : x->ci + 1u > y->ci + 1u;
 }
 
 char *health_format(const struct health_faults *f)
