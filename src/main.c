@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{"report", cmd_report, "the fleet as a picture: cards, who holds them, isolation, quotas"},
 	{"import", cmd_import, "kwok twins of a real cluster's GPU nodes, or of a fleet on paper"},
 	{"replay", cmd_replay, "replay a GPU-sharing trace: allocation and fragmentation"},
+	{"fault", cmd_fault, "declare GPU health faults (Xid, lost GPU) on a node; restart"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,320 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/cmd.h"
+#include "cmd/kubecontext.h"
+#include "cmd/parseopt.h"
+#include "engine/health.h"
+#include "model/catalog.h"
+#include "model/kobj.h"
+#include "model/names.h"
+#include "model/nodehw.h"
+#include "base/strbuf.h"
+#include "base/wrapper.h"
+#include "base/banned.h"
+
+/*
+ * gpushare fault: declare GPU health faults on a node (docs/faults.md). It
+ * writes only the node's gpushare.io/gpu-health or
+ * gpushare.io/device-plugin-restarted-at annotation (one merge patch of the
+ * Node); `gpushare controller` plays what the device plugin or the DRA
+ * driver then does.
+ */
+
+static const char *const usage_lines[] = {
+	"gpushare fault gpu NODE INDEX=xid:N|INDEX=xid:N/GI/CI|INDEX=lost... [options]",
+	"gpushare fault clear NODE [INDEX...] [options]",
+	"gpushare fault restart-plugin NODE [options]",
+	NULL,
+};
+
+static const struct parseopt_usage fault_usage = {
+	"fault",
+	usage_lines,
+	"Declare what NVML would report on a fake GPU node, in its annotation\n"
+	"gpushare.io/gpu-health (GPU index = the GPU's minor):\n"
+	"  gpu            add or replace faults: an Xid critical error (xid:79; xid:N/GI/CI\n"
+	"                 for one MIG instance), or a GPU lost (lost)\n"
+	"  clear          remove the faults of the GPUs named, or every fault\n"
+	"  restart-plugin stamp gpushare.io/device-plugin-restarted-at with now, as\n"
+	"                 `kubectl rollout restart` would restart the plugin: devices\n"
+	"                 no longer declared unhealthy come back\n"
+	"The device plugin marks one device per GPU unhealthy (one replica under\n"
+	"time-slicing) and never recovers until restarted; the DRA driver taints the\n"
+	"device (docs/faults.md).\n",
+	"Exit status: 0 written (or nothing to change), 2 bad usage, a node that\n"
+	"cannot be read or written. GPUSHARE_NOW=SECONDS fixes restart-plugin's time.\n",
+};
+
+enum fault_verb { FAULT_GPU, FAULT_CLEAR, FAULT_RESTART };
+
+/* A node name as a path segment: a DNS subdomain (RFC 1123), nothing else. */
+static int node_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 253)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+		      *p == '.'))
+			return 0;
+	return 1;
+}
+
+/* The faults named on the command line, one entry per argument. */
+static int parse_args(char **args, int n, struct health_faults *out, struct gs_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < n; i++) {
+		struct health_faults one;
+		struct gs_error e;
+		size_t col;
+
+		if (health_parse(args[i], &one, &col, &e) < 0 || one.n != 1) {
+			if (one.n > 1 || (!col && !*args[i]))
+				gs_error_set(&e, "one entry per argument");
+			health_faults_release(&one);
+			gs_error_set(err, "argument '%s': %s", args[i], e.msg);
+			health_faults_release(out);
+			return -1;
+		}
+		out->items = gs_xrealloc(out->items, (out->n + 1) * sizeof(*out->items));
+		out->items[out->n++] = one.items[0];
+		health_faults_release(&one);
+	}
+	return 0;
+}
+
+static int parse_indexes(char **args, int n, int *idx, struct gs_error *err)
+{
+	for (int i = 0; i < n; i++) {
+		char *end;
+		long v = strtol(args[i], &end, 10);
+		if (!*args[i] || *end || v < 0 || v > 255 || args[i][0] == '+' ||
+		    args[i][0] == '-') {
+			gs_error_set(err, "argument '%s': expected a GPU index (0-255)", args[i]);
+			return -1;
+		}
+		idx[i] = (int)v;
+	}
+	return 0;
+}
+
+static void rfc3339_now(char *out, size_t size)
+{
+	const char *fixed = getenv("GPUSHARE_NOW");
+	time_t t = fixed ? (time_t)strtoll(fixed, NULL, 10) : time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/*
+ * The annotation value after `verb` (malloc'd; NULL = remove it), from the
+ * node as it is. Fails when the node declares no GPUs, names an index it
+ * lacks, or holds a value the verb cannot build on.
+ */
+static int next_value(enum fault_verb verb, const json_t *node, const char *name,
+		      const struct health_faults *add, const int *idx, int n_idx, char **value,
+		      struct gs_error *err)
+{
+	const struct catalog *cat;
+	struct nodehw *hw = NULL;
+	struct gs_warnings w;
+	struct health_faults cur;
+	int rc = -1;
+
+	*value = NULL;
+	gs_warnings_init(&w);
+	if (verb == FAULT_RESTART) {
+		char ts[32];
+		rfc3339_now(ts, sizeof(ts));
+		*value = gs_xstrdup(ts);
+		return 0;
+	}
+	if (verb == FAULT_CLEAR && !n_idx)
+		return 0;
+	if (catalog_builtin(&cat, err) < 0 || nodehw_from_node(cat, node, NULL, &hw, &w, err) < 0)
+		goto out;
+	if (!hw->total) {
+		gs_error_set(err, "node '%s' declares no GPUs (annotation " NODEHW_ANN_PRODUCT ")",
+			     name);
+		goto out;
+	}
+	if (health_from_node(node, name, hw->total, NULL, &cur, err) < 0) {
+		char msg[2048];
+		gs_error_str(err, msg, sizeof(msg));
+		gs_error_set(err, "%s; 'gpushare fault clear %s' removes every fault", msg, name);
+		goto out;
+	}
+	for (size_t i = 0; verb == FAULT_GPU && i < add->n; i++) {
+		const struct health_fault *f = &add->items[i];
+		size_t k;
+		if (f->gpu >= hw->total) {
+			gs_error_set(err, "node '%s' has no GPU %d (it declares %d: 0-%d)", name,
+				     f->gpu, hw->total, hw->total - 1);
+			health_faults_release(&cur);
+			goto out;
+		}
+		for (k = 0; k < cur.n; k++)
+			if (cur.items[k].gpu == f->gpu && cur.items[k].gi == f->gi &&
+			    cur.items[k].ci == f->ci)
+				break;
+		if (k == cur.n) {
+			cur.items = gs_xrealloc(cur.items, (cur.n + 1) * sizeof(*cur.items));
+			cur.n++;
+		}
+		cur.items[k] = *f;
+	}
+	if (verb == FAULT_CLEAR) {
+		size_t keep = 0;
+		for (size_t i = 0; i < cur.n; i++) {
+			int drop = 0;
+			for (int j = 0; j < n_idx; j++)
+				drop |= cur.items[i].gpu == idx[j];
+			if (!drop)
+				cur.items[keep++] = cur.items[i];
+		}
+		cur.n = keep;
+	}
+	*value = cur.n ? health_format(&cur) : NULL;
+	health_faults_release(&cur);
+	rc = 0;
+out:
+	nodehw_free(hw);
+	gs_warnings_release(&w);
+	return rc;
+}
+
+static int run(enum fault_verb verb, int argc, char **argv)
+{
+	struct kube_context kx = {0};
+	const char *format = "text", *name;
+	const char *key = verb == FAULT_RESTART ? NODEHW_ANN_RESTARTED_AT : NODEHW_ANN_GPU_HEALTH;
+	bool dry_run = false;
+	struct health_faults add = {0};
+	int idx[256], n, rc = EXIT_USAGE;
+	char *value = NULL, *path = NULL, buf[2048];
+	const char *before;
+	json_t *node = NULL, *patch = NULL;
+	struct gs_error err;
+	struct option opts[] = {
+		OPT_BOOL(0, "dry-run", &dry_run, "print the patch, write nothing"),
+		OPT_STRING('o', "output", &format, "FORMAT", "text or json [text]"),
+		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_END(),
+	};
+
+	n = parse_options(argc, argv, opts, &fault_usage);
+	if (n < 0)
+		return parseopt_exit(n);
+	if (strcmp(format, "text") && strcmp(format, "json")) {
+		gs_error_set(&err, "-o: '%s' is not a format (text, json)", format);
+		return usage_error(&fault_usage, &err);
+	}
+	if (n < 1) {
+		gs_error_set(&err, "say which node");
+		return usage_error(&fault_usage, &err);
+	}
+	name = argv[0];
+	if (!node_name_ok(name)) {
+		gs_error_set(&err, "'%s' is not a node name", name);
+		return usage_error(&fault_usage, &err);
+	}
+	if (verb == FAULT_GPU && n < 2) {
+		gs_error_set(&err, "say which GPU and fault, e.g. 0=xid:79 or 1=lost");
+		return usage_error(&fault_usage, &err);
+	}
+	if (verb == FAULT_RESTART && n > 1) {
+		gs_error_set(&err, "unexpected argument '%s'", argv[1]);
+		return usage_error(&fault_usage, &err);
+	}
+	if (n - 1 > (int)(sizeof(idx) / sizeof(idx[0]))) {
+		gs_error_set(&err, "at most 256 entries");
+		return usage_error(&fault_usage, &err);
+	}
+	if ((verb == FAULT_GPU && parse_args(argv + 1, n - 1, &add, &err) < 0) ||
+	    (verb == FAULT_CLEAR && parse_indexes(argv + 1, n - 1, idx, &err) < 0))
+		return usage_error(&fault_usage, &err);
+	if (dry_run)
+		fprintf(stderr, "gpushare fault: dry run: nothing will be written\n");
+	if (kube_context_open(&kx, "fault", &err) < 0) {
+		fprintf(stderr, "gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	path = gs_xasprintf("/api/v1/nodes/%s", name);
+	if (kube_get(kx.client, path, &node, &err) < 0 ||
+	    next_value(verb, node, name, &add, idx, n - 1, &value, &err) < 0) {
+		cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	before = kobj_annotation(node, key);
+	patch = json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
+			  value ? json_string(value) : json_null());
+	if ((!before && !value) || (before && value && !strcmp(before, value))) {
+		json_decref(patch);
+		patch = NULL;
+	} else if (!dry_run &&
+		   kube_patch(kx.client, path, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
+		cmd_eprintf("gpushare fault: node '%s': %s\n", name,
+			    gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	if (!strcmp(format, "json")) {
+		json_t *o = json_pack("{s:s,s:s,s:s?,s:s?,s:O?,s:b,s:b}", "node", name,
+				      "annotation", key, "before", before, "after", value, "patch",
+				      patch, "changed", patch != NULL, "dryRun", dry_run);
+		char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+		puts(s);
+		free(s);
+		json_decref(o);
+	} else {
+		cmd_printf("%s: %s \"%s\" -> %s%s%s%s\n", name, key, before ? before : "",
+			   value ? "\"" : "(removed)", value ? value : "", value ? "\"" : "",
+			   !patch    ? " (unchanged)"
+			   : dry_run ? " (dry run)"
+				     : "");
+		if (dry_run && patch) {
+			char *s = json_dumps(patch, JSON_INDENT(2) | JSON_SORT_KEYS);
+			puts(s);
+			free(s);
+		}
+	}
+	rc = EXIT_OK;
+out:
+	health_faults_release(&add);
+	json_decref(node);
+	json_decref(patch);
+	free(value);
+	free(path);
+	kube_context_release(&kx);
+	return rc;
+}
+
+int cmd_fault(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		enum fault_verb verb;
+	} verbs[] = {{"gpu", FAULT_GPU}, {"clear", FAULT_CLEAR}, {"restart-plugin", FAULT_RESTART}};
+	struct option opts[] = {OPT_END()};
+	struct gs_error err;
+	int n;
+
+	for (size_t i = 0; argc >= 2 && i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strcmp(argv[1], verbs[i].name))
+			return run(verbs[i].verb, argc - 1, argv + 1);
+	n = parse_options(argc, argv, opts, &fault_usage);
+	if (n < 0)
+		return parseopt_exit(n);
+	if (n == 0)
+		gs_error_set(&err, "say which subcommand: gpu, clear, restart-plugin");
+	else
+		gs_error_set(&err, "'%s' is not a fault subcommand; see 'gpushare fault --help'",
+			     argv[0]);
+	return usage_error(&fault_usage, &err);
+}

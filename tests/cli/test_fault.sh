@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# gpushare fault against tests/cli/fake_apiserver.py (lab-node-1: 2 x Tesla T4,
+# no fault declared): --dry-run prints the merge patch of the node's
+# gpushare.io/gpu-health (or device-plugin-restarted-at) and writes nothing;
+# without it one PATCH of the Node; bad entries are refused before any request.
+. "$TOP/tests/cli/lib.sh"
+
+use_tmp
+log=$tmp/requests.log
+python3 "$TOP/tests/cli/fake_apiserver.py" "$log" >"$tmp/port" 2>"$tmp/server.err" &
+pid=$!
+gs_wait_for 10 test -s "$tmp/port"
+port=$(head -1 "$tmp/port")
+[ -n "$port" ] || fail "fake apiserver did not start: $(cat "$tmp/server.err")"
+K=$tmp/kubeconfig
+cat >"$K" <<YAML
+apiVersion: v1
+kind: Config
+current-context: lab
+clusters:
+- name: lab
+  cluster: {server: "http://127.0.0.1:$port"}
+contexts:
+- name: lab
+  context: {cluster: lab}
+YAML
+unset KUBECONFIG
+
+runlog() {
+	: >"$log"
+	run "$@"
+	reqs=$(cat "$log")
+}
+no_writes() {
+	case "$reqs" in *PATCH* | *POST* | *PUT* | *DELETE*) fail "wrote to the cluster ($1): $reqs" ;; esac
+}
+
+runlog fault gpu lab-node-1 0=xid:79 --dry-run --kubeconfig "$K"
+expect_rc 0 "gpu --dry-run"
+no_writes "gpu --dry-run"
+expect_out_has 'lab-node-1: gpushare.io/gpu-health "" -> "0=xid:79" (dry run)' "dry-run line"
+expect_out_has '"gpushare.io/gpu-health": "0=xid:79"' "the patch"
+expect_err_has "dry run: nothing will be written" "dry run announced"
+case "$reqs" in "GET /api/v1/nodes/lab-node-1 "*) ;; *) fail "read the node: $reqs" ;; esac
+
+# Several entries, in any order: one canonical value.
+runlog fault gpu --kubeconfig "$K" lab-node-1 1=lost 0=xid:79 --dry-run -o json
+expect_rc 0 "gpu -o json"
+no_writes "gpu -o json"
+expect_out_has '"after": "0=xid:79,1=lost"' "canonical value"
+expect_out_has '"dryRun": true' "dryRun"
+expect_out_has '"changed": true' "changed"
+
+# Written: one PATCH of the Node (not its status).
+runlog fault gpu lab-node-1 0=xid:79 --kubeconfig "$K"
+expect_rc 0 "gpu"
+case "$reqs" in *"PATCH /api/v1/nodes/lab-node-1 "*) ;; *) fail "no PATCH of the node: $reqs" ;; esac
+
+# The plugin's restart, at a fixed time.
+GPUSHARE_NOW=1796335660 runlog fault restart-plugin lab-node-1 --dry-run --kubeconfig "$K"
+expect_rc 0 "restart-plugin"
+no_writes "restart-plugin --dry-run"
+expect_out_has '"gpushare.io/device-plugin-restarted-at": "2026-12-03T22:07:40Z"' "restart stamp"
+
+# Nothing declared: clearing changes nothing and sends no PATCH.
+runlog fault clear lab-node-1 --kubeconfig "$K"
+expect_rc 0 "clear"
+no_writes "clear with nothing declared"
+expect_out_has "(unchanged)" "clear unchanged"
+
+# Refused before any request: a malformed entry, a GPU the node lacks after reading it.
+runlog fault gpu lab-node-1 0=xd:79 --dry-run --kubeconfig "$K"
+expect_rc 2 "bad entry"
+expect_err_has "argument '0=xd:79': character 3: expected 'xid:N', 'xid:N/GI/CI' or 'lost' after '='" "bad entry"
+[ -z "$reqs" ] || fail "a bad entry sent requests: $reqs"
+runlog fault gpu lab-node-1 0=xid:79,1=lost --dry-run --kubeconfig "$K"
+expect_rc 2 "two in one"
+expect_err_has "one entry per argument" "two in one"
+runlog fault gpu lab-node-1 5=lost --dry-run --kubeconfig "$K"
+expect_rc 2 "no GPU 5"
+expect_err_has "node 'lab-node-1' has no GPU 5 (it declares 2: 0-1)" "no GPU 5"
+no_writes "no GPU 5"
+runlog fault clear lab-node-1 x --kubeconfig "$K"
+expect_rc 2 "bad index"
+expect_err_has "argument 'x': expected a GPU index (0-255)" "bad index"
+runlog fault gpu ../etc 0=lost --kubeconfig "$K"
+expect_rc 2 "bad node name"
+[ -z "$reqs" ] || fail "a bad node name sent requests: $reqs"
+runlog fault reboot lab-node-1
+expect_rc 2 "unknown subcommand"
+expect_err_has "'reboot' is not a fault subcommand" "unknown subcommand"
+exit 0
