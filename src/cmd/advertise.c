@@ -188,6 +188,30 @@ static int advertise_dra(const struct fleet_sources *src, const char *node_name,
 				"not labeled %s=%s: sync keeps it on the device-plugin path, "
 				"this is what it would publish on the DRA path",
 				DRASLICE_LABEL_PATH, DRASLICE_PATH_DRA);
+	{
+		/* The DRA driver's taints for the node's declared faults (docs/faults.md). */
+		struct health_faults faults;
+		struct gs_warnings why;
+		char *state = NULL;
+		if (health_from_node(node, hw->name, hw->total, stream, &faults, &err) < 0) {
+			print_error(&err);
+			goto out;
+		}
+		gs_warnings_init(&why);
+		if (faults.n || kobj_annotation(node, NODEHW_ANN_UNHEALTHY))
+			(void)health_dra(slice, &faults, NULL, so.dynamic_mig,
+					 kobj_annotation(node, NODEHW_ANN_UNHEALTHY),
+					 kobj_annotation(node, NODEHW_ANN_RESTARTED_AT),
+					 getenv("GPUSHARE_NOW")
+						 ? strtoll(getenv("GPUSHARE_NOW"), NULL, 10)
+						 : 0,
+					 &state, &why);
+		for (size_t i = 0; i < why.n; i++)
+			cmd_eprintf("health: node '%s': %s\n", hw->name, why.items[i]);
+		free(state);
+		gs_warnings_release(&why);
+		health_faults_release(&faults);
+	}
 	print_warnings(hw->name, &w);
 	docs = json_incref(slice);
 	rc = print_docs(docs) ? EXIT_USAGE : EXIT_OK;

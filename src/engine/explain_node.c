@@ -1,5 +1,7 @@
 #include "engine/explain_node.h"
 
+#include "engine/health.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,6 +166,39 @@ static void sharing_lines(struct strbuf *sb, const struct dpconfig_set *set,
 			     : "off: more than 1 is allowed (and is no more GPU)");
 }
 
+/*
+ * Why allocatable is below capacity: the faults the node declares, what the
+ * device plugin does with each (and where upstream does it), the devices
+ * out, and how they come back.
+ */
+static void health_lines(struct strbuf *sb, const json_t *node, const struct advertisement *adv)
+{
+	const char *decl = kobj_annotation(node, NODEHW_ANN_GPU_HEALTH);
+	const char *restarted = kobj_annotation(node, NODEHW_ANN_RESTARTED_AT);
+	const char *res;
+	json_t *ids, *id;
+	size_t k;
+
+	if (!adv->health_why.n && !adv->unhealthy)
+		return;
+	escape_addf(sb, "GPU health (" NODEHW_ANN_GPU_HEALTH "=%s; device plugin %s%s):\n",
+		    decl && *decl ? decl : "(none)",
+		    restarted ? "restarted at " : "never restarted", restarted ? restarted : "");
+	for (size_t i = 0; i < adv->health_why.n; i++)
+		escape_addf(sb, "  %s\n", adv->health_why.items[i]);
+	json_object_foreach (adv->unhealthy, res, ids) {
+		escape_addf(sb, "  unhealthy %s devices (allocatable < capacity):\n", res);
+		json_array_foreach (ids, k, id)
+			escape_addf(sb, "    %s\n", json_string_value(id));
+	}
+	if (adv->unhealthy)
+		escape_addf(sb, "  the plugin never marks a device healthy again while it runs "
+				"(k8s-device-plugin v0.20.0 internal/plugin/server.go:277 "
+				"\"FIXME: there is no way to recover from the Unhealthy state\"); "
+				"pods holding one keep running; clear the fault, then `gpushare "
+				"fault restart-plugin` brings it back\n");
+}
+
 int explain_node(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
 		 char **out, struct gs_error *err)
 {
@@ -177,7 +212,7 @@ int explain_node(const struct catalog *cat, const json_t *node, const struct dpc
 	*out = NULL;
 	gs_warnings_init(&w);
 	if (nodehw_from_node(cat, node, NULL, &hw, &w, err) < 0 ||
-	    advertise_node(cat, node, set, &ao, &adv, err) < 0)
+	    health_advertise_node(cat, node, set, &ao, &adv, err) < 0)
 		goto done;
 	escape_addf(&sb, "node %s\n", kobj_text(node, "metadata.name"));
 	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
@@ -211,12 +246,19 @@ int explain_node(const struct catalog *cat, const json_t *node, const struct dpc
 	} else {
 		size_t n;
 		const char **keys = sorted_keys(adv->resources, &n);
-		escape_addf(&sb, "resources (capacity = allocatable):%s\n", n ? "" : " none");
-		for (size_t i = 0; i < n; i++)
-			escape_addf(&sb, "  %s: %lld\n", keys[i],
-				    (long long)json_integer_value(
-					    json_object_get(adv->resources, keys[i])));
+		escape_addf(&sb, "resources (capacity %s allocatable):%s\n",
+			    adv->allocatable ? "and" : "=", n ? "" : " none");
+		for (size_t i = 0; i < n; i++) {
+			const json_t *a = json_object_get(adv->allocatable, keys[i]);
+			json_int_t c = json_integer_value(json_object_get(adv->resources, keys[i]));
+			if (a && json_integer_value(a) != c)
+				escape_addf(&sb, "  %s: %lld, allocatable %lld\n", keys[i],
+					    (long long)c, (long long)json_integer_value(a));
+			else
+				escape_addf(&sb, "  %s: %lld\n", keys[i], (long long)c);
+		}
 		free(keys);
+		health_lines(&sb, node, adv);
 		keys = sorted_keys(adv->labels, &n);
 		escape_addf(&sb, "labels GPU feature discovery sets:\n");
 		for (size_t i = 0; i < n; i++) {
