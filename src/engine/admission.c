@@ -1,4 +1,5 @@
 #include "engine/admission.h"
+#include "engine/health.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,6 +444,35 @@ static int hold_unrecorded(struct ledger *l, const json_t *holders, const json_t
 	return 0;
 }
 
+/*
+ * The kubelet hands out healthy devices only (k8s.io/kubernetes v1.34.4
+ * pkg/kubelet/cm/devicemanager/manager.go devicesToAllocate): a free
+ * device the plugin marked unhealthy (docs/faults.md) is held aside; one a
+ * pod already holds stays that pod's, which keeps running.
+ */
+static void hold_unhealthy(struct ledger *l, const json_t *unhealthy)
+{
+	json_t *free_ids = json_object();
+	const char *res;
+	json_t *ids, *id;
+	size_t k;
+	struct gs_error e;
+
+	json_object_foreach ((json_t *)unhealthy, res, ids) {
+		json_t *a = json_array();
+		json_array_foreach (ids, k, id) {
+			long i = ledger_find(l, json_string_value(id));
+			if (i >= 0 && !l->devices[i].holder)
+				json_array_append(a, id);
+		}
+		json_object_set_new(free_ids, res, a);
+	}
+	if (json_object_size(free_ids) && ledger_hold(l, "(unhealthy)", free_ids, &e) < 0) {
+		/* Cannot happen: every ID is the node's and free. */
+	}
+	json_decref(free_ids);
+}
+
 int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const json_t *configmap,
 			 const json_t *pod, const json_t *holders, struct admission_decision *out,
 			 struct gs_error *err)
@@ -457,7 +487,7 @@ int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const js
 	memset(out, 0, sizeof(*out));
 	gs_warnings_init(&w);
 	if (ctx_set(ctx, configmap, err) < 0 ||
-	    advertise_node(ctx->cat, node, ctx->set, &ctx->ao, &adv, err) < 0 ||
+	    health_advertise_node(ctx->cat, node, ctx->set, &ctx->ao, &adv, err) < 0 ||
 	    nodehw_from_node(ctx->cat, node, NULL, &hw, &w, err) < 0)
 		goto out;
 	if (ctx->set && adv->config_name && *adv->config_name) {
@@ -468,6 +498,7 @@ int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const js
 		goto out;
 	/* Holders count as admitted whatever their annotation says: the caller vouches. */
 	ledger_rebuild_admitted(l, holders, &w);
+	hold_unhealthy(l, adv->unhealthy);
 	if (hold_unrecorded(l, holders, pod, err) < 0 || admission_decide(l, pod, out, err) < 0)
 		goto out;
 	rc = 0;

@@ -312,10 +312,70 @@ static void from_objects(void **state)
 	json_decref(n);
 }
 
+/*
+ * A replica the device plugin marked unhealthy (gpushare.io/gpu-health, docs/faults.md) is
+ * never handed out: 2 T4 x 4 replicas with Xid 79 on GPU 0 leave 7; seven holders take them
+ * and an eighth pod is refused, as the kubelet allocates healthy devices only.
+ */
+static void unhealthy_device_not_handed_out(void **state)
+{
+	(void)state;
+	char cmbuf[2048];
+	json_t *cfg = json_string(CFG_SHARED), *cm, *holders = json_array(), *pod, *h;
+	char *cfgjson = json_dumps(cfg, JSON_ENCODE_ANY);
+	json_t *n = fx_node("lab-node-1", "Tesla T4", 2,
+			    "\"nvidia.com/device-plugin.config\":\"shared\"",
+			    "\"gpushare.io/gpu-health\":\"0=xid:79\"");
+	struct admission_ctx *ctx = admission_ctx_new(fx_cat(), NULL);
+	struct admission_decision d;
+	struct gs_error err;
+
+	snprintf(cmbuf, sizeof(cmbuf),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+		 "\"name\":\"device-plugin-configs\",\"namespace\":\"gpu-share\","
+		 "\"uid\":\"cm1\",\"resourceVersion\":\"1\"},\"data\":{\"shared\":%s}}",
+		 cfgjson);
+	cm = json_loads(cmbuf, 0, NULL);
+	assert_non_null(cm);
+	for (int i = 0; i < 7; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "h%d", i);
+		json_array_append_new(holders, h = pod1("lab-node-1", "nvidia.com/gpu", 1));
+		json_object_set_new(json_object_get(h, "metadata"), "name", json_string(name));
+		json_object_set_new(json_object_get(h, "metadata"), "uid", json_string(name));
+	}
+	pod = pod1("lab-node-1", "nvidia.com/gpu", 1);
+	assert_int_equal(admission_ctx_decide(ctx, n, cm, pod, holders, &d, &err), 0);
+	assert_false(d.admit);
+	admission_decision_release(&d);
+	/* Six holders: the pod gets the one healthy replica left, never GPU 0's ::3. */
+	json_array_remove(holders, 6);
+	assert_int_equal(admission_ctx_decide(ctx, n, cm, pod, holders, &d, &err), 0);
+	assert_true(d.admit);
+	{
+		struct ledger *l = fx_ledger(n, CFG_SHARED);
+		assert_string_equal(l->devices[3].id + strlen(l->devices[3].id) - 3, "::3");
+		assert_int_equal(l->devices[3].gpu, 0);
+		assert_string_not_equal(json_string_value(json_array_get(
+						json_object_get(d.devices, "nvidia.com/gpu"), 0)),
+					l->devices[3].id);
+		ledger_free(l);
+	}
+	admission_decision_release(&d);
+	json_decref(pod);
+	json_decref(cm);
+	json_decref(cfg);
+	free(cfgjson);
+	json_decref(holders);
+	admission_ctx_free(ctx);
+	json_decref(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(two_slices_refused),
+		cmocka_unit_test(unhealthy_device_not_handed_out),
 		cmocka_unit_test(loose_time_slicing),
 		cmocka_unit_test(mps_always),
 		cmocka_unit_test(over_capacity),
