@@ -100,6 +100,8 @@ static void print_report(const struct sync_report *rep, int dry_run)
 				   res);
 			free(res);
 		}
+		if (n->health_event)
+			cmd_printf("%s: %s\n", n->name, n->health_event);
 		if (dry_run && n->patch) {
 			char *s = json_dumps(n->patch, JSON_SORT_KEYS | JSON_INDENT(2));
 			printf("%s\n", s);
