@@ -36,21 +36,27 @@ struct gate_def {
 	const char *name;
 	size_t off;
 	bool def;
+	enum dradriver_release since; /* the first release modelled that has it */
 };
 
-#define GATE(n, f, d)                                                                              \
+#define GATE(n, f, d, r)                                                                           \
 	{                                                                                          \
-		n, offsetof(struct draprepare_gates, f), d                                         \
+		n, offsetof(struct draprepare_gates, f), d, r                                      \
 	}
 static const struct gate_def gate_defs[] = {
-	GATE("TimeSlicingSettings", time_slicing_settings, false),
-	GATE("MPSSupport", mps_support, false),
-	GATE("DynamicMIG", dynamic_mig, false),
-	GATE("PassthroughSupport", passthrough_support, false),
-	GATE("NVMLDeviceHealthCheck", nvml_device_health_check, false),
-	GATE("IMEXDaemonsWithDNSNames", imex_daemons_with_dns_names, true),
-	GATE("ComputeDomainCliques", compute_domain_cliques, true),
-	GATE("CrashOnNVLinkFabricErrors", crash_on_nvlink_fabric_errors, true),
+	GATE("TimeSlicingSettings", time_slicing_settings, false, DRADRIVER_V25_12_0),
+	GATE("MPSSupport", mps_support, false, DRADRIVER_V25_12_0),
+	GATE("DynamicMIG", dynamic_mig, false, DRADRIVER_V25_12_0),
+	GATE("PassthroughSupport", passthrough_support, false, DRADRIVER_V25_12_0),
+	GATE("NVMLDeviceHealthCheck", nvml_device_health_check, false, DRADRIVER_V25_12_0),
+	GATE("IMEXDaemonsWithDNSNames", imex_daemons_with_dns_names, true, DRADRIVER_V25_12_0),
+	GATE("ComputeDomainCliques", compute_domain_cliques, true, DRADRIVER_V25_12_0),
+	GATE("CrashOnNVLinkFabricErrors", crash_on_nvlink_fabric_errors, true, DRADRIVER_V25_12_0),
+	GATE("DeviceMetadata", device_metadata, false, DRADRIVER_V0_5_0),
+	GATE("FabricManagerPartitioning", fabric_manager_partitioning, false, DRADRIVER_V0_5_0),
+	GATE("HostManagedIMEXDaemon", host_managed_imex_daemon, false, DRADRIVER_V0_5_0),
+	GATE("DRAListTypeAttributes", dra_list_type_attributes, false, DRADRIVER_V0_5_0),
+	GATE("ConsumableShares", consumable_shares, false, DRADRIVER_V0_5_0),
 };
 #define N_GATES (sizeof(gate_defs) / sizeof(gate_defs[0]))
 /* Gates the driver's gate set also knows (logsapi.AddFeatureGates): accepted, no effect here. */
@@ -62,11 +68,33 @@ static bool *gate_ptr(struct draprepare_gates *g, size_t i)
 	return (bool *)((char *)g + gate_defs[i].off);
 }
 
-void draprepare_gates_default(struct draprepare_gates *g)
+static const struct dradriver *gates_driver(const struct draprepare_gates *g)
+{
+	return g->driver ? g->driver : dradriver_newest();
+}
+
+static bool gate_known(const struct draprepare_gates *g, size_t i)
+{
+	return gate_defs[i].since <= gates_driver(g)->release;
+}
+
+void draprepare_gates_default_for(struct draprepare_gates *g, const struct dradriver *d)
 {
 	memset(g, 0, sizeof(*g));
+	g->driver = d ? d : dradriver_newest();
 	for (size_t i = 0; i < N_GATES; i++)
-		*gate_ptr(g, i) = gate_defs[i].def;
+		*gate_ptr(g, i) = gate_known(g, i) && gate_defs[i].def;
+}
+
+void draprepare_gates_default(struct draprepare_gates *g)
+{
+	draprepare_gates_default_for(g, NULL);
+}
+
+bool draprepare_consumable_shares(const struct draprepare_gates *g)
+{
+	return gates_driver(g)->consumable_shares && g->consumable_shares &&
+	       g->shares.mode != DRADRIVER_SHARES_DISABLED;
 }
 
 /* Go's strconv.ParseBool. */
@@ -99,12 +127,45 @@ static char *trim_dup(const char *s, size_t n)
 	return gs_xstrndup(s, n);
 }
 
+/* featuregates.ValidateFeatureGates of the release, in its order. */
+static int gates_validate(const struct draprepare_gates *n, struct gs_error *err)
+{
+	const char *a = NULL, *b = NULL;
+	bool v05 = gates_driver(n)->release >= DRADRIVER_V0_5_0;
+
+	if (n->compute_domain_cliques && !n->imex_daemons_with_dns_names) {
+		gs_error_set(err, "feature gate %s requires %s to also be enabled",
+			     "ComputeDomainCliques", "IMEXDaemonsWithDNSNames");
+		return -1;
+	}
+	if (n->dynamic_mig && n->passthrough_support)
+		a = "DynamicMIG", b = "PassthroughSupport";
+	else if (n->dynamic_mig && n->nvml_device_health_check)
+		a = "DynamicMIG", b = "NVMLDeviceHealthCheck";
+	else if (n->dynamic_mig && n->mps_support)
+		a = "DynamicMIG", b = "MPSSupport";
+	else if (v05 && n->passthrough_support && n->nvml_device_health_check)
+		a = "PassthroughSupport", b = "NVMLDeviceHealthCheck";
+	if (a) {
+		gs_error_set(err, "feature gate %s is currently mutually exclusive with %s", a, b);
+		return -1;
+	}
+	if (v05 && n->device_metadata && !n->passthrough_support) {
+		gs_error_set(err, "feature gate %s requires %s to also be enabled",
+			     "DeviceMetadata", "PassthroughSupport");
+		return -1;
+	}
+	return 0;
+}
+
 /* component-base featuregate.(*featureGate).Set, then featuregates.ValidateFeatureGates. */
 int draprepare_gates_parse(struct draprepare_gates *g, const char *spec, struct gs_error *err)
 {
 	struct draprepare_gates n = *g;
 	const char *p = spec ? spec : "";
 
+	if (!n.driver)
+		n.driver = dradriver_newest();
 	while (*p) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -137,7 +198,7 @@ int draprepare_gates_parse(struct draprepare_gates *g, const char *spec, struct 
 		}
 		size_t i;
 		for (i = 0; i < N_GATES; i++)
-			if (!strcmp(k, gate_defs[i].name))
+			if (!strcmp(k, gate_defs[i].name) && gate_known(&n, i))
 				break;
 		if (i < N_GATES) {
 			*gate_ptr(&n, i) = b;
@@ -156,23 +217,8 @@ int draprepare_gates_parse(struct draprepare_gates *g, const char *spec, struct 
 		free(k);
 		free(v);
 	}
-	if (n.compute_domain_cliques && !n.imex_daemons_with_dns_names) {
-		gs_error_set(err, "feature gate %s requires %s to also be enabled",
-			     "ComputeDomainCliques", "IMEXDaemonsWithDNSNames");
+	if (gates_validate(&n, err))
 		return -1;
-	}
-	const char *excl = NULL;
-	if (n.dynamic_mig && n.passthrough_support)
-		excl = "PassthroughSupport";
-	else if (n.dynamic_mig && n.nvml_device_health_check)
-		excl = "NVMLDeviceHealthCheck";
-	else if (n.dynamic_mig && n.mps_support)
-		excl = "MPSSupport";
-	if (excl) {
-		gs_error_set(err, "feature gate %s is currently mutually exclusive with %s",
-			     "DynamicMIG", excl);
-		return -1;
-	}
 	*g = n;
 	return 0;
 }
@@ -181,13 +227,43 @@ int draprepare_gates_for_node(const json_t *node, const struct draprepare_gates 
 			      struct draprepare_gates *out, struct gs_error *err)
 {
 	struct draprepare_gates g = *cluster;
+	const struct dradriver *d = dradriver_for_node(node, gates_driver(cluster), err);
 	const char *v = kobj_annotation(node, DRAPREPARE_ANNOTATION_GATES);
+	const char *shares = dradriver_node_setting(node, DRADRIVER_ANN_SHARES);
+	const char *name = kobj_text(node, "metadata.name");
 
+	if (!d)
+		return -1;
+	g.driver = d;
+	/* A gate the node's release does not have does not exist there. */
+	for (size_t i = 0; i < N_GATES; i++)
+		if (!gate_known(&g, i))
+			*gate_ptr(&g, i) = false;
 	if (v && draprepare_gates_parse(&g, v, err)) {
-		gs_error_prefix(err,
-				"node \"%s\": annotation %s: ", kobj_text(node, "metadata.name"),
+		gs_error_prefix(err, "node \"%s\": annotation %s: ", name,
 				DRAPREPARE_ANNOTATION_GATES);
 		return -1;
+	}
+	if (shares) {
+		/* cmd/gpu-kubelet-plugin/main.go: urfave/cli, then validateFlags */
+		if (!d->consumable_shares) {
+			gs_error_set(err,
+				     "node \"%s\": %s: the driver %s has no such flag: flag "
+				     "provided but not defined: -consumable-shares",
+				     name, DRADRIVER_ANN_SHARES, d->version);
+			return -1;
+		}
+		if (strcmp(shares, "disabled") && !g.consumable_shares) {
+			gs_error_set(err,
+				     "node \"%s\": %s: --consumable-shares requires feature gate "
+				     "ConsumableShares to be enabled",
+				     name, DRADRIVER_ANN_SHARES);
+			return -1;
+		}
+		if (dradriver_shares_parse(shares, &g.shares, err)) {
+			gs_error_prefix(err, "node \"%s\": %s: ", name, DRADRIVER_ANN_SHARES);
+			return -1;
+		}
 	}
 	*out = g;
 	return 0;
@@ -198,7 +274,9 @@ void draprepare_gates_string(const struct draprepare_gates *g, char *buf, size_t
 	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t i = 0; i < N_GATES; i++) {
-		strbuf_addf(&sb, "%s%s=%s", i ? "," : "", gate_defs[i].name,
+		if (!gate_known(g, i))
+			continue;
+		strbuf_addf(&sb, "%s%s=%s", sb.len ? "," : "", gate_defs[i].name,
 			    *gate_ptr((struct draprepare_gates *)g, i) ? "true" : "false");
 	}
 	strbuf_copy_to(&sb, buf, size);
@@ -654,7 +732,8 @@ static void normalize(struct cfg *c, const struct draprepare_gates *g)
 	if (c->kind != K_GPU && c->kind != K_MIG)
 		return;
 	if (!c->has_sharing) {
-		if (!g->time_slicing_settings)
+		/* v0.4.1 on: no sharing stays none (commit 67ad0a71) */
+		if (!g->time_slicing_settings || !gates_driver(g)->implicit_time_slicing)
 			return;
 		c->has_sharing = true;
 		free(c->strategy);
@@ -677,8 +756,21 @@ static enum check validate(const struct cfg *c, const struct draprepare_gates *g
 	if ((c->kind != K_GPU && c->kind != K_MIG) || !c->has_sharing)
 		return CHECK_OK;
 	bool ts = !strcmp(c->strategy, "TimeSlicing"), mps = !strcmp(c->strategy, "MPS");
+	bool v05 = gates_driver(g)->v05_prepare_texts;
 	if (!((g->time_slicing_settings && ts) || (g->mps_support && mps))) {
-		strbuf_addf(msg, "unknown GPU sharing strategy: %s", c->strategy);
+		if (v05 && (ts || mps))
+			/* v0.5.0 api/nvidia.com/resource/v1beta1/validate.go */
+			strbuf_addf(msg,
+				    "\"%s\" is selected as the GPU sharing strategy, but the "
+				    "\"%s\" feature gate is not enabled",
+				    c->strategy, ts ? "TimeSlicingSettings" : "MPSSupport");
+		else if (v05)
+			strbuf_addf(msg,
+				    "unknown GPU sharing strategy: %s, supported GPU sharing "
+				    "strategies: TimeSlicing, MPS",
+				    c->strategy);
+		else
+			strbuf_addf(msg, "unknown GPU sharing strategy: %s", c->strategy);
 		return CHECK_ERROR;
 	}
 	if (g->time_slicing_settings && ts) {
@@ -692,6 +784,9 @@ static enum check validate(const struct cfg *c, const struct draprepare_gates *g
 			if (!strcmp(c->interval, ok[i]))
 				return CHECK_OK;
 		strbuf_addf(msg, "unknown time-slice interval: %s", c->interval);
+		if (v05)
+			strbuf_addstr(msg, ", supported time-slice intervals: Default, Short, "
+					   "Medium, Long");
 		return CHECK_ERROR;
 	}
 	/* MPS */
@@ -950,6 +1045,12 @@ int draprepare_claim(const json_t *claim, const json_t *slices,
 		return 0;
 	}
 	const json_t *results = kobj_get(alloc, "devices.results");
+	bool v05 = gates_driver(gates)->v05_prepare_texts;
+	bool shares = draprepare_consumable_shares(gates);
+	/* Overlaps consumable shares allow when the configs agree: (result, held) pairs. */
+	size_t *share_res = gs_xcalloc(n_held + 1, sizeof(*share_res));
+	const struct draprepare_held **share_held = gs_xcalloc(n_held + 1, sizeof(*share_held));
+	size_t n_share = 0;
 
 	/* Prepare: a claim already prepared on the node is answered from the checkpoint */
 	for (size_t i = 0; i < n_held; i++)
@@ -968,12 +1069,23 @@ int draprepare_claim(const json_t *claim, const json_t *slices,
 				if (!held[i].device ||
 				    strcmp(held[i].device, kobj_text(res, "device")))
 					continue;
+				struct slice_device sd;
+				if (shares && !find_device(slices, held[i].device, &sd) &&
+				    strcmp(sd.type, "vfio")) {
+					if (n_share < n_held) {
+						share_res[n_share] = r;
+						share_held[n_share++] = &held[i];
+					}
+					continue;
+				}
 				char *step = gs_xasprintf("unable to prepare claim %s: requested "
 							  "device %s is already allocated to "
 							  "different claim %s",
 							  uid, held[i].device, held[i].claim_uid);
 				finish_refusal(out, claim, step, true);
 				free(step);
+				free(share_res);
+				free(share_held);
 				return 0;
 			}
 		}
@@ -1047,18 +1159,33 @@ int draprepare_claim(const json_t *claim, const json_t *slices,
 		const char *dev = kobj_text(res, "device");
 		const char *req = kobj_text(res, "request");
 		if (find_device(slices, dev, &sdev[r])) {
-			strbuf_addf(&msg, "requested device is not allocatable: %s", dev);
+			if (v05)
+				strbuf_addf(&msg, "allocatable not found for device \"%s\"", dev);
+			else
+				strbuf_addf(&msg, "requested device is not allocatable: %s", dev);
 			refused = 1;
 			break;
 		}
+		/* the driver's own type of an abstract MIG device (types.go) */
+		const char *itype = sdev[r].type;
+		if (gates->dynamic_mig && !strcmp(itype, "mig") && !*sdev[r].uuid)
+			itype = "migdyn";
 		for (size_t k = n; k-- > 0;) {
 			struct cfg *c = &list[k];
 			if (c->requests && requests_contain(c->requests, req)) {
 				if (c->kind != K_OTHER && !kind_fits(c->kind, sdev[r].type)) {
-					strbuf_addf(
-						&msg,
-						"cannot apply %s to device type %s (request: %s)",
-						kind_type_name(c->kind), sdev[r].type, req);
+					if (v05)
+						strbuf_addf(&msg,
+							    "cannot apply %s to device \"%s\" of "
+							    "type \"%s\" (request: %s)",
+							    kind_type_name(c->kind), dev, itype,
+							    req);
+					else
+						strbuf_addf(&msg,
+							    "cannot apply %s to device type %s "
+							    "(request: %s)",
+							    kind_type_name(c->kind), sdev[r].type,
+							    req);
 					refused = 1;
 					break;
 				}
@@ -1066,11 +1193,39 @@ int draprepare_claim(const json_t *claim, const json_t *slices,
 				break;
 			}
 			if (json_array_size(c->requests) == 0) {
+				/* v0.5.0 matchesDeviceType: no device kind matches nothing */
+				if (c->kind == K_OTHER && v05)
+					continue;
 				if (c->kind != K_OTHER && !kind_fits(c->kind, sdev[r].type))
 					continue;
 				pick[r] = (long)k;
 				break;
 			}
+		}
+	}
+
+	/*
+	 * validateNoOverlappingPreparedDevices with consumable shares: a device
+	 * another claim holds is shared when both normalized configs are equal.
+	 */
+	for (size_t k = 0; k < n_share && !refused; k++) {
+		long pk = pick[share_res[k]];
+		if (!share_held[k]->config || pk < 0 || list[pk].kind == K_OTHER)
+			continue;
+		normalize(&list[pk], gates);
+		json_t *mine = cfg_json(&list[pk]);
+		bool same = json_equal(mine, (json_t *)share_held[k]->config);
+		json_decref(mine);
+		if (!same) {
+			char *step =
+				gs_xasprintf("unable to prepare claim %s: requested device %s "
+					     "has conflicting configuration with already "
+					     "prepared claim %s",
+					     uid, share_held[k]->device, share_held[k]->claim_uid);
+			strbuf_reset(&msg);
+			strbuf_addstr(&msg, step);
+			free(step);
+			refused = 2; /* not wrapped in "prepare devices failed" */
 		}
 	}
 
@@ -1127,6 +1282,12 @@ int draprepare_claim(const json_t *claim, const json_t *slices,
 			break;
 		}
 		if (c->has_sharing && gates->mps_support && !strcmp(c->strategy, "MPS")) {
+			if (shares) {
+				strbuf_addstr(&msg, "error applying config: MPS sharing is not "
+						    "supported when consumable shares is enabled");
+				refused = 1;
+				break;
+			}
 			if (c->kind == K_GPU && c->has_ts) {
 				strbuf_addstr(&msg, "error applying config: error getting MPS "
 						    "configuration: cannot use TimeSlicingConfig "
@@ -1159,7 +1320,7 @@ int draprepare_claim(const json_t *claim, const json_t *slices,
 	} else if (crash == CHECK_PANIC) {
 		finish_crash(out, msg.buf);
 	} else if (refused) {
-		finish_refusal(out, claim, msg.buf, false);
+		finish_refusal(out, claim, msg.buf, refused == 2);
 	} else {
 		out->outcome = DRAPREPARE_OK;
 		for (size_t r = 0; r < n_res; r++)
@@ -1174,7 +1335,57 @@ int draprepare_claim(const json_t *claim, const json_t *slices,
 	free(pick);
 	free(sdev);
 	free(done);
+	free(share_res);
+	free(share_held);
 	return 0;
+}
+
+/* ---- unprepare (device_state.go unprepareDevices) ---- */
+
+static const char *held_by_other(const char *claim_uid, const char *device,
+				 const struct draprepare_held *held, size_t n_held)
+{
+	for (size_t i = 0; i < n_held; i++)
+		if (held[i].claim_uid && held[i].device && strcmp(held[i].claim_uid, claim_uid) &&
+		    !strcmp(held[i].device, device))
+			return held[i].claim_uid;
+	return NULL;
+}
+
+void draprepare_unprepare(const struct draprepare_gates *gates, const char *claim_uid,
+			  const struct draprepare_device *devices, size_t n,
+			  const struct draprepare_held *held, size_t n_held,
+			  struct draprepare_unprepared *out)
+{
+	const struct dradriver *d = gates_driver(gates);
+	bool shares = draprepare_consumable_shares(gates);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct draprepare_device *dv = &devices[i];
+		const char *other =
+			shares ? held_by_other(claim_uid, dv->device, held, n_held) : NULL;
+		bool undo = false;
+
+		out[i].device = dv->device;
+		out[i].by = NULL;
+		out[i].what = DRAPREPARE_TEARDOWN_NONE;
+		if (!strcmp(dv->type, "gpu") && gates->time_slicing_settings) {
+			/*
+			 * v25.12.0: every full GPU goes back to the default slice;
+			 * v0.4.1 on: where prepare set one (TimeSliceApplied).
+			 */
+			undo = d->implicit_time_slicing || !strcmp(dv->sharing, "TimeSlicing");
+			if (undo)
+				out[i].what = DRAPREPARE_TEARDOWN_TIMESLICE;
+		} else if (!strcmp(dv->type, "mig") && gates->dynamic_mig) {
+			undo = true;
+			out[i].what = DRAPREPARE_TEARDOWN_DELETE_MIG;
+		}
+		if (undo && other) {
+			out[i].what = DRAPREPARE_TEARDOWN_KEPT;
+			out[i].by = other;
+		}
+	}
 }
 
 /* ---- the kubelet's view of a pod ---- */

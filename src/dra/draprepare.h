@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "dra/dradriver.h"
 
 /*
  * What NVIDIA's DRA driver v25.12.0 (gpu.nvidia.com) does when the kubelet
@@ -31,12 +32,27 @@ struct draprepare_gates {
 	bool imex_daemons_with_dns_names;   /* IMEXDaemonsWithDNSNames, beta, on */
 	bool compute_domain_cliques;	    /* ComputeDomainCliques, beta, on */
 	bool crash_on_nvlink_fabric_errors; /* CrashOnNVLinkFabricErrors, beta, on */
+	/* from v0.5.0 (pkg/featuregates/featuregates.go of that release) */
+	bool device_metadata;		  /* DeviceMetadata, alpha, off */
+	bool fabric_manager_partitioning; /* FabricManagerPartitioning, alpha, off */
+	bool host_managed_imex_daemon;	  /* HostManagedIMEXDaemon, alpha, off */
+	bool dra_list_type_attributes;	  /* DRAListTypeAttributes, alpha, off */
+	bool consumable_shares;		  /* ConsumableShares, alpha, off */
+	/* The release these gates belong to (never NULL after _default). */
+	const struct dradriver *driver;
+	/* The kubelet plugin's --consumable-shares (DRADRIVER_ANN_SHARES on the node). */
+	struct dradriver_shares shares;
 };
+
+/* Whether the plugin publishes and prepares shared devices (isConsumableSharesEnabled). */
+bool draprepare_consumable_shares(const struct draprepare_gates *g);
 
 /* A node declares the driver's gates it runs with in this annotation, in FEATURE_GATES syntax. */
 
-/* The driver's defaults. */
+/* The newest release's defaults. */
 void draprepare_gates_default(struct draprepare_gates *g);
+/* The defaults of release `d`. */
+void draprepare_gates_default_for(struct draprepare_gates *g, const struct dradriver *d);
 /*
  * Apply a FEATURE_GATES value ("TimeSlicingSettings=true,MPSSupport=true")
  * on top of *g, as component-base's featuregate Set does, then the driver's
@@ -47,10 +63,19 @@ void draprepare_gates_default(struct draprepare_gates *g);
  */
 int draprepare_gates_parse(struct draprepare_gates *g, const char *spec,
 			   struct gs_error *err) GS_WUR;
-/* The gates of a node: `cluster` with the node's DRAPREPARE_ANNOTATION_GATES applied on top. */
+/*
+ * The gates of a node: its release (DRADRIVER_ANN_VERSION, else cluster's),
+ * `cluster` on it (a gate that release does not have stays off), the
+ * node's DRAPREPARE_ANNOTATION_GATES on top, then its --consumable-shares
+ * (DRADRIVER_ANN_SHARES), checked as the plugin's flags are at start
+ * ("--consumable-shares requires feature gate ConsumableShares to be
+ * enabled"; a release without the flag: "flag provided but not defined:
+ * -consumable-shares").
+ */
 int draprepare_gates_for_node(const json_t *node, const struct draprepare_gates *cluster,
 			      struct draprepare_gates *out, struct gs_error *err) GS_WUR;
-/* "TimeSlicingSettings=true,MPSSupport=false,..." for every gate, in the order above. */
+/* "TimeSlicingSettings=true,MPSSupport=false,..." for every gate of the release, in the order
+ * above. */
 void draprepare_gates_string(const struct draprepare_gates *g, char *buf, size_t size);
 
 /*
@@ -59,10 +84,18 @@ void draprepare_gates_string(const struct draprepare_gates *g, char *buf, size_t
  * prepared (Prepare is idempotent and answers at once); a device here held
  * by another claim UID is refused (validateNoOverlappingPreparedDevices).
  * Devices a claim got with adminAccess are not held.
+ *
+ * With consumable shares (v0.5.0, draprepare_consumable_shares) a device
+ * another claim holds is prepared again for this one when both get the
+ * same normalized config (`config`, the draprepare_device.config the
+ * holder got; NULL: not known, not compared), else refused ("requested
+ * device gpu-0 has conflicting configuration with already prepared claim
+ * <uid>"; device_state.go validateNoOverlappingPreparedDevices).
  */
 struct draprepare_held {
 	const char *claim_uid;
 	const char *device;
+	const json_t *config;
 };
 
 /* One prepared device: what the pod's container gets. */
@@ -145,6 +178,40 @@ int draprepare_claim(const json_t *claim, const json_t *slices,
 int draprepare_pod(const json_t *pod, const json_t *claims, const json_t *slices,
 		   const struct draprepare_gates *gates, const struct draprepare_held *held,
 		   size_t n_held, struct draprepare_result *out, struct gs_error *err) GS_WUR;
+
+/*
+ * What unprepare does to one device of a claim (device_state.go
+ * unprepareDevices): the devices of several claims are reference counted
+ * with consumable shares, so a device is torn down only when the last
+ * claim holding it goes.
+ */
+enum draprepare_teardown {
+	DRAPREPARE_TEARDOWN_NONE,	/* nothing to undo (a full GPU or static MIG device) */
+	DRAPREPARE_TEARDOWN_KEPT,	/* still prepared for another claim (`by`): left alone */
+	DRAPREPARE_TEARDOWN_TIMESLICE,	/* its time slice goes back to Default */
+	DRAPREPARE_TEARDOWN_DELETE_MIG, /* DynamicMIG: the MIG device is destroyed */
+};
+
+struct draprepare_unprepared {
+	const char *device; /* borrowed from the claim's devices */
+	const char *by;	    /* KEPT: a claim UID still holding it (borrowed from held) */
+	enum draprepare_teardown what;
+};
+
+/*
+ * Unprepare claim `claim_uid`, whose prepare gave `devices` (n), on a node
+ * where `held` lists every prepared device (this claim's included: they
+ * are skipped). Fills out[0..n). Release v25.12.0 resets the time slice of
+ * every full GPU when TimeSlicingSettings is on; v0.5.0 only where prepare
+ * set one (TimeSlicing on a full GPU), and, with consumable shares, only
+ * when no other claim holds the GPU (isGpuUUIDInUseByOtherClaims; a MIG
+ * device likewise, isMigDeviceInUseByOtherClaims). An MPS daemon is per
+ * claim and always stopped; it is not listed.
+ */
+void draprepare_unprepare(const struct draprepare_gates *gates, const char *claim_uid,
+			  const struct draprepare_device *devices, size_t n,
+			  const struct draprepare_held *held, size_t n_held,
+			  struct draprepare_unprepared *out);
 
 /*
  * The pod status a real kubelet shows while prepare fails (k8s.io/kubernetes v1.34.4

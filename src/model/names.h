@@ -53,4 +53,18 @@
 /* The DRA driver's feature gates on a node. */
 #define DRAPREPARE_ANNOTATION_GATES "gpushare.io/dra-feature-gates"
 
+/*
+ * The DRA driver's release on a node ("v25.12.0", "v0.5.0"; default the
+ * newest gpushare models) and its kubelet plugin's --consumable-shares
+ * ("unlimited", "memory", N), each an annotation or a label.
+ */
+#define DRADRIVER_ANN_VERSION "gpushare.io/dra-driver-version"
+#define DRADRIVER_ANN_SHARES "gpushare.io/dra-consumable-shares"
+/*
+ * The NUMA node of each GPU in NVML index order, as sysfs numa_node gives
+ * it ("0,0,1,1"; -1: no affinity). Absent: not known, as on a machine
+ * whose sysfs has none.
+ */
+#define NODEHW_ANN_NUMA "gpushare.io/gpu-numa-nodes"
+
 #endif

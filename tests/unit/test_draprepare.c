@@ -15,6 +15,17 @@
  * vendored apimachinery and run on the same claims (docs/dra.md, "Prepare").
  */
 
+/*
+ * The release the tests below judge: v25.12.0 unless a test says v0.5.0
+ * (whose texts come from that release's source, docs/dra.md).
+ */
+static const struct dradriver *release;
+
+static void gates_init(struct draprepare_gates *g)
+{
+	draprepare_gates_default_for(g, release ? release : dradriver_get(DRADRIVER_V25_12_0));
+}
+
 #define GV "\"apiVersion\":\"resource.nvidia.com/v1beta1\""
 #define DECODE "error getting opaque device configs: error decoding config parameters: "
 
@@ -88,7 +99,7 @@ static void prepare_with(const char *results, const char *configs, const char *g
 	json_t *c = claim(results, configs);
 	json_t *sl = load(slices_json);
 
-	draprepare_gates_default(&g);
+	gates_init(&g);
 	if (gates && draprepare_gates_parse(&g, gates, &err))
 		fail_msg("gates: %s", err.msg);
 	if (draprepare_claim(c, sl, &g, NULL, 0, r, &err))
@@ -472,7 +483,7 @@ static void devices_missing_and_held(void **state)
 	struct draprepare_result r;
 	struct draprepare_gates g;
 	struct gs_error err;
-	const struct draprepare_held held[] = {{"u-0", "gpu-0"}};
+	const struct draprepare_held held[] = {{"u-0", "gpu-0", NULL}};
 	json_t *c, *sl = load(slices_json);
 
 	(void)state;
@@ -482,7 +493,7 @@ static void devices_missing_and_held(void **state)
 	assert_string_equal(r.step_error, "requested device is not allocatable: gpu-9");
 	draprepare_result_release(&r);
 
-	draprepare_gates_default(&g);
+	gates_init(&g);
 	c = claim(GPU0, "[]");
 	assert_int_equal(draprepare_claim(c, sl, &g, held, 1, &r, &err), 0);
 	assert_int_equal(r.outcome, DRAPREPARE_REFUSED);
@@ -493,7 +504,7 @@ static void devices_missing_and_held(void **state)
 	draprepare_result_release(&r);
 
 	/* the claim's own UID in the checkpoint: already prepared, answered at once */
-	const struct draprepare_held mine[] = {{"u-1", "gpu-0"}};
+	const struct draprepare_held mine[] = {{"u-1", "gpu-0", NULL}};
 	assert_int_equal(draprepare_claim(c, sl, &g, mine, 1, &r, &err), 0);
 	assert_int_equal(r.outcome, DRAPREPARE_OK);
 	assert_true(r.already_prepared);
@@ -564,7 +575,7 @@ static void gates(void **state)
 	char buf[512];
 
 	(void)state;
-	draprepare_gates_default(&g);
+	gates_init(&g);
 	assert_false(g.time_slicing_settings);
 	assert_false(g.mps_support);
 	assert_true(g.imex_daemons_with_dns_names);
@@ -589,7 +600,7 @@ static void gates(void **state)
 
 	/* per node: the annotation on top of the cluster's */
 	struct draprepare_gates cluster, node_g;
-	draprepare_gates_default(&cluster);
+	gates_init(&cluster);
 	json_t *node = load("{\"kind\":\"Node\",\"metadata\":{\"name\":\"dra-t4\",\"annotations\":"
 			    "{\"gpushare.io/dra-feature-gates\":\"TimeSlicingSettings=true\"}}}");
 	assert_int_equal(draprepare_gates_for_node(node, &cluster, &node_g, &err), 0);
@@ -622,7 +633,7 @@ static void pods(void **state)
 			   "\"gpu\",\"resourceClaimName\":\"shared-t4\"}]}}");
 
 	(void)state;
-	draprepare_gates_default(&g);
+	gates_init(&g);
 	assert_int_equal(draprepare_pod(pod, claims, sl, &g, NULL, 0, &r, &err), 0);
 	assert_int_equal(r.outcome, DRAPREPARE_REFUSED);
 	assert_string_equal(r.claim_name, "shared-t4");
@@ -702,7 +713,7 @@ static void unallocated(void **state)
 		load("{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"x\",\"uid\":\"u\"}}");
 
 	(void)state;
-	draprepare_gates_default(&g);
+	gates_init(&g);
 	assert_int_equal(draprepare_claim(c, NULL, &g, NULL, 0, &r, &err), 0);
 	assert_int_equal(r.outcome, DRAPREPARE_KUBELET);
 	assert_string_equal(r.kubelet_error,
@@ -712,6 +723,231 @@ static void unallocated(void **state)
 	c = load("{\"kind\":\"Pod\"}");
 	assert_int_equal(draprepare_claim(c, NULL, &g, NULL, 0, &r, &err), -1);
 	json_decref(c);
+}
+
+/* ---- v0.5.0 (sigs.k8s.io/dra-driver-nvidia-gpu@v0.5.0) ---- */
+
+static void with_release(enum dradriver_release r)
+{
+	release = dradriver_get(r);
+}
+
+/* v0.4.1 on: no implicit TimeSlicing; v0.5.0's texts for the same refusals. */
+static void v05_prepare_texts(void **state)
+{
+	struct draprepare_result r;
+
+	(void)state;
+	with_release(DRADRIVER_V0_5_0);
+	prepare_with(GPU0, "[]", "TimeSlicingSettings=true", &r);
+	assert_int_equal(r.outcome, DRAPREPARE_OK);
+	assert_string_equal(r.devices[0].sharing, "");
+	assert_string_equal(r.devices[0].interval, "");
+	draprepare_result_release(&r);
+	expect_gpu(TS_LONG, NULL,
+		   "error validating GPU config: \"TimeSlicing\" is selected as the GPU sharing "
+		   "strategy, but the \"TimeSlicingSettings\" feature gate is not enabled");
+	expect_gpu("{" GV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"Bogus\"}}", NULL,
+		   "error validating GPU config: unknown GPU sharing strategy: Bogus, supported "
+		   "GPU sharing strategies: TimeSlicing, MPS");
+	expect_gpu("{" GV ",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"TimeSlicing\","
+		   "\"timeSlicingConfig\":{\"interval\":\"VeryLong\"}}}",
+		   "TimeSlicingSettings=true",
+		   "error validating GPU config: unknown time-slice interval: VeryLong, supported "
+		   "time-slice intervals: Default, Short, Medium, Long");
+	expect_gpu("{" GV ",\"kind\":\"MigDeviceConfig\"}", NULL,
+		   "cannot apply MigDeviceConfig to device \"gpu-0\" of type \"gpu\" (request: "
+		   "gpu)");
+	prepare_with("[{\"request\":\"gpu\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"n\","
+		     "\"device\":\"gpu-9\"}]",
+		     "[]", NULL, &r);
+	assert_string_equal(r.step_error, "allocatable not found for device \"gpu-9\"");
+	draprepare_result_release(&r);
+	/* an unscoped ComputeDomainChannelConfig matches no device: skipped */
+	prepare_with(
+		GPU0,
+		"[{\"source\":\"FromClaim\",\"requests\":[],\"opaque\":{\"driver\":\"gpu.nvidia."
+		"com\",\"parameters\":{" GV ",\"kind\":\"ComputeDomainChannelConfig\"}}}]",
+		NULL, &r);
+	assert_int_equal(r.outcome, DRAPREPARE_OK);
+	draprepare_result_release(&r);
+	release = NULL;
+}
+
+/* v0.5.0's gates: the new ones, its checks, and v25.12.0 not knowing them. */
+static void v05_gates(void **state)
+{
+	struct draprepare_gates g, cluster, node_g;
+	struct gs_error err;
+	json_t *node;
+
+	(void)state;
+	draprepare_gates_default(&g);
+	assert_ptr_equal(g.driver, dradriver_get(DRADRIVER_V0_5_0));
+	assert_int_equal(draprepare_gates_parse(&g, "ConsumableShares=true", &err), 0);
+	assert_true(g.consumable_shares);
+	assert_int_equal(draprepare_gates_parse(&g, "DeviceMetadata=true", &err), -1);
+	assert_string_equal(err.msg, "feature gate DeviceMetadata requires PassthroughSupport to "
+				     "also be enabled");
+	assert_int_equal(draprepare_gates_parse(
+				 &g, "PassthroughSupport=true,NVMLDeviceHealthCheck=true", &err),
+			 -1);
+	assert_string_equal(err.msg, "feature gate PassthroughSupport is currently mutually "
+				     "exclusive with NVMLDeviceHealthCheck");
+	draprepare_gates_default_for(&g, dradriver_get(DRADRIVER_V25_12_0));
+	assert_int_equal(draprepare_gates_parse(&g, "ConsumableShares=true", &err), -1);
+	assert_string_equal(err.msg, "unrecognized feature gate: ConsumableShares");
+
+	/* per node: release, gates, --consumable-shares */
+	draprepare_gates_default(&cluster);
+	node = load("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\",\"labels\":{"
+		    "\"gpushare.io/dra-consumable-shares\":\"100\"},\"annotations\":{"
+		    "\"gpushare.io/dra-feature-gates\":\"ConsumableShares=true\"}}}");
+	assert_int_equal(draprepare_gates_for_node(node, &cluster, &node_g, &err), 0);
+	assert_true(draprepare_consumable_shares(&node_g));
+	assert_int_equal(node_g.shares.mode, DRADRIVER_SHARES_COUNT);
+	assert_int_equal(node_g.shares.count, 100);
+	json_object_set_new(json_object_get(json_object_get(node, "metadata"), "annotations"),
+			    "gpushare.io/dra-feature-gates", json_string("MPSSupport=true"));
+	assert_int_equal(draprepare_gates_for_node(node, &cluster, &node_g, &err), -1);
+	assert_string_equal(err.msg, "node \"n\": gpushare.io/dra-consumable-shares: "
+				     "--consumable-shares requires feature gate ConsumableShares "
+				     "to be enabled");
+	json_object_set_new(json_object_get(json_object_get(node, "metadata"), "annotations"),
+			    "gpushare.io/dra-feature-gates", json_string("ConsumableShares=true"));
+	json_object_set_new(json_object_get(json_object_get(node, "metadata"), "labels"),
+			    "gpushare.io/dra-consumable-shares", json_string("0"));
+	assert_int_equal(draprepare_gates_for_node(node, &cluster, &node_g, &err), -1);
+	assert_string_equal(err.msg, "node \"n\": gpushare.io/dra-consumable-shares: invalid "
+				     "value for --consumable-shares: \"0\" (must be 'disabled', "
+				     "'memory', 'unlimited', or a positive integer)");
+	json_object_set_new(json_object_get(json_object_get(node, "metadata"), "labels"),
+			    "gpushare.io/dra-driver-version", json_string("v25.12.0"));
+	assert_int_equal(draprepare_gates_for_node(node, &cluster, &node_g, &err), -1);
+	assert_string_equal(err.msg, "node \"n\": annotation gpushare.io/dra-feature-gates: "
+				     "unrecognized feature gate: ConsumableShares");
+	json_object_set_new(json_object_get(json_object_get(node, "metadata"), "labels"),
+			    "gpushare.io/dra-driver-version", json_string("v0.4"));
+	assert_int_equal(draprepare_gates_for_node(node, &cluster, &node_g, &err), -1);
+	assert_string_equal(err.msg, "node \"n\": gpushare.io/dra-driver-version: unknown DRA "
+				     "driver release \"v0.4\" (gpushare models v25.12.0 and "
+				     "v0.5.0)");
+	json_decref(node);
+}
+
+/* Gates of v0.5.0 with ConsumableShares and --consumable-shares=100. */
+static void shares_gates(struct draprepare_gates *g)
+{
+	struct gs_error err;
+
+	draprepare_gates_default_for(g, dradriver_get(DRADRIVER_V0_5_0));
+	if (draprepare_gates_parse(g, "ConsumableShares=true,TimeSlicingSettings=true", &err))
+		fail_msg("gates: %s", err.msg);
+	g->shares.mode = DRADRIVER_SHARES_COUNT;
+	g->shares.count = 100;
+}
+
+/* Consumable shares: a held device is prepared again when the configs agree. */
+static void shares_overlap(void **state)
+{
+	struct draprepare_result r;
+	struct draprepare_gates g;
+	struct gs_error err;
+	json_t *c = claim(GPU0, "[]"), *sl = load(slices_json);
+	json_t *plain = load("{\"kind\":\"GpuConfig\",\"apiVersion\":\"resource.nvidia.com/"
+			     "v1beta1\"}");
+	json_t *ts = load("{\"kind\":\"GpuConfig\",\"apiVersion\":\"resource.nvidia.com/v1beta1\","
+			  "\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{"
+			  "\"interval\":\"Long\"}}}");
+	struct draprepare_held held[] = {{"u-0", "gpu-0", plain}};
+
+	(void)state;
+	shares_gates(&g);
+	assert_int_equal(draprepare_claim(c, sl, &g, held, 1, &r, &err), 0);
+	assert_int_equal(r.outcome, DRAPREPARE_OK);
+	assert_false(r.already_prepared);
+	assert_int_equal(r.n_devices, 1);
+	draprepare_result_release(&r);
+
+	held[0].config = ts;
+	assert_int_equal(draprepare_claim(c, sl, &g, held, 1, &r, &err), 0);
+	assert_int_equal(r.outcome, DRAPREPARE_REFUSED);
+	assert_string_equal(r.driver_error,
+			    "error preparing devices for claim dra-demo/shared-t4:u-1: unable to "
+			    "prepare claim u-1: requested device gpu-0 has conflicting "
+			    "configuration with already prepared claim u-0");
+	draprepare_result_release(&r);
+
+	/* without consumable shares the overlap is refused as before */
+	g.shares.mode = DRADRIVER_SHARES_DISABLED;
+	held[0].config = plain;
+	assert_int_equal(draprepare_claim(c, sl, &g, held, 1, &r, &err), 0);
+	assert_int_equal(r.outcome, DRAPREPARE_REFUSED);
+	assert_non_null(strstr(r.driver_error, "is already allocated to different claim u-0"));
+	draprepare_result_release(&r);
+	json_decref(c);
+
+	/* MPS is refused with consumable shares */
+	shares_gates(&g);
+	assert_int_equal(draprepare_gates_parse(&g, "MPSSupport=true", &err), 0);
+	c = claim(GPU0, "[{\"source\":\"FromClaim\",\"requests\":[\"gpu\"],\"opaque\":{"
+			"\"driver\":\"gpu.nvidia.com\",\"parameters\":{" GV
+			",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":\"MPS\"}}}}]");
+	assert_int_equal(draprepare_claim(c, sl, &g, NULL, 0, &r, &err), 0);
+	assert_int_equal(r.outcome, DRAPREPARE_REFUSED);
+	assert_string_equal(r.step_error, "error applying config: MPS sharing is not supported "
+					  "when consumable shares is enabled");
+	draprepare_result_release(&r);
+	json_decref(c);
+	json_decref(sl);
+	json_decref(plain);
+	json_decref(ts);
+}
+
+/* Unprepare: a shared device is torn down only when its last claim goes. */
+static void unprepare_refcount(void **state)
+{
+	struct draprepare_gates g;
+	struct draprepare_device dev = {.device = "gpu-0", .type = "gpu", .sharing = "TimeSlicing"};
+	struct draprepare_device plain = {.device = "gpu-1", .type = "gpu", .sharing = ""};
+	struct draprepare_device devs[2];
+	struct draprepare_unprepared out[2];
+	const struct draprepare_held held[] = {
+		{"u-a", "gpu-0", NULL}, {"u-b", "gpu-0", NULL}, {"u-a", "gpu-1", NULL}};
+
+	(void)state;
+	devs[0] = dev;
+	devs[1] = plain;
+	shares_gates(&g);
+	/* u-a goes first: u-b still holds gpu-0, so its slice stays */
+	draprepare_unprepare(&g, "u-a", devs, 2, held, 3, out);
+	assert_int_equal(out[0].what, DRAPREPARE_TEARDOWN_KEPT);
+	assert_string_equal(out[0].by, "u-b");
+	/* gpu-1 had no time slice set (v0.4.1 on): nothing to reset */
+	assert_int_equal(out[1].what, DRAPREPARE_TEARDOWN_NONE);
+	/* u-b, the last: the slice goes back to Default */
+	draprepare_unprepare(&g, "u-b", devs, 1, held + 1, 1, out);
+	assert_int_equal(out[0].what, DRAPREPARE_TEARDOWN_TIMESLICE);
+	assert_null(out[0].by);
+
+	/* v25.12.0: every full GPU is reset, shared or not */
+	draprepare_gates_default_for(&g, dradriver_get(DRADRIVER_V25_12_0));
+	g.time_slicing_settings = true;
+	draprepare_unprepare(&g, "u-a", devs, 2, held, 3, out);
+	assert_int_equal(out[0].what, DRAPREPARE_TEARDOWN_TIMESLICE);
+	assert_int_equal(out[1].what, DRAPREPARE_TEARDOWN_TIMESLICE);
+
+	/* DynamicMIG: the MIG device is destroyed only by its last claim */
+	struct draprepare_device mig = {
+		.device = "gpu-0-mig-1g10gb-19-0", .type = "mig", .sharing = ""};
+	const struct draprepare_held mheld[] = {{"u-a", "gpu-0-mig-1g10gb-19-0", NULL},
+						{"u-b", "gpu-0-mig-1g10gb-19-0", NULL}};
+	shares_gates(&g);
+	g.dynamic_mig = true;
+	draprepare_unprepare(&g, "u-a", &mig, 1, mheld, 2, out);
+	assert_int_equal(out[0].what, DRAPREPARE_TEARDOWN_KEPT);
+	draprepare_unprepare(&g, "u-b", &mig, 1, mheld + 1, 1, out);
+	assert_int_equal(out[0].what, DRAPREPARE_TEARDOWN_DELETE_MIG);
 }
 
 int main(void)
@@ -735,6 +971,10 @@ int main(void)
 		cmocka_unit_test(pods),
 		cmocka_unit_test(pending_status),
 		cmocka_unit_test(unallocated),
+		cmocka_unit_test(v05_prepare_texts),
+		cmocka_unit_test(v05_gates),
+		cmocka_unit_test(shares_overlap),
+		cmocka_unit_test(unprepare_refcount),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
