@@ -155,11 +155,11 @@ static int advertise_dra(const struct fleet_sources *src, const char *node_name,
 		goto out;
 	}
 	if (draprepare_gates_for_node(node, &cluster, &gates, &err) < 0) {
-		gs_error_prefix(&err, "node '%s': %s: ", hw->name, DRAPREPARE_ANNOTATION_GATES);
 		print_error(&err);
 		goto out;
 	}
-	so.dynamic_mig = gates.dynamic_mig;
+	draslice_opts_from_gates(&so, &gates);
+	so.consumable_capacity = alpha;
 	r = draslice_build_pool(cat, hw, node, stream, &so, &slice, &w, &err);
 	if (r) {
 		print_error(&err);

@@ -134,6 +134,7 @@ struct gpu_facts {
 	char bus_id[32];
 	const char *driver_version; /* semver */
 	const char *cuda_version;   /* semver */
+	int numa;		    /* resource.kubernetes.io/numaNode; -1: not published */
 };
 
 static void common_attrs(json_t *attrs, const struct gpu_facts *g)
@@ -148,6 +149,112 @@ static void common_attrs(json_t *attrs, const struct gpu_facts *g)
 	attr_version(attrs, "driverVersion", g->driver_version);
 	attr_version(attrs, "cudaDriverVersion", g->cuda_version);
 	attr_string(attrs, "resource.kubernetes.io/pciBusID", g->bus_id);
+	if (g->numa >= 0)
+		json_object_set_new(attrs, "resource.kubernetes.io/numaNode",
+				    json_pack("{s:I}", "int", (json_int_t)g->numa));
+}
+
+void draslice_opts_from_gates(struct draslice_opts *o, const struct draprepare_gates *g)
+{
+	o->dynamic_mig = g->dynamic_mig;
+	o->driver = g->driver;
+	o->shares = g->shares;
+	if (!draprepare_consumable_shares(g))
+		o->shares.mode = DRADRIVER_SHARES_DISABLED;
+	o->list_attributes = g->dra_list_type_attributes;
+}
+
+static const struct dradriver *opts_driver(const struct draslice_opts *o)
+{
+	return o && o->driver ? o->driver : dradriver_newest();
+}
+
+/*
+ * applyConsumableShares (v0.5.0 cmd/gpu-kubelet-plugin/consumable_shares.go)
+ * on a full GPU or MIG device: allowMultipleAllocations, and a requestPolicy
+ * on its memory (rounded down to 1Mi, which a MiB size already is): step
+ * 1Mi, range 0 (unlimited, N) or 1Mi (memory) to all of it, default 0
+ * (unlimited, N) or all of it (memory); with N also a capacity `shares` of
+ * N, default 1, range 1..N step 1.
+ */
+static void apply_shares(json_t *dev, const struct draslice_opts *o)
+{
+	json_t *cap, *mem;
+	const char *memv;
+
+	if (!o || o->shares.mode == DRADRIVER_SHARES_DISABLED || !o->consumable_capacity)
+		return;
+	json_object_set_new(dev, "allowMultipleAllocations", json_true());
+	cap = json_object_get(dev, "capacity");
+	if (!cap) {
+		cap = json_object();
+		json_object_set_new(dev, "capacity", cap);
+	}
+	mem = json_object_get(cap, "memory");
+	if (!mem || !(memv = json_string_value(json_object_get(mem, "value"))))
+		return;
+	bool all = o->shares.mode == DRADRIVER_SHARES_MEMORY;
+	json_object_set_new(mem, "requestPolicy",
+			    json_pack("{s:s, s:{s:s, s:s, s:s}}", "default", all ? memv : "0",
+				      "validRange", "min", all ? "1Mi" : "0", "max", memv, "step",
+				      "1Mi"));
+	if (o->shares.mode == DRADRIVER_SHARES_COUNT) {
+		char n[32];
+
+		snprintf(n, sizeof(n), "%lld", o->shares.count);
+		json_object_set_new(cap, "shares",
+				    json_pack("{s:s, s:{s:s, s:{s:s, s:s, s:s}}}", "value", n,
+					      "requestPolicy", "default", "1", "validRange", "min",
+					      "1", "max", n, "step", "1"));
+	}
+}
+
+/*
+ * The NUMA node of every GPU (NODEHW_ANN_NUMA, "0,0,1,1"), into numa[0..n):
+ * -1 where not known or not published. The driver reads sysfs numa_node
+ * (v0.5.0 numa.go, deviceattribute.GetNUMANodeAttributeByPCIBusID) and
+ * leaves the attribute out at -1 ("no NUMA affinity") or on any error.
+ */
+static int numa_nodes(const json_t *node, const struct ydoc_stream *src, const char *name,
+		      const struct draslice_opts *o, int *numa, int n, struct gs_warnings *warnings,
+		      struct gs_error *err)
+{
+	const char *v = kobj_annotation(node, NODEHW_ANN_NUMA);
+	int i = 0;
+
+	for (int k = 0; k < n; k++)
+		numa[k] = -1;
+	if (!v || !opts_driver(o)->numa_node)
+		return 0;
+	if (o && o->list_attributes) {
+		gs_warnings_add(warnings,
+				"DRAListTypeAttributes: the driver publishes numaNode as a list "
+				"with the same-socket NUMA nodes, which %s does not give; "
+				"numaNode is left out",
+				NODEHW_ANN_NUMA);
+		return 0;
+	}
+	for (const char *p = v; *p; i++) {
+		char *end;
+		long x = strtol(p, &end, 10);
+
+		if (end == p || (*end && *end != ',') || x < -1 || x > 1023 || i >= n) {
+			ydoc_error_at_key(src, kobj_annotations(node), NODEHW_ANN_NUMA, err,
+					  "node '%s': %s: '%s' is not one NUMA node (0-1023, -1 "
+					  "for none) per GPU, %d GPUs",
+					  name, NODEHW_ANN_NUMA, v, n);
+			return -1;
+		}
+		numa[i] = (int)x;
+		p = *end ? end + 1 : end;
+	}
+	if (i != n) {
+		ydoc_error_at_key(src, kobj_annotations(node), NODEHW_ANN_NUMA, err,
+				  "node '%s': %s: '%s' names %d NUMA nodes for %d GPUs", name,
+				  NODEHW_ANN_NUMA, v, i, n);
+		return -1;
+	}
+	return 0;
 }
 
 static json_t *full_gpu(const struct gpu_facts *g)
@@ -282,7 +389,7 @@ int draslice_mig_instances(const char *node, const struct catalog_gpu *model, in
 }
 
 static int mig_devices(const char *node, const struct gpu_facts *g, const struct catalog_gpu_mig *m,
-		       json_t *devices, struct gs_error *err)
+		       json_t *devices, const struct draslice_opts *o, struct gs_error *err)
 {
 	struct draslice_mig_instance inst[DRASLICE_MAX_MIG];
 	int n = draslice_mig_instances(node, g->model, g->minor, m->devices, m->n_devices, inst,
@@ -290,8 +397,12 @@ static int mig_devices(const char *node, const struct gpu_facts *g, const struct
 
 	if (n < 0)
 		return -1;
-	for (int i = 0; i < n; i++)
-		json_array_append_new(devices, mig_device(g, &inst[i]));
+	for (int i = 0; i < n; i++) {
+		json_t *d = mig_device(g, &inst[i]);
+
+		apply_shares(d, o);
+		json_array_append_new(devices, d);
+	}
 	return 0;
 }
 
@@ -325,9 +436,10 @@ static json_t *slice_object(const struct nodehw *hw, const json_t *node, json_t 
 
 static void gpu_facts_init(struct gpu_facts *g, const struct nodehw *hw,
 			   const struct catalog_gpu *model, int minor, const char *driver,
-			   const char *cuda)
+			   const char *cuda, int numa)
 {
 	memset(g, 0, sizeof(*g));
+	g->numa = numa;
 	g->model = model;
 	g->minor = minor;
 	g->driver_version = driver;
@@ -337,15 +449,50 @@ static void gpu_facts_init(struct gpu_facts *g, const struct nodehw *hw,
 		 (minor + 1) & 0xff);
 }
 
+static int total_gpus(const struct nodehw *hw)
+{
+	int total = 0;
+
+	for (size_t i = 0; i < hw->n_gpus; i++)
+		total += hw->gpus[i].count;
+	return total;
+}
+
+/* The warning when the apiserver would drop the consumable-shares fields. */
+static void shares_dropped(const struct draslice_opts *o, struct gs_warnings *warnings)
+{
+	if (o && o->shares.mode != DRADRIVER_SHARES_DISABLED && !o->consumable_capacity)
+		gs_warnings_add(
+			warnings,
+			"--consumable-shares: a 1.34 apiserver without the "
+			"DRAConsumableCapacity feature gate drops allowMultipleAllocations "
+			"and requestPolicy silently; published without them, so each device "
+			"goes to one claim (--alpha-gates: the cluster has the gate)");
+}
+
 int draslice_build(const struct catalog *cat, const struct nodehw *hw, const json_t *node,
 		   const struct ydoc_stream *src, json_t **out, struct gs_warnings *warnings,
 		   struct gs_error *err)
 {
-	json_t *devices = json_array();
+	return draslice_build_with(cat, hw, node, src, NULL, out, warnings, err);
+}
+
+int draslice_build_with(const struct catalog *cat, const struct nodehw *hw, const json_t *node,
+			const struct ydoc_stream *src, const struct draslice_opts *o, json_t **out,
+			struct gs_warnings *warnings, struct gs_error *err)
+{
+	json_t *devices;
 	char driver[32], cuda[32];
-	int minor = 0, rc = -1;
+	int minor = 0, rc = -1, n_gpus = total_gpus(hw);
+	int *numa = gs_xcalloc((size_t)n_gpus + 1, sizeof(*numa));
 
 	*out = NULL;
+	if (numa_nodes(node, src, hw->name, o, numa, n_gpus, warnings, err)) {
+		free(numa);
+		return -1;
+	}
+	shares_dropped(o, warnings);
+	devices = json_array();
 	semver(hw->driver_version, driver, sizeof(driver));
 	snprintf(cuda, sizeof(cuda), "%d.%d.0", hw->cuda_major, hw->cuda_minor);
 	for (size_t i = 0; i < hw->n_gpus; i++) {
@@ -365,9 +512,12 @@ int draslice_build(const struct catalog *cat, const struct nodehw *hw, const jso
 		for (int c = 0; c < hw->gpus[i].count; c++, minor++) {
 			struct gpu_facts g;
 
-			gpu_facts_init(&g, hw, model, minor, driver, cuda);
+			gpu_facts_init(&g, hw, model, minor, driver, cuda, numa[minor]);
 			if (m.result != CATALOG_APPLY_OK || !m.mig_enabled) {
-				json_array_append_new(devices, full_gpu(&g));
+				json_t *full = full_gpu(&g);
+
+				apply_shares(full, o);
+				json_array_append_new(devices, full);
 				continue;
 			}
 			if (!m.n_devices) {
@@ -377,7 +527,7 @@ int draslice_build(const struct catalog *cat, const struct nodehw *hw, const jso
 						minor);
 				continue;
 			}
-			if (mig_devices(hw->name, &g, &m, devices, err)) {
+			if (mig_devices(hw->name, &g, &m, devices, o, err)) {
 				char msg[1024];
 
 				gs_error_str(err, msg, sizeof(msg));
@@ -393,9 +543,11 @@ int draslice_build(const struct catalog *cat, const struct nodehw *hw, const jso
 		goto fail;
 	}
 	*out = slice_object(hw, node, jsonsort_by_member(devices, "name"), NULL, 1, warnings);
+	free(numa);
 	return 0;
 fail:
 	json_decref(devices);
+	free(numa);
 	return rc;
 }
 
@@ -466,7 +618,8 @@ static json_t *consumes(const char *set, json_t *counters)
  * GPU, every placement. NULL with err for a GPU that is not MIG-capable.
  */
 static json_t *dynamic_gpu_devices(const char *node, const struct gpu_facts *g, json_t **shared,
-				   struct gs_warnings *warnings, struct gs_error *err)
+				   const struct draslice_opts *o, struct gs_warnings *warnings,
+				   struct gs_error *err)
 {
 	const struct catalog_migset *ms = g->model->mig;
 	json_t *devices = json_array(), *full;
@@ -513,6 +666,7 @@ static json_t *dynamic_gpu_devices(const char *node, const struct gpu_facts *g, 
 					"capacity", cap_map(v, false, 0, 0), "consumesCounters",
 					consumes(set, cap_map(v, true, p->placements[j],
 							      p->placement_size)));
+			apply_shares(dev, o);
 			json_array_append_new(devices, dev);
 		}
 	}
@@ -524,6 +678,13 @@ static json_t *dynamic_gpu_devices(const char *node, const struct gpu_facts *g, 
 				    consumes(set, cap_map(max, true, 0, slices)));
 		*shared = json_pack("[{s:s, s:o}]", "name", set, "counters",
 				    cap_map(max, true, 0, slices));
+	} else if (opts_driver(o)->dynamic_mig_plain_gpu) {
+		/*
+		 * v0.5.0 partitions.go: no MIG profile walked, so no counter set
+		 * (PartSharedCounterSets, PartConsumesCounters return nil) and
+		 * the NVML memory total as capacity (PartCapacities falls back
+		 * to fullGpuCapacity).
+		 */
 	} else {
 		/*
 		 * Not MIG-capable: the driver walks no profile, so its maxima
@@ -543,6 +704,7 @@ static json_t *dynamic_gpu_devices(const char *node, const struct gpu_facts *g, 
 		return NULL;
 	}
 	(void)node;
+	apply_shares(full, o);
 	json_array_append_new(devices, full);
 	return jsonsort_by_member(devices, "name");
 }
@@ -553,11 +715,11 @@ int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, cons
 {
 	json_t *pool, *slice = NULL;
 	char driver[32], cuda[32];
-	int minor = 0, total = 0, r;
+	int minor = 0, total = 0, r, *numa;
 
 	*out = NULL;
 	if (!o || !o->dynamic_mig) {
-		r = draslice_build(cat, hw, node, src, &slice, warnings, err);
+		r = draslice_build_with(cat, hw, node, src, o, &slice, warnings, err);
 		if (r)
 			return r;
 		*out = json_pack("[o]", slice);
@@ -575,8 +737,13 @@ int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, cons
 			hw->name);
 		return DRASLICE_NEEDS_PARTITIONABLE;
 	}
-	for (size_t i = 0; i < hw->n_gpus; i++)
-		total += hw->gpus[i].count;
+	total = total_gpus(hw);
+	numa = gs_xcalloc((size_t)total + 1, sizeof(*numa));
+	if (numa_nodes(node, src, hw->name, o, numa, total, warnings, err)) {
+		free(numa);
+		return -1;
+	}
+	shares_dropped(o, warnings);
 	if (hw->mig_config)
 		gs_warnings_add(warnings,
 				"%s=%s plays no part with DynamicMIG: the driver makes MIG devices "
@@ -590,11 +757,12 @@ int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, cons
 			struct gpu_facts g;
 			json_t *shared = NULL, *devices;
 
-			gpu_facts_init(&g, hw, hw->gpus[i].model, minor, driver, cuda);
-			devices = dynamic_gpu_devices(hw->name, &g, &shared, warnings, err);
+			gpu_facts_init(&g, hw, hw->gpus[i].model, minor, driver, cuda, numa[minor]);
+			devices = dynamic_gpu_devices(hw->name, &g, &shared, o, warnings, err);
 			if (!devices) {
 				gs_error_prefix(err, "node '%s': ", hw->name);
 				json_decref(pool);
+				free(numa);
 				return -1;
 			}
 			if (json_array_size(devices) > DRASLICE_MAX_DEVICES) {
@@ -606,6 +774,7 @@ int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, cons
 				json_decref(devices);
 				json_decref(shared);
 				json_decref(pool);
+				free(numa);
 				return -1;
 			}
 			json_array_append_new(pool, slice_object(hw, node, devices, shared, total,
@@ -613,6 +782,7 @@ int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, cons
 		}
 	}
 	*out = pool;
+	free(numa);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "dra/draprepare.h"
 #include "model/catalog.h"
 #include "base/error.h"
 #include "model/nodehw.h"
@@ -25,6 +26,8 @@
 #define DRASLICE_LAYOUT_FAILED (-2)
 #define DRASLICE_MAX_DEVICES 128 /* devices in one ResourceSlice (validation.go) */
 
+struct draslice_opts;
+
 /* Whether `node` carries gpushare.io/path=dra. */
 int draslice_node_wants_dra(const json_t *node);
 
@@ -42,6 +45,10 @@ int draslice_node_wants_dra(const json_t *node);
 int draslice_build(const struct catalog *cat, const struct nodehw *hw, const json_t *node,
 		   const struct ydoc_stream *src, json_t **out, struct gs_warnings *warnings,
 		   struct gs_error *err) GS_WUR;
+/* The same for the release and settings in `o` (NULL: draslice_build). */
+int draslice_build_with(const struct catalog *cat, const struct nodehw *hw, const json_t *node,
+			const struct ydoc_stream *src, const struct draslice_opts *o, json_t **out,
+			struct gs_warnings *warnings, struct gs_error *err) GS_WUR;
 
 /*
  * The forms of the pool, chosen by the driver's gates and what the
@@ -50,7 +57,20 @@ int draslice_build(const struct catalog *cat, const struct nodehw *hw, const jso
 struct draslice_opts {
 	bool dynamic_mig;   /* the driver's DynamicMIG gate is on for the node */
 	bool partitionable; /* the apiserver serves DRAPartitionableDevices (keeps counters) */
+	/* The driver's release (NULL: the newest) and its --consumable-shares when enabled. */
+	const struct dradriver *driver;
+	struct dradriver_shares shares;
+	bool list_attributes; /* the driver's DRAListTypeAttributes gate */
+	/*
+	 * The apiserver serves DRAConsumableCapacity (keeps allowMultipleAllocations
+	 * and requestPolicy). Without it a 1.34 apiserver drops them silently, so
+	 * they are left out of the slice (a warning): each device goes to one claim.
+	 */
+	bool consumable_capacity;
 };
+
+/* The node's release and settings from its gates (draprepare_gates_for_node), apiserver aside. */
+void draslice_opts_from_gates(struct draslice_opts *o, const struct draprepare_gates *g);
 
 /* A node whose driver runs DynamicMIG on a cluster without DRAPartitionableDevices. */
 #define DRASLICE_NEEDS_PARTITIONABLE (-3)

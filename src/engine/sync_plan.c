@@ -101,10 +101,15 @@ static void plan_dra(const struct catalog *cat, const json_t *node, const struct
 	}
 	draprepare_gates_default(&def);
 	if (draprepare_gates_for_node(node, &def, &gates, &err) < 0) {
-		sync_node_fail(n, DRAPREPARE_ANNOTATION_GATES ": %s", err.msg);
+		sync_node_fail(n, "%s", err.msg);
 		goto out;
 	}
-	so.dynamic_mig = gates.dynamic_mig;
+	draslice_opts_from_gates(&so, &gates);
+	/*
+	 * The alpha cluster turns DRAConsumableCapacity on with
+	 * DRAPartitionableDevices; the probe of the one stands for both.
+	 */
+	so.consumable_capacity = o->dra_partitionable;
 	if (so.dynamic_mig && !so.partitionable && o->dra_probe_error) {
 		sync_node_fail(n, "DynamicMIG: %s", o->dra_probe_error);
 		goto out;
@@ -597,7 +602,8 @@ bool sync_wants_dynamic_mig(const json_t *nodes)
 	json_array_foreach ((json_t *)items, i, node) {
 		if (!draslice_node_wants_dra(node) || !kobj_annotation(node, NODEHW_ANN_PRODUCT))
 			continue;
-		if (draprepare_gates_for_node(node, &def, &g, &err) == 0 && g.dynamic_mig)
+		if (draprepare_gates_for_node(node, &def, &g, &err) == 0 &&
+		    (g.dynamic_mig || draprepare_consumable_shares(&g)))
 			return true;
 	}
 	return false;

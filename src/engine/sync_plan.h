@@ -144,7 +144,11 @@ int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_op
  */
 void sync_plan_dra(struct sync_report *rep, const json_t *slices, const json_t *classes);
 
-/* Whether some node of `nodes` (a NodeList or an array) is on the DRA path with DynamicMIG on. */
+/*
+ * Whether some node of `nodes` (a NodeList or an array) is on the DRA path
+ * with DynamicMIG or consumable shares on: what the apiserver keeps decides
+ * its slices (the probe).
+ */
 bool sync_wants_dynamic_mig(const json_t *nodes);
 
 /* "nvidia.com/gpu=8 nvidia.com/mig-1g.10gb=7": what a node advertises. Caller frees. */

@@ -297,10 +297,25 @@ static void dynamic_mig_refused(void **state)
 	assert_null(pool);
 	assert_non_null(strstr(err.msg, "drops sharedCounters and consumesCounters silently"));
 	o.partitionable = true;
+	o.driver = dradriver_get(DRADRIVER_V25_12_0);
 	pool = pool_for(t4, &o, &w, &rc, &err);
 	assert_int_equal(rc, -1);
 	assert_null(pool);
 	assert_non_null(strstr(err.msg, "GPU 0 (Tesla T4) is not MIG-capable"));
+	/* v0.5.0 (partitions.go): published plain, its memory, no counter set */
+	o.driver = dradriver_get(DRADRIVER_V0_5_0);
+	pool = pool_for(t4, &o, &w, &rc, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(json_array_size(pool), 1);
+	assert_null(kobj_get(json_array_get(pool, 0), "spec.sharedCounters"));
+	{
+		const json_t *dev =
+			json_array_get(kobj_get(json_array_get(pool, 0), "spec.devices"), 0);
+		assert_string_equal(kobj_text(dev, "name"), "gpu-0");
+		assert_string_equal(kobj_text(dev, "capacity.memory.value"), "15Gi");
+		assert_null(json_object_get(dev, "consumesCounters"));
+	}
+	json_decref(pool);
 	/* Without DynamicMIG the pool is the one static slice. */
 	o.dynamic_mig = false;
 	pool = pool_for(t4, &o, &w, &rc, &err);
