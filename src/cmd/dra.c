@@ -7,6 +7,7 @@
 #include "cmd/offline.h"
 #include "fleet/fleet.h"
 #include "model/dpconfig_set.h"
+#include "dra/draalloc.h"
 #include "dra/draprepare.h"
 #include "model/kobj.h"
 #include "dra/dratranslate.h"
@@ -17,20 +18,31 @@
 
 static const char *const dra_lines[] = {
 	"gpushare dra translate -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME]",
-	"gpushare dra prepare --slices SLICES.yaml [--driver-gates GATES] CLAIM.yaml...", NULL};
+	"gpushare dra prepare --slices SLICES.yaml [--driver-gates GATES] CLAIM.yaml...",
+	"gpushare dra allocate --slices SLICES.yaml CLAIM.yaml...", NULL};
 static const char *const translate_lines[] = {
 	"gpushare dra translate -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] "
-	"[--driver-gates GATES]",
+	"[--driver-gates GATES] [--driver-version V]",
 	NULL};
 static const char *const prepare_lines[] = {
-	"gpushare dra prepare --slices SLICES.yaml [--driver-gates GATES] CLAIM.yaml...", NULL};
+	"gpushare dra prepare --slices SLICES.yaml [--driver-gates GATES] [--driver-version V] "
+	"CLAIM.yaml...",
+	NULL};
+static const char *const allocate_lines[] = {
+	"gpushare dra allocate --slices SLICES.yaml CLAIM.yaml...", NULL};
+
+#define OPT_DRIVER_VERSION(v)                                                                      \
+	OPT_STRING(0, "driver-version", (v), "V",                                                  \
+		   "the DRA driver's release: v25.12.0 or v0.5.0 (default: v0.5.0,\n"              \
+		   "the newest gpushare models)")
 
 static const struct parseopt_usage dra_usage = {
 	"dra",
 	dra_lines,
 	"The DRA path (docs/dra.md). Subcommands:\n"
 	"  translate   the DRA form of a device-plugin ConfigMap, quotas and manifests\n"
-	"  prepare     what NVIDIA's DRA driver would answer the kubelet for allocated claims\n",
+	"  prepare     what NVIDIA's DRA driver would answer the kubelet for allocated claims\n"
+	"  allocate    where the scheduler would allocate claims, consumable capacity included\n",
 	NULL,
 };
 
@@ -38,7 +50,7 @@ static const struct parseopt_usage translate_usage = {
 	"dra translate",
 	translate_lines,
 	"Print the DRA form (resource.k8s.io/v1, Kubernetes 1.34 without alpha gates,\n"
-	"NVIDIA's DRA driver v25.12.0) of a device-plugin ConfigMap and of the\n"
+	"NVIDIA's DRA driver, --driver-version) of a device-plugin ConfigMap and of the\n"
 	"manifests that rely on it: shared ResourceClaims instead of time-slicing and\n"
 	"MPS replicas, ResourceClaimTemplates instead of nvidia.com/gpu and\n"
 	"nvidia.com/mig-<profile> limits, <class>.deviceclass.resource.k8s.io/devices\n"
@@ -55,9 +67,27 @@ static void print_error(const struct gs_error *err)
 	fprintf(stderr, "error: %s\n", gs_error_str(err, buf, sizeof(buf)));
 }
 
+/* The release's default gates, then --driver-gates on them. */
+static int driver_gates(const char *version, const char *spec, struct draprepare_gates *g,
+			struct gs_error *err)
+{
+	const struct dradriver *d = dradriver_newest();
+
+	if (version && !(d = dradriver_parse(version, err))) {
+		gs_error_prefix(err, "--driver-version: ");
+		return -1;
+	}
+	draprepare_gates_default_for(g, d);
+	if (spec && draprepare_gates_parse(g, spec, err)) {
+		gs_error_prefix(err, "--driver-gates: ");
+		return -1;
+	}
+	return 0;
+}
+
 static int translate(int argc, char **argv)
 {
-	const char *gates_spec = NULL;
+	const char *gates_spec = NULL, *version = NULL;
 	struct fleet_sources src = {0};
 	struct configmap_ref cmref;
 	struct option opts[] = {
@@ -70,6 +100,7 @@ static int translate(int argc, char **argv)
 			   "the DRA driver's feature gates the notes judge sharing settings\n"
 			   "against, in its FEATURE_GATES syntax (default: the driver's own,\n"
 			   "e.g. TimeSlicingSettings=true,MPSSupport=true)"),
+		OPT_DRIVER_VERSION(&version),
 		OPT_FLEET_SOURCES(&src),
 		OPT_END(),
 	};
@@ -100,9 +131,7 @@ static int translate(int argc, char **argv)
 		rc = usage_error(&translate_usage, &err);
 		goto out;
 	}
-	draprepare_gates_default(&gates);
-	if (gates_spec && draprepare_gates_parse(&gates, gates_spec, &err)) {
-		gs_error_prefix(&err, "--driver-gates: ");
+	if (driver_gates(version, gates_spec, &gates, &err)) {
 		rc = usage_error(&translate_usage, &err);
 		goto out;
 	}
@@ -139,7 +168,7 @@ static const struct parseopt_usage prepare_usage = {
 	"dra prepare",
 	prepare_lines,
 	"For each allocated ResourceClaim in the files (kubectl get resourceclaim -o yaml),\n"
-	"what NVIDIA's DRA driver v25.12.0 answers when the kubelet asks it to prepare\n"
+	"what NVIDIA's DRA driver (--driver-version) answers when the kubelet asks it to prepare\n"
 	"the claim on a node that publishes SLICES (kubectl get resourceslices -o yaml, or\n"
 	"gpushare advertise --dra): the devices and the sharing they get, or the Warning\n"
 	"event FailedPrepareDynamicResources the pod would show (docs/dra.md, \"Prepare\").\n",
@@ -209,13 +238,14 @@ static json_t *claim_slices(const json_t *claim, const json_t *slices, const jso
 
 static int prepare(int argc, char **argv)
 {
-	const char *slices_path = NULL, *gates_spec = NULL;
+	const char *slices_path = NULL, *gates_spec = NULL, *version = NULL;
 	struct option opts[] = {
 		OPT_STRING(0, "slices", &slices_path, "FILE",
 			   "the node's ResourceSlices (a List, or documents)"),
 		OPT_STRING(0, "driver-gates", &gates_spec, "GATES",
 			   "the driver's feature gates, FEATURE_GATES syntax (default: the\n"
 			   "driver's own, e.g. TimeSlicingSettings=true,MPSSupport=true)"),
+		OPT_DRIVER_VERSION(&version),
 		OPT_END(),
 	};
 	int n = parse_options(argc, argv, opts, &prepare_usage);
@@ -231,15 +261,11 @@ static int prepare(int argc, char **argv)
 		return parseopt_exit(n);
 	}
 	gs_error_clear(&err);
-	draprepare_gates_default(&gates);
-	if (!slices_path || n == 0 ||
-	    (gates_spec && draprepare_gates_parse(&gates, gates_spec, &err))) {
+	if (!slices_path || n == 0 || driver_gates(version, gates_spec, &gates, &err)) {
 		if (!slices_path)
 			gs_error_set(&err, "say which node's slices: --slices SLICES.yaml");
 		else if (n == 0)
 			gs_error_set(&err, "say which claims: CLAIM.yaml");
-		else
-			gs_error_prefix(&err, "--driver-gates: ");
 		json_decref(slices);
 		json_decref(claims);
 		return usage_error(&prepare_usage, &err);
@@ -307,8 +333,132 @@ out:
 	return rc;
 }
 
+static const struct parseopt_usage allocate_usage = {
+	"dra allocate",
+	allocate_lines,
+	"Allocate the ResourceClaims in the files, one after another, from the\n"
+	"gpu.nvidia.com devices of SLICES as the scheduler's DRA allocator does with\n"
+	"DRAConsumableCapacity (Kubernetes 1.34): a device with allowMultipleAllocations\n"
+	"goes to several claims while its capacities last, each claim consuming its\n"
+	"capacity.requests rounded up per the requestPolicy. Claims already allocated\n"
+	"count as in use. Prints per claim where it goes, or the scheduler's words and\n"
+	"why each device did not take it (docs/dra.md, \"Allocation offline\").\n",
+	"exit status: 0 every claim allocated, 1 a claim not, 2 bad input or usage.\n",
+};
+
+static int allocate(int argc, char **argv)
+{
+	const char *slices_path = NULL;
+	struct option opts[] = {
+		OPT_STRING(0, "slices", &slices_path, "FILE",
+			   "the nodes' ResourceSlices (a List, or documents)"),
+		OPT_END(),
+	};
+	int n = parse_options(argc, argv, opts, &allocate_usage);
+	struct gs_error err;
+	struct ydoc_stream *ss = NULL;
+	json_t *slices = json_array(), *claims = json_array();
+	struct draalloc *a = NULL;
+	int rc = EXIT_USAGE;
+
+	if (n < 0) {
+		json_decref(slices);
+		json_decref(claims);
+		return parseopt_exit(n);
+	}
+	gs_error_clear(&err);
+	if (!slices_path || n == 0) {
+		gs_error_set(&err, !slices_path ? "say which slices: --slices SLICES.yaml"
+						: "say which claims: CLAIM.yaml");
+		json_decref(slices);
+		json_decref(claims);
+		return usage_error(&allocate_usage, &err);
+	}
+	if (ydoc_load_manifests(slices_path, &ydoc_default_limits, &ss, &err) < 0) {
+		print_error(&err);
+		goto out;
+	}
+	collect(ss, "ResourceSlice", slices);
+	for (int i = 0; i < n; i++) {
+		struct ydoc_stream *cs = NULL;
+		if (ydoc_load_manifests(argv[i], &ydoc_default_limits, &cs, &err) < 0) {
+			print_error(&err);
+			goto out;
+		}
+		size_t before = json_array_size(claims);
+		collect(cs, "ResourceClaim", claims);
+		ydoc_stream_free(cs);
+		if (json_array_size(claims) == before) {
+			cmd_eprintf("error: %s: no ResourceClaim in the file\n", argv[i]);
+			goto out;
+		}
+	}
+	a = draalloc_new(slices);
+	for (size_t i = 0; i < json_array_size(claims); i++)
+		if (kobj_map(json_array_get(claims, i), "status.allocation"))
+			draalloc_take(a, json_array_get(claims, i));
+	rc = EXIT_OK;
+	for (size_t i = 0; i < json_array_size(claims); i++) {
+		const json_t *c = json_array_get(claims, i);
+		const char *ns = kobj_text(c, "metadata.namespace");
+		struct draalloc_result r;
+
+		if (kobj_map(c, "status.allocation"))
+			continue;
+		if (draalloc_claim(a, c, &r, &err) < 0) {
+			print_error(&err);
+			rc = EXIT_USAGE;
+			break;
+		}
+		cmd_printf("%s%s%s: ", ns, *ns ? "/" : "", kobj_text(c, "metadata.name"));
+		if (r.outcome == DRAALLOC_ALLOCATED) {
+			const json_t *res = kobj_get(r.allocation, "devices.results");
+			cmd_printf("allocated on %s\n", r.node);
+			for (size_t d = 0; d < json_array_size(res); d++) {
+				const json_t *x = json_array_get(res, d);
+				const char *k;
+				json_t *v;
+				cmd_printf("  %s: %s", kobj_text(x, "request"),
+					   kobj_text(x, "device"));
+				if (kobj_string(x, "shareID"))
+					cmd_printf(", shareID %s, consumedCapacity",
+						   kobj_text(x, "shareID"));
+				json_object_foreach (json_object_get(x, "consumedCapacity"), k, v)
+					cmd_printf(" %s=%s", k, json_string_value(v));
+				cmd_printf("\n");
+			}
+		} else {
+			const char *what = r.outcome == DRAALLOC_UNSCHEDULABLE ? "not allocated"
+					   : r.outcome == DRAALLOC_NOT_JUDGED  ? "not judged"
+									       : "allocator error";
+			/* one line each: the first the scheduler's, then why per device */
+			const char *p = r.why;
+			for (int line = 0; *p || !line; line++) {
+				const char *nl = strchr(p, '\n');
+				int len = nl ? (int)(nl - p) : (int)strlen(p);
+				if (!line)
+					cmd_printf("%s: %.*s\n", what, len, p);
+				else
+					cmd_printf("  %.*s\n", len, p);
+				p += len + (nl ? 1 : 0);
+			}
+			if (rc == EXIT_OK)
+				rc = EXIT_FINDING;
+		}
+		draalloc_result_release(&r);
+	}
+out:
+	draalloc_free(a);
+	ydoc_stream_free(ss);
+	json_decref(slices);
+	json_decref(claims);
+	return rc;
+}
+
 int cmd_dra(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "allocate"))
+		return allocate(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "translate"))
 		return translate(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "prepare"))
@@ -319,7 +469,7 @@ int cmd_dra(int argc, char **argv)
 	if (n < 0)
 		return parseopt_exit(n);
 	if (n == 0)
-		gs_error_set(&err, "say which subcommand: translate, prepare");
+		gs_error_set(&err, "say which subcommand: translate, prepare, allocate");
 	else
 		gs_error_set(&err, "'%s' is not a dra subcommand; see 'gpushare dra --help'",
 			     argv[0]);

@@ -131,6 +131,16 @@ static void gate_note(struct dratranslate *t, struct gs_warnings *notes, enum dp
 				"the %s setting (strategy %s) needs the driver's alpha gate %s, "
 				"which is on here",
 				kind, strategy_word(s), gate);
+	else if (t->gates.driver && t->gates.driver->v05_prepare_texts)
+		gs_warnings_add(
+			notes,
+			"the %s setting (strategy %s) needs the driver's alpha gate %s, off "
+			"by default: without it every pod of the claim fails prepare with "
+			"\"error validating GPU config: \\\"%s\\\" is selected as the GPU "
+			"sharing strategy, but the \\\"%s\\\" feature gate is not "
+			"enabled\" (drop the config entry to share with the GPU's default "
+			"time-slicing instead)",
+			kind, strategy_word(s), gate, strategy_word(s), gate);
 	else
 		gs_warnings_add(
 			notes,
@@ -989,11 +999,13 @@ static void comment(struct strbuf *out, const char *first, const char *raw)
 
 int dratranslate_yaml(const struct dratranslate *t, struct strbuf *out, struct gs_error *err)
 {
-	strbuf_addstr(out, "# The DRA form (resource.k8s.io/v1, Kubernetes 1.34 without alpha "
-			   "gates, NVIDIA DRA\n"
-			   "# driver v25.12.0) of a device-plugin setup, by gpushare dra "
-			   "translate. Apply the\n"
-			   "# driver's DeviceClasses first (gpushare advertise --dra "
+	strbuf_addf(out,
+		    "# The DRA form (resource.k8s.io/v1, Kubernetes 1.34 without alpha "
+		    "gates, NVIDIA DRA\n"
+		    "# driver %s) of a device-plugin setup, by gpushare dra "
+		    "translate. Apply the\n",
+		    t->gates.driver ? t->gates.driver->version : dradriver_newest()->version);
+	strbuf_addstr(out, "# driver's DeviceClasses first (gpushare advertise --dra "
 			   "--device-classes).\n"
 			   "# Under each item, \"# -\" lines say what does not carry over, and "
 			   "why.\n\n");

@@ -1,0 +1,645 @@
+/*
+ * Offline DRA allocation with consumable capacity (draalloc.h), from
+ * k8s.io/dynamic-resource-allocation v0.34.4
+ * structured/internal/experimental/allocator_experimental.go (allocateDevice,
+ * CmpRequestOverCapacity) and consumable_capacity.go (calculateConsumedCapacity,
+ * roundUpRange, roundUpValidValues, violatesPolicy).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dra/draalloc.h"
+#include "base/strbuf.h"
+#include "model/kobj.h"
+#include "model/quantity.h"
+#include "base/banned.h"
+
+#define DRIVER "gpu.nvidia.com"
+#define MAX_SLOTS 32 /* AllocationResultsMaxSize */
+
+struct share {
+	char *claim;	  /* "ns/name" */
+	json_t *consumed; /* {capacity: integer value} */
+};
+
+struct dev {
+	const char *node, *pool, *name, *type;
+	bool multi;
+	const json_t *capacity;
+	char *exclusive; /* the claim holding it ("ns/name"), NULL when free */
+	struct share *shares;
+	size_t n_shares;
+	json_t *allocating; /* this claim's consumption so far: {capacity: integer} */
+	int allocating_n;   /* this claim's results on the device */
+};
+
+struct draalloc {
+	struct dev *devs;
+	size_t n;
+	json_t *nodes; /* sorted node names */
+};
+
+void draalloc_result_release(struct draalloc_result *r)
+{
+	free(r->node);
+	json_decref(r->allocation);
+	free(r->why);
+	memset(r, 0, sizeof(*r));
+}
+
+static const char *dev_attr(const json_t *d, const char *key)
+{
+	const json_t *a = json_object_get(json_object_get(d, "attributes"), key);
+	char full[128];
+
+	if (!a) {
+		snprintf(full, sizeof(full), "%s/%s", DRIVER, key);
+		a = json_object_get(json_object_get(d, "attributes"), full);
+	}
+	return kobj_string(a, "string");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+struct draalloc *draalloc_new(const json_t *slices)
+{
+	struct draalloc *a = gs_xcalloc(1, sizeof(*a));
+	const char *names[1024];
+	size_t n_names = 0;
+
+	for (size_t i = 0; i < json_array_size(slices); i++) {
+		const json_t *sl = json_array_get(slices, i);
+		const json_t *devs = kobj_get(sl, "spec.devices");
+
+		if (strcmp(kobj_text(sl, "spec.driver"), DRIVER))
+			continue;
+		for (size_t j = 0; j < json_array_size(devs); j++) {
+			const json_t *d = json_array_get(devs, j);
+			struct dev *v;
+
+			a->devs = gs_xrealloc(a->devs, (a->n + 1) * sizeof(*a->devs));
+			v = &a->devs[a->n++];
+			memset(v, 0, sizeof(*v));
+			v->node = kobj_text(sl, "spec.nodeName");
+			v->pool = kobj_text(sl, "spec.pool.name");
+			v->name = kobj_text(d, "name");
+			v->type = dev_attr(d, "type");
+			if (!v->type)
+				v->type = "";
+			v->multi = json_is_true(json_object_get(d, "allowMultipleAllocations"));
+			v->capacity = json_object_get(d, "capacity");
+			v->allocating = json_object();
+			bool seen = false;
+			for (size_t k = 0; k < n_names; k++)
+				if (!strcmp(names[k], v->node))
+					seen = true;
+			if (!seen && n_names < sizeof(names) / sizeof(names[0]))
+				names[n_names++] = v->node;
+		}
+	}
+	qsort(names, n_names, sizeof(names[0]), cmp_str);
+	a->nodes = json_array();
+	for (size_t k = 0; k < n_names; k++)
+		json_array_append_new(a->nodes, json_string(names[k]));
+	return a;
+}
+
+void draalloc_free(struct draalloc *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->devs[i].exclusive);
+		for (size_t k = 0; k < a->devs[i].n_shares; k++) {
+			free(a->devs[i].shares[k].claim);
+			json_decref(a->devs[i].shares[k].consumed);
+		}
+		free(a->devs[i].shares);
+		json_decref(a->devs[i].allocating);
+	}
+	free(a->devs);
+	json_decref(a->nodes);
+	free(a);
+}
+
+static struct dev *find_dev(struct draalloc *a, const char *pool, const char *name)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->devs[i].pool, pool) && !strcmp(a->devs[i].name, name))
+			return &a->devs[i];
+	return NULL;
+}
+
+/* Quantity.Value() of a JSON quantity; 0 when it does not parse. */
+static int64_t qvalue(const json_t *v)
+{
+	struct quantity q;
+	struct gs_error err;
+
+	if (!v || quantity_from_json(&q, v, &err))
+		return 0;
+	return quantity_go_value(&q);
+}
+
+static char *claim_key(const json_t *claim)
+{
+	const char *ns = kobj_text(claim, "metadata.namespace");
+
+	return gs_xasprintf("%s%s%s", ns, *ns ? "/" : "", kobj_text(claim, "metadata.name"));
+}
+
+static void add_share(struct dev *d, const char *claim, json_t *consumed)
+{
+	d->shares = gs_xrealloc(d->shares, (d->n_shares + 1) * sizeof(*d->shares));
+	d->shares[d->n_shares].claim = gs_xstrdup(claim);
+	d->shares[d->n_shares++].consumed = consumed;
+}
+
+void draalloc_take(struct draalloc *a, const json_t *claim)
+{
+	const json_t *results = kobj_get(claim, "status.allocation.devices.results");
+	char *key = claim_key(claim);
+
+	for (size_t i = 0; i < json_array_size(results); i++) {
+		const json_t *r = json_array_get(results, i);
+		struct dev *d;
+		const char *k;
+		json_t *v, *consumed;
+
+		if (strcmp(kobj_text(r, "driver"), DRIVER) ||
+		    json_is_true(json_object_get(r, "adminAccess")) ||
+		    !(d = find_dev(a, kobj_text(r, "pool"), kobj_text(r, "device"))))
+			continue;
+		if (!kobj_string(r, "shareID")) {
+			/* AllocatedDevices: the whole device */
+			if (!d->exclusive)
+				d->exclusive = gs_xstrdup(key);
+			continue;
+		}
+		/* AllocatedSharedDeviceIDs, AggregatedCapacity */
+		consumed = json_object();
+		json_object_foreach ((json_t *)json_object_get(r, "consumedCapacity"), k, v)
+			json_object_set_new(consumed, k, json_integer(qvalue(v)));
+		add_share(d, key, consumed);
+	}
+	free(key);
+}
+
+/* An integer as resource.NewQuantity(v, BinarySI) prints it: "10", "7166Mi", "8Gi". */
+static const char *qtext(int64_t v, char *buf, size_t size)
+{
+	struct quantity q;
+
+	quantity_from_int64(&q, v, QUANTITY_BINARY_SI);
+	return quantity_canonical(&q, buf, size);
+}
+
+/* The value of capacity `name` already consumed on `d` by allocated claims. */
+static int64_t aggregated(const struct dev *d, const char *name)
+{
+	int64_t sum = 0;
+
+	for (size_t k = 0; k < d->n_shares; k++)
+		sum += json_integer_value(json_object_get(d->shares[k].consumed, name));
+	return sum;
+}
+
+/*
+ * calculateConsumedCapacity: what a request (NULL: none) consumes of a
+ * capacity, into *val, and its text as the result's consumedCapacity
+ * shows it.
+ */
+static void consumed_of(const json_t *req, const json_t *cap, int64_t *val, char *text, size_t size)
+{
+	const json_t *pol = json_object_get(cap, "requestPolicy");
+	const json_t *range = json_object_get(pol, "validRange");
+	const json_t *values = json_object_get(pol, "validValues");
+	struct quantity q;
+
+	if (!req) {
+		const json_t *def = json_object_get(pol, "default");
+		const json_t *src = def ? def : json_object_get(cap, "value");
+		snprintf(text, size, "%s", json_string_value(src) ? json_string_value(src) : "0");
+		*val = qvalue(src);
+		return;
+	}
+	*val = qvalue(req);
+	snprintf(text, size, "%s", json_string_value(req) ? json_string_value(req) : "0");
+	if (!pol)
+		return;
+	if (range && json_object_get(range, "min")) {
+		int64_t min = qvalue(json_object_get(range, "min"));
+		const json_t *step = json_object_get(range, "step");
+		if (*val < min) {
+			*val = min;
+			snprintf(text, size, "%s",
+				 json_string_value(json_object_get(range, "min")));
+			return;
+		}
+		if (!step)
+			return;
+		int64_t st = qvalue(step), added = *val - min;
+		if (st <= 0)
+			return;
+		int64_t n = added / st + (added % st ? 1 : 0);
+		*val = min + st * n;
+		quantity_from_int64(&q, *val, QUANTITY_BINARY_SI);
+		quantity_string(&q, text, size);
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(values); i++) {
+		const json_t *v = json_array_get(values, i);
+		if (*val <= qvalue(v)) {
+			*val = qvalue(v);
+			snprintf(text, size, "%s", json_string_value(v));
+			return;
+		}
+	}
+}
+
+/* violatesPolicy; what the policy allows into `why` when it does. */
+static bool violates(int64_t val, const json_t *cap, struct strbuf *why)
+{
+	const json_t *pol = json_object_get(cap, "requestPolicy");
+	const json_t *range = json_object_get(pol, "validRange");
+	const json_t *values = json_object_get(pol, "validValues");
+	const json_t *def = json_object_get(pol, "default");
+
+	if (!pol || (def && qvalue(def) == val))
+		return false;
+	if (range) {
+		const json_t *max = json_object_get(range, "max");
+		const json_t *step = json_object_get(range, "step");
+		if (max && val > qvalue(max)) {
+			strbuf_addf(why, "above the requestPolicy's max %s",
+				    json_string_value(max));
+			return true;
+		}
+		if (step && qvalue(step) > 0 &&
+		    (val - qvalue(json_object_get(range, "min"))) % qvalue(step)) {
+			strbuf_addf(why, "not a step of %s from min", json_string_value(step));
+			return true;
+		}
+		return false;
+	}
+	if (json_array_size(values)) {
+		for (size_t i = 0; i < json_array_size(values); i++)
+			if (qvalue(json_array_get(values, i)) == val)
+				return false;
+		strbuf_addstr(why, "not one of the requestPolicy's validValues");
+		return true;
+	}
+	return false;
+}
+
+/*
+ * CmpRequestOverCapacity for request capacities `reqs` on `d`: true with
+ * *consumed (new: {capacity: integer}, texts in *texts) when every
+ * capacity stays within its value counting what allocated claims and this
+ * claim's earlier results consume; false with the reason in `why`.
+ */
+static bool capacity_fits(const struct dev *d, const json_t *reqs, json_t **consumed,
+			  json_t **texts, struct strbuf *why)
+{
+	const char *k;
+	json_t *v;
+	const char *names[64];
+	size_t n = 0;
+
+	*consumed = NULL;
+	*texts = NULL;
+	json_object_foreach ((json_t *)reqs, k, v)
+		if (!json_object_get(d->capacity, k)) {
+			/* the allocator: "some requested capacity has not been defined" */
+			strbuf_addf(why, "no capacity '%s'", k);
+			return false;
+		}
+	json_object_foreach ((json_t *)d->capacity, k, v)
+		if (n < sizeof(names) / sizeof(names[0]))
+			names[n++] = k;
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	json_t *c = json_object(), *t = json_object();
+	for (size_t i = 0; i < n; i++) {
+		const json_t *cap = json_object_get(d->capacity, names[i]);
+		const json_t *req = json_object_get(reqs, names[i]);
+		int64_t val, value = qvalue(json_object_get(cap, "value"));
+		char text[64];
+		struct strbuf pw = STRBUF_INIT;
+
+		consumed_of(req, cap, &val, text, sizeof(text));
+		if (violates(val, cap, &pw)) {
+			strbuf_addf(why, "%s: the request %s (consumes %s) is %s", names[i],
+				    req ? json_string_value(req) : "(none)", text, pw.buf);
+			strbuf_release(&pw);
+			goto no;
+		}
+		strbuf_release(&pw);
+		int64_t used = aggregated(d, names[i]) +
+			       json_integer_value(json_object_get(d->allocating, names[i]));
+		if (used + val > value) {
+			char q[QUANTITY_STR_MAX];
+			strbuf_addf(why, "%s: %s left of %s", names[i],
+				    qtext(value - used, q, sizeof(q)),
+				    json_string_value(json_object_get(cap, "value")));
+			if (d->n_shares) {
+				strbuf_addstr(why, " (");
+				for (size_t s = 0; s < d->n_shares; s++)
+					strbuf_addf(why, "%s%s %s", s ? ", " : "",
+						    d->shares[s].claim,
+						    qtext(json_integer_value(json_object_get(
+								  d->shares[s].consumed, names[i])),
+							  q, sizeof(q)));
+				strbuf_addch(why, ')');
+			}
+			strbuf_addf(why, ", the request consumes %s", text);
+			goto no;
+		}
+		json_object_set_new(c, names[i], json_integer(val));
+		json_object_set_new(t, names[i], json_string(text));
+	}
+	*consumed = c;
+	*texts = t;
+	return true;
+no:
+	json_decref(c);
+	json_decref(t);
+	return false;
+}
+
+/* The type attribute a driver class selects (the chart's CEL selectors). */
+static const char *class_type(const char *cls)
+{
+	if (!strcmp(cls, "gpu.nvidia.com"))
+		return "gpu";
+	if (!strcmp(cls, "mig.nvidia.com"))
+		return "mig";
+	if (!strcmp(cls, "vfio.gpu.nvidia.com"))
+		return "vfio";
+	return NULL;
+}
+
+struct slot {
+	const char *request;
+	const char *type;
+	const json_t *caps; /* capacity.requests, may be NULL */
+};
+
+struct pick {
+	struct dev *d;
+	json_t *consumed, *texts; /* NULL for an exclusive device */
+};
+
+/* Whether `d` can take slot `s` now; the consumption it takes in *p. */
+static bool can_take(struct dev *d, const struct slot *s, struct pick *p, struct strbuf *why)
+{
+	p->d = d;
+	p->consumed = p->texts = NULL;
+	if (strcmp(d->type, s->type))
+		return false;
+	if (d->exclusive) {
+		strbuf_addf(why, "allocated to %s", d->exclusive);
+		return false;
+	}
+	if (!d->multi && (d->n_shares || d->allocating_n)) {
+		strbuf_addstr(why, d->allocating_n ? "taken by this claim already"
+						   : "allocated to another claim");
+		return false;
+	}
+	json_t *c, *t;
+	if (!capacity_fits(d, s->caps, &c, &t, why))
+		return false;
+	if (d->multi) {
+		p->consumed = c;
+		p->texts = t;
+	} else {
+		json_decref(c);
+		json_decref(t);
+	}
+	return true;
+}
+
+static void take(struct pick *p)
+{
+	const char *k;
+	json_t *v;
+
+	p->d->allocating_n++;
+	json_object_foreach (p->consumed, k, v) {
+		json_int_t had = json_integer_value(json_object_get(p->d->allocating, k));
+		json_object_set_new(p->d->allocating, k, json_integer(had + json_integer_value(v)));
+	}
+}
+
+static void untake(struct pick *p)
+{
+	const char *k;
+	json_t *v;
+
+	p->d->allocating_n--;
+	json_object_foreach (p->consumed, k, v) {
+		json_int_t had = json_integer_value(json_object_get(p->d->allocating, k));
+		json_object_set_new(p->d->allocating, k, json_integer(had - json_integer_value(v)));
+	}
+}
+
+/* allocateOne: slots in order, devices of `node` in slice order, backtracking. */
+static bool place(struct draalloc *a, const char *node, const struct slot *slots, size_t n,
+		  size_t i, struct pick *picks)
+{
+	if (i == n)
+		return true;
+	for (size_t k = 0; k < a->n; k++) {
+		struct dev *d = &a->devs[k];
+		struct strbuf why = STRBUF_INIT;
+
+		if (strcmp(d->node, node))
+			continue;
+		bool ok = can_take(d, &slots[i], &picks[i], &why);
+		strbuf_release(&why);
+		if (!ok)
+			continue;
+		take(&picks[i]);
+		if (place(a, node, slots, n, i + 1, picks))
+			return true;
+		untake(&picks[i]);
+		json_decref(picks[i].consumed);
+		json_decref(picks[i].texts);
+		picks[i].consumed = picks[i].texts = NULL;
+	}
+	return false;
+}
+
+/* A stable UUID-shaped share ID (the scheduler draws a random one). */
+static void share_id(const char *claim, const char *dev, int n, char *out, size_t size)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	char key[512];
+
+	snprintf(key, sizeof(key), "%s/%s/%d", claim, dev, n);
+	for (const char *p = key; *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 0x100000001b3ULL;
+	}
+	snprintf(out, size, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)(h >> 32),
+		 (unsigned)(h >> 16) & 0xffff, (unsigned)h & 0xfff, (unsigned)(h >> 52) & 0xfff,
+		 (unsigned long long)(h & 0xffffffffffffULL));
+}
+
+static json_t *allocation_json(const json_t *claim, const char *node, const struct slot *slots,
+			       const struct pick *picks, size_t n)
+{
+	json_t *results = json_array(), *configs = json_array();
+	const json_t *cfgs = kobj_get(claim, "spec.devices.config");
+	char *key = claim_key(claim);
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *r = json_pack("{s:s, s:s, s:s, s:s}", "request", slots[i].request, "driver",
+				      DRIVER, "pool", picks[i].d->pool, "device", picks[i].d->name);
+		if (picks[i].texts) {
+			char id[64];
+			share_id(key, picks[i].d->name, (int)i, id, sizeof(id));
+			json_object_set_new(r, "shareID", json_string(id));
+			json_object_set(r, "consumedCapacity", picks[i].texts);
+		}
+		json_array_append_new(results, r);
+	}
+	for (size_t i = 0; i < json_array_size(cfgs); i++) {
+		const json_t *c = json_array_get(cfgs, i);
+		json_t *o = json_pack("{s:s}", "source", "FromClaim");
+		if (json_object_get(c, "requests"))
+			json_object_set(o, "requests", json_object_get(c, "requests"));
+		if (json_object_get(c, "opaque"))
+			json_object_set(o, "opaque", json_object_get(c, "opaque"));
+		json_array_append_new(configs, o);
+	}
+	free(key);
+	return json_pack("{s:{s:o, s:o}, s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}", "devices", "results",
+			 results, "config", configs, "nodeSelector", "nodeSelectorTerms",
+			 "matchFields", "key", "metadata.name", "operator", "In", "values", node);
+}
+
+/* Why no device of each request's class on any node took it (from the state before the claim). */
+static void explain(struct draalloc *a, const struct slot *slots, size_t n, struct strbuf *sb)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i && !strcmp(slots[i].request, slots[i - 1].request))
+			continue;
+		strbuf_addf(sb, "\nrequest %s (type %s", slots[i].request, slots[i].type);
+		const char *k;
+		json_t *v;
+		json_object_foreach ((json_t *)slots[i].caps, k, v)
+			strbuf_addf(sb, ", %s %s", k,
+				    json_string_value(v) ? json_string_value(v) : "?");
+		strbuf_addch(sb, ')');
+		for (size_t d = 0; d < a->n; d++) {
+			struct strbuf why = STRBUF_INIT;
+			struct pick p;
+			if (strcmp(a->devs[d].type, slots[i].type))
+				continue;
+			bool ok = can_take(&a->devs[d], &slots[i], &p, &why);
+			json_decref(p.consumed);
+			json_decref(p.texts);
+			strbuf_addf(
+				sb, "\n  %s %s: %s", a->devs[d].node, a->devs[d].name,
+				ok ? "would take it alone (the claim's requests together do not "
+				     "fit)"
+				   : why.buf);
+			strbuf_release(&why);
+		}
+	}
+}
+
+int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_result *out,
+		   struct gs_error *err)
+{
+	const json_t *reqs = kobj_get(claim, "spec.devices.requests");
+	struct slot slots[MAX_SLOTS];
+	struct pick picks[MAX_SLOTS];
+	size_t n = 0;
+	char *key;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(claim) || strcmp(kobj_text(claim, "kind"), "ResourceClaim")) {
+		gs_error_set(err, "not a ResourceClaim");
+		return -1;
+	}
+	key = claim_key(claim);
+	for (size_t i = 0; i < json_array_size(reqs); i++) {
+		const json_t *r = json_array_get(reqs, i);
+		const json_t *ex = json_object_get(r, "exactly");
+		const char *name = kobj_text(r, "name");
+		const char *cls = kobj_text(ex, "deviceClassName");
+		const char *mode = kobj_string(ex, "allocationMode");
+		json_int_t count = json_integer_value(json_object_get(ex, "count"));
+
+		if (!ex || json_array_size(json_object_get(ex, "selectors")) ||
+		    (mode && strcmp(mode, "ExactCount"))) {
+			out->outcome = DRAALLOC_NOT_JUDGED;
+			out->why = gs_xasprintf("request %s: only `exactly` requests without CEL "
+						"selectors and with "
+						"allocationMode ExactCount are judged offline",
+						name);
+			free(key);
+			return 0;
+		}
+		if (!class_type(cls)) {
+			/* the allocator's error (allocator_experimental.go) */
+			out->outcome = DRAALLOC_ERROR;
+			out->why = gs_xasprintf(
+				"claim %s, request %s: could not retrieve device class %s: "
+				"deviceclass.resource.k8s.io \"%s\" not found",
+				key, name, cls, cls);
+			free(key);
+			return 0;
+		}
+		if (count <= 0)
+			count = 1;
+		for (json_int_t c = 0; c < count; c++) {
+			if (n == MAX_SLOTS) {
+				out->outcome = DRAALLOC_ERROR;
+				out->why = gs_xasprintf("claim %s: number of requested devices %zu "
+							"exceeds the claim limit of %d",
+							key, n + 1, MAX_SLOTS);
+				free(key);
+				return 0;
+			}
+			slots[n].request = name;
+			slots[n].type = class_type(cls);
+			slots[n++].caps = kobj_get(ex, "capacity.requests");
+		}
+	}
+	memset(picks, 0, sizeof(picks));
+	for (size_t k = 0; k < json_array_size(a->nodes); k++) {
+		const char *node = json_string_value(json_array_get(a->nodes, k));
+		if (!place(a, node, slots, n, 0, picks))
+			continue;
+		out->outcome = DRAALLOC_ALLOCATED;
+		out->node = gs_xstrdup(node);
+		out->allocation = allocation_json(claim, node, slots, picks, n);
+		for (size_t i = 0; i < n; i++) {
+			untake(&picks[i]);
+			if (picks[i].consumed)
+				add_share(picks[i].d, key, json_incref(picks[i].consumed));
+			else
+				picks[i].d->exclusive = gs_xstrdup(key);
+			json_decref(picks[i].consumed);
+			json_decref(picks[i].texts);
+		}
+		free(key);
+		return 0;
+	}
+	/* The scheduler's words (dynamicresources Filter), then gpushare's reasons. */
+	struct strbuf sb = STRBUF_INIT;
+	size_t nn = json_array_size(a->nodes);
+	strbuf_addf(&sb, "0/%zu nodes are available: %zu cannot allocate all claims.", nn, nn);
+	explain(a, slots, n, &sb);
+	out->outcome = DRAALLOC_UNSCHEDULABLE;
+	out->why = strbuf_detach(&sb, NULL);
+	free(key);
+	return 0;
+}

@@ -1,0 +1,160 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dra/draalloc.h"
+#include "model/kobj.h"
+
+/*
+ * The structured allocator's consumable capacity (k8s.io/dynamic-resource-allocation
+ * v0.34.4 structured/internal/experimental/consumable_capacity.go): what a
+ * request consumes, rounding, policy limits, and devices shared by claims.
+ */
+
+static json_t *load(const char *text)
+{
+	json_error_t je;
+	json_t *j = json_loads(text, 0, &je);
+	if (!j)
+		fail_msg("bad test JSON: %s: %s", je.text, text);
+	return j;
+}
+
+/* One node "n" with gpu-0 (shares 100, memory 16Gi with a 1Mi-step policy) and gpu-1 (plain). */
+static const char *slices_json =
+	"[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\",\"nodeName\":\"n\","
+	"\"pool\":{\"name\":\"n\"},\"devices\":["
+	"{\"name\":\"gpu-0\",\"allowMultipleAllocations\":true,"
+	"\"attributes\":{\"type\":{\"string\":\"gpu\"}},\"capacity\":{"
+	"\"memory\":{\"value\":\"16Gi\",\"requestPolicy\":{\"default\":\"0\",\"validRange\":{"
+	"\"min\":\"0\",\"max\":\"16Gi\",\"step\":\"1Mi\"}}},"
+	"\"shares\":{\"value\":\"100\",\"requestPolicy\":{\"default\":\"1\",\"validRange\":{"
+	"\"min\":\"1\",\"max\":\"100\",\"step\":\"1\"}}}}},"
+	"{\"name\":\"gpu-1\",\"attributes\":{\"type\":{\"string\":\"gpu\"}},"
+	"\"capacity\":{\"memory\":{\"value\":\"16Gi\"}}}]}}]";
+
+static json_t *claim(const char *name, const char *caps)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"ResourceClaim\",\"metadata\":{\"namespace\":\"ns\",\"name\":\"%s\"},"
+		 "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+		 "\"deviceClassName\":\"gpu.nvidia.com\"%s%s%s}}]}}}",
+		 name, caps ? ",\"capacity\":{\"requests\":" : "", caps ? caps : "",
+		 caps ? "}" : "");
+	return load(buf);
+}
+
+/* Allocate claim `name`; the device it got ("" when none) and its result. */
+static const char *alloc(struct draalloc *a, const char *name, const char *caps,
+			 struct draalloc_result *r)
+{
+	struct gs_error err;
+	json_t *c = claim(name, caps);
+
+	if (draalloc_claim(a, c, r, &err))
+		fail_msg("draalloc_claim: %s", err.msg);
+	json_decref(c);
+	if (r->outcome != DRAALLOC_ALLOCATED)
+		return "";
+	return kobj_text(json_array_get(kobj_get(r->allocation, "devices.results"), 0), "device");
+}
+
+/* 60 and 30 shares share gpu-0; 20 more do not fit there (10 left) and take gpu-1 whole. */
+static void shares_consumed(void **state)
+{
+	json_t *sl = load(slices_json);
+	struct draalloc *a = draalloc_new(sl);
+	struct draalloc_result r;
+
+	(void)state;
+	assert_string_equal(alloc(a, "a", "{\"shares\":\"60\"}", &r), "gpu-0");
+	const json_t *res = json_array_get(kobj_get(r.allocation, "devices.results"), 0);
+	assert_string_equal(kobj_text(res, "consumedCapacity.shares"), "60");
+	assert_string_equal(kobj_text(res, "consumedCapacity.memory"), "0");
+	assert_non_null(kobj_string(res, "shareID"));
+	draalloc_result_release(&r);
+	assert_string_equal(alloc(a, "b", "{\"shares\":\"30\"}", &r), "gpu-0");
+	draalloc_result_release(&r);
+	/* gpu-1 has no shares capacity: the request names one it lacks */
+	assert_string_equal(alloc(a, "c", "{\"shares\":\"20\"}", &r), "");
+	assert_int_equal(r.outcome, DRAALLOC_UNSCHEDULABLE);
+	assert_non_null(strstr(r.why, "0/1 nodes are available: 1 cannot allocate all claims."));
+	assert_non_null(strstr(r.why, "gpu-0: shares: 10 left of 100 (ns/a 60, ns/b 30), the "
+				      "request consumes 20"));
+	assert_non_null(strstr(r.why, "gpu-1: no capacity 'shares'"));
+	draalloc_result_release(&r);
+	/* 10 still fit */
+	assert_string_equal(alloc(a, "d", "{\"shares\":\"10\"}", &r), "gpu-0");
+	draalloc_result_release(&r);
+	draalloc_free(a);
+	json_decref(sl);
+}
+
+/* roundUpRange: a request off the step is rounded up; above max it is not allowed. */
+static void rounding_and_policy(void **state)
+{
+	json_t *sl = load(slices_json);
+	struct draalloc *a = draalloc_new(sl);
+	struct draalloc_result r;
+
+	(void)state;
+	assert_string_equal(alloc(a, "odd", "{\"memory\":\"1500Ki\"}", &r), "gpu-0");
+	assert_string_equal(kobj_text(json_array_get(kobj_get(r.allocation, "devices.results"), 0),
+				      "consumedCapacity.memory"),
+			    "2Mi");
+	draalloc_result_release(&r);
+	/* 17Gi: above gpu-0's max, and above gpu-1's value */
+	assert_string_equal(alloc(a, "big", "{\"memory\":\"17Gi\"}", &r), "");
+	assert_non_null(strstr(r.why, "gpu-0: memory: the request 17Gi (consumes 17Gi) is above "
+				      "the requestPolicy's max 16Gi"));
+	assert_non_null(strstr(r.why, "gpu-1: memory: 16Gi left of 16Gi"));
+	draalloc_result_release(&r);
+	draalloc_free(a);
+	json_decref(sl);
+}
+
+/* A device without allowMultipleAllocations goes to one claim; allocated claims count. */
+static void exclusive_and_taken(void **state)
+{
+	json_t *sl = load(slices_json);
+	struct draalloc *a = draalloc_new(sl);
+	struct draalloc_result r;
+	json_t *held = load(
+		"{\"kind\":\"ResourceClaim\",\"metadata\":{\"namespace\":\"ns\",\"name\":\"held\"},"
+		"\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
+		"\"driver\":\"gpu.nvidia.com\",\"pool\":\"n\",\"device\":\"gpu-0\",\"shareID\":"
+		"\"x\",\"consumedCapacity\":{\"shares\":\"95\",\"memory\":\"0\"}},"
+		"{\"request\":\"gpu\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"n\",\"device\":"
+		"\"gpu-1\"}]}}}}");
+
+	(void)state;
+	draalloc_take(a, held);
+	assert_string_equal(alloc(a, "six", "{\"shares\":\"6\"}", &r), "");
+	assert_non_null(strstr(r.why, "gpu-0: shares: 5 left of 100 (ns/held 95)"));
+	assert_non_null(strstr(r.why, "gpu-1: allocated to ns/held"));
+	draalloc_result_release(&r);
+	/* no request: the shares default (1) and the memory default (0) */
+	assert_string_equal(alloc(a, "plain", NULL, &r), "gpu-0");
+	assert_string_equal(kobj_text(json_array_get(kobj_get(r.allocation, "devices.results"), 0),
+				      "consumedCapacity.shares"),
+			    "1");
+	draalloc_result_release(&r);
+	draalloc_free(a);
+	json_decref(held);
+	json_decref(sl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(shares_consumed),
+		cmocka_unit_test(rounding_and_policy),
+		cmocka_unit_test(exclusive_and_taken),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
