@@ -43,8 +43,11 @@ data:
 YAML
 expect_rc 0 "create the device-plugin ConfigMap"
 
-e2e_node "$a100" -l gpushare.io/path=dra -l nvidia.com/mig.config=all-1g.10gb
-e2e_node "$t4" -l gpushare.io/path=dra
+# The prepare texts judged below are driver v25.12.0's (docs/dra.md, "Driver
+# releases"); the nodes say so, as a fleet still on that release does.
+e2e_node "$a100" -l gpushare.io/path=dra -l nvidia.com/mig.config=all-1g.10gb \
+	-l gpushare.io/dra-driver-version=v25.12.0
+e2e_node "$t4" -l gpushare.io/path=dra -l gpushare.io/dra-driver-version=v25.12.0
 # The controller leaves this one to sync (it reads another ConfigMap).
 e2e_node "$sw" -l nvidia.com/device-plugin.config=shared -l gpushare.io/controller=off
 # A driver 570.158.01 (CUDA 12.8), as in the golden dra-t4-x8.
