@@ -58,10 +58,10 @@ done
 uid=$(jp resourceclaim shared-t4 dra-demo '{.metadata.uid}')
 # gpushare's controller played the kubelet's prepare while the gates were the default.
 expect_eq "$(k -n dra-demo get events --field-selector involvedObject.name=ts-pod-1,reason=FailedPrepareDynamicResources -o jsonpath='{.items[0].message}')" \
-	"Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources failed for ResourceClaim shared-t4: error preparing devices for claim dra-demo/shared-t4:$uid: prepare devices failed: error validating GPU config: unknown GPU sharing strategy: TimeSlicing" \
+	"Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources failed for ResourceClaim shared-t4: error preparing devices for claim dra-demo/shared-t4:$uid: prepare devices failed: error validating GPU config: \"TimeSlicing\" is selected as the GPU sharing strategy, but the \"TimeSlicingSettings\" feature gate is not enabled" \
 	"the cluster's event for ts-pod-1"
 expect_eq "$(sed -n 2p out/dra/prepare.txt)" \
-	"dra-demo/ts-pod-1 Warning FailedPrepareDynamicResources: Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources failed for ResourceClaim shared-t4: error preparing devices for claim dra-demo/shared-t4:$uid: prepare devices failed: error validating GPU config: unknown GPU sharing strategy: TimeSlicing" \
+	"dra-demo/ts-pod-1 Warning FailedPrepareDynamicResources: Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources failed for ResourceClaim shared-t4: error preparing devices for claim dra-demo/shared-t4:$uid: prepare devices failed: error validating GPU config: \"TimeSlicing\" is selected as the GPU sharing strategy, but the \"TimeSlicingSettings\" feature gate is not enabled" \
 	"the kubelet's event with the driver's default gates"
 expect_match "$(sed -n 4p out/dra/prepare.txt)" "^dra-demo/ts-pod-1 prepared: gpu-[01] GPU-[0-9a-f-]+, sharing TimeSlicing, interval Long \(FromClaim config\)$" \
 	"prepared with TimeSlicingSettings"
