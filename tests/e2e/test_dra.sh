@@ -249,7 +249,13 @@ expect_rc 0 "create the three-T4 claim and pod"
 unschedulable() { [ "$(jp pod three-pod "$ns" '{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]; }
 wait_for 60 "three-pod Unschedulable" unschedulable
 msg=$(jp pod three-pod "$ns" '{.status.conditions[?(@.type=="PodScheduled")].message}')
-expect_match "$msg" '^0/([0-9]+) nodes are available: \1 cannot allocate all claims\. still not schedulable, preemption: 0/\1 nodes are available: \1 Preemption is not helpful for scheduling\.$' \
+# The DynamicResources PostFilter of 1.34-1.36 answers "still not
+# schedulable" and the scheduler adds it to the message; 1.37's does not
+# (pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go).
+still='still not schedulable, '
+minor=${K8S_VERSION#v1.}
+[ "${minor%%.*}" -ge 37 ] && still=''
+expect_match "$msg" "^0/([0-9]+) nodes are available: \\1 cannot allocate all claims\\. ${still}preemption: 0/\\1 nodes are available: \\1 Preemption is not helpful for scheduling\\.\$" \
 	"the scheduler's words"
 expect_eq "$(k -n "$ns" get events --field-selector involvedObject.name=three-pod,reason=FailedScheduling -o jsonpath='{.items[0].type}')" \
 	Warning "FailedScheduling event"
