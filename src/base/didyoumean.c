@@ -125,6 +125,8 @@ void dym_add_choices(const struct dym *d, struct strbuf *out, const char *listin
 {
 	dym_add_hint(d, out);
 	if (d->n_all && d->n_all <= DYM_LIST_MAX) {
+		if (d->n_best)
+			return; /* the suggestion says enough */
 		strbuf_addstr(out, " (one of: ");
 		for (size_t i = 0; i < d->n_all; i++)
 			strbuf_addf(out, "%s%s", i ? ", " : "", d->all[i]);

@@ -47,8 +47,9 @@ size_t dym_result(const struct dym *d, const char *const **names);
 /* "; did you mean 'a'?" or "; did you mean one of 'a', 'b', 'c'?"; nothing when none is close. */
 void dym_add_hint(const struct dym *d, struct strbuf *out);
 /*
- * The hint, then " (one of: a, b, c)" when at most DYM_LIST_MAX names were
- * offered, else " (see 'LISTING')" (nothing when listing is NULL).
+ * The hint, then: when at most DYM_LIST_MAX names were offered and none is
+ * close, " (one of: a, b, c)"; when more were offered, " (see 'LISTING')"
+ * (nothing when listing is NULL).
  */
 void dym_add_choices(const struct dym *d, struct strbuf *out, const char *listing);
 
