@@ -69,7 +69,7 @@ static void ties_at_most_three_best_first(void **state)
 static void large_set_points_to_a_listing(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char names[20][8];
+	char names[20][16];
 	struct dym d;
 
 	(void)state;
