@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "base/didyoumean.h"
 #include "base/version.h"
 #include "base/banned.h"
 
@@ -30,6 +31,7 @@ static const struct command commands[] = {
 	{"import", cmd_import, "kwok twins of a real cluster's GPU nodes, or of a fleet on paper"},
 	{"replay", cmd_replay, "replay a GPU-sharing trace: allocation and fragmentation"},
 	{"fault", cmd_fault, "declare GPU health faults (Xid, lost GPU) on a node; restart"},
+	{"catalog", cmd_catalog, "GPU models, MIG profiles and the mig-parted layouts of each"},
 };
 
 static void usage(FILE *out)
@@ -38,6 +40,21 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'gpushare <command> --help' shows a command's options.\n");
+}
+
+/* git's help_unknown_cmd: "'plna' is not a command; did you mean 'plan'?" */
+static int unknown_command(const char *name)
+{
+	struct strbuf hint = STRBUF_INIT;
+	struct dym d;
+
+	dym_init(&d, name);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		dym_offer(&d, commands[i].name);
+	dym_add_choices(&d, &hint, "gpushare --help");
+	cmd_eprintf("gpushare: '%s' is not a command%s\n", name, hint.buf);
+	strbuf_release(&hint);
+	return EXIT_USAGE;
 }
 
 static int run(int argc, char **argv)
@@ -57,8 +74,7 @@ static int run(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	cmd_eprintf("gpushare: '%s' is not a command; see 'gpushare --help'\n", argv[1]);
-	return EXIT_USAGE;
+	return unknown_command(argv[1]);
 }
 
 /*

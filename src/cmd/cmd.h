@@ -35,5 +35,6 @@ int cmd_status(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_fault(int argc, char **argv);
+int cmd_catalog(int argc, char **argv);
 
 #endif

@@ -6,6 +6,7 @@
 #include "cmd/offline.h"
 #include "fleet/fleet.h"
 #include "cmd/parseopt.h"
+#include "base/didyoumean.h"
 #include "base/escape.h"
 #include "base/strbuf.h"
 #include "fleet/import.h"
@@ -72,11 +73,19 @@ static int add_arg(const struct option *opt, const char *arg, struct gs_error *e
 
 static int parse_output(const struct option *opt, const char *arg, struct gs_error *err)
 {
+	static const char *const formats[] = {"yaml", "json", "table"};
 	const char **out = opt->value;
+	struct strbuf hint = STRBUF_INIT;
+	struct dym d;
 
 	if (strcmp(arg, "yaml") && strcmp(arg, "json") && strcmp(arg, "table")) {
-		gs_error_set(err, "-o takes yaml or json (with --check: table or json), not '%s'",
-			     arg);
+		dym_init(&d, arg);
+		for (size_t i = 0; i < 3; i++)
+			dym_offer(&d, formats[i]);
+		dym_add_hint(&d, &hint);
+		gs_error_set(err, "-o takes yaml or json (with --check: table or json), not '%s'%s",
+			     arg, hint.buf);
+		strbuf_release(&hint);
 		return -1;
 	}
 	*out = arg;

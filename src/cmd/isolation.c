@@ -63,15 +63,16 @@ int cmd_isolation(int argc, char **argv)
 		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
 		return usage_error(&isolation_usage, &err);
 	}
-	if (!strcmp(format, "env")) {
-		print_env();
-	} else if (!strcmp(format, "table")) {
+	static const char *const formats[] = {"table", "env"};
+	struct gs_error err;
+	switch (parseopt_choice("output format", format, formats, 2, &err)) {
+	case 0:
 		print_table();
-	} else {
-		fprintf(stderr,
-			"gpushare isolation: unknown output format '%s' (want table or env)\n",
-			format);
-		return EXIT_USAGE;
+		return EXIT_OK;
+	case 1:
+		print_env();
+		return EXIT_OK;
+	default:
+		return usage_error(&isolation_usage, &err);
 	}
-	return EXIT_OK;
 }

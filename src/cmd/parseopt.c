@@ -1,8 +1,10 @@
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/parseopt.h"
+#include "base/didyoumean.h"
 #include "cmd/cmd.h"
 #include "base/banned.h"
 
@@ -164,6 +166,51 @@ static const struct option *find_long(const struct option *opts, const char *nam
 	return NULL;
 }
 
+/* "unknown option '--mig-confg'; did you mean '--mig-config'?" */
+static void unknown_long(const struct option *opts, const char *name, size_t len,
+			 struct gs_error *err)
+{
+	struct strbuf word = STRBUF_INIT, msg = STRBUF_INIT;
+	struct dym d;
+	char(*dashed)[64] = NULL;
+	size_t n = 0, i = 0;
+
+	strbuf_add(&word, name, len);
+	for (const struct option *o = opts; o->kind != OPT_KIND_END; o++)
+		n += o->long_name != NULL;
+	dashed = gs_xcalloc(n + 2, sizeof(*dashed));
+	dym_init(&d, word.buf);
+	for (const struct option *o = opts; o->kind != OPT_KIND_END; o++)
+		if (o->long_name) {
+			snprintf(dashed[i], sizeof(dashed[i]), "--%s", o->long_name);
+			dym_offer_at(&d, dashed[i], dym_distance(word.buf, o->long_name));
+			i++;
+		}
+	snprintf(dashed[i], sizeof(dashed[i]), "--help");
+	dym_offer_at(&d, dashed[i], dym_distance(word.buf, "help"));
+	strbuf_addf(&msg, "unknown option '--%s'", word.buf);
+	dym_add_hint(&d, &msg);
+	gs_error_set(err, "%s", msg.buf);
+	free(dashed);
+	strbuf_release(&word);
+	strbuf_release(&msg);
+}
+
+int parseopt_choice(const char *what, const char *arg, const char *const *set, size_t n,
+		    struct gs_error *err)
+{
+	struct strbuf msg = STRBUF_INIT;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(arg, set[i]))
+			return (int)i;
+	strbuf_addf(&msg, "unknown %s '%s'", what, arg);
+	dym_suggest(&msg, arg, set, n, NULL);
+	gs_error_set(err, "%s", msg.buf);
+	strbuf_release(&msg);
+	return -1;
+}
+
 static const struct option *find_short(const struct option *opts, int c)
 {
 	for (const struct option *o = opts; o->kind != OPT_KIND_END; o++)
@@ -199,7 +246,7 @@ int parse_options_quiet(int argc, char **argv, const struct option *opts, struct
 			size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
 			o = find_long(opts, a + 2, len);
 			if (!o) {
-				gs_error_set(err, "unknown option '%.*s'", (int)(len + 2), a);
+				unknown_long(opts, a + 2, len, err);
 				return PARSEOPT_ERROR;
 			}
 			if (eq)

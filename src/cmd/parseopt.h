@@ -136,6 +136,13 @@ void usage_with_options(FILE *out, const struct option *opts, const struct parse
  */
 int usage_error(const struct parseopt_usage *u, const struct gs_error *err);
 
+/*
+ * One of a closed set of words (an -o format): its index in set[0..n-1],
+ * or -1 with err "unknown WHAT 'ARG'; did you mean 'x'? (one of: ...)".
+ */
+int parseopt_choice(const char *what, const char *arg, const char *const *set, size_t n,
+		    struct gs_error *err);
+
 /* Go-style duration ("1m30s", "500ms") or plain seconds, into ms; -1 when bad or > max_ms. */
 int parseopt_duration_ms(const char *s, long max_ms, long *out);
 

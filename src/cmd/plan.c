@@ -124,16 +124,13 @@ static void print_table(const struct plan_result *r)
 
 static int parse_output(const struct option *opt, const char *arg, struct gs_error *err)
 {
+	static const char *const formats[] = {"table", "json"};
 	int *json = opt->value;
+	int i = parseopt_choice("output format", arg, formats, 2, err);
 
-	if (!strcmp(arg, "table"))
-		*json = 0;
-	else if (!strcmp(arg, "json"))
-		*json = 1;
-	else {
-		gs_error_set(err, "-o takes table or json, not '%s'", arg);
+	if (i < 0)
 		return -1;
-	}
+	*json = i;
 	return 0;
 }
 

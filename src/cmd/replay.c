@@ -38,18 +38,13 @@ static const struct parseopt_usage replay_usage = {
 
 static int parse_output(const struct option *opt, const char *arg, struct gs_error *err)
 {
+	static const char *const formats[] = {"table", "csv", "json"};
 	int *fmt = opt->value;
+	int i = parseopt_choice("output format", arg, formats, 3, err);
 
-	if (!strcmp(arg, "table"))
-		*fmt = 0;
-	else if (!strcmp(arg, "csv"))
-		*fmt = 1;
-	else if (!strcmp(arg, "json"))
-		*fmt = 2;
-	else {
-		gs_error_set(err, "-o takes table, csv or json, not '%s'", arg);
+	if (i < 0)
 		return -1;
-	}
+	*fmt = i;
 	return 0;
 }
 

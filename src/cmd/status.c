@@ -151,6 +151,7 @@ int cmd_status(int argc, char **argv)
 	struct configmap_ref cm;
 	struct fleet_sources src = {0};
 	struct status_opts so = {0};
+	static const char *const formats[] = {"table", "json"};
 	const char *format = "table";
 	const struct catalog *cat;
 	struct gs_warnings w;
@@ -185,9 +186,8 @@ int cmd_status(int argc, char **argv)
 		rc = usage_error(&status_usage, &err);
 		goto out;
 	}
-	if (strcmp(format, "table") && strcmp(format, "json")) {
-		cmd_eprintf("gpushare status: unknown output format '%s' (want table or json)\n",
-			    format);
+	if (parseopt_choice("output format", format, formats, 2, &err) < 0) {
+		rc = usage_error(&status_usage, &err);
 		goto out;
 	}
 	if (src.n) {

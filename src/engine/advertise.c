@@ -698,6 +698,70 @@ static bool single_invalid(const struct ctx *c)
 	return on && off;
 }
 
+/* Whether `layout` leaves this node valid under the single strategy (as single_invalid). */
+static bool single_layout_ok(const struct ctx *c, const char *layout)
+{
+	const struct catalog_mig_profile *first = NULL;
+	bool on = false, off = false;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct catalog_gpu *g = c->gpu[i].model;
+		struct catalog_gpu_mig m;
+		struct gs_error e;
+		if (!g->mig) {
+			off = true;
+			continue;
+		}
+		if (catalog_layout_apply(c->cat, layout, g, &m, &e))
+			return false;
+		if (m.result != CATALOG_APPLY_OK)
+			return false; /* left as it was: that is no fix */
+		if (!m.mig_enabled) {
+			off = true;
+			continue;
+		}
+		on = true;
+		if (m.n_devices != 1)
+			return false;
+		const struct catalog_mig_profile *p = catalog_gpu_profile(g, m.devices[0].profile);
+		if (first && p != first)
+			return false;
+		first = p;
+	}
+	return !(on && off);
+}
+
+/*
+ * What would work where the single strategy finds the node's MIG layout
+ * invalid: the layouts of the table that leave every GPU with one and
+ * the same MIG device type (or MIG off everywhere), and migStrategy
+ * mixed, which advertises each profile under its own name.
+ */
+static void single_hint(struct ctx *c)
+{
+	struct strbuf ok = STRBUF_INIT;
+	size_t n_ok = 0;
+
+	for (size_t i = 0; i < catalog_layout_count(c->cat); i++) {
+		const char *name = catalog_layout_at(c->cat, i)->name;
+		if (!single_layout_ok(c, name))
+			continue;
+		if (n_ok++ < 8)
+			strbuf_addsep(&ok, ", ", name);
+	}
+	if (n_ok > 8)
+		strbuf_addf(&ok, ", ... (%zu in all: 'gpushare catalog MODEL')", n_ok);
+	gs_warnings_add(&c->adv->warnings,
+			"migStrategy single needs every GPU of the node MIG-enabled with one and "
+			"the same MIG profile, or MIG off on all; %s%s%s%s; or set migStrategy "
+			"mixed, which advertises each profile as nvidia.com/mig-<profile>",
+			n_ok ? "layouts (" NODEHW_LABEL_MIG_CONFIG ") that do so here: " : "",
+			n_ok ? ok.buf : "no layout of the default mig-parted config does so here",
+			n_ok && c->hw->mig_config ? " instead of " : "",
+			n_ok && c->hw->mig_config ? c->hw->mig_config : "");
+	strbuf_release(&ok);
+}
+
 static void gfd_labels(struct ctx *c)
 {
 	const char *strategy = c->adv->mig_strategy;
@@ -748,6 +812,7 @@ static void gfd_labels(struct ctx *c)
 
 	if (!strcmp(strategy, "single") && any_mig_enabled(c)) {
 		if (single_invalid(c)) {
+			single_hint(c);
 			/* newInvalidMigStrategyLabeler(migEnabledDevices[0], ...) */
 			size_t first = 0;
 			while (!c->gpu[first].mig_enabled)

@@ -137,12 +137,19 @@ static void lint_names(const struct dp_sharing *sh, bool mps, const char *mig_st
 				     r->name);
 			continue;
 		}
-		if (is_mig && !mig_profile_known(part + 4))
+		if (is_mig && !mig_profile_known(part + 4)) {
+			struct strbuf hint = STRBUF_INIT;
+			const struct catalog *cat;
+			struct gs_error err;
+			if (catalog_builtin(&cat, &err) == 0)
+				catalog_profile_hint(cat, NULL, part + 4, true, &hint);
 			dp_diags_add(
 				out, DP_WARNING, DP_STAGE_NONE, file, r->pos,
 				"no known GPU has a MIG profile named '%s': this entry matches "
-				"nothing and is silently ignored",
-				part + 4);
+				"nothing and is silently ignored%s",
+				part + 4, hint.buf);
+			strbuf_release(&hint);
+		}
 		if (is_mig && mps) {
 			dp_diags_add(
 				out, DP_WARNING, DP_STAGE_NONE, file, r->pos,

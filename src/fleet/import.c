@@ -160,117 +160,6 @@ static int add_node(struct import *im, const json_t *real, const struct ydoc_str
 
 /* ---- names ---- */
 
-/* Case-insensitive Levenshtein distance; SIZE_MAX past MAX_PRODUCT. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), *row, d;
-
-	if (la > MAX_PRODUCT || lb > MAX_PRODUCT)
-		return (size_t)-1;
-	row = gs_xcalloc(lb + 1, sizeof(*row));
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t cost =
-				tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1])
-					? 0
-					: 1;
-			size_t best = prev + cost;
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	d = row[lb];
-	free(row);
-	return d;
-}
-
-/* `s` without a leading "NVIDIA-" (any case): old and new driver names differ by it. */
-static const char *no_vendor(const char *s)
-{
-	return !strncasecmp(s, "NVIDIA-", 7) ? s + 7 : s;
-}
-
-static size_t model_distance(const struct catalog_gpu *g, const char *label)
-{
-	size_t a = edit_distance(g->label, label);
-	size_t b = edit_distance(no_vendor(g->label), no_vendor(label));
-	return a < b ? a : b;
-}
-
-static void lower(const char *in, char *out, size_t size)
-{
-	size_t i = 0;
-
-	for (; in[i] && i + 1 < size; i++)
-		out[i] = (char)tolower((unsigned char)in[i]);
-	out[i] = '\0';
-}
-
-/*
- * "; did you mean 'X' (label form 'Y')?" or "; did you mean one of ...?":
- * the catalog models whose label form holds `name` ("H100", "A100-SXM4-80GB"
- * without its vendor), else those nearest it by edit distance (with or
- * without the vendor, at most a third of its length); nothing when none is
- * near.
- */
-static void suggest_model(const struct catalog *cat, const char *name, struct strbuf *out)
-{
-	const struct catalog_gpu *best = NULL, *hold[4];
-	char s[MAX_PRODUCT * 2], low[MAX_PRODUCT * 2], lab[MAX_PRODUCT * 2];
-	size_t best_d, n = 0, more = 0;
-
-	catalog_sanitize(name, s, sizeof(s));
-	lower(s, low, sizeof(low));
-	for (size_t i = 0; strlen(low) >= 2 && i < catalog_gpu_count(cat); i++) {
-		const struct catalog_gpu *g = catalog_gpu_at(cat, i);
-		lower(g->label, lab, sizeof(lab));
-		if (!strstr(lab, low))
-			continue;
-		if (n < 4)
-			hold[n++] = g;
-		else
-			more++;
-	}
-	if (n == 0) {
-		/* Else the nearest by edit distance; ties are all named. */
-		best_d = strlen(no_vendor(s)) / 3 + 1;
-		if (best_d > 6)
-			best_d = 6;
-		for (size_t i = 0; i < catalog_gpu_count(cat); i++) {
-			const struct catalog_gpu *g = catalog_gpu_at(cat, i);
-			size_t d = model_distance(g, s);
-			if (d > best_d)
-				continue;
-			if (d < best_d || !best)
-				n = more = 0;
-			best_d = d;
-			best = g;
-			if (n < 4)
-				hold[n++] = g;
-			else
-				more++;
-		}
-	}
-	if (n == 1) {
-		strbuf_addf(out, "; did you mean '%s' (label form '%s')?", hold[0]->name,
-			    hold[0]->label);
-	} else if (n > 1) {
-		strbuf_addstr(out, "; did you mean one of ");
-		for (size_t i = 0; i < n; i++)
-			strbuf_addf(out, "%s'%s'", i ? ", " : "", hold[i]->name);
-		strbuf_addf(out, "%s?", more ? ", ..." : "");
-	}
-}
-
 /* "a-z0-9" with '-' inside, as a node name's first label must be; at most `max`. */
 static bool dns_label_ok(const char *s, size_t max)
 {
@@ -387,13 +276,12 @@ static const struct catalog_gpu *product_model(const struct catalog *cat,
 
 	if (g)
 		return g;
-	suggest_model(cat, text, &hint);
+	catalog_gpu_hint(cat, text, &hint);
 	if (strcmp(full, text))
 		snprintf(from, sizeof(from), " (from '%s')", full);
 	ydoc_error_at_key(s, kobj_labels(node), L_PRODUCT, err,
-			  "node '%s': label %s: unknown GPU model '%s'%s%s (see 'gpushare "
-			  "advertise --list-gpus')",
-			  name, L_PRODUCT, text, from, hint.len ? hint.buf : "");
+			  "node '%s': label %s: unknown GPU model '%s'%s%s", name, L_PRODUCT, text,
+			  from, hint.buf);
 	strbuf_release(&hint);
 	return NULL;
 }
@@ -554,9 +442,12 @@ static int read_gfd(const struct catalog *cat, const struct ydoc_stream *s, cons
 				 !strcmp(g->model->mig->profiles[i].name, profile);
 		}
 		if (!known) {
+			struct strbuf hint = STRBUF_INIT;
+			catalog_profile_hint(cat, g->model, profile, true, &hint);
 			ydoc_error_at_key(s, labels, L_PRODUCT, err,
-					  "node '%s': label %s: '%s' is no MIG profile of %s", name,
-					  L_PRODUCT, profile, g->model->name);
+					  "node '%s': label %s: '%s' is no MIG profile of %s%s",
+					  name, L_PRODUCT, profile, g->model->name, hint.buf);
+			strbuf_release(&hint);
 			return -1;
 		}
 	}
@@ -945,10 +836,8 @@ static int pool_shape(const struct catalog *cat, struct pool *p, const char *spe
 	}
 	if ((p->model = catalog_find_gpu(cat, x2 + 1)) != NULL)
 		return 0;
-	suggest_model(cat, x2 + 1, &hint);
-	gs_error_set(err,
-		     "pool '%s': unknown GPU model '%s'%s (see 'gpushare advertise --list-gpus')",
-		     spec, x2 + 1, hint.len ? hint.buf : "");
+	catalog_gpu_hint(cat, x2 + 1, &hint);
+	gs_error_set(err, "pool '%s': unknown GPU model '%s'%s", spec, x2 + 1, hint.buf);
 	strbuf_release(&hint);
 	return -1;
 }

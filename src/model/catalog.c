@@ -1,9 +1,12 @@
 #include "model/catalog.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "base/didyoumean.h"
 #include "base/banned.h"
 
 /* Caps: the table is ours, but a bad edit must give an error, not a crash. */
@@ -758,9 +761,9 @@ static int apply_entry(const char *layout_name, const struct catalog_layout_entr
 	return 0;
 }
 
-int catalog_layout_apply(const struct catalog *cat, const char *layout_name,
-			 const struct catalog_gpu *gpu, struct catalog_gpu_mig *out,
-			 struct gs_error *err)
+static int layout_apply(const struct catalog *cat, const char *layout_name,
+			const struct catalog_gpu *gpu, struct catalog_gpu_mig *out,
+			struct gs_error *err)
 {
 	const struct catalog_layout *lay = catalog_find_layout(cat, layout_name);
 
@@ -792,6 +795,139 @@ int catalog_layout_apply(const struct catalog *cat, const char *layout_name,
 			return -1;
 	}
 	return 0;
+}
+
+bool catalog_layout_fits(const struct catalog *cat, const char *layout_name,
+			 const struct catalog_gpu *gpu)
+{
+	struct catalog_gpu_mig m;
+	struct gs_error e;
+
+	return gpu->mig && layout_apply(cat, layout_name, gpu, &m, &e) == 0 &&
+	       m.result == CATALOG_APPLY_OK;
+}
+
+void catalog_layout_hint(const struct catalog *cat, const char *name, const struct catalog_gpu *gpu,
+			 struct strbuf *out)
+{
+	struct dym d;
+
+	dym_init(&d, name);
+	for (size_t i = 0; i < cat->n_layouts; i++)
+		if (!gpu || catalog_layout_fits(cat, cat->layouts[i]->name, gpu))
+			dym_offer(&d, cat->layouts[i]->name);
+	dym_add_hint(&d, out);
+	if (gpu)
+		strbuf_addf(out, " (see 'gpushare catalog \"%s\"')", gpu->name);
+	else
+		strbuf_addstr(out, " (see 'gpushare catalog MODEL')");
+}
+
+int catalog_layout_apply(const struct catalog *cat, const char *layout_name,
+			 const struct catalog_gpu *gpu, struct catalog_gpu_mig *out,
+			 struct gs_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (layout_apply(cat, layout_name, gpu, out, err) == 0)
+		return 0;
+	/* mig-manager's words first, then what would have worked on this GPU. */
+	strbuf_addstr(&sb, err->msg);
+	catalog_layout_hint(cat, layout_name, gpu, &sb);
+	strbuf_copy_to(&sb, err->msg, sizeof(err->msg));
+	strbuf_release(&sb);
+	return -1;
+}
+
+/* `s` without a leading "NVIDIA-" (any case): old and new driver names differ by it. */
+static const char *no_vendor(const char *s)
+{
+	return !strncasecmp(s, "NVIDIA-", 7) ? s + 7 : s;
+}
+
+static void lower(const char *in, char *out, size_t size)
+{
+	size_t i = 0;
+
+	for (; in[i] && i + 1 < size; i++)
+		out[i] = (char)tolower((unsigned char)in[i]);
+	out[i] = '\0';
+}
+
+void catalog_gpu_hint(const struct catalog *cat, const char *name, struct strbuf *out)
+{
+	char s[MAX_NAME * 2], low[MAX_NAME * 2], lab[MAX_NAME * 2];
+	const char *const *best;
+	struct dym d;
+	size_t n, held = 0;
+
+	catalog_sanitize(name, s, sizeof(s));
+	lower(s, low, sizeof(low));
+	dym_init(&d, no_vendor(s));
+	/* The models whose label form holds the name ("H100") come first. */
+	for (size_t i = 0; strlen(low) >= 2 && i < cat->n_gpus; i++) {
+		lower(cat->gpus[i].label, lab, sizeof(lab));
+		if (strstr(lab, low)) {
+			dym_offer_at(&d, cat->gpus[i].name, 0);
+			held++;
+		}
+	}
+	/* Else the nearest, with or without the vendor. */
+	for (size_t i = 0; !held && i < cat->n_gpus; i++) {
+		const struct catalog_gpu *g = &cat->gpus[i];
+		size_t a = dym_distance(g->label, s);
+		size_t b = dym_distance(no_vendor(g->label), no_vendor(s));
+		dym_offer_at(&d, g->name, a < b ? a : b);
+	}
+	n = dym_result(&d, &best);
+	if (n == 1 && strcmp(best[0], catalog_find_gpu(cat, best[0])->label))
+		strbuf_addf(out, "; did you mean '%s' (label form '%s')?", best[0],
+			    catalog_find_gpu(cat, best[0])->label);
+	else
+		dym_add_hint(&d, out);
+	strbuf_addstr(out, " (see 'gpushare catalog')");
+}
+
+void catalog_profile_hint(const struct catalog *cat, const struct catalog_gpu *gpu,
+			  const char *name, bool resource_form, struct strbuf *out)
+{
+	char res[MAX_NAME + 1];
+	struct dym d;
+	struct strbuf names = STRBUF_INIT;
+	size_t n_names = 0;
+	/* Resource forms are made here: keep them while d holds them. */
+	char(*keep)[MAX_NAME + 1] = NULL;
+	size_t cap = 0;
+
+	dym_init(&d, name);
+	for (size_t i = 0; i < cat->n_gpus; i++) {
+		const struct catalog_gpu *g = &cat->gpus[i];
+		if (!g->mig || (gpu && g != gpu))
+			continue;
+		for (size_t j = 0; j < g->mig->n_profiles; j++) {
+			const char *p = g->mig->profiles[j].name;
+			bool seen = false;
+			if (resource_form) {
+				catalog_profile_resource(p, res, sizeof(res));
+				p = res;
+			}
+			for (size_t k = 0; k < n_names && !seen; k++)
+				seen = !strcmp(keep[k], p);
+			if (seen)
+				continue;
+			if (n_names == cap) {
+				cap = cap ? cap * 2 : 64;
+				keep = gs_xrealloc(keep, cap * sizeof(*keep));
+			}
+			snprintf(keep[n_names++], sizeof(*keep), "%s", p);
+		}
+	}
+	for (size_t k = 0; k < n_names; k++)
+		dym_offer(&d, keep[k]);
+	dym_add_choices(&d, &names, gpu ? NULL : "gpushare catalog MODEL");
+	strbuf_addstr(out, names.buf);
+	strbuf_release(&names);
+	free(keep);
 }
 
 void catalog_sanitize(const char *in, char *out, size_t size)

@@ -155,6 +155,34 @@ int catalog_layout_apply(const struct catalog *cat, const char *layout_name,
 			 const struct catalog_gpu *gpu, struct catalog_gpu_mig *out,
 			 struct gs_error *err) GS_WUR;
 
+/*
+ * True when the named layout configures this GPU: mig-parted applies one of
+ * its entries (the device-filter lets the GPU in) and it fits. False for a
+ * GPU that is not MIG-capable.
+ */
+bool catalog_layout_fits(const struct catalog *cat, const char *layout_name,
+			 const struct catalog_gpu *gpu);
+
+/*
+ * What to say after a name the catalog lacks, appended to out (base/didyoumean.h):
+ *
+ * catalog_gpu_hint: "; did you mean 'NAME'?" among the models whose label
+ * form holds `name` ("H100"), else the nearest (with or without the
+ * "NVIDIA-" vendor), then " (see 'gpushare catalog')".
+ *
+ * catalog_layout_hint: among the layouts that fit `gpu` (every layout when
+ * gpu is NULL), then where to see them.
+ *
+ * catalog_profile_hint: among the MIG profiles of `gpu` (of every model when
+ * NULL), by NVML name or, with resource_form, as resource names write them
+ * ("1g.10gb.me"); then the choices, or where to see them.
+ */
+void catalog_gpu_hint(const struct catalog *cat, const char *name, struct strbuf *out);
+void catalog_layout_hint(const struct catalog *cat, const char *name, const struct catalog_gpu *gpu,
+			 struct strbuf *out);
+void catalog_profile_hint(const struct catalog *cat, const struct catalog_gpu *gpu,
+			  const char *name, bool resource_form, struct strbuf *out);
+
 /* GFD's sanitize rule (k8s-device-plugin v0.20.0 internal/lm/resource.go): keep [A-Za-z0-9-_. ],
  * blanks runs become '-'. */
 void catalog_sanitize(const char *in, char *out, size_t size);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/didyoumean.h"
 #include "base/gonum.h"
 #include "base/strbuf.h"
 #include "base/banned.h"
@@ -368,59 +369,28 @@ static bool equal_fold(const char *name, const char *key)
 	return !*name && !*key;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t row[64];
-
-	if (la >= 63 || lb >= 63)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t cost = (a[i - 1] | 32) == (b[j - 1] | 32) ? 0 : 1;
-			size_t best = prev + cost;
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
-/* "unknown key" warning, with a suggestion among `known`. */
+/* "unknown key" warning, with a suggestion among `known` (and them all when few). */
 static void unknown_key(struct dec *d, const char *key, const char *const *known, size_t n,
 			bool case_sensitive, struct ydoc_pos pos)
 {
-	const char *best = NULL;
-	size_t best_d = 3;
+	struct strbuf hint = STRBUF_INIT;
+	struct dym y;
 
+	dym_init(&y, key);
 	for (size_t i = 0; i < n; i++) {
 		if (case_sensitive && equal_fold(known[i], key)) {
 			dec_warn(d, false, pos,
 				 "key '%s' is ignored: keys here are case-sensitive; did you mean "
 				 "'%s'?",
 				 key, known[i]);
+			strbuf_release(&hint);
 			return;
 		}
-		size_t e = edit_distance(known[i], key);
-		if (e < best_d) {
-			best_d = e;
-			best = known[i];
-		}
+		dym_offer(&y, known[i]);
 	}
-	if (best)
-		dec_warn(d, false, pos, "unknown key '%s' is ignored; did you mean '%s'?", key,
-			 best);
-	else
-		dec_warn(d, false, pos, "unknown key '%s' is ignored", key);
+	dym_add_choices(&y, &hint, NULL);
+	dec_warn(d, false, pos, "unknown key '%s' is ignored%s", key, hint.buf);
+	strbuf_release(&hint);
 }
 
 /* Warn about every key of a hand-decoded map that its decoder never reads. */
@@ -685,6 +655,21 @@ struct raw_resource {
 	bool ok;
 };
 
+/*
+ * replicas: "4": Go's json.Unmarshal into an int refuses a string, so the
+ * plugin fails on it (the error above); say how to write it.
+ */
+static void quoted_number(struct dec *d, const json_t *x, struct ydoc_pos pos)
+{
+	const char *v = json_string_value(x);
+
+	if (v && *v && strlen(v) < 20 && strspn(v, "0123456789") == strlen(v))
+		dec_note(d, pos,
+			 "replicas is the quoted string \"%s\": the plugin reads an int and "
+			 "refuses a string; write it unquoted (replicas: %s)",
+			 v, v);
+}
+
 /* ReplicatedResource.UnmarshalJSON: name, devices, replicas, rename, in that order. */
 static void decode_replicated_resource(struct dec *d, const json_t *v, struct ydoc_pos pos,
 				       struct raw_resource *r)
@@ -734,6 +719,7 @@ static void decode_replicated_resource(struct dec *d, const json_t *v, struct yd
 			dec_error(d, true, r->replicas_pos, "number of replicas must be >= 2");
 		} else {
 			value_error(d, x, NULL, "int", r->replicas_pos);
+			quoted_number(d, x, r->replicas_pos);
 		}
 	}
 

@@ -194,10 +194,12 @@ static int read_gpus(const struct catalog *cat, struct nodehw *hw, const json_t 
 		const struct catalog_gpu *g = catalog_find_gpu(cat, pitems[i]);
 		int c = 0;
 		if (!g) {
+			struct strbuf hint = STRBUF_INIT;
+			catalog_gpu_hint(cat, pitems[i], &hint);
 			ydoc_error_at_key(src, ann, NODEHW_ANN_PRODUCT, err,
-					  "node '%s': unknown GPU model '%s' in annotation %s (see "
-					  "'gpushare advertise --list-gpus')",
-					  hw->name, pitems[i], NODEHW_ANN_PRODUCT);
+					  "node '%s': unknown GPU model '%s' in annotation %s%s",
+					  hw->name, pitems[i], NODEHW_ANN_PRODUCT, hint.buf);
+			strbuf_release(&hint);
 			goto out;
 		}
 		if (parse_count(citems[i], &c) || c == 0) {

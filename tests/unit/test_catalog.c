@@ -305,7 +305,15 @@ static void layout_other_cases(void **state)
 	assert_int_equal(m.n_devices, 0);
 	assert_int_equal(catalog_layout_apply(cat(), "custom-thing", gpu("NVIDIA H200"), &m, &err),
 			 -1);
-	assert_string_equal(err.msg, "selected mig-config not present: custom-thing");
+	assert_string_equal(err.msg, "selected mig-config not present: custom-thing (see "
+				     "'gpushare catalog \"NVIDIA H200\"')");
+	/* A near name gets the layouts that fit this GPU. */
+	assert_int_equal(
+		catalog_layout_apply(cat(), "all-1g.10g", gpu("NVIDIA A100-SXM4-80GB"), &m, &err),
+		-1);
+	assert_string_equal(err.msg, "selected mig-config not present: all-1g.10g; did you mean "
+				     "'all-1g.10gb'? (see 'gpushare catalog \"NVIDIA "
+				     "A100-SXM4-80GB\"')");
 
 	assert_int_equal(apply("all-1g.10gb", "NVIDIA A100-SXM4-80GB", &m), 0);
 	assert_false(m.generated);
@@ -478,7 +486,8 @@ static void layout_v015_cases(void **state)
 	assert_int_equal(
 		catalog_layout_apply(cat(), "all-1g.34gb.me", gpu("NVIDIA GB300"), &m, &err), -1);
 	assert_string_equal(err.msg, "layout all-1g.34gb.me asks for MIG profile 1g.34gb+me, "
-				     "which NVIDIA GB300 does not have");
+				     "which NVIDIA GB300 does not have; did you mean "
+				     "'all-1g.35gb.me'? (see 'gpushare catalog \"NVIDIA GB300\"')");
 	/* Upstream lists these for a model gpushare does not know: no model has them. */
 	assert_int_equal(catalog_layout_apply(cat(), "all-7g.189gb", gpu("NVIDIA GB200"), &m, &err),
 			 -1);
@@ -513,7 +522,8 @@ static void entries_walked_in_order(void **state)
 	assert_int_equal(m.devices[0].count, 3);
 	/* An earlier entry that cannot be applied fails the whole apply. */
 	assert_int_equal(catalog_layout_apply(c, "bad", catalog_find_gpu(c, "A"), &m, &err), -1);
-	assert_string_equal(err.msg, "layout bad asks for 8 x 1g.5gb, but at most 7 fit on A");
+	assert_string_equal(err.msg, "layout bad asks for 8 x 1g.5gb, but at most 7 fit on A (see "
+				     "'gpushare catalog \"A\"')");
 	assert_int_equal(catalog_layout_apply(c, "other", catalog_find_gpu(c, "A"), &m, &err), 0);
 	assert_int_equal(m.result, CATALOG_APPLY_NO_MATCH);
 	assert_int_equal(catalog_layout_apply(c, "two", catalog_find_gpu(c, "T"), &m, &err), 0);

@@ -113,7 +113,8 @@ static void errors_name_the_option(void **state)
 		const char *msg;
 	} cases[] = {
 		{{"cmd", "--foo=1"}, "unknown option '--foo'"},
-		{{"cmd", "--nod", "x"}, "unknown option '--nod'"}, /* no abbreviations */
+		/* no abbreviations, but the near name is suggested */
+		{{"cmd", "--nod", "x"}, "unknown option '--nod'; did you mean '--node'?"},
 		{{"cmd", "--node"}, "option '--node' needs a value"},
 		{{"cmd", "--node", "--full"},
 		 "option '--node' needs a value, got option '--full' (write --node=--full if that "
