@@ -192,6 +192,40 @@ static void collect(const struct ydoc_stream *s, const char *kind, json_t *out)
 }
 
 /*
+ * The ResourceSlices of --slices and the ResourceClaims of each CLAIM file,
+ * appended to slices and claims (which hold their own references). Prints
+ * what is wrong and returns -1; a CLAIM file without a claim is wrong.
+ */
+static int read_slices_and_claims(const char *slices_path, char **files, int n, json_t *slices,
+				  json_t *claims)
+{
+	struct ydoc_stream *ss = NULL;
+	struct gs_error err;
+
+	if (ydoc_load_manifests(slices_path, &ydoc_default_limits, &ss, &err) < 0) {
+		print_error(&err);
+		return -1;
+	}
+	collect(ss, "ResourceSlice", slices);
+	ydoc_stream_free(ss);
+	for (int i = 0; i < n; i++) {
+		struct ydoc_stream *cs = NULL;
+		if (ydoc_load_manifests(files[i], &ydoc_default_limits, &cs, &err) < 0) {
+			print_error(&err);
+			return -1;
+		}
+		size_t before = json_array_size(claims);
+		collect(cs, "ResourceClaim", claims);
+		ydoc_stream_free(cs);
+		if (json_array_size(claims) == before) {
+			cmd_eprintf("error: %s: no ResourceClaim in the file\n", files[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * What the driver reads of the slices for a claim is the first slice
  * (of gpu.nvidia.com) publishing each device it was given: found through
  * one index (device name -> that slice), not a search per claim.
@@ -251,7 +285,6 @@ static int prepare(int argc, char **argv)
 	int n = parse_options(argc, argv, opts, &prepare_usage);
 	struct gs_error err;
 	struct draprepare_gates gates;
-	struct ydoc_stream *ss = NULL;
 	json_t *slices = json_array(), *claims = json_array(), *first = NULL;
 	int rc = EXIT_USAGE;
 
@@ -270,25 +303,8 @@ static int prepare(int argc, char **argv)
 		json_decref(claims);
 		return usage_error(&prepare_usage, &err);
 	}
-	if (ydoc_load_manifests(slices_path, &ydoc_default_limits, &ss, &err) < 0) {
-		print_error(&err);
+	if (read_slices_and_claims(slices_path, argv, n, slices, claims) < 0)
 		goto out;
-	}
-	collect(ss, "ResourceSlice", slices);
-	for (int i = 0; i < n; i++) {
-		struct ydoc_stream *cs = NULL;
-		if (ydoc_load_manifests(argv[i], &ydoc_default_limits, &cs, &err) < 0) {
-			print_error(&err);
-			goto out;
-		}
-		size_t before = json_array_size(claims);
-		collect(cs, "ResourceClaim", claims);
-		ydoc_stream_free(cs);
-		if (json_array_size(claims) == before) {
-			cmd_eprintf("error: %s: no ResourceClaim in the file\n", argv[i]);
-			goto out;
-		}
-	}
 	rc = EXIT_OK;
 	first = first_slices(slices);
 	for (size_t i = 0; i < json_array_size(claims); i++) {
@@ -326,7 +342,6 @@ static int prepare(int argc, char **argv)
 		draprepare_result_release(&r);
 	}
 out:
-	ydoc_stream_free(ss);
 	json_decref(first);
 	json_decref(slices);
 	json_decref(claims);
@@ -356,7 +371,6 @@ static int allocate(int argc, char **argv)
 	};
 	int n = parse_options(argc, argv, opts, &allocate_usage);
 	struct gs_error err;
-	struct ydoc_stream *ss = NULL;
 	json_t *slices = json_array(), *claims = json_array();
 	struct draalloc *a = NULL;
 	int rc = EXIT_USAGE;
@@ -374,25 +388,8 @@ static int allocate(int argc, char **argv)
 		json_decref(claims);
 		return usage_error(&allocate_usage, &err);
 	}
-	if (ydoc_load_manifests(slices_path, &ydoc_default_limits, &ss, &err) < 0) {
-		print_error(&err);
+	if (read_slices_and_claims(slices_path, argv, n, slices, claims) < 0)
 		goto out;
-	}
-	collect(ss, "ResourceSlice", slices);
-	for (int i = 0; i < n; i++) {
-		struct ydoc_stream *cs = NULL;
-		if (ydoc_load_manifests(argv[i], &ydoc_default_limits, &cs, &err) < 0) {
-			print_error(&err);
-			goto out;
-		}
-		size_t before = json_array_size(claims);
-		collect(cs, "ResourceClaim", claims);
-		ydoc_stream_free(cs);
-		if (json_array_size(claims) == before) {
-			cmd_eprintf("error: %s: no ResourceClaim in the file\n", argv[i]);
-			goto out;
-		}
-	}
 	a = draalloc_new(slices);
 	for (size_t i = 0; i < json_array_size(claims); i++)
 		if (kobj_map(json_array_get(claims, i), "status.allocation"))
@@ -449,7 +446,6 @@ static int allocate(int argc, char **argv)
 	}
 out:
 	draalloc_free(a);
-	ydoc_stream_free(ss);
 	json_decref(slices);
 	json_decref(claims);
 	return rc;
