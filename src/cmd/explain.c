@@ -465,47 +465,78 @@ static int explain_there(const struct offline_fleet *of, const json_t *pod,
 	return rc;
 }
 
-/* Pod i of the batch, after the ones before it were placed as r says: 1 when it fits. */
-static int explain_to_create(const struct offline_fleet *of, size_t i, const struct plan_result *r,
-			     const struct catalog *cat, struct gs_error *err)
+/* The quotas of a namespace as they stand before a pod of the batch, into *out (owned). */
+typedef int (*quotas_of_fn)(void *ctx, const char *ns, json_t **out, struct gs_error *err);
+
+/*
+ * One pod of the batch, explained as in->usage or in->pods and the quotas
+ * say: the apiserver's validation first (a pod it refuses never exists),
+ * then the explanation, the quota report when the namespace has a quota,
+ * and the plan's verdict o. Returns 1 when it fits, 0 when not, -1 on error.
+ */
+static int explain_one_to_create(const struct offline_fleet *of, const struct catalog *cat,
+				 const struct explain_pod_input *in, const struct plan_pod *o,
+				 quotas_of_fn quotas_of, void *qctx, struct gs_error *err)
 {
-	const json_t *pod = json_array_get(of->batch, i);
+	const json_t *pod = in->pod;
 	const char *ns = fleet_namespace_of(pod);
-	json_t *pods = offline_pods_after(of, r, i), *quotas = NULL;
-	struct explain_pod_input in = {
-		.pod = pod, .nodes = of->adv.nodes, .pods = pods, .configs = of->set, .cat = cat};
 	struct explain_pod *e = NULL;
 	struct explain_quota_report *qr = NULL;
+	json_t *quotas = NULL;
 	const json_t *q;
 	size_t k;
 	bool has_quota = false;
 	char *invalid = NULL;
-	/* The apiserver's validation first: a pod it refuses never exists. */
 	int rc = podvalidate_refusal(pod, NULL, &invalid, err);
 
 	if (rc == 0 && invalid) {
 		cmd_printf("pod %s/%s: offline\nverdict: refused at creation: %s\n",
 			   *ns ? ns : "default", kobj_text(pod, "metadata.name"), invalid);
 		free(invalid);
-		json_decref(pods);
 		return 0;
 	}
 	if (rc == 0)
-		rc = explain_pod(&in, &e, err);
+		rc = explain_pod(in, &e, err);
 	json_array_foreach (of->f.quotas, k, q)
 		if (!strcmp(fleet_namespace_of(q), ns))
 			has_quota = true;
 	if (rc == 0 && has_quota) {
-		rc = explain_quota_list_from(of->f.quotas, ns, pods, &quotas, err);
+		rc = quotas_of(qctx, ns, &quotas, err);
 		if (rc == 0)
 			rc = explain_quota_pod(quotas, pod, &qr, err);
 	}
 	if (rc == 0)
-		rc = print_offline(e, &of->adv, cat, of->set, qr,
-				   r && i < r->n_pods ? &r->pods[i] : NULL);
+		rc = print_offline(e, &of->adv, cat, of->set, qr, o);
 	explain_pod_free(e);
 	explain_quota_report_free(qr);
 	json_decref(quotas);
+	return rc;
+}
+
+/* The quotas and the pods there and placed before a pod of the batch. */
+struct placed_before {
+	const json_t *quotas;
+	const json_t *pods;
+};
+
+static int quotas_from_pods(void *ctx, const char *ns, json_t **out, struct gs_error *err)
+{
+	const struct placed_before *p = ctx;
+	return explain_quota_list_from(p->quotas, ns, p->pods, out, err);
+}
+
+/* Pod i of the batch, after the ones before it were placed as r says: 1 when it fits. */
+static int explain_to_create(const struct offline_fleet *of, size_t i, const struct plan_result *r,
+			     const struct catalog *cat, struct gs_error *err)
+{
+	const json_t *pod = json_array_get(of->batch, i);
+	json_t *pods = offline_pods_after(of, r, i);
+	struct explain_pod_input in = {
+		.pod = pod, .nodes = of->adv.nodes, .pods = pods, .configs = of->set, .cat = cat};
+	struct placed_before before = {.quotas = of->f.quotas, .pods = pods};
+	int rc = explain_one_to_create(of, cat, &in, r && i < r->n_pods ? &r->pods[i] : NULL,
+				       quotas_from_pods, &before, err);
+
 	json_decref(pods);
 	return rc;
 }
@@ -540,12 +571,24 @@ static int streamed_there(void *ctx, const json_t *pod, struct gs_error *err)
 	return streamed_count(ctx, pod, err);
 }
 
+/* The namespace's quotas as the running sums stand (ctx: struct streamed). */
+static int quotas_from_sums(void *ctx, const char *ns, json_t **out, struct gs_error *err)
+{
+	struct streamed *x = ctx;
+	json_t *lists = NULL;
+
+	if (explain_quota_sum_lists(x->quota, &lists, err) < 0)
+		return -1;
+	*out = json_incref(json_object_get(lists, ns));
+	json_decref(lists);
+	return 0;
+}
+
 /* Pod i of the batch (explain_to_create), then counted as placed. */
 static int streamed_explain(void *ctx, const json_t *pod, struct gs_error *err)
 {
 	struct streamed *x = ctx;
 	const struct offline_fleet *of = x->of;
-	const char *ns = fleet_namespace_of(pod);
 	size_t i = x->i++;
 	const struct plan_pod *o = i < x->r->n_pods ? &x->r->pods[i] : NULL;
 	struct explain_pod_input in = {.pod = pod,
@@ -553,48 +596,14 @@ static int streamed_explain(void *ctx, const json_t *pod, struct gs_error *err)
 				       .configs = of->set,
 				       .cat = x->cat,
 				       .usage = x->usage};
-	struct explain_pod *e = NULL;
-	struct explain_quota_report *qr = NULL;
-	json_t *lists = NULL;
-	const json_t *q;
-	size_t k;
-	bool has_quota = false;
-	char *invalid = NULL;
-	int rc = podvalidate_refusal(pod, NULL, &invalid, err);
+	int rc;
 
 	if (i)
 		cmd_printf("\n");
-	if (rc == 0 && invalid) {
-		cmd_printf("pod %s/%s: offline\nverdict: refused at creation: %s\n",
-			   *ns ? ns : "default", kobj_text(pod, "metadata.name"), invalid);
-		free(invalid);
-		x->all = 0;
-		rc = 0;
-		goto count;
-	}
-	if (rc == 0)
-		rc = explain_pod(&in, &e, err);
-	json_array_foreach (of->f.quotas, k, q)
-		if (!strcmp(fleet_namespace_of(q), ns))
-			has_quota = true;
-	if (rc == 0 && has_quota) {
-		rc = explain_quota_sum_lists(x->quota, &lists, err);
-		if (rc == 0)
-			rc = explain_quota_pod(json_object_get(lists, ns), pod, &qr, err);
-	}
-	if (rc == 0) {
-		rc = print_offline(e, &of->adv, x->cat, of->set, qr, o);
-		if (rc >= 0) {
-			x->all &= rc;
-			rc = 0;
-		}
-	}
-	explain_pod_free(e);
-	explain_quota_report_free(qr);
-	json_decref(lists);
+	rc = explain_one_to_create(of, x->cat, &in, o, quotas_from_sums, x, err);
 	if (rc < 0)
 		return -1;
-count:
+	x->all &= rc;
 	if (!o || o->verdict == PLAN_REFUSED || o->verdict == PLAN_FAILED)
 		return 0;
 	if (o->verdict == PLAN_BOUND && o->node) {
