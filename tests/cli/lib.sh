@@ -38,6 +38,18 @@ stop_and_clean() {
 	rm -rf "$tmp"
 }
 # free_port: a TCP port of 127.0.0.1 that nothing listens on now.
+# runlog ARGS...: run gpushare on an empty request log ($log, where the fake
+# apiserver writes each request); $reqs is what it sent.
+runlog() {
+	: >"$log"
+	run "$@"
+	reqs=$(cat "$log")
+}
+# no_writes WHAT: fails when the requests of the last runlog hold a write.
+no_writes() {
+	case "$reqs" in *PATCH* | *POST* | *PUT* | *DELETE*) fail "wrote to the cluster ($1): $reqs" ;; esac
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # serve_webhook CA ARGS...: `gpushare webhook ARGS...` on a free port of 127.0.0.1
 # in the background, its stderr in $tmp/log; sets $pid, $port and $url, and

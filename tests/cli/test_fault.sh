@@ -26,14 +26,6 @@ contexts:
 YAML
 unset KUBECONFIG
 
-runlog() {
-	: >"$log"
-	run "$@"
-	reqs=$(cat "$log")
-}
-no_writes() {
-	case "$reqs" in *PATCH* | *POST* | *PUT* | *DELETE*) fail "wrote to the cluster ($1): $reqs" ;; esac
-}
 
 runlog fault gpu lab-node-1 0=xid:79 --dry-run --kubeconfig "$K"
 expect_rc 0 "gpu --dry-run"

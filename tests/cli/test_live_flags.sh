@@ -33,15 +33,6 @@ contexts:
 YAML
 unset KUBECONFIG
 
-# runlog ARGS...: run gpushare on an empty request log; $reqs is what it sent.
-runlog() {
-	: >"$log"
-	run "$@"
-	reqs=$(cat "$log")
-}
-no_writes() {
-	case "$reqs" in *PATCH* | *POST* | *PUT* | *DELETE*) fail "wrote to the cluster ($1): $reqs" ;; esac
-}
 
 # The reproducer: the value of a connection flag followed by --dry-run.
 runlog sync --kubeconfig "$K" --dry-run
