@@ -36,4 +36,11 @@ same "import --check" import --check -o json -f tests/golden/import-check-real/n
 	-f tests/golden/import-check-real/configmap.yaml --configmap gpu-operator/device-plugin-configs :: \
 	import --configmap gpu-operator/device-plugin-configs -f tests/golden/import-check-real/configmap.yaml \
 	-o json -f tests/golden/import-check-real/nodes.yaml --check
+same "catalog" catalog -o json "NVIDIA A100-SXM4-80GB" :: catalog "NVIDIA A100-SXM4-80GB" -o json
+d=tests/golden/dra-allocate-shares
+same "dra allocate" dra allocate --slices $d/slices.yaml $d/claims.yaml :: \
+	dra allocate $d/claims.yaml --slices $d/slices.yaml
+d=tests/golden/dra-prepare-default
+same "dra prepare" dra prepare --driver-version v25.12.0 --slices $d/slices.yaml $d/claims.yaml :: \
+	dra prepare $d/claims.yaml --slices $d/slices.yaml --driver-version v25.12.0
 exit 0
