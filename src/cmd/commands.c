@@ -95,13 +95,16 @@ int commands_describe(json_t **out, struct gs_error *err)
 	json_t *all = json_array();
 
 	for (const struct command *c = commands; c->name; c++) {
-		json_t *d, *subs = json_array(), *s;
+		json_t *d, *subs, *s;
 		size_t i;
 
 		if (c->hidden)
 			continue;
-		if (command_describe(c, NULL, &d, err) < 0)
+		subs = json_array();
+		if (command_describe(c, NULL, &d, err) < 0) {
+			json_decref(subs);
 			goto fail;
+		}
 		json_array_append_new(all,
 				      json_pack("{s:s, s:s, s:o, s:o}", "name", c->name, "summary",
 						c->summary, "table", d, "subcommands", subs));
