@@ -61,13 +61,13 @@ expect_comp "isolation -o " table env
 expect_comp "version -o " table json
 expect_comp "lint --installer " helm operator none
 expect_comp "check --engine t" tree
-expect_comp "dra " translate prepare
-expect_comp "dra translate --dr" --driver-gates
+expect_comp "dra " translate prepare allocate
+expect_comp "dra translate --driver-g" --driver-gates
 expect_comp "dra prepare --sl" --slices
 expect_comp "explain " pod quota node
 expect_comp "explain quota team-a --req" --request --request-timeout
 expect_comp "completion " bash zsh
-expect_comp "help dra " translate prepare
+expect_comp "help dra " translate prepare allocate
 expect_comp_has "help " plan
 expect_comp_has "help " completion
 expect_comp_has "" advertise

@@ -22,7 +22,7 @@ import json, sys
 for c in json.load(open(sys.argv[1])):
     for s in c["subcommands"]:
         print(c["name"], s["name"])' "$tmp/all.json")
-for want in "dra translate" "dra prepare" "explain pod" "explain quota" "explain node" \
+for want in "dra translate" "dra prepare" "dra allocate" "fault gpu" "explain pod" "explain quota" "explain node" \
 	"completion bash" "completion zsh"; do
 	echo "$subs" | grep -qx "$want" || fail "subcommand '$want' missing from the tables"
 done
@@ -116,11 +116,11 @@ grep -rq "dra-driver-nvidia-gpu v25.12.0\|DRA driver v25.12.0" "$TOP/docs" "$TOP
 	fail "DRA driver release"
 run version -o xml
 expect_rc 2 "unknown -o"
-expect_err_has "gpushare version: -o takes table or json, not 'xml'" "like plan's"
+expect_err_has "gpushare version: unknown output format 'xml' (one of: table, json)" "like plan's"
 run plan -o xml
-expect_err_has "gpushare plan: -o takes table or json, not 'xml'" "plan's words unchanged"
+expect_err_has "gpushare plan: unknown output format 'xml' (one of: table, json)" "plan's words"
 run replay -o xml
-expect_err_has "-o takes table, csv or json, not 'xml'" "replay's words unchanged"
+expect_err_has "unknown output format 'xml' (one of: table, csv, json)" "replay's words"
 
 # The tables as data: the options --help lists are the ones __options gives.
 run __options plan
