@@ -24,6 +24,19 @@ static const char *const usage_lines[] = {
 	"gpushare advertise --dra --device-classes [--alpha-gates]",
 	"gpushare advertise --list-gpus", NULL};
 
+static const struct parseopt_example advertise_examples[] = {
+	{"what lab-node-1 advertises under the lab's ConfigMap (the patch of its status and "
+	 "labels)",
+	 "gpushare advertise -f k8s/lab-nodes.yaml -f k8s/device-plugin-configs.yaml --node "
+	 "lab-node-1"},
+	{"the whole advertisement of the MIG node, not the patch",
+	 "gpushare advertise -f k8s/lab-nodes.yaml -f k8s/device-plugin-configs.yaml --node "
+	 "lab-node-2 --full"},
+	{"the ResourceSlice NVIDIA's DRA driver publishes for a node",
+	 "gpushare advertise --dra -f k8s/dra/nodes.yaml --node dra-node-0"},
+	{"the GPU models gpushare knows", "gpushare advertise --list-gpus"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage advertise_usage = {
 	"advertise",
 	usage_lines,
@@ -36,6 +49,8 @@ static const struct parseopt_usage advertise_usage = {
 	"exit status: 0 ok, 1 part of the real stack would fail on this node (the\n"
 	"patch is then what the rest still publishes, or none), 2 bad input or usage.\n"
 	"GPUSHARE_NOW=SECONDS fixes nvidia.com/gfd.timestamp.\n",
+	advertise_examples,
+	NULL,
 };
 
 static void print_error(const struct gs_error *err)

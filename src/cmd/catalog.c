@@ -14,6 +14,13 @@
 static const char *const usage_lines[] = {"gpushare catalog [-o table|json|yaml]",
 					  "gpushare catalog MODEL [-o table|json|yaml]", NULL};
 
+static const struct parseopt_example catalog_examples[] = {
+	{"the GPU models gpushare knows", "gpushare catalog"},
+	{"an A100's MIG profiles and the mig-parted layouts that fit it",
+	 "gpushare catalog NVIDIA-A100-SXM4-80GB"},
+	{"the whole catalog as YAML", "gpushare catalog -o yaml"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage catalog_usage = {
 	"catalog",
 	usage_lines,
@@ -22,9 +29,11 @@ static const struct parseopt_usage catalog_usage = {
 	"its label form; case does not matter) shows that model's MIG profiles and\n"
 	"every layout of mig-parted's default config that fits it.\n",
 	"Exit status: 0 shown, 2 unknown model or bad usage.\n",
+	catalog_examples,
+	NULL,
 };
 
-static const char *const formats[] = {"table", "json", "yaml"};
+static const char *const formats[] = {"table", "json", "yaml", NULL};
 enum { FMT_TABLE, FMT_JSON, FMT_YAML };
 
 static void cc_text(const struct catalog_gpu *g, char *buf, size_t size)
@@ -262,9 +271,10 @@ int cmd_catalog(int argc, char **argv)
 	char buf[2048];
 	int fmt, n;
 	struct option opts[] = {
-		OPT_STRING('o', "output", &format, "FORMAT",
-			   "table (default), json or yaml: apiVersion " API_VERSION ",\n"
-			   "kind GPUCatalog, or GPUModel with MODEL"),
+		OPT_STRING_VALUES('o', "output", &format, "FORMAT",
+				  "table (default), json or yaml: apiVersion " API_VERSION ",\n"
+				  "kind GPUCatalog, or GPUModel with MODEL",
+				  formats),
 		OPT_END(),
 	};
 

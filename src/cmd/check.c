@@ -9,6 +9,12 @@
 static const char *const usage_lines[] = {
 	"gpushare check [--api-rules] [--shared] [--strict] FILE...", NULL};
 
+static const struct parseopt_example check_examples[] = {
+	{"check the lab's pods before kubectl apply", "gpushare check k8s/team-a-pods.yaml"},
+	{"also report more than one shared GPU per container",
+	 "gpushare check --shared k8s/placement.yaml k8s/mig-job.yaml"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage check_usage = {
 	"check",
 	usage_lines,
@@ -35,7 +41,11 @@ static const struct parseopt_usage check_usage = {
 	"Quantities are read as Kubernetes reads them: 2, \"2\", 2000m and 2.0 are all 2.\n",
 	"Exit status: 0 OK, 1 findings, 2 unreadable or invalid input (the error goes to\n"
 	"standard error as FILE:LINE:COL: message; OK is never printed then).\n",
+	check_examples,
+	NULL,
 };
+
+static const char *const engines[] = {"stream", "tree", NULL};
 
 static int parse_engine(const struct option *opt, const char *arg, struct gs_error *err)
 {
@@ -67,9 +77,9 @@ int cmd_check(int argc, char **argv)
 			 "(gpu.shared, mig-*): a shared resource with\n"
 			 "failRequestsGreaterThanOne fails such a pod at admission"),
 		OPT_FLAG(0, "strict", &strict, "the same as --shared"),
-		OPT_CALLBACK(0, "engine", &engine, "stream|tree",
-			     "how files are read (results are identical; stream is faster)",
-			     parse_engine),
+		OPT_CALLBACK_VALUES(0, "engine", &engine, "stream|tree",
+				    "how files are read (results are identical; stream is faster)",
+				    parse_engine, engines),
 		OPT_END(),
 	};
 

@@ -1,6 +1,9 @@
 #ifndef GS_CMD_H
 #define GS_CMD_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 /*
  * Subcommands. Each returns the process exit status:
  * 0 ok, 1 a finding (over-limit request, lint error, ...), 2 bad input or usage.
@@ -36,5 +39,30 @@ int cmd_import(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_fault(int argc, char **argv);
 int cmd_catalog(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_completion(int argc, char **argv);
+int cmd_options(int argc, char **argv);
+int cmd_manpage(int argc, char **argv);
+
+/*
+ * The commands main() dispatches to, in the order the top-level usage lists
+ * them; the last entry has name NULL. A hidden command (__options,
+ * __manpage: the generators' views of the option tables) is left out of the
+ * usage, the completions and the man page.
+ */
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	bool hidden;
+};
+extern const struct command commands[];
+
+/* The command of that name; NULL when there is none. */
+const struct command *command_find(const char *name);
+
+/* The top-level usage: "usage: gpushare <command> [options]" and the commands. */
+void commands_usage(FILE *out);
 
 #endif

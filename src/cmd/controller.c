@@ -78,6 +78,13 @@ static void logf_(const char *fmt, ...)
 
 static const char *const usage_lines[] = {"gpushare controller [options]", NULL};
 
+static const struct parseopt_example controller_examples[] = {
+	{"keep the cluster's GPU nodes advertising; metrics on port 9090",
+	 "gpushare controller --listen 127.0.0.1:9090"},
+	{"only the nodes of one pool, under the lab's ConfigMap",
+	 "gpushare controller -l pool=gpu --configmap gpu-share/device-plugin-configs"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage controller_usage = {
 	"controller",
 	usage_lines,
@@ -90,6 +97,8 @@ static const struct parseopt_usage controller_usage = {
 	"posts a Warning Event on the node. Logs one line per event on stderr.\n",
 	"Exit status: 0 stopped by a signal after finishing what was in flight, 2 bad\n"
 	"usage or no usable cluster connection.\n",
+	controller_examples,
+	NULL,
 };
 
 /* arg is &ctl: the ops server answers before the controller exists. */

@@ -36,6 +36,14 @@ static const char *const allocate_lines[] = {
 		   "the DRA driver's release: v25.12.0 or v0.5.0 (default: v0.5.0,\n"              \
 		   "the newest gpushare models)")
 
+static const char *const dra_subcommands[] = {"translate", "prepare", "allocate", NULL};
+static const struct parseopt_example dra_examples[] = {
+	{"the DRA form of the lab", "gpushare dra translate -f k8s/"},
+	{"what the DRA driver answers the kubelet for allocated claims",
+	 "gpushare dra prepare --slices tests/golden/dra-prepare-default/slices.yaml "
+	 "tests/golden/dra-prepare-default/claims.yaml"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage dra_usage = {
 	"dra",
 	dra_lines,
@@ -44,8 +52,17 @@ static const struct parseopt_usage dra_usage = {
 	"  prepare     what NVIDIA's DRA driver would answer the kubelet for allocated claims\n"
 	"  allocate    where the scheduler would allocate claims, consumable capacity included\n",
 	NULL,
+	dra_examples,
+	dra_subcommands,
 };
 
+static const struct parseopt_example translate_examples[] = {
+	{"the DRA form of the lab's ConfigMap, quota and pods", "gpushare dra translate -f k8s/"},
+	{"judged against driver gates that allow time-slicing and MPS settings",
+	 "gpushare dra translate -f k8s/ --driver-gates TimeSlicingSettings=true,MPSSupport=true"},
+	{"straight into a cluster", "gpushare dra translate -f k8s/ | kubectl apply -f -"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage translate_usage = {
 	"dra translate",
 	translate_lines,
@@ -59,6 +76,8 @@ static const struct parseopt_usage translate_usage = {
 	"does not carry over and why (docs/dra.md, \"Translate\"). The ConfigMap is the\n"
 	"one --configmap names among the files; FILE... without -f is the same as -f each.\n",
 	"exit status: 0 ok, 2 bad input or usage.\n",
+	translate_examples,
+	NULL,
 };
 
 static void print_error(const struct gs_error *err)
@@ -164,6 +183,16 @@ out:
 	return rc;
 }
 
+static const struct parseopt_example prepare_examples[] = {
+	{"prepare allocated claims with the driver's default gates",
+	 "gpushare dra prepare --slices tests/golden/dra-prepare-default/slices.yaml "
+	 "tests/golden/dra-prepare-default/claims.yaml"},
+	{"with time-slicing settings allowed",
+	 "gpushare dra prepare --driver-gates TimeSlicingSettings=true --slices "
+	 "tests/golden/dra-prepare-timeslicing/slices.yaml "
+	 "tests/golden/dra-prepare-timeslicing/claims.yaml"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage prepare_usage = {
 	"dra prepare",
 	prepare_lines,
@@ -173,6 +202,8 @@ static const struct parseopt_usage prepare_usage = {
 	"gpushare advertise --dra): the devices and the sharing they get, or the Warning\n"
 	"event FailedPrepareDynamicResources the pod would show (docs/dra.md, \"Prepare\").\n",
 	"exit status: 0 every claim prepared, 1 a claim refused, 2 bad input or usage.\n",
+	prepare_examples,
+	NULL,
 };
 
 /* Every object of a stream, Lists opened, into `out`. */
@@ -348,6 +379,15 @@ out:
 	return rc;
 }
 
+static const struct parseopt_example allocate_examples[] = {
+	{"share devices with allowMultipleAllocations among claims",
+	 "gpushare dra allocate --slices tests/golden/dra-allocate-shares/slices.yaml "
+	 "tests/golden/dra-allocate-shares/claims.yaml"},
+	{"claims that ask for memory capacity",
+	 "gpushare dra allocate --slices tests/golden/dra-allocate-memory/slices.yaml "
+	 "tests/golden/dra-allocate-memory/claims.yaml"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage allocate_usage = {
 	"dra allocate",
 	allocate_lines,
@@ -359,6 +399,8 @@ static const struct parseopt_usage allocate_usage = {
 	"count as in use. Prints per claim where it goes, or the scheduler's words and\n"
 	"why each device did not take it (docs/dra.md, \"Allocation offline\").\n",
 	"exit status: 0 every claim allocated, 1 a claim not, 2 bad input or usage.\n",
+	allocate_examples,
+	NULL,
 };
 
 static int allocate(int argc, char **argv)

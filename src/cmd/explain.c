@@ -34,6 +34,17 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
+static const char *const explain_subcommands[] = {"pod", "quota", "node", NULL};
+static const struct parseopt_example explain_examples[] = {
+	{"why each pod of the lab lands where it does, or stays pending",
+	 "gpushare explain pod -f k8s/"},
+	{"which config lab-node-2 gets and what NVIDIA's stack would publish",
+	 "gpushare explain node lab-node-2 -f k8s/"},
+	{"would team-a's quota admit one more pod asking for a GPU?",
+	 "gpushare explain quota team-a -f k8s/ --request nvidia.com/gpu=1"},
+	{"a live pod of the cluster in KUBECONFIG", "gpushare explain pod team-a/team-a-0"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage explain_usage = {
 	"explain",
 	usage_lines,
@@ -78,6 +89,8 @@ static const struct parseopt_usage explain_usage = {
 	"admitted; node: the stack accepts the node), 1 not scheduled, failed, refused or a claim "
 	"not ready\n"
 	"(node: the stack refuses it), 2 bad usage, input or an API error.\n",
+	explain_examples,
+	explain_subcommands,
 };
 
 static int split_ns(const char *what, const char *val, char **ns, const char **name,

@@ -30,6 +30,17 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
+static const char *const fault_subcommands[] = {"gpu", "clear", "restart-plugin", NULL};
+static const struct parseopt_example fault_examples[] = {
+	{"an Xid 79 (GPU fallen off the bus) on GPU 0 of lab-node-1, in the cluster in KUBECONFIG",
+	 "gpushare fault gpu lab-node-1 0=xid:79"},
+	{"GPU 1 lost, as JSON", "gpushare fault gpu lab-node-1 1=lost -o json"},
+	{"the faults gone again", "gpushare fault clear lab-node-1"},
+	{"restart the device plugin: devices no longer unhealthy come back",
+	 "gpushare fault restart-plugin lab-node-1"},
+	{NULL, NULL},
+};
+static const char *const fault_formats[] = {"text", "json", NULL};
 static const struct parseopt_usage fault_usage = {
 	"fault",
 	usage_lines,
@@ -46,6 +57,8 @@ static const struct parseopt_usage fault_usage = {
 	"device (docs/faults.md).\n",
 	"Exit status: 0 written (or nothing to change), 2 bad usage, a node that\n"
 	"cannot be read or written. GPUSHARE_NOW=SECONDS fixes restart-plugin's time.\n",
+	fault_examples,
+	fault_subcommands,
 };
 
 enum fault_verb { FAULT_GPU, FAULT_CLEAR, FAULT_RESTART };
@@ -204,7 +217,8 @@ static int run(enum fault_verb verb, int argc, char **argv)
 	struct gs_error err;
 	struct option opts[] = {
 		OPT_BOOL(0, "dry-run", &dry_run, "print the patch, write nothing"),
-		OPT_STRING('o', "output", &format, "FORMAT", "text or json [text]"),
+		OPT_STRING_VALUES('o', "output", &format, "FORMAT", "text or json [text]",
+				  fault_formats),
 		OPT_KUBE_CONNECTION(&kx.opts),
 		OPT_END(),
 	};

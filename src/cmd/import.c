@@ -25,6 +25,18 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
+static const struct parseopt_example import_examples[] = {
+	{"two kwok nodes of 8 H100s, on paper",
+	 "gpushare import --pool train=2x8xNVIDIA-H100-80GB-HBM3"},
+	{"a MIG pool as a JSON List",
+	 "gpushare import --pool infer=1x1xNVIDIA-A100-SXM4-80GB,mig=all-1g.10gb,strategy=mixed -o "
+	 "json"},
+	{"twins of a real cluster's GPU nodes, renamed",
+	 "gpushare import --anonymise -f tests/golden/import-check-real/nodes.yaml"},
+	{"does gpushare advertise what the real nodes show?",
+	 "gpushare import --check -f tests/golden/import-check-real/nodes.yaml"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage import_usage = {
 	"import",
 	usage_lines,
@@ -51,6 +63,8 @@ static const struct parseopt_usage import_usage = {
 	"\n"
 	"Exit status: 0 ok (--check: no difference), 1 --check found differences,\n"
 	"2 bad usage or input.\n",
+	import_examples,
+	NULL,
 };
 
 struct arg_list {
@@ -71,17 +85,18 @@ static int add_arg(const struct option *opt, const char *arg, struct gs_error *e
 	return 0;
 }
 
+static const char *const output_values[] = {"yaml", "json", "table", NULL};
+
 static int parse_output(const struct option *opt, const char *arg, struct gs_error *err)
 {
-	static const char *const formats[] = {"yaml", "json", "table"};
 	const char **out = opt->value;
 	struct strbuf hint = STRBUF_INIT;
 	struct dym d;
 
-	if (strcmp(arg, "yaml") && strcmp(arg, "json") && strcmp(arg, "table")) {
+	if (parseopt_value(opt, "output format", arg, NULL) < 0) {
 		dym_init(&d, arg);
-		for (size_t i = 0; i < 3; i++)
-			dym_offer(&d, formats[i]);
+		for (size_t i = 0; opt->values[i]; i++)
+			dym_offer(&d, opt->values[i]);
 		dym_add_hint(&d, &hint);
 		gs_error_set(err, "-o takes yaml or json (with --check: table or json), not '%s'%s",
 			     arg, hint.buf);
@@ -262,18 +277,18 @@ int cmd_import(int argc, char **argv)
 	json_t *twins = NULL;
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
-		OPT_CALLBACK(0, "pool", &pools, "SPEC",
-			     "NAME=COUNTxGPUSxMODEL[,KEY=VALUE...]: nodes of\n"
-			     "a fleet on paper (below); may repeat",
-			     add_arg),
+		OPT_CALLBACK_HINT(0, "pool", &pools, "SPEC",
+				  "NAME=COUNTxGPUSxMODEL[,KEY=VALUE...]: nodes of\n"
+				  "a fleet on paper (below); may repeat",
+				  add_arg, OPT_HINT_GPU_MODEL),
 		OPT_FLAG(0, "anonymise", &anon,
 			 "rename nodes, zones and regions; drop the\n"
 			 "labels that identify the cluster"),
 		OPT_FLAG(0, "anonymize", &anon, "the same"),
-		OPT_CALLBACK('o', "output", &output, "FORMAT",
-			     "yaml (a stream, default) or json (a List);\n"
-			     "with --check: table (default) or json",
-			     parse_output),
+		OPT_CALLBACK_VALUES('o', "output", &output, "FORMAT",
+				    "yaml (a stream, default) or json (a List);\n"
+				    "with --check: table (default) or json",
+				    parse_output, output_values),
 		OPT_GROUP("The check"),
 		OPT_FLAG(0, "check", &check,
 			 "compare each real node with what gpushare\n"

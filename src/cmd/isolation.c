@@ -9,10 +9,17 @@
 
 static const char *const usage_lines[] = {"gpushare isolation [-o table|env]", NULL};
 
+static const struct parseopt_example isolation_examples[] = {
+	{"what time-slicing, MPS and MIG isolate", "gpushare isolation"},
+	{"the lab's KEY=value lines", "gpushare isolation -o env"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage isolation_usage = {
 	"isolation",
 	usage_lines,
 	"Memory and fault isolation of time-slicing, MPS and MIG.\n",
+	NULL,
+	isolation_examples,
 	NULL,
 };
 
@@ -44,14 +51,17 @@ static void print_table(void)
 	       "isolation boundary; no = none.\n");
 }
 
+static const char *const isolation_formats[] = {"table", "env", NULL};
+
 int cmd_isolation(int argc, char **argv)
 {
 	const char *format = "table";
 
 	struct option opts[] = {
-		OPT_STRING('o', "output", &format, "FORMAT",
-			   "table: what each method divides and why (default)\n"
-			   "env: the lab's five KEY=value lines (out/isolation.txt)"),
+		OPT_STRING_VALUES('o', "output", &format, "FORMAT",
+				  "table: what each method divides and why (default)\n"
+				  "env: the lab's five KEY=value lines (out/isolation.txt)",
+				  isolation_formats),
 		OPT_END(),
 	};
 	int n = parse_options(argc, argv, opts, &isolation_usage);
@@ -63,9 +73,8 @@ int cmd_isolation(int argc, char **argv)
 		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
 		return usage_error(&isolation_usage, &err);
 	}
-	static const char *const formats[] = {"table", "env"};
 	struct gs_error err;
-	switch (parseopt_choice("output format", format, formats, 2, &err)) {
+	switch (parseopt_choice("output format", format, isolation_formats, 2, &err)) {
 	case 0:
 		print_table();
 		return EXIT_OK;

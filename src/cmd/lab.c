@@ -11,6 +11,12 @@
 
 static const char *const usage_lines[] = {"gpushare lab [options]", NULL};
 
+static const struct parseopt_example lab_examples[] = {
+	{"run the scenario from the source tree against the cluster in KUBECONFIG", "gpushare lab"},
+	{"the DRA form (k8s/dra/ in, out/dra/ out), waiting up to 5 minutes per step",
+	 "gpushare lab --dra --timeout 300"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage lab_usage = {
 	"lab",
 	usage_lines,
@@ -24,6 +30,8 @@ static const struct parseopt_usage lab_usage = {
 	"With --dra, the same story on nodes NVIDIA's DRA driver serves: ResourceSlices,\n"
 	"claims allocated by the scheduler, a device-class quota and the driver's\n"
 	"prepare of a time-sliced claim; reads DIR/k8s/dra/, writes DIR/out/dra/.\n",
+	NULL,
+	lab_examples,
 	NULL,
 };
 

@@ -17,6 +17,15 @@ static const char *const usage_lines[] = {
 	"gpushare lint [options] FILE",
 	"gpushare lint [options] -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME]", NULL};
 
+static const struct parseopt_example lint_examples[] = {
+	{"lint the lab's device-plugin ConfigMap",
+	 "gpushare lint -f k8s/device-plugin-configs.yaml"},
+	{"one key, as the GPU Operator deploys the plugin; warnings fail too",
+	 "gpushare lint -f k8s/device-plugin-configs.yaml --key mps --installer operator --strict"},
+	{"errors in the words the real plugin logs",
+	 "gpushare lint -f k8s/device-plugin-configs.yaml --upstream"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage lint_usage = {
 	"lint",
 	usage_lines,
@@ -34,6 +43,8 @@ static const struct parseopt_usage lint_usage = {
 	"notes    consequences worth knowing\n",
 	"Exit status: 0 no errors, 1 errors (or warnings with --strict), 2 unreadable\n"
 	"file, broken YAML or bad usage.\n",
+	lint_examples,
+	NULL,
 };
 
 struct opts {
@@ -162,6 +173,8 @@ static void lint_configmap(const struct ydoc_stream *s, const json_t *cm, const 
 	dpconfig_set_free(set);
 }
 
+static const char *const installers[] = {"helm", "operator", "none", NULL};
+
 static int parse_installer(const struct option *opt, const char *arg, struct gs_error *err)
 {
 	if (dplint_parse_installer(arg, opt->value)) {
@@ -195,10 +208,10 @@ static int parse_args(int argc, char **argv, struct opts *o, int *status)
 			     "[gpu-share/device-plugin-configs]",
 			     parse_configmap_ref),
 		OPT_STRING(0, "key", &o->key, "KEY", "only this ConfigMap key"),
-		OPT_CALLBACK(0, "installer", &o->lint.installer, "helm|operator|none",
-			     "who deploys the plugin (default helm): decides\n"
-			     "MPS_ROOT, MIG_STRATEGY and the fallbacks",
-			     parse_installer),
+		OPT_CALLBACK_VALUES(0, "installer", &o->lint.installer, "helm|operator|none",
+				    "who deploys the plugin (default helm): decides\n"
+				    "MPS_ROOT, MIG_STRATEGY and the fallbacks",
+				    parse_installer, installers),
 		OPT_CALLBACK(0, "plugin-version", &o->lint.plugin_minor, "V",
 			     "plugin release, v0.12 to v0.20 (default v0.20.0)", parse_version),
 		OPT_STRING(0, "mig-strategy", &o->lint.cluster_policy_mig_strategy, "S",

@@ -3,9 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cmd/parseopt.h"
 #include "base/didyoumean.h"
 #include "cmd/cmd.h"
+#include "base/strbuf.h"
 #include "base/banned.h"
 
 #define HELP_COLUMN 28
@@ -155,6 +158,16 @@ static int apply(const struct option *o, const char *val, struct gs_error *err)
 		break;
 	}
 	return 0;
+}
+
+int parseopt_value(const struct option *opt, const char *what, const char *arg,
+		   struct gs_error *err)
+{
+	size_t n = 0;
+
+	while (opt->values && opt->values[n])
+		n++;
+	return parseopt_choice(what, arg, opt->values, n, err);
 }
 
 static const struct option *find_long(const struct option *opts, const char *name, size_t len)
@@ -346,6 +359,79 @@ void usage_with_options(FILE *out, const struct option *opts, const struct parse
 	print_help(out, 12, "this text");
 	if (u->footer)
 		fprintf(out, "\n%s", u->footer);
+	if (u->examples && u->examples->line) {
+		fprintf(out, "\nExamples:\n");
+		for (const struct parseopt_example *e = u->examples; e->line; e++)
+			fprintf(out, "%s  # %s\n  %s\n", e == u->examples ? "" : "\n", e->what,
+				e->line);
+	}
+}
+
+static json_t **capture;
+
+void parseopt_capture(struct json_t **into)
+{
+	capture = into;
+}
+
+static json_t *string_list(const char *const *l)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; l && l[i]; i++)
+		json_array_append_new(a, json_string(l[i]));
+	return a;
+}
+
+static void set_string(json_t *o, const char *key, const char *val)
+{
+	if (val)
+		json_object_set_new(o, key, json_string(val));
+}
+
+static json_t *describe_option(const struct option *o)
+{
+	static const char *const hints[] = {
+		[OPT_HINT_GPU_MODEL] = "gpu-model", [OPT_HINT_MIG_LAYOUT] = "mig-layout"};
+	json_t *j = json_object();
+	char s[2] = {(char)o->short_name, 0};
+
+	set_string(j, "long", o->long_name);
+	if (o->short_name)
+		set_string(j, "short", s);
+	json_object_set_new(j, "takesValue", json_boolean(takes_value(o)));
+	if (takes_value(o))
+		set_string(j, "placeholder", o->argh ? o->argh : "VALUE");
+	set_string(j, "help", o->help);
+	if (o->values)
+		json_object_set_new(j, "values", string_list(o->values));
+	if (o->hint != OPT_HINT_NONE)
+		set_string(j, "hint", hints[o->hint]);
+	return j;
+}
+
+/* The table and its usage as data (parseopt_capture()). */
+static json_t *describe(const struct option *opts, const struct parseopt_usage *u)
+{
+	json_t *d = json_object(), *a = json_array(), *ex = json_array();
+	const struct option help = OPT_FLAG('h', "help", NULL, "this text");
+
+	set_string(d, "command", u->cmd);
+	json_object_set_new(d, "usage", string_list(u->lines));
+	set_string(d, "text", u->text);
+	set_string(d, "footer", u->footer);
+	for (const struct parseopt_example *e = u->examples; e && e->line; e++)
+		json_array_append_new(ex,
+				      json_pack("{s:s, s:s}", "what", e->what, "line", e->line));
+	json_object_set_new(d, "examples", ex);
+	json_object_set_new(d, "subcommands", string_list(u->subcommands));
+	for (const struct option *o = opts; o->kind != OPT_KIND_END; o++)
+		json_array_append_new(a, o->kind == OPT_KIND_GROUP
+						 ? json_pack("{s:s}", "group", o->help)
+						 : describe_option(o));
+	json_array_append_new(a, describe_option(&help));
+	json_object_set_new(d, "options", a);
+	return d;
 }
 
 int usage_error(const struct parseopt_usage *u, const struct gs_error *err)
@@ -361,7 +447,14 @@ int usage_error(const struct parseopt_usage *u, const struct gs_error *err)
 int parse_options(int argc, char **argv, const struct option *opts, const struct parseopt_usage *u)
 {
 	struct gs_error err;
-	int r = parse_options_quiet(argc, argv, opts, &err);
+	int r;
+
+	if (capture) {
+		json_decref(*capture);
+		*capture = describe(opts, u);
+		return PARSEOPT_HELP;
+	}
+	r = parse_options_quiet(argc, argv, opts, &err);
 
 	if (r == PARSEOPT_HELP)
 		usage_with_options(stdout, opts, u);

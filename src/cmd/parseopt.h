@@ -45,6 +45,16 @@ typedef int (*parseopt_cb)(const struct option *opt, const char *arg, struct gs_
 
 enum { OPT_NOARG = 1 /* a callback that takes no value */ };
 
+/*
+ * What a value names when no fixed list of values says it (shell
+ * completion offers the catalog's names; the parser checks nothing more).
+ */
+enum parseopt_hint {
+	OPT_HINT_NONE,
+	OPT_HINT_GPU_MODEL,  /* ends in a GPU model of the catalog: NAME=COUNTxGPUSxMODEL */
+	OPT_HINT_MIG_LAYOUT, /* ends in a mig-parted layout: NODE=LAYOUT */
+};
+
 struct option {
 	enum parseopt_kind kind;
 	int short_name;	       /* 0 = none */
@@ -55,6 +65,8 @@ struct option {
 	long min, max;	       /* INT: allowed range; DURATION: max in ms */
 	parseopt_cb callback;
 	unsigned flags;
+	const char *const *values; /* NULL-terminated: every value allowed; NULL = any */
+	enum parseopt_hint hint;
 };
 
 /* The casts check the destination's type at compile time. */
@@ -102,12 +114,44 @@ struct option {
 		.help = (h), .callback = (cb), .flags = OPT_NOARG                                  \
 	}
 
+/*
+ * A value option whose values are a fixed list (-o table|json): the list is
+ * data of the table, so --help, the shell completions and the man page show
+ * it and parseopt_choice() checks it.
+ */
+#define OPT_STRING_VALUES(s, l, v, a, h, vals)                                                     \
+	{                                                                                          \
+		.kind = OPT_KIND_STRING, .short_name = (s), .long_name = (l),                      \
+		.value = (1 ? (v) : (const char **)0), .argh = (a), .help = (h), .values = (vals)  \
+	}
+#define OPT_CALLBACK_VALUES(s, l, v, a, h, cb, vals)                                               \
+	{                                                                                          \
+		.kind = OPT_KIND_CALLBACK, .short_name = (s), .long_name = (l), .value = (v),      \
+		.argh = (a), .help = (h), .callback = (cb), .values = (vals)                       \
+	}
+/* A callback whose value names something of the catalog (enum parseopt_hint). */
+#define OPT_CALLBACK_HINT(s, l, v, a, h, cb, hnt)                                                  \
+	{                                                                                          \
+		.kind = OPT_KIND_CALLBACK, .short_name = (s), .long_name = (l), .value = (v),      \
+		.argh = (a), .help = (h), .callback = (cb), .hint = (hnt)                          \
+	}
+
+/* One example of --help: what it does, then the command line (runnable from the source tree). */
+struct parseopt_example {
+	const char *what;
+	const char *line; /* "gpushare plan -f k8s/" */
+};
+
 /* What --help says around the table. */
 struct parseopt_usage {
 	const char *cmd;	  /* "sync": errors read "gpushare sync: ..." */
 	const char *const *lines; /* NULL-terminated: "gpushare sync [options]", ... */
 	const char *text;	  /* what the command does; NULL = nothing */
 	const char *footer;	  /* after the options (exit status); NULL = nothing */
+	/* Ends with {NULL, NULL}; printed last, under "Examples:". */
+	const struct parseopt_example *examples;
+	/* NULL-terminated names of the subcommands (dra: translate, prepare); NULL = none. */
+	const char *const *subcommands;
 };
 
 enum { PARSEOPT_HELP = -1, PARSEOPT_ERROR = -2 };
@@ -142,6 +186,29 @@ int usage_error(const struct parseopt_usage *u, const struct gs_error *err);
  */
 int parseopt_choice(const char *what, const char *arg, const char *const *set, size_t n,
 		    struct gs_error *err);
+
+/*
+ * parseopt_choice() over the values the table declares (opt->values): for
+ * callbacks of OPT_CALLBACK_VALUES, so the list is written once.
+ */
+int parseopt_value(const struct option *opt, const char *what, const char *arg,
+		   struct gs_error *err);
+
+/*
+ * The table as data: while a capture is set, parse_options() stores a JSON
+ * description of the table and the usage it was given into *into (owned by
+ * the caller) instead of parsing, and returns PARSEOPT_HELP; the command
+ * then returns as it does after --help. This is how `gpushare __options`,
+ * the shell completions and the man page read the very tables the parser
+ * uses. NULL ends the capture.
+ *
+ *	{"command": "plan", "usage": [...], "text": ..., "footer": ...,
+ *	 "examples": [{"what", "line"}], "subcommands": [...],
+ *	 "options": [{"group"} | {"long", "short", "takesValue", "placeholder",
+ *	              "help", "values": [...], "hint": "gpu-model"|"mig-layout"}]}
+ */
+struct json_t;
+void parseopt_capture(struct json_t **into);
 
 /* Go-style duration ("1m30s", "500ms") or plain seconds, into ms; -1 when bad or > max_ms. */
 int parseopt_duration_ms(const char *s, long max_ms, long *out);

@@ -25,6 +25,15 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
+static const struct parseopt_example plan_examples[] = {
+	{"place the lab's pods as kube-scheduler would", "gpushare plan -f k8s/"},
+	{"the same as JSON", "gpushare plan -f k8s/ -o json"},
+	{"what if lab-node-0 ran the shared config?",
+	 "gpushare plan -f k8s/ --relabel lab-node-0=shared"},
+	{"what if lab-node-2's GPU were split by the all-balanced MIG layout?",
+	 "gpushare plan -f k8s/ --mig-config lab-node-2=all-balanced"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage plan_usage = {
 	"plan",
 	usage_lines,
@@ -51,6 +60,8 @@ static const struct parseopt_usage plan_usage = {
 	"advertises after it (and what those nodes advertise instead), quota use.\n",
 	"Exit status: 0 every pod bound (what-if: nothing changes), 1 some pod pending,\n"
 	"refused or failed (what-if: something changes), 2 bad usage or input.\n",
+	plan_examples,
+	NULL,
 };
 
 /* How wide a name is once cmd_printf has escaped it (escape_line). */
@@ -122,15 +133,15 @@ static void print_table(const struct plan_result *r)
 	print_pools(r);
 }
 
+static const char *const output_values[] = {"table", "json", NULL};
+
 static int parse_output(const struct option *opt, const char *arg, struct gs_error *err)
 {
-	static const char *const formats[] = {"table", "json"};
-	int *json = opt->value;
-	int i = parseopt_choice("output format", arg, formats, 2, err);
+	int i = parseopt_value(opt, "output format", arg, err);
 
 	if (i < 0)
 		return -1;
-	*json = i;
+	*(int *)opt->value = i; /* 1: json */
 	return 0;
 }
 
@@ -389,18 +400,19 @@ int cmd_plan(int argc, char **argv)
 	struct offline_fleet of = {0};
 	struct option opts[] = {
 		OPT_CONFIGMAP_REF(&cmref),
-		OPT_CALLBACK('o', "output", &json_out, "FORMAT", "table or json [table]",
-			     parse_output),
+		OPT_CALLBACK_VALUES('o', "output", &json_out, "FORMAT", "table or json [table]",
+				    parse_output, output_values),
 		OPT_FLEET_SOURCES(&src),
 		OPT_GROUP("What-if (plan before and after, print the difference):"),
 		OPT_STRING(0, "what-if", &what_if, "FILE", "another device-plugin ConfigMap"),
 		OPT_CALLBACK(0, "relabel", &changes, "NODE=KEY",
 			     "give NODE nvidia.com/device-plugin.config=KEY;\nrepeatable",
 			     parse_relabel),
-		OPT_CALLBACK(0, "mig-config", &changes, "NODE=LAYOUT",
-			     "give NODE nvidia.com/mig.config=LAYOUT (a mig-parted\nlayout such as "
-			     "all-balanced); repeatable",
-			     parse_mig_config),
+		OPT_CALLBACK_HINT(
+			0, "mig-config", &changes, "NODE=LAYOUT",
+			"give NODE nvidia.com/mig.config=LAYOUT (a mig-parted\nlayout such as "
+			"all-balanced); repeatable",
+			parse_mig_config, OPT_HINT_MIG_LAYOUT),
 		OPT_GROUP("Older forms, each the same as -f FILE (so is FILE... without -f):"),
 		OPT_CALLBACK(0, "nodes", &src, "FILE", "", parse_fleet_source),
 		OPT_CALLBACK(0, "quota", &src, "FILE", "", parse_fleet_source),

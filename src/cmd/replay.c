@@ -19,6 +19,14 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
+static const struct parseopt_example replay_examples[] = {
+	{"replay a small trace, 4 replicas per GPU",
+	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv"},
+	{"2 replicas, another seed, every 1% as CSV with the placements",
+	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
+	 "--replicas 2 --seed 7 -o csv --placements -"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage replay_usage = {
 	"replay",
 	usage_lines,
@@ -34,17 +42,19 @@ static const struct parseopt_usage replay_usage = {
 	"fragmentation ratio (docs/replay.md).\n",
 	"Exit status: 0 the replay ran (pending pods are part of the result), 2 bad\n"
 	"usage or input.\n",
+	replay_examples,
+	NULL,
 };
+
+static const char *const output_values[] = {"table", "csv", "json", NULL};
 
 static int parse_output(const struct option *opt, const char *arg, struct gs_error *err)
 {
-	static const char *const formats[] = {"table", "csv", "json"};
-	int *fmt = opt->value;
-	int i = parseopt_choice("output format", arg, formats, 3, err);
+	int i = parseopt_value(opt, "output format", arg, err);
 
 	if (i < 0)
 		return -1;
-	*fmt = i;
+	*(int *)opt->value = i; /* 0 table, 1 csv, 2 json */
 	return 0;
 }
 
@@ -215,8 +225,9 @@ int cmd_replay(int argc, char **argv)
 		OPT_STRING(0, "placements", &placements, "OUT.csv",
 			   "write where each task went (node, cards, milli);\n- for standard "
 			   "output, before the measures"),
-		OPT_CALLBACK('o', "output", &fmt, "FORMAT",
-			     "table (every 10%), csv (every 1%) or json [table]", parse_output),
+		OPT_CALLBACK_VALUES('o', "output", &fmt, "FORMAT",
+				    "table (every 10%), csv (every 1%) or json [table]",
+				    parse_output, output_values),
 		OPT_END(),
 	};
 

@@ -27,6 +27,12 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
+static const struct parseopt_example report_examples[] = {
+	{"the lab's fleet as a page", "gpushare report -f k8s/ --html fleet.html"},
+	{"the picture alone, as SVG, of the cluster in KUBECONFIG",
+	 "gpushare report --html fleet.html --svg fleet.svg"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage report_usage = {
 	"report",
 	usage_lines,
@@ -50,6 +56,8 @@ static const struct parseopt_usage report_usage = {
 	"places them; quotas counted as the quota controller would.\n",
 	"Exit status: 0 written, 2 bad usage, input, an API error or a file that\n"
 	"could not be written.\n",
+	report_examples,
+	NULL,
 };
 
 static int write_file(const char *path, const struct strbuf *sb, struct gs_error *err)

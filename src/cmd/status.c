@@ -22,6 +22,12 @@ static const char *const usage_lines[] = {
 	"                [--configmap NS/NAME]",
 	NULL};
 
+static const struct parseopt_example status_examples[] = {
+	{"who holds each GPU slice of the lab's recorded fleet", "gpushare status -f k8s/"},
+	{"one node's ledger, as JSON", "gpushare status -f k8s/ --node lab-node-1 -o json"},
+	{"the same for the cluster in KUBECONFIG", "gpushare status"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage status_usage = {
 	"status",
 	usage_lines,
@@ -37,6 +43,8 @@ static const struct parseopt_usage status_usage = {
 	"-o json) instead of the cluster, as they are (docs/cli.md).\n",
 	"Exit status: 0 shown, 1 some node could not be read, 2 bad usage or the\n"
 	"cluster or file could not be read.\n",
+	status_examples,
+	NULL,
 };
 
 /* The DRA objects status reads, as arrays (owned). */
@@ -145,13 +153,14 @@ static int read_live(struct kube_context *kx, const struct configmap_ref *cm, js
 	return 0;
 }
 
+static const char *const status_formats[] = {"table", "json", NULL};
+
 int cmd_status(int argc, char **argv)
 {
 	struct kube_context kx = {0};
 	struct configmap_ref cm;
 	struct fleet_sources src = {0};
 	struct status_opts so = {0};
-	static const char *const formats[] = {"table", "json"};
 	const char *format = "table";
 	const struct catalog *cat;
 	struct gs_warnings w;
@@ -162,9 +171,10 @@ int cmd_status(int argc, char **argv)
 	char buf[2048];
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
-		OPT_STRING('o', "output", &format, "FORMAT",
-			   "table: one row per device ID, then notes (default)\n"
-			   "json: the whole ledger (docs/status.md)"),
+		OPT_STRING_VALUES('o', "output", &format, "FORMAT",
+				  "table: one row per device ID, then notes (default)\n"
+				  "json: the whole ledger (docs/status.md)",
+				  status_formats),
 		OPT_STRING(0, "node", &so.only_node, "NAME", "only this node"),
 		OPT_CONFIGMAP_REF(&cm),
 		OPT_FLEET_SOURCES(&src),
@@ -186,7 +196,7 @@ int cmd_status(int argc, char **argv)
 		rc = usage_error(&status_usage, &err);
 		goto out;
 	}
-	if (parseopt_choice("output format", format, formats, 2, &err) < 0) {
+	if (parseopt_choice("output format", format, status_formats, 2, &err) < 0) {
 		rc = usage_error(&status_usage, &err);
 		goto out;
 	}

@@ -23,6 +23,14 @@ static void on_signal(int sig)
 
 static const char *const usage_lines[] = {"gpushare sync [options]", NULL};
 
+static const struct parseopt_example sync_examples[] = {
+	{"the patches for the GPU nodes of the cluster in KUBECONFIG; write nothing",
+	 "gpushare sync --dry-run"},
+	{"sync one node under the lab's ConfigMap",
+	 "gpushare sync --node lab-node-1 --configmap gpu-share/device-plugin-configs"},
+	{"keep syncing every 30 seconds", "gpushare sync --interval 30"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage sync_usage = {
 	"sync",
 	usage_lines,
@@ -36,6 +44,8 @@ static const struct parseopt_usage sync_usage = {
 	"driver would publish instead, and no nvidia.com resource (docs/dra.md).\n",
 	"Exit status: 0 all nodes in sync, 1 some node failed, 2 bad usage or the\n"
 	"ConfigMap/node list could not be read.\n",
+	sync_examples,
+	NULL,
 };
 
 static const char *op_done(enum sync_op_action a)

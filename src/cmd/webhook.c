@@ -93,6 +93,13 @@ static const char *const usage_lines[] = {
 	NULL,
 };
 
+static const struct parseopt_example webhook_examples[] = {
+	{"judge one AdmissionReview against the lab's nodes and ConfigMap",
+	 "gpushare webhook --review deploy/examples/admission-review.json -f k8s/"},
+	{"serve HTTPS on port 8443 for the cluster in KUBECONFIG (deploy/webhook.yaml)",
+	 "gpushare webhook --tls-cert-file tls.crt --tls-private-key-file tls.key --port 8443"},
+	{NULL, NULL},
+};
 static const struct parseopt_usage webhook_usage = {
 	"webhook",
 	usage_lines,
@@ -116,6 +123,8 @@ static const struct parseopt_usage webhook_usage = {
 	"a server. See docs/webhook.md.\n",
 	"Exit status: 0 stopped by SIGTERM/SIGINT (--review: allowed), 1 (--review)\n"
 	"refused, 2 bad usage, input, certificate or port.\n",
+	webhook_examples,
+	NULL,
 };
 
 /*
