@@ -4,7 +4,7 @@
 #include "model/names.h"
 
 /*
- * gpushare's controller (docs/controller.md): it plays, for every node that
+ * gpushare's controller (docs/guide/controller.md): it plays, for every node that
  * declares its GPUs (annotation gpushare.io/gpu-product), the device plugin
  * + GFD and the kubelet's admission, continuously.
  *
@@ -203,7 +203,8 @@ bool controller_ready(const struct controller *ctl);
 /* Stop reconciling and admitting (SIGTERM); writes already queued finish. */
 void controller_drain(struct controller *ctl);
 
-/* Prometheus text exposition of the controller's and the loop's counters (docs/controller.md). */
+/* Prometheus text exposition of the controller's and the loop's counters
+ * (docs/guide/controller.md). */
 void controller_metrics(const struct controller *ctl, struct strbuf *out);
 
 #endif

@@ -3,7 +3,8 @@
 
 /*
  * Every gpushare.io/ label and annotation gpushare reads or writes, in one
- * place (docs/advertise.md, docs/controller.md and docs/dra.md say what each means).
+ * place (docs/guide/advertise.md, docs/guide/controller.md and docs/guide/dra.md say what each
+ * means).
  */
 
 /*
