@@ -190,7 +190,7 @@ static int advertise_dra(const struct fleet_sources *src, const char *node_name,
 				"this is what it would publish on the DRA path",
 				DRASLICE_LABEL_PATH, DRASLICE_PATH_DRA);
 	{
-		/* The DRA driver's taints for the node's declared faults (docs/faults.md). */
+		/* The DRA driver's taints for the node's declared faults (docs/guide/faults.md). */
 		struct health_faults faults;
 		struct gs_warnings why;
 		char *state = NULL;

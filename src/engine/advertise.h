@@ -27,7 +27,7 @@ struct advertise_options {
 	long long now;
 	/*
 	 * The device plugin's DP_DISABLE_HEALTHCHECKS and
-	 * DP_ENABLE_HEALTHCHECKS (docs/faults.md); NULL = unset.
+	 * DP_ENABLE_HEALTHCHECKS (docs/guide/faults.md); NULL = unset.
 	 */
 	const char *disable_healthchecks;
 	const char *enable_healthchecks;
@@ -86,7 +86,7 @@ struct advertisement {
 	char *failure;
 	enum advertise_outcome outcome; /* ADVERTISE_OK exactly when failure is NULL */
 	/*
-	 * GPU health (docs/faults.md), set by advertise_node when the node
+	 * GPU health (docs/guide/faults.md), set by advertise_node when the node
 	 * declares faults or gpushare remembers some: allocatable per
 	 * resource (NULL: equal to `resources`), the unhealthy device IDs
 	 * ({resource: [id]}, NULL: none), those marked since the remembered

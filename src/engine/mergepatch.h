@@ -51,7 +51,7 @@ struct mergepatch_want {
 	bool remove_gone;
 	/*
 	 * name -> integer: allocatable where it differs from `resources`
-	 * (devices marked unhealthy, docs/faults.md); NULL = equal.
+	 * (devices marked unhealthy, docs/guide/faults.md); NULL = equal.
 	 */
 	const json_t *allocatable;
 	/* key -> string: gpushare.io/ annotations to hold this value ("" = removed); NULL = none.

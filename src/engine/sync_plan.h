@@ -74,7 +74,7 @@ struct sync_node {
 	json_t *resources; /* advertised extended resources: {"nvidia.com/gpu": "8"} */
 	/*
 	 * Devices the plugin (or the DRA driver) marks unhealthy in this plan
-	 * that it had not before (docs/faults.md): the Event's message, in
+	 * that it had not before (docs/guide/faults.md): the Event's message, in
 	 * the plugin's words; NULL when none.
 	 */
 	char *health_event;

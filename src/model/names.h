@@ -39,7 +39,7 @@
  * device plugin (or the DRA kubelet plugin) was last restarted (RFC 3339,
  * as `kubectl rollout restart` stamps a pod template). The controller keeps
  * the plugin's memory of what it marked unhealthy since that restart in
- * gpushare.io/unhealthy-devices (docs/faults.md).
+ * gpushare.io/unhealthy-devices (docs/guide/faults.md).
  */
 #define NODEHW_ANN_GPU_HEALTH "gpushare.io/gpu-health"
 #define NODEHW_ANN_RESTARTED_AT "gpushare.io/device-plugin-restarted-at"
