@@ -1,5 +1,5 @@
 # The gpushare image, built where a registry and a Debian mirror are at hand
-# (docs/helm.md, "The image"):
+# (docs/guide/helm.md, "The image"):
 #   docker build -t registry.example.com/gpushare:0.1.0 .
 #   buildah bud -t registry.example.com/gpushare:0.1.0 .
 # `make image` builds the same image here without pulling anything: the

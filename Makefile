@@ -100,11 +100,11 @@ e2e: all
 	@tests/e2e/run.sh $(BUILD)/gpushare
 
 # The version-sensitive tests on each pinned Kubernetes version, one table
-# (docs/cluster.md); each version's first run builds it (cold).
+# (docs/guide/cluster.md); each version's first run builds it (cold).
 e2e-versions: all
 	@tests/e2e/run-versions.sh $(BUILD)/gpushare $(VERSIONS)
 
-# The DRA tests on a cluster of their own with the DRA alpha gates (docs/dra.md).
+# The DRA tests on a cluster of their own with the DRA alpha gates (docs/guide/dra.md).
 e2e-dra-alpha: all
 	@tests/e2e/run-dra-alpha.sh $(BUILD)/gpushare
 

@@ -17,7 +17,7 @@ cluster_top=$(cd "$cluster_here/../.." && pwd)
 state=${GS_CLUSTER_DIR:-$cluster_top/.cluster}
 
 # Stop order; start order is the reverse. `controller` is build/gpushare
-# controller (docs/controller.md): it admits the pods kwok then runs.
+# controller (docs/guide/controller.md): it admits the pods kwok then runs.
 components=(controller kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
 
 # comp_exe NAME: the basename of the binary that component runs.

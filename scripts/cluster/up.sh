@@ -2,8 +2,8 @@
 # Start a local Kubernetes control plane on 127.0.0.1: etcd, kube-apiserver
 # (TLS, RBAC), kube-controller-manager, kube-scheduler, kwok, which plays
 # the kubelet of every node, and gpushare's controller, which advertises
-# the GPU nodes and admits the pods kwok then runs (docs/controller.md).
-# State lives in .cluster/ (docs/cluster.md).
+# the GPU nodes and admits the pods kwok then runs (docs/guide/controller.md).
+# State lives in .cluster/ (docs/guide/cluster.md).
 #
 # Already running and healthy: says so and exits 0. Leftovers of a dead
 # cluster are stopped and cleaned first.
@@ -30,7 +30,7 @@ flock -n 9 || {
 # DeviceClass's extendedResourceName) are alpha and off in 1.34 and 1.35,
 # whose apiserver drops their fields silently, and beta and on from 1.36
 # (pkg/features/kube_features.go). GS_DRA_ALPHA=1 turns the three on in the
-# apiserver, the scheduler and KCM (docs/cluster.md); from 1.36 it changes
+# apiserver, the scheduler and KCM (docs/guide/cluster.md); from 1.36 it changes
 # nothing.
 gates=()
 case ${GS_DRA_ALPHA:-0} in
@@ -83,7 +83,7 @@ gpushare_bin=${GS_GPUSHARE:-$cluster_top/build/gpushare}
 for p in "$GS_ETCD_PORT" "$GS_ETCD_PEER_PORT" "$GS_APISERVER_PORT" "$GS_KCM_PORT" \
 	"$GS_SCHEDULER_PORT" "$GS_KWOK_PORT" "$GS_CONTROLLER_PORT"; do
 	if port_open "$p"; then
-		die "port 127.0.0.1:$p is already in use by another program; pick free ports with GS_ETCD_PORT, GS_ETCD_PEER_PORT, GS_APISERVER_PORT, GS_KCM_PORT, GS_SCHEDULER_PORT, GS_KWOK_PORT, GS_CONTROLLER_PORT (docs/cluster.md)"
+		die "port 127.0.0.1:$p is already in use by another program; pick free ports with GS_ETCD_PORT, GS_ETCD_PEER_PORT, GS_APISERVER_PORT, GS_KCM_PORT, GS_SCHEDULER_PORT, GS_KWOK_PORT, GS_CONTROLLER_PORT (docs/guide/cluster.md)"
 	fi
 done
 

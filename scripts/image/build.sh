@@ -25,7 +25,7 @@ die() {
 }
 [ -x "$bin" ] || die "$bin is not an executable (run make first)"
 command -v buildah >/dev/null ||
-	die "buildah not found: install it (Debian: apt-get install buildah) or build with the Dockerfile (docs/helm.md, \"The image\")"
+	die "buildah not found: install it (Debian: apt-get install buildah) or build with the Dockerfile (docs/guide/helm.md, \"The image\")"
 # shellcheck disable=SC2206
 buildah=(${BUILDAH:-buildah} --storage-driver vfs)
 

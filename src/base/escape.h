@@ -59,7 +59,7 @@ void escape_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
  * \\ and \", \n, \r, \t, and \xHH for '=' and every byte outside printable
  * ASCII (so neither a line break, an ANSI escape, invalid UTF-8 nor an '='
  * of a key=value line comes through). `gpushare check` shows container
- * names so (docs/check.md).
+ * names so (docs/guide/check.md).
  */
 void escape_quoted(struct strbuf *sb, const char *s, size_t len);
 

@@ -42,10 +42,10 @@ static const struct parseopt_usage advertise_usage = {
 	usage_lines,
 	"Print the JSON merge patch that makes a Node advertise what NVIDIA's device\n"
 	"plugin and GPU feature discovery would publish for its declared GPUs:\n"
-	"status.capacity/allocatable and labels (see docs/advertise.md).\n"
+	"status.capacity/allocatable and labels (see docs/guide/advertise.md).\n"
 	"With --dra, print instead the resource.k8s.io/v1 ResourceSlice NVIDIA's DRA\n"
 	"driver would publish for the node (its release: gpushare.io/dra-driver-version,\n"
-	"default v0.5.0), or its DeviceClasses (docs/dra.md).\n",
+	"default v0.5.0), or its DeviceClasses (docs/guide/dra.md).\n",
 	"exit status: 0 ok, 1 part of the real stack would fail on this node (the\n"
 	"patch is then what the rest still publishes, or none), 2 bad input or usage.\n"
 	"GPUSHARE_NOW=SECONDS fixes nvidia.com/gfd.timestamp.\n",
@@ -205,7 +205,7 @@ static int advertise_dra(const struct fleet_sources *src, const char *node_name,
 				"this is what it would publish on the DRA path",
 				DRASLICE_LABEL_PATH, DRASLICE_PATH_DRA);
 	{
-		/* The DRA driver's taints for the node's declared faults (docs/faults.md). */
+		/* The DRA driver's taints for the node's declared faults (docs/guide/faults.md). */
 		struct health_faults faults;
 		struct gs_warnings why;
 		char *state = NULL;
@@ -277,7 +277,7 @@ int cmd_advertise(int argc, char **argv)
 			   "[unset]"),
 		OPT_FLAG(0, "full", &full, "print the whole advertisement, not the patch"),
 		OPT_FLAG(0, "list-gpus", &list, "print the GPU models gpushare knows"),
-		OPT_GROUP("DRA path (NVIDIA DRA driver v25.12.0 or v0.5.0, docs/dra.md)"),
+		OPT_GROUP("DRA path (NVIDIA DRA driver v25.12.0 or v0.5.0, docs/guide/dra.md)"),
 		OPT_FLAG(0, "dra", &dra,
 			 "print the node's ResourceSlice as the driver publishes it"),
 		OPT_FLAG(0, "device-classes", &classes,

@@ -92,7 +92,8 @@ static const struct parseopt_usage controller_usage = {
 	"advertising what NVIDIA's device plugin and GPU feature discovery would publish\n"
 	"under the device-plugin ConfigMap, and admit the pods bound to a node as its\n"
 	"kubelet would: lists and watches the ConfigMap, the nodes and the bound pods,\n"
-	"and reconciles on every change until SIGTERM or SIGINT (docs/controller.md).\n"
+	"and reconciles on every change until SIGTERM or SIGINT\n"
+	"(docs/guide/controller.md).\n"
 	"An invalid config or a missing key keeps the node's last good advertisement and\n"
 	"posts a Warning Event on the node. Logs one line per event on stderr.\n",
 	"Exit status: 0 stopped by a signal after finishing what was in flight, 2 bad\n"
@@ -126,7 +127,7 @@ static long long mono_ms(void)
 }
 
 /*
- * The kubelet's admission (docs/status.md): the device manager's and the
+ * The kubelet's admission (docs/guide/status.md): the device manager's and the
  * plugin's decision against the node's ledger, rebuilt from the pods that
  * hold its devices. Admitted pods get their gpushare.io/devices record. A
  * DRA node has no device-plugin resources: admitted here, its claims are
@@ -159,7 +160,7 @@ static int admit_hook(void *arg, const struct controller_admission *in,
 }
 
 /*
- * The DRA half of a plan (docs/dra.md): the slices and classes of the
+ * The DRA half of a plan (docs/guide/dra.md): the slices and classes of the
  * planned nodes, read and written through the blocking client.
  *
  * That read stops the event loop for a LIST and two GETs, so it is made only
@@ -167,7 +168,7 @@ static int admit_hook(void *arg, const struct controller_admission *in,
  * still hold a slice of the driver (it had one at the last LIST, or was on the
  * DRA path at an earlier plan). The first plan always reads. A ConfigMap edit
  * of a fleet without DRA nodes then writes its nodes without a pause per batch
- * (docs/controller.md "Scale").
+ * (docs/guide/controller.md "Scale").
  */
 struct dra_publish {
 	struct draadmit *d;
@@ -377,7 +378,7 @@ int cmd_controller(int argc, char **argv)
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}
-	/* Whether nodes whose DRA driver runs DynamicMIG can be published (docs/dra.md). */
+	/* Whether nodes whose DRA driver runs DynamicMIG can be published (docs/guide/dra.md). */
 	if (sync_probe_partitionable(kx.client, &co.dra_partitionable, &err) < 0) {
 		co.dra_probe_error = gs_error_str(&err, probe_err, sizeof(probe_err));
 		logf_("DRA: %s; nodes whose driver runs DynamicMIG are not published",
@@ -394,7 +395,7 @@ int cmd_controller(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	/* Pods on DRA nodes are prepared as the driver would first (docs/dra.md). */
+	/* Pods on DRA nodes are prepared as the driver would first (docs/guide/dra.md). */
 	dra.c = kx.client;
 	dra.next = co.admit;
 	dra.next_arg = co.admit_arg;

@@ -47,7 +47,7 @@ static const struct parseopt_example dra_examples[] = {
 static const struct parseopt_usage dra_usage = {
 	"dra",
 	dra_lines,
-	"The DRA path (docs/dra.md). Subcommands:\n"
+	"The DRA path (docs/guide/dra.md). Subcommands:\n"
 	"  translate   the DRA form of a device-plugin ConfigMap, quotas and manifests\n"
 	"  prepare     what NVIDIA's DRA driver would answer the kubelet for allocated claims\n"
 	"  allocate    where the scheduler would allocate claims, consumable capacity included\n",
@@ -73,8 +73,9 @@ static const struct parseopt_usage translate_usage = {
 	"nvidia.com/mig-<profile> limits, <class>.deviceclass.resource.k8s.io/devices\n"
 	"quotas, DRA-labelled gpushare nodes; other objects unchanged. The output is a\n"
 	"YAML stream for `kubectl apply -f -`; comment lines under each item list what\n"
-	"does not carry over and why (docs/dra.md, \"Translate\"). The ConfigMap is the\n"
-	"one --configmap names among the files; FILE... without -f is the same as -f each.\n",
+	"does not carry over and why (docs/guide/dra.md, \"Translate\"). The ConfigMap\n"
+	"is the one --configmap names among the files; FILE... without -f is the same\n"
+	"as -f each.\n",
 	"exit status: 0 ok, 2 bad input or usage.\n",
 	translate_examples,
 	NULL,
@@ -200,7 +201,8 @@ static const struct parseopt_usage prepare_usage = {
 	"what NVIDIA's DRA driver (--driver-version) answers when the kubelet asks it to prepare\n"
 	"the claim on a node that publishes SLICES (kubectl get resourceslices -o yaml, or\n"
 	"gpushare advertise --dra): the devices and the sharing they get, or the Warning\n"
-	"event FailedPrepareDynamicResources the pod would show (docs/dra.md, \"Prepare\").\n",
+	"event FailedPrepareDynamicResources the pod would show\n"
+	"(docs/guide/dra.md, \"Prepare\").\n",
 	"exit status: 0 every claim prepared, 1 a claim refused, 2 bad input or usage.\n",
 	prepare_examples,
 	NULL,
@@ -397,7 +399,7 @@ static const struct parseopt_usage allocate_usage = {
 	"goes to several claims while its capacities last, each claim consuming its\n"
 	"capacity.requests rounded up per the requestPolicy. Claims already allocated\n"
 	"count as in use. Prints per claim where it goes, or the scheduler's words and\n"
-	"why each device did not take it (docs/dra.md, \"Allocation offline\").\n",
+	"why each device did not take it (docs/guide/dra.md, \"Allocation offline\").\n",
 	"exit status: 0 every claim allocated, 1 a claim not, 2 bad input or usage.\n",
 	allocate_examples,
 	NULL,

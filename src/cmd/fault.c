@@ -16,7 +16,7 @@
 #include "base/banned.h"
 
 /*
- * gpushare fault: declare GPU health faults on a node (docs/faults.md). It
+ * gpushare fault: declare GPU health faults on a node (docs/guide/faults.md). It
  * writes only the node's gpushare.io/gpu-health or
  * gpushare.io/device-plugin-restarted-at annotation (one merge patch of the
  * Node); `gpushare controller` plays what the device plugin or the DRA
@@ -54,7 +54,7 @@ static const struct parseopt_usage fault_usage = {
 	"                 no longer declared unhealthy come back\n"
 	"The device plugin marks one device per GPU unhealthy (one replica under\n"
 	"time-slicing) and never recovers until restarted; the DRA driver taints the\n"
-	"device (docs/faults.md).\n",
+	"device (docs/guide/faults.md).\n",
 	"Exit status: 0 written (or nothing to change), 2 bad usage, a node that\n"
 	"cannot be read or written. GPUSHARE_NOW=SECONDS fixes restart-plugin's time.\n",
 	fault_examples,

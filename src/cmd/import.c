@@ -51,7 +51,7 @@ static const struct parseopt_usage import_usage = {
 	"--check compares, node by node, what each real node shows (nvidia.com labels,\n"
 	"capacity and allocatable) with what gpushare would advertise for its twin\n"
 	"under the device-plugin ConfigMap --configmap names among the files, and lists\n"
-	"every difference. See docs/import.md.\n",
+	"every difference. See docs/guide/import.md.\n",
 	"--pool NAME=COUNTxGPUSxMODEL: COUNT nodes NAME-0001... of GPUS GPUs of MODEL\n"
 	"each (an NVML name or its label form: 4x8xNVIDIA-H100-80GB-HBM3); then any of\n"
 	",config=KEY ,mig=LAYOUT ,strategy=none|single|mixed ,cpu=Q ,memory=Q ,pods=N\n"
@@ -59,7 +59,7 @@ static const struct parseopt_usage import_usage = {
 	"\n"
 	"--anonymise renames nodes gpu-node-NNNN (with GPUs) and node-NNNN by sorted\n"
 	"name, zones and regions zone-N and region-N, and drops the labels that name\n"
-	"the cluster, its account or its machines (docs/import.md lists them).\n"
+	"the cluster, its account or its machines (docs/guide/import.md lists them).\n"
 	"\n"
 	"Exit status: 0 ok (--check: no difference), 1 --check found differences,\n"
 	"2 bad usage or input.\n",

@@ -3,7 +3,7 @@
 
 /*
  * What every command that reasons about a fleet offline shares (plan,
- * explain, report, status; docs/cli.md "Reading a fleet from files"): the
+ * explain, report, status; docs/guide/cli.md "Reading a fleet from files"): the
  * source flags -f/--filename and -R/--recursive, kubectl's; --configmap
  * NS/NAME, which names the device-plugin ConfigMap live and offline alike
  * (offline, the ConfigMap of that name among the objects read); and the

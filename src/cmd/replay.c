@@ -39,7 +39,7 @@ static const struct parseopt_usage replay_usage = {
 	"capacity), placed in arrival order as kube-scheduler v1.34's default profile\n"
 	"would (plan), each pod's replicas picked as the device plugin would. Prints,\n"
 	"per percent of arrived GPU request, the GPU allocation ratio and the paper's\n"
-	"fragmentation ratio (docs/replay.md).\n",
+	"fragmentation ratio (docs/guide/replay.md).\n",
 	"Exit status: 0 the replay ran (pending pods are part of the result), 2 bad\n"
 	"usage or input.\n",
 	replay_examples,

@@ -40,7 +40,7 @@ static const struct parseopt_usage status_usage = {
 	"is reserved for (several: they share the device), and whether the driver's\n"
 	"prepare passed or failed (the kubelet's event text). -f reads recorded objects\n"
 	"(kubectl get configmap,nodes,pods,resourceslices,resourceclaims,events -A\n"
-	"-o json) instead of the cluster, as they are (docs/cli.md).\n",
+	"-o json) instead of the cluster, as they are (docs/guide/cli.md).\n",
 	"Exit status: 0 shown, 1 some node could not be read, 2 bad usage or the\n"
 	"cluster or file could not be read.\n",
 	status_examples,
@@ -173,7 +173,7 @@ int cmd_status(int argc, char **argv)
 	struct option opts[] = {
 		OPT_STRING_VALUES('o', "output", &format, "FORMAT",
 				  "table: one row per device ID, then notes (default)\n"
-				  "json: the whole ledger (docs/status.md)",
+				  "json: the whole ledger (docs/guide/status.md)",
 				  status_formats),
 		OPT_STRING(0, "node", &so.only_node, "NAME", "only this node"),
 		OPT_CONFIGMAP_REF(&cm),

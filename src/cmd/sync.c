@@ -41,7 +41,7 @@ static const struct parseopt_usage sync_usage = {
 	"status.capacity and status.allocatable. A node whose config is invalid or\n"
 	"missing is left untouched and reported; the others are still synced.\n"
 	"A node labeled gpushare.io/path=dra gets the ResourceSlice NVIDIA's DRA\n"
-	"driver would publish instead, and no nvidia.com resource (docs/dra.md).\n",
+	"driver would publish instead, and no nvidia.com resource (docs/guide/dra.md).\n",
 	"Exit status: 0 all nodes in sync, 1 some node failed, 2 bad usage or the\n"
 	"ConfigMap/node list could not be read.\n",
 	sync_examples,

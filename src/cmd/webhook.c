@@ -57,7 +57,7 @@
 #define WEBHOOK_MAX_TREE (16u << 20)
 
 /*
- * The limits of the reviews' server (docs/webhook.md, "Limits"). The
+ * The limits of the reviews' server (docs/guide/webhook.md, "Limits"). The
  * apiserver waits timeoutSeconds for an answer (10 s by default, 5 s in
  * deploy/webhook.yaml) and sends its request at once: headers not in after
  * 2 s, or a request not done after 10 s, belong to no caller still waiting.
@@ -115,12 +115,12 @@ static const struct parseopt_usage webhook_usage = {
 	"The fleet comes from the cluster (every node and the device-plugin ConfigMap,\n"
 	"listed then watched), or with -f from files: their Nodes advertised as\n"
 	"gpushare would under the ConfigMap --configmap names found among them\n"
-	"(docs/cli.md). The certificate and key are read\n"
+	"(docs/guide/cli.md). The certificate and key are read\n"
 	"again when either file changes. --health-listen serves /healthz, /readyz and\n"
 	"/metrics over plain HTTP from a thread of their own, for the kubelet's probes.\n"
-	"Connections, deadlines and memory are bounded (docs/webhook.md, \"Limits\").\n"
+	"Connections, deadlines and memory are bounded (docs/guide/webhook.md, \"Limits\").\n"
 	"--review judges one AdmissionReview from a file and prints the answer, without\n"
-	"a server. See docs/webhook.md.\n",
+	"a server. See docs/guide/webhook.md.\n",
 	"Exit status: 0 stopped by SIGTERM/SIGINT (--review: allowed), 1 (--review)\n"
 	"refused, 2 bad usage, input, certificate or port.\n",
 	webhook_examples,

@@ -932,7 +932,7 @@ static void warn_node(struct controller *ctl, struct cnode *n, const char *why, 
 	free(msg);
 }
 
-/* ---- ResourceSlices (docs/dra.md "Slices kept in step") ---------------------------- */
+/* ---- ResourceSlices (docs/guide/dra.md "Slices kept in step") ---------------------------- */
 
 #define MAX_ECHOES 4096
 

@@ -4,7 +4,7 @@
 #include "model/names.h"
 
 /*
- * gpushare's controller (docs/controller.md): it plays, for every node that
+ * gpushare's controller (docs/guide/controller.md): it plays, for every node that
  * declares its GPUs (annotation gpushare.io/gpu-product), the device plugin
  * + GFD and the kubelet's admission, continuously.
  *
@@ -25,7 +25,7 @@
  *    restores the node's pool as the driver's resourceslice controller
  *    would and removes stale slices;
  *  - plays the GPU faults a node declares (gpushare.io/gpu-health,
- *    docs/faults.md): allocatable drops, DRA devices get taints, and a
+ *    docs/guide/faults.md): allocatable drops, DRA devices get taints, and a
  *    Warning Event GPUUnhealthy names the devices marked unhealthy;
  *  - admits every pod bound to a node: the admission hook decides, the
  *    controller writes the verdict (the annotation gpushare.io/admitted:
@@ -130,7 +130,8 @@ struct controller_opts {
 	const char *dra_probe_error; /* why that is not known (borrowed), or NULL */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
-	/* The device plugin's DP_DISABLE_HEALTHCHECKS / DP_ENABLE_HEALTHCHECKS (docs/faults.md). */
+	/* The device plugin's DP_DISABLE_HEALTHCHECKS / DP_ENABLE_HEALTHCHECKS
+	 * (docs/guide/faults.md). */
 	const char *disable_healthchecks;
 	const char *enable_healthchecks;
 };
@@ -203,7 +204,8 @@ bool controller_ready(const struct controller *ctl);
 /* Stop reconciling and admitting (SIGTERM); writes already queued finish. */
 void controller_drain(struct controller *ctl);
 
-/* Prometheus text exposition of the controller's and the loop's counters (docs/controller.md). */
+/* Prometheus text exposition of the controller's and the loop's counters
+ * (docs/guide/controller.md). */
 void controller_metrics(const struct controller *ctl, struct strbuf *out);
 
 #endif

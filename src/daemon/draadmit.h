@@ -11,7 +11,7 @@ struct kube_client;
 
 /*
  * The kubelet's prepare of DRA claims, as the controller's admission hook
- * (docs/dra.md "Prepare in the cluster"): a pod with resourceClaims bound
+ * (docs/guide/dra.md "Prepare in the cluster"): a pod with resourceClaims bound
  * to a node on the DRA path (gpushare.io/path=dra) is prepared as NVIDIA's
  * driver would (draprepare_pod on its claims and the node's slice, with the
  * node's driver gates); every other pod goes to `next`. A claim prepared

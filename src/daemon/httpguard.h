@@ -3,7 +3,7 @@
 
 /*
  * What keeps a libmicrohttpd server answering its good clients while others
- * send slowly or hold large uploads (docs/webhook.md, "Limits"):
+ * send slowly or hold large uploads (docs/guide/webhook.md, "Limits"):
  *
  *   - deadlines counted from a request's start (the connection's accept,
  *     or on a kept-alive connection the end of the previous answer), not

@@ -484,7 +484,7 @@ static int step_placement(struct lab *lab, struct gs_error *err)
 	return rc;
 }
 
-/* After the eight steps: the fleet as it now stands, as one page (docs/report.md). */
+/* After the eight steps: the fleet as it now stands, as one page (docs/guide/report.md). */
 static int step_fleet(struct lab *lab, struct gs_error *err)
 {
 	struct report_model *m = NULL;

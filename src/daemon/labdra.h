@@ -9,7 +9,7 @@
 struct kube_client;
 
 /*
- * The lab in DRA form (`gpushare lab --dra`, docs/lab.md): the seed's steps
+ * The lab in DRA form (`gpushare lab --dra`, docs/guide/lab.md): the seed's steps
  * on nodes that NVIDIA's DRA driver serves, from the manifests in <dir>/k8s/dra/,
  * writing <dir>/out/dra/. The MIG claim must land on a 1g.10gb device and a
  * whole-GPU claim never on the MIG node; a quota on

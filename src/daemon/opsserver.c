@@ -12,7 +12,7 @@
 #include "base/banned.h"
 
 /*
- * The limits (docs/controller.md, "Operations endpoints"): probes and
+ * The limits (docs/guide/controller.md, "Operations endpoints"): probes and
  * scrapes send a GET of a few hundred bytes and read an answer of a few
  * kilobytes. The kubelet gives a probe 1 s (timeoutSeconds) by default, so
  * headers not in after 2 s belong to no probe; the kubelet, Prometheus and a

@@ -18,7 +18,7 @@
  * from min in steps, or the next validValues entry), the policy's default
  * when it asks nothing, or all of it without a policy; a request the
  * policy does not allow (above max, off the step) is not allocated there.
- * Any other device goes to one claim. docs/dra.md ("Allocation offline").
+ * Any other device goes to one claim. docs/guide/dra.md ("Allocation offline").
  *
  * Judged: requests `exactly` with ExactCount, the driver's classes
  * (gpu.nvidia.com, mig.nvidia.com, vfio.gpu.nvidia.com) and capacity

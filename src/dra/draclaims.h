@@ -6,7 +6,7 @@
 
 /*
  * Who holds which device on the DRA path, read from the objects a cluster
- * holds (docs/status.md "DRA nodes", docs/explain.md "Claims"): the
+ * holds (docs/guide/status.md "DRA nodes", docs/guide/explain.md "Claims"): the
  * ResourceSlices NVIDIA's DRA driver publishes for a node (gpushare sync /
  * the controller, src/dra/draslice.c), the ResourceClaims the scheduler
  * allocated from them (status.allocation.devices.results), the pods each
@@ -36,7 +36,7 @@ struct draclaims_objects {
 };
 
 /*
- * One DRA node's entry of `gpushare status -o json` (docs/status.md):
+ * One DRA node's entry of `gpushare status -o json` (docs/guide/status.md):
  * its published devices (the gpu.nvidia.com slices of its pool at the
  * highest generation), the claims allocated from them with their pods and
  * prepare verdict, what is free, and who shares a device. New reference.

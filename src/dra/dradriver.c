@@ -1,5 +1,5 @@
 /*
- * The DRA driver's releases (docs/dra.md "Driver releases"). v25.12.0 read
+ * The DRA driver's releases (docs/guide/dra.md "Driver releases"). v25.12.0 read
  * at tag v25.12.0 (commit 0882da8720c2); v0.5.0 read from the module
  * sigs.k8s.io/dra-driver-nvidia-gpu@v0.5.0 (go.sum
  * h1:CjUBJwemlt4kYy5AN+I7Ce4mMp9V4VKR97EBogSoDus=).

@@ -11,7 +11,7 @@
  * The releases of NVIDIA's DRA driver (gpu.nvidia.com, kubernetes-sigs/
  * dra-driver-nvidia-gpu) gpushare plays, and every fact that differs
  * between them, in one table: the slices, prepare and unprepare switch on
- * these fields, never on a release compared by hand. docs/dra.md
+ * these fields, never on a release compared by hand. docs/guide/dra.md
  * ("Driver releases") names the source file of each.
  */
 

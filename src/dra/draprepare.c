@@ -680,7 +680,7 @@ static int decode_config(const json_t *params, struct cfg *c, struct strbuf *msg
 	c->kind = kd ? kd->kind : K_OTHER;
 	c->kind_name = kd ? kd->name : "";
 	if (!kd || !kd->schema)
-		return 0; /* not a GPU kind: its fields are not checked here (docs/dra.md) */
+		return 0; /* not a GPU kind: its fields are not checked here (docs/guide/dra.md) */
 
 	struct decode_state st = {
 		.type_err = STRBUF_INIT, .abort_err = STRBUF_INIT, .strict = STRBUF_INIT};

@@ -16,7 +16,7 @@
  * Prepare/prepareDevices, dra-driver-nvidia-gpu v25.12.0 pkg/featuregates/featuregates.go,
  * cmd/gpu-kubelet-plugin/device_state.go prepareDevices), and how the kubelet of Kubernetes 1.34
  * reports a refusal (pkg/kubelet/cm/dra/manager.go, kuberuntime_manager.go). Pure: objects in, a
- * decision out. The contract and what was read upstream are in docs/dra.md ("Prepare").
+ * decision out. The contract and what was read upstream are in docs/guide/dra.md ("Prepare").
  *
  * Every json_t passed in is borrowed. Results own their strings and their
  * json_t (config): draprepare_result_release.

@@ -551,7 +551,7 @@ fail:
 	return rc;
 }
 
-/* ---- dynamic MIG (driver gate DynamicMIG; docs/dra.md "Dynamic MIG") ---- */
+/* ---- dynamic MIG (driver gate DynamicMIG; docs/guide/dra.md "Dynamic MIG") ---- */
 
 /* The capacities, in the driver's PartCapacities order of names. */
 enum { CAP_SM, CAP_CE, CAP_DEC, CAP_ENC, CAP_JPG, CAP_OFA, CAP_MEM, N_CAPS };

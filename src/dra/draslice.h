@@ -16,7 +16,7 @@
  * The DRA path: what NVIDIA's DRA driver v25.12.0 (gpu.nvidia.com) would
  * publish for a node's declared GPUs, as resource.k8s.io/v1 objects
  * (dra-driver-nvidia-gpu v25.12.0 deployments/helm/nvidia-dra-driver-gpu/templates/,
- * cmd/gpu-kubelet-plugin/deviceinfo.go). The contract is in docs/dra.md.
+ * cmd/gpu-kubelet-plugin/deviceinfo.go). The contract is in docs/guide/dra.md.
  */
 
 /* A node opts into DRA with this label; it is then never a device-plugin node. */
@@ -52,7 +52,7 @@ int draslice_build_with(const struct catalog *cat, const struct nodehw *hw, cons
 
 /*
  * The forms of the pool, chosen by the driver's gates and what the
- * apiserver keeps (docs/dra.md "Dynamic MIG").
+ * apiserver keeps (docs/guide/dra.md "Dynamic MIG").
  */
 struct draslice_opts {
 	bool dynamic_mig;   /* the driver's DynamicMIG gate is on for the node */

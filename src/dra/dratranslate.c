@@ -1,8 +1,8 @@
 /*
  * Device-plugin world -> DRA world
- * (docs/dra.md#translate-gpushare-dra-translate-srcdradratranslatec). What each input becomes: a
- * device-plugin config     notes only: its sharing moves into claims a pod / workload asking
- * ResourceClaimTemplates (whole GPUs, MIG by nvidia.com/gpu or        profile) or shared
+ * (docs/guide/dra.md#translate-gpushare-dra-translate-srcdradratranslatec). What each input
+ * becomes: a device-plugin config     notes only: its sharing moves into claims a pod / workload
+ * asking ResourceClaimTemplates (whole GPUs, MIG by nvidia.com/gpu or        profile) or shared
  * ResourceClaims (a config's nvidia.com/mig-*         time-slicing/MPS replicas), the pod naming
  * them a ResourceQuota            <class>.deviceclass.resource.k8s.io/devices a gpushare Node
  * labelled gpushare.io/path=dra anything else              unchanged

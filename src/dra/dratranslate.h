@@ -13,8 +13,8 @@
 /*
  * Device-plugin configs, quotas and workload manifests mapped to their DRA
  * form for Kubernetes 1.34 without alpha gates and NVIDIA's DRA driver
- * v25.12.0 (docs/dra.md#translate-gpushare-dra-translate-srcdradratranslatec), each with what does
- * not carry over and why. The contract is in docs/dra.md ("Translate").
+ * v25.12.0 (docs/guide/dra.md#translate-gpushare-dra-translate-srcdradratranslatec), each with what
+ * does not carry over and why. The contract is in docs/guide/dra.md ("Translate").
  */
 
 /* One input item: a config of the ConfigMap, or one object of a manifest. */

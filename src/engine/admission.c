@@ -447,7 +447,7 @@ static int hold_unrecorded(struct ledger *l, const json_t *holders, const json_t
 /*
  * The kubelet hands out healthy devices only (k8s.io/kubernetes v1.34.4
  * pkg/kubelet/cm/devicemanager/manager.go devicesToAllocate): a free
- * device the plugin marked unhealthy (docs/faults.md) is held aside; one a
+ * device the plugin marked unhealthy (docs/guide/faults.md) is held aside; one a
  * pod already holds stays that pod's, which keeps running.
  */
 static void hold_unhealthy(struct ledger *l, const json_t *unhealthy)

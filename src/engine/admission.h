@@ -13,7 +13,7 @@
  * The kubelet's admission of a pod bound to a node, for the device-plugin
  * resources of that node (kubelet v1.34.4 with NVIDIA's device plugin
  * v0.17): pure, from the node's ledger. The words are the kubelet's own;
- * docs/status.md says where each comes from.
+ * docs/guide/status.md says where each comes from.
  *
  * The kubelet runs its admit handlers in order (pkg/kubelet/kubelet.go,
  * NewMainKubelet): the resource allocator (topology manager, policy none,

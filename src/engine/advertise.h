@@ -13,9 +13,9 @@
  * What NVIDIA's stack (config-manager, mig-manager, device plugin, GPU
  * feature discovery, kubelet) would publish for one node: extended
  * resources in status.capacity/allocatable and GFD labels (k8s-device-plugin
- * v0.20.0 config-manager, plugin and GFD; mig-parted v0.15.0; docs/advertise.md). And the minimal
- * JSON merge patch that brings a Node object there without touching what gpushare does not own
- * (docs/advertise.md).
+ * v0.20.0 config-manager, plugin and GFD; mig-parted v0.15.0; docs/guide/advertise.md). And the
+ * minimal JSON merge patch that brings a Node object there without touching what gpushare does not
+ * own (docs/guide/advertise.md).
  */
 
 struct advertise_options {
@@ -27,7 +27,7 @@ struct advertise_options {
 	long long now;
 	/*
 	 * The device plugin's DP_DISABLE_HEALTHCHECKS and
-	 * DP_ENABLE_HEALTHCHECKS (docs/faults.md); NULL = unset.
+	 * DP_ENABLE_HEALTHCHECKS (docs/guide/faults.md); NULL = unset.
 	 */
 	const char *disable_healthchecks;
 	const char *enable_healthchecks;
@@ -86,7 +86,7 @@ struct advertisement {
 	char *failure;
 	enum advertise_outcome outcome; /* ADVERTISE_OK exactly when failure is NULL */
 	/*
-	 * GPU health (docs/faults.md), set by advertise_node when the node
+	 * GPU health (docs/guide/faults.md), set by advertise_node when the node
 	 * declares faults or gpushare remembers some: allocatable per
 	 * resource (NULL: equal to `resources`), the unhealthy device IDs
 	 * ({resource: [id]}, NULL: none), those marked since the remembered
@@ -143,7 +143,7 @@ int advertise_patch(const struct advertisement *adv, const json_t *node, json_t 
 /*
  * Whether `key` is a label of a family NVIDIA's stack writes on a GPU node
  * and gpushare models, so advertise_compute writes it or would on another
- * config (docs/advertise.md "GFD's labels"): nvidia.com/cuda.*, the
+ * config (docs/guide/advertise.md "GFD's labels"): nvidia.com/cuda.*, the
  * nvidia.com/gpu.<attr> and nvidia.com/mig-<profile>.<attr> families
  * (count, replicas, sharing-strategy, product, memory, family, compute.*,
  * machine, mode, multiprocessors, slices.*, engines.*), gfd.timestamp,

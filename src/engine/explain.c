@@ -663,7 +663,7 @@ static void hint_fail_over_one(struct explain_node *n, const struct explain_ctx 
  * A DRA node (gpushare.io/path=dra) advertises no nvidia.com/ resource: the
  * DRA driver and the device plugin never run on one node (dra-driver-nvidia-gpu v25.12.0
  * deployments/helm/nvidia-dra-driver-gpu/templates/), and without DRAExtendedResource no limit maps
- * to a device class (docs/dra.md#translate-gpushare-dra-translate-srcdradratranslatec).
+ * to a device class (docs/guide/dra.md#translate-gpushare-dra-translate-srcdradratranslatec).
  */
 static void hint_dra_node(struct explain_node *n, const json_t *requests, const json_t *node,
 			  const json_t *slices)

@@ -11,7 +11,7 @@
 
 /*
  * Why a pod landed where it did or stays Pending, and whether a namespace's
- * quotas would admit one more pod (docs/explain.md). Pure: objects in, a
+ * quotas would admit one more pod (docs/guide/explain.md). Pure: objects in, a
  * report out, no I/O. The objects are as the apiserver returns them.
  */
 
@@ -44,7 +44,7 @@ struct explain_node {
 	/* The scheduler's filter words, each with what made it so, e.g.
 	 * "Insufficient nvidia.com/gpu", "node(s) had untolerated taint(s) (k=v:NoSchedule)". */
 	struct gs_warnings reasons;
-	struct gs_warnings hints; /* GPU-sharing traps on this node (docs/explain.md) */
+	struct gs_warnings hints; /* GPU-sharing traps on this node (docs/guide/explain.md) */
 	/* The scheduler would pass it but the device plugin refuses the pod at
 	 * Allocate (failRequestsGreaterThanOne, k8s-device-plugin v0.20.0 internal/rm/rm.go
 	 * ValidateRequest): one of the hints. */
@@ -212,7 +212,7 @@ int explain_quota_pod(const json_t *quota_list, const json_t *pod,
 		      struct explain_quota_report **out, struct gs_error *err) GS_WUR;
 void explain_quota_report_free(struct explain_quota_report *r);
 
-/* ---- building blocks shared with plan (docs/plan.md) ---------------------- */
+/* ---- building blocks shared with plan (docs/guide/plan.md) ---------------------- */
 
 /*
  * The scheduler's effective request of a pod (computePodResourceRequest):

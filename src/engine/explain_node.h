@@ -13,7 +13,7 @@
  * DEFAULT_CONFIG, the fallbacks), its MIG strategy and where it comes from,
  * its MIG layout, the sharing, and the numbers NVIDIA's stack would publish
  * (capacity = allocatable per resource, GPU feature discovery's labels)
- * (docs/explain.md). Pure: the same text from a live Node and from a
+ * (docs/guide/explain.md). Pure: the same text from a live Node and from a
  * manifest, since only the node's declared hardware and labels and the
  * ConfigMap count (gpushare's own labels and annotations on a live node are
  * recognised as its own).

@@ -9,7 +9,7 @@
 
 /*
  * The objects `explain pod` reads from a cluster, made from manifests
- * before the cluster exists (docs/explain.md): the nodes as gpushare would
+ * before the cluster exists (docs/guide/explain.md): the nodes as gpushare would
  * advertise them, the pods already bound, and the quotas as the quota
  * controller fills them in. Pure: no I/O, the streams are loaded already.
  */

@@ -12,7 +12,7 @@
 #include "model/kobj.h"
 #include "yaml/ydoc.h"
 
-/* Where upstream does what gpushare plays (docs/faults.md cites the same lines). */
+/* Where upstream does what gpushare plays (docs/guide/faults.md cites the same lines). */
 #define DP_HEALTH "k8s-device-plugin v0.20.0 internal/rm/health.go"
 #define DP_SERVER "k8s-device-plugin v0.20.0 internal/plugin/server.go"
 #define DRA_HEALTH "dra-driver-nvidia-gpu v0.4.1 cmd/gpu-kubelet-plugin/device_health.go"

@@ -12,7 +12,7 @@
 #include "engine/ledger.h"
 
 /*
- * GPU health faults (docs/faults.md): what a node declares in its
+ * GPU health faults (docs/guide/faults.md): what a node declares in its
  * gpushare.io/gpu-health annotation ("0=xid:79,3=lost"), played as NVIDIA's
  * device plugin (k8s-device-plugin v0.20.0 internal/rm/health.go,
  * internal/plugin/server.go) and DRA driver (dra-driver-nvidia-gpu v0.4.1

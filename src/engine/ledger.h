@@ -17,7 +17,7 @@
  * The ledger of one node: every device ID the NVIDIA device plugin would
  * register with the kubelet for the node's advertisement, which physical
  * GPU (and MIG instance) each sits on, and which pod holds it. The contract
- * (IDs, the allocation policy, the pod annotation) is in docs/status.md.
+ * (IDs, the allocation policy, the pod annotation) is in docs/guide/status.md.
  *
  * Device IDs are the plugin's (k8s-device-plugin v0.20.0 internal/rm/devices.go): a whole GPU is
  * its UUID "GPU-...", a MIG device its UUID "MIG-...", replica k of a
@@ -147,7 +147,7 @@ void ledger_rebuild(struct ledger *l, const json_t *pods, struct gs_warnings *wa
 void ledger_rebuild_admitted(struct ledger *l, const json_t *pods, struct gs_warnings *warnings);
 
 /*
- * The ledger as JSON (`gpushare status -o json`, docs/status.md): node,
+ * The ledger as JSON (`gpushare status -o json`, docs/guide/status.md): node,
  * sharing, config, and per GPU its devices with holder (null when free),
  * counts per resource, the namespaces sharing each card, orphans. New
  * reference.

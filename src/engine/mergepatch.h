@@ -16,7 +16,7 @@
  * only what changes, empty sections left out ({} when nothing changes).
  * Ownership is what gpushare recorded writing (the annotations
  * gpushare.io/managed-labels and gpushare.io/managed-resources, nodehw.h);
- * the rules are in docs/advertise.md ("What gpushare owns").
+ * the rules are in docs/guide/advertise.md ("What gpushare owns").
  */
 
 struct mergepatch_want {
@@ -46,12 +46,12 @@ struct mergepatch_want {
 	 * Resources gpushare recorded and `resources` no longer lists, and
 	 * nvidia.com resources at 0 (what an earlier switch-off left), are
 	 * removed (null) from capacity and allocatable instead of kept at 0: a
-	 * node on the DRA path advertises no nvidia.com resource (docs/dra.md).
+	 * node on the DRA path advertises no nvidia.com resource (docs/guide/dra.md).
 	 */
 	bool remove_gone;
 	/*
 	 * name -> integer: allocatable where it differs from `resources`
-	 * (devices marked unhealthy, docs/faults.md); NULL = equal.
+	 * (devices marked unhealthy, docs/guide/faults.md); NULL = equal.
 	 */
 	const json_t *allocatable;
 	/* key -> string: gpushare.io/ annotations to hold this value ("" = removed); NULL = none.

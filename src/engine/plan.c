@@ -14,7 +14,7 @@
 #include "base/banned.h"
 
 /*
- * The model (docs/plan.md, read from k8s.io/kubernetes v1.34.4
+ * The model (docs/guide/plan.md, read from k8s.io/kubernetes v1.34.4
  * pkg/scheduler): per pod, the default filters in the default order
  * (NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit; the
  * first that fails decides the node's status), then the scores that differ

@@ -13,7 +13,7 @@
  * Place a batch of pods, in order, as kube-scheduler v1.34's default
  * profile would on a fleet of advertised nodes, with the apiserver's
  * validation (src/engine/podvalidate.h) and quota admission at create and
- * the kubelet's device admission after binding (docs/plan.md).
+ * the kubelet's device admission after binding (docs/guide/plan.md).
  * Pure: objects in, an outcome out, no I/O.
  */
 
@@ -133,7 +133,7 @@ struct plan_result *plan_finish(struct plan *p);
 void plan_free(struct plan *p);
 void plan_result_free(struct plan_result *r);
 
-/* The outcome as contract JSON: {"pods":[...],"quotas":[...]} (docs/plan.md). */
+/* The outcome as contract JSON: {"pods":[...],"quotas":[...]} (docs/guide/plan.md). */
 json_t *plan_result_json(const struct plan_result *r);
 /* Its parts, to print one pod at a time: pod i's object, the quotas' array. New references. */
 json_t *plan_pod_json(const struct plan_result *r, size_t i);
@@ -144,7 +144,7 @@ json_t *plan_pools_json(const struct plan_result *r);
 /*
  * What changes between two outcomes of the same pods (`before` on the
  * NodeList `nodes_before`, `after` on `nodes_after`), as one JSON object
- * (docs/plan.md): "changes", the pods whose verdict or node differ;
+ * (docs/guide/plan.md): "changes", the pods whose verdict or node differ;
  * "unadvertised", each pod's nvidia.com/ resource no node advertises after
  * the change (with "instead": what the nodes that advertised it before, or
  * else all nodes, advertise now); "quotas", the uses that differ; "pools",

@@ -9,7 +9,7 @@
 
 /*
  * kube-apiserver v1.34's validation, at create, of what a pod asks of
- * resources (k8s.io/kubernetes pkg/apis/core/validation, docs/check.md):
+ * resources (k8s.io/kubernetes pkg/apis/core/validation, docs/guide/check.md):
  * the rules a pod must pass before quota, scheduling or the kubelet see it.
  * Pure: an object in, the apiserver's errors out, no I/O.
  *
@@ -33,7 +33,7 @@
  *     no container limit above the pod's;
  *   - ephemeral containers at all: refused on create (a Pod) or in a
  *     template.
- * Not modelled (docs/check.md): every rule not about resources (a pod
+ * Not modelled (docs/guide/check.md): every rule not about resources (a pod
  * refused for those gets them from the apiserver too), resource claims,
  * the defaulting of spec.resources and its sums over containers.
  *

@@ -23,7 +23,7 @@
  * simulator's (hkust-adsl/kubernetes-scheduler-simulator,
  * pkg/simulator/simulator.go SortClusterPods and tuneUpPods,
  * pkg/utils/frag.go GetTypicalPods and NodeGpuShareFragAmount,
- * experiments/analysis/merge_*_discrete.py); docs/replay.md says what each
+ * experiments/analysis/merge_*_discrete.py); docs/guide/replay.md says what each
  * step takes from where.
  */
 
@@ -48,7 +48,7 @@ static const struct {
 	const char *product;
 } models[] = {
 	{"A10", "NVIDIA A10"},
-	{"G1", "NVIDIA A10G"}, /* undisclosed: placeholders, docs/replay.md */
+	{"G1", "NVIDIA A10G"}, /* undisclosed: placeholders, docs/guide/replay.md */
 	{"G2", "NVIDIA L4"},
 	{"G3", "NVIDIA L40"},
 	{"P100", "Tesla P100-PCIE-16GB"},

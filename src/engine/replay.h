@@ -10,7 +10,7 @@
 
 /*
  * Replay of a GPU-sharing trace in the form of Alibaba's
- * cluster-trace-gpu-v2023 (the FGD paper's openb trace; docs/replay.md):
+ * cluster-trace-gpu-v2023 (the FGD paper's openb trace; docs/guide/replay.md):
  * the trace's nodes become Nodes under a time-slicing device-plugin config
  * of N replicas per GPU, its tasks Pods asking for replicas of
  * nvidia.com/gpu; the workload is built as the paper's simulator builds it
@@ -63,7 +63,7 @@ void replay_trace_release(struct replay_trace *t);
 
 /*
  * The catalog GPU (its NVML name) a trace GPU code stands for, NULL for a
- * code the replay does not know. The table is in docs/replay.md.
+ * code the replay does not know. The table is in docs/guide/replay.md.
  */
 const char *replay_gpu_product(const char *code);
 

@@ -235,7 +235,7 @@ static int build_node(struct building *b, const struct report_input *in, const j
 	rn->failure = adv->failure ? gs_xstrdup(adv->failure) : NULL;
 	rn->resources = resources_text(adv);
 	if (draslice_node_wants_dra(node)) {
-		/* No device plugin there: its GPUs go out as a ResourceSlice (docs/dra.md). */
+		/* No device plugin: its GPUs go out as a ResourceSlice (docs/guide/dra.md). */
 		rn->dra = true;
 		free(rn->sharing);
 		rn->sharing = gs_xstrdup("DRA");

@@ -11,7 +11,7 @@
 #include "base/strbuf.h"
 
 /*
- * The fleet picture (docs/report.md): every GPU node, its physical cards,
+ * The fleet picture (docs/guide/report.md): every GPU node, its physical cards,
  * on each card the devices the device plugin hands out (time-slice or MPS
  * replicas, MIG instances, the whole card), who holds each one, what
  * isolates the tenants of a card, and each namespace's quota use.
@@ -35,7 +35,7 @@ enum report_isolation {
 enum report_origin {
 	REPORT_FROM_NONE,     /* holds no device shown here */
 	REPORT_FROM_LEDGER,   /* the gpushare.io/devices annotation */
-	REPORT_FROM_REQUESTS, /* derived from its requests (docs/report.md) */
+	REPORT_FROM_REQUESTS, /* derived from its requests (docs/guide/report.md) */
 	REPORT_FROM_CLAIM,    /* a ResourceClaim allocated on a DRA node reserved for it */
 };
 
@@ -126,7 +126,7 @@ struct report_input {
  * (Succeeded, Failed) are left out. A pod's devices come from its
  * gpushare.io/devices annotation when every ID in it names a device of its
  * node, else from its requests as the device plugin's preferred allocation
- * would hand them out (docs/report.md). Fails only on input that is not
+ * would hand them out (docs/guide/report.md). Fails only on input that is not
  * the objects it should be (a node the catalog cannot read).
  */
 int report_model_build(const struct report_input *in, struct report_model **out,

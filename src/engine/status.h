@@ -12,7 +12,7 @@
  * from the objects a cluster holds — the device-plugin ConfigMap, the
  * Nodes, the Pods — with who holds each device, what is free, and which
  * namespaces share one card. Pure: the objects may come from the apiserver
- * or from a recorded List. The output is documented in docs/status.md.
+ * or from a recorded List. The output is documented in docs/guide/status.md.
  */
 
 struct status_opts {

@@ -71,7 +71,7 @@ static json_t *resources_as_strings(const json_t *resources)
 }
 
 /*
- * A node on the DRA path (docs/dra.md): the DRA driver's slice instead of
+ * A node on the DRA path (docs/guide/dra.md): the DRA driver's slice instead of
  * the device plugin's resources. NVIDIA's stacks never run the device
  * plugin or GFD on such a node, so every nvidia.com resource and every
  * label gpushare recorded goes, except mig-manager's state label: static
@@ -285,7 +285,7 @@ int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_op
 	return sync_report_failed(rep);
 }
 
-/* ---- the DRA objects (docs/dra.md "Publishing") ---- */
+/* ---- the DRA objects (docs/guide/dra.md "Publishing") ---- */
 
 static const json_t *items_of(const json_t *list)
 {

@@ -57,7 +57,7 @@ struct sync_node {
 	char *name;
 	enum sync_outcome outcome;
 	/*
-	 * On the DRA path (label gpushare.io/path=dra, docs/dra.md): no
+	 * On the DRA path (label gpushare.io/path=dra, docs/guide/dra.md): no
 	 * nvidia.com resource, no device-plugin or GFD label; `pool` is the
 	 * array of ResourceSlices the DRA driver would publish (one, or one
 	 * per GPU with DynamicMIG; NULL when the node failed) and `slice` its
@@ -74,7 +74,7 @@ struct sync_node {
 	json_t *resources; /* advertised extended resources: {"nvidia.com/gpu": "8"} */
 	/*
 	 * Devices the plugin (or the DRA driver) marks unhealthy in this plan
-	 * that it had not before (docs/faults.md): the Event's message, in
+	 * that it had not before (docs/guide/faults.md): the Event's message, in
 	 * the plugin's words; NULL when none.
 	 */
 	char *health_event;
@@ -127,7 +127,7 @@ int sync_plan(const json_t *configmap, const json_t *nodes, const struct sync_op
  * The DRA half of the plan, pure: from the report of sync_plan and what the
  * cluster holds (`slices`: a ResourceSliceList or an array, `classes`: a
  * DeviceClassList or an array; NULL = none), the writes that bring the
- * cluster where the DRA driver would (docs/dra.md "Publishing"):
+ * cluster where the DRA driver would (docs/guide/dra.md "Publishing"):
  *   - the DeviceClasses gpu.nvidia.com and mig.nvidia.com, created or
  *     updated as the chart renders them, when some node is on the DRA path;
  *   - per DRA node, its pool reconciled as the driver's resourceslice

@@ -10,7 +10,7 @@
 #include "base/error.h"
 
 /*
- * The validating admission webhook's decision (docs/webhook.md): refuse at
+ * The validating admission webhook's decision (docs/guide/webhook.md): refuse at
  * create time a Pod that the apiserver would take but that would fail
  * later, with a message a user can act on. Pure: an AdmissionReview and the
  * fleet in, the AdmissionReview answer out; no I/O.

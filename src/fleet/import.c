@@ -17,7 +17,7 @@
 #include "model/quantity.h"
 #include "base/banned.h"
 
-/* GFD's labels import reads (docs/advertise.md lists their upstream source). */
+/* GFD's labels import reads (docs/guide/advertise.md lists their upstream source). */
 #define L_PRODUCT "nvidia.com/gpu.product"
 #define L_COUNT "nvidia.com/gpu.count"
 #define L_MACHINE "nvidia.com/gpu.machine"

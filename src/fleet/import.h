@@ -11,7 +11,7 @@
 #include "yaml/ydoc.h"
 
 /*
- * Twins of real GPU nodes, for kwok (docs/import.md). From Node objects as a
+ * Twins of real GPU nodes, for kwok (docs/guide/import.md). From Node objects as a
  * cluster where NVIDIA's device plugin and GPU feature discovery (GFD) run
  * shows them (`kubectl get nodes -o yaml`), the Node gpushare plays instead:
  * its GPUs declared with gpushare's annotations (nodehw.h), read back from
@@ -65,7 +65,7 @@ int import_add_fleet(struct import *im, const struct fleet *f, const json_t *ski
 /*
  * A fleet on paper: NAME=COUNTxGPUSxMODEL[,config=KEY][,mig=LAYOUT]
  * [,strategy=none|single|mixed][,cpu=Q][,memory=Q][,pods=N][,driver=X.Y.Z]
- * gives COUNT nodes NAME-0001... with GPUS GPUs of MODEL each (docs/import.md).
+ * gives COUNT nodes NAME-0001... with GPUS GPUs of MODEL each (docs/guide/import.md).
  */
 int import_add_pool(struct import *im, const char *spec, struct gs_error *err) GS_WUR;
 

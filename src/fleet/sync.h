@@ -17,7 +17,7 @@ struct kube_client;
 /*
  * The writer: PATCH every SYNC_UPDATED node's patch, and the patch of a
  * SYNC_FAILED node that has one (its plugin or mig-manager fails, the rest
- * of the stack still publishes: docs/advertise.md), metadata through the
+ * of the stack still publishes: docs/guide/advertise.md), metadata through the
  * node, capacity and allocatable through its status. A node whose write
  * fails becomes SYNC_FAILED with the reason. The DeviceClasses first; per
  * node its slice deletions, then its patch, then its slice create or

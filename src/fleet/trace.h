@@ -8,7 +8,7 @@
 
 /*
  * Readers of the CSV files of Alibaba's cluster-trace-gpu-v2023
- * (docs/replay.md): a node list (sn, cpu_milli, memory_mib, gpu, model)
+ * (docs/guide/replay.md): a node list (sn, cpu_milli, memory_mib, gpu, model)
  * and a pod list (name, cpu_milli, memory_mib, num_gpu, gpu_milli,
  * gpu_spec; other columns are ignored). The first line names the columns,
  * in any order. Fields are plain (no quoting); CRLF line ends are taken.

@@ -8,7 +8,7 @@
 #include "fleet/fleet.h"
 
 /*
- * The pods a fleet's objects would make once applied (docs/cli.md,
+ * The pods a fleet's objects would make once applied (docs/guide/cli.md,
  * "Workloads"): each workload's pods as its controller would create them,
  * and LimitRange defaults as the apiserver's LimitRanger admission plugin
  * sets them. Pure: no I/O. Pods made are new objects; positions in errors are those of

@@ -13,7 +13,7 @@
  * out (jansson), TLS verified unless the kubeconfig or a flag says
  * otherwise, retries with capped exponential backoff and a total deadline.
  * The contract (which failures are retried, what is never printed) is in
- * docs/kubeclient.md. Not thread-safe: one client per thread.
+ * docs/design/kubeclient.md. Not thread-safe: one client per thread.
  *
  * `path` is the API path with its query, e.g. "/api/v1/namespaces/team-a/pods"
  * or "/apis/apps/v1/deployments?labelSelector=a%3Db"; it is appended to the

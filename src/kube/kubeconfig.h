@@ -9,7 +9,7 @@
 
 /*
  * Where the apiserver is and how to authenticate, found the way kubectl
- * finds it (docs/kubeclient.md): `--kubeconfig` (one file, must exist), else
+ * finds it (docs/design/kubeclient.md): `--kubeconfig` (one file, must exist), else
  * the colon-separated KUBECONFIG list (missing files skipped, merged: the
  * first file to set a map key or current-context wins), else
  * ~/.kube/config; when none of them holds anything, the in-cluster service

@@ -2,7 +2,7 @@
 #define GS_KUBELOOP_H
 
 /*
- * One event loop for many apiserver requests at once (docs/controller.md):
+ * One event loop for many apiserver requests at once (docs/guide/controller.md):
  * libcurl's multi interface under one thread, a bounded number of requests
  * in flight, and list+watch streams that resume from their
  * resourceVersion. Connection, proxy, TLS, credentials and secret masking

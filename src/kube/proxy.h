@@ -10,7 +10,7 @@
  * CURLOPT_NOPROXY on every handle, explicitly empty for a direct
  * connection.
  *
- * The rules (docs/kubeclient.md, "Proxies"): a kubeconfig cluster's
+ * The rules (docs/design/kubeclient.md, "Proxies"): a kubeconfig cluster's
  * proxy-url carries every request (client-go's http.ProxyURL); otherwise
  * the environment, read as Go's golang.org/x/net/http/httpproxy reads it:
  * HTTPS_PROXY/https_proxy for https, HTTP_PROXY/http_proxy for http (the

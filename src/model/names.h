@@ -3,7 +3,8 @@
 
 /*
  * Every gpushare.io/ label and annotation gpushare reads or writes, in one
- * place (docs/advertise.md, docs/controller.md and docs/dra.md say what each means).
+ * place (docs/guide/advertise.md, docs/guide/controller.md and docs/guide/dra.md say what each
+ * means).
  */
 
 /*
@@ -38,7 +39,7 @@
  * device plugin (or the DRA kubelet plugin) was last restarted (RFC 3339,
  * as `kubectl rollout restart` stamps a pod template). The controller keeps
  * the plugin's memory of what it marked unhealthy since that restart in
- * gpushare.io/unhealthy-devices (docs/faults.md).
+ * gpushare.io/unhealthy-devices (docs/guide/faults.md).
  */
 #define NODEHW_ANN_GPU_HEALTH "gpushare.io/gpu-health"
 #define NODEHW_ANN_RESTARTED_AT "gpushare.io/device-plugin-restarted-at"

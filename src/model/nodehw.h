@@ -14,7 +14,7 @@
 /*
  * A node's declared GPU hardware and what gpushare wrote on it before, read
  * from a Node object (jansson tree, from YAML or the apiserver). The
- * contract of the annotations is in docs/advertise.md.
+ * contract of the annotations is in docs/guide/advertise.md.
  */
 
 /* Defaults of NODEHW_ANN_DRIVER and NODEHW_ANN_MACHINE (names.h). */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A container name that is not a valid one (DNS-1123 label) cannot forge a
 # line or an '=': it is shown double-quoted with escapes. Valid names are
-# printed as they are (docs/check.md).
+# printed as they are (docs/guide/check.md).
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT

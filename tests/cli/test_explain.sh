@@ -18,7 +18,7 @@ expect_out_has "scheduler: PodScheduled=False Unschedulable: 0/3 nodes are avail
 
 pod pod-gpu-on-mig e2e-explain-rec/gpu-on-mig
 expect_rc 1 "nvidia.com/gpu on the MIG node"
-expect_out_has "hint: this node advertises profiles, not whole GPUs (MIG mixed strategy): nvidia.com/mig-1g.10gb=7" "MIG mixed hint (docs/explain.md)"
+expect_out_has "hint: this node advertises profiles, not whole GPUs (MIG mixed strategy): nvidia.com/mig-1g.10gb=7" "MIG mixed hint (docs/guide/explain.md)"
 
 pod pod-two e2e-explain-rec/two
 expect_rc 0 "admitted by the scheduler"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The webhook's HTTPS server and the controller's --listen server under the
-# attacks of docs/webhook.md "Limits", on loopback: connections that send a
+# attacks of docs/guide/webhook.md "Limits", on loopback: connections that send a
 # request one byte at a time and never finish it (slowloris), from one
 # address and from many, and held 6 MiB uploads. Throughout, a good client
 # from another address must get its reviews and /healthz answered within a

@@ -7,7 +7,7 @@
 #   GS_APISERVER     https://127.0.0.1:<port>;  GS_CA  CA certificate file
 #   GS_ADMIN_TOKEN / GS_USER_TOKEN  bearer tokens of the two users
 #   K8S_VERSION      the pinned Kubernetes version (scripts/cluster/versions.sh)
-#   GS_DRA_ALPHA     1 when the cluster was started with the DRA alpha gates (docs/cluster.md)
+#   GS_DRA_ALPHA     1 when the cluster was started with the DRA alpha gates (docs/guide/cluster.md)
 #   GS_DRA_GATES     1 when those gates are on: GS_DRA_ALPHA=1, or 1.36 and later
 #
 # The first failed expectation exits 1. Objects made with the e2e_* makers

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The kubelet's admission, played by the cluster's controller (docs/status.md):
+# The kubelet's admission, played by the cluster's controller (docs/guide/status.md):
 # a pod asking for 2 slices of time-sliced lab-node-1 ends Failed with
 # UnexpectedAdmissionError and the plugin's message, never Running, with
 # the kubelet's Warning Event; a pod bound to lab-node-0 for more GPUs than

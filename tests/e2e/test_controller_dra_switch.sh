@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The cluster's `gpushare controller` reads ResourceSlices only for a plan that
-# can change one (docs/controller.md "Scale"): a node put on the DRA path gets
+# can change one (docs/guide/controller.md "Scale"): a node put on the DRA path gets
 # its slice, taken off it loses the slice and gets the device plugin's
 # resources back, and put on it again gets a slice again, all with no command
 # run; a ConfigMap edit for nodes off the DRA path leaves the slices alone.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The DRA path against the real apiserver and scheduler (docs/dra.md):
+# The DRA path against the real apiserver and scheduler (docs/guide/dra.md):
 #  1. `gpushare sync` publishes the slices NVIDIA's DRA driver v25.12.0 would,
 #     field by field (an A100 80GB in all-1g.10gb, two T4s), and the classes;
 #     a second sync writes nothing.
@@ -15,7 +15,7 @@
 #  6. a layout change updates the slice in place (same generation), an
 #     obsolete older-generation slice is removed;
 #  8. a slice edited, deleted or added by someone else is put back by the
-#     controller (docs/dra.md "Slices kept in step").
+#     controller (docs/guide/dra.md "Slices kept in step").
 # gpushare status and explain pod are judged against kubectl's view of the
 # claims (allocation, the scheduler's words, the quota's, the kubelet's).
 . "$TOP/tests/e2e/lib.sh"
@@ -43,7 +43,7 @@ data:
 YAML
 expect_rc 0 "create the device-plugin ConfigMap"
 
-# The prepare texts judged below are driver v25.12.0's (docs/dra.md, "Driver
+# The prepare texts judged below are driver v25.12.0's (docs/guide/dra.md, "Driver
 # releases"); the nodes say so, as a fleet still on that release does.
 e2e_node "$a100" -l gpushare.io/path=dra -l nvidia.com/mig.config=all-1g.10gb \
 	-l gpushare.io/dra-driver-version=v25.12.0
@@ -270,7 +270,7 @@ expect_has "$out" "scheduler: PodScheduled=False Unschedulable: $msg" "explain: 
 # Not left pending: with DRAConsumableCapacity on (GS_DRA_ALPHA=1) kube-scheduler
 # 1.34.4 panics on this claim once a node holds a third T4 in a second slice
 # (part 8's stale slice): allocator_experimental.go:1295 indexes the slice's
-# devices by the request's device counter (docs/cluster.md).
+# devices by the request's device counter (docs/guide/cluster.md).
 k -n "$ns" delete pod three-pod --wait=true --timeout=60s >/dev/null || fail "delete three-pod"
 k -n "$ns" delete resourceclaim three-t4 --wait=true --timeout=60s >/dev/null || fail "delete three-t4"
 
@@ -326,7 +326,7 @@ expect_eq "$(jp node "$sw" '{.metadata.labels.nvidia\.com/gpu\.product}')" Tesla
 expect_eq "$(slices_of "$sw" | jq '.items | length')" 0 "no slice left"
 
 # --- 7. the driver's prepare refuses, the kubelet's words ------------------
-# gpushare's controller plays the kubelet on these nodes (docs/dra.md).
+# gpushare's controller plays the kubelet on these nodes (docs/guide/dra.md).
 prep_pod() { # NAME NODE CLAIM-YAML-SPEC-CONFIG CLASS REQUEST
 	cat <<-YAML
 		apiVersion: resource.k8s.io/v1

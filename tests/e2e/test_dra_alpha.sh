@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The dynamic-MIG form of NVIDIA's DRA driver v25.12.0 (driver gate
-# DynamicMIG, declared on the node; docs/dra.md "Dynamic MIG"), which needs
+# DynamicMIG, declared on the node; docs/guide/dra.md "Dynamic MIG"), which needs
 # the apiserver's alpha gate DRAPartitionableDevices:
 #  - default gates (the CI cluster): the node is refused, with the reason,
 #    by `gpushare sync` and by the controller (a Warning Event on the node),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The cluster's `gpushare controller` through faults of the real control
-# plane (docs/controller.md "Faults"), on nodes of its own (a key of the
+# plane (docs/guide/controller.md "Faults"), on nodes of its own (a key of the
 # device-plugin ConfigMap, NODES fake nodes of 2 T4s) with pods holding
 # slices on some of them:
 #   1. kube-apiserver SIGKILLed in the middle of a replicas edit over every

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU health faults through the cluster's `gpushare controller` (docs/faults.md),
+# GPU health faults through the cluster's `gpushare controller` (docs/guide/faults.md),
 # on lab-node-1 (2 x T4, config shared: time-slicing, 4 replicas, 8 devices):
 #   1. `gpushare fault gpu lab-node-1 0=xid:79`: allocatable drops by exactly
 #      one (the device plugin keeps one device per GPU in its health map),

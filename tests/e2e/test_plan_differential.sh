@@ -3,7 +3,7 @@
 # small fleets and pod sets from DIFF_SEED, applied to the local control
 # plane in batches and run through `plan -o json`; every pod must get the
 # same verdict, and a bound pod the same node or one plan also found
-# feasible (docs/difftest.md). Alone:
+# feasible (docs/design/difftest.md). Alone:
 #   DIFF_SEED=N DIFF_CASES=K E2E_ONLY=test_plan_differential make e2e
 # and one case again: DIFF_SEED=N DIFF_ONLY=I E2E_ONLY=... make e2e
 # 200 cases take a few minutes; room for a loaded machine:
@@ -21,4 +21,4 @@ if ! "$GPUSHARE" plan --help >/dev/null 2>&1; then
 fi
 python3 "$dir/difftest.py"
 rc=$?
-[ $rc = 0 ] || fail "plan and the scheduler disagree (exit $rc); see the lines above and docs/difftest.md"
+[ $rc = 0 ] || fail "plan and the scheduler disagree (exit $rc); see the lines above and docs/design/difftest.md"

@@ -45,3 +45,34 @@ if ! "$here/refs.sh" "$r" >/dev/null 2>&1; then
 	echo "layers selftest: the reference checker refused an upstream source" >&2
 	exit 1
 fi
+
+# The reference checker must refuse a docs/ path and a relative link that
+# name no file, and pass them once the file exists. (refs.sh reads this
+# file too: the paths it names must exist here as well.)
+m=$(mktemp -d)
+trap 'rm -rf "$t" "$r" "$m"' EXIT
+git -C "$m" init -q
+mkdir -p "$m/docs/guide" "$m/src"
+printf '# index\n\nSee [the plan page](guide/%s.md#what-if).\n' plan >"$m/docs/README.md"
+printf '/* the contract: docs/guide/%s.md */\n' plan >"$m/src/a.c"
+git -C "$m" add -A
+if out=$("$here/refs.sh" "$m" 2>&1); then
+	echo "layers selftest: the reference checker passed a missing page" >&2
+	exit 1
+fi
+for want in '/README.md:3: link (guide/plan.md#what-if): no such file' \
+	'src/a.c:1: docs/guide/plan.md: no such file'; do
+	case $out in
+	*"$want"*) ;;
+	*)
+		printf 'layers selftest: missing "%s" in:\n%s\n' "$want" "$out" >&2
+		exit 1
+		;;
+	esac
+done
+printf '# plan\n' >"$m/docs/guide/plan.md"
+git -C "$m" add -A
+if ! out=$("$here/refs.sh" "$m" 2>&1); then
+	printf 'layers selftest: the reference checker refused a page that exists:\n%s\n' "$out" >&2
+	exit 1
+fi

@@ -313,7 +313,7 @@ static void from_objects(void **state)
 }
 
 /*
- * A replica the device plugin marked unhealthy (gpushare.io/gpu-health, docs/faults.md) is
+ * A replica the device plugin marked unhealthy (gpushare.io/gpu-health, docs/guide/faults.md) is
  * never handed out: 2 T4 x 4 replicas with Xid 79 on GPU 0 leave 7; seven holders take them
  * and an eighth pod is refused, as the kubelet allocates healthy devices only.
  */

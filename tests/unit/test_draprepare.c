@@ -12,12 +12,12 @@
 /*
  * Expected texts come from the driver's own code: its api package and
  * device_state.go's selection loop, compiled from the v25.12.0 tag with its
- * vendored apimachinery and run on the same claims (docs/dra.md, "Prepare").
+ * vendored apimachinery and run on the same claims (docs/guide/dra.md, "Prepare").
  */
 
 /*
  * The release the tests below judge: v25.12.0 unless a test says v0.5.0
- * (whose texts come from that release's source, docs/dra.md).
+ * (whose texts come from that release's source, docs/guide/dra.md).
  */
 static const struct dradriver *release;
 

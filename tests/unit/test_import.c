@@ -17,7 +17,7 @@
 /*
  * import reads GFD's labels back into gpushare's declarations. The round
  * trip below is the contract: a node declared to gpushare, advertised
- * (sync_plan + its merge patch: what a real node shows, docs/advertise.md
+ * (sync_plan + its merge patch: what a real node shows, docs/guide/advertise.md
  * names each label's upstream source), stripped of gpushare's annotations,
  * imported, must give back the declaration and a check with no difference.
  */
@@ -444,7 +444,7 @@ static const char REAL[] =
 	"  kind: Pod\n"
 	"  metadata: {name: p}\n";
 
-/* What a twin keeps and drops (docs/import.md "What a twin keeps"). */
+/* What a twin keeps and drops (docs/guide/import.md "What a twin keeps"). */
 static void twin_shape(void **state)
 {
 	struct import *im = import_new(cat(), NULL);

@@ -18,7 +18,7 @@
 /*
  * The client against recorded apiserver bodies (tests/unit/data/kube, see
  * its README) and against kube_fault_server.py, a local peer that fails on
- * purpose. Expected texts come from docs/kubeclient.md and
+ * purpose. Expected texts come from docs/design/kubeclient.md and
  * k8s.io/apiserver v0.34.4 pkg/admission/plugin/resourcequota/controller.go, not from the program's
  * output.
  */

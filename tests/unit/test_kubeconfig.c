@@ -11,7 +11,7 @@
 #include "kube/kubeconfig.h"
 
 /*
- * kubectl's kubeconfig rules (docs/kubeclient.md, which cites client-go's
+ * kubectl's kubeconfig rules (docs/design/kubeclient.md, which cites client-go's
  * loader.go): KUBECONFIG merge (first file to set a key wins, whole
  * entries), --kubeconfig/--context overrides, relative paths against the
  * defining file, *-data over files, in-cluster fallback.

@@ -11,7 +11,7 @@
 
 /*
  * The node patch on its own: ownership records, people's labels, resources
- * at 0, the refresh label (docs/advertise.md, "What gpushare owns").
+ * at 0, the refresh label (docs/guide/advertise.md, "What gpushare owns").
  */
 
 static json_t *js(const char *text)

@@ -10,7 +10,7 @@
 
 /*
  * plan's filters and scores against hand-made nodes (already advertised)
- * and pods. Expected texts are kube-scheduler v1.34.4's (docs/plan.md);
+ * and pods. Expected texts are kube-scheduler v1.34.4's (docs/guide/plan.md);
  * expected nodes follow from its score formulas worked by hand in each
  * case's comment.
  */

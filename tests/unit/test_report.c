@@ -205,7 +205,7 @@ static json_t *pod_json(struct fixture *f, const char *name)
 	return NULL;
 }
 
-/* The controller's two annotations: the devices, and admitted (docs/report.md). */
+/* The controller's two annotations: the devices, and admitted (docs/guide/report.md). */
 static void annotate(json_t *p, const char *value, bool admitted)
 {
 	json_t *meta = json_object_get(p, "metadata");

@@ -110,7 +110,7 @@ static void applied_patch_is_unchanged(void **state)
 /*
  * Only the plugin fails (deviceIDStrategy: serial): the node is reported as
  * failed, yet carries what the rest publishes: GFD's labels, and the
- * resource it advertised before at 0 (docs/advertise.md).
+ * resource it advertised before at 0 (docs/guide/advertise.md).
  */
 static void plugin_down_still_patches(void **state)
 {
@@ -427,7 +427,7 @@ static void edit_memory(json_t *slices, const char *set, const char *value)
 /*
  * DynamicMIG: a pool of one slice per GPU, refused without
  * DRAPartitionableDevices, and reconciled as syncPool does for several
- * slices (docs/dra.md "Slices kept in step").
+ * slices (docs/guide/dra.md "Slices kept in step").
  */
 static void dra_dynamic_pool(void **state)
 {

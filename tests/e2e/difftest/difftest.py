@@ -12,7 +12,7 @@ Environment (tests/e2e/run.sh sets the cluster part):
   DIFF_NO_PLAN=1  only record what the cluster did (no comparison)
   DIFF_KEEP=1  leave the objects in the cluster (to look at them)
 
-Exit 0 when every pod agrees (see docs/difftest.md for what agreement
+Exit 0 when every pod agrees (see docs/design/difftest.md for what agreement
 means), 1 otherwise, 2 when the harness itself failed.
 """
 
