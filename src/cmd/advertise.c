@@ -12,6 +12,7 @@
 #include "dra/draprepare.h"
 #include "dra/draslice.h"
 #include "model/kobj.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "yaml/ydoc.h"
 #include "base/banned.h"
@@ -51,14 +52,41 @@ static void print_warnings(const char *node, const struct gs_warnings *w)
 		cmd_eprintf("warning: node '%s': %s\n", node, w->items[i]);
 }
 
-static int print_json(const json_t *j)
+/*
+ * One document: the patch is a partial Node (apiVersion v1, kind Node: kubectl
+ * patch still takes it), --full an Advertisement of gpushare's own.
+ */
+static int print_one(const json_t *j, enum output_format fmt, const char *api, const char *kind)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_t *doc = output_stamp_as(j, api, kind);
+	struct gs_error err;
+	int rc = output_print(doc, fmt, JSON_SORT_KEYS, &err);
 
-	if (!s)
+	json_decref(doc);
+	if (rc < 0)
+		print_error(&err);
+	return rc;
+}
+
+static int print_patch(const json_t *j, enum output_format fmt)
+{
+	return print_one(j, fmt, "v1", "Node");
+}
+
+static int print_full(const json_t *j, enum output_format fmt)
+{
+	return print_one(j, fmt, OUTPUT_API_VERSION, "Advertisement");
+}
+
+/* Kubernetes objects: a List in JSON, a stream in YAML (kubectl applies either). */
+static int print_docs(const json_t *docs, enum output_format fmt)
+{
+	struct gs_error err;
+
+	if (output_print_list(docs, fmt, JSON_SORT_KEYS, &err) < 0) {
+		print_error(&err);
 		return -1;
-	puts(s);
-	free(s);
+	}
 	return 0;
 }
 
@@ -112,20 +140,9 @@ static int find_node(const struct fleet *f, const struct fleet_sources *src, con
 	return 0;
 }
 
-/* Objects as a YAML stream of JSON documents, for kubectl. */
-static int print_docs(const json_t *docs)
-{
-	for (size_t i = 0; i < json_array_size(docs); i++) {
-		if (i)
-			puts("---");
-		if (print_json(json_array_get(docs, i)))
-			return -1;
-	}
-	return 0;
-}
-
 static int advertise_dra(const struct fleet_sources *src, const char *node_name,
-			 const struct configmap_ref *cm, const char *gates_spec, bool alpha)
+			 const struct configmap_ref *cm, const char *gates_spec, bool alpha,
+			 enum output_format fmt)
 {
 	struct draprepare_gates cluster, gates;
 	struct draslice_opts so = {.dynamic_mig = false, .partitionable = alpha};
@@ -215,7 +232,7 @@ static int advertise_dra(const struct fleet_sources *src, const char *node_name,
 	}
 	print_warnings(hw->name, &w);
 	docs = json_incref(slice);
-	rc = print_docs(docs) ? EXIT_USAGE : EXIT_OK;
+	rc = print_docs(docs, fmt) ? EXIT_USAGE : EXIT_OK;
 out:
 	json_decref(docs);
 	json_decref(slice);
@@ -241,8 +258,13 @@ int cmd_advertise(int argc, char **argv)
 	struct gs_warnings w;
 	struct gs_error err;
 	json_t *patch = NULL;
+	enum output_format fmt = OUTPUT_JSON;
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
+		OPT_OUTPUT(&fmt, OUTPUT_DOCS,
+			   "json (default) or yaml: the patch (apiVersion v1, kind\n"
+			   "Node), with --full kind Advertisement; with --dra a\n"
+			   "List in json, a stream in yaml"),
 		OPT_CALLBACK(0, "configmap", &cmref, "NS/NAME",
 			     "the device-plugin ConfigMap of named configs among the\n"
 			     "files [gpu-share/device-plugin-configs]; none there: the\n"
@@ -312,7 +334,7 @@ int cmd_advertise(int argc, char **argv)
 			goto out;
 		}
 		docs = draslice_device_classes(alpha);
-		rc = print_docs(docs) ? EXIT_USAGE : EXIT_OK;
+		rc = print_docs(docs, fmt) ? EXIT_USAGE : EXIT_OK;
 		json_decref(docs);
 		goto out;
 	}
@@ -328,7 +350,7 @@ int cmd_advertise(int argc, char **argv)
 			rc = usage_error(&advertise_usage, &err);
 			goto out;
 		}
-		rc = advertise_dra(&src, node_name, &cmref, gates_spec, alpha);
+		rc = advertise_dra(&src, node_name, &cmref, gates_spec, alpha, fmt);
 		goto out;
 	}
 
@@ -361,11 +383,11 @@ int cmd_advertise(int argc, char **argv)
 				  "(endpointStopGracePeriod)\n");
 		if (full) {
 			json_t *j = advertisement_to_json(adv);
-			print_json(j);
+			print_full(j, fmt);
 			json_decref(j);
 		} else if (!advertise_patch(adv, node, &patch, &w, &err)) {
 			print_warnings(adv->node, &w);
-			print_json(patch);
+			print_patch(patch, fmt);
 		}
 		rc = EXIT_FINDING;
 		goto out;
@@ -373,7 +395,7 @@ int cmd_advertise(int argc, char **argv)
 	if (adv->failure) {
 		if (full) {
 			json_t *j = advertisement_to_json(adv);
-			print_json(j);
+			print_full(j, fmt);
 			json_decref(j);
 		}
 		cmd_eprintf("error: node '%s': %s\n", adv->node, adv->failure);
@@ -384,9 +406,8 @@ int cmd_advertise(int argc, char **argv)
 	}
 	if (full) {
 		json_t *j = advertisement_to_json(adv);
-		print_json(j);
+		rc = print_full(j, fmt) < 0 ? EXIT_USAGE : EXIT_OK;
 		json_decref(j);
-		rc = EXIT_OK;
 		goto out;
 	}
 	if (advertise_patch(adv, node, &patch, &w, &err)) {
@@ -395,8 +416,7 @@ int cmd_advertise(int argc, char **argv)
 		goto out;
 	}
 	print_warnings(adv->node, &w);
-	print_json(patch);
-	rc = EXIT_OK;
+	rc = print_patch(patch, fmt) < 0 ? EXIT_USAGE : EXIT_OK;
 out:
 	json_decref(patch);
 	advertisement_free(adv);
