@@ -42,7 +42,7 @@ static const struct parseopt_usage advertise_usage = {
 static void print_error(const struct gs_error *err)
 {
 	char buf[2048];
-	fprintf(stderr, "error: %s\n", gs_error_str(err, buf, sizeof(buf)));
+	fprintf(stderr, "gpushare advertise: %s\n", gs_error_str(err, buf, sizeof(buf)));
 }
 
 /* Each warning names its node once, here. */
@@ -372,7 +372,7 @@ int cmd_advertise(int argc, char **argv)
 			cmd_eprintf("health: node '%s': %s\n", adv->node, adv->health_why.items[i]);
 	if (adv->failure && adv->outcome != ADVERTISE_REFUSED) {
 		/* Part of the stack fails; the rest still publishes: the patch, and exit 1. */
-		cmd_eprintf("error: node '%s': %s\n", adv->node, adv->failure);
+		cmd_eprintf("gpushare advertise: node '%s': %s\n", adv->node, adv->failure);
 		fprintf(stderr, "%s",
 			adv->outcome == ADVERTISE_MIG_FAILED
 				? "hint: mig-manager writes nvidia.com/mig.config.state=failed; "
@@ -398,7 +398,7 @@ int cmd_advertise(int argc, char **argv)
 			print_full(j, fmt);
 			json_decref(j);
 		}
-		cmd_eprintf("error: node '%s': %s\n", adv->node, adv->failure);
+		cmd_eprintf("gpushare advertise: node '%s': %s\n", adv->node, adv->failure);
 		fprintf(stderr, "hint: the real stack would advertise nothing new here; no patch "
 				"was made\n");
 		rc = EXIT_FINDING;

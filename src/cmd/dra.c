@@ -64,7 +64,7 @@ static const struct parseopt_usage translate_usage = {
 static void print_error(const struct gs_error *err)
 {
 	char buf[2048];
-	fprintf(stderr, "error: %s\n", gs_error_str(err, buf, sizeof(buf)));
+	fprintf(stderr, "gpushare dra: %s\n", gs_error_str(err, buf, sizeof(buf)));
 }
 
 /* The release's default gates, then --driver-gates on them. */
@@ -285,7 +285,7 @@ static int prepare(int argc, char **argv)
 		collect(cs, "ResourceClaim", claims);
 		ydoc_stream_free(cs);
 		if (json_array_size(claims) == before) {
-			cmd_eprintf("error: %s: no ResourceClaim in the file\n", argv[i]);
+			cmd_eprintf("gpushare dra: %s: no ResourceClaim in the file\n", argv[i]);
 			goto out;
 		}
 	}

@@ -76,7 +76,7 @@ static int add_arg(const struct option *opt, const char *arg, struct gs_error *e
 static void print_error(const struct gs_error *err)
 {
 	char buf[2048];
-	fprintf(stderr, "error: %s\n", gs_error_str(err, buf, sizeof(buf)));
+	fprintf(stderr, "gpushare import: %s\n", gs_error_str(err, buf, sizeof(buf)));
 }
 
 static void print_list(const char *prefix, const struct gs_warnings *w)
