@@ -389,7 +389,7 @@ static int allocate(int argc, char **argv)
 		collect(cs, "ResourceClaim", claims);
 		ydoc_stream_free(cs);
 		if (json_array_size(claims) == before) {
-			cmd_eprintf("error: %s: no ResourceClaim in the file\n", argv[i]);
+			cmd_eprintf("gpushare dra: %s: no ResourceClaim in the file\n", argv[i]);
 			goto out;
 		}
 	}

@@ -86,6 +86,7 @@ contract ImportCheck ImportCheck "0 1" import --check -f $g/import-check-real/no
 contract List Node 0 import -f $g/import-check-real/nodes.yaml
 contract Replay Replay 0 replay $g/replay-small/nodes.csv $g/replay-small/pods.csv
 contract SyncReport SyncReport "0 1" sync --kubeconfig "$tmp/kubeconfig" --dry-run
+contract FaultResult FaultResult 0 fault gpu --kubeconfig "$tmp/kubeconfig" lab-node-1 0=xid:79 --dry-run
 
 # Several documents are never JSON objects in a row: --device-classes has two.
 run advertise --dra --device-classes -o json
