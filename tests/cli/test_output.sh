@@ -68,7 +68,7 @@ contract() {
 	yaml_doc "$* -o yaml" "$ykind"
 	run "$@" -o xml
 	expect_rc 2 "$* -o xml"
-	expect_err_match "^gpushare $cmd: unknown output format \"xml\" \(want [a-z, ]*json, yaml[a-z, ]*\)$" "$* -o xml"
+	expect_err_match "^gpushare $cmd: unknown output format 'xml' \(one of: [a-z, ]*json, yaml[a-z, ]*\)$" "$* -o xml"
 	[ -z "$out" ] || fail "$*: -o xml printed on standard output"
 }
 
@@ -79,6 +79,7 @@ contract Advertisement Advertisement "0 1" advertise --full -f k8s/device-plugin
 contract List ResourceSlice 0 advertise --dra --node lab-node-0 k8s/lab-nodes.yaml
 contract List DeviceClass 0 advertise --dra --device-classes
 contract IsolationReport IsolationReport 0 isolation
+contract GPUCatalog GPUCatalog 0 catalog
 contract Plan Plan "0 1" plan -f k8s/
 contract PlanWhatIf PlanWhatIf "0 1" plan -f k8s/ --relabel lab-node-0=nosuch
 contract Status Status "0 1" status -f $g/status-lab/list.json
