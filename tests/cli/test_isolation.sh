@@ -21,7 +21,7 @@ expect_out_has "usage: gpushare isolation" "help"
 
 run isolation -o xml
 expect_rc 2 "unknown format"
-expect_err_has 'gpushare isolation: unknown output format 'xml' (one of: table, json, yaml, env)' "unknown format"
+expect_err_has "gpushare isolation: unknown output format 'xml' (one of: table, json, yaml, env)" "unknown format"
 
 run isolation --bogus
 expect_rc 2 "unknown flag"
