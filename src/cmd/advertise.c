@@ -12,6 +12,7 @@
 #include "dra/draprepare.h"
 #include "dra/draslice.h"
 #include "model/kobj.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "yaml/ydoc.h"
 #include "base/banned.h"
@@ -56,7 +57,7 @@ static const struct parseopt_usage advertise_usage = {
 static void print_error(const struct gs_error *err)
 {
 	char buf[2048];
-	fprintf(stderr, "error: %s\n", gs_error_str(err, buf, sizeof(buf)));
+	fprintf(stderr, "gpushare advertise: %s\n", gs_error_str(err, buf, sizeof(buf)));
 }
 
 /* Each warning names its node once, here. */
@@ -66,14 +67,41 @@ static void print_warnings(const char *node, const struct gs_warnings *w)
 		cmd_eprintf("warning: node '%s': %s\n", node, w->items[i]);
 }
 
-static int print_json(const json_t *j)
+/*
+ * One document: the patch is a partial Node (apiVersion v1, kind Node: kubectl
+ * patch still takes it), --full an Advertisement of gpushare's own.
+ */
+static int print_one(const json_t *j, enum output_format fmt, const char *api, const char *kind)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_t *doc = output_stamp_as(j, api, kind);
+	struct gs_error err;
+	int rc = output_print(doc, fmt, JSON_SORT_KEYS, &err);
 
-	if (!s)
+	json_decref(doc);
+	if (rc < 0)
+		print_error(&err);
+	return rc;
+}
+
+static int print_patch(const json_t *j, enum output_format fmt)
+{
+	return print_one(j, fmt, "v1", "Node");
+}
+
+static int print_full(const json_t *j, enum output_format fmt)
+{
+	return print_one(j, fmt, OUTPUT_API_VERSION, "Advertisement");
+}
+
+/* Kubernetes objects: a List in JSON, a stream in YAML (kubectl applies either). */
+static int print_docs(const json_t *docs, enum output_format fmt)
+{
+	struct gs_error err;
+
+	if (output_print_list(docs, fmt, JSON_SORT_KEYS, &err) < 0) {
+		print_error(&err);
 		return -1;
-	puts(s);
-	free(s);
+	}
 	return 0;
 }
 
@@ -127,20 +155,9 @@ static int find_node(const struct fleet *f, const struct fleet_sources *src, con
 	return 0;
 }
 
-/* Objects as a YAML stream of JSON documents, for kubectl. */
-static int print_docs(const json_t *docs)
-{
-	for (size_t i = 0; i < json_array_size(docs); i++) {
-		if (i)
-			puts("---");
-		if (print_json(json_array_get(docs, i)))
-			return -1;
-	}
-	return 0;
-}
-
 static int advertise_dra(const struct fleet_sources *src, const char *node_name,
-			 const struct configmap_ref *cm, const char *gates_spec, bool alpha)
+			 const struct configmap_ref *cm, const char *gates_spec, bool alpha,
+			 enum output_format fmt)
 {
 	struct draprepare_gates cluster, gates;
 	struct draslice_opts so = {.dynamic_mig = false, .partitionable = alpha};
@@ -230,7 +247,7 @@ static int advertise_dra(const struct fleet_sources *src, const char *node_name,
 	}
 	print_warnings(hw->name, &w);
 	docs = json_incref(slice);
-	rc = print_docs(docs) ? EXIT_USAGE : EXIT_OK;
+	rc = print_docs(docs, fmt) ? EXIT_USAGE : EXIT_OK;
 out:
 	json_decref(docs);
 	json_decref(slice);
@@ -256,8 +273,13 @@ int cmd_advertise(int argc, char **argv)
 	struct gs_warnings w;
 	struct gs_error err;
 	json_t *patch = NULL;
+	enum output_format fmt = OUTPUT_JSON;
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
+		OPT_OUTPUT(&fmt, OUTPUT_DOCS,
+			   "json (default) or yaml: the patch (apiVersion v1, kind\n"
+			   "Node), with --full kind Advertisement; with --dra a\n"
+			   "List in json, a stream in yaml"),
 		OPT_CALLBACK(0, "configmap", &cmref, "NS/NAME",
 			     "the device-plugin ConfigMap of named configs among the\n"
 			     "files [gpu-share/device-plugin-configs]; none there: the\n"
@@ -327,7 +349,7 @@ int cmd_advertise(int argc, char **argv)
 			goto out;
 		}
 		docs = draslice_device_classes(alpha);
-		rc = print_docs(docs) ? EXIT_USAGE : EXIT_OK;
+		rc = print_docs(docs, fmt) ? EXIT_USAGE : EXIT_OK;
 		json_decref(docs);
 		goto out;
 	}
@@ -343,7 +365,7 @@ int cmd_advertise(int argc, char **argv)
 			rc = usage_error(&advertise_usage, &err);
 			goto out;
 		}
-		rc = advertise_dra(&src, node_name, &cmref, gates_spec, alpha);
+		rc = advertise_dra(&src, node_name, &cmref, gates_spec, alpha, fmt);
 		goto out;
 	}
 
@@ -365,7 +387,7 @@ int cmd_advertise(int argc, char **argv)
 			cmd_eprintf("health: node '%s': %s\n", adv->node, adv->health_why.items[i]);
 	if (adv->failure && adv->outcome != ADVERTISE_REFUSED) {
 		/* Part of the stack fails; the rest still publishes: the patch, and exit 1. */
-		cmd_eprintf("error: node '%s': %s\n", adv->node, adv->failure);
+		cmd_eprintf("gpushare advertise: node '%s': %s\n", adv->node, adv->failure);
 		fprintf(stderr, "%s",
 			adv->outcome == ADVERTISE_MIG_FAILED
 				? "hint: mig-manager writes nvidia.com/mig.config.state=failed; "
@@ -376,11 +398,11 @@ int cmd_advertise(int argc, char **argv)
 				  "(endpointStopGracePeriod)\n");
 		if (full) {
 			json_t *j = advertisement_to_json(adv);
-			print_json(j);
+			print_full(j, fmt);
 			json_decref(j);
 		} else if (!advertise_patch(adv, node, &patch, &w, &err)) {
 			print_warnings(adv->node, &w);
-			print_json(patch);
+			print_patch(patch, fmt);
 		}
 		rc = EXIT_FINDING;
 		goto out;
@@ -388,10 +410,10 @@ int cmd_advertise(int argc, char **argv)
 	if (adv->failure) {
 		if (full) {
 			json_t *j = advertisement_to_json(adv);
-			print_json(j);
+			print_full(j, fmt);
 			json_decref(j);
 		}
-		cmd_eprintf("error: node '%s': %s\n", adv->node, adv->failure);
+		cmd_eprintf("gpushare advertise: node '%s': %s\n", adv->node, adv->failure);
 		fprintf(stderr, "hint: the real stack would advertise nothing new here; no patch "
 				"was made\n");
 		rc = EXIT_FINDING;
@@ -399,9 +421,8 @@ int cmd_advertise(int argc, char **argv)
 	}
 	if (full) {
 		json_t *j = advertisement_to_json(adv);
-		print_json(j);
+		rc = print_full(j, fmt) < 0 ? EXIT_USAGE : EXIT_OK;
 		json_decref(j);
-		rc = EXIT_OK;
 		goto out;
 	}
 	if (advertise_patch(adv, node, &patch, &w, &err)) {
@@ -410,8 +431,7 @@ int cmd_advertise(int argc, char **argv)
 		goto out;
 	}
 	print_warnings(adv->node, &w);
-	print_json(patch);
-	rc = EXIT_OK;
+	rc = print_patch(patch, fmt) < 0 ? EXIT_USAGE : EXIT_OK;
 out:
 	json_decref(patch);
 	advertisement_free(adv);

@@ -3,6 +3,7 @@
 
 #include "engine/check.h"
 #include "cmd/cmd.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "base/banned.h"
 
@@ -62,8 +63,29 @@ static int parse_engine(const struct option *opt, const char *arg, struct gs_err
 	return 0;
 }
 
+/* One file's findings as JSON: [{"type": "over", container, count} | {"type": "note", message}]. */
+static json_t *findings_json(const struct check_report *rep)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; k < rep->n; k++) {
+		const struct check_finding *f = &rep->items[k];
+
+		if (f->kind == CHECK_OVER)
+			json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "type", "over",
+							   "container", f->container, "count",
+							   f->count));
+		else
+			json_array_append_new(
+				a, json_pack("{s:s,s:s}", "type", "note", "message", f->text));
+	}
+	return a;
+}
+
 int cmd_check(int argc, char **argv)
 {
+	enum output_format fmt = OUTPUT_TABLE;
+	json_t *files = NULL;
 	unsigned rules = 0;
 	enum check_engine engine = CHECK_ENGINE_STREAM;
 	int i, n, errors = 0, findings = 0;
@@ -80,6 +102,9 @@ int cmd_check(int argc, char **argv)
 		OPT_CALLBACK_VALUES(0, "engine", &engine, "stream|tree",
 				    "how files are read (results are identical; stream is faster)",
 				    parse_engine, engines),
+		OPT_OUTPUT(&fmt, OUTPUT_TABLES,
+			   "table: the lines below (default); json or yaml: kind\n"
+			   "CheckResult, {ok, files: [{file, error, findings}]}"),
 		OPT_END(),
 	};
 
@@ -94,17 +119,31 @@ int cmd_check(int argc, char **argv)
 	(void)api_rules;
 	if (shared || strict)
 		rules |= CHECK_SHARED_RESOURCES;
+	if (output_is_doc(fmt))
+		files = json_array();
 	for (i = 0; i < n; i++) {
 		struct check_report rep;
 		struct gs_error err;
 		char buf[2048];
 
+		bool err_set;
+
 		check_report_init(&rep);
-		if (check_file(argv[i], rules, engine, &rep, &err)) {
+		err_set = check_file(argv[i], rules, engine, &rep, &err) != 0;
+		if (err_set) {
 			gs_error_str(&err, buf, sizeof(buf));
 			/* Positioned errors read like a compiler's; the rest get our name. */
-			fprintf(stderr, "%s%s\n", err.file[0] ? "" : "gpushare check: ", buf);
+			fprintf(stderr, "gpushare check: %s\n", buf);
 			errors++;
+		}
+		if (files) {
+			json_array_append_new(files,
+					      json_pack("{s:s,s:o,s:o}", "file", argv[i], "error",
+							err_set ? json_string(buf) : json_null(),
+							"findings", findings_json(&rep)));
+			findings += (int)rep.n;
+			check_report_release(&rep);
+			continue;
 		}
 		for (size_t k = 0; k < rep.n; k++) {
 			const struct check_finding *f = &rep.items[k];
@@ -117,10 +156,26 @@ int cmd_check(int argc, char **argv)
 		}
 		check_report_release(&rep);
 	}
+	if (files) {
+		struct gs_error err;
+		char buf[2048];
+		json_t *doc =
+			json_pack("{s:s,s:s,s:b,s:o}", "apiVersion", OUTPUT_API_VERSION, "kind",
+				  "CheckResult", "ok", !errors && !findings, "files", files);
+		int r = output_print(doc, fmt, 0, &err);
+
+		json_decref(doc);
+		if (r < 0) {
+			fprintf(stderr, "gpushare check: %s\n",
+				gs_error_str(&err, buf, sizeof(buf)));
+			return EXIT_USAGE;
+		}
+	}
 	if (errors)
 		return EXIT_USAGE;
 	if (findings)
 		return EXIT_FINDING;
-	puts("OK");
+	if (!files)
+		puts("OK");
 	return EXIT_OK;
 }

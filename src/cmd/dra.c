@@ -84,7 +84,7 @@ static const struct parseopt_usage translate_usage = {
 static void print_error(const struct gs_error *err)
 {
 	char buf[2048];
-	fprintf(stderr, "error: %s\n", gs_error_str(err, buf, sizeof(buf)));
+	fprintf(stderr, "gpushare dra: %s\n", gs_error_str(err, buf, sizeof(buf)));
 }
 
 /* The release's default gates, then --driver-gates on them. */

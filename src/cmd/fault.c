@@ -5,6 +5,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/kubecontext.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "engine/health.h"
 #include "model/catalog.h"
@@ -40,7 +41,6 @@ static const struct parseopt_example fault_examples[] = {
 	 "gpushare fault restart-plugin lab-node-1"},
 	{NULL, NULL},
 };
-static const char *const fault_formats[] = {"text", "json", NULL};
 static const struct parseopt_usage fault_usage = {
 	"fault",
 	usage_lines,
@@ -206,7 +206,8 @@ out:
 static int run(enum fault_verb verb, int argc, char **argv)
 {
 	struct kube_context kx = {0};
-	const char *format = "text", *name;
+	enum output_format format = OUTPUT_TABLE;
+	const char *name;
 	const char *key = verb == FAULT_RESTART ? NODEHW_ANN_RESTARTED_AT : NODEHW_ANN_GPU_HEALTH;
 	bool dry_run = false;
 	struct health_faults add = {0};
@@ -217,8 +218,8 @@ static int run(enum fault_verb verb, int argc, char **argv)
 	struct gs_error err;
 	struct option opts[] = {
 		OPT_BOOL(0, "dry-run", &dry_run, "print the patch, write nothing"),
-		OPT_STRING_VALUES('o', "output", &format, "FORMAT", "text or json [text]",
-				  fault_formats),
+		OPT_OUTPUT(&format, OUTPUT_TABLES,
+			   "table (default), json or yaml (kind FaultResult)"),
 		OPT_KUBE_CONNECTION(&kx.opts),
 		OPT_END(),
 	};
@@ -226,10 +227,6 @@ static int run(enum fault_verb verb, int argc, char **argv)
 	n = parse_options(argc, argv, opts, &fault_usage);
 	if (n < 0)
 		return parseopt_exit(n);
-	if (strcmp(format, "text") && strcmp(format, "json")) {
-		gs_error_set(&err, "-o: '%s' is not a format (text, json)", format);
-		return usage_error(&fault_usage, &err);
-	}
 	if (n < 1) {
 		gs_error_set(&err, "say which node");
 		return usage_error(&fault_usage, &err);
@@ -278,14 +275,18 @@ static int run(enum fault_verb verb, int argc, char **argv)
 			    gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}
-	if (!strcmp(format, "json")) {
+	if (output_is_doc(format)) {
 		json_t *o = json_pack("{s:s,s:s,s:s?,s:s?,s:O?,s:b,s:b}", "node", name,
 				      "annotation", key, "before", before, "after", value, "patch",
 				      patch, "changed", patch != NULL, "dryRun", dry_run);
-		char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
-		puts(s);
-		free(s);
+		json_t *doc = output_stamp(o, "FaultResult");
+		int r = output_print(doc, format, JSON_SORT_KEYS, &err);
+		json_decref(doc);
 		json_decref(o);
+		if (r < 0) {
+			cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+			goto out;
+		}
 	} else {
 		cmd_printf("%s: %s \"%s\" -> %s%s%s%s\n", name, key, before ? before : "",
 			   value ? "\"" : "(removed)", value ? value : "", value ? "\"" : "",

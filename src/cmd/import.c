@@ -5,6 +5,7 @@
 #include "cmd/cmd.h"
 #include "cmd/offline.h"
 #include "fleet/fleet.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "base/didyoumean.h"
 #include "base/escape.h"
@@ -21,7 +22,8 @@
 static const char *const usage_lines[] = {
 	"gpushare import -f NODES.yaml [-f ...] [-R] [--anonymise] [-o yaml|json]",
 	"gpushare import --pool SPEC [--pool SPEC...] [-o yaml|json]",
-	"gpushare import --check -f NODES.yaml [-f CM.yaml] [--configmap NS/NAME] [-o json]",
+	"gpushare import --check -f NODES.yaml [-f CM.yaml] [--configmap NS/NAME] [-o "
+	"table|json|yaml]",
 	NULL,
 };
 
@@ -85,67 +87,16 @@ static int add_arg(const struct option *opt, const char *arg, struct gs_error *e
 	return 0;
 }
 
-static const char *const output_values[] = {"yaml", "json", "table", NULL};
-
-static int parse_output(const struct option *opt, const char *arg, struct gs_error *err)
-{
-	const char **out = opt->value;
-	struct strbuf hint = STRBUF_INIT;
-	struct dym d;
-
-	if (parseopt_value(opt, "output format", arg, NULL) < 0) {
-		dym_init(&d, arg);
-		for (size_t i = 0; opt->values[i]; i++)
-			dym_offer(&d, opt->values[i]);
-		dym_add_hint(&d, &hint);
-		gs_error_set(err, "-o takes yaml or json (with --check: table or json), not '%s'%s",
-			     arg, hint.buf);
-		strbuf_release(&hint);
-		return -1;
-	}
-	*out = arg;
-	return 0;
-}
-
 static void print_error(const struct gs_error *err)
 {
 	char buf[2048];
-	fprintf(stderr, "error: %s\n", gs_error_str(err, buf, sizeof(buf)));
+	fprintf(stderr, "gpushare import: %s\n", gs_error_str(err, buf, sizeof(buf)));
 }
 
 static void print_list(const char *prefix, const struct gs_warnings *w)
 {
 	for (size_t i = 0; i < w->n; i++)
 		cmd_eprintf("%s: %s\n", prefix, w->items[i]);
-}
-
-static int print_twins(const json_t *twins, bool json, struct gs_error *err)
-{
-	struct strbuf out = STRBUF_INIT;
-	int rc = 0;
-
-	if (json) {
-		json_t *list = json_pack("{s:s,s:s,s:O}", "apiVersion", "v1", "kind", "List",
-					 "items", twins);
-		char *s = json_dumps(list, JSON_INDENT(2));
-		json_decref(list);
-		if (!s) {
-			gs_error_set(err, "out of memory");
-			return -1;
-		}
-		puts(s);
-		free(s);
-		return 0;
-	}
-	for (size_t i = 0; i < json_array_size(twins) && !rc; i++) {
-		if (i)
-			strbuf_addstr(&out, "---\n");
-		rc = yamlout_document(json_array_get(twins, i), &out, err);
-	}
-	if (!rc)
-		fwrite(out.buf, 1, out.len, stdout);
-	strbuf_release(&out);
-	return rc;
 }
 
 static const char *shown(const char *v)
@@ -192,10 +143,11 @@ static void print_check_table(const struct import_check *c)
 			   import_ignored_labels[i].why);
 }
 
-static int print_check_json(const struct import_check *c)
+static int print_check_doc(const struct import_check *c, enum output_format fmt,
+			   struct gs_error *err)
 {
-	json_t *o = json_object(), *diffs = json_array(), *ign = json_array();
-	char *s;
+	json_t *o = json_object(), *diffs = json_array(), *ign = json_array(), *doc;
+	int rc;
 
 	for (size_t i = 0; i < c->n; i++) {
 		const struct import_diff *d = &c->diffs[i];
@@ -212,18 +164,16 @@ static int print_check_json(const struct import_check *c)
 	json_object_set_new(o, "gpuNodes", json_integer((json_int_t)c->gpu_nodes));
 	json_object_set_new(o, "differences", diffs);
 	json_object_set_new(o, "notCompared", ign);
-	s = json_dumps(o, JSON_INDENT(2));
+	doc = output_stamp(o, "ImportCheck");
 	json_decref(o);
-	if (!s)
-		return -1;
-	puts(s);
-	free(s);
-	return 0;
+	rc = output_print(doc, fmt, 0, err);
+	json_decref(doc);
+	return rc;
 }
 
 static int run_check(struct import *im, const struct fleet *f, const struct configmap_ref *cm,
 		     const json_t *configmap, const char *default_config, const char *fallbacks,
-		     bool json)
+		     enum output_format fmt)
 {
 	struct import_check_opts co = {
 		.configmap = configmap,
@@ -251,8 +201,10 @@ static int run_check(struct import *im, const struct fleet *f, const struct conf
 			    *others ? "; --configmap NS/NAME names another)" : "");
 		free(others);
 	}
-	if (json ? print_check_json(&c) : (print_check_table(&c), 0))
+	if (output_is_doc(fmt) ? print_check_doc(&c, fmt, &err) : (print_check_table(&c), 0)) {
+		print_error(&err);
 		goto out;
+	}
 	rc = c.n ? EXIT_FINDING : EXIT_OK;
 out:
 	import_check_release(&c);
@@ -267,7 +219,8 @@ int cmd_import(int argc, char **argv)
 	struct fleet f;
 	struct dpconfig_set *set = NULL;
 	const json_t *cm = NULL;
-	const char *output = NULL, *default_config = NULL, *fallbacks = NULL;
+	enum output_format output = OUTPUT_DEFAULT;
+	const char *default_config = NULL, *fallbacks = NULL;
 	bool check = false, anon = false;
 	struct import_opts io = {0};
 	const struct catalog *cat;
@@ -285,10 +238,10 @@ int cmd_import(int argc, char **argv)
 			 "rename nodes, zones and regions; drop the\n"
 			 "labels that identify the cluster"),
 		OPT_FLAG(0, "anonymize", &anon, "the same"),
-		OPT_CALLBACK_VALUES('o', "output", &output, "FORMAT",
-				    "yaml (a stream, default) or json (a List);\n"
-				    "with --check: table (default) or json",
-				    parse_output, output_values),
+		OPT_OUTPUT(&output, OUTPUT_TABLES,
+			   "yaml (a stream, default) or json (a List);\n"
+			   "with --check: table (default), json or yaml\n"
+			   "(kind ImportCheck)"),
 		OPT_GROUP("The check"),
 		OPT_FLAG(0, "check", &check,
 			 "compare each real node with what gpushare\n"
@@ -342,10 +295,8 @@ int cmd_import(int argc, char **argv)
 		rc = usage_error(&import_usage, &err);
 		goto out;
 	}
-	if (output && !strcmp(output, check ? "yaml" : "table")) {
-		gs_error_set(&err, "-o %s: %s", output,
-			     check ? "--check prints table or json"
-				   : "twins print as yaml or json");
+	if (output == OUTPUT_TABLE && !check) {
+		gs_error_set(&err, "-o table: twins print as yaml or json");
 		rc = usage_error(&import_usage, &err);
 		goto out;
 	}
@@ -378,12 +329,11 @@ int cmd_import(int argc, char **argv)
 		goto out;
 	}
 	if (check) {
-		rc = run_check(im, &f, &cmref, cm, default_config, fallbacks,
-			       output && !strcmp(output, "json"));
+		rc = run_check(im, &f, &cmref, cm, default_config, fallbacks, output);
 		goto out;
 	}
 	if (import_twins(im, &twins, &notes, &err) ||
-	    print_twins(twins, output && !strcmp(output, "json"), &err)) {
+	    output_print_list(twins, output == OUTPUT_JSON ? OUTPUT_JSON : OUTPUT_YAML, 0, &err)) {
 		print_error(&err);
 		goto out;
 	}

@@ -4,10 +4,11 @@
 
 #include "cmd/cmd.h"
 #include "model/isolation.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "base/banned.h"
 
-static const char *const usage_lines[] = {"gpushare isolation [-o table|env]", NULL};
+static const char *const usage_lines[] = {"gpushare isolation [-o table|env|json|yaml]", NULL};
 
 static const struct parseopt_example isolation_examples[] = {
 	{"what time-slicing, MPS and MIG isolate", "gpushare isolation"},
@@ -51,17 +52,43 @@ static void print_table(void)
 	       "isolation boundary; no = none.\n");
 }
 
-static const char *const isolation_formats[] = {"table", "env", NULL};
+/* The methods as a document: kind IsolationReport, {"methods": [...]}. */
+static int print_doc(enum output_format format)
+{
+	size_t n;
+	const struct isolation_method *m = isolation_methods(&n);
+	json_t *methods = json_array(), *doc;
+	struct gs_error err;
+	char buf[2048];
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(methods,
+				      json_pack("{s:s,s:s,s:s,s:{s:s,s:s},s:{s:s,s:s}}", "name",
+						m[i].name, "resource", m[i].resource, "divides",
+						m[i].divides, "memory", "isolation", m[i].memory,
+						"why", m[i].memory_why, "faults", "isolation",
+						m[i].fault, "why", m[i].fault_why));
+	doc = json_pack("{s:s,s:s,s:o}", "apiVersion", OUTPUT_API_VERSION, "kind",
+			"IsolationReport", "methods", methods);
+	rc = output_print(doc, format, 0, &err);
+	json_decref(doc);
+	if (rc < 0) {
+		fprintf(stderr, "gpushare isolation: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
 
 int cmd_isolation(int argc, char **argv)
 {
-	const char *format = "table";
+	enum output_format format = OUTPUT_TABLE;
 
 	struct option opts[] = {
-		OPT_STRING_VALUES('o', "output", &format, "FORMAT",
-				  "table: what each method divides and why (default)\n"
-				  "env: the lab's five KEY=value lines (out/isolation.txt)",
-				  isolation_formats),
+		OPT_OUTPUT(&format, OUTPUT_TABLES | OUTPUT_ALLOW(OUTPUT_ENV),
+			   "table: what each method divides and why (default)\n"
+			   "env: the lab's five KEY=value lines (out/isolation.txt)\n"
+			   "json, yaml: the methods, kind IsolationReport"),
 		OPT_END(),
 	};
 	int n = parse_options(argc, argv, opts, &isolation_usage);
@@ -73,15 +100,11 @@ int cmd_isolation(int argc, char **argv)
 		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
 		return usage_error(&isolation_usage, &err);
 	}
-	struct gs_error err;
-	switch (parseopt_choice("output format", format, isolation_formats, 2, &err)) {
-	case 0:
-		print_table();
-		return EXIT_OK;
-	case 1:
+	if (output_is_doc(format))
+		return print_doc(format);
+	if (format == OUTPUT_ENV)
 		print_env();
-		return EXIT_OK;
-	default:
-		return usage_error(&isolation_usage, &err);
-	}
+	else
+		print_table();
+	return EXIT_OK;
 }

@@ -8,6 +8,7 @@
 #include "model/dpconfig.h"
 #include "engine/dplint.h"
 #include "model/kobj.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "base/readfile.h"
 #include "yaml/ydoc.h"
@@ -54,6 +55,8 @@ struct opts {
 	struct fleet_sources src;
 	struct configmap_ref cm;
 	bool notes, upstream, strict;
+	enum output_format fmt;
+	json_t *diags; /* -o json|yaml: the diagnostics, printed once at the end */
 };
 
 struct tally {
@@ -99,14 +102,26 @@ static void print_diags(const struct dp_diags *d, const char *tag, const struct 
 			continue;
 		if (x->level == DP_ERROR && o->upstream)
 			msg = dp_diag_chain(x, chain, sizeof(chain));
-		if (x->pos.line > 0)
-			cmd_printf("%s:%d:%d: ", x->file, x->pos.line, x->pos.col);
-		else
-			cmd_printf("%s: ", x->file);
-		cmd_printf("%s: ", level_word(x->level));
-		if (tag)
-			cmd_printf("[config %s] ", tag);
-		cmd_printf("%s\n", msg);
+		if (o->diags) {
+			json_t *j = json_pack("{s:s,s:s,s:s}", "file", x->file, "level",
+					      level_word(x->level), "message", msg);
+			if (x->pos.line > 0) {
+				json_object_set_new(j, "line", json_integer(x->pos.line));
+				json_object_set_new(j, "column", json_integer(x->pos.col));
+			}
+			if (tag)
+				json_object_set_new(j, "config", json_string(tag));
+			json_array_append_new(o->diags, j);
+		} else {
+			if (x->pos.line > 0)
+				cmd_printf("%s:%d:%d: ", x->file, x->pos.line, x->pos.col);
+			else
+				cmd_printf("%s: ", x->file);
+			cmd_printf("%s: ", level_word(x->level));
+			if (tag)
+				cmd_printf("[config %s] ", tag);
+			cmd_printf("%s\n", msg);
+		}
 		if (x->level == DP_ERROR)
 			t->errors++;
 		else if (x->level == DP_WARNING)
@@ -228,6 +243,9 @@ static int parse_args(int argc, char **argv, struct opts *o, int *status)
 		OPT_FLAG(0, "upstream", &o->upstream,
 			 "print errors as the real component logs them"),
 		OPT_FLAG(0, "strict", &o->strict, "warnings fail too"),
+		OPT_OUTPUT(&o->fmt, OUTPUT_TABLES,
+			   "table: a line per diagnostic (default); json or yaml:\n"
+			   "kind LintResult, {ok, errors, warnings, notes, diagnostics}"),
 		OPT_FLEET_SOURCES(&o->src),
 		OPT_END(),
 	};
@@ -240,6 +258,8 @@ static int parse_args(int argc, char **argv, struct opts *o, int *status)
 		return -1;
 	}
 	o->notes = !no_notes;
+	if (output_is_doc(o->fmt))
+		o->diags = json_array();
 	/* With -f or --configmap, FILE... is the same as -f each: objects, not a bare config. */
 	if (o->src.n || o->cm.given) {
 		for (int i = 0; i < n; i++)
@@ -342,6 +362,20 @@ int cmd_lint(int argc, char **argv)
 	     : t.errors || (o.strict && t.warnings) ? EXIT_FINDING
 						    : EXIT_OK;
 done:
+	if (o.diags && rc != EXIT_USAGE) {
+		json_t *doc =
+			json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:O}", "apiVersion", OUTPUT_API_VERSION,
+				  "kind", "LintResult", "ok", rc == EXIT_OK, "errors",
+				  (json_int_t)t.errors, "warnings", (json_int_t)t.warnings, "notes",
+				  (json_int_t)t.notes, "diagnostics", o.diags);
+		if (output_print(doc, o.fmt, 0, &err) < 0) {
+			fprintf(stderr, "gpushare lint: %s\n",
+				gs_error_str(&err, buf, sizeof(buf)));
+			rc = EXIT_USAGE;
+		}
+		json_decref(doc);
+	}
+	json_decref(o.diags);
 	fleet_sources_release(&o.src);
 	configmap_ref_release(&o.cm);
 	return rc;

@@ -10,6 +10,7 @@
 #include "fleet/fleet.h"
 #include "model/kobj.h"
 #include "cmd/offline.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "engine/plan.h"
 #include "base/strbuf.h"
@@ -19,9 +20,9 @@
 #define PLAN_MAX_FILES 1024
 
 static const char *const usage_lines[] = {
-	"gpushare plan -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] [-o table|json]",
+	"gpushare plan -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] [-o table|json|yaml]",
 	"gpushare plan -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] [--what-if CM2.yaml]\n"
-	"              [--relabel NODE=KEY]... [--mig-config NODE=LAYOUT]... [-o table|json]",
+	"              [--relabel NODE=KEY]... [--mig-config NODE=LAYOUT]... [-o table|json|yaml]",
 	NULL,
 };
 
@@ -131,18 +132,6 @@ static void print_table(const struct plan_result *r)
 			   u->used, u->hard);
 	}
 	print_pools(r);
-}
-
-static const char *const output_values[] = {"table", "json", NULL};
-
-static int parse_output(const struct option *opt, const char *arg, struct gs_error *err)
-{
-	int i = parseopt_value(opt, "output format", arg, err);
-
-	if (i < 0)
-		return -1;
-	*(int *)opt->value = i; /* 1: json */
-	return 0;
 }
 
 /* --relabel NODE=KEY and --mig-config NODE=LAYOUT: [{node, label, value}...]. */
@@ -338,11 +327,16 @@ static bool newly_refused(const json_t *before, const json_t *after)
  * levels deep, one pod made and freed at a time: memory for one pod's
  * object, not the batch's.
  */
-static void print_plan_json(const struct plan_result *r, const json_t *refused, int depth)
+static void print_plan_json(const struct plan_result *r, const json_t *refused, int depth,
+			    const char *kind)
 {
 	json_t *q = plan_quotas_json(r);
 
-	printf("{\n%*s\"pods\": [", 2 * (depth + 1), "");
+	printf("{");
+	if (kind)
+		printf("\n%*s\"apiVersion\": \"%s\",\n%*s\"kind\": \"%s\",", 2 * (depth + 1), "",
+		       OUTPUT_API_VERSION, 2 * (depth + 1), "", kind);
+	printf("\n%*s\"pods\": [", 2 * (depth + 1), "");
 	for (size_t i = 0; i < r->n_pods; i++) {
 		json_t *pod = plan_pod_json(r, i);
 		printf("%s\n%*s", i ? "," : "", 2 * (depth + 2), "");
@@ -366,6 +360,15 @@ static void print_plan_json(const struct plan_result *r, const json_t *refused, 
 static int add_pod(void *ctx, const json_t *pod, struct gs_error *err)
 {
 	return plan_add(ctx, pod, err);
+}
+
+/* The tree print_plan_json prints (for YAML, which is not streamed). */
+static json_t *plan_doc(const struct plan_result *r, const json_t *refused)
+{
+	json_t *doc = plan_result_json(r);
+
+	json_object_set(doc, "refusedNodes", (json_t *)refused);
+	return doc;
 }
 
 static char *describe(const char *what_if, const json_t *changes)
@@ -394,14 +397,16 @@ int cmd_plan(int argc, char **argv)
 	struct explain_fleet fleet2 = {0};
 	struct plan_result *res = NULL, *res2 = NULL;
 	json_t *refused = NULL, *refused2 = NULL;
-	int json_out = 0, rc = EXIT_USAGE, n;
+	enum output_format format = OUTPUT_TABLE;
+	int rc = EXIT_USAGE, n;
 	struct fleet_sources src = {0};
 	struct configmap_ref cmref;
 	struct offline_fleet of = {0};
 	struct option opts[] = {
 		OPT_CONFIGMAP_REF(&cmref),
-		OPT_CALLBACK_VALUES('o', "output", &json_out, "FORMAT", "table or json [table]",
-				    parse_output, output_values),
+		OPT_OUTPUT(&format, OUTPUT_TABLES,
+			   "table (default), json or yaml (kind Plan; with a\n"
+			   "what-if, kind PlanWhatIf)"),
 		OPT_FLEET_SOURCES(&src),
 		OPT_GROUP("What-if (plan before and after, print the difference):"),
 		OPT_STRING(0, "what-if", &what_if, "FILE", "another device-plugin ConfigMap"),
@@ -470,20 +475,31 @@ int cmd_plan(int argc, char **argv)
 			goto fail;
 		refused2 = refused_nodes(&fleet2, "what-if: ");
 		json_t *d = plan_diff_json(res, res2, of.adv.nodes, fleet2.nodes);
-		if (json_out) {
+		if (format == OUTPUT_YAML) {
+			json_t *doc = output_stamp(d, "PlanWhatIf");
+			json_object_set_new(doc, "before", plan_doc(res, refused));
+			json_object_set_new(doc, "after", plan_doc(res2, refused2));
+			int r = output_print(doc, format, 0, &err);
+			json_decref(doc);
+			if (r < 0) {
+				json_decref(d);
+				goto fail;
+			}
+		} else if (format == OUTPUT_JSON) {
 			/* {"changes", "unadvertised", "quotas", "before", "after"} */
 			static const char *const keys[] = {"changes", "unadvertised", "quotas",
 							   "pools"};
-			printf("{");
+			printf("{\n  \"apiVersion\": \"%s\",\n  \"kind\": \"PlanWhatIf\",",
+			       OUTPUT_API_VERSION);
 			for (size_t k = 0; k < 4; k++) {
 				printf("\n  \"%s\": ", keys[k]);
 				print_at(json_object_get(d, keys[k]), 1);
 				printf(",");
 			}
 			printf("\n  \"before\": ");
-			print_plan_json(res, refused, 1);
+			print_plan_json(res, refused, 1, NULL);
 			printf(",\n  \"after\": ");
-			print_plan_json(res2, refused2, 1);
+			print_plan_json(res2, refused2, 1, NULL);
 			printf("\n}\n");
 		} else {
 			char *what = describe(what_if, changes);
@@ -499,8 +515,15 @@ int cmd_plan(int argc, char **argv)
 		json_decref(d);
 		goto out;
 	}
-	if (json_out) {
-		print_plan_json(res, refused, 0);
+	if (format == OUTPUT_YAML) {
+		json_t *doc = plan_doc(res, refused), *stamped = output_stamp(doc, "Plan");
+		int r = output_print(stamped, format, 0, &err);
+		json_decref(stamped);
+		json_decref(doc);
+		if (r < 0)
+			goto fail;
+	} else if (format == OUTPUT_JSON) {
+		print_plan_json(res, refused, 0, "Plan");
 		printf("\n");
 	} else {
 		print_table(res);

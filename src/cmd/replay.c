@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "engine/replay.h"
 #include "fleet/trace.h"
@@ -15,7 +16,7 @@
 
 static const char *const usage_lines[] = {
 	"gpushare replay NODES.csv PODS.csv [--replicas N] [--seed N] [--inflate X]\n"
-	"                [--placements OUT.csv] [-o table|csv|json]",
+	"                [--placements OUT.csv] [-o table|csv|json|yaml]",
 	NULL,
 };
 
@@ -45,18 +46,6 @@ static const struct parseopt_usage replay_usage = {
 	replay_examples,
 	NULL,
 };
-
-static const char *const output_values[] = {"table", "csv", "json", NULL};
-
-static int parse_output(const struct option *opt, const char *arg, struct gs_error *err)
-{
-	int i = parseopt_value(opt, "output format", arg, err);
-
-	if (i < 0)
-		return -1;
-	*(int *)opt->value = i; /* 0 table, 1 csv, 2 json */
-	return 0;
-}
 
 static int parse_inflate(const struct option *opt, const char *arg, struct gs_error *err)
 {
@@ -128,8 +117,8 @@ static json_t *real4(double v)
 	return json_real(round(v * 10000.0) / 10000.0);
 }
 
-static void print_json(const struct replay_result *r, const struct replay_trace *tr,
-		       const struct replay_opts *o)
+static int print_doc(const struct replay_result *r, const struct replay_trace *tr,
+		     const struct replay_opts *o, enum output_format fmt, struct gs_error *err)
 {
 	json_t *points = json_array(), *typical = json_array();
 
@@ -161,10 +150,11 @@ static void print_json(const struct replay_result *r, const struct replay_trace 
 		(json_int_t)(r->n_places - r->n_original), "arrived_milli",
 		(json_int_t)r->arrived_milli, "bound", (json_int_t)r->bound, "pending",
 		(json_int_t)r->pending, "typical", typical, "points", points);
-	char *text = json_dumps(j, JSON_INDENT(2));
-	printf("%s\n", text);
-	free(text);
+	json_t *doc = output_stamp(j, "Replay");
+	int rc = output_print(doc, fmt, 0, err);
+	json_decref(doc);
 	json_decref(j);
+	return rc;
 }
 
 /* One row per arrival: name, step, node, cards and milli on each (';'-separated), or pending. */
@@ -211,7 +201,8 @@ int cmd_replay(int argc, char **argv)
 	long replicas = 4, seed = 42;
 	double inflate = 1.3;
 	const char *placements = NULL;
-	int fmt = 0, n, rc = EXIT_USAGE;
+	enum output_format fmt = OUTPUT_TABLE;
+	int n, rc = EXIT_USAGE;
 	const struct catalog *cat = NULL;
 	struct replay_trace tr = {0};
 	struct replay_result *res = NULL;
@@ -225,9 +216,9 @@ int cmd_replay(int argc, char **argv)
 		OPT_STRING(0, "placements", &placements, "OUT.csv",
 			   "write where each task went (node, cards, milli);\n- for standard "
 			   "output, before the measures"),
-		OPT_CALLBACK_VALUES('o', "output", &fmt, "FORMAT",
-				    "table (every 10%), csv (every 1%) or json [table]",
-				    parse_output, output_values),
+		OPT_OUTPUT(
+			&fmt, OUTPUT_TABLES | OUTPUT_ALLOW(OUTPUT_CSV),
+			"table (every 10%), csv (every 1%), json or yaml\n(kind Replay) [table]"),
 		OPT_END(),
 	};
 
@@ -244,11 +235,12 @@ int cmd_replay(int argc, char **argv)
 	    replay_run(cat, &tr, &o, &res, &err) < 0 ||
 	    (placements && write_placements(placements, res, &tr, &err) < 0))
 		goto fail;
-	if (fmt == 1)
+	if (fmt == OUTPUT_CSV)
 		print_csv(res);
-	else if (fmt == 2)
-		print_json(res, &tr, &o);
-	else
+	else if (output_is_doc(fmt)) {
+		if (print_doc(res, &tr, &o, fmt, &err) < 0)
+			goto fail;
+	} else
 		print_table(res, &o);
 	rc = EXIT_OK;
 	goto out;

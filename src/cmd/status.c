@@ -11,6 +11,7 @@
 #include "model/kobj.h"
 #include "cmd/kubecontext.h"
 #include "cmd/offline.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "fleet/fleet.h"
 #include "engine/status.h"
@@ -153,7 +154,6 @@ static int read_live(struct kube_context *kx, const struct configmap_ref *cm, js
 	return 0;
 }
 
-static const char *const status_formats[] = {"table", "json", NULL};
 
 int cmd_status(int argc, char **argv)
 {
@@ -161,7 +161,7 @@ int cmd_status(int argc, char **argv)
 	struct configmap_ref cm;
 	struct fleet_sources src = {0};
 	struct status_opts so = {0};
-	const char *format = "table";
+	enum output_format format = OUTPUT_TABLE;
 	const struct catalog *cat;
 	struct gs_warnings w;
 	struct gs_error err;
@@ -171,10 +171,9 @@ int cmd_status(int argc, char **argv)
 	char buf[2048];
 	int rc = EXIT_USAGE, n;
 	struct option opts[] = {
-		OPT_STRING_VALUES('o', "output", &format, "FORMAT",
-				  "table: one row per device ID, then notes (default)\n"
-				  "json: the whole ledger (docs/guide/status.md)",
-				  status_formats),
+		OPT_OUTPUT(&format, OUTPUT_TABLES,
+			   "table: one row per device ID, then notes (default)\n"
+			   "json, yaml: the whole ledger (docs/guide/status.md), kind Status"),
 		OPT_STRING(0, "node", &so.only_node, "NAME", "only this node"),
 		OPT_CONFIGMAP_REF(&cm),
 		OPT_FLEET_SOURCES(&src),
@@ -193,10 +192,6 @@ int cmd_status(int argc, char **argv)
 	}
 	if (n > 0) {
 		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
-		rc = usage_error(&status_usage, &err);
-		goto out;
-	}
-	if (parseopt_choice("output format", format, status_formats, 2, &err) < 0) {
 		rc = usage_error(&status_usage, &err);
 		goto out;
 	}
@@ -222,10 +217,15 @@ int cmd_status(int argc, char **argv)
 	}
 	for (size_t i = 0; i < w.n; i++)
 		cmd_eprintf("warning: %s\n", w.items[i]);
-	if (!strcmp(format, "json")) {
-		char *s = json_dumps(st, JSON_INDENT(2));
-		printf("%s\n", s);
-		free(s);
+	if (output_is_doc(format)) {
+		json_t *doc = output_stamp(st, "Status");
+		int r = output_print(doc, format, 0, &err);
+		json_decref(doc);
+		if (r < 0) {
+			fprintf(stderr, "gpushare status: %s\n",
+				gs_error_str(&err, buf, sizeof(buf)));
+			goto out;
+		}
 	} else {
 		char *s = status_table(st);
 		fputs(s, stdout);

@@ -9,6 +9,7 @@
 #include "dra/draslice.h"
 #include "cmd/kubecontext.h"
 #include "cmd/offline.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "fleet/sync.h"
 #include "base/banned.h"
@@ -122,8 +123,71 @@ static void print_report(const struct sync_report *rep, int dry_run)
 	fflush(stdout);
 }
 
+static json_t *ops_json(const struct sync_report *rep, const char *node)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < rep->n_ops; i++) {
+		const struct sync_op *op = &rep->ops[i];
+		json_t *o;
+
+		if (node ? !op->node || strcmp(op->node, node) : op->node != NULL)
+			continue;
+		o = json_pack("{s:s,s:s,s:o}", "kind", op->kind, "action", op_done(op->action),
+			      "name", op->name ? json_string(op->name) : json_null());
+		if (op->generation)
+			json_object_set_new(o, "generation", json_integer(op->generation));
+		if (op->body)
+			json_object_set(o, "object", op->body);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/*
+ * The report as one document, kind SyncReport: {dryRun, deviceClasses: [op],
+ * nodes: [{name, outcome, path, config, message, resources, patch, operations}]}.
+ */
+static int print_report_doc(const struct sync_report *rep, int dry_run, enum output_format fmt,
+			    struct gs_error *err)
+{
+	json_t *nodes = json_array(), *body, *doc;
+	int rc;
+
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct sync_node *n = &rep->nodes[i];
+		json_t *o = json_pack("{s:s,s:s,s:s}", "name", n->name, "outcome",
+				      sync_outcome_name(n->outcome), "path",
+				      n->dra ? "dra" : "device-plugin");
+
+		for (size_t w = 0; w < n->warnings.n; w++)
+			cmd_eprintf("warning: node %s: %s\n", n->name, n->warnings.items[w]);
+		if (n->outcome == SYNC_FAILED)
+			cmd_eprintf("gpushare sync: node %s: %s%s\n", n->name, n->message,
+				    n->patch ? "" : " (left untouched)");
+		if (n->config)
+			json_object_set_new(o, "config", json_string(n->config));
+		if (n->message)
+			json_object_set_new(o, "message", json_string(n->message));
+		if (n->resources)
+			json_object_set(o, "resources", n->resources);
+		json_object_set(o, "patch", n->patch ? n->patch : json_null());
+		json_object_set_new(o, "operations", ops_json(rep, n->name));
+		json_array_append_new(nodes, o);
+	}
+	body = json_pack("{s:b,s:o,s:o}", "dryRun", dry_run, "deviceClasses", ops_json(rep, NULL),
+			 "nodes", nodes);
+	doc = output_stamp(body, "SyncReport");
+	rc = output_print(doc, fmt, JSON_SORT_KEYS, err);
+	json_decref(doc);
+	json_decref(body);
+	fflush(stdout);
+	return rc;
+}
+
 int cmd_sync(int argc, char **argv)
 {
+	enum output_format fmt = OUTPUT_TABLE;
 	struct kube_context kx = {0};
 	struct sync_opts so = {0};
 	struct configmap_ref cm = {.ns = NULL, .name = NULL, .given = false};
@@ -149,6 +213,10 @@ int cmd_sync(int argc, char **argv)
 			   "[unset]"),
 		OPT_INT(0, "interval", &interval, "SECONDS",
 			"keep syncing every SECONDS until interrupted", 1, 86400),
+		OPT_OUTPUT(&fmt, OUTPUT_TABLES,
+			   "table: a line per node, the patches after it with\n"
+			   "--dry-run (default); json or yaml: one document a\n"
+			   "pass, kind SyncReport"),
 		OPT_KUBE_CONNECTION(&kx.opts),
 		OPT_END(),
 	};
@@ -182,9 +250,20 @@ int cmd_sync(int argc, char **argv)
 		struct sync_report rep = {0};
 		int r = sync_run(kx.client, &so, &rep, &err);
 
-		print_report(&rep, so.dry_run);
+		if (output_is_doc(fmt)) {
+			struct gs_error perr;
+			if (r >= 0 && print_report_doc(&rep, so.dry_run, fmt, &perr) < 0) {
+				fprintf(stderr, "gpushare sync: %s\n",
+					gs_error_str(&perr, buf, sizeof(buf)));
+				r = -2;
+			}
+		} else {
+			print_report(&rep, so.dry_run);
+		}
 		sync_report_release(&rep);
-		if (r < 0) {
+		if (r == -2) {
+			rc = EXIT_USAGE;
+		} else if (r < 0) {
 			fprintf(stderr, "gpushare sync: %s\n",
 				gs_error_str(&err, buf, sizeof(buf)));
 			rc = EXIT_USAGE;

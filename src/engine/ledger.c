@@ -495,7 +495,11 @@ json_t *ledger_annotation_parse(const char *text, struct gs_error *err)
 	}
 	v = json_loads(text, JSON_REJECT_DUPLICATES, &je);
 	if (!v) {
-		gs_error_set(err, "%s: 1:%d: %s", LEDGER_ANN_DEVICES, je.column, je.text);
+		gs_error_set(err,
+			     "%s: 1:%d: %s: the annotation must be JSON, as gpushare's admission "
+			     "writes it ('gpushare controller' or 'gpushare lab'); "
+			     "'gpushare status -o json' shows what it read",
+			     LEDGER_ANN_DEVICES, je.column, je.text);
 		return NULL;
 	}
 	if (check_shape(v, err)) {

@@ -52,12 +52,12 @@ expect_comp_has() {
 expect_comp "pl" plan
 expect_comp "ver" version
 expect_comp "plan --o" --output
-expect_comp "plan -o " table json
-expect_comp "plan --output=" table json
+expect_comp "plan -o " table json yaml
+expect_comp "plan --output=" table json yaml
 expect_comp "plan --output=j" json
-expect_comp "replay -o " table csv json
+expect_comp "replay -o " table json yaml csv
 expect_comp "status -f k8s/ -o j" json
-expect_comp "isolation -o " table env
+expect_comp "isolation -o " table json yaml env
 expect_comp "version -o " table json
 expect_comp "lint --installer " helm operator none
 expect_comp "check --engine t" tree

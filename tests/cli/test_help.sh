@@ -118,9 +118,9 @@ run version -o xml
 expect_rc 2 "unknown -o"
 expect_err_has "gpushare version: unknown output format 'xml' (one of: table, json)" "like plan's"
 run plan -o xml
-expect_err_has "gpushare plan: unknown output format 'xml' (one of: table, json)" "plan's words"
+expect_err_has "gpushare plan: unknown output format 'xml' (one of: table, json, yaml)" "plan's words"
 run replay -o xml
-expect_err_has "unknown output format 'xml' (one of: table, csv, json)" "replay's words"
+expect_err_has "unknown output format 'xml' (one of: table, json, yaml, csv)" "replay's words"
 
 # The tables as data: the options --help lists are the ones __options gives.
 run __options plan
@@ -131,7 +131,7 @@ import json, sys
 t = json.load(open(sys.argv[1]))
 o = {x.get("long"): x for x in t["options"] if "group" not in x}
 assert o["output"]["short"] == "o" and o["output"]["takesValue"], o["output"]
-assert o["output"]["values"] == ["table", "json"], o["output"]
+assert o["output"]["values"] == ["table", "json", "yaml"], o["output"]
 assert o["mig-config"]["hint"] == "mig-layout", o["mig-config"]
 assert o["help"]["short"] == "h" and not o["help"]["takesValue"]
 assert len(t["examples"]) >= 2
@@ -142,7 +142,7 @@ run __options import
 echo "$out" | python3 -c '
 import json, sys
 o = {x.get("long"): x for x in json.load(sys.stdin)["options"] if "group" not in x}
-assert o["pool"]["hint"] == "gpu-model" and o["output"]["values"] == ["yaml", "json", "table"]
+assert o["pool"]["hint"] == "gpu-model" and o["output"]["values"] == ["table", "json", "yaml"]
 ' || fail "__options import"
 run __options nosuch
 expect_rc 2 "__options of no command"

@@ -41,7 +41,7 @@ expect_rc 2 "-o table without --check"
 
 run import -f "$real" -o xml
 expect_rc 2 "-o xml"
-expect_err_has "-o takes yaml or json" "-o xml"
+expect_err_has "gpushare import: unknown output format 'xml' (one of: table, json, yaml)" "-o xml"
 
 run import -f /nonexistent.yaml
 expect_rc 2 "missing file"

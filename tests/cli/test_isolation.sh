@@ -19,9 +19,9 @@ run isolation --help
 expect_rc 0 "help"
 expect_out_has "usage: gpushare isolation" "help"
 
-run isolation -o yaml
+run isolation -o xml
 expect_rc 2 "unknown format"
-expect_err_has "unknown output format 'yaml'" "unknown format"
+expect_err_has "gpushare isolation: unknown output format 'xml' (one of: table, json, yaml, env)" "unknown format"
 
 run isolation --bogus
 expect_rc 2 "unknown flag"

@@ -69,7 +69,7 @@ k get node "$one" -o yaml >"$tmp/one.yaml" || fail "get node $one"
 run "$GPUSHARE" advertise --dra --alpha-gates "$tmp/one.yaml"
 rm -rf "$tmp"
 expect_rc 0 "advertise --dra --alpha-gates"
-expect_eq "$(jq -cS '.spec | {devices, sharedCounters}' <<<"$(jq -s '.[0]' <<<"$out")")" \
+expect_eq "$(jq -cS '.items[0].spec | {devices, sharedCounters}' <<<"$out")" \
 	"$(jq -cS '.items[0].spec | {devices, sharedCounters}' <<<"$s")" "the live slice is what advertise prints offline"
 
 # --- two claims share the GPU through its counters ---------------------------
