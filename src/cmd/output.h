@@ -48,7 +48,8 @@ enum output_format {
 		.values = output_values(allowed)                                                   \
 	}
 
-/* The formats of an OUTPUT_ALLOW mask by name, NULL-terminated (static; for help and completion). */
+/* The formats of an OUTPUT_ALLOW mask by name, NULL-terminated (static; for help and completion).
+ */
 const char *const *output_values(long allowed);
 
 int output_parse_option(const struct option *opt, const char *arg, struct gs_error *err);

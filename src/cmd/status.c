@@ -154,7 +154,6 @@ static int read_live(struct kube_context *kx, const struct configmap_ref *cm, js
 	return 0;
 }
 
-
 int cmd_status(int argc, char **argv)
 {
 	struct kube_context kx = {0};
