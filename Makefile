@@ -44,7 +44,7 @@ MAIN_OBJ := $(BUILD)/obj/src/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test layers unit golden cli chart helm image image-test asan valgrind e2e e2e-versions e2e-dra-alpha bench bench-scale bench-controller bench-replay fuzz fuzz-build ci deps clean \
+.PHONY: all test layers unit golden cli chart report-check helm image image-test asan valgrind e2e e2e-versions e2e-dra-alpha bench bench-scale bench-controller bench-replay fuzz fuzz-build ci deps clean \
 	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
@@ -86,6 +86,11 @@ chart:
 	@tests/chart/run.sh
 
 test: layers unit golden cli chart
+
+# The report page in headless Chromium at 1400 and 800 px (tests/report/layout.sh):
+# screenshots into build/report-layout and a layout check; about a minute.
+report-check: $(BUILD)/gpushare
+	@tests/report/layout.sh $(BUILD)/gpushare
 
 asan:
 	$(MAKE) BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \

@@ -92,7 +92,7 @@ static void print_pools(const struct plan_result *r)
 		   "POOL", (int)wres, "RESOURCE", "NODES", "REGISTERED", "HELD", "FREE",
 		   "STRANDED");
 	for (size_t i = 0; i < r->n_pools; i++) {
-		const struct plan_pool_use *u = &r->pools[i];
+		const struct pool_use *u = &r->pools[i];
 		cmd_printf("%-*s  %-*s  %5zu  %10lld  %6lld  %6lld  %8lld\n", (int)wpool, u->pool,
 			   (int)wres, u->resource, u->nodes, u->registered, u->held, u->free,
 			   u->stranded);

@@ -179,7 +179,8 @@ static int offline(const struct fleet_sources *src, const struct configmap_ref *
 				  .cat = cat,
 				  .source = where.buf,
 				  .slices = of.f.slices,
-				  .claims = of.f.claims};
+				  .claims = of.f.claims,
+				  .sync = &of.adv.plan};
 	rc = render(&in, html, svg, err);
 out:
 	strbuf_release(&where);

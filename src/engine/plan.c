@@ -7,6 +7,7 @@
 #include "engine/explain.h"
 #include "engine/explain_offline.h"
 #include "engine/podvalidate.h"
+#include "engine/pools.h"
 #include "model/kobj.h"
 #include "model/names.h"
 #include "model/quantity.h"
@@ -1328,31 +1329,11 @@ int plan_add(struct plan *p, const json_t *pod, struct gs_error *err)
 	return rc;
 }
 
-/*
- * The pool of a node (struct plan_pool_use): its gpushare.io/pool label,
- * else its GPU model (the gpushare.io/gpu-product annotation, else GFD's
- * product label), which a what-if of configs or layouts does not change.
- * Caller frees.
- */
-static char *pool_of(const json_t *node)
-{
-	const json_t *labels = kobj_get(node, "metadata.labels");
-	const char *pool = json_string_value(json_object_get(labels, IMPORT_LABEL_POOL));
-	const char *model = json_string_value(
-		json_object_get(kobj_get(node, "metadata.annotations"), NODEHW_ANN_PRODUCT));
-
-	if (!model || !*model)
-		model = json_string_value(json_object_get(labels, "nvidia.com/gpu.product"));
-	if (pool && *pool)
-		return gs_xstrdup(pool);
-	return gs_xstrdup(model && *model ? model : "?");
-}
-
-/* Each pool's nvidia.com/ resources after the batch (struct plan_pool_use). */
+/* Each pool's nvidia.com/ resources after the batch (src/engine/pools.h). */
 static void pool_report(struct plan *p, struct plan_result *r)
 {
-	json_t *index = json_object(), *pending = json_object();
-	size_t cap = 0;
+	json_t *pending = json_object();
+	struct pools t;
 
 	/* The resources a pending pod asks for ("name=quantity" of its requests). */
 	for (size_t i = 0; i < r->n_pods; i++)
@@ -1363,50 +1344,17 @@ static void pool_report(struct plan *p, struct plan_result *r)
 			json_object_set_new(pending, name, json_true());
 			free(name);
 		}
+	pools_init(&t);
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		const struct pnode *n = &p->nodes[i];
 		char *pool = NULL;
 
-		for (size_t k = 0; k < n->n_sc; k++) {
-			const char *res = p->res_names[n->sc[k].res];
-			struct plan_pool_use *u;
-			json_t *at;
-
-			if (strncmp(res, "nvidia.com/", 11) || n->sc[k].alloc <= 0)
-				continue;
-			if (!pool)
-				pool = pool_of(n->obj);
-			char *key = gs_xasprintf("%s\x1f%s", pool, res);
-			at = json_object_get(index, key);
-			if (at) {
-				u = &r->pools[json_integer_value(at)];
-			} else {
-				if (r->n_pools == cap) {
-					cap = cap ? 2 * cap : 8;
-					r->pools = gs_xrealloc(r->pools, cap * sizeof(*r->pools));
-				}
-				json_object_set_new(index, key,
-						    json_integer((json_int_t)r->n_pools));
-				u = &r->pools[r->n_pools++];
-				memset(u, 0, sizeof(*u));
-				u->pool = gs_xstrdup(pool);
-				u->resource = gs_xstrdup(res);
-			}
-			free(key);
-			u->nodes++;
-			u->registered += n->sc[k].alloc;
-			u->held += n->sc[k].used;
-		}
+		for (size_t k = 0; k < n->n_sc; k++)
+			pools_add(&t, n->obj, &pool, p->res_names[n->sc[k].res], n->sc[k].alloc,
+				  n->sc[k].used);
 		free(pool);
 	}
-	for (size_t i = 0; i < r->n_pools; i++) {
-		struct plan_pool_use *u = &r->pools[i];
-		u->free = u->registered - u->held;
-		if (u->free < 0)
-			u->free = 0;
-		u->stranded = json_object_get(pending, u->resource) ? u->free : 0;
-	}
-	json_decref(index);
+	pools_finish(&t, pending, &r->pools, &r->n_pools);
 	json_decref(pending);
 }
 
@@ -1474,11 +1422,7 @@ void plan_result_free(struct plan_result *r)
 		free(r->quotas[i].hard);
 	}
 	free(r->quotas);
-	for (size_t i = 0; i < r->n_pools; i++) {
-		free(r->pools[i].pool);
-		free(r->pools[i].resource);
-	}
-	free(r->pools);
+	pools_free_uses(r->pools, r->n_pools);
 	free(r);
 }
 
@@ -1533,7 +1477,7 @@ json_t *plan_pools_json(const struct plan_result *r)
 	json_t *pools = json_array();
 
 	for (size_t i = 0; i < r->n_pools; i++) {
-		const struct plan_pool_use *u = &r->pools[i];
+		const struct pool_use *u = &r->pools[i];
 		json_array_append_new(
 			pools,
 			json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I}", "pool", u->pool, "resource",
@@ -1653,7 +1597,7 @@ static char *quota_key(const struct plan_quota_use *u)
 	return gs_xasprintf("%s/%s/%s", u->namespace, u->quota, u->resource);
 }
 
-static json_t *pool_use_json(const struct plan_pool_use *u)
+static json_t *pool_use_json(const struct pool_use *u)
 {
 	if (!u)
 		return json_pack("{s:I,s:I,s:I,s:I,s:I}", "nodes", (json_int_t)0, "registered",
@@ -1680,7 +1624,7 @@ static json_t *pool_changes(const struct plan_result *before, const struct plan_
 		json_object_set_new(index, key, json_integer((json_int_t)i));
 		free(key);
 	}
-	const struct plan_pool_use **pair = gs_xcalloc(before->n_pools + 1, sizeof(*pair));
+	const struct pool_use **pair = gs_xcalloc(before->n_pools + 1, sizeof(*pair));
 	for (size_t i = 0; i < after->n_pools; i++) {
 		char *key =
 			gs_xasprintf("%s\x1f%s", after->pools[i].pool, after->pools[i].resource);
@@ -1690,7 +1634,7 @@ static json_t *pool_changes(const struct plan_result *before, const struct plan_
 			pair[json_integer_value(at)] = &after->pools[i];
 	}
 	for (size_t i = 0; i < before->n_pools; i++) {
-		const struct plan_pool_use *b = &before->pools[i], *a = pair[i];
+		const struct pool_use *b = &before->pools[i], *a = pair[i];
 		if (a && a->nodes == b->nodes && a->registered == b->registered &&
 		    a->held == b->held && a->stranded == b->stranded)
 			continue;
@@ -1699,7 +1643,7 @@ static json_t *pool_changes(const struct plan_result *before, const struct plan_
 						     pool_use_json(b), "after", pool_use_json(a)));
 	}
 	for (size_t i = 0; i < after->n_pools; i++) {
-		const struct plan_pool_use *a = &after->pools[i];
+		const struct pool_use *a = &after->pools[i];
 		char *key = gs_xasprintf("%s\x1f%s", a->pool, a->resource);
 		bool old = json_object_get(index, key) != NULL;
 		free(key);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "engine/pools.h"
 #include "model/dpconfig_set.h"
 #include "base/error.h"
 #include "yaml/ydoc.h"
@@ -63,20 +64,7 @@ struct plan_quota_use {
 	char *hard;
 };
 
-/*
- * Headroom of one pool and one nvidia.com/ resource after the batch. A
- * pool is the nodes' gpushare.io/pool label, else their GPU model
- * (gpushare.io/gpu-product), the same before and after a what-if.
- * Registered: the nodes' allocatable; held: what pods there request; free = registered -
- * held; stranded: free, while a pod of the batch asking for that resource
- * stays pending (capacity that exists but fits none of them).
- */
-struct plan_pool_use {
-	char *pool;
-	char *resource;
-	size_t nodes;
-	long long registered, held, free, stranded;
-};
+/* Headroom per pool and nvidia.com/ resource after the batch: struct pool_use (pools.h). */
 
 struct plan_result {
 	char **nodes; /* node names in input order */
@@ -85,7 +73,7 @@ struct plan_result {
 	size_t n_pods;
 	struct plan_quota_use *quotas;
 	size_t n_quotas;
-	struct plan_pool_use *pools; /* in order of first appearance */
+	struct pool_use *pools; /* in order of first appearance */
 	size_t n_pools;
 };
 

@@ -11,6 +11,7 @@
 #include "model/isolation.h"
 #include "model/kobj.h"
 #include "engine/ledger.h"
+#include "engine/plan.h"
 #include "model/nodehw.h"
 #include "model/quantity.h"
 #include "base/banned.h"
@@ -622,6 +623,70 @@ static void build_quotas(struct report_model *m, json_t *ns_seen, const json_t *
 	}
 }
 
+/* ---- the summary ---- */
+
+/*
+ * Headroom per pool as `gpushare plan` counts it: the plan of the fleet with
+ * every pod already there and no batch, stranded for the resources an
+ * unbound pod asks for. A fleet plan cannot read is a note, not a failure.
+ */
+static void build_pools(struct report_model *m, const struct report_input *in)
+{
+	const json_t *items = json_is_array(in->pods) ? in->pods : kobj_get(in->pods, "items");
+	json_t *nodes = json_is_array(in->nodes) ? json_pack("{s:O}", "items", in->nodes)
+						 : json_incref((json_t *)in->nodes);
+	json_t *existing =
+		json_pack("{s:o}", "items", items ? json_copy((json_t *)items) : json_array());
+	json_t *pending = json_object();
+	struct plan_input pin = {.nodes = nodes, .existing = existing, .configs = in->configs};
+	struct plan *p = NULL;
+	struct plan_result *r;
+	struct gs_error e;
+	const json_t *pod;
+	size_t i;
+
+	if (plan_new(&pin, &p, &e) < 0) {
+		gs_warnings_add(&m->notes, "no headroom per pool: %s", e.msg);
+		goto out;
+	}
+	r = plan_finish(p);
+	json_array_foreach (items, i, pod) {
+		const char *phase = kobj_text(pod, "status.phase");
+		json_t *req;
+		const char *k;
+		json_t *v;
+		if (*kobj_text(pod, "spec.nodeName") || !strcmp(phase, "Succeeded") ||
+		    !strcmp(phase, "Failed"))
+			continue;
+		req = pod_requests(pod);
+		json_object_foreach (req, k, v)
+			json_object_set_new(pending, k, json_true());
+		json_decref(req);
+	}
+	pools_strand(r->pools, r->n_pools, pending);
+	m->pools = r->pools;
+	m->n_pools = r->n_pools;
+	r->pools = NULL;
+	r->n_pools = 0;
+	plan_result_free(r);
+out:
+	json_decref(pending);
+	json_decref(existing);
+	json_decref(nodes);
+}
+
+static void build_refused(struct report_model *m, const struct sync_report *sync)
+{
+	for (size_t i = 0; sync && i < sync->n; i++) {
+		const struct sync_node *sn = &sync->nodes[i];
+		if (sn->outcome != SYNC_FAILED)
+			continue;
+		m->refused = gs_xrealloc(m->refused, (m->n_refused + 1) * sizeof(*m->refused));
+		m->refused[m->n_refused].node = gs_xstrdup(sn->name);
+		m->refused[m->n_refused++].reason = gs_xstrdup(sn->message ? sn->message : "");
+	}
+}
+
 int report_model_build(const struct report_input *in, struct report_model **out,
 		       struct gs_error *err)
 {
@@ -656,6 +721,10 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 	}
 	if (rc == 0 && in->quotas)
 		build_quotas(m, b.ns_seen, in->quotas);
+	if (rc == 0) {
+		build_pools(m, in);
+		build_refused(m, in->sync);
+	}
 	if (m->n_namespaces) /* qsort(NULL, 0) is undefined: a fleet without pods has none */
 		qsort(m->namespaces, m->n_namespaces, sizeof(char *), cmp_str);
 	n_nodes = m->n_nodes;
@@ -725,6 +794,12 @@ void report_model_free(struct report_model *m)
 	free(m->namespaces);
 	free(m->source);
 	gs_warnings_release(&m->notes);
+	pools_free_uses(m->pools, m->n_pools);
+	for (size_t i = 0; i < m->n_refused; i++) {
+		free(m->refused[i].node);
+		free(m->refused[i].reason);
+	}
+	free(m->refused);
 	free(m);
 }
 
@@ -1204,37 +1279,601 @@ void report_svg(const struct report_model *m, struct strbuf *out)
 	svg_element(m, out);
 }
 
-static void cell(struct strbuf *sb, const char *s)
+/* ---- the page ---- */
+
+/* `s` escaped, with a line-break opportunity (<wbr>) after each - / _ = so long names wrap there.
+ */
+static void escape_breakable(struct strbuf *sb, const char *s)
 {
-	strbuf_addstr(sb, "<td>");
+	const char *p = s ? s : "";
+
+	while (*p) {
+		size_t n = strcspn(p, "-/_=");
+		char *part = gs_xstrndup(p, n + (p[n] != 0));
+		report_escape(sb, part);
+		free(part);
+		p += n;
+		if (!*p)
+			break;
+		p++;
+		if (*p)
+			strbuf_addstr(sb, "<wbr>");
+	}
+}
+
+/* A table cell: a name ("nm") wraps only after - / _ =, other text at spaces; cut, the title has
+ * it. */
+static void cell(struct strbuf *sb, const char *cls, const char *s)
+{
+	strbuf_addf(sb, "<td class=\"%s\" title=\"", cls);
 	report_escape(sb, s);
+	strbuf_addstr(sb, "\">");
+	if (!strcmp(cls, "nm"))
+		escape_breakable(sb, s);
+	else
+		report_escape(sb, s);
 	strbuf_addstr(sb, "</td>");
+}
+
+/* An element whose text may be cut with an ellipsis: the whole text in its title. */
+static void clipped(struct strbuf *sb, const char *tag, const char *cls, const char *s)
+{
+	strbuf_addf(sb, "<%s class=\"clip %s\" title=\"", tag, cls);
+	report_escape(sb, s);
+	strbuf_addstr(sb, "\">");
+	report_escape(sb, s);
+	strbuf_addf(sb, "</%s>", tag);
+}
+
+static void html_badge(struct strbuf *sb, const char *cls, const char *label, const char *tip)
+{
+	strbuf_addf(sb, "<span class=\"badge %s\" title=\"", cls);
+	report_escape(sb, tip);
+	strbuf_addstr(sb, "\">");
+	report_escape(sb, label);
+	strbuf_addstr(sb, "</span>");
+}
+
+static void key(struct strbuf *sb, const struct report_model *m, const char *ns)
+{
+	strbuf_addf(sb, "<span class=\"key\" style=\"background:%s\"></span>", ns_fill(m, ns));
+}
+
+static const char html_style[] =
+	"*{box-sizing:border-box}\n"
+	"body{font-family:'DejaVu Sans','Liberation Sans',Arial,sans-serif;margin:0;"
+	"padding:12px 16px;color:#222;font-size:14px}\n"
+	"h1{font-size:20px;margin:0 0 2px}\n"
+	"h2{font-size:16px;margin:18px 0 6px}\n"
+	"h3{font-size:15px;margin:0}\n"
+	".muted{color:#666}\n"
+	".clip{display:block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;"
+	"min-width:0;max-width:100%}\n"
+	".key{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;"
+	"vertical-align:-1px;flex:none}\n"
+	"#summary{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,340px),1fr));"
+	"gap:10px;margin:8px 0;align-items:start}\n"
+	".panel{border:1px solid #ccc;border-radius:6px;padding:8px 10px;min-width:0}\n"
+	".panel h2{margin:0 0 6px;font-size:15px}\n"
+	".wide{grid-column:1/-1}\n"
+	"table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px}\n"
+	"td,th{border-bottom:1px solid #ddd;padding:3px 4px;text-align:left;vertical-align:top;"
+	"overflow:hidden;text-overflow:ellipsis;overflow-wrap:normal;word-break:normal}\n"
+	"th{font-weight:bold;font-size:12px;white-space:nowrap}\n"
+	".num{text-align:right}\n"
+	".bar{height:12px;background:#eee;border:1px solid #ccc;border-radius:3px;overflow:hidden;"
+	"min-width:40px}\n"
+	".bar>span{display:block;height:100%}\n"
+	".quota{display:grid;grid-template-columns:minmax(0,3fr) minmax(60px,2fr) auto;gap:8px;"
+	"align-items:center;margin:3px 0;font-size:13px}\n"
+	".res{font-size:11px}\n"
+	".full,.failure,.refused li{color:#b00}\n"
+	".full{font-weight:bold}\n"
+	".legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:6px 0 0;font-size:13px}\n"
+	".legend>span{display:inline-flex;align-items:center;min-width:0;max-width:100%}\n"
+	".node{border-top:1px solid #ccc;padding:8px 0;min-width:0}\n"
+	".meta{margin:2px 0 6px;font-size:12px}\n"
+	".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,230px),1fr));"
+	"gap:10px;margin:6px 0}\n"
+	".card{border:1px solid #888;border-radius:6px;padding:6px 8px;min-width:0;"
+	"background:#fff}\n"
+	".card-title{font-weight:bold;font-size:13px}\n"
+	".card .muted{font-size:12px}\n"
+	".badge{display:inline-block;border-radius:9px;padding:1px 7px;font-size:11px;"
+	"margin:3px 4px 3px 0;max-width:100%;overflow:hidden;text-overflow:ellipsis;"
+	"white-space:nowrap;vertical-align:top}\n"
+	".iso-whole{background:#e3e3e3}.iso-none{background:#fbd1c4}\n"
+	".iso-mps{background:#fde7b0}.iso-hw{background:#cde8c8}\n"
+	".shared{background:#c0392b;color:#fff;font-weight:bold}\n"
+	".slots{display:grid;grid-template-columns:repeat(auto-fill,minmax(60px,1fr));gap:4px;"
+	"margin-top:4px}\n"
+	".slot{height:22px;border-radius:3px;font-size:10px;line-height:14px;padding:3px 4px;"
+	"overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}\n"
+	".slot.free{background:#f4f4f4;border:1px dashed #bbb;color:#666}\n"
+	".podlines{list-style:none;padding:0;margin:4px 0;font-size:13px}\n"
+	".podlines li{margin:2px 0;overflow-wrap:normal}\n"
+	"details.group{border-top:1px solid #ccc;padding:8px 0}\n"
+	"details.group>summary{cursor:pointer;font-size:15px}\n"
+	".members{font-size:12px;margin:4px 0}\n";
+
+/* Whether node n's devices are all free. */
+static bool all_free(const struct report_node *n)
+{
+	for (size_t c = 0; c < n->n_cards; c++)
+		for (size_t s = 0; s < n->cards[c].n_slots; s++)
+			if (n->cards[c].slots[s].pod >= 0)
+				return false;
+	return true;
+}
+
+/*
+ * What makes two nodes draw the same: config, sharing, MIG strategy, what
+ * they advertise, refusal, and per card its model, memory, isolation,
+ * devices and each device's holder namespace (or free). Caller frees.
+ */
+static char *node_shape(const struct report_model *m, const struct report_node *n)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf(&sb, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%d%d", n->config, n->sharing,
+		    n->mig_strategy, n->resources, n->failure ? n->failure : "", n->dra,
+		    n->dra_claims);
+	for (size_t c = 0; c < n->n_cards; c++) {
+		const struct report_card *rc = &n->cards[c];
+		strbuf_addf(&sb, "\x1e%d\x1f%s\x1f%d\x1f%d\x1f%s", rc->index, rc->product,
+			    rc->memory_mib, (int)rc->isolation,
+			    rc->shared_memory ? rc->shared_memory : "");
+		for (size_t s = 0; s < rc->n_slots; s++) {
+			const struct report_slot *sl = &rc->slots[s];
+			strbuf_addf(&sb, "\x1d%s\x1f%s\x1f%s", sl->resource, sl->label,
+				    sl->pod >= 0 ? m->pods[sl->pod].namespace : "");
+		}
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+/* One card; `with_holders`: each device names its pod (a group's cards name the namespace). */
+static void html_card(struct strbuf *sb, const struct report_model *m, const struct report_node *n,
+		      const struct report_card *c, bool with_holders)
+{
+	char *t;
+
+	strbuf_addstr(sb, "<div class=\"card\" data-card=\"");
+	report_escape(sb, n->name);
+	strbuf_addf(sb, "/%d\">", c->index);
+	t = gs_xasprintf("GPU %d · %s", c->index, c->product);
+	clipped(sb, "div", "card-title", t);
+	free(t);
+	t = gs_xasprintf("%d MiB · %s%zu device%s", c->memory_mib, c->mig ? "MIG, " : "",
+			 c->n_slots, c->n_slots == 1 ? "" : "s");
+	clipped(sb, "div", "muted", t);
+	free(t);
+	strbuf_addstr(sb, "<div>");
+	if (n->dra) {
+		html_badge(sb, "iso-whole", "DRA",
+			   "allocated through ResourceClaims (NVIDIA's DRA driver), not the device "
+			   "plugin");
+	} else {
+		char *tip = iso_tip(c->isolation);
+		html_badge(sb, iso_class(c->isolation), report_isolation_name(c->isolation), tip);
+		free(tip);
+	}
+	if (c->shared_memory) {
+		t = gs_xasprintf("namespaces %s share this card's memory%s", c->shared_memory,
+				 c->mig ? " (one MIG instance)" : "");
+		html_badge(sb, "shared", "tenants share memory", t);
+		free(t);
+	}
+	strbuf_addstr(sb, "</div>");
+	if (!c->n_slots)
+		strbuf_addf(sb, "<div class=\"muted\">%s</div>",
+			    n->dra ? "a DRA device: see its ResourceClaims"
+				   : "advertises no device");
+	else
+		strbuf_addstr(sb, "<div class=\"slots\">");
+	for (size_t s = 0; s < c->n_slots; s++) {
+		const struct report_slot *sl = &c->slots[s];
+		const struct report_pod *p = sl->pod >= 0 ? &m->pods[sl->pod] : NULL;
+		strbuf_addstr(sb, p ? "<span class=\"slot\"" : "<span class=\"slot free\"");
+		if (p && with_holders) {
+			strbuf_addstr(sb, " data-pod=\"");
+			report_escape(sb, p->namespace);
+			strbuf_addch(sb, '/');
+			report_escape(sb, p->name);
+			strbuf_addch(sb, '"');
+		}
+		if (p)
+			strbuf_addf(sb, " style=\"background:%s;color:%s\"",
+				    ns_fill(m, p->namespace), ns_ink(m, p->namespace));
+		strbuf_addstr(sb, " title=\"");
+		report_escape(sb, sl->resource);
+		strbuf_addch(sb, ' ');
+		report_escape(sb, sl->device);
+		if (p && with_holders) {
+			strbuf_addstr(sb, ": ");
+			report_escape(sb, p->namespace);
+			strbuf_addch(sb, '/');
+			report_escape(sb, p->name);
+		} else if (p) {
+			strbuf_addstr(sb, ": held by a pod of ");
+			report_escape(sb, p->namespace);
+		} else {
+			strbuf_addstr(sb, ": free");
+		}
+		strbuf_addstr(sb, "\">");
+		report_escape(sb, sl->label);
+		strbuf_addstr(sb, "</span>");
+	}
+	if (c->n_slots)
+		strbuf_addstr(sb, "</div>");
+	strbuf_addstr(sb, "</div>\n");
+}
+
+/* One pod's line: colour key, ns/name (and its node when `say_node`), what it holds. */
+static void html_pod_line(struct strbuf *sb, const struct report_model *m,
+			  const struct report_node *n, long pi, bool say_node)
+{
+	const struct report_pod *p = &m->pods[pi];
+	char *held = n ? held_text(n, pi) : gs_xstrdup("");
+	struct strbuf t = STRBUF_INIT;
+
+	strbuf_addstr(sb, "<li data-pod=\"");
+	report_escape(sb, p->namespace);
+	strbuf_addch(sb, '/');
+	report_escape(sb, p->name);
+	strbuf_addstr(sb, "\">");
+	key(sb, m, p->namespace);
+	strbuf_addf(&t, "%s/%s", p->namespace, p->name);
+	escape_breakable(sb, t.buf);
+	strbuf_reset(&t);
+	if (n) {
+		if (say_node)
+			strbuf_addf(&t, " on %s", n->name);
+		strbuf_addf(&t, ": %s (%s)", *held ? held : "no device", origin_text(p->origin));
+	} else {
+		strbuf_addf(&t, ": %s, not bound to a node%s%s", p->phase,
+			    *p->requests ? "; asks for " : "", p->requests);
+	}
+	if (p->note)
+		strbuf_addf(&t, "; %s", p->note);
+	escape_breakable(sb, t.buf);
+	strbuf_addstr(sb, "</li>\n");
+	strbuf_release(&t);
+	free(held);
+}
+
+/* Node n's config line, refusal and cards (its pods are listed by the caller). */
+static void html_node_body(struct strbuf *sb, const struct report_model *m,
+			   const struct report_node *n, bool with_holders)
+{
+	struct strbuf t = STRBUF_INIT;
+
+	strbuf_addf(&t, "config %s · sharing %s · MIG strategy %s · advertises %s",
+		    *n->config ? n->config : "(none)", n->sharing, n->mig_strategy,
+		    *n->resources ? n->resources : "nothing");
+	strbuf_addstr(sb, "<p class=\"meta muted\">");
+	escape_breakable(sb, t.buf);
+	strbuf_addstr(sb, "</p>\n");
+	if (n->failure) {
+		strbuf_addstr(sb, "<p class=\"failure\">");
+		escape_breakable(sb, n->failure);
+		strbuf_addstr(sb, "</p>\n");
+	}
+	if (n->dra)
+		strbuf_addf(
+			sb, "<p class=\"muted meta\">%s</p>\n",
+			n->dra_claims
+				? "DRA node (gpushare.io/path=dra): each device of its "
+				  "ResourceSlice with the pods of the ResourceClaim allocated it "
+				  "(status.allocation, reservedFor)"
+				: "DRA node (gpushare.io/path=dra): its GPUs are a ResourceSlice, "
+				  "allocated through ResourceClaims; who holds them is not drawn");
+	strbuf_addstr(sb, "<div class=\"cards\">\n");
+	for (size_t c = 0; c < n->n_cards; c++)
+		html_card(sb, m, n, &n->cards[c], with_holders);
+	strbuf_addstr(sb, "</div>\n");
+	strbuf_release(&t);
+}
+
+/* "8 × NVIDIA A100-SXM4-80GB": the node's cards by model, in card order. */
+static char *cards_text(const struct report_node *n)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t c = 0; c < n->n_cards;) {
+		size_t k = c;
+		while (k < n->n_cards && !strcmp(n->cards[k].product, n->cards[c].product))
+			k++;
+		if (sb.len)
+			strbuf_addstr(&sb, ", ");
+		strbuf_addf(&sb, "%zu × %s", k - c, n->cards[c].product);
+		c = k;
+	}
+	if (!sb.len)
+		strbuf_addstr(&sb, "no card");
+	return strbuf_detach(&sb, NULL);
+}
+
+/* The pods bound to each drawn node, in model order: idx[start[n] .. start[n + 1]). */
+struct pods_by_node {
+	long *idx;
+	size_t *start; /* n_nodes + 1 */
+};
+
+static void pods_by_node_init(struct pods_by_node *b, const struct report_model *m)
+{
+	size_t *fill = gs_xcalloc(m->n_nodes + 1, sizeof(*fill));
+
+	b->start = gs_xcalloc(m->n_nodes + 2, sizeof(*b->start));
+	b->idx = gs_xcalloc(m->n_pods + 1, sizeof(*b->idx));
+	for (size_t p = 0; p < m->n_pods; p++)
+		if (m->pods[p].node_index >= 0)
+			b->start[m->pods[p].node_index + 1]++;
+	for (size_t n = 0; n < m->n_nodes; n++)
+		b->start[n + 1] += b->start[n];
+	for (size_t p = 0; p < m->n_pods; p++) {
+		long ni = m->pods[p].node_index;
+		if (ni >= 0)
+			b->idx[b->start[ni] + fill[ni]++] = (long)p;
+	}
+	free(fill);
+}
+
+static void pod_lines(struct strbuf *sb, const struct report_model *m, const struct pods_by_node *b,
+		      size_t ni, bool say_node)
+{
+	if (b->start[ni] == b->start[ni + 1])
+		return;
+	strbuf_addstr(sb, "<ul class=\"podlines\">\n");
+	for (size_t k = b->start[ni]; k < b->start[ni + 1]; k++)
+		html_pod_line(sb, m, &m->nodes[ni], b->idx[k], say_node);
+	strbuf_addstr(sb, "</ul>\n");
+}
+
+/*
+ * Every node, in list order; nodes that draw the same (node_shape) are one
+ * <details> at the first one's place, with their count and names, the
+ * cards drawn once and the pods of each.
+ */
+static void html_nodes(struct strbuf *sb, const struct report_model *m)
+{
+	json_t *by_shape = json_object();
+	size_t *group = gs_xcalloc(m->n_nodes + 1, sizeof(*group)); /* node -> first of its shape */
+	size_t *count = gs_xcalloc(m->n_nodes + 1, sizeof(*count));
+	struct pods_by_node b;
+
+	pods_by_node_init(&b, m);
+	for (size_t n = 0; n < m->n_nodes; n++) {
+		char *shape = node_shape(m, &m->nodes[n]);
+		json_t *at = json_object_get(by_shape, shape);
+		group[n] = at ? (size_t)json_integer_value(at) : n;
+		if (!at)
+			json_object_set_new(by_shape, shape, json_integer((json_int_t)n));
+		count[group[n]]++;
+		free(shape);
+	}
+	for (size_t n = 0; n < m->n_nodes; n++) {
+		const struct report_node *rn = &m->nodes[n];
+		if (group[n] != n)
+			continue;
+		if (count[n] == 1) {
+			strbuf_addstr(sb, "<section class=\"node\" data-node=\"");
+			report_escape(sb, rn->name);
+			strbuf_addstr(sb, "\">");
+			clipped(sb, "h3", "node-title", rn->name);
+			html_node_body(sb, m, rn, true);
+			pod_lines(sb, m, &b, n, false);
+			strbuf_addstr(sb, "</section>\n");
+			continue;
+		}
+		char *cards = cards_text(rn);
+		strbuf_addf(sb,
+			    "<details class=\"group\" data-count=\"%zu\"><summary><b>%zu nodes</b> "
+			    "like ",
+			    count[n], count[n]);
+		escape_breakable(sb, rn->name);
+		strbuf_addstr(sb, ": ");
+		escape_breakable(sb, cards);
+		strbuf_addstr(sb, ", config ");
+		report_escape(sb, *rn->config ? rn->config : "(none)");
+		strbuf_addf(sb, "%s</summary>\n",
+			    all_free(rn) ? ", all free" : ", the same devices held");
+		free(cards);
+		strbuf_addstr(sb, "<p class=\"members muted\">");
+		for (size_t k = n, first = 1; k < m->n_nodes; k++)
+			if (group[k] == n) {
+				strbuf_addstr(sb, first ? "" : ", ");
+				strbuf_addstr(sb, "<span data-node=\"");
+				report_escape(sb, m->nodes[k].name);
+				strbuf_addstr(sb, "\">");
+				escape_breakable(sb, m->nodes[k].name);
+				strbuf_addstr(sb, "</span>");
+				first = 0;
+			}
+		strbuf_addstr(sb, "</p>\n");
+		html_node_body(sb, m, rn, false);
+		for (size_t k = n; k < m->n_nodes; k++)
+			if (group[k] == n)
+				pod_lines(sb, m, &b, k, true);
+		strbuf_addstr(sb, "</details>\n");
+	}
+	free(b.idx);
+	free(b.start);
+	free(group);
+	free(count);
+	json_decref(by_shape);
+}
+
+static void bar(struct strbuf *sb, double f, const char *fill)
+{
+	f = f > 1 ? 1 : f < 0 ? 0 : f;
+	strbuf_addf(sb,
+		    "<div class=\"bar\"><span style=\"width:%.1f%%;background:%s\"></span></div>",
+		    f * 100, fill);
+}
+
+static void html_pools(struct strbuf *sb, const struct report_model *m)
+{
+	strbuf_addstr(sb, "<div class=\"panel wide\" id=\"headroom\"><h2>Headroom per pool</h2>\n");
+	if (!m->n_pools) {
+		strbuf_addstr(sb, "<p class=\"muted\">No node registers an nvidia.com/ "
+				  "resource.</p></div>\n");
+		return;
+	}
+	strbuf_addstr(sb,
+		      "<table><colgroup><col style=\"width:18%\"><col style=\"width:20%\">"
+		      "<col style=\"width:7%\"><col style=\"width:11%\"><col style=\"width:8%\">"
+		      "<col style=\"width:8%\"><col style=\"width:10%\"><col style=\"width:18%\">"
+		      "</colgroup>\n"
+		      "<tr><th>pool</th><th>resource</th><th class=\"num\">nodes</th>"
+		      "<th class=\"num\" title=\"allocatable\">registered</th>"
+		      "<th class=\"num\">held</th><th class=\"num\">free</th>"
+		      "<th class=\"num\" title=\"free while a pod asking for it stays pending\">"
+		      "stranded</th><th>held of registered</th></tr>\n");
+	for (size_t i = 0; i < m->n_pools; i++) {
+		const struct pool_use *u = &m->pools[i];
+		strbuf_addstr(sb, "<tr class=\"pool\">");
+		cell(sb, "nm", u->pool);
+		cell(sb, "nm", u->resource);
+		strbuf_addf(sb,
+			    "<td class=\"num\">%zu</td><td class=\"num\">%lld</td>"
+			    "<td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
+			    "<td class=\"num%s\">%lld</td><td>",
+			    u->nodes, u->registered, u->held, u->free, u->stranded ? " full" : "",
+			    u->stranded);
+		bar(sb, u->registered ? (double)u->held / (double)u->registered : 0, "#4e79a7");
+		strbuf_addstr(sb, "</td></tr>\n");
+	}
+	strbuf_addstr(sb, "</table></div>\n");
+}
+
+static void html_quota(struct strbuf *sb, const struct report_model *m,
+		       const struct report_quota *q)
+{
+	char *label = gs_xasprintf("%s/%s", q->namespace, q->name);
+	char *val = gs_xasprintf("%s / %s%s", q->used ? q->used : "?", q->hard,
+				 !q->used	    ? " (not counted yet)"
+				 : q->fraction >= 1 ? " full"
+						    : "");
+
+	strbuf_addstr(sb, "<div class=\"quota\" data-namespace=\"");
+	report_escape(sb, q->namespace);
+	strbuf_addstr(sb, "\"><span>");
+	escape_breakable(sb, label);
+	clipped(sb, "span", "muted res", q->resource);
+	strbuf_addstr(sb, "</span>");
+	bar(sb, q->fraction, ns_fill(m, q->namespace));
+	strbuf_addf(sb, "<span class=\"%s\">", q->fraction >= 1 ? "full" : "");
+	report_escape(sb, val);
+	strbuf_addstr(sb, "</span></div>\n");
+	free(label);
+	free(val);
+}
+
+static void html_quotas(struct strbuf *sb, const struct report_model *m)
+{
+	size_t gpu = 0;
+
+	for (size_t i = 0; i < m->n_quotas; i++)
+		gpu += strstr(m->quotas[i].resource, "nvidia.com/") != NULL;
+	strbuf_addstr(sb, "<div class=\"panel\" id=\"quotas\"><h2>GPU quotas</h2>\n");
+	if (!gpu)
+		strbuf_addstr(sb, "<p class=\"muted\">No ResourceQuota limits an nvidia.com/ "
+				  "resource.</p>\n");
+	for (size_t i = 0; i < m->n_quotas; i++)
+		if (strstr(m->quotas[i].resource, "nvidia.com/"))
+			html_quota(sb, m, &m->quotas[i]);
+	if (gpu < m->n_quotas) {
+		strbuf_addf(sb,
+			    "<details><summary class=\"muted\">%zu other quota item%s</summary>\n",
+			    m->n_quotas - gpu, m->n_quotas - gpu == 1 ? "" : "s");
+		for (size_t i = 0; i < m->n_quotas; i++)
+			if (!strstr(m->quotas[i].resource, "nvidia.com/"))
+				html_quota(sb, m, &m->quotas[i]);
+		strbuf_addstr(sb, "</details>\n");
+	}
+	strbuf_addstr(sb, "</div>\n");
+}
+
+static void html_refused(struct strbuf *sb, const struct report_model *m)
+{
+	strbuf_addf(sb, "<div class=\"panel\" id=\"refused\"><h2>Refused nodes: %zu</h2>\n",
+		    m->n_refused);
+	if (!m->n_refused) {
+		strbuf_addstr(sb, "<p class=\"muted\">The stack accepts every GPU node's "
+				  "device-plugin config.</p></div>\n");
+		return;
+	}
+	if (m->n_refused > 5)
+		strbuf_addstr(sb, "<details><summary>which, and why</summary>");
+	strbuf_addstr(sb, "<ul class=\"refused\">\n");
+	for (size_t i = 0; i < m->n_refused; i++) {
+		strbuf_addstr(sb, "<li data-node=\"");
+		report_escape(sb, m->refused[i].node);
+		strbuf_addstr(sb, "\"><b>");
+		escape_breakable(sb, m->refused[i].node);
+		strbuf_addstr(sb, "</b>: ");
+		escape_breakable(sb, m->refused[i].reason);
+		strbuf_addstr(sb, "</li>\n");
+	}
+	strbuf_addstr(sb, "</ul>\n");
+	if (m->n_refused > 5)
+		strbuf_addstr(sb, "</details>");
+	strbuf_addstr(sb, "</div>\n");
+}
+
+static void html_legend(struct strbuf *sb, const struct report_model *m)
+{
+	if (!m->n_namespaces)
+		return;
+	strbuf_addstr(sb, "<div class=\"legend\">");
+	for (size_t i = 0; i < m->n_namespaces; i++) {
+		strbuf_addstr(sb, "<span data-namespace=\"");
+		report_escape(sb, m->namespaces[i]);
+		strbuf_addstr(sb, "\">");
+		key(sb, m, m->namespaces[i]);
+		clipped(sb, "span", "", m->namespaces[i]);
+		strbuf_addstr(sb, "</span>");
+	}
+	strbuf_addstr(sb, "</div>\n");
 }
 
 void report_html(const struct report_model *m, struct strbuf *out)
 {
+	char *sum = summary(m);
+
 	strbuf_addstr(out,
 		      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		      /* Nothing may load: styles are inline, there is no script. */
 		      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		      "style-src 'unsafe-inline'; img-src data:\">\n"
-		      "<meta name=\"viewport\" content=\"width=device-width\">\n"
-		      "<title>gpushare: GPU fleet</title>\n<style>\n"
-		      "body{font-family:'DejaVu Sans','Liberation Sans',Arial,sans-serif;"
-		      "margin:16px;color:#222}\n"
-		      "table{border-collapse:collapse;font-size:13px;margin-top:8px}\n"
-		      "td,th{border-bottom:1px solid #ddd;padding:3px 10px;text-align:left}\n"
-		      ".key{display:inline-block;width:12px;height:12px;border-radius:2px;"
-		      "margin-right:6px;vertical-align:-1px}\n"
-		      ".muted{color:#666}\n"
-		      "</style>\n</head>\n<body>\n<main>\n");
-	svg_element(m, out);
-	if (m->source) {
-		strbuf_addstr(out, "<p class=\"muted\">");
-		report_escape(out, m->source);
-		strbuf_addstr(out, "</p>\n");
+		      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+		      "<title>gpushare: GPU fleet</title>\n<style>\n");
+	strbuf_addstr(out, html_style);
+	strbuf_addstr(out, "</style>\n</head>\n<body>\n<main>\n<header><h1>GPU fleet</h1>"
+			   "<p class=\"muted\" id=\"counts\">");
+	report_escape(out, sum);
+	strbuf_addstr(out, "</p>");
+	html_legend(out, m);
+	strbuf_addstr(out, "</header>\n<section id=\"summary\">\n");
+	html_pools(out, m);
+	html_quotas(out, m);
+	html_refused(out, m);
+	strbuf_addstr(out, "</section>\n<h2>Nodes</h2>\n");
+	html_nodes(out, m);
+	if (unbound(m)) {
+		strbuf_addstr(out, "<section class=\"unbound\"><h2>Not on a GPU node</h2>\n"
+				   "<ul class=\"podlines\">\n");
+		for (size_t p = 0; p < m->n_pods; p++)
+			if (m->pods[p].node_index < 0)
+				html_pod_line(out, m, NULL, (long)p, false);
+		strbuf_addstr(out, "</ul></section>\n");
 	}
-	strbuf_addstr(out, "<h2>Pods</h2>\n<table id=\"pods\">\n<tr><th>namespace</th><th>pod</th>"
+	strbuf_addstr(out, "<h2>Pods</h2>\n<table id=\"pods\"><colgroup><col style=\"width:12%\">"
+			   "<col style=\"width:20%\"><col style=\"width:14%\">"
+			   "<col style=\"width:10%\"><col style=\"width:16%\">"
+			   "<col style=\"width:14%\"><col style=\"width:14%\"></colgroup>\n"
+			   "<tr><th>namespace</th><th>pod</th>"
 			   "<th>node</th><th>phase</th><th>asks for</th><th>devices</th>"
 			   "<th>from</th></tr>\n");
 	for (size_t p = 0; p < m->n_pods; p++) {
@@ -1246,28 +1885,36 @@ void report_html(const struct report_model *m, struct strbuf *out)
 		report_escape(out, rp->namespace);
 		strbuf_addch(out, '/');
 		report_escape(out, rp->name);
-		strbuf_addf(out, "\"><td><span class=\"key\" style=\"background:%s\"></span>",
-			    ns_fill(m, rp->namespace));
+		strbuf_addstr(out, "\"><td class=\"nm\" title=\"");
 		report_escape(out, rp->namespace);
+		strbuf_addstr(out, "\">");
+		key(out, m, rp->namespace);
+		escape_breakable(out, rp->namespace);
 		strbuf_addstr(out, "</td>");
-		cell(out, rp->name);
-		cell(out, rp->node ? rp->node : "");
-		cell(out, rp->phase);
-		cell(out, rp->requests);
-		cell(out, held);
-		cell(out, rp->origin == REPORT_FROM_NONE ? "" : origin_text(rp->origin));
+		cell(out, "nm", rp->name);
+		cell(out, "nm", rp->node ? rp->node : "");
+		cell(out, "", rp->phase);
+		cell(out, "nm", rp->requests);
+		cell(out, "", held);
+		cell(out, "", rp->origin == REPORT_FROM_NONE ? "" : origin_text(rp->origin));
 		strbuf_addstr(out, "</tr>\n");
 		free(held);
 	}
 	strbuf_addstr(out, "</table>\n");
+	if (m->source) {
+		strbuf_addstr(out, "<p class=\"muted\">");
+		escape_breakable(out, m->source);
+		strbuf_addstr(out, "</p>\n");
+	}
 	if (m->notes.n) {
 		strbuf_addstr(out, "<h2>Notes</h2>\n<ul>\n");
 		for (size_t i = 0; i < m->notes.n; i++) {
 			strbuf_addstr(out, "<li>");
-			report_escape(out, m->notes.items[i]);
+			escape_breakable(out, m->notes.items[i]);
 			strbuf_addstr(out, "</li>\n");
 		}
 		strbuf_addstr(out, "</ul>\n");
 	}
 	strbuf_addstr(out, "</main>\n</body>\n</html>\n");
+	free(sum);
 }

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "engine/pools.h"
+#include "engine/sync_plan.h"
 #include "model/catalog.h"
 #include "model/dpconfig_set.h"
 #include "base/error.h"
@@ -94,6 +96,12 @@ struct report_quota {
 	double fraction; /* used / hard, for the bar; 0 when unknown */
 };
 
+/* A node the NVIDIA stack refuses (sync_plan's failures, `gpushare plan`'s refusedNodes). */
+struct report_refused {
+	char *node;
+	char *reason;
+};
+
 struct report_model {
 	struct report_node *nodes;
 	size_t n_nodes;
@@ -107,6 +115,13 @@ struct report_model {
 	size_t n_cards;
 	char *source; /* where the objects came from, shown on the page */
 	struct gs_warnings notes;
+	/* Headroom per pool and nvidia.com/ resource, as `gpushare plan` counts it
+	   (pools.h): held by the pods bound there, stranded while an unbound pod
+	   asks for the resource. */
+	struct pool_use *pools;
+	size_t n_pools;
+	struct report_refused *refused; /* in node order */
+	size_t n_refused;
 };
 
 struct report_input {
@@ -119,6 +134,8 @@ struct report_input {
 	/* ResourceSlices and ResourceClaims (arrays); NULL = a DRA node's devices not drawn */
 	const json_t *slices;
 	const json_t *claims;
+	/* sync_plan's report on these nodes: its failed ones are the refused nodes; NULL = none */
+	const struct sync_report *sync;
 };
 
 /*
@@ -133,7 +150,12 @@ int report_model_build(const struct report_input *in, struct report_model **out,
 		       struct gs_error *err) GS_WUR;
 void report_model_free(struct report_model *m);
 
-/* One self-contained HTML page (inline CSS and SVG, nothing fetched). */
+/*
+ * One self-contained HTML page (inline CSS, nothing fetched): the summary
+ * first (headroom per pool, quota bars, refused nodes), then the nodes
+ * drawn in boxes that follow the window's width (identical nodes folded
+ * into one <details> with their count), then the pod table.
+ */
 void report_html(const struct report_model *m, struct strbuf *out);
 /* One standalone SVG document: the same picture. */
 void report_svg(const struct report_model *m, struct strbuf *out);

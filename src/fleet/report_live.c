@@ -7,6 +7,7 @@
 #include "dra/draslice.h"
 #include "model/kobj.h"
 #include "kube/kubeclient.h"
+#include "engine/sync_plan.h"
 #include "base/banned.h"
 
 int report_read(struct kube_client *c, const char *cm_namespace, const char *cm_name,
@@ -79,6 +80,8 @@ int report_live(struct kube_client *c, const char *cm_namespace, const char *cm_
 	json_t *slices = NULL, *claims = NULL;
 	struct dpconfig_set *set = NULL;
 	const struct catalog *cat;
+	struct sync_opts so = {.configmap_namespace = cm_namespace, .configmap_name = cm_name};
+	struct sync_report rep = {0};
 	char *where = NULL;
 	int rc = -1;
 
@@ -94,6 +97,9 @@ int report_live(struct kube_client *c, const char *cm_namespace, const char *cm_
 			     cm ? "" : " (absent: every node has the empty config)");
 	if (any_dra_node(nodes) && read_dra(c, &slices, &claims, err) < 0)
 		goto out;
+	/* The nodes the stack refuses, as `gpushare plan` names them (refusedNodes). */
+	if (sync_plan(cm, nodes, &so, &rep, err) < 0)
+		goto out;
 	struct report_input in = {.nodes = nodes,
 				  .pods = pods,
 				  .quotas = quotas,
@@ -101,9 +107,11 @@ int report_live(struct kube_client *c, const char *cm_namespace, const char *cm_
 				  .cat = cat,
 				  .source = where,
 				  .slices = slices,
-				  .claims = claims};
+				  .claims = claims,
+				  .sync = &rep};
 	rc = report_model_build(&in, out, err);
 out:
+	sync_report_release(&rep);
 	json_decref(slices);
 	json_decref(claims);
 	free(where);

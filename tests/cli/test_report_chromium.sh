@@ -35,7 +35,7 @@ if console "$T/shot.log"; then fail "console messages while rendering the page";
 
 chrome --dump-dom "file://$T/fleet.html" >"$T/dom.html" 2>"$T/dom.log"
 if console "$T/dom.log"; then fail "console messages while loading the page"; fi
-nodes=$(grep -o '<g class="node" data-node="[^"]*"' "$T/dom.html" | sed 's/.*data-node=//' | tr '\n' ' ')
+nodes=$(grep -o '<section class="node" data-node="[^"]*"' "$T/dom.html" | sed 's/.*data-node=//' | tr '\n' ' ')
 [ "$nodes" = '"lab-node-0" "lab-node-1" "lab-node-2" ' ] || fail "DOM nodes: $nodes"
 pods=$(grep -o '<tr class="pod" data-pod="[^"]*"' "$T/dom.html" | sed 's/.*data-pod=//' | sort | tr '\n' ' ')
 [ "$pods" = '"gpu-share/batch-train" "gpu-share/mig-job" "gpu-share/notebook" "gpu-share/plain-gpu" "gpu-share/prod-inference" "team-a/team-a-0" "team-a/team-a-1" ' ] || fail "DOM pods: $pods"

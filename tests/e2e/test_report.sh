@@ -13,7 +13,7 @@ expect_rc 0 "gpushare lab"
 [ -s out/fleet.html ] || fail "gpushare lab wrote no out/fleet.html"
 page=$(cat out/fleet.html)
 for n in lab-node-0 lab-node-1 lab-node-2; do
-	expect_has "$page" "<g class=\"node\" data-node=\"$n\">" "node $n drawn"
+	expect_has "$page" "<section class=\"node\" data-node=\"$n\">" "node $n drawn"
 done
 for p in gpu-share/mig-job gpu-share/plain-gpu gpu-share/prod-inference gpu-share/notebook \
 	gpu-share/batch-train team-a/team-a-0 team-a/team-a-1; do

@@ -9,6 +9,8 @@
 #include "model/catalog.h"
 #include "model/dpconfig_set.h"
 #include "engine/report.h"
+#include "engine/plan.h"
+#include "engine/sync_plan.h"
 
 /*
  * The fleet picture's model and text, from the objects recorded after
@@ -429,7 +431,7 @@ static void page_shape(void **state)
 	size_t nodes = 0, pods = 0;
 
 	report_html(m, &sb);
-	for (const char *p = sb.buf; (p = strstr(p, "<g class=\"node\"")); p++)
+	for (const char *p = sb.buf; (p = strstr(p, "<section class=\"node\"")); p++)
 		nodes++;
 	for (const char *p = sb.buf; (p = strstr(p, "<tr class=\"pod\"")); p++)
 		pods++;
@@ -447,6 +449,79 @@ static void page_shape(void **state)
 	strbuf_release(&sb);
 }
 
+/*
+ * The page leads with the summary: headroom per pool equal to plan's for the
+ * same fleet, the nodes sync_plan refuses, and identical nodes folded into
+ * one group with their count.
+ */
+static void summary_first(void **state)
+{
+	struct fixture *f = *state;
+	json_t *items = json_object_get(f->nodes, "items");
+	json_t *bad = json_deep_copy(json_array_get(items, 1));
+	struct sync_opts so = {0};
+	struct sync_report rep;
+	struct plan_result *r = NULL;
+	struct gs_error err;
+	struct strbuf sb = STRBUF_INIT;
+	const char *sum, *node;
+
+	/* two empty copies of lab-node-0: one group of 2 */
+	for (int i = 0; i < 2; i++) {
+		json_t *c = json_deep_copy(json_array_get(items, 0));
+		json_object_set_new(json_object_get(c, "metadata"), "name",
+				    json_string(i ? "copy-b" : "copy-a"));
+		json_array_append_new(items, c);
+	}
+	/* a node whose config key the ConfigMap lacks: refused */
+	json_object_set_new(json_object_get(bad, "metadata"), "name", json_string("bad-node"));
+	json_object_set_new(json_object_get(json_object_get(bad, "metadata"), "labels"),
+			    "nvidia.com/device-plugin.config", json_string("no-such-config"));
+	json_array_append_new(items, bad);
+	assert_true(sync_plan(f->cm, f->nodes, &so, &rep, &err) >= 0);
+	struct report_input in = {.nodes = f->nodes,
+				  .pods = f->pods,
+				  .quotas = f->quotas,
+				  .configs = f->set,
+				  .cat = f->cat,
+				  .sync = &rep};
+	assert_int_equal(report_model_build(&in, &f->m, &err), 0);
+	assert_int_equal(f->m->n_refused, 1);
+	assert_string_equal(f->m->refused[0].node, "bad-node");
+
+	/* the same headroom as plan's, pool by pool */
+	json_t *none = json_array();
+	struct plan_input pin = {
+		.nodes = f->nodes, .existing = f->pods, .pods = none, .configs = f->set};
+	assert_int_equal(plan_run(&pin, &r, &err), 0);
+	assert_int_equal(f->m->n_pools, r->n_pools);
+	assert_true(r->n_pools >= 3);
+	for (size_t i = 0; i < r->n_pools; i++) {
+		assert_string_equal(f->m->pools[i].pool, r->pools[i].pool);
+		assert_string_equal(f->m->pools[i].resource, r->pools[i].resource);
+		assert_int_equal(f->m->pools[i].registered, r->pools[i].registered);
+		assert_int_equal(f->m->pools[i].held, r->pools[i].held);
+		assert_int_equal(f->m->pools[i].free, r->pools[i].free);
+	}
+
+	report_html(f->m, &sb);
+	sum = strstr(sb.buf, "<section id=\"summary\">");
+	node = strstr(sb.buf, "class=\"node\"");
+	assert_non_null(sum);
+	assert_non_null(node);
+	assert_true(sum < node);
+	assert_true(strstr(sb.buf, "id=\"refused\"") < node);
+	assert_true(strstr(sb.buf, "<li data-node=\"bad-node\">") < node);
+	assert_true(strstr(sb.buf, "id=\"quotas\"") < node);
+	assert_true(strstr(sb.buf, "<tr class=\"pool\">") < node);
+	assert_non_null(strstr(sb.buf, "<details class=\"group\" data-count=\"2\">"));
+	assert_non_null(strstr(sb.buf, "<span data-node=\"copy-b\">"));
+	strbuf_release(&sb);
+	plan_result_free(r);
+	json_decref(none);
+	sync_report_release(&rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +534,7 @@ int main(void)
 		cmocka_unit_test(escaping),
 		cmocka_unit_test_setup_teardown(hostile_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(page_shape, setup, teardown),
+		cmocka_unit_test_setup_teardown(summary_first, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
