@@ -692,11 +692,11 @@ static int explain_pods_offline(const struct offline_fleet *of, const char *ns, 
 				  "name one as NS/NAME)");
 		return -1;
 	}
-	struct plan_input in = {.nodes = of->adv.nodes,
-				.existing = of->adv.pods,
-				.pods = of->batch,
-				.quotas = of->f.quotas,
-				.configs = of->set};
+	struct kubegates gates;
+	struct plan_input in;
+	offline_plan_input(of, &gates, &in);
+	in.existing = of->adv.pods;
+	in.pods = of->batch;
 	if (plan_run(&in, &r, err) < 0)
 		return -1;
 	for (size_t i = 0; i < json_array_size(of->batch); i++) {
@@ -725,11 +725,11 @@ static int explain_quota_offline(const struct offline_fleet *of, const char *ns,
 	int rc;
 
 	if (json_array_size(of->batch)) {
-		struct plan_input in = {.nodes = of->adv.nodes,
-					.existing = of->adv.pods,
-					.pods = of->batch,
-					.quotas = of->f.quotas,
-					.configs = of->set};
+		struct kubegates gates;
+		struct plan_input in;
+		offline_plan_input(of, &gates, &in);
+		in.existing = of->adv.pods;
+		in.pods = of->batch;
 		if (plan_run(&in, &r, err) < 0)
 			return -1;
 	}
@@ -917,6 +917,7 @@ int cmd_explain(int argc, char **argv)
 		OPT_STRING(0, "container", &container, "NAME",
 			   "its one container's name, for \"must specify\" [main]"),
 		OPT_FLEET_SOURCES(&src),
+		OPT_KUBE_TARGET(&of.kube),
 		OPT_GROUP("Older forms, each the same as -f FILE:"),
 		OPT_CALLBACK(0, "nodes", &src, "FILE", "", parse_fleet_source),
 		OPT_CALLBACK(0, "pods", &src, "FILE", "", parse_fleet_source),

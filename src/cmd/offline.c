@@ -111,9 +111,11 @@ static int load(struct offline_fleet *of, const struct fleet_sources *src,
 		const struct configmap_ref *cm, const char *cmd, bool stream, struct gs_error *err)
 {
 	json_t *existing = NULL;
+	struct kube_target kube = of->kube;
 	int rc = -1;
 
 	memset(of, 0, sizeof(*of));
+	of->kube = kube;
 	fleet_init(&of->f);
 	of->f.stream_pods = of->streamed = stream;
 	if (fleet_read(&of->f, src, err) < 0 ||
@@ -175,9 +177,53 @@ static int add_existing(void *ctx, const json_t *pod, struct gs_error *err)
 	return plan_add_existing(ctx, pod, err);
 }
 
+int parse_kube_version(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	struct kube_target *kt = opt->value;
+
+	kt->kv = kubeversion_parse(arg, err);
+	return kt->kv ? 0 : -1;
+}
+
+int parse_feature_gates(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	struct kube_target *kt = opt->value;
+	struct kubegates g = {0};
+
+	/* Checked now; applied over the release's defaults once both flags are read. */
+	if (kubegates_parse(&g, arg, err) < 0)
+		return -1;
+	kt->gates = arg;
+	return 0;
+}
+
+void offline_plan_input(const struct offline_fleet *of, struct kubegates *gates,
+			struct plan_input *in)
+{
+	const struct kube_target *kt = &of->kube;
+	const struct kubeversion *kv = kt->kv ? kt->kv : kubeversion_newest();
+	struct gs_error ignored; /* parse_feature_gates checked it */
+
+	kubegates_defaults(gates, kv);
+	if (kt->gates && kubegates_parse(gates, kt->gates, &ignored) < 0)
+		kubegates_defaults(gates, kv);
+	memset(in, 0, sizeof(*in));
+	in->nodes = of->adv.nodes;
+	in->quotas = of->f.quotas;
+	in->configs = of->set;
+	in->kube = kv;
+	in->gates = gates;
+	in->device_classes = of->f.device_classes;
+	in->slices = of->f.slices;
+	in->claims = of->f.claims;
+}
+
 int offline_plan_begin(const struct offline_fleet *of, struct plan **out, struct gs_error *err)
 {
-	struct plan_input in = {.nodes = of->adv.nodes, .quotas = of->f.quotas, .configs = of->set};
+	struct kubegates gates;
+	struct plan_input in;
+
+	offline_plan_input(of, &gates, &in);
 
 	if (plan_begin(&in, out, err) < 0)
 		return -1;

@@ -26,6 +26,7 @@
 #include "fleet/fleet.h"
 #include "cmd/parseopt.h"
 #include "engine/plan.h"
+#include "model/kubeversion.h"
 
 /* The device-plugin ConfigMap's namespace and name (owned). */
 struct configmap_ref {
@@ -88,6 +89,29 @@ void offline_configmap_missing(const struct fleet *f, const struct configmap_ref
 			       struct gs_error *err);
 
 /* The fleet an offline command reasons about (all owned). */
+/*
+ * --kubernetes-version and --feature-gates: the release whose scheduler
+ * plan and explain model (default the newest) and the gates a cluster
+ * sets apart from its defaults. Zeroed: the newest, its defaults.
+ */
+struct kube_target {
+	const struct kubeversion *kv;
+	const char *gates; /* "DRAExtendedResource=true", applied over kv's defaults */
+};
+int parse_kube_version(const struct option *opt, const char *arg, struct gs_error *err);
+int parse_feature_gates(const struct option *opt, const char *arg, struct gs_error *err);
+
+#define OPT_KUBE_TARGET(t)                                                                         \
+	OPT_CALLBACK(0, "kubernetes-version", (t), "VERSION",                                      \
+		     "the Kubernetes release whose scheduler and kubelet\n"                        \
+		     "are modelled: v1.34.4, v1.35.4, v1.36.3 or v1.37.2\n"                        \
+		     "(v1.36 and 1.36 name v1.36.3) [v1.37.2]",                                    \
+		     parse_kube_version),                                                          \
+		OPT_CALLBACK(0, "feature-gates", (t), "GATES",                                     \
+			     "gates the cluster sets apart from its release's\n"                   \
+			     "defaults: DRAExtendedResource=true|false",                           \
+			     parse_feature_gates)
+
 struct offline_fleet {
 	struct fleet f;
 	const json_t *configmap;  /* the device-plugin ConfigMap, borrowed from f; NULL = none */
@@ -100,6 +124,7 @@ struct offline_fleet {
 	size_t n_batch; /* how many */
 	bool streamed;	/* offline_fleet_stream: the pods are read again when asked for
 			   (offline_each_pod); adv.pods and batch hold none */
+	struct kube_target kube; /* set before loading (kept by it): the plan's release */
 };
 
 /*
@@ -131,6 +156,15 @@ int offline_fleet_stream(struct offline_fleet *of, const struct fleet_sources *s
 int offline_each_pod(const struct offline_fleet *of, bool there,
 		     int (*fn)(void *ctx, const json_t *pod, struct gs_error *err), void *ctx,
 		     struct gs_error *err) GS_WUR;
+
+/*
+ * The plan's input on the fleet: its advertised nodes, quotas and
+ * configs, the release of of->kube and the DRA objects read
+ * (DeviceClasses, ResourceSlices, ResourceClaims). *gates is filled and
+ * must outlive *in.
+ */
+void offline_plan_input(const struct offline_fleet *of, struct kubegates *gates,
+			struct plan_input *in);
 
 /* plan_new on the fleet with the pods already there, read one at a time. */
 int offline_plan_begin(const struct offline_fleet *of, struct plan **out,

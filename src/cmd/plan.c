@@ -38,8 +38,9 @@ static const struct parseopt_example plan_examples[] = {
 static const struct parseopt_usage plan_usage = {
 	"plan",
 	usage_lines,
-	"Place the pods of the files, in reading order, as kube-scheduler v1.34's\n"
-	"default profile would on their Nodes as gpushare would advertise them under\n"
+	"Place the pods of the files, in reading order, as kube-scheduler's default\n"
+	"profile would (--kubernetes-version, default v1.37.2) on their Nodes as gpushare would "
+	"advertise them under\n"
 	"the device-plugin ConfigMap found among them: quota admission at create\n"
 	"against their ResourceQuotas (the apiserver's refusal text), the default\n"
 	"filters (resources incl. cpu, memory, pods and extended ones, node selector\n"
@@ -408,6 +409,7 @@ int cmd_plan(int argc, char **argv)
 			   "table (default), json or yaml (kind Plan; with a\n"
 			   "what-if, kind PlanWhatIf)"),
 		OPT_FLEET_SOURCES(&src),
+		OPT_KUBE_TARGET(&of.kube),
 		OPT_GROUP("What-if (plan before and after, print the difference):"),
 		OPT_STRING(0, "what-if", &what_if, "FILE", "another device-plugin ConfigMap"),
 		OPT_CALLBACK(0, "relabel", &changes, "NODE=KEY",
@@ -466,11 +468,13 @@ int cmd_plan(int argc, char **argv)
 		    explain_fleet_advertise(nodes2, json_object_get(of.adv.pods, "items"),
 					    what_if ? cm2 : of.configmap, &fleet2, &err) < 0)
 			goto fail;
-		struct plan_input in2 = {.nodes = fleet2.nodes,
-					 .existing = fleet2.pods,
-					 .pods = of.batch,
-					 .quotas = of.f.quotas,
-					 .configs = what_if ? set2 : of.set};
+		struct kubegates gates;
+		struct plan_input in2;
+		offline_plan_input(&of, &gates, &in2);
+		in2.nodes = fleet2.nodes;
+		in2.existing = fleet2.pods;
+		in2.pods = of.batch;
+		in2.configs = what_if ? set2 : of.set;
 		if (plan_run(&in2, &res2, &err) < 0)
 			goto fail;
 		refused2 = refused_nodes(&fleet2, "what-if: ");

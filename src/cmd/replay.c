@@ -37,7 +37,7 @@ static const struct parseopt_usage replay_usage = {
 	"for replicas of nvidia.com/gpu (a share: ceil(gpu_milli / (1000 / N)); whole\n"
 	"GPUs: num_gpu x N), the workload as the FGD paper's simulator builds it\n"
 	"(every task, shuffled, then draws with replacement up to X times the GPU\n"
-	"capacity), placed in arrival order as kube-scheduler v1.34's default profile\n"
+	"capacity), placed in arrival order as kube-scheduler v1.37.2's default profile\n"
 	"would (plan), each pod's replicas picked as the device plugin would. Prints,\n"
 	"per percent of arrived GPU request, the GPU allocation ratio and the paper's\n"
 	"fragmentation ratio (docs/guide/replay.md).\n",

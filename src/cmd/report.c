@@ -143,10 +143,11 @@ static int render(const struct report_input *in, const char *html, const char *s
 }
 
 static int offline(const struct fleet_sources *src, const struct configmap_ref *cm,
-		   const char *html, const char *svg, struct gs_error *err)
+		   const struct kube_target *kube, const char *html, const char *svg,
+		   struct gs_error *err)
 {
 	const struct catalog *cat;
-	struct offline_fleet of = {0};
+	struct offline_fleet of = {.kube = *kube};
 	struct plan_result *r = NULL;
 	json_t *pods = NULL, *quotas = NULL;
 	struct strbuf where = STRBUF_INIT;
@@ -155,11 +156,11 @@ static int offline(const struct fleet_sources *src, const struct configmap_ref *
 	if (catalog_builtin(&cat, err) < 0 || offline_fleet_load(&of, src, cm, "report", err) < 0)
 		goto out;
 	if (json_array_size(of.batch)) {
-		struct plan_input in = {.nodes = of.adv.nodes,
-					.existing = of.adv.pods,
-					.pods = of.batch,
-					.quotas = of.f.quotas,
-					.configs = of.set};
+		struct kubegates gates;
+		struct plan_input in;
+		offline_plan_input(&of, &gates, &in);
+		in.existing = of.adv.pods;
+		in.pods = of.batch;
 		if (plan_run(&in, &r, err) < 0)
 			goto out;
 	}
@@ -213,6 +214,7 @@ int cmd_report(int argc, char **argv)
 	char buf[2048];
 	const char *html = NULL, *svg = NULL;
 	struct fleet_sources src = {0};
+	struct kube_target kube = {0};
 	struct configmap_ref cm;
 	int n, r, rc = EXIT_USAGE;
 	struct option opts[] = {
@@ -220,6 +222,7 @@ int cmd_report(int argc, char **argv)
 		OPT_STRING(0, "svg", &svg, "FILE", "write the picture alone here, as SVG"),
 		OPT_CONFIGMAP_REF(&cm),
 		OPT_FLEET_SOURCES(&src),
+		OPT_KUBE_TARGET(&kube),
 		OPT_GROUP("Older forms, each the same as -f FILE:"),
 		OPT_CALLBACK(0, "nodes", &src, "FILE", "", parse_fleet_source),
 		OPT_CALLBACK(0, "pods", &src, "FILE", "", parse_fleet_source),
@@ -250,7 +253,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (src.n)
-		r = offline(&src, &cm, html, svg, &err);
+		r = offline(&src, &cm, &kube, html, svg, &err);
 	else
 		r = live(&kx, &cm, html, svg, &err);
 	if (r < 0) {

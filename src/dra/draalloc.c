@@ -554,21 +554,13 @@ static void explain(struct draalloc *a, const struct slot *slots, size_t n, stru
 	}
 }
 
-int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_result *out,
-		   struct gs_error *err)
+/* The claim's requests as slots, one per device; false with out filled when it is not judged. */
+static bool claim_slots(const json_t *claim, const char *key, struct slot *slots, size_t *n_out,
+			struct draalloc_result *out)
 {
 	const json_t *reqs = kobj_get(claim, "spec.devices.requests");
-	struct slot slots[MAX_SLOTS];
-	struct pick picks[MAX_SLOTS];
 	size_t n = 0;
-	char *key;
 
-	memset(out, 0, sizeof(*out));
-	if (!json_is_object(claim) || strcmp(kobj_text(claim, "kind"), "ResourceClaim")) {
-		gs_error_set(err, "not a ResourceClaim");
-		return -1;
-	}
-	key = claim_key(claim);
 	for (size_t i = 0; i < json_array_size(reqs); i++) {
 		const json_t *r = json_array_get(reqs, i);
 		const json_t *ex = json_object_get(r, "exactly");
@@ -584,8 +576,7 @@ int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_resu
 						"selectors and with "
 						"allocationMode ExactCount are judged offline",
 						name);
-			free(key);
-			return 0;
+			return false;
 		}
 		if (!class_type(cls)) {
 			/* the allocator's error (allocator_experimental.go) */
@@ -594,8 +585,7 @@ int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_resu
 				"claim %s, request %s: could not retrieve device class %s: "
 				"deviceclass.resource.k8s.io \"%s\" not found",
 				key, name, cls, cls);
-			free(key);
-			return 0;
+			return false;
 		}
 		if (count <= 0)
 			count = 1;
@@ -605,27 +595,51 @@ int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_resu
 				out->why = gs_xasprintf("claim %s: number of requested devices %zu "
 							"exceeds the claim limit of %d",
 							key, n + 1, MAX_SLOTS);
-				free(key);
-				return 0;
+				return false;
 			}
 			slots[n].request = name;
 			slots[n].type = class_type(cls);
 			slots[n++].caps = kobj_get(ex, "capacity.requests");
 		}
 	}
+	*n_out = n;
+	return true;
+}
+
+int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only, bool commit,
+		      struct draalloc_result *out, struct gs_error *err)
+{
+	struct slot slots[MAX_SLOTS];
+	struct pick picks[MAX_SLOTS];
+	size_t n = 0;
+	char *key;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(claim) || strcmp(kobj_text(claim, "kind"), "ResourceClaim")) {
+		gs_error_set(err, "not a ResourceClaim");
+		return -1;
+	}
+	key = claim_key(claim);
+	if (!claim_slots(claim, key, slots, &n, out)) {
+		free(key);
+		return 0;
+	}
 	memset(picks, 0, sizeof(picks));
 	for (size_t k = 0; k < json_array_size(a->nodes); k++) {
 		const char *node = json_string_value(json_array_get(a->nodes, k));
+		if (only && strcmp(node, only))
+			continue;
 		if (!place(a, node, slots, n, 0, picks))
 			continue;
 		out->outcome = DRAALLOC_ALLOCATED;
 		out->node = gs_xstrdup(node);
-		out->allocation = allocation_json(claim, node, slots, picks, n);
+		if (commit)
+			out->allocation = allocation_json(claim, node, slots, picks, n);
 		for (size_t i = 0; i < n; i++) {
 			untake(&picks[i]);
-			if (picks[i].consumed)
+			if (commit && picks[i].consumed)
 				add_share(picks[i].d, key, json_incref(picks[i].consumed));
-			else
+			else if (commit)
 				picks[i].d->exclusive = gs_xstrdup(key);
 			json_decref(picks[i].consumed);
 			json_decref(picks[i].texts);
@@ -635,11 +649,17 @@ int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_resu
 	}
 	/* The scheduler's words (dynamicresources Filter), then gpushare's reasons. */
 	struct strbuf sb = STRBUF_INIT;
-	size_t nn = json_array_size(a->nodes);
+	size_t nn = only ? 1 : json_array_size(a->nodes);
 	strbuf_addf(&sb, "0/%zu nodes are available: %zu cannot allocate all claims.", nn, nn);
 	explain(a, slots, n, &sb);
 	out->outcome = DRAALLOC_UNSCHEDULABLE;
 	out->why = strbuf_detach(&sb, NULL);
 	free(key);
 	return 0;
+}
+
+int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_result *out,
+		   struct gs_error *err)
+{
+	return draalloc_claim_on(a, claim, NULL, true, out, err);
 }

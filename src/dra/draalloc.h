@@ -2,6 +2,7 @@
 #define GS_DRAALLOC_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "base/error.h"
 
@@ -67,5 +68,11 @@ void draalloc_result_release(struct draalloc_result *r);
  */
 int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_result *out,
 		   struct gs_error *err) GS_WUR;
+/*
+ * The same on node `only` (NULL: any, as draalloc_claim); with `commit`
+ * false, whether it would fit, nothing taken and no allocation written.
+ */
+int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only, bool commit,
+		      struct draalloc_result *out, struct gs_error *err) GS_WUR;
 
 #endif

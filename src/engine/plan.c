@@ -8,6 +8,7 @@
 #include "engine/explain_offline.h"
 #include "engine/podvalidate.h"
 #include "engine/pools.h"
+#include "dra/draalloc.h"
 #include "model/kobj.h"
 #include "model/names.h"
 #include "model/quantity.h"
@@ -69,6 +70,8 @@ struct pnode {
 struct preq {
 	size_t res;
 	int64_t v;
+	const char
+		*dra_class; /* the DeviceClass serving it by DRA where a node lacks it, or NULL */
 };
 
 struct ppod {
@@ -79,6 +82,7 @@ struct ppod {
 	int64_t cpu, mem;	/* actual requests (BalancedAllocation) */
 	int64_t nz_cpu, nz_mem; /* with the scheduler's defaults for a missing one */
 	bool has_request;	/* NodeResourcesFit looks at resources at all */
+	bool dra_ext;		/* some request may be served by DRA (DRAExtendedResource) */
 	size_t cls;
 };
 
@@ -121,6 +125,10 @@ struct plan {
 	json_t *quotas;	    /* namespace -> ResourceQuotaList (status.used kept current) */
 	json_t *node_index; /* name -> index */
 	size_t *scratch;    /* n_nodes + 1 */
+	const struct kubeversion *kv;
+	bool dra_ext_gate;    /* DRAExtendedResource on */
+	json_t *ext_classes;  /* extended resource name -> DeviceClass name */
+	struct draalloc *dra; /* the slices' devices (the claims' taken), when ext_classes */
 };
 
 const char *plan_verdict_name(enum plan_verdict v)
@@ -222,7 +230,10 @@ static int prepare_pod(struct plan *p, const json_t *pod, struct ppod *pp, struc
 		if (!strcmp(k, "pods"))
 			continue;
 		size_t r = res_intern(p, k);
-		pp->req[pp->n_req++] = (struct preq){r, n};
+		const char *cls = json_string_value(json_object_get(p->ext_classes, k));
+		pp->req[pp->n_req++] = (struct preq){r, n, cls};
+		if (cls && n > 0)
+			pp->dra_ext = true;
 		if (r == R_CPU)
 			pp->cpu = n;
 		else if (r == R_MEM)
@@ -370,7 +381,7 @@ static size_t class_of(struct plan *p, const json_t *pod)
 /* ---- filters and scores ------------------------------------------------------ */
 
 /* Reason ids for the FitError histogram: the static codes, then Too many pods. */
-enum { RS_TOO_MANY = 4, RS_N = 5 };
+enum { RS_TOO_MANY = 4, RS_DRA = 5, RS_N = 6 };
 
 /* The node's entry for extended resource r, NULL when its allocatable lacks it. */
 static struct pscalar *scalar_of(const struct pnode *n, size_t r)
@@ -428,8 +439,8 @@ static int fit_check(const struct pnode *n, const struct ppod *pp, size_t *hist,
 		if (r->v <= 0)
 			continue;
 		node_res(n, r->res, &alloc, &used);
-		if (r->v <= alloc - used)
-			continue;
+		if (r->v <= alloc - used || (r->dra_class && alloc <= 0))
+			continue; /* the latter is DynamicResources' to judge (dra_fits) */
 		fails++;
 		if (per_req)
 			per_req[i]++;
@@ -497,6 +508,64 @@ static void consume(struct pnode *n, const struct ppod *pp, int sign)
 	n->n_pods += sign;
 }
 
+static const char *ns_of(const json_t *obj)
+{
+	const char *ns = kobj_text(obj, "metadata.namespace");
+	return *ns ? ns : "default";
+}
+
+/*
+ * DynamicResources' Filter for the requests node i lacks in allocatable and
+ * a DeviceClass serves (DRAExtendedResource; the scheduler's
+ * extendeddynamicresources.go): one claim for the pod, a request of the
+ * class per such resource, allocated from this node's devices. True when
+ * nothing is delegated on the node or the claim fits; with commit, the
+ * devices are then taken.
+ */
+static bool dra_fits(struct plan *p, const struct ppod *pp, size_t i, bool commit)
+{
+	const struct pnode *n = &p->nodes[i];
+	json_t *reqs = NULL, *claim;
+	struct draalloc_result res;
+	struct gs_error err;
+	bool ok;
+
+	if (!pp->dra_ext)
+		return true;
+	for (size_t k = 0; k < pp->n_req; k++) {
+		const struct preq *r = &pp->req[k];
+		int64_t alloc, used;
+		if (!r->dra_class || r->v <= 0)
+			continue;
+		node_res(n, r->res, &alloc, &used);
+		if (alloc > 0)
+			continue;
+		if (!reqs)
+			reqs = json_array();
+		json_array_append_new(
+			reqs, json_pack("{s:s%,s:{s:s,s:s,s:I}}", "name", p->res_names[r->res],
+					strlen(p->res_names[r->res]), "exactly", "deviceClassName",
+					r->dra_class, "allocationMode", "ExactCount", "count",
+					(json_int_t)r->v));
+	}
+	if (!reqs)
+		return true;
+	if (!p->dra) {
+		json_decref(reqs);
+		return false;
+	}
+	char *name = gs_xasprintf("%s-extended-resources", kobj_text(pp->obj, "metadata.name"));
+	claim = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:o}}}", "apiVersion", "resource.k8s.io/v1",
+			  "kind", "ResourceClaim", "metadata", "namespace", ns_of(pp->obj), "name",
+			  name, "spec", "devices", "requests", reqs);
+	free(name);
+	ok = draalloc_claim_on(p->dra, claim, n->name, commit, &res, &err) == 0 &&
+	     res.outcome == DRAALLOC_ALLOCATED;
+	draalloc_result_release(&res);
+	json_decref(claim);
+	return ok;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -535,7 +604,12 @@ static char *fit_error(struct plan *p, const struct ppod *pp)
 			continue;
 		}
 		bool unres = false;
-		fit_check(&p->nodes[i], pp, hist, per_req, &unres);
+		if (!fit_check(&p->nodes[i], pp, hist, per_req, &unres) &&
+		    !dra_fits(p, pp, i, false)) {
+			/* statusUnschedulable: UnschedulableAndUnresolvable */
+			hist[RS_DRA]++;
+			unres = true;
+		}
 		n_unres += unres;
 	}
 	for (size_t r = 1; r < RS_N; r++) {
@@ -543,8 +617,10 @@ static char *fit_error(struct plan *p, const struct ppod *pp)
 			continue;
 		if (r < RS_TOO_MANY)
 			items[ni++] = gs_xasprintf("%zu %s", hist[r], static_reason[r]);
-		else
+		else if (r == RS_TOO_MANY)
 			items[ni++] = gs_xasprintf("%zu Too many pods", hist[r]);
+		else
+			items[ni++] = gs_xasprintf("%zu cannot allocate all claims", hist[r]);
 	}
 	/* A pod's requests name distinct resources. */
 	for (size_t i = 0; i < pp->n_req; i++)
@@ -553,8 +629,10 @@ static char *fit_error(struct plan *p, const struct ppod *pp)
 						   p->res_names[pp->req[i].res]);
 	strbuf_addf(&sb, "0/%zu nodes are available: ", p->n_nodes);
 	histogram(&sb, items, ni);
-	strbuf_addf(&sb, ". no new claims to deallocate, preemption: 0/%zu nodes are available: ",
-		    p->n_nodes);
+	/* DynamicResources' PostFilter message, then DefaultPreemption's. */
+	const char *pf = pp->dra_ext ? p->kv->postfilter_still : p->kv->postfilter_no_claims;
+	strbuf_addf(&sb, ". %s%spreemption: 0/%zu nodes are available: ", pf ? pf : "",
+		    pf ? ", " : "", p->n_nodes);
 	ni = 0;
 	if (p->n_nodes - n_unres)
 		items[ni++] = gs_xasprintf("%zu No preemption victims found for incoming pod",
@@ -575,6 +653,8 @@ static void candidates(const struct plan *p, const struct ppod *pp, const size_t
 
 	*list = NULL;
 	*n = p->n_nodes;
+	if (pp->dra_ext)
+		return; /* a node lacking the resource may serve it by DRA */
 	for (size_t i = 0; i < pp->n_req; i++) {
 		size_t r = pp->req[i].res;
 		if (r < R_FIRST_SCALAR || pp->req[i].v <= 0)
@@ -590,12 +670,6 @@ static void candidates(const struct plan *p, const struct ppod *pp, const size_t
 }
 
 /* ---- quotas -------------------------------------------------------------------- */
-
-static const char *ns_of(const json_t *obj)
-{
-	const char *ns = kobj_text(obj, "metadata.namespace");
-	return *ns ? ns : "default";
-}
 
 /* status.used += sign * usage, for the keys each quota limits. */
 static int quota_charge(json_t *list, const json_t *usage, int sign, struct gs_error *err)
@@ -799,7 +873,7 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 	for (size_t j = 0; j < n; j++) {
 		size_t i = list ? list[j] : j;
 		if (class_code(c, p->nodes, i) != ST_PASS ||
-		    fit_check(&p->nodes[i], pp, NULL, NULL, NULL))
+		    fit_check(&p->nodes[i], pp, NULL, NULL, NULL) || !dra_fits(p, pp, i, false))
 			continue;
 		feasible[out->n_feasible++] = i;
 		if (c->ptaint[i] > max_taint)
@@ -1068,6 +1142,8 @@ static void plan_release(struct plan *p)
 	json_decref(p->quotas);
 	json_decref(p->node_index);
 	free(p->scratch);
+	json_decref(p->ext_classes);
+	draalloc_free(p->dra);
 }
 
 static void quota_report(struct plan *p, struct plan_result *r)
@@ -1120,6 +1196,29 @@ void plan_free(struct plan *p)
 	free(p);
 }
 
+/*
+ * The extended resources DeviceClasses serve: each class's
+ * spec.extendedResourceName, and deviceclass.resource.kubernetes.io/<class>
+ * for every class (the scheduler's DeviceClassResolver). Returns how many.
+ */
+static size_t ext_classes_init(struct plan *p)
+{
+	const json_t *c;
+	size_t i;
+
+	p->ext_classes = json_object();
+	json_array_foreach (p->in.device_classes, i, c) {
+		const char *name = kobj_text(c, "metadata.name");
+		const char *ext = kobj_text(c, "spec.extendedResourceName");
+		char *implicit = gs_xasprintf("deviceclass.resource.kubernetes.io/%s", name);
+		json_object_set_new(p->ext_classes, implicit, json_string(name));
+		free(implicit);
+		if (*ext)
+			json_object_set_new(p->ext_classes, ext, json_string(name));
+	}
+	return json_object_size(p->ext_classes);
+}
+
 int plan_begin(const struct plan_input *in, struct plan **out, struct gs_error *err)
 {
 	struct plan *p = gs_xcalloc(1, sizeof(*p));
@@ -1134,6 +1233,16 @@ int plan_begin(const struct plan_input *in, struct plan **out, struct gs_error *
 	res_intern(p, "cpu");
 	res_intern(p, "memory");
 	res_intern(p, "ephemeral-storage");
+	p->kv = in->kube ? in->kube : kubeversion_newest();
+	p->dra_ext_gate =
+		in->gates ? in->gates->dra_extended_resource : p->kv->dra_extended_resource;
+	p->in.gates = NULL; /* read here only; the caller's may go */
+	if (p->dra_ext_gate && ext_classes_init(p) > 0) {
+		p->dra = draalloc_new(in->slices);
+		for (size_t i = 0; i < json_array_size(in->claims); i++)
+			if (kobj_map(json_array_get(in->claims, i), "status.allocation"))
+				draalloc_take(p->dra, json_array_get(in->claims, i));
+	}
 	if (nodes_init(p, err) < 0) {
 		plan_free(p);
 		return -1;
@@ -1280,6 +1389,8 @@ static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_
 		}
 	} else if (at >= 0) {
 		consume(&p->nodes[at], pp, 1);
+		if (!*nn)
+			dra_fits(p, pp, (size_t)at, true);
 	}
 	json_decref(usage);
 	return 0;

@@ -7,6 +7,7 @@
 
 #include "engine/pools.h"
 #include "model/dpconfig_set.h"
+#include "model/kubeversion.h"
 #include "base/error.h"
 #include "yaml/ydoc.h"
 
@@ -83,6 +84,16 @@ struct plan_input {
 	const json_t *pods;	/* JSON array of the Pods to place, in order */
 	const json_t *quotas;	/* the ResourceQuotas (an array), spec.hard checked; NULL = none */
 	const struct dpconfig_set *configs; /* for the kubelet's admission; NULL = none */
+	/* The release whose scheduler is modelled (NULL: the newest) and its
+	 * gates (NULL: the release's defaults). */
+	const struct kubeversion *kube;
+	const struct kubegates *gates;
+	/* DRA objects (arrays; NULL = none): with DRAExtendedResource, a pod's
+	 * extended resource a DeviceClass serves goes to the devices of the
+	 * slices on a node that lacks it, the claims' devices taken. */
+	const json_t *device_classes;
+	const json_t *slices;
+	const json_t *claims;
 };
 
 #define PLAN_MAX_NODES 20000

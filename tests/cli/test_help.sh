@@ -108,11 +108,11 @@ assert list(v) == ["apiVersion", "kind", "gpushare", "kubernetes", "nvidia"], li
 assert v["apiVersion"] == "gpushare.io/v1alpha1" and v["kind"] == "Version", v
 assert v["kubernetes"] == k8s, (v["kubernetes"], k8s)
 assert v["nvidia"] == {"devicePlugin": "v0.20.0", "migParted": "v0.15.0",
-                       "draDriver": "v25.12.0"}, v["nvidia"]
+                       "draDriver": "v0.5.0"}, v["nvidia"]
 assert not migparted or v["nvidia"]["migParted"] == migparted, (migparted, v)
 ' "$k8s" "$migparted" || fail "version -o json"
 grep -q "k8s-device-plugin v0.20.0" "$TOP/src/model/dpconfig.h" || fail "device plugin release"
-grep -rq "dra-driver-nvidia-gpu v25.12.0\|DRA driver v25.12.0" "$TOP/docs" "$TOP/src" ||
+grep -q "sigs.k8s.io/dra-driver-nvidia-gpu@v0.5.0" "$TOP/src/dra/dradriver.c" ||
 	fail "DRA driver release"
 run version -o xml
 expect_rc 2 "unknown -o"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/plan.h"
+#include "base/version.h"
 
 /*
  * plan's filters and scores against hand-made nodes (already advertised)
@@ -48,19 +49,36 @@ static json_t *pod(const char *name, const char *resources, const char *spec)
 	return loads(buf);
 }
 
-static struct plan_result *run(json_t *nodes_arr, json_t *pods)
+static const struct kubeversion *release(const char *v)
+{
+	struct gs_error err;
+	const struct kubeversion *kv = kubeversion_parse(v, &err);
+	if (!kv)
+		fail_msg("%s", err.msg);
+	return kv;
+}
+
+/* plan_run on v1.34.4, or on `in` as given (nodes and pods added). */
+static struct plan_result *run_in(struct plan_input in, json_t *nodes_arr, json_t *pods)
 {
 	json_t *nodes = json_pack("{s:s,s:o}", "kind", "NodeList", "items", nodes_arr);
-	struct plan_input in = {
-		.nodes = nodes, .existing = NULL, .pods = pods, .quotas = NULL, .configs = NULL};
 	struct plan_result *r = NULL;
 	struct gs_error err;
 
+	in.nodes = nodes;
+	in.pods = pods;
+	if (!in.kube)
+		in.kube = release("v1.34.4");
 	if (plan_run(&in, &r, &err) < 0)
 		fail_msg("plan_run: %s", err.msg);
 	json_decref(nodes);
 	json_decref(pods);
 	return r;
+}
+
+static struct plan_result *run(json_t *nodes_arr, json_t *pods)
+{
+	return run_in((struct plan_input){0}, nodes_arr, pods);
 }
 
 static const char *node_of(const struct plan_result *r, size_t i)
@@ -335,7 +353,7 @@ static void test_one_at_a_time(void **state)
 	json_t *all = json_pack("[o,o,o]", pod("p0", "{\"limits\":{\"nvidia.com/gpu\":1}}", sel),
 				pod("p1", "{\"limits\":{\"nvidia.com/gpu\":1}}", sel),
 				pod("p2", "{\"limits\":{\"nvidia.com/gpu\":1}}", sel));
-	struct plan_input in = {nodes, NULL, all, NULL, NULL};
+	struct plan_input in = {.nodes = nodes, .pods = all};
 	struct plan_result *whole, *one;
 	struct plan *p;
 	struct gs_error err;
@@ -363,6 +381,96 @@ static void test_one_at_a_time(void **state)
 	json_decref(all);
 }
 
+/*
+ * The release decides the words and DRAExtendedResource: a DeviceClass
+ * naming nvidia.com/gpu serves it by DRA on a node whose allocatable lacks
+ * it (1.36 on by default, 1.37 GA, off before), from the node's slice.
+ */
+static void test_versions_and_dra_extended_resource(void **state)
+{
+	(void)state;
+	const char *classes_text = "[{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
+				   "\"gpu.nvidia.com\"},\"spec\":{\"extendedResourceName\":"
+				   "\"nvidia.com/gpu\"}}]";
+	const char *slices_text =
+		"[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		"\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":[{\"name\":"
+		"\"gpu-0\",\"attributes\":{\"type\":{\"string\":\"gpu\"}}}]}}]";
+	json_t *classes = loads(classes_text), *slices = loads(slices_text);
+	struct plan_result *r;
+	const char *gpu = "{\"limits\":{\"nvidia.com/gpu\":1}}";
+
+	/* No DeviceClass: 1.37's FitError has no DynamicResources text. */
+	r = run_in((struct plan_input){.kube = release("v1.37.2")},
+		   json_pack("[o]", node("a", "8", "32Gi", "0", NULL, NULL)),
+		   json_pack("[o]", pod("p0", gpu, NULL)));
+	assert_string_equal(r->pods[0].reason,
+			    "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: "
+			    "0/1 nodes are available: 1 Preemption is not helpful for scheduling.");
+	plan_result_free(r);
+
+	/* 1.37: the DRA node's one GPU takes p0; p1 finds none there. */
+	r = run_in((struct plan_input){.kube = release("1.37"),
+				       .device_classes = classes,
+				       .slices = slices},
+		   json_pack("[o,o]", node("dp", "8", "32Gi", "1", NULL, NULL),
+			     node("dra", "8", "32Gi", "0", NULL, NULL)),
+		   json_pack("[o,o,o]", pod("p0", gpu, NULL), pod("p1", gpu, NULL),
+			     pod("p2", gpu, NULL)));
+	assert_int_equal(r->pods[0].n_feasible, 2);
+	assert_string_equal(node_of(r, 0), "dp");
+	assert_string_equal(node_of(r, 1), "dra");
+	assert_int_equal(r->pods[2].verdict, PLAN_PENDING);
+	assert_string_equal(r->pods[2].reason,
+			    "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 cannot "
+			    "allocate all claims. preemption: 0/2 nodes are available: 1 No "
+			    "preemption victims found for incoming pod, 1 Preemption is not "
+			    "helpful for scheduling.");
+	plan_result_free(r);
+
+	/* 1.36: the same, and PostFilter's "still not schedulable". */
+	r = run_in((struct plan_input){.kube = release("v1.36.3"), .device_classes = classes},
+		   json_pack("[o]", node("dra", "8", "32Gi", "0", NULL, NULL)),
+		   json_pack("[o]", pod("p0", gpu, NULL)));
+	assert_string_equal(r->pods[0].reason,
+			    "0/1 nodes are available: 1 cannot allocate all claims. still not "
+			    "schedulable, preemption: 0/1 nodes are available: 1 Preemption is "
+			    "not helpful for scheduling.");
+	plan_result_free(r);
+
+	/* 1.35: the gate is off by default; --feature-gates turns it on. */
+	r = run_in((struct plan_input){.kube = release("v1.35.4"),
+				       .device_classes = classes,
+				       .slices = slices},
+		   json_pack("[o]", node("dra", "8", "32Gi", "0", NULL, NULL)),
+		   json_pack("[o]", pod("p0", gpu, NULL)));
+	assert_int_equal(r->pods[0].verdict, PLAN_PENDING);
+	assert_non_null(strstr(r->pods[0].reason, "1 Insufficient nvidia.com/gpu. no new claims"));
+	plan_result_free(r);
+	struct kubegates g;
+	struct gs_error err;
+	kubegates_defaults(&g, release("v1.35.4"));
+	assert_int_equal(kubegates_parse(&g, "DRAExtendedResource=true", &err), 0);
+	r = run_in((struct plan_input){.kube = release("v1.35.4"),
+				       .gates = &g,
+				       .device_classes = classes,
+				       .slices = slices},
+		   json_pack("[o]", node("dra", "8", "32Gi", "0", NULL, NULL)),
+		   json_pack("[o]", pod("p0", gpu, NULL)));
+	assert_string_equal(node_of(r, 0), "dra");
+	plan_result_free(r);
+	assert_int_equal(kubegates_parse(&g, "DRAExtendedResources=true", &err), -1);
+	assert_non_null(strstr(err.msg, "unknown feature gate 'DRAExtendedResources'"));
+	assert_int_equal(kubegates_parse(&g, "DRAExtendedResource=yes", &err), -1);
+	assert_null(kubeversion_parse("v1.33.0", &err));
+	assert_non_null(strstr(err.msg, "v1.34.4, v1.35.4, v1.36.3, v1.37.2"));
+	assert_string_equal(release("v1.36.3+k3s1")->version, "v1.36.3");
+	/* `gpushare version` names the default, the newest. */
+	assert_string_equal(kubeversion_newest()->version, GPUSHARE_KUBERNETES_VERSION);
+	json_decref(classes);
+	json_decref(slices);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_names),
 		cmocka_unit_test(test_lists_bounded),
 		cmocka_unit_test(test_one_at_a_time),
+		cmocka_unit_test(test_versions_and_dra_extended_resource),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

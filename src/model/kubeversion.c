@@ -1,0 +1,106 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/kubeversion.h"
+#include "base/strbuf.h"
+#include "base/escape.h"
+#include "base/banned.h"
+
+/*
+ * pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go
+ * PostFilter: "no new claims to deallocate" and "still not schedulable"
+ * through v1.36.3; v1.37.2 returns fwk.NewStatus(fwk.Unschedulable) with no
+ * message. pkg/features/kube_features.go: DRAExtendedResource.
+ */
+static const struct kubeversion releases[] = {
+	{"v1.34.4", 34, false, "no new claims to deallocate", "still not schedulable"},
+	{"v1.35.4", 35, false, "no new claims to deallocate", "still not schedulable"},
+	{"v1.36.3", 36, true, "no new claims to deallocate", "still not schedulable"},
+	{"v1.37.2", 37, true, NULL, NULL},
+};
+#define N_RELEASES (sizeof(releases) / sizeof(releases[0]))
+
+const struct kubeversion *kubeversion_newest(void)
+{
+	return &releases[N_RELEASES - 1];
+}
+
+const char *kubeversion_list(void)
+{
+	static char list[128];
+
+	if (!list[0])
+		for (size_t i = 0; i < N_RELEASES; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 i ? ", " : "", releases[i].version);
+	return list;
+}
+
+const struct kubeversion *kubeversion_parse(const char *version, struct gs_error *err)
+{
+	const char *p = version ? version : "";
+	char *end;
+	long major, minor;
+
+	if (*p == 'v')
+		p++;
+	major = strtol(p, &end, 10);
+	if (end != p && *end == '.' && major == 1) {
+		p = end + 1;
+		minor = strtol(p, &end, 10);
+		if (end != p && (!*end || *end == '.' || *end == '+' || *end == '-'))
+			for (size_t i = 0; i < N_RELEASES; i++)
+				if (releases[i].minor == minor)
+					return &releases[i];
+	}
+	struct strbuf sb = STRBUF_INIT;
+	escape_quoted(&sb, version ? version : "", version ? strlen(version) : 0);
+	gs_error_set(err, "unknown Kubernetes version %s (gpushare models %s)", sb.buf,
+		     kubeversion_list());
+	strbuf_release(&sb);
+	return NULL;
+}
+
+void kubegates_defaults(struct kubegates *g, const struct kubeversion *kv)
+{
+	g->dra_extended_resource = kv->dra_extended_resource;
+}
+
+int kubegates_parse(struct kubegates *g, const char *spec, struct gs_error *err)
+{
+	const char *p = spec;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+		size_t klen = eq ? (size_t)(eq - p) : len;
+		const char *val = eq ? eq + 1 : "";
+		size_t vlen = eq ? len - klen - 1 : 0;
+		bool on;
+
+		if (vlen == 4 && !strncmp(val, "true", 4))
+			on = true;
+		else if (vlen == 5 && !strncmp(val, "false", 5))
+			on = false;
+		else {
+			gs_error_set(err, "feature gate '%.*s': want NAME=true or NAME=false",
+				     (int)len, p);
+			return -1;
+		}
+		if (klen == strlen("DRAExtendedResource") &&
+		    !strncmp(p, "DRAExtendedResource", klen))
+			g->dra_extended_resource = on;
+		else {
+			gs_error_set(err,
+				     "unknown feature gate '%.*s' (gpushare models: "
+				     "DRAExtendedResource)",
+				     (int)klen, p);
+			return -1;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}

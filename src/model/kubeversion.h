@@ -1,0 +1,57 @@
+#ifndef GS_KUBEVERSION_H
+#define GS_KUBEVERSION_H
+
+#include <stdbool.h>
+
+#include "base/error.h"
+
+/*
+ * The Kubernetes releases gpushare models (v1.34.4 to v1.37.2) and every
+ * fact that differs between them, in one table: the scheduler's wording and
+ * the feature gates' defaults switch on these fields, never on a version
+ * compared by hand. docs/guide/plan.md ("Kubernetes versions") names the
+ * source file of each.
+ */
+struct kubeversion {
+	const char *version; /* "v1.37.2" */
+	int minor;
+	/*
+	 * DRAExtendedResource on by default (alpha in 1.34 and 1.35, beta in
+	 * 1.36, GA in 1.37): a pod's extended resource that some DeviceClass
+	 * names in extendedResourceName is served by DRA on a node whose
+	 * allocatable lacks it (noderesources/fit.go shouldDelegateResourceToDRA).
+	 */
+	bool dra_extended_resource;
+	/*
+	 * DynamicResources' PostFilter status message when nothing can be
+	 * deallocated: for a pod without claims ("no new claims to deallocate"
+	 * up to 1.36) and for a pod whose only claim is the extended-resource
+	 * one ("still not schedulable" up to 1.36); NULL when the status has no
+	 * message (1.37), so FitError has no text before "preemption:".
+	 */
+	const char *postfilter_no_claims;
+	const char *postfilter_still;
+};
+
+/* The newest release modelled (the default of --kubernetes-version). */
+const struct kubeversion *kubeversion_newest(void);
+/* The release named; v1.36.3, 1.36.3, v1.36, 1.36 and a /version gitVersion
+ * such as v1.36.3+k3s1 name v1.36's facts. NULL with err naming the known
+ * releases. */
+const struct kubeversion *kubeversion_parse(const char *version, struct gs_error *err) GS_WUR;
+/* "v1.34.4, v1.35.4, v1.36.3, v1.37.2" (static). */
+const char *kubeversion_list(void);
+
+/* Feature gates a command may set for a cluster that departs from its
+ * release's defaults (--feature-gates). */
+struct kubegates {
+	bool dra_extended_resource;
+};
+
+/* The release's defaults. */
+void kubegates_defaults(struct kubegates *g, const struct kubeversion *kv);
+/* "DRAExtendedResource=true,..." over *g: the gates gpushare models; an
+ * unknown gate or a value other than true/false is refused naming them. */
+int kubegates_parse(struct kubegates *g, const char *spec, struct gs_error *err) GS_WUR;
+
+#endif
