@@ -32,6 +32,16 @@ out='' err='' rc=0
 
 # k ARGS...: kubectl as admin.  ku ARGS...: kubectl as e2e-user.
 k() { "$KUBECTL" --kubeconfig="$KUBECONFIG" --request-timeout=30s "$@"; }
+# plan_target: the flags that make offline plan/explain model this cluster:
+# --kubernetes-version from its /version (gitVersion), and
+# --feature-gates DRAExtendedResource=true where the alpha gates are on.
+plan_target() {
+	local v
+	v=$(k get --raw /version | python3 -c 'import json, sys; print(json.load(sys.stdin)["gitVersion"])') || return 1
+	printf -- '--kubernetes-version\n%s\n' "$v"
+	[ "${GS_DRA_GATES:-0}" = 1 ] && printf -- '--feature-gates\nDRAExtendedResource=true\n'
+	return 0
+}
 ku() { "$KUBECTL" --kubeconfig="$USER_KUBECONFIG" --request-timeout=30s "$@"; }
 
 # api METHOD PATH [TOKEN] [BODY]: raw HTTPS call; fills $out (body) and

@@ -46,8 +46,10 @@ for f in $order; do
 done
 
 # 1. The prediction, before anything exists.
+mapfile -t target < <(plan_target)
+[ "${#target[@]}" -ge 2 ] || fail "the cluster's /version"
 run "$GPUSHARE" plan "${manifests[@]/#/-f}" -f "$dir/nodes.yaml" -f "$dir/cm.yaml" \
-	-f "$dir/quota.yaml" --configmap "$gs/device-plugin-configs" -o json
+	-f "$dir/quota.yaml" --configmap "$gs/device-plugin-configs" "${target[@]}" -o json
 expect_rc 1 "plan (the quota refuses one pod)"
 printf '%s\n' "$out" >"$dir/plan.json"
 npods=$(jq '.pods | length' "$dir/plan.json")

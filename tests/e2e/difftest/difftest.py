@@ -360,10 +360,46 @@ class Harness:
             "application/merge-patch+json")
 
     # --- the plan side ------------------------------------------------------
+    def target(self):
+        """plan models this cluster: its release (/version) and, where the
+        alpha DRA gates are on, DRAExtendedResource."""
+        if not hasattr(self, "_target"):
+            status, ver = self.k.call("GET", "/version")
+            if status != 200:
+                raise RuntimeError("GET /version: HTTP %d" % status)
+            self._target = ["--kubernetes-version", ver["gitVersion"]]
+            if os.environ.get("GS_DRA_GATES") == "1":
+                self._target += ["--feature-gates", "DRAExtendedResource=true"]
+        return self._target
+
+    def dra_objects(self):
+        """The cluster's DeviceClasses, ResourceSlices and ResourceClaims (an
+        earlier test's DeviceClass may serve nvidia.com/gpu by DRA), read once
+        into one List that every plan reads."""
+        path = os.path.join(self.out, "dra-objects.json")
+        if not getattr(self, "_dra_read", False):
+            items = []
+            for res in ("deviceclasses", "resourceslices", "resourceclaims"):
+                status, lst = self.k.call("GET", "/apis/resource.k8s.io/v1/" + res)
+                if status == 404:
+                    continue  # DRA's API off: nothing to serve
+                if status != 200:
+                    raise RuntimeError("GET %s: HTTP %d" % (res, status))
+                kind = {"deviceclasses": "DeviceClass", "resourceslices": "ResourceSlice",
+                        "resourceclaims": "ResourceClaim"}[res]
+                for o in lst.get("items") or []:
+                    items.append(dict(o, apiVersion="resource.k8s.io/v1", kind=kind))
+            os.makedirs(self.out, exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+            self._dra_read = True
+        return path
+
     def run_plan(self, c, d, pods=None):
         paths = gen.write_case(dict(c, pods=pods if pods is not None else c["pods"]), d)
         cmd = [self.gpushare, "plan", "-f", paths["pods"], "-f", paths["nodes"],
-               "-f", paths["configmap"], "--configmap", "%s/%s" % gen.CONFIGMAP]
+               "-f", paths["configmap"], "--configmap", "%s/%s" % gen.CONFIGMAP,
+               "-f", self.dra_objects()] + self.target()
         if c["quotas"]:
             cmd += ["-f", paths["quotas"]]
         cmd += ["-o", "json"]
