@@ -374,10 +374,14 @@ int cmd_controller(int argc, char **argv)
 		goto out;
 	}
 	/* One synchronous call first: a wrong address or credential is said at once, and exits. */
-	if (kube_get(kx.client, "/version", NULL, &err) == -1) {
+	const struct kubeversion *kv = NULL;
+	if (sync_probe_version(kx.client, &kv, &err) < 0) {
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}
+	co.dra_counters_apart = kv->slice_counters_apart;
+	logf_("the apiserver behaves as Kubernetes %s: ResourceSlices hold sharedCounters %s",
+	      kv->version, kv->slice_counters_apart ? "and devices apart" : "with the devices");
 	/* Whether nodes whose DRA driver runs DynamicMIG can be published (docs/guide/dra.md). */
 	if (sync_probe_partitionable(kx.client, &co.dra_partitionable, &err) < 0) {
 		co.dra_probe_error = gs_error_str(&err, probe_err, sizeof(probe_err));

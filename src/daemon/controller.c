@@ -1045,6 +1045,7 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 			       .dry_run = false,
 			       .dra_partitionable = ctl->o.dra_partitionable,
 			       .dra_probe_error = ctl->o.dra_probe_error,
+			       .dra_counters_apart = ctl->o.dra_counters_apart,
 			       .disable_healthchecks = ctl->o.disable_healthchecks,
 			       .enable_healthchecks = ctl->o.enable_healthchecks};
 	struct sync_report rep = {0};

@@ -128,6 +128,7 @@ struct controller_opts {
 	 */
 	bool dra_partitionable;
 	const char *dra_probe_error; /* why that is not known (borrowed), or NULL */
+	bool dra_counters_apart;     /* sync_opts.dra_counters_apart */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 	/* The device plugin's DP_DISABLE_HEALTHCHECKS / DP_ENABLE_HEALTHCHECKS

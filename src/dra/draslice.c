@@ -425,10 +425,13 @@ static json_t *slice_object(const struct nodehw *hw, const json_t *node, json_t 
 	else if (warnings)
 		gs_warnings_add(warnings, "no metadata.uid: the slice has no ownerReference to "
 					  "the Node (the apiserver's Node has one)");
-	slice = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:{s:s, s:i, s:i}, s:o}}", "apiVersion",
+	slice = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:{s:s, s:i, s:i}}}", "apiVersion",
 			  "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", meta, "spec",
 			  "driver", DRASLICE_DRIVER, "nodeName", hw->name, "pool", "name", hw->name,
-			  "generation", 1, "resourceSliceCount", count, "devices", devices);
+			  "generation", 1, "resourceSliceCount", count);
+	/* NULL: a slice of counter sets alone (the split form). */
+	if (devices)
+		json_object_set_new(json_object_get(slice, "spec"), "devices", devices);
 	if (shared)
 		json_object_set_new(json_object_get(slice, "spec"), "sharedCounters", shared);
 	return slice;
@@ -737,6 +740,16 @@ int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, cons
 			hw->name);
 		return DRASLICE_NEEDS_PARTITIONABLE;
 	}
+	const bool split = o->counters_apart && opts_driver(o)->split_slices;
+	if (o->counters_apart && !split) {
+		gs_error_set(err,
+			     "node '%s': DRA driver %s writes each GPU's counter sets and devices "
+			     "in one ResourceSlice, which this apiserver refuses (\"only one of "
+			     "`sharedCounters` or `devices` is allowed\", Kubernetes 1.35 on); "
+			     "nothing is published (v0.5.0 writes them apart)",
+			     hw->name, opts_driver(o)->version);
+		return DRASLICE_NEEDS_PARTITIONABLE;
+	}
 	total = total_gpus(hw);
 	numa = gs_xcalloc((size_t)total + 1, sizeof(*numa));
 	if (numa_nodes(node, src, hw->name, o, numa, total, warnings, err)) {
@@ -752,6 +765,7 @@ int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, cons
 	semver(hw->driver_version, driver, sizeof(driver));
 	snprintf(cuda, sizeof(cuda), "%d.%d.0", hw->cuda_major, hw->cuda_minor);
 	pool = json_array();
+	json_t *sets = split ? json_array() : NULL; /* every GPU's counter sets, split */
 	for (size_t i = 0; i < hw->n_gpus; i++) {
 		for (int c = 0; c < hw->gpus[i].count; c++, minor++) {
 			struct gpu_facts g;
@@ -762,6 +776,7 @@ int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, cons
 			if (!devices) {
 				gs_error_prefix(err, "node '%s': ", hw->name);
 				json_decref(pool);
+				json_decref(sets);
 				free(numa);
 				return -1;
 			}
@@ -774,12 +789,24 @@ int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, cons
 				json_decref(devices);
 				json_decref(shared);
 				json_decref(pool);
+				json_decref(sets);
 				free(numa);
 				return -1;
 			}
-			json_array_append_new(pool, slice_object(hw, node, devices, shared, total,
+			if (split) {
+				if (shared)
+					json_array_extend(sets, shared);
+				json_decref(shared);
+				shared = NULL;
+			}
+			json_array_append_new(pool, slice_object(hw, node, devices, shared,
+								 split ? total + 1 : total,
 								 minor ? NULL : warnings));
 		}
+	}
+	if (split) {
+		/* The counter sets' slice goes first, as the driver emits it. */
+		json_array_insert_new(pool, 0, slice_object(hw, node, NULL, sets, total + 1, NULL));
 	}
 	*out = pool;
 	free(numa);

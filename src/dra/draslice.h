@@ -67,6 +67,13 @@ struct draslice_opts {
 	 * they are left out of the slice (a warning): each device goes to one claim.
 	 */
 	bool consumable_capacity;
+	/*
+	 * The apiserver takes sharedCounters and devices only in separate
+	 * slices (1.35 on, kubeversion.slice_counters_apart): a driver that
+	 * splits them writes a counters slice first; one that does not is
+	 * refused, and nothing is published for its DynamicMIG node.
+	 */
+	bool counters_apart;
 };
 
 /* The node's release and settings from its gates (draprepare_gates_for_node), apiserver aside. */

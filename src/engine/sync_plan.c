@@ -110,6 +110,7 @@ static void plan_dra(const struct catalog *cat, const json_t *node, const struct
 	 * DRAPartitionableDevices; the probe of the one stands for both.
 	 */
 	so.consumable_capacity = o->dra_partitionable;
+	so.counters_apart = o->dra_counters_apart;
 	if (so.dynamic_mig && !so.partitionable && o->dra_probe_error) {
 		sync_node_fail(n, "DynamicMIG: %s", o->dra_probe_error);
 		goto out;

@@ -39,6 +39,9 @@ struct sync_opts {
 	 * DynamicMIG node then fails with it instead of the gate's absence.
 	 */
 	const char *dra_probe_error;
+	/* The apiserver takes sharedCounters and devices only in separate slices
+	 * (its /version is 1.35 or later: sync_probe_version). */
+	bool dra_counters_apart;
 	/* The device plugin's DP_DISABLE_HEALTHCHECKS / DP_ENABLE_HEALTHCHECKS; NULL = unset. */
 	const char *disable_healthchecks;
 	const char *enable_healthchecks;

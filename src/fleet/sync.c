@@ -268,6 +268,28 @@ int sync_probe_partitionable(struct kube_client *c, bool *out, struct gs_error *
 	return 0;
 }
 
+int sync_probe_version(struct kube_client *c, const struct kubeversion **release,
+		       struct gs_error *err)
+{
+	json_t *v = NULL;
+	const char *git;
+
+	*release = NULL;
+	if (kube_get(c, "/version", &v, err) < 0) {
+		gs_error_prefix(err, "reading the apiserver's /version: ");
+		return -1;
+	}
+	git = kobj_text(v, "gitVersion");
+	*release = kubeversion_for_server(git);
+	if (!*release)
+		gs_error_set(err,
+			     "the apiserver's /version names no Kubernetes 1.x release: "
+			     "gitVersion '%.64s'",
+			     git);
+	json_decref(v);
+	return *release ? 0 : -1;
+}
+
 /* Some node declares its GPUs: it may be on the DRA path or have left it. */
 static bool any_declaring(const struct sync_report *rep)
 {
@@ -292,9 +314,12 @@ int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_repor
 	/* Only a node whose driver runs DynamicMIG needs to know; a failed probe fails those nodes.
 	 */
 	if (!so.dra_partitionable && sync_wants_dynamic_mig(nodes)) {
+		const struct kubeversion *kv = NULL;
 		gs_error_clear(&perr);
-		if (sync_probe_partitionable(c, &so.dra_partitionable, &perr) < 0)
+		if (sync_probe_partitionable(c, &so.dra_partitionable, &perr) < 0 ||
+		    sync_probe_version(c, &kv, &perr) < 0)
 			so.dra_probe_error = perr.msg;
+		so.dra_counters_apart = kv && kv->slice_counters_apart;
 	}
 	rc = sync_plan(cm, nodes, &so, rep, err);
 	if (rc >= 0 && any_declaring(rep)) {

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "model/kubeversion.h"
 #include "base/error.h"
 #include "engine/sync_plan.h"
 
@@ -67,5 +68,11 @@ int sync_run(struct kube_client *c, const struct sync_opts *o, struct sync_repor
  * silently. -1 with the apiserver's message when the probe fails.
  */
 int sync_probe_partitionable(struct kube_client *c, bool *out, struct gs_error *err) GS_WUR;
+/*
+ * The apiserver's /version: *release the Kubernetes release it behaves as
+ * (kubeversion_for_server), e.g. for slice_counters_apart.
+ */
+int sync_probe_version(struct kube_client *c, const struct kubeversion **release,
+		       struct gs_error *err) GS_WUR;
 
 #endif

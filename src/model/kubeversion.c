@@ -14,10 +14,10 @@
  * message. pkg/features/kube_features.go: DRAExtendedResource.
  */
 static const struct kubeversion releases[] = {
-	{"v1.34.4", 34, false, "no new claims to deallocate", "still not schedulable"},
-	{"v1.35.4", 35, false, "no new claims to deallocate", "still not schedulable"},
-	{"v1.36.3", 36, true, "no new claims to deallocate", "still not schedulable"},
-	{"v1.37.2", 37, true, NULL, NULL},
+	{"v1.34.4", 34, false, "no new claims to deallocate", "still not schedulable", false},
+	{"v1.35.4", 35, false, "no new claims to deallocate", "still not schedulable", true},
+	{"v1.36.3", 36, true, "no new claims to deallocate", "still not schedulable", true},
+	{"v1.37.2", 37, true, NULL, NULL, true},
 };
 #define N_RELEASES (sizeof(releases) / sizeof(releases[0]))
 
@@ -37,23 +37,45 @@ const char *kubeversion_list(void)
 	return list;
 }
 
-const struct kubeversion *kubeversion_parse(const char *version, struct gs_error *err)
+/* 1.x's minor of "v1.36.3", "1.36", "v1.36.3+k3s1"; -1 when it is none. */
+static long minor_of(const char *version)
 {
 	const char *p = version ? version : "";
 	char *end;
-	long major, minor;
+	long minor;
 
 	if (*p == 'v')
 		p++;
-	major = strtol(p, &end, 10);
-	if (end != p && *end == '.' && major == 1) {
-		p = end + 1;
-		minor = strtol(p, &end, 10);
-		if (end != p && (!*end || *end == '.' || *end == '+' || *end == '-'))
-			for (size_t i = 0; i < N_RELEASES; i++)
-				if (releases[i].minor == minor)
-					return &releases[i];
-	}
+	if (strtol(p, &end, 10) != 1 || end == p || *end != '.')
+		return -1;
+	p = end + 1;
+	minor = strtol(p, &end, 10);
+	if (end == p || (*end && *end != '.' && *end != '+' && *end != '-'))
+		return -1;
+	return minor;
+}
+
+const struct kubeversion *kubeversion_for_server(const char *git_version)
+{
+	long minor = minor_of(git_version);
+
+	if (minor < 0)
+		return NULL;
+	if (minor <= releases[0].minor)
+		return &releases[0];
+	for (size_t i = 0; i < N_RELEASES; i++)
+		if (releases[i].minor == minor)
+			return &releases[i];
+	return &releases[N_RELEASES - 1];
+}
+
+const struct kubeversion *kubeversion_parse(const char *version, struct gs_error *err)
+{
+	long minor = minor_of(version);
+
+	for (size_t i = 0; i < N_RELEASES && minor >= 0; i++)
+		if (releases[i].minor == minor)
+			return &releases[i];
 	struct strbuf sb = STRBUF_INIT;
 	escape_quoted(&sb, version ? version : "", version ? strlen(version) : 0);
 	gs_error_set(err, "unknown Kubernetes version %s (gpushare models %s)", sb.buf,

@@ -31,6 +31,13 @@ struct kubeversion {
 	 */
 	const char *postfilter_no_claims;
 	const char *postfilter_still;
+	/*
+	 * A ResourceSlice holds sharedCounters or devices, never both (1.35
+	 * on: pkg/apis/resource/validation "only one of `sharedCounters` or
+	 * `devices` is allowed"); 1.34 wants the counters a device consumes in
+	 * its own slice.
+	 */
+	bool slice_counters_apart;
 };
 
 /* The newest release modelled (the default of --kubernetes-version). */
@@ -39,6 +46,12 @@ const struct kubeversion *kubeversion_newest(void);
  * such as v1.36.3+k3s1 name v1.36's facts. NULL with err naming the known
  * releases. */
 const struct kubeversion *kubeversion_parse(const char *version, struct gs_error *err) GS_WUR;
+/*
+ * The release an apiserver's /version gitVersion behaves as: the one of
+ * its minor, else the nearest modelled (a newer server as the newest, an
+ * older one as the oldest); NULL when it names no 1.x version.
+ */
+const struct kubeversion *kubeversion_for_server(const char *git_version);
 /* "v1.34.4, v1.35.4, v1.36.3, v1.37.2" (static). */
 const char *kubeversion_list(void);
 

@@ -86,6 +86,8 @@ class Handler(BaseHTTPRequestHandler):
                                    "metadata": {"resourceVersion": "9"}, "items": [NODE]})
         if api == "/api/v1/nodes/lab-node-1":
             return self.send(200, NODE)
+        if api == "/version":
+            return self.send(200, {"major": "1", "minor": "34", "gitVersion": "v1.34.4"})
         name = api.rstrip("/").split("/")[-1]
         kind = api.rstrip("/").split("/")[-2] if api.count("/") > 1 else "things"
         return self.send(404, {"kind": "Status", "apiVersion": "v1", "metadata": {},

@@ -326,12 +326,61 @@ static void dynamic_mig_refused(void **state)
 	gs_warnings_release(&w);
 }
 
+/*
+ * On a 1.35+ apiserver ("only one of `sharedCounters` or `devices` is
+ * allowed"): v0.5.0 writes the counter sets apart, first, then a slice of
+ * devices per GPU (driver.go generateSplitResourceSlices); v25.12.0's
+ * combined slices would be refused, so nothing is published.
+ */
+static void dynamic_mig_counters_apart(void **state)
+{
+	struct draslice_opts o = {
+		.dynamic_mig = true, .partitionable = true, .counters_apart = true};
+	struct gs_warnings w;
+	struct gs_error err;
+	json_t *pool;
+	int rc;
+
+	(void)state;
+	gs_warnings_init(&w);
+	o.driver = dradriver_get(DRADRIVER_V0_5_0);
+	pool = pool_for(two_a100, &o, &w, &rc, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(json_array_size(pool), 3);
+	assert_int_equal(draslice_pool_devices(pool), 52);
+	for (size_t i = 0; i < 3; i++) {
+		const json_t *sl = json_array_get(pool, i);
+		assert_int_equal(json_integer_value(kobj_get(sl, "spec.pool.resourceSliceCount")),
+				 3);
+		/* never both */
+		assert_true(!kobj_get(sl, "spec.sharedCounters") != !kobj_get(sl, "spec.devices"));
+	}
+	const json_t *sets = kobj_get(json_array_get(pool, 0), "spec.sharedCounters");
+	assert_int_equal(json_array_size(sets), 2);
+	assert_string_equal(kobj_text(json_array_get(sets, 1), "name"), "gpu-1-counter-set");
+	assert_non_null(device_named(json_array_get(pool, 2), "gpu-1-mig-3g40gb-9-4"));
+	json_decref(pool);
+	gs_warnings_release(&w);
+
+	gs_warnings_init(&w);
+	o.driver = dradriver_get(DRADRIVER_V25_12_0);
+	pool = pool_for(two_a100, &o, &w, &rc, &err);
+	assert_int_equal(rc, DRASLICE_NEEDS_PARTITIONABLE);
+	assert_null(pool);
+	assert_non_null(strstr(err.msg, "only one of `sharedCounters` or `devices` is allowed"));
+	gs_warnings_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(profile_names),       cmocka_unit_test(gi_profile_ids),
-		cmocka_unit_test(balanced_layout),     cmocka_unit_test(layout_failure),
-		cmocka_unit_test(device_classes),      cmocka_unit_test(dynamic_mig),
+		cmocka_unit_test(profile_names),
+		cmocka_unit_test(gi_profile_ids),
+		cmocka_unit_test(balanced_layout),
+		cmocka_unit_test(layout_failure),
+		cmocka_unit_test(device_classes),
+		cmocka_unit_test(dynamic_mig),
+		cmocka_unit_test(dynamic_mig_counters_apart),
 		cmocka_unit_test(dynamic_mig_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
