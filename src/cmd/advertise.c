@@ -157,10 +157,14 @@ static int find_node(const struct fleet *f, const struct fleet_sources *src, con
 
 static int advertise_dra(const struct fleet_sources *src, const char *node_name,
 			 const struct configmap_ref *cm, const char *gates_spec, bool alpha,
-			 enum output_format fmt)
+			 const struct kubeversion *kv, enum output_format fmt)
 {
 	struct draprepare_gates cluster, gates;
-	struct draslice_opts so = {.dynamic_mig = false, .partitionable = alpha};
+	/* From 1.35 the apiserver keeps counter sets and devices in separate slices. */
+	struct draslice_opts so = {.dynamic_mig = false,
+				   .partitionable = alpha,
+				   .counters_apart =
+					   (kv ? kv : kubeversion_newest())->slice_counters_apart};
 	const struct ydoc_stream *stream = NULL;
 	struct fleet f;
 	const struct catalog *cat;
@@ -263,6 +267,7 @@ int cmd_advertise(int argc, char **argv)
 	struct advertise_options opt = {0};
 	bool full = false, list = false, dra = false, classes = false, alpha = false;
 	struct fleet_sources src = {0};
+	struct kube_target kube = {0};
 	struct configmap_ref cmref;
 	struct fleet f;
 	struct dpconfig_set *set = NULL;
@@ -313,6 +318,11 @@ int cmd_advertise(int argc, char **argv)
 			 "DRAConsumableCapacity and DRAExtendedResource (GS_DRA_ALPHA=1):\n"
 			 "the dynamic-MIG form is published, the gpu.nvidia.com class\n"
 			 "keeps extendedResourceName"),
+		OPT_CALLBACK(0, "kubernetes-version", &kube, "VERSION",
+			     "with --dra: the cluster's release: from v1.35.4 the\n"
+			     "dynamic-MIG counter sets go in a slice of their own\n"
+			     "[v1.37.2]",
+			     parse_kube_version),
 		OPT_FLEET_SOURCES(&src),
 		OPT_END(),
 	};
@@ -365,7 +375,7 @@ int cmd_advertise(int argc, char **argv)
 			rc = usage_error(&advertise_usage, &err);
 			goto out;
 		}
-		rc = advertise_dra(&src, node_name, &cmref, gates_spec, alpha, fmt);
+		rc = advertise_dra(&src, node_name, &cmref, gates_spec, alpha, kube.kv, fmt);
 		goto out;
 	}
 

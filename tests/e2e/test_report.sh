@@ -19,7 +19,9 @@ for p in gpu-share/mig-job gpu-share/plain-gpu gpu-share/prod-inference gpu-shar
 	gpu-share/batch-train team-a/team-a-0 team-a/team-a-1; do
 	expect_has "$page" "<tr class=\"pod\" data-pod=\"$p\">" "pod $p listed"
 done
-expect_has "$page" "team-a/gpu-quota requests.nvidia.com/gpu" "quota bar"
+quota=$(grep -o '<div class="quota" data-namespace="team-a">.*</div>' out/fleet.html | head -1)
+expect_has "$quota" "team-<wbr>a/<wbr>gpu-<wbr>quota" "quota bar: its name"
+expect_has "$quota" 'title="requests.nvidia.com/gpu"' "quota bar: its resource"
 
 # Where the controller recorded devices, the page shows exactly those.
 ledgered=0
@@ -29,7 +31,9 @@ while IFS=$'\t' read -r ns name ann; do
 	row=$(grep -o "<tr class=\"pod\" data-pod=\"$ns/$name\">.*</tr>" out/fleet.html)
 	expect_has "$row" "from the ledger" "$ns/$name drawn from its annotation"
 	for id in $(echo "$ann" | jq -r '.[][]'); do
-		expect_has "$page" "$id: $ns/$name</title>" "$ns/$name holds $id in the picture"
+		# The card's slot names the device and its pod in its title.
+		expect_has "$page" "data-pod=\"$ns/$name\"" "$ns/$name has a slot"
+		expect_has "$page" " $id: $ns/$name\">" "$ns/$name holds $id in the picture"
 	done
 done < <(k get pods -A -o json | jq -r '.items[] | select(.metadata.namespace == "gpu-share" or .metadata.namespace == "team-a") | [.metadata.namespace, .metadata.name, (.metadata.annotations["gpushare.io/devices"] // "")] | @tsv')
 echo "note: $ledgered of the lab's pods carry the ledger annotation"
