@@ -26,7 +26,6 @@ static const struct dradriver releases[DRADRIVER_N_RELEASES] = {
 			.implicit_time_slicing = true,
 			.v05_prepare_texts = false,
 			.dynamic_mig_plain_gpu = false,
-			.split_slices = false,
 		},
 	[DRADRIVER_V0_5_0] =
 		{
@@ -42,8 +41,6 @@ static const struct dradriver releases[DRADRIVER_N_RELEASES] = {
 			.v05_prepare_texts = true,
 			/* partitions.go PartCapacities, PartSharedCounterSets */
 			.dynamic_mig_plain_gpu = true,
-			/* driver.go shouldUseSplitResourceSlices: server version >= 1.35.0 */
-			.split_slices = true,
 		},
 };
 

@@ -46,14 +46,6 @@ struct dradriver {
 	bool v05_prepare_texts;
 	/* DynamicMIG: a GPU without MIG profiles is published plain (memory, no counters). */
 	bool dynamic_mig_plain_gpu;
-	/*
-	 * DynamicMIG on an apiserver of 1.35 or later (its /version): the
-	 * counter sets in a slice of their own, first, then one slice of
-	 * devices per GPU (driver.go generateSplitResourceSlices); earlier
-	 * releases write counters and devices in one slice per GPU, which such
-	 * an apiserver refuses.
-	 */
-	bool split_slices;
 };
 
 /* The release's facts. */

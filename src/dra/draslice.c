@@ -740,16 +740,8 @@ int draslice_build_pool(const struct catalog *cat, const struct nodehw *hw, cons
 			hw->name);
 		return DRASLICE_NEEDS_PARTITIONABLE;
 	}
-	const bool split = o->counters_apart && opts_driver(o)->split_slices;
-	if (o->counters_apart && !split) {
-		gs_error_set(err,
-			     "node '%s': DRA driver %s writes each GPU's counter sets and devices "
-			     "in one ResourceSlice, which this apiserver refuses (\"only one of "
-			     "`sharedCounters` or `devices` is allowed\", Kubernetes 1.35 on); "
-			     "nothing is published (v0.5.0 writes them apart)",
-			     hw->name, opts_driver(o)->version);
-		return DRASLICE_NEEDS_PARTITIONABLE;
-	}
+	/* Both releases' driver.go shouldUseSplitResourceSlices: server version >= 1.35.0. */
+	const bool split = o->counters_apart;
 	total = total_gpus(hw);
 	numa = gs_xcalloc((size_t)total + 1, sizeof(*numa));
 	if (numa_nodes(node, src, hw->name, o, numa, total, warnings, err)) {

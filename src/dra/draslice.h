@@ -69,9 +69,9 @@ struct draslice_opts {
 	bool consumable_capacity;
 	/*
 	 * The apiserver takes sharedCounters and devices only in separate
-	 * slices (1.35 on, kubeversion.slice_counters_apart): a driver that
-	 * splits them writes a counters slice first; one that does not is
-	 * refused, and nothing is published for its DynamicMIG node.
+	 * slices (1.35 on, kubeversion.slice_counters_apart): the driver then
+	 * writes every GPU's counter sets in a slice of their own, first, and
+	 * one slice of devices per GPU (driver.go generateSplitResourceSlices).
 	 */
 	bool counters_apart;
 };
