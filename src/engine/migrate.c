@@ -52,6 +52,7 @@ struct mnode {
 	bool dra;    /* on the DRA path after */
 	long gpus;   /* after, DRA: full GPU devices */
 	json_t *mig; /* after, DRA: profile -> devices */
+	json_t *alloc_before, *alloc_after; /* nvidia.com/ allocatable, read once: name -> count */
 };
 
 /* What a request names, as the device plugin served it before. */
@@ -73,6 +74,9 @@ struct run {
 	struct dratranslate *tr;
 	json_t *made;	 /* "ns/Kind/name" -> object written for some workload */
 	json_t *charged; /* "ns/name" of shared claims already charged */
+	json_t *selections; /* selection key -> index into sels */
+	bool **sels;
+	size_t n_sels;
 	json_t *charges; /* [{"ns", "workload", "before": {key: n}, "after": {key: [n, maybe]}}] */
 };
 
@@ -132,9 +136,22 @@ static long long qty(const json_t *v)
 	return (long long)n;
 }
 
-static long long allocatable(const json_t *node, const char *res)
+/* The node's nvidia.com/ allocatable as name -> count (a new object). */
+static json_t *gpu_allocatable(const json_t *node)
 {
-	return qty(json_object_get(kobj_map(node, "status.allocatable"), res));
+	json_t *out = json_object();
+	const char *k;
+	json_t *v;
+
+	json_object_foreach ((json_t *)kobj_map(node, "status.allocatable"), k, v)
+		if (!strncmp(k, "nvidia.com/", 11))
+			json_object_set_new(out, k, json_integer(qty(v)));
+	return out;
+}
+
+static long long allocatable(const json_t *alloc, const char *res)
+{
+	return json_integer_value(json_object_get(alloc, res));
 }
 
 /* The scheduler's filters other than resources: selector, affinity, taints, unschedulable. */
@@ -311,6 +328,8 @@ static int build_fleet(struct run *x, struct gs_error *err)
 		n->sb = sb;
 		n->sa = sa;
 		n->pool = pools_name_of(n->before);
+		n->alloc_before = gpu_allocatable(n->before);
+		n->alloc_after = gpu_allocatable(n->after);
 		n->dra = sa->dra;
 		struct migrate_pool *p = pool_named(x->r, n->pool);
 		json_t *o = json_pack("{s:s}", "name", name);
@@ -373,7 +392,7 @@ static bool made_by_workload(const json_t *pod)
 	return false;
 }
 
-static long pods_of(const struct run *x, const json_t *obj, const char *kind, const json_t *spec)
+static long pods_of(const struct run *x, const json_t *obj, const char *kind, const bool *sel)
 {
 	const json_t *v;
 
@@ -382,7 +401,7 @@ static long pods_of(const struct run *x, const json_t *obj, const char *kind, co
 	if (!strcmp(kind, "DaemonSet")) {
 		long n = 0;
 		for (size_t i = 0; i < x->n_nodes; i++)
-			n += selects(spec, x->nodes[i].after);
+			n += sel[i];
 		return n;
 	}
 	if (!strcmp(kind, "Job") || !strcmp(kind, "CronJob")) {
@@ -394,8 +413,43 @@ static long pods_of(const struct run *x, const json_t *obj, const char *kind, co
 	return json_is_integer(v) ? (long)json_integer_value(v) : 1;
 }
 
+/*
+ * Which nodes select pods of `spec`, before (sel[i]) and after (sel[n_nodes + i])
+ * the move; pods that say the same (nodeSelector, affinity, tolerations) share
+ * one answer, kept until the run ends.
+ */
+static const bool *selection(struct run *x, const json_t *spec)
+{
+	json_t *key = json_object();
+	static const char *const fields[] = {"nodeSelector", "affinity", "tolerations"};
+	char *text;
+	const json_t *at;
+	bool *sel;
+
+	for (size_t i = 0; i < 3; i++)
+		if (json_object_get(spec, fields[i]))
+			json_object_set(key, fields[i], json_object_get(spec, fields[i]));
+	text = json_dumps(key, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(key);
+	at = json_object_get(x->selections, text ? text : "");
+	if (at) {
+		free(text);
+		return x->sels[json_integer_value(at)];
+	}
+	sel = gs_xcalloc(2 * x->n_nodes + 1, sizeof(*sel));
+	for (size_t i = 0; i < x->n_nodes; i++) {
+		sel[i] = selects(spec, x->nodes[i].before);
+		sel[x->n_nodes + i] = selects(spec, x->nodes[i].after);
+	}
+	x->sels = gs_xrealloc(x->sels, (x->n_sels + 1) * sizeof(*x->sels));
+	x->sels[x->n_sels] = sel;
+	json_object_set_new(x->selections, text ? text : "", json_integer((json_int_t)x->n_sels++));
+	free(text);
+	return sel;
+}
+
 /* How the device plugin served `res` to a pod of this spec before the move. */
-static enum ask_kind ask_kind(const struct run *x, const json_t *spec, const char *res,
+static enum ask_kind ask_kind(const struct run *x, const bool *sel, const char *res,
 			      const char **config, const char **profile)
 {
 	size_t cand = 0, shared = 0, single = 0;
@@ -411,7 +465,7 @@ static enum ask_kind ask_kind(const struct run *x, const json_t *spec, const cha
 	for (size_t i = 0; i < x->n_nodes; i++) {
 		const struct mnode *n = &x->nodes[i];
 		const struct dpconfig *c;
-		if (allocatable(n->before, res) <= 0 || !selects(spec, n->before))
+		if (!sel[i] || allocatable(n->alloc_before, res) <= 0)
 			continue;
 		cand++;
 		c = config_of(x, n->sb);
@@ -469,12 +523,15 @@ static void charge(json_t *after, char *key, long long n, bool maybe)
 	free(key);
 }
 
-/* One request judged on the mixed fleet: a new {"resource", ...}. */
-static json_t *judge(struct run *x, const json_t *spec, const char *res, long long count, long pods,
+/*
+ * One request judged on the mixed fleet: a new {"resource", ...}. sel[i]:
+ * node i selects the pods before the move, sel[n_nodes + i] after.
+ */
+static json_t *judge(struct run *x, const bool *sel, const char *res, long long count, long pods,
 		     json_t *after, enum migrate_verdict *verdict)
 {
 	const char *config, *profile;
-	enum ask_kind kind = ask_kind(x, spec, res, &config, &profile);
+	enum ask_kind kind = ask_kind(x, sel, res, &config, &profile);
 	json_t *dp = json_array(), *dra = json_array();
 	bool fit_before = false;
 	const char *route = "none";
@@ -482,12 +539,12 @@ static json_t *judge(struct run *x, const json_t *spec, const char *res, long lo
 
 	for (size_t i = 0; i < x->n_nodes; i++) {
 		const struct mnode *n = &x->nodes[i];
-		if (allocatable(n->before, res) >= count && selects(spec, n->before))
+		if (sel[i] && allocatable(n->alloc_before, res) >= count)
 			fit_before = true;
-		if (!selects(spec, n->after))
+		if (!sel[x->n_nodes + i])
 			continue;
 		if (!n->dra) {
-			if (allocatable(n->after, res) >= count)
+			if (allocatable(n->alloc_after, res) >= count)
 				add_pool(dp, n->pool);
 			continue;
 		}
@@ -704,7 +761,8 @@ static int judge_object(struct run *x, const struct migrate_object *mo, struct g
 	w->source =
 		pos.line ? gs_xasprintf("%s:%d:%d", ydoc_stream_name(mo->stream), pos.line, pos.col)
 			 : gs_xstrdup("");
-	w->pods = pods_of(x, obj, kind, spec);
+	const bool *sel = selection(x, spec);
+	w->pods = pods_of(x, obj, kind, sel + x->n_nodes);
 	w->resources = json_array();
 	w->objects = json_array();
 	w->claims = json_array();
@@ -717,7 +775,7 @@ static int judge_object(struct run *x, const struct migrate_object *mo, struct g
 		enum migrate_verdict rv;
 		if (strncmp(res, "nvidia.com/", 11) || n <= 0)
 			continue;
-		json_array_append_new(w->resources, judge(x, spec, res, n, w->pods, after, &rv));
+		json_array_append_new(w->resources, judge(x, sel, res, n, w->pods, after, &rv));
 		char *bk = gs_xasprintf("requests.%s", res);
 		json_object_set_new(before, bk, json_integer(n * w->pods));
 		free(bk);
@@ -911,6 +969,7 @@ int migrate_run(const struct migrate_input *in, struct migrate_result **out, str
 	x.made = json_object();
 	x.charged = json_object();
 	x.charges = json_array();
+	x.selections = json_object();
 	if (parse_version(&x, err) < 0 || build_fleet(&x, err) < 0)
 		goto out;
 	x.r->device_classes = draslice_device_classes(x.r->extended_resource);
@@ -927,6 +986,8 @@ out:
 	for (size_t i = 0; i < x.n_nodes; i++) {
 		free(x.nodes[i].pool);
 		json_decref(x.nodes[i].mig);
+		json_decref(x.nodes[i].alloc_before);
+		json_decref(x.nodes[i].alloc_after);
 	}
 	free(x.nodes);
 	explain_fleet_release(&x.before);
@@ -935,6 +996,10 @@ out:
 	json_decref(x.made);
 	json_decref(x.charged);
 	json_decref(x.charges);
+	json_decref(x.selections);
+	for (size_t i = 0; i < x.n_sels; i++)
+		free(x.sels[i]);
+	free(x.sels);
 	return rc;
 }
 
