@@ -22,11 +22,10 @@ static const char *const usage_lines[] = {
 
 static const struct parseopt_example migrate_examples[] = {
 	{"rehearse moving the whole lab to the DRA driver", "gpushare migrate --to dra -f k8s/"},
-	{"move one pool; the others keep the device plugin",
-	 "gpushare migrate --to dra -f k8s/ --pool 'Tesla T4'"},
 	{"the same on a 1.34 cluster, where DRAExtendedResource is alpha and off",
 	 "gpushare migrate --to dra -f k8s/ --kubernetes-version v1.34.4"},
-	{"as JSON", "gpushare migrate --to dra -f k8s/ -o json"},
+	{"as JSON, for the v1.36 release",
+	 "gpushare migrate --to dra -f k8s/ --kubernetes-version v1.36.3 -o json"},
 	{NULL, NULL},
 };
 

@@ -49,9 +49,9 @@ struct mnode {
 	const json_t *before, *after;	 /* advertised */
 	const struct sync_node *sb, *sa; /* their sync reports */
 	char *pool;
-	bool dra;    /* on the DRA path after */
-	long gpus;   /* after, DRA: full GPU devices */
-	json_t *mig; /* after, DRA: profile -> devices */
+	bool dra;			    /* on the DRA path after */
+	long gpus;			    /* after, DRA: full GPU devices */
+	json_t *mig;			    /* after, DRA: profile -> devices */
 	json_t *alloc_before, *alloc_after; /* nvidia.com/ allocatable, read once: name -> count */
 };
 
@@ -72,8 +72,8 @@ struct run {
 	struct mnode *nodes;
 	size_t n_nodes;
 	struct dratranslate *tr;
-	json_t *made;	 /* "ns/Kind/name" -> object written for some workload */
-	json_t *charged; /* "ns/name" of shared claims already charged */
+	json_t *made;	    /* "ns/Kind/name" -> object written for some workload */
+	json_t *charged;    /* "ns/name" of shared claims already charged */
 	json_t *selections; /* selection key -> index into sels */
 	bool **sels;
 	size_t n_sels;
@@ -891,7 +891,16 @@ static void quota_notes(struct run *x, const char *ns, const json_t *keys)
 			continue;
 		json_object_foreach (json_object_get(c, "before"), k, v)
 			limited_before |= json_object_get(keys, k) != NULL;
+		bool any = false;
+		json_object_foreach (json_object_get(c, "after"), k, v)
+			any |= json_integer_value(json_array_get(v, 0)) ||
+			       json_integer_value(json_array_get(v, 1));
+		if (!any && json_object_size(json_object_get(c, "after")))
+			continue; /* its pods share a claim charged for an earlier workload */
 		json_object_foreach (json_object_get(c, "after"), k, v) {
+			if (!json_integer_value(json_array_get(v, 0)) &&
+			    !json_integer_value(json_array_get(v, 1)))
+				continue;
 			if (json_object_get(keys, k)) {
 				strbuf_addf(&in, "%s%s", n_in ? ", " : "", k);
 				n_in++;
