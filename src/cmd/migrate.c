@@ -98,15 +98,6 @@ static int parse_gates(const char *spec, int *out, struct gs_error *err)
 	return 0;
 }
 
-static size_t shown_len(const char *s)
-{
-	char *e = escape_line_dup(s);
-	size_t n = strlen(e);
-
-	free(e);
-	return n;
-}
-
 /* What one node publishes, in words. */
 static char *node_words(const json_t *n)
 {
@@ -177,8 +168,8 @@ static int print_table(const struct migrate_result *r, const char *pool, struct 
 	cmd_printf("Moving %s to the DRA driver on Kubernetes %s (DRAExtendedResource %s)\n",
 		   pool ? pool : "every pool", r->kubernetes_version, r->gate);
 	for (i = 0; i < r->n_pools; i++)
-		if (shown_len(r->pools[i].name) > wpool)
-			wpool = shown_len(r->pools[i].name);
+		if (escape_line_width(r->pools[i].name) > wpool)
+			wpool = escape_line_width(r->pools[i].name);
 	cmd_printf("\nPOOLS AFTER THE MOVE\n%-*s  %5s  %-13s  %s\n", (int)wpool, "POOL", "NODES",
 		   "STACK", "PUBLISHES");
 	for (i = 0; i < r->n_pools; i++) {
@@ -198,7 +189,8 @@ static int print_table(const struct migrate_result *r, const char *pool, struct 
 
 	for (i = 0; i < r->n_workloads; i++) {
 		const struct migrate_workload *w = &r->workloads[i];
-		size_t l = shown_len(w->kind) + shown_len(w->ns) + shown_len(w->name) + 2;
+		size_t l = escape_line_width(w->kind) + escape_line_width(w->ns) +
+			   escape_line_width(w->name) + 2;
 		if (l > wwl)
 			wwl = l;
 	}
