@@ -15,7 +15,7 @@
 
 static const char *const usage_lines[] = {
 	"gpushare migrate --to dra -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME]\n"
-	"              [--pool NAME] [--kubernetes-version V] [--feature-gates GATES]\n"
+	"              [--pool NAME] [--kubernetes-version VERSION] [--feature-gates GATES]\n"
 	"              [-o table|json|yaml]",
 	NULL,
 };
@@ -56,46 +56,6 @@ static void print_error(const struct gs_error *err)
 {
 	char buf[2048];
 	fprintf(stderr, "gpushare migrate: %s\n", gs_error_str(err, buf, sizeof(buf)));
-}
-
-/* --feature-gates: only DRAExtendedResource is read (component-base's syntax). */
-static int parse_gates(const char *spec, int *out, struct gs_error *err)
-{
-	const char *p = spec;
-
-	*out = -1;
-	while (p && *p) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		const char *eq = memchr(p, '=', len);
-		if (!eq) {
-			gs_error_set(err, "--feature-gates: missing bool value for %.*s", (int)len,
-				     p);
-			return -1;
-		}
-		size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
-		if (klen != strlen("DRAExtendedResource") ||
-		    strncmp(p, "DRAExtendedResource", klen)) {
-			gs_error_set(err,
-				     "--feature-gates: unrecognized feature gate: %.*s (migrate "
-				     "reads only DRAExtendedResource)",
-				     (int)klen, p);
-			return -1;
-		}
-		if (vlen == 4 && !strncmp(eq + 1, "true", 4))
-			*out = 1;
-		else if (vlen == 5 && !strncmp(eq + 1, "false", 5))
-			*out = 0;
-		else {
-			gs_error_set(err,
-				     "--feature-gates: invalid value of %.*s=%.*s, err: "
-				     "strconv.ParseBool: parsing \"%.*s\": invalid syntax",
-				     (int)klen, p, (int)vlen, eq + 1, (int)vlen, eq + 1);
-			return -1;
-		}
-		p = comma ? comma + 1 : NULL;
-	}
-	return 0;
 }
 
 /* What one node publishes, in words. */
@@ -268,7 +228,9 @@ static int print_table(const struct migrate_result *r, const char *pool, struct 
 int cmd_migrate(int argc, char **argv)
 {
 	struct gs_error err;
-	const char *to = NULL, *pool = NULL, *version = NULL, *gates = NULL;
+	const char *to = NULL, *pool = NULL;
+	struct kube_target kt = {0};
+	struct kubegates gates;
 	enum output_format format = OUTPUT_TABLE;
 	struct fleet_sources src = {0};
 	struct configmap_ref cmref;
@@ -284,11 +246,7 @@ int cmd_migrate(int argc, char **argv)
 		OPT_STRING(0, "pool", &pool, "NAME",
 			   "move only this pool (gpushare.io/pool, else the GPU\n"
 			   "model); the others keep the device plugin [every pool]"),
-		OPT_STRING(0, "kubernetes-version", &version, "V",
-			   "the release judged: " MIGRATE_K8S_VERSIONS "\n[" MIGRATE_K8S_DEFAULT
-			   "]"),
-		OPT_STRING(0, "feature-gates", &gates, "GATES",
-			   "DRAExtendedResource=true|false (default: the\nrelease's own)"),
+		OPT_KUBE_TARGET(&kt),
 		OPT_CONFIGMAP_REF(&cmref),
 		OPT_OUTPUT(&format, OUTPUT_TABLES,
 			   "table (default), json or yaml (kind MigrationPlan)"),
@@ -306,14 +264,15 @@ int cmd_migrate(int argc, char **argv)
 	}
 	for (int i = 0; i < n; i++)
 		fleet_sources_add(&src, argv[i]);
-	struct migrate_input in = {.pool = pool, .kubernetes_version = version};
+	struct migrate_input in = {.pool = pool, .kube = kt.kv, .gates = &gates};
 	if (!to) {
 		gs_error_set(&err, "say where to move: --to dra");
 		rc = usage_error(&migrate_usage, &err);
 		goto out;
 	}
+	kubegates_defaults(&gates, kt.kv ? kt.kv : kubeversion_newest());
 	if (parseopt_value(&opts[0], "--to", to, &err) < 0 ||
-	    parse_gates(gates, &in.extended_resource, &err) < 0) {
+	    (kt.gates && kubegates_parse(&gates, kt.gates, &err) < 0)) {
 		rc = usage_error(&migrate_usage, &err);
 		goto out;
 	}

@@ -20,6 +20,7 @@
 #include "engine/pools.h"
 #include "model/dpconfig.h"
 #include "model/kobj.h"
+#include "model/kubeversion.h"
 #include "model/names.h"
 #include "model/quantity.h"
 #include "base/banned.h"
@@ -82,44 +83,32 @@ struct run {
 
 /* ---- versions ---- */
 
+/* The release and its DRAExtendedResource (model/kubeversion.h). */
 static int parse_version(struct run *x, struct gs_error *err)
 {
-	const char *v = x->in->kubernetes_version ? x->in->kubernetes_version : MIGRATE_K8S_DEFAULT;
-	const char *p = v[0] == 'v' ? v + 1 : v;
-	char *end;
-	long major = strtol(p, &end, 10), minor = -1;
+	const struct kubeversion *kv = x->in->kube ? x->in->kube : kubeversion_newest();
+	struct kubegates def;
+	bool on;
 
-	if (end != p && *end == '.') {
-		const char *q = end + 1;
-		minor = strtol(q, &end, 10);
-		if (end == q || (*end && *end != '.'))
-			minor = -1;
-	}
-	if (major != 1 || minor < 34 || minor > 37) {
-		gs_error_set(err,
-			     "--kubernetes-version: '%s' is not a release gpushare models (one of: "
-			     "%s)",
-			     v, MIGRATE_K8S_VERSIONS);
-		return -1;
-	}
-	x->minor = (int)minor;
-	x->r->kubernetes_version = gs_xasprintf("v%s", p);
-	/* k8s.io/kubernetes pkg/features/kube_features.go: alpha (off) 1.34, beta (on)
-	   1.36, GA locked on 1.37. */
-	bool def = minor >= 36;
-	if (minor >= 37 && x->in->extended_resource == 0) {
+	kubegates_defaults(&def, kv);
+	on = x->in->gates ? x->in->gates->dra_extended_resource : def.dra_extended_resource;
+	/* GA in 1.37, LockToDefault (k8s.io/kubernetes pkg/features/kube_features.go):
+	   component-base refuses to turn it off. */
+	if (kv->minor >= 37 && !on) {
 		gs_error_set(err,
 			     "cannot set feature gate DRAExtendedResource to false, feature is "
 			     "locked to true");
 		return -1;
 	}
-	x->r->extended_resource = x->in->extended_resource < 0 ? def : x->in->extended_resource;
-	x->r->gate = gs_xstrdup(
-		minor >= 37 ? "GA, locked on"
-		: minor == 36
-			? (x->r->extended_resource ? "beta, on by default" : "beta, turned off")
-			: (x->r->extended_resource ? "alpha, turned on" : "alpha, off by default"));
-	x->claims_charge_extended = x->r->extended_resource && minor >= 35;
+	x->minor = kv->minor;
+	x->r->kubernetes_version = gs_xstrdup(kv->version);
+	x->r->extended_resource = on;
+	x->r->gate =
+		gs_xstrdup(kv->minor >= 37   ? "GA, locked on"
+			   : kv->minor == 36 ? (on ? "beta, on by default" : "beta, turned off")
+					     : (on ? "alpha, turned on" : "alpha, off by default"));
+	/* resource_claims.go addExtendedResourceQuota: v1.35.4 on, with the gate */
+	x->claims_charge_extended = on && kv->minor >= 35;
 	return 0;
 }
 

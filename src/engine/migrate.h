@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "model/dpconfig_set.h"
+#include "model/kubeversion.h"
 #include "yaml/ydoc.h"
 
 /*
@@ -14,7 +15,7 @@
  * driver, pool by pool (docs/guide/migrate.md): what each pool publishes
  * on the DRA path, whether each workload keeps working on the mixed fleet
  * that results, and where each ResourceQuota charges the devices after the
- * move, as Kubernetes `kubernetes_version` does it. Pure: objects in, a
+ * move, as the Kubernetes release `kube` does it. Pure: objects in, a
  * result out, no I/O; the objects may come from files or from a cluster.
  *
  *	struct migrate_input in = {.nodes = ..., .objects = ..., .pool = "Tesla T4"};
@@ -23,12 +24,6 @@
  *	json_t *doc = migrate_result_json(r);
  *	migrate_result_free(r);
  */
-
-/* The Kubernetes release judged when none is named: the newest gpushare pins
- * (scripts/cluster/versions.sh GS_K8S_VERSIONS). */
-#define MIGRATE_K8S_DEFAULT "v1.37.2"
-/* The releases whose DRA and quota code was read, newest last. */
-#define MIGRATE_K8S_VERSIONS "v1.34.4, v1.35.4, v1.36.3, v1.37.2"
 
 enum migrate_verdict {
 	MIGRATE_UNCHANGED,   /* keeps working as written */
@@ -56,8 +51,8 @@ struct migrate_input {
 	size_t n_objects;
 	const json_t *quotas;		/* ResourceQuotas (an array); NULL = none */
 	const char *pool;		/* the one pool that moves; NULL = every pool */
-	const char *kubernetes_version; /* NULL = MIGRATE_K8S_DEFAULT */
-	int extended_resource;		/* DRAExtendedResource: -1 the release's default, 0, 1 */
+	const struct kubeversion *kube; /* the release judged; NULL = kubeversion_newest() */
+	const struct kubegates *gates;	/* its gates; NULL = the release's defaults */
 };
 
 /* One pool after the move. */
@@ -115,9 +110,8 @@ struct migrate_result {
 };
 
 /*
- * Rehearse the move. Fails on a Kubernetes version or gate setting not
- * modelled, a pool that is not in the fleet (err names the pools), an
- * unusable ConfigMap, or quantities that do not parse.
+ * Rehearse the move. Fails on DRAExtendedResource off where it is locked on (1.37), a pool that is
+ * not in the fleet (err names the pools), an unusable ConfigMap, or quantities that do not parse.
  */
 int migrate_run(const struct migrate_input *in, struct migrate_result **out,
 		struct gs_error *err) GS_WUR;

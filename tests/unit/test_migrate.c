@@ -57,19 +57,25 @@ struct fixture {
 	struct migrate_object objs[8];
 };
 
+/* version NULL: the newest; gate -1: the release's default, else DRAExtendedResource. */
 static struct migrate_result *run(struct fixture *fx, const char *pool, const char *version,
 				  int gate)
 {
+	struct gs_error err;
+	const struct kubeversion *kv = version ? kubeversion_parse(version, &err) : NULL;
+	struct kubegates g;
 	struct migrate_input in = {.nodes = fx->nodes,
 				   .objects = fx->objs,
 				   .n_objects = json_array_size(fx->pods),
 				   .quotas = fx->quotas,
 				   .pool = pool,
-				   .kubernetes_version = version,
-				   .extended_resource = gate};
+				   .kube = kv,
+				   .gates = gate < 0 ? NULL : &g};
 	struct migrate_result *r = NULL;
-	struct gs_error err;
 
+	if (version && !kv)
+		fail_msg("kubeversion_parse: %s", err.msg);
+	g.dra_extended_resource = gate > 0;
 	for (size_t i = 0; i < json_array_size(fx->pods); i++)
 		fx->objs[i] = (struct migrate_object){json_array_get(fx->pods, i), NULL};
 	if (migrate_run(&in, &r, &err) < 0)
@@ -120,7 +126,7 @@ static void test_whole_gpu_by_release(void **state)
 	migrate_result_free(r);
 
 	r = run(&fx, NULL, "1.34", 1);
-	assert_string_equal(r->kubernetes_version, "v1.34");
+	assert_string_equal(r->kubernetes_version, "v1.34.4");
 	assert_int_equal(r->workloads[0].verdict, MIGRATE_UNCHANGED);
 	migrate_result_free(r);
 
@@ -252,19 +258,15 @@ static void test_refusals(void **state)
 		.nodes = json_pack("[o]", node("a0", "a", "NVIDIA A100-SXM4-80GB", 2, "")),
 		.pods = json_array(),
 	};
-	struct migrate_input in = {.nodes = fx.nodes, .extended_resource = -1};
+	struct kubegates off = {.dra_extended_resource = false};
+	struct migrate_input in = {.nodes = fx.nodes, .gates = &off};
 	struct migrate_result *r = NULL;
 	struct gs_error err;
 
-	in.kubernetes_version = "v1.33.0";
-	assert_int_equal(migrate_run(&in, &r, &err), -1);
-	assert_non_null(strstr(err.msg, "v1.34.4, v1.35.4, v1.36.3, v1.37.2"));
-	in.kubernetes_version = "v1.37.2";
-	in.extended_resource = 0;
 	assert_int_equal(migrate_run(&in, &r, &err), -1);
 	assert_string_equal(err.msg, "cannot set feature gate DRAExtendedResource to false, "
 				     "feature is locked to true");
-	in.extended_resource = -1;
+	in.gates = NULL;
 	in.pool = "b";
 	assert_int_equal(migrate_run(&in, &r, &err), -1);
 	assert_string_equal(err.msg, "--pool: no pool 'b' in the fleet (the pools: 'a')");
