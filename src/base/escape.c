@@ -105,6 +105,17 @@ char *escape_line_dup(const char *s)
 	return strbuf_detach(&sb, NULL);
 }
 
+size_t escape_line_width(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n;
+
+	escape_line_str(&sb, s);
+	n = sb.len;
+	strbuf_release(&sb);
+	return n;
+}
+
 void escape_quoted(struct strbuf *sb, const char *s, size_t len)
 {
 	strbuf_grow(sb, len + 2);

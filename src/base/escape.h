@@ -42,6 +42,8 @@ void escape_line(struct strbuf *sb, const char *s, size_t len);
 void escape_line_str(struct strbuf *sb, const char *s);
 /* escape_line of a string, as a new string the caller frees (NULL gives ""). */
 char *escape_line_dup(const char *s);
+/* How many bytes escape_line makes of a string: its width in a table column. */
+size_t escape_line_width(const char *s);
 
 /*
  * strbuf_addf for a line of human text: every %s (and %c) argument goes

@@ -33,6 +33,7 @@ int cmd_controller(int argc, char **argv);
 int cmd_dra(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_migrate(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_import(int argc, char **argv);

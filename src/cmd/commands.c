@@ -23,6 +23,8 @@ const struct command commands[] = {
 	{"webhook", cmd_webhook, "admission webhook: refuse at creation pods that would fail later",
 	 false},
 	{"plan", cmd_plan, "place a batch of pods as the scheduler would; what-if a change", false},
+	{"migrate", cmd_migrate, "rehearse moving pools from the device plugin to the DRA driver",
+	 false},
 	{"report", cmd_report, "the fleet as a picture: cards, who holds them, isolation, quotas",
 	 false},
 	{"import", cmd_import, "kwok twins of a real cluster's GPU nodes, or of a fleet on paper",

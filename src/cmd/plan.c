@@ -66,16 +66,6 @@ static const struct parseopt_usage plan_usage = {
 	NULL,
 };
 
-/* How wide a name is once cmd_printf has escaped it (escape_line). */
-static size_t shown_len(const char *s)
-{
-	char *e = escape_line_dup(s);
-	size_t n = strlen(e);
-
-	free(e);
-	return n;
-}
-
 /* Each pool's headroom after the batch, as a table. */
 static void print_pools(const struct plan_result *r)
 {
@@ -84,10 +74,10 @@ static void print_pools(const struct plan_result *r)
 	if (!r->n_pools)
 		return;
 	for (size_t i = 0; i < r->n_pools; i++) {
-		if (shown_len(r->pools[i].pool) > wpool)
-			wpool = shown_len(r->pools[i].pool);
-		if (shown_len(r->pools[i].resource) > wres)
-			wres = shown_len(r->pools[i].resource);
+		if (escape_line_width(r->pools[i].pool) > wpool)
+			wpool = escape_line_width(r->pools[i].pool);
+		if (escape_line_width(r->pools[i].resource) > wres)
+			wres = escape_line_width(r->pools[i].resource);
 	}
 	cmd_printf("\nHEADROOM AFTER THE BATCH\n%-*s  %-*s  %5s  %10s  %6s  %6s  %8s\n", (int)wpool,
 		   "POOL", (int)wres, "RESOURCE", "NODES", "REGISTERED", "HELD", "FREE",
@@ -105,11 +95,12 @@ static void print_table(const struct plan_result *r)
 	size_t wpod = 3, wnode = 4;
 
 	for (size_t i = 0; i < r->n_pods; i++) {
-		size_t l = shown_len(r->pods[i].namespace) + 1 + shown_len(r->pods[i].name);
+		size_t l = escape_line_width(r->pods[i].namespace) + 1 +
+			   escape_line_width(r->pods[i].name);
 		if (l > wpod)
 			wpod = l;
-		if (r->pods[i].node && shown_len(r->pods[i].node) > wnode)
-			wnode = shown_len(r->pods[i].node);
+		if (r->pods[i].node && escape_line_width(r->pods[i].node) > wnode)
+			wnode = escape_line_width(r->pods[i].node);
 	}
 	cmd_printf("%-*s  %-7s  %-*s  %s\n", (int)wpod, "POD", "VERDICT", (int)wnode, "NODE",
 		   "WHY");
