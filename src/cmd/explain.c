@@ -936,6 +936,8 @@ int cmd_explain(int argc, char **argv)
 		gs_error_set(&err, "unexpected argument '%s'", argv[2]);
 		goto usage_error;
 	}
+	if (kube_target_check(&of.kube, &err) < 0)
+		goto usage_error;
 	what = n > 0 ? argv[0] : NULL;
 	target = n > 1 ? argv[1] : NULL;
 	if (!what || (strcmp(what, "pod") && strcmp(what, "quota") && strcmp(what, "node"))) {

@@ -197,6 +197,17 @@ int parse_feature_gates(const struct option *opt, const char *arg, struct gs_err
 	return 0;
 }
 
+int kube_target_check(const struct kube_target *kt, struct gs_error *err)
+{
+	const struct kubeversion *kv = kt->kv ? kt->kv : kubeversion_newest();
+	struct kubegates g;
+
+	kubegates_defaults(&g, kv);
+	if (kt->gates && kubegates_parse(&g, kt->gates, err) < 0)
+		return -1;
+	return kubegates_check(&g, kv, err);
+}
+
 void offline_plan_input(const struct offline_fleet *of, struct kubegates *gates,
 			struct plan_input *in)
 {

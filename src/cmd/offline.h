@@ -99,6 +99,8 @@ struct kube_target {
 	const char *gates; /* "DRAExtendedResource=true", applied over kv's defaults */
 };
 int parse_kube_version(const struct option *opt, const char *arg, struct gs_error *err);
+/* After the options: the gates the release cannot take are refused (a usage error). */
+int kube_target_check(const struct kube_target *kt, struct gs_error *err) GS_WUR;
 int parse_feature_gates(const struct option *opt, const char *arg, struct gs_error *err);
 
 #define OPT_KUBE_TARGET(t)                                                                         \

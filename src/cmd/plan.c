@@ -423,6 +423,10 @@ int cmd_plan(int argc, char **argv)
 		rc = parseopt_exit(n);
 		goto out;
 	}
+	if (kube_target_check(&of.kube, &err) < 0) {
+		rc = usage_error(&plan_usage, &err);
+		goto out;
+	}
 	if (n > PLAN_MAX_FILES) {
 		gs_error_set(&err, "more than %d manifest files", PLAN_MAX_FILES);
 		rc = usage_error(&plan_usage, &err);

@@ -237,8 +237,9 @@ int cmd_report(int argc, char **argv)
 		rc = parseopt_exit(n);
 		goto out;
 	}
-	if (n > 0) {
-		gs_error_set(&err, "unexpected argument '%s'", argv[0]);
+	if (n > 0 || kube_target_check(&kube, &err) < 0) {
+		if (n > 0)
+			gs_error_set(&err, "unexpected argument '%s'", argv[0]);
 		rc = usage_error(&report_usage, &err);
 		goto out;
 	}

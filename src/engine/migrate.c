@@ -92,23 +92,18 @@ static int parse_version(struct run *x, struct gs_error *err)
 
 	kubegates_defaults(&def, kv);
 	on = x->in->gates ? x->in->gates->dra_extended_resource : def.dra_extended_resource;
-	/* GA in 1.37, LockToDefault (k8s.io/kubernetes pkg/features/kube_features.go):
-	   component-base refuses to turn it off. */
-	if (kv->minor >= 37 && !on) {
-		gs_error_set(err,
-			     "cannot set feature gate DRAExtendedResource to false, feature is "
-			     "locked to true");
+	/* GA in 1.37, LockToDefault (pkg/features/kube_features.go). */
+	if (x->in->gates && kubegates_check(x->in->gates, kv, err) < 0)
 		return -1;
-	}
 	x->minor = kv->minor;
 	x->r->kubernetes_version = gs_xstrdup(kv->version);
 	x->r->extended_resource = on;
 	x->r->gate =
-		gs_xstrdup(kv->minor >= 37   ? "GA, locked on"
+		gs_xstrdup(kv->dra_extended_resource_locked ? "GA, locked on"
 			   : kv->minor == 36 ? (on ? "beta, on by default" : "beta, turned off")
 					     : (on ? "alpha, turned on" : "alpha, off by default"));
 	/* resource_claims.go addExtendedResourceQuota: v1.35.4 on, with the gate */
-	x->claims_charge_extended = on && kv->minor >= 35;
+	x->claims_charge_extended = on && kv->claims_charge_extended_resource;
 	return 0;
 }
 

@@ -14,10 +14,15 @@
  * message. pkg/features/kube_features.go: DRAExtendedResource.
  */
 static const struct kubeversion releases[] = {
-	{"v1.34.4", 34, false, "no new claims to deallocate", "still not schedulable", false},
-	{"v1.35.4", 35, false, "no new claims to deallocate", "still not schedulable", true},
-	{"v1.36.3", 36, true, "no new claims to deallocate", "still not schedulable", true},
-	{"v1.37.2", 37, true, NULL, NULL, true},
+	/* version, minor, DRAExtendedResource default, locked, claims charged its name,
+	   PostFilter texts, counters apart */
+	{"v1.34.4", 34, false, false, false, "no new claims to deallocate", "still not schedulable",
+	 false},
+	{"v1.35.4", 35, false, false, true, "no new claims to deallocate", "still not schedulable",
+	 true},
+	{"v1.36.3", 36, true, false, true, "no new claims to deallocate", "still not schedulable",
+	 true},
+	{"v1.37.2", 37, true, true, true, NULL, NULL, true},
 };
 #define N_RELEASES (sizeof(releases) / sizeof(releases[0]))
 
@@ -87,6 +92,21 @@ const struct kubeversion *kubeversion_parse(const char *version, struct gs_error
 void kubegates_defaults(struct kubegates *g, const struct kubeversion *kv)
 {
 	g->dra_extended_resource = kv->dra_extended_resource;
+}
+
+int kubegates_check(const struct kubegates *g, const struct kubeversion *kv, struct gs_error *err)
+{
+	if (kv->dra_extended_resource_locked &&
+	    g->dra_extended_resource != kv->dra_extended_resource) {
+		/* component-base featuregate's words */
+		gs_error_set(err,
+			     "cannot set feature gate DRAExtendedResource to %s, feature is "
+			     "locked to %s",
+			     g->dra_extended_resource ? "true" : "false",
+			     kv->dra_extended_resource ? "true" : "false");
+		return -1;
+	}
+	return 0;
 }
 
 int kubegates_parse(struct kubegates *g, const char *spec, struct gs_error *err)

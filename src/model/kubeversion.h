@@ -22,6 +22,16 @@ struct kubeversion {
 	 * allocatable lacks it (noderesources/fit.go shouldDelegateResourceToDRA).
 	 */
 	bool dra_extended_resource;
+	/* GA and LockToDefault (1.37): component-base refuses to turn it off. */
+	bool dra_extended_resource_locked;
+	/*
+	 * With the gate on, a ResourceClaim is also charged
+	 * requests.<extendedResourceName> and
+	 * requests.deviceclass.resource.kubernetes.io/<class>
+	 * (pkg/quota/v1/evaluator/core/resource_claims.go addExtendedResourceQuota,
+	 * from v1.35.4).
+	 */
+	bool claims_charge_extended_resource;
 	/*
 	 * DynamicResources' PostFilter status message when nothing can be
 	 * deallocated: for a pod without claims ("no new claims to deallocate"
@@ -63,6 +73,10 @@ struct kubegates {
 
 /* The release's defaults. */
 void kubegates_defaults(struct kubegates *g, const struct kubeversion *kv);
+/* Gates the release cannot take: a locked gate set against its default, in
+ * component-base's words. */
+int kubegates_check(const struct kubegates *g, const struct kubeversion *kv,
+		    struct gs_error *err) GS_WUR;
 /* "DRAExtendedResource=true,..." over *g: the gates gpushare models; an
  * unknown gate or a value other than true/false is refused naming them. */
 int kubegates_parse(struct kubegates *g, const char *spec, struct gs_error *err) GS_WUR;

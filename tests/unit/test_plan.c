@@ -462,6 +462,13 @@ static void test_versions_and_dra_extended_resource(void **state)
 	assert_int_equal(kubegates_parse(&g, "DRAExtendedResources=true", &err), -1);
 	assert_non_null(strstr(err.msg, "unknown feature gate 'DRAExtendedResources'"));
 	assert_int_equal(kubegates_parse(&g, "DRAExtendedResource=yes", &err), -1);
+	/* GA and locked in 1.37: turning it off is refused; 1.36 takes it. */
+	kubegates_defaults(&g, release("v1.37.2"));
+	assert_int_equal(kubegates_parse(&g, "DRAExtendedResource=false", &err), 0);
+	assert_int_equal(kubegates_check(&g, release("v1.37.2"), &err), -1);
+	assert_string_equal(err.msg, "cannot set feature gate DRAExtendedResource to false, "
+				     "feature is locked to true");
+	assert_int_equal(kubegates_check(&g, release("v1.36.3"), &err), 0);
 	assert_null(kubeversion_parse("v1.33.0", &err));
 	assert_non_null(strstr(err.msg, "v1.34.4, v1.35.4, v1.36.3, v1.37.2"));
 	assert_string_equal(release("v1.36.3+k3s1")->version, "v1.36.3");
