@@ -6,6 +6,11 @@
 # Each must stay under 200 MB peak RSS and 10 s CPU. BENCH_HUGE=1 adds plan
 # (table) with 100,000 pods over 20,000 nodes, printed without a limit.
 # One run each (they take seconds); CPU is user+sys of the gpushare process.
+# BENCH_BASE=REV (make bench-scale BENCH_BASE=main) names a baseline: the
+# gpushare of that git revision, built once into build/bench/base/SHA, runs
+# each command just before GPUSHARE; its line is printed, then the ratios
+# GPUSHARE / baseline of CPU and peak RSS, and both outputs must be the same
+# byte for byte (else the run fails: a faster wrong answer is no gain).
 set -eu
 bin=${1:?usage: bench/scale_big.sh path/to/gpushare}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,30 +25,64 @@ gen() { # dir nodes pods bound
 		awk 'NR > 1 && /^---$/ { exit } { print }' "$1/pods.yaml" >"$1/one.yaml"
 	fi
 }
+base=
+if [ -n "${BENCH_BASE:-}" ]; then
+	sha=$(git -C "$root" rev-parse --verify "$BENCH_BASE^{commit}")
+	dir=$root/build/bench/base/$sha
+	if [ ! -x "$dir/build/gpushare" ]; then
+		echo "building the baseline $BENCH_BASE ($sha) in $dir"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		git -C "$root" archive "$sha" | tar -x -C "$dir"
+		make -C "$dir" -j2 build/gpushare >"$dir.log" 2>&1 ||
+			{ echo "bench: building $BENCH_BASE failed, see $dir.log" >&2; exit 1; }
+	fi
+	base=$dir/build/gpushare
+fi
 status=0
-row() { # label limit(1 = 200 MB and 10 s, 0 = none) cmd...
-	label=$1 limit=$2
-	shift 2
-	set -- $("$timeit" "$@")
-	awk -v l="$label" -v w="$1" -v c="$2" -v x="$3" -v r="$4" -v lim="$limit" 'BEGIN {
+line() { # label limit wall cpu exit rss_kib
+	awk -v l="$1" -v lim="$2" -v w="$3" -v c="$4" -v x="$5" -v r="$6" 'BEGIN {
 		mb = r / 1024
 		ok = x < 2 && (!lim || (mb < 200 && c < 10))
 		printf "%-44s %8.2f s cpu %8.2f s wall %8.1f MB  %s\n", l, c, w, mb,
 			lim ? (ok ? "PASS" : "FAIL") : (x < 2 ? "" : "FAIL (exit " x ")")
 		exit !ok
-	}' || status=1
+	}'
+}
+row() { # label limit(1 = 200 MB and 10 s, 0 = none) gpushare-args...
+	label=$1 limit=$2
+	shift 2
+	if [ -n "$base" ]; then
+		b=$("$timeit" -o "$out/base.out" "$base" "$@")
+		# shellcheck disable=SC2086 # the four fields
+		line "  baseline $BENCH_BASE" 0 $b || status=1
+	fi
+	r=$("$timeit" -o "$out/run.out" "$bin" "$@")
+	# shellcheck disable=SC2086 # the four fields
+	line "$label" "$limit" $r || status=1
+	[ -n "$base" ] || return 0
+	# shellcheck disable=SC2086 # the four fields of each
+	set -- $b $r
+	awk -v bc="$2" -v br="$4" -v c="$6" -v r="$8" 'BEGIN {
+		printf "%-44s %8.2fx cpu %24.2fx rss\n", "  ratio to the baseline (lower is better)",
+			c / bc, r / br
+	}'
+	if ! cmp -s "$out/base.out" "$out/run.out"; then
+		echo "  FAIL: the output differs from the baseline's ($out/base.out, $out/run.out)"
+		status=1
+	fi
 }
 gen "$out/10k" 10000 25000 25000
 d=$out/10k
-echo "gpushare on 10,000 nodes and 25,000 pods (bench/plan_gen.py), one run each; limits 200 MB, 10 s"
+echo "gpushare on 10,000 nodes and 25,000 pods (bench/plan_gen.py), one run each; limits 200 MB, 10 s${base:+; baseline $BENCH_BASE}"
 row "plan -o json: 25,000 pods on 10,000 nodes" 1 \
-	"$bin" plan -f "$d/pods.yaml" -f "$d/nodes.yaml" -f "$d/configmap.yaml" -f "$d/quota.yaml" -o json
+	plan -f "$d/pods.yaml" -f "$d/nodes.yaml" -f "$d/configmap.yaml" -f "$d/quota.yaml" -o json
 row "explain pod: 10,000 nodes, 25,000 pods bound" 1 \
-	"$bin" explain pod -f "$d/one.yaml" -f "$d/nodes.yaml" -f "$d/configmap.yaml" -f "$d/bound.yaml"
+	explain pod -f "$d/one.yaml" -f "$d/nodes.yaml" -f "$d/configmap.yaml" -f "$d/bound.yaml"
 if [ "${BENCH_HUGE:-0}" = 1 ]; then
 	gen "$out/20k" 20000 100000 1
 	d=$out/20k
 	row "plan (table): 100,000 pods on 20,000 nodes" 0 \
-		"$bin" plan -f "$d/pods.yaml" -f "$d/nodes.yaml" -f "$d/configmap.yaml" -f "$d/quota.yaml"
+		plan -f "$d/pods.yaml" -f "$d/nodes.yaml" -f "$d/configmap.yaml" -f "$d/quota.yaml"
 fi
 exit $status

@@ -1,13 +1,15 @@
 /*
- * timeit CMD [ARG...]: run CMD once, its standard output to /dev/null, and
- * print "<wall seconds> <cpu seconds> <exit status> <peak RSS KiB>" (cpu =
- * user + system of the child, peak RSS its ru_maxrss). bench/run.sh calls it
- * in rounds and takes medians.
+ * timeit [-o FILE] CMD [ARG...]: run CMD once, its standard output to
+ * /dev/null (-o: to FILE, to compare it with another run's), and print
+ * "<wall seconds> <cpu seconds> <exit status> <peak RSS KiB>" (cpu = user +
+ * system of the child, peak RSS its ru_maxrss). bench/run.sh calls it in
+ * rounds and takes medians.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,11 +24,17 @@ int main(int argc, char **argv)
 {
 	struct timespec a, b;
 	struct rusage ru;
+	const char *out = "/dev/null";
 	int status;
 	pid_t pid;
 
+	if (argc > 2 && !strcmp(argv[1], "-o")) {
+		out = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 2) {
-		fputs("usage: timeit CMD [ARG...]\n", stderr);
+		fputs("usage: timeit [-o FILE] CMD [ARG...]\n", stderr);
 		return 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -34,9 +42,11 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		return 2;
 	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
-		dup2(null, 1);
+		if (fd < 0)
+			_exit(127);
+		dup2(fd, 1);
 		execvp(argv[1], argv + 1);
 		_exit(127);
 	}
