@@ -30,11 +30,32 @@ static json_t *own_map(json_t *obj, const char *key)
 }
 
 /*
+ * The one string of `strings` (text -> string) equal to v, v itself the
+ * first time: the nodes of a pool are given the same label values and
+ * annotations, so they share them instead of holding a string each. A
+ * string holding a NUL is not shared. Returns a borrowed reference.
+ */
+static json_t *intern(json_t *strings, json_t *v)
+{
+	const char *text = json_string_value(v);
+	size_t n = json_string_length(v);
+
+	if (!text || strlen(text) != n)
+		return v;
+	json_t *have = json_object_getn(strings, text, n);
+	if (have)
+		return have;
+	json_object_setn(strings, text, n, v);
+	return v;
+}
+
+/*
  * mergepatch_apply on a node sharing its maps with the caller's (or,
  * through YAML aliases, with other nodes): each map the patch changes is
- * made the node's own first, the rest stays shared and unchanged.
+ * made the node's own first, the rest stays shared and unchanged. The
+ * strings set are shared through `strings` (intern).
  */
-static void apply_own(json_t *target, const json_t *patch)
+static void apply_own(json_t *target, const json_t *patch, json_t *strings)
 {
 	const char *k;
 	json_t *v;
@@ -43,9 +64,9 @@ static void apply_own(json_t *target, const json_t *patch)
 		if (json_is_null(v))
 			json_object_del(target, k);
 		else if (json_is_object(v))
-			apply_own(own_map(target, k), v);
+			apply_own(own_map(target, k), v, strings);
 		else
-			json_object_set(target, k, v);
+			json_object_set(target, k, intern(strings, v));
 	}
 }
 
@@ -54,7 +75,7 @@ static void apply_own(json_t *target, const json_t *patch)
 
 /* Advertise nodes[at, at + n) in place and append their reports to rep. */
 static int advertise_slice(const json_t *configmap, json_t *nodes, size_t at, size_t n,
-			   struct sync_report *rep, struct gs_error *err)
+			   json_t *strings, struct sync_report *rep, struct gs_error *err)
 {
 	json_t *part = json_array();
 	struct sync_opts so = {0};
@@ -69,7 +90,7 @@ static int advertise_slice(const json_t *configmap, json_t *nodes, size_t at, si
 		json_t *node = json_array_get(part, i);
 		if (r.nodes[i].patch) {
 			/* Applied, the patch is not read again: its maps go. */
-			apply_own(node, r.nodes[i].patch);
+			apply_own(node, r.nodes[i].patch, strings);
 			json_decref(r.nodes[i].patch);
 			r.nodes[i].patch = NULL;
 		}
@@ -100,9 +121,10 @@ static int advertise_slice(const json_t *configmap, json_t *nodes, size_t at, si
 int explain_fleet_advertise(const json_t *nodes_in, const json_t *pods_in, const json_t *configmap,
 			    struct explain_fleet *out, struct gs_error *err)
 {
-	json_t *nodes = json_array(), *pods = json_array();
+	json_t *nodes = json_array(), *pods = json_array(), *strings = json_object();
 	const json_t *doc;
 	size_t i;
+	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	/* The nodes are advertised below, each in a top level of its own whose
@@ -120,12 +142,12 @@ int explain_fleet_advertise(const json_t *nodes_in, const json_t *pods_in, const
 	size_t at = 0;
 	do {
 		size_t n = json_array_size(nodes) - at;
-		if (advertise_slice(configmap, nodes, at, n < FLEET_SLICE ? n : FLEET_SLICE,
-				    &out->plan, err) < 0)
-			return -1;
+		rc = advertise_slice(configmap, nodes, at, n < FLEET_SLICE ? n : FLEET_SLICE,
+				     strings, &out->plan, err);
 		at += FLEET_SLICE;
-	} while (at < json_array_size(nodes));
-	return 0;
+	} while (rc == 0 && at < json_array_size(nodes));
+	json_decref(strings);
+	return rc;
 }
 
 int explain_fleet_build(const struct ydoc_stream *s, const struct ydoc_stream *more_pods,
