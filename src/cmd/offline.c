@@ -122,8 +122,10 @@ static int load(struct offline_fleet *of, const struct fleet_sources *src,
 	    offline_configmap(&of->f, cm, cmd, json_array_size(of->f.nodes) > 0, &of->configmap,
 			      &of->set, err) < 0)
 		goto out;
-	/* The nodes first: DaemonSets are judged against the nodes as advertised. */
-	if (explain_fleet_advertise(of->f.nodes, NULL, of->configmap, &of->adv, err) < 0)
+	/* The nodes first: DaemonSets are judged against the nodes as advertised.
+	 * Streamed, nothing reads the nodes as written again: advertised in place. */
+	if ((stream ? explain_fleet_advertise_in_place(of->f.nodes, of->configmap, &of->adv, err)
+		    : explain_fleet_advertise(of->f.nodes, NULL, of->configmap, &of->adv, err)) < 0)
 		goto out;
 	if (stream) {
 		rc = fleet_pods_check(&of->f, of->adv.nodes, &of->n_batch, err);

@@ -16,14 +16,17 @@ static const char *ns_of(const json_t *obj)
 
 /*
  * obj[key] made obj's own, to change: the map itself when nothing else
- * holds it, else a shallow copy of it; a new map when absent.
+ * holds it, else a shallow copy of it; a new map when absent. The value
+ * replaced goes to `kept` (NULL: dropped).
  */
-static json_t *own_map(json_t *obj, const char *key)
+static json_t *own_map(json_t *obj, const char *key, json_t *kept)
 {
 	json_t *v = json_object_get(obj, key);
 
 	if (json_is_object(v) && v->refcount == 1)
 		return v;
+	if (v && kept)
+		json_array_append(kept, v);
 	json_t *c = json_is_object(v) ? json_copy(v) : json_object();
 	json_object_set_new(obj, key, c);
 	return c;
@@ -49,24 +52,33 @@ static json_t *intern(json_t *strings, json_t *v)
 	return v;
 }
 
+struct advertise_ctx {
+	json_t *strings; /* text -> the string shared (intern) */
+	json_t *kept;	 /* in place: the values a patch replaced or removed, or NULL */
+};
+
 /*
  * mergepatch_apply on a node sharing its maps with the caller's (or,
  * through YAML aliases, with other nodes): each map the patch changes is
  * made the node's own first, the rest stays shared and unchanged. The
- * strings set are shared through `strings` (intern).
+ * strings set are shared through c->strings (intern), the values
+ * replaced or removed go to c->kept.
  */
-static void apply_own(json_t *target, const json_t *patch, json_t *strings)
+static void apply_own(json_t *target, const json_t *patch, const struct advertise_ctx *c)
 {
 	const char *k;
 	json_t *v;
 
 	json_object_foreach ((json_t *)patch, k, v) {
+		json_t *old = json_object_get(target, k);
+		if (c->kept && old && !json_is_object(v))
+			json_array_append(c->kept, old);
 		if (json_is_null(v))
 			json_object_del(target, k);
 		else if (json_is_object(v))
-			apply_own(own_map(target, k), v, strings);
+			apply_own(own_map(target, k, c->kept), v, c);
 		else
-			json_object_set(target, k, intern(strings, v));
+			json_object_set(target, k, intern(c->strings, v));
 	}
 }
 
@@ -75,7 +87,8 @@ static void apply_own(json_t *target, const json_t *patch, json_t *strings)
 
 /* Advertise nodes[at, at + n) in place and append their reports to rep. */
 static int advertise_slice(const json_t *configmap, json_t *nodes, size_t at, size_t n,
-			   json_t *strings, struct sync_report *rep, struct gs_error *err)
+			   const struct advertise_ctx *c, struct sync_report *rep,
+			   struct gs_error *err)
 {
 	json_t *part = json_array();
 	struct sync_opts so = {0};
@@ -90,13 +103,14 @@ static int advertise_slice(const json_t *configmap, json_t *nodes, size_t at, si
 		json_t *node = json_array_get(part, i);
 		if (r.nodes[i].patch) {
 			/* Applied, the patch is not read again: its maps go. */
-			apply_own(node, r.nodes[i].patch, strings);
+			apply_own(node, r.nodes[i].patch, c);
 			json_decref(r.nodes[i].patch);
 			r.nodes[i].patch = NULL;
 		}
 		const json_t *alloc = kobj_get(node, "status.allocatable");
 		if (!json_is_object(alloc) || !json_object_get(alloc, "pods")) {
-			json_t *own = own_map(own_map(node, "status"), "allocatable");
+			json_t *own =
+				own_map(own_map(node, "status", c->kept), "allocatable", c->kept);
 			if (!json_object_get(own, "pods"))
 				json_object_set_new(own, "pods", json_string("110"));
 		}
@@ -118,20 +132,27 @@ static int advertise_slice(const json_t *configmap, json_t *nodes, size_t at, si
 	return 0;
 }
 
-int explain_fleet_advertise(const json_t *nodes_in, const json_t *pods_in, const json_t *configmap,
-			    struct explain_fleet *out, struct gs_error *err)
+/*
+ * The fleet of nodes_in (in_place: the caller's objects, advertised where
+ * they are; else each in a top level of its own whose maps stay the
+ * caller's until a patch changes them, then copied) and pods_in.
+ */
+static int advertise(const json_t *nodes_in, const json_t *pods_in, const json_t *configmap,
+		     bool in_place, struct explain_fleet *out, struct gs_error *err)
 {
-	json_t *nodes = json_array(), *pods = json_array(), *strings = json_object();
+	json_t *nodes = json_array(), *pods = json_array();
+	struct advertise_ctx c = {.strings = json_object()};
 	const json_t *doc;
 	size_t i;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	/* The nodes are advertised below, each in a top level of its own whose
-	 * maps stay the caller's until a patch changes them (then copied). The
-	 * pods are only read: shared with the caller's. */
+	if (in_place)
+		c.kept = out->kept = json_array();
 	json_array_foreach (nodes_in, i, doc)
-		json_array_append_new(nodes, json_copy((json_t *)doc));
+		json_array_append_new(nodes, in_place ? json_incref((json_t *)doc)
+						      : json_copy((json_t *)doc));
+	/* The pods are only read: shared with the caller's. */
 	json_array_foreach (pods_in, i, doc)
 		json_array_append(pods, (json_t *)doc);
 	out->nodes =
@@ -142,12 +163,24 @@ int explain_fleet_advertise(const json_t *nodes_in, const json_t *pods_in, const
 	size_t at = 0;
 	do {
 		size_t n = json_array_size(nodes) - at;
-		rc = advertise_slice(configmap, nodes, at, n < FLEET_SLICE ? n : FLEET_SLICE,
-				     strings, &out->plan, err);
+		rc = advertise_slice(configmap, nodes, at, n < FLEET_SLICE ? n : FLEET_SLICE, &c,
+				     &out->plan, err);
 		at += FLEET_SLICE;
 	} while (rc == 0 && at < json_array_size(nodes));
-	json_decref(strings);
+	json_decref(c.strings);
 	return rc;
+}
+
+int explain_fleet_advertise(const json_t *nodes_in, const json_t *pods_in, const json_t *configmap,
+			    struct explain_fleet *out, struct gs_error *err)
+{
+	return advertise(nodes_in, pods_in, configmap, false, out, err);
+}
+
+int explain_fleet_advertise_in_place(json_t *nodes, const json_t *configmap,
+				     struct explain_fleet *out, struct gs_error *err)
+{
+	return advertise(nodes, NULL, configmap, true, out, err);
 }
 
 int explain_fleet_build(const struct ydoc_stream *s, const struct ydoc_stream *more_pods,
@@ -184,6 +217,7 @@ void explain_fleet_release(struct explain_fleet *f)
 {
 	json_decref(f->nodes);
 	json_decref(f->pods);
+	json_decref(f->kept);
 	sync_report_release(&f->plan);
 	memset(f, 0, sizeof(*f));
 }

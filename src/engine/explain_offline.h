@@ -19,6 +19,7 @@ struct explain_fleet {
 	json_t *pods;  /* a PodList: every Pod of the stream */
 	struct sync_report
 		plan; /* sync_plan's report, one entry per Node (patches applied: NULL) */
+	json_t *kept; /* explain_fleet_advertise_in_place: the values patches replaced */
 };
 
 /*
@@ -41,6 +42,17 @@ int explain_fleet_build(const struct ydoc_stream *s, const struct ydoc_stream *m
  */
 int explain_fleet_advertise(const json_t *nodes, const json_t *pods, const json_t *configmap,
 			    struct explain_fleet *out, struct gs_error *err) GS_WUR;
+/*
+ * The same on the caller's nodes themselves (an array of Nodes, no pods),
+ * for a caller that reads them only as advertised from then on: the
+ * objects are changed where they are (a map shared with another node through
+ * a YAML alias is still copied first), so a large fleet is not held twice.
+ * The values a patch replaces or removes are kept until
+ * explain_fleet_release, so that no object read from a file is freed while
+ * its stream may still be asked for positions.
+ */
+int explain_fleet_advertise_in_place(json_t *nodes, const json_t *configmap,
+				     struct explain_fleet *out, struct gs_error *err) GS_WUR;
 void explain_fleet_release(struct explain_fleet *f);
 
 /*

@@ -1,5 +1,6 @@
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdlib.h>
@@ -64,10 +65,55 @@ static void test_pool_shares_values(void **state)
 	json_decref(nodes);
 }
 
+static bool kept(const struct explain_fleet *f, const json_t *v)
+{
+	const json_t *x;
+	size_t i;
+
+	json_array_foreach (f->kept, i, x)
+		if (x == v)
+			return true;
+	return false;
+}
+
+/*
+ * In place: the caller's node is the advertised one (no second copy of the
+ * fleet); a value the patch replaces stays alive with the fleet, so that
+ * no object read from a file is freed while positions may be asked of it.
+ */
+static void test_in_place(void **state)
+{
+	(void)state;
+	json_t *nodes = json_pack("[o,o]", t4_node("a"), t4_node("b"));
+	json_t *a = json_array_get(nodes, 0);
+	json_t *labels = (json_t *)kobj_get(a, "metadata.labels");
+	json_object_set_new(labels, "nvidia.com/gpu.product", json_string("stale"));
+	const json_t *stale = json_object_get(labels, "nvidia.com/gpu.product");
+	const json_t *meta = json_object_get(a, "metadata");
+	struct explain_fleet f;
+	struct gs_error err;
+
+	assert_int_equal(explain_fleet_advertise_in_place(nodes, NULL, &f, &err), 0);
+	assert_ptr_equal(item(&f, 0), a);
+	assert_ptr_equal(json_object_get(a, "metadata"), meta);
+	assert_ptr_equal(kobj_get(a, "metadata.labels"), labels);
+	assert_string_equal(json_string_value(json_object_get(labels, "nvidia.com/gpu.product")),
+			    "Tesla-T4");
+	assert_true(kept(&f, stale));
+	assert_string_equal(json_string_value(stale), "stale");
+	/* the other node reads its own labels, the pool's strings shared */
+	const json_t *lb = kobj_get(item(&f, 1), "metadata.labels");
+	assert_ptr_equal(json_object_get(labels, "nvidia.com/gpu.family"),
+			 json_object_get(lb, "nvidia.com/gpu.family"));
+	explain_fleet_release(&f);
+	json_decref(nodes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_shares_values),
+		cmocka_unit_test(test_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
