@@ -29,7 +29,7 @@ command -v buildah >/dev/null ||
 # shellcheck disable=SC2206
 buildah=(${BUILDAH:-buildah} --storage-driver vfs)
 
-version=$("$bin" version | awk '{print $2}')
+version=$("$bin" version | awk 'NR == 1 {print $2}')
 [ -n "$version" ] || die "$bin version printed no version"
 image=${GS_IMAGE:-localhost/gpushare:$version}
 
