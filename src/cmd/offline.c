@@ -199,27 +199,37 @@ int parse_feature_gates(const struct option *opt, const char *arg, struct gs_err
 	return 0;
 }
 
-int kube_target_check(const struct kube_target *kt, struct gs_error *err)
+/* kt's release (the newest when none is named) and its gates: the release's defaults, then
+ * --feature-gates. */
+static const struct kubeversion *kube_target_resolve(const struct kube_target *kt,
+						     struct kubegates *g, struct gs_error *err)
 {
 	const struct kubeversion *kv = kt->kv ? kt->kv : kubeversion_newest();
-	struct kubegates g;
 
-	kubegates_defaults(&g, kv);
-	if (kt->gates && kubegates_parse(&g, kt->gates, err) < 0)
-		return -1;
-	return kubegates_check(&g, kv, err);
+	kubegates_defaults(g, kv);
+	if (kt->gates && kubegates_parse(g, kt->gates, err) < 0)
+		return NULL;
+	return kv;
+}
+
+int kube_target_check(const struct kube_target *kt, struct gs_error *err)
+{
+	struct kubegates g;
+	const struct kubeversion *kv = kube_target_resolve(kt, &g, err);
+
+	return kv ? kubegates_check(&g, kv, err) : -1;
 }
 
 void offline_plan_input(const struct offline_fleet *of, struct kubegates *gates,
 			struct plan_input *in)
 {
-	const struct kube_target *kt = &of->kube;
-	const struct kubeversion *kv = kt->kv ? kt->kv : kubeversion_newest();
-	struct gs_error ignored; /* parse_feature_gates checked it */
+	struct gs_error ignored; /* kube_target_check said it after the options */
+	const struct kubeversion *kv = kube_target_resolve(&of->kube, gates, &ignored);
 
-	kubegates_defaults(gates, kv);
-	if (kt->gates && kubegates_parse(gates, kt->gates, &ignored) < 0)
+	if (!kv) {
+		kv = of->kube.kv ? of->kube.kv : kubeversion_newest();
 		kubegates_defaults(gates, kv);
+	}
 	memset(in, 0, sizeof(*in));
 	in->nodes = of->adv.nodes;
 	in->quotas = of->f.quotas;

@@ -126,7 +126,6 @@ struct plan {
 	json_t *node_index; /* name -> index */
 	size_t *scratch;    /* n_nodes + 1 */
 	const struct kubeversion *kv;
-	bool dra_ext_gate;    /* DRAExtendedResource on */
 	json_t *ext_classes;  /* extended resource name -> DeviceClass name */
 	struct draalloc *dra; /* the slices' devices (the claims' taken), when ext_classes */
 };
@@ -1234,10 +1233,10 @@ int plan_begin(const struct plan_input *in, struct plan **out, struct gs_error *
 	res_intern(p, "memory");
 	res_intern(p, "ephemeral-storage");
 	p->kv = in->kube ? in->kube : kubeversion_newest();
-	p->dra_ext_gate =
-		in->gates ? in->gates->dra_extended_resource : p->kv->dra_extended_resource;
+	/* DRAExtendedResource: the gates if given (read here only), else the release's. */
+	bool dra_ext = in->gates ? in->gates->dra_extended_resource : p->kv->dra_extended_resource;
 	p->in.gates = NULL; /* read here only; the caller's may go */
-	if (p->dra_ext_gate && ext_classes_init(p) > 0) {
+	if (dra_ext && ext_classes_init(p) > 0) {
 		p->dra = draalloc_new(in->slices);
 		for (size_t i = 0; i < json_array_size(in->claims); i++)
 			if (kobj_map(json_array_get(in->claims, i), "status.allocation"))
