@@ -10,6 +10,7 @@
 #include "engine/explain_node.h"
 #include "engine/explain_offline.h"
 #include "fleet/fleet.h"
+#include "fleet/sync.h"
 #include "model/kobj.h"
 #include "model/nodehw.h"
 #include "model/defaults.h"
@@ -135,6 +136,20 @@ static void print_node(const struct explain_node *n, const char *extra)
 		cmd_printf("  - %s\n", n->reasons.items[r]);
 	for (size_t r = 0; r < n->n_res; r++) {
 		const struct explain_resource *x = &n->res[r];
+		if (x->dra_class) {
+			cmd_printf("  %s: requested %s, allocatable 0: through DeviceClass %s "
+				   "(DRAExtendedResource), %s\n",
+				   x->name, x->requested, x->dra_class,
+				   x->fits ? "the node's devices take it"
+					   : "the node's devices do not take it (insufficient)");
+			for (const char *l = x->dra_why; l && *l;) {
+				const char *end = strchr(l, '\n');
+				int len = end ? (int)(end - l) : (int)strlen(l);
+				cmd_printf("    %.*s\n", len, l);
+				l = end ? end + 1 : l + len;
+			}
+			continue;
+		}
 		cmd_printf("  %s: requested %s, allocatable %s, used by bound pods %s, free "
 			   "%s%s\n",
 			   x->name, x->requested, x->allocatable, x->used, x->free,
@@ -151,6 +166,7 @@ static void print_node(const struct explain_node *n, const char *extra)
 /* The DRA objects explain pod reads (arrays, owned). */
 struct dra_objs {
 	json_t *slices, *claims, *templates, *events;
+	json_t *classes; /* DeviceClasses, read live when an extended resource may be DRA's */
 };
 
 static void dra_objs_release(struct dra_objs *d)
@@ -159,6 +175,7 @@ static void dra_objs_release(struct dra_objs *d)
 	json_decref(d->claims);
 	json_decref(d->templates);
 	json_decref(d->events);
+	json_decref(d->classes);
 }
 
 static bool pod_needs_dra(const json_t *pod, const json_t *nodes)
@@ -451,6 +468,17 @@ static long find_pod(const json_t *pods, const char *ns, const char *name)
 	return -1;
 }
 
+/* The release, gates and DRA objects of an offline fleet, into in (gates: the caller's). */
+static void offline_kube_input(const struct offline_fleet *of, struct kubegates *gates,
+			       struct explain_pod_input *in)
+{
+	in->kube = kube_target_gates(&of->kube, gates);
+	in->gates = gates;
+	in->device_classes = of->f.device_classes;
+	in->slices = of->f.slices;
+	in->claims = of->f.claims;
+}
+
 /* A pod already there, recorded or bound: as explain pod NS/NAME says it live. */
 static int explain_there(const struct offline_fleet *of, const json_t *pod,
 			 const struct catalog *cat, struct gs_error *err)
@@ -466,9 +494,11 @@ static int explain_there(const struct offline_fleet *of, const json_t *pod,
 			       .templates = json_incref(of->f.claim_templates),
 			       .events = json_incref(of->f.events)};
 	struct explain_pod *ep = NULL;
+	struct kubegates gates;
 	bool trouble = false;
 	int rc = -1;
 
+	offline_kube_input(of, &gates, &in);
 	if (explain_pod(&in, &ep, err) == 0) {
 		print_pod(ep, pod, of->adv.nodes, of->adv.pods, &dra, &trouble);
 		rc = explain_pod_is_placed(ep) && !trouble ? EXIT_OK : EXIT_FINDING;
@@ -547,6 +577,9 @@ static int explain_to_create(const struct offline_fleet *of, size_t i, const str
 	struct explain_pod_input in = {
 		.pod = pod, .nodes = of->adv.nodes, .pods = pods, .configs = of->set, .cat = cat};
 	struct placed_before before = {.quotas = of->f.quotas, .pods = pods};
+	struct kubegates gates;
+
+	offline_kube_input(of, &gates, &in);
 	int rc = explain_one_to_create(of, cat, &in, r && i < r->n_pods ? &r->pods[i] : NULL,
 				       quotas_from_pods, &before, err);
 
@@ -609,8 +642,10 @@ static int streamed_explain(void *ctx, const json_t *pod, struct gs_error *err)
 				       .configs = of->set,
 				       .cat = x->cat,
 				       .usage = x->usage};
+	struct kubegates gates;
 	int rc;
 
+	offline_kube_input(of, &gates, &in);
 	if (i)
 		cmd_printf("\n");
 	rc = explain_one_to_create(of, x->cat, &in, o, quotas_from_sums, x, err);
@@ -840,10 +875,43 @@ static int load_claim(const char *claim_file, json_t **req, const char **pod_nam
 	return 0;
 }
 
+/*
+ * The DeviceClasses when DRAExtendedResource is on and the pod asks for an
+ * extended resource: the scheduler may serve it through one of them. An
+ * apiserver without resource.k8s.io/v1 has none.
+ */
+static int read_live_classes(struct kube_client *kc, const json_t *pod,
+			     const struct kubegates *gates, json_t **classes, struct gs_error *err)
+{
+	json_t *l = NULL;
+	json_t *req = NULL;
+	const char *k;
+	json_t *v;
+	bool extended = false;
+
+	*classes = NULL;
+	if (!gates->dra_extended_resource || explain_pod_requests(pod, &req, err) < 0) {
+		gs_error_clear(err);
+		return 0; /* explain_pod says what does not parse */
+	}
+	json_object_foreach (req, k, v)
+		extended |= strchr(k, '/') != NULL && strncmp(k, "kubernetes.io/", 14) &&
+			    strncmp(k, "hugepages-", 10);
+	json_decref(req);
+	if (!extended)
+		return 0;
+	if (get_optional(kc, "/apis/resource.k8s.io/v1/deviceclasses", &l, err) < 0)
+		return -1;
+	*classes = json_incref(json_object_get(l, "items"));
+	json_decref(l);
+	return 0;
+}
+
 /* explain pod, live: the pod, every node, the running pods, the ConfigMap and, if it needs them,
  * its DRA objects. */
 static int read_live_pod(struct kube_client *kc, const struct configmap_ref *cmref, const char *ns,
-			 const char *name, json_t **pod, json_t **nodes, json_t **pods, json_t **cm,
+			 const char *name, struct kube_target *kt, struct kubegates *gates,
+			 json_t **pod, json_t **nodes, json_t **pods, json_t **cm,
 			 struct dra_objs *dra, struct gs_error *err)
 {
 	char *p = gs_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
@@ -852,13 +920,20 @@ static int read_live_pod(struct kube_client *kc, const struct configmap_ref *cmr
 					    "status.phase!=Succeeded,status.phase!=Failed"};
 	int r = kube_get(kc, p, pod, err);
 
+	/* The cluster's release unless --kubernetes-version names one. */
+	if (r == 0 && !kt->kv)
+		r = sync_probe_version(kc, &kt->kv, err);
+	if (r == 0)
+		kube_target_gates(kt, gates);
 	if (r == 0)
 		r = kube_list(kc, "/api/v1/nodes", NULL, nodes, err);
 	if (r == 0)
 		r = kube_list(kc, "/api/v1/pods", &lo, pods, err);
 	if (r == 0)
 		r = get_optional(kc, c, cm, err);
-	if (r == 0 && pod_needs_dra(*pod, *nodes))
+	if (r == 0)
+		r = read_live_classes(kc, *pod, gates, &dra->classes, err);
+	if (r == 0 && (pod_needs_dra(*pod, *nodes) || json_array_size(dra->classes)))
 		r = read_live_dra(kc, ns, name, dra, err);
 	free(p);
 	free(c);
@@ -892,6 +967,7 @@ int cmd_explain(int argc, char **argv)
 	const char *what = NULL, *target = NULL, *pod_name = "POD", *container = NULL;
 	const char *claim_file = NULL;
 	struct dra_objs dra = {.slices = NULL, .claims = NULL, .templates = NULL, .events = NULL};
+	struct kubegates gates;
 	char *claim_name = NULL;
 	struct configmap_ref cmref;
 	struct fleet_sources src = {0};
@@ -996,8 +1072,8 @@ int cmd_explain(int argc, char **argv)
 		if (kube_context_open(&kx, "explain", &err) < 0)
 			goto fail;
 		kc = kx.client;
-		if (is_pod ? read_live_pod(kc, &cmref, pod_ns, pname, &pod, &nodes, &pods, &cm,
-					   &dra, &err) < 0
+		if (is_pod ? read_live_pod(kc, &cmref, pod_ns, pname, &of.kube, &gates, &pod,
+					   &nodes, &pods, &cm, &dra, &err) < 0
 			   : read_live_quotas(kc, target, &quotas, &err) < 0)
 			goto fail;
 	}
@@ -1009,7 +1085,11 @@ int cmd_explain(int argc, char **argv)
 					       .pods = pods,
 					       .configs = NULL,
 					       .cat = NULL,
-					       .slices = dra.slices};
+					       .slices = dra.slices,
+					       .kube = of.kube.kv,
+					       .gates = &gates,
+					       .device_classes = dra.classes,
+					       .claims = dra.claims};
 		bool trouble = false;
 		if (catalog_builtin(&cat, &err) < 0)
 			goto fail;

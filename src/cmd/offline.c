@@ -220,16 +220,23 @@ int kube_target_check(const struct kube_target *kt, struct gs_error *err)
 	return kv ? kubegates_check(&g, kv, err) : -1;
 }
 
+const struct kubeversion *kube_target_gates(const struct kube_target *kt, struct kubegates *gates)
+{
+	struct gs_error ignored; /* kube_target_check said it after the options */
+	const struct kubeversion *kv = kube_target_resolve(kt, gates, &ignored);
+
+	if (!kv) {
+		kv = kt->kv ? kt->kv : kubeversion_newest();
+		kubegates_defaults(gates, kv);
+	}
+	return kv;
+}
+
 void offline_plan_input(const struct offline_fleet *of, struct kubegates *gates,
 			struct plan_input *in)
 {
-	struct gs_error ignored; /* kube_target_check said it after the options */
-	const struct kubeversion *kv = kube_target_resolve(&of->kube, gates, &ignored);
+	const struct kubeversion *kv = kube_target_gates(&of->kube, gates);
 
-	if (!kv) {
-		kv = of->kube.kv ? of->kube.kv : kubeversion_newest();
-		kubegates_defaults(gates, kv);
-	}
 	memset(in, 0, sizeof(*in));
 	in->nodes = of->adv.nodes;
 	in->quotas = of->f.quotas;

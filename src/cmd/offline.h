@@ -101,6 +101,9 @@ struct kube_target {
 int parse_kube_version(const struct option *opt, const char *arg, struct gs_error *err);
 /* After the options: the gates the release cannot take are refused (a usage error). */
 int kube_target_check(const struct kube_target *kt, struct gs_error *err) GS_WUR;
+/* kt's release (the newest when none is named) and, into *gates, its gates with --feature-gates
+ * applied; call after kube_target_check. */
+const struct kubeversion *kube_target_gates(const struct kube_target *kt, struct kubegates *gates);
 int parse_feature_gates(const struct option *opt, const char *arg, struct gs_error *err);
 
 #define OPT_KUBE_TARGET(t)                                                                         \

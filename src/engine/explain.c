@@ -2,7 +2,9 @@
 #include <string.h>
 
 #include "engine/explain.h"
+#include "dra/draalloc.h"
 #include "dra/draclaims.h"
+#include "dra/draextended.h"
 #include "dra/draslice.h"
 #include "base/gonum.h"
 #include "model/kobj.h"
@@ -626,6 +628,11 @@ struct explain_ctx {
 	 * there (per usage slot; NULL = the slot's own). */
 	json_t **own_used;
 	size_t *own_bound;
+	/* DRAExtendedResource on and a DeviceClass names one of the pod's
+	 * requests: resource -> class, and the devices of the slices less what
+	 * the claims of other pods hold. NULL otherwise. */
+	json_t *ext_classes;
+	struct draalloc *dra;
 };
 
 /* The hint just added to n->hints is about the request at `pos`, unless one came first. */
@@ -673,11 +680,13 @@ static void hint_dra_node(struct explain_node *n, const json_t *requests, const 
 	struct strbuf names = STRBUF_INIT;
 	char *devs;
 
+	size_t pos = 0;
+	/* A resource a DeviceClass serves here is DynamicResources' (dra_takes). */
 	json_object_foreach ((json_t *)requests, k, v)
-		if (!strncmp(k, "nvidia.com/", 11))
+		if (!strncmp(k, "nvidia.com/", 11) && !n->res[pos++].dra_class)
 			strbuf_addsep(&names, ", ", k);
 	if (names.len) {
-		size_t pos = 0;
+		pos = 0;
 		devs = draclaims_device_names(kobj_text(node, "metadata.name"), slices);
 		gs_warnings_add(
 			&n->hints,
@@ -690,7 +699,7 @@ static void hint_dra_node(struct explain_node *n, const json_t *requests, const 
 		free(devs);
 		/* It is about every nvidia.com/ name it lists. */
 		json_object_foreach ((json_t *)requests, k, v) {
-			if (!strncmp(k, "nvidia.com/", 11))
+			if (!strncmp(k, "nvidia.com/", 11) && !n->res[pos].dra_class)
 				hint_about(n, pos);
 			pos++;
 		}
@@ -1062,6 +1071,50 @@ static void own_usage_release(struct explain_ctx *x)
 
 /* ---- explain pod ---------------------------------------------------------- */
 
+/*
+ * DynamicResources' Filter for the requests delegated on node n: the pod's
+ * extended-resource claim allocated from the node's devices, nothing taken.
+ * When it does not fit, each delegated resource gets why every device of
+ * the node did not take it (the allocator's lines about other nodes left out).
+ */
+static bool dra_takes(const struct explain_ctx *x, struct explain_node *n, const json_t *delegated)
+{
+	json_t *claim = draextended_claim(kobj_text(x->in->pod, "metadata.namespace"),
+					  kobj_text(x->in->pod, "metadata.name"), delegated);
+	struct draalloc_result res;
+	struct gs_error ignored; /* the claim is one draextended_claim made */
+	bool ok = draalloc_claim_on(x->dra, claim, n->name, false, &res, &ignored) == 0 &&
+		  res.outcome == DRAALLOC_ALLOCATED;
+
+	json_decref(claim);
+	if (!ok) {
+		struct strbuf sb = STRBUF_INIT;
+		size_t nl = strlen(n->name);
+		for (const char *l = res.why; l && *l;) {
+			const char *end = strchr(l, '\n');
+			size_t len = end ? (size_t)(end - l) : strlen(l);
+			if (len > nl + 3 && !strncmp(l, "  ", 2) && !strncmp(l + 2, n->name, nl) &&
+			    l[2 + nl] == ' ')
+				strbuf_addf(&sb, "%s%.*s", sb.len ? "\n" : "", (int)(len - nl - 3),
+					    l + nl + 3);
+			l = end ? end + 1 : l + len;
+		}
+		if (!sb.len && res.outcome != DRAALLOC_UNSCHEDULABLE && res.why)
+			strbuf_addstr(&sb, res.why);
+		if (!sb.len)
+			strbuf_addstr(&sb, "the node publishes no device of the class");
+		for (size_t i = 0; i < n->n_res; i++)
+			if (n->res[i].dra_class)
+				n->res[i].dra_why = gs_xstrdup(sb.buf);
+		strbuf_release(&sb);
+	}
+	for (size_t i = 0; i < n->n_res; i++)
+		if (n->res[i].dra_class)
+			n->res[i].fits = ok;
+	draalloc_result_release(&res);
+	return ok;
+}
+
 static int explain_one_node(struct explain_pod *e, const struct explain_ctx *x, const json_t *node,
 			    struct explain_node *n, struct gs_error *err)
 {
@@ -1090,6 +1143,7 @@ static int explain_one_node(struct explain_pod *e, const struct explain_ctx *x, 
 		}
 	}
 
+	json_t *delegated = json_array();
 	n->res = gs_xcalloc(json_object_size(e->requests) + 1, sizeof(*n->res));
 	json_object_foreach (e->requests, k, v) {
 		struct explain_resource *r = &n->res[n->n_res++];
@@ -1100,17 +1154,35 @@ static int explain_one_node(struct explain_pod *e, const struct explain_ctx *x, 
 		quantity_from_int64(&busy, 0, QUANTITY_DECIMAL_SI);
 		r->name = gs_xstrdup(k);
 		if (qparse(&want, v, k, err) < 0 || (a && qparse(&have, a, k, err) < 0) ||
-		    (u && qparse(&busy, u, k, err) < 0) || qsub(&left, &have, &busy, err) < 0)
+		    (u && qparse(&busy, u, k, err) < 0) || qsub(&left, &have, &busy, err) < 0) {
+			json_decref(delegated);
 			return -1;
+		}
 		r->requested = qstr(&want);
 		r->allocatable = qstr(&have);
 		r->used = qstr(&busy);
 		r->free = qstr(&left);
 		/* Zero requests are skipped by NodeResourcesFit. */
 		r->fits = quantity_is_zero(&want) || quantity_cmp(&want, &left) <= 0;
+		const char *cls = json_string_value(json_object_get(x->ext_classes, k));
+		/* shouldDelegateResourceToDRA: the node's allocatable lacks it. */
+		if (cls && !quantity_is_zero(&want) && quantity_is_zero(&have)) {
+			r->dra_class = gs_xstrdup(cls);
+			int64_t count = INT64_MAX;
+			if (quantity_value(&want, &count) < 0)
+				count = INT64_MAX; /* more than any node has */
+			json_array_append_new(delegated, json_pack("{s:s,s:s,s:I}", "name", k,
+								   "class", cls, "count",
+								   (json_int_t)count));
+			continue;
+		}
 		if (!r->fits)
 			gs_warnings_add(&n->reasons, "Insufficient %s", k);
 	}
+	if (json_array_size(delegated) && !dra_takes(x, n, delegated))
+		/* DynamicResources' Filter, UnschedulableAndUnresolvable */
+		gs_warnings_add(&n->reasons, "cannot allocate all claims");
+	json_decref(delegated);
 	if (alloc_int(node, "pods") < (int64_t)bound_pods + 1)
 		gs_warnings_add(&n->reasons, "Too many pods");
 	size_t capacity_reasons = n->reasons.n;
@@ -1154,13 +1226,62 @@ static int explain_one_node(struct explain_pod *e, const struct explain_ctx *x, 
 	return 0;
 }
 
+/* A claim the explained pod holds itself: made for it (owned by it) or named in its status. */
+static bool pod_own_claim(const json_t *pod, const json_t *claim)
+{
+	const char *uid = kobj_text(pod, "metadata.uid");
+	const json_t *o;
+	size_t i;
+
+	json_array_foreach (kobj_get(claim, "metadata.ownerReferences"), i, o)
+		if (*uid && !strcmp(kobj_text(o, "uid"), uid))
+			return true;
+	return !strcmp(kobj_text(claim, "metadata.namespace"),
+		       kobj_text(pod, "metadata.namespace")) &&
+	       *kobj_text(claim, "metadata.name") &&
+	       !strcmp(kobj_text(claim, "metadata.name"),
+		       kobj_text(pod, "status.extendedResourceClaimStatus.resourceClaimName"));
+}
+
+/*
+ * DRAExtendedResource, on by the gates or the release: when a DeviceClass
+ * names a resource the pod asks for, the classes and the devices other
+ * pods' claims leave.
+ */
+static void ext_init(struct explain_ctx *x, const json_t *requests)
+{
+	const struct explain_pod_input *in = x->in;
+	const struct kubeversion *kv = in->kube ? in->kube : kubeversion_newest();
+	bool on = in->gates ? in->gates->dra_extended_resource : kv->dra_extended_resource;
+	const char *k;
+	json_t *v, *classes;
+	bool any = false;
+
+	if (!on || !json_array_size(in->device_classes))
+		return;
+	classes = draextended_classes(in->device_classes);
+	json_object_foreach ((json_t *)requests, k, v)
+		any |= json_object_get(classes, k) != NULL;
+	if (!any) {
+		json_decref(classes);
+		return;
+	}
+	x->ext_classes = classes;
+	x->dra = draalloc_new(in->slices);
+	for (size_t i = 0; i < json_array_size(in->claims); i++) {
+		const json_t *c = json_array_get(in->claims, i);
+		if (kobj_map(c, "status.allocation") && !pod_own_claim(in->pod, c))
+			draalloc_take(x->dra, c);
+	}
+}
+
 int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, struct gs_error *err)
 {
 	const json_t *status = json_object_get(in->pod, "status");
 	const json_t *nodes = json_object_get(in->nodes, "items");
 	struct explain_pod *e;
 	struct explain_usage *own = NULL;
-	struct explain_ctx x = {in, in->usage, NULL, NULL, NULL};
+	struct explain_ctx x = {in, in->usage, NULL, NULL, NULL, NULL, NULL};
 	struct fleet_models models = {0};
 	json_t *req_pos = NULL;
 	const json_t *c, *node;
@@ -1223,6 +1344,7 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 	}
 	if (own_usage(&x, err) < 0)
 		goto out;
+	ext_init(&x, e->requests);
 
 	e->nodes = gs_xcalloc(json_array_size(nodes) + 1, sizeof(*e->nodes));
 	json_array_foreach (nodes, i, node)
@@ -1243,6 +1365,8 @@ int explain_pod(const struct explain_pod_input *in, struct explain_pod **out, st
 out:
 	free(models.g);
 	own_usage_release(&x);
+	json_decref(x.ext_classes);
+	draalloc_free(x.dra);
 	explain_usage_free(own);
 	json_decref(req_pos);
 	if (rc < 0)
@@ -1269,6 +1393,8 @@ void explain_pod_free(struct explain_pod *e)
 			free(n->res[r].allocatable);
 			free(n->res[r].used);
 			free(n->res[r].free);
+			free(n->res[r].dra_class);
+			free(n->res[r].dra_why);
 		}
 		free(n->res);
 		free(n->name);

@@ -7,6 +7,7 @@
 
 #include "model/catalog.h"
 #include "model/dpconfig_set.h"
+#include "model/kubeversion.h"
 #include "base/error.h"
 
 /*
@@ -23,6 +24,15 @@ struct explain_resource {
 	char *used;	   /* requested by the other non-terminal pods bound to the node */
 	char *free;	   /* allocatable - used */
 	bool fits;
+	/* The DeviceClass that serves it on this node through DRA
+	 * (DRAExtendedResource: the node's allocatable lacks it and a class names
+	 * it), NULL when NodeResourcesFit judges it; then allocatable, used and
+	 * free are the node's counts and fits says whether the node's devices
+	 * take the pod's extended-resource claim. */
+	char *dra_class;
+	/* dra_class and !fits: one line per device of the class on the node,
+	 * why it does not take the request ("gpu-0: in use by claim ns/c"). */
+	char *dra_why;
 	/* The first of the node's hints about this resource (explain_node.hints:
 	 * the name the node publishes instead, its DRA path); NULL when none.
 	 * Borrowed from hints. */
@@ -94,6 +104,18 @@ struct explain_pod_input {
 	const json_t *slices;
 	/* explain_usage_new(nodes, pods); NULL = read from them for this call */
 	const struct explain_usage *usage;
+	/*
+	 * The release whose scheduler is explained (NULL = the newest modelled)
+	 * and its gates (NULL = the release's defaults). With DRAExtendedResource
+	 * on, a resource a node lacks and a DeviceClass of device_classes (an
+	 * array) names is judged as DynamicResources' Filter does, on the node's
+	 * devices of `slices` less those claims (an array of ResourceClaims)
+	 * hold: the claims the pod itself owns are not counted.
+	 */
+	const struct kubeversion *kube;
+	const struct kubegates *gates;
+	const json_t *device_classes;
+	const json_t *claims;
 };
 
 #define EXPLAIN_MAX_NODES 20000

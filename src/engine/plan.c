@@ -9,6 +9,7 @@
 #include "engine/podvalidate.h"
 #include "engine/pools.h"
 #include "dra/draalloc.h"
+#include "dra/draextended.h"
 #include "model/kobj.h"
 #include "model/names.h"
 #include "model/quantity.h"
@@ -1195,26 +1196,10 @@ void plan_free(struct plan *p)
 	free(p);
 }
 
-/*
- * The extended resources DeviceClasses serve: each class's
- * spec.extendedResourceName, and deviceclass.resource.kubernetes.io/<class>
- * for every class (the scheduler's DeviceClassResolver). Returns how many.
- */
+/* The extended resources DeviceClasses serve (draextended_classes); returns how many. */
 static size_t ext_classes_init(struct plan *p)
 {
-	const json_t *c;
-	size_t i;
-
-	p->ext_classes = json_object();
-	json_array_foreach (p->in.device_classes, i, c) {
-		const char *name = kobj_text(c, "metadata.name");
-		const char *ext = kobj_text(c, "spec.extendedResourceName");
-		char *implicit = gs_xasprintf("deviceclass.resource.kubernetes.io/%s", name);
-		json_object_set_new(p->ext_classes, implicit, json_string(name));
-		free(implicit);
-		if (*ext)
-			json_object_set_new(p->ext_classes, ext, json_string(name));
-	}
+	p->ext_classes = draextended_classes(p->in.device_classes);
 	return json_object_size(p->ext_classes);
 }
 

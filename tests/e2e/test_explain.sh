@@ -53,7 +53,20 @@ run "$GPUSHARE" explain pod "$ns/gpu-on-mig"
 expect_rc 1 "explain gpu-on-mig"
 expect_has "$out" "node $mig: does not fit" "the MIG node"
 expect_has "$out" "hint: this node advertises profiles, not whole GPUs (MIG mixed strategy): nvidia.com/mig-1g.10gb=7" "the MIG hint"
-expect_has "$(cond gpu-on-mig)" "Insufficient nvidia.com/gpu" "the scheduler agrees"
+# With DRAExtendedResource (on from 1.36) and a DeviceClass naming
+# nvidia.com/gpu, a node that lacks it is DynamicResources' to refuse, and
+# explain names the same filter as the scheduler.
+sched=$(cond gpu-on-mig)
+case $sched in
+*"cannot allocate all claims"*)
+	expect_has "$out" "  - cannot allocate all claims" "explain names DynamicResources' refusal"
+	expect_has "$out" "nvidia.com/gpu: requested 1, allocatable 0: through DeviceClass" "served through DRA"
+	;;
+*)
+	expect_has "$sched" "Insufficient nvidia.com/gpu" "the scheduler agrees"
+	expect_has "$out" "  - Insufficient nvidia.com/gpu" "explain names NodeResourcesFit's refusal"
+	;;
+esac
 
 run "$GPUSHARE" explain pod "$ns/nope"
 expect_rc 2 "a pod that does not exist"

@@ -751,6 +751,104 @@ static void test_quota_add_pod(void **state)
 	json_decref(bad);
 }
 
+/*
+ * DRAExtendedResource (beta 1.36, GA 1.37): nvidia.com/gpu on a node that
+ * lacks it goes to DynamicResources' Filter when a DeviceClass names it
+ * (k8s.io/kubernetes v1.37.2 noderesources/fit.go shouldDelegateResourceToDRA,
+ * dynamicresources/extendeddynamicresources.go).
+ */
+static json_t *xnode(const char *name, const char *gpus)
+{
+	return json_pack("{s:s,s:{s:s},s:{s:{s:s,s:s,s:s,s:s}}}", "kind", "Node", "metadata",
+			 "name", name, "status", "allocatable", "cpu", "8", "memory", "32Gi",
+			 "pods", "110", "nvidia.com/gpu", gpus);
+}
+
+static struct explain_pod *run_ext(const char *version, json_t *claims)
+{
+	json_t *pod = loads("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"t\","
+			    "\"uid\":\"u-p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+			    "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}");
+	json_t *nodes = json_pack("{s:[o,o]}", "items", xnode("dp", "1"), xnode("dra", "0"));
+	json_t *classes = loads("[{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"gpu.nvidia."
+				"com\"},\"spec\":{\"extendedResourceName\":\"nvidia.com/gpu\"}}]");
+	json_t *slices = loads("[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia."
+			       "com\",\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":"
+			       "[{\"name\":\"gpu-0\",\"attributes\":{\"type\":{\"string\":\"gpu\"}}}"
+			       "]}}]");
+	struct gs_error err;
+	const struct kubeversion *kv = kubeversion_parse(version, &err);
+	struct explain_pod_input in = {.pod = pod,
+				       .nodes = nodes,
+				       .cat = cat(),
+				       .kube = kv,
+				       .device_classes = classes,
+				       .slices = slices,
+				       .claims = claims};
+	struct explain_pod *e;
+
+	if (!kv || explain_pod(&in, &e, &err))
+		fail_msg("explain_pod: %s", err.msg);
+	json_decref(pod);
+	json_decref(nodes);
+	json_decref(classes);
+	json_decref(slices);
+	json_decref(claims);
+	return e;
+}
+
+static json_t *gpu0_claim(const char *owner_uid)
+{
+	return json_pack("[{s:s,s:{s:s,s:s,s:[{s:s}]},s:{s:{s:{s:[{s:s,s:s,s:s,s:s}]}}}}]", "kind",
+			 "ResourceClaim", "metadata", "name", "held", "namespace", "t",
+			 "ownerReferences", "uid", owner_uid, "status", "allocation", "devices",
+			 "results", "request", "r", "driver", "gpu.nvidia.com", "pool", "dra",
+			 "device", "gpu-0");
+}
+
+static void test_dra_extended_resource(void **state)
+{
+	(void)state;
+	struct explain_pod *e = run_ext("v1.37.2", NULL);
+	const struct explain_node *dra = node_of(e, "dra");
+	const struct explain_resource *r = res_of(dra, "nvidia.com/gpu");
+
+	/* The DRA node's free GPU takes it; no "Insufficient", no DRA-path hint. */
+	assert_true(dra->fits);
+	assert_string_equal(r->dra_class, "gpu.nvidia.com");
+	assert_true(r->fits);
+	assert_int_equal(dra->hints.n, 0);
+	/* A node with the resource in allocatable stays NodeResourcesFit's. */
+	assert_null(res_of(node_of(e, "dp"), "nvidia.com/gpu")->dra_class);
+	explain_pod_free(e);
+
+	/* Another pod's claim holds gpu-0: DynamicResources' words, the device's reason. */
+	e = run_ext("1.37", gpu0_claim("u-other"));
+	dra = node_of(e, "dra");
+	r = res_of(dra, "nvidia.com/gpu");
+	assert_false(dra->fits);
+	assert_true(dra->selected);
+	assert_true(has(&dra->reasons, "cannot allocate all claims"));
+	assert_false(has(&dra->reasons, "Insufficient nvidia.com/gpu"));
+	assert_false(r->fits);
+	assert_non_null(r->dra_why);
+	assert_non_null(strstr(r->dra_why, "gpu-0: "));
+	assert_null(strstr(r->dra_why, "dra gpu-0")); /* the node's name is the line's, not repeated */
+	explain_pod_free(e);
+
+	/* The pod's own claim (a bound pod) does not count against it. */
+	e = run_ext("v1.37.2", gpu0_claim("u-p"));
+	assert_true(node_of(e, "dra")->fits);
+	explain_pod_free(e);
+
+	/* 1.35: the gate is off by default, NodeResourcesFit judges it. */
+	e = run_ext("v1.35.4", NULL);
+	dra = node_of(e, "dra");
+	assert_true(has(&dra->reasons, "Insufficient nvidia.com/gpu"));
+	assert_null(res_of(dra, "nvidia.com/gpu")->dra_class);
+	explain_pod_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -771,6 +869,7 @@ int main(void)
 		cmocka_unit_test(test_quota_not_enforced),
 		cmocka_unit_test(test_quota_request_args),
 		cmocka_unit_test(test_quota_add_pod),
+		cmocka_unit_test(test_dra_extended_resource),
 		cmocka_unit_test(test_mig_profile_two_model_node),
 		cmocka_unit_test(test_node_summary),
 	};
