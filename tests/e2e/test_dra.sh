@@ -274,6 +274,50 @@ expect_has "$out" "scheduler: PodScheduled=False Unschedulable: $msg" "explain: 
 k -n "$ns" delete pod three-pod --wait=true --timeout=60s >/dev/null || fail "delete three-pod"
 k -n "$ns" delete resourceclaim three-t4 --wait=true --timeout=60s >/dev/null || fail "delete three-t4"
 
+# --- 3b. nvidia.com/gpu served through the DeviceClass ------------------------
+# With DRAExtendedResource (beta 1.36, GA 1.37) a pod that asks for
+# nvidia.com/gpu runs on a DRA-only node: the scheduler makes it a claim of
+# gpu.nvidia.com (extendedResourceName) and allocates one of the node's GPUs.
+if [ "$GS_DRA_GATES" = 1 ]; then
+	for p in ext-one:1 ext-two:2; do
+		e2e_pod "$ns" "${p%%:*}" nvidia.com/gpu="${p#*:}" -s e2e.gpushare/node="$t4" | run k create -f -
+		expect_rc 0 "create ${p%%:*}"
+		gs_wait_pod_scheduled "$ns" ext-one 60 || fail "ext-one not scheduled"
+	done
+	expect_eq "$(jp pod ext-one "$ns" '{.spec.nodeName}')" "$t4" "ext-one bound to the DRA-only T4 node"
+	ec=$(jp pod ext-one "$ns" '{.status.extendedResourceClaimStatus.resourceClaimName}')
+	expect_match "$ec" "^ext-one-extended-resources-" "the scheduler's claim for ext-one"
+	dev=$(jp resourceclaim "$ec" "$ns" '{.status.allocation.devices.results[0].device}')
+	expect_match "$dev" '^gpu-[01]$' "a whole T4 allocated to it"
+	gs_wait_pod_phase "$ns" ext-one Running 60 || fail "ext-one not Running"
+	run "$GPUSHARE" status -o json --node "$t4"
+	expect_rc 0 "status --node $t4"
+	expect_eq "$(jq -c '.nodes[0] | [.devices[] | select(.claim) | {name, claim, pods}]' <<<"$out")" \
+		"[{\"name\":\"$dev\",\"claim\":\"$ns/$ec\",\"pods\":[\"$ns/ext-one\"]}]" \
+		"status: the GPU ext-one holds through DRA"
+	run "$GPUSHARE" explain pod "$ns/ext-one"
+	expect_rc 0 "explain pod ext-one"
+	expect_has "$out" "node $t4: fits (the pod is bound here)" "explain: ext-one's node fits"
+	expect_has "$out" "nvidia.com/gpu: requested 1, allocatable 0: through DeviceClass gpu.nvidia.com (DRAExtendedResource), the node's devices take it" \
+		"explain: served through the DeviceClass"
+	# Two GPUs where one is left: DynamicResources refuses, and explain says why per device.
+	has_ext_cond() { [ -n "$(jp pod ext-two "$ns" '{.status.conditions[?(@.type=="PodScheduled")].message}')" ]; }
+	wait_for 60 "ext-two gets a PodScheduled condition" has_ext_cond
+	msg=$(jp pod ext-two "$ns" '{.status.conditions[?(@.type=="PodScheduled")].message}')
+	expect_has "$msg" "1 cannot allocate all claims" "the scheduler refuses ext-two on the T4 node"
+	run "$GPUSHARE" explain pod "$ns/ext-two"
+	expect_rc 1 "explain pod ext-two"
+	expect_has "$out" "node $t4: does not fit
+  - cannot allocate all claims
+  nvidia.com/gpu: requested 2, allocatable 0: through DeviceClass gpu.nvidia.com (DRAExtendedResource), the node's devices do not take it (insufficient)" \
+		"explain: DynamicResources' refusal on the T4 node"
+	expect_has "$out" "    $dev: " "explain: why the held GPU does not take it"
+	expect_has "$out" "scheduler: PodScheduled=False Unschedulable: $msg" "explain quotes the scheduler"
+	k -n "$ns" delete pod ext-one ext-two --wait=true --timeout=60s >/dev/null || fail "delete ext pods"
+	gone() { ! k -n "$ns" get resourceclaim "$ec" >/dev/null 2>&1; }
+	wait_for 60 "ext-one's claim deleted with it" gone
+fi
+
 # --- 4. quota on devices of a class -----------------------------------------
 run k -n "$qns" create -f - <<'YAML'
 apiVersion: v1

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Per-GPU sharing with the real scheduler: NVIDIA's DRA driver v0.5.0 with
+# ConsumableShares (`--consumable-shares=100`, declared on the node;
+# docs/guide/dra.md "Consumable shares") publishes a T4 with
+# allowMultipleAllocations and a `shares` capacity of 100, and the scheduler
+# (DRAConsumableCapacity, beta and on from 1.36) packs claims on it:
+#  - claims of 60 and 30 shares are allocated the same GPU, each a shareID
+#    and its consumedCapacity, and their pods run;
+#  - a claim of 20 stays Pending with the scheduler's words, and
+#    `explain pod` says why (10 of 100 shares left on gpu-0);
+#  - `dra allocate` offline, on the slices and claims read back, allocates
+#    the same and refuses the same;
+#  - `status` shows which claims share the card and what is left.
+# Before 1.36 (the alpha gate off) it only says so.
+. "$TOP/tests/e2e/lib.sh"
+
+if [ "${GS_DRA_GATES:-0}" != 1 ]; then
+	echo "note: $K8S_VERSION: DRAConsumableCapacity is off (beta from 1.36); make e2e-dra-alpha runs it on 1.34"
+	echo OK
+	exit 0
+fi
+cd "$TOP" || fail "no repository root"
+# The cluster's controller publishes once its device-plugin ConfigMap exists.
+k get namespace gpu-share >/dev/null 2>&1 || k create namespace gpu-share >/dev/null
+k -n gpu-share get configmap device-plugin-configs >/dev/null 2>&1 ||
+	k create -f k8s/device-plugin-configs.yaml >/dev/null 2>&1 || true
+k -n gpu-share get configmap device-plugin-configs >/dev/null 2>&1 || fail "no device-plugin ConfigMap"
+
+ns=$(e2e_name shares)
+node=$(e2e_name sh)
+e2e_namespace "$ns"
+e2e_node "$node" -l gpushare.io/path=dra
+k annotate node "$node" gpushare.io/gpu-product='Tesla T4' gpushare.io/gpu-count=1 \
+	gpushare.io/driver-version=570.158.01 gpushare.io/dra-feature-gates=ConsumableShares=true \
+	gpushare.io/dra-consumable-shares=100 >/dev/null || fail "annotate $node"
+slices_of() { k get resourceslices --field-selector "spec.nodeName=$node" -o json; }
+published() { [ "$(slices_of | jq '[.items[].spec.devices // [] | .[] | select(.allowMultipleAllocations)] | length')" = 1 ]; }
+wait_for 60 "the controller publishes $node's shared GPU" published
+s=$(slices_of)
+expect_eq "$(jq -c '[.items[].spec.devices[]] | .[0] | {name, allowMultipleAllocations, shares: .capacity.shares}' <<<"$s")" \
+	'{"name":"gpu-0","allowMultipleAllocations":true,"shares":{"requestPolicy":{"default":"1","validRange":{"max":"100","min":"1","step":"1"}},"value":"100"}}' \
+	"gpu-0 published with 100 shares and their policy (the apiserver kept them)"
+
+claim() { # NAME SHARES
+	cat <<-YAML
+		apiVersion: resource.k8s.io/v1
+		kind: ResourceClaim
+		metadata: {name: $1}
+		spec:
+		  devices:
+		    requests:
+		    - name: gpu
+		      exactly:
+		        deviceClassName: gpu.nvidia.com
+		        capacity: {requests: {shares: "$2"}}
+		---
+		apiVersion: v1
+		kind: Pod
+		metadata: {name: $1}
+		spec:
+		  nodeSelector: {e2e.gpushare/node: $node}
+		  containers: [{name: ctr, image: registry.invalid/e2e:1, resources: {claims: [{name: c}]}}]
+		  resourceClaims: [{name: c, resourceClaimName: $1}]
+	YAML
+}
+for c in sixty:60 thirty:30; do
+	claim "${c%%:*}" "${c#*:}" | run k -n "$ns" create -f -
+	expect_rc 0 "create claim and pod ${c%%:*}"
+	gs_wait_pod_phase "$ns" "${c%%:*}" Running 60 || fail "${c%%:*} not Running"
+done
+result() { jp resourceclaim "$1" "$ns" "{.status.allocation.devices.results[0].$2}"; }
+for c in sixty thirty; do
+	expect_eq "$(result "$c" device)" gpu-0 "$c: gpu-0"
+	expect_match "$(result "$c" shareID)" '^[0-9a-f-]{36}$' "$c: a shareID"
+done
+expect_eq "$(result sixty consumedCapacity.shares)" 60 "sixty consumes 60 shares"
+expect_eq "$(result thirty consumedCapacity.shares)" 30 "thirty consumes 30 shares"
+[ "$(result sixty shareID)" != "$(result thirty shareID)" ] || fail "one shareID for two claims"
+
+claim twenty 20 | run k -n "$ns" create -f -
+expect_rc 0 "create claim and pod twenty"
+unschedulable() { [ "$(jp pod twenty "$ns" '{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]; }
+wait_for 60 "twenty Unschedulable" unschedulable
+msg=$(jp pod twenty "$ns" '{.status.conditions[?(@.type=="PodScheduled")].message}')
+expect_match "$msg" '^0/[0-9]+ nodes are available: (.*, )?1 cannot allocate all claims[,.] ' "the scheduler's words"
+expect_eq "$(jp resourceclaim twenty "$ns" '{.status.allocation}')" "" "twenty not allocated"
+
+run "$GPUSHARE" explain pod "$ns/twenty"
+expect_rc 1 "explain pod twenty"
+expect_has "$out" "scheduler: PodScheduled=False Unschedulable: $msg" "explain quotes the scheduler"
+expect_has "$out" "$node gpu-0: shares: 10 left of 100 ($ns/sixty 60, $ns/thirty 30), the request consumes 20" \
+	"explain: 10 of 100 shares left on gpu-0"
+
+# Offline, on what the cluster holds: the same two on gpu-0, the third refused.
+tmp=$(mktemp -d)
+slices_of >"$tmp/slices.json"
+k -n "$ns" get resourceclaims -o json | jq '.items |= map(del(.status)) | .items |= sort_by(if .metadata.name == "sixty" then 0 elif .metadata.name == "thirty" then 1 else 2 end)' >"$tmp/claims.json"
+run "$GPUSHARE" dra allocate --slices "$tmp/slices.json" "$tmp/claims.json"
+rm -rf "$tmp"
+expect_rc 1 "dra allocate offline"
+expect_has "$out" "$ns/sixty: allocated on $node
+  gpu: gpu-0, shareID " "offline: sixty on gpu-0"
+expect_has "$out" "$ns/thirty: allocated on $node
+  gpu: gpu-0, shareID " "offline: thirty on gpu-0"
+expect_has "$out" "$ns/twenty: not allocated: 0/1 nodes are available: 1 cannot allocate all claims." "offline: twenty refused"
+
+run "$GPUSHARE" status -o json --node "$node"
+expect_rc 0 "status --node $node"
+expect_eq "$(jq -c '.nodes[0] | [.devices[] | select(.claim) | {name, claim}] | sort_by(.claim)' <<<"$out")" \
+	"[{\"name\":\"gpu-0\",\"claim\":\"$ns/sixty\"},{\"name\":\"gpu-0\",\"claim\":\"$ns/thirty\"}]" \
+	"status: two claims share gpu-0"
+echo OK
