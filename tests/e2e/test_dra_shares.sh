@@ -106,7 +106,7 @@ expect_has "$out" "$ns/twenty: not allocated: 0/1 nodes are available: 1 cannot 
 
 run "$GPUSHARE" status -o json --node "$node"
 expect_rc 0 "status --node $node"
-expect_eq "$(jq -c '.nodes[0] | [.devices[] | select(.claim) | {name, claim}] | sort_by(.claim)' <<<"$out")" \
-	"[{\"name\":\"gpu-0\",\"claim\":\"$ns/sixty\"},{\"name\":\"gpu-0\",\"claim\":\"$ns/thirty\"}]" \
-	"status: two claims share gpu-0"
+expect_eq "$(jq -c '.nodes[0].devices[] | select(.name == "gpu-0") | {claims: (.claims | sort), left: .left.shares}' <<<"$out")" \
+	"{\"claims\":[\"$ns/sixty\",\"$ns/thirty\"],\"left\":\"10\"}" \
+	"status: two claims share gpu-0, 10 shares left"
 echo OK
