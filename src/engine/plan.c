@@ -457,8 +457,31 @@ static int64_t least_requested(int64_t requested, int64_t capacity)
 	return (capacity - requested) * 100 / capacity;
 }
 
+/*
+ * BalancedAllocation's balance of cpu and memory fractions (capped at 1):
+ * (1 - std) * 100, std of two fractions |a - b| / 2 (balancedResourceScore).
+ */
+static int64_t balance(int64_t cpu, int64_t ac, int64_t mem, int64_t am)
+{
+	double f[2];
+	size_t nf = 0;
+
+	if (ac) {
+		double x = (double)cpu / (double)ac;
+		f[nf++] = x > 1 ? 1 : x;
+	}
+	if (am) {
+		double x = (double)mem / (double)am;
+		f[nf++] = x > 1 ? 1 : x;
+	}
+	double sd = 0;
+	if (nf == 2)
+		sd = (f[0] - f[1]) / 2 < 0 ? (f[1] - f[0]) / 2 : (f[0] - f[1]) / 2;
+	return (int64_t)((1 - sd) * 100);
+}
+
 /* NodeResourcesFit (LeastAllocated, cpu and memory weight 1) and BalancedAllocation. */
-static int64_t resource_score(const struct pnode *n, const struct ppod *pp)
+static int64_t resource_score(const struct plan *p, const struct pnode *n, const struct ppod *pp)
 {
 	int64_t sum = 0, weights = 0, fit, bal = 0;
 	int64_t ac = n->alloc[R_CPU], am = n->alloc[R_MEM];
@@ -474,20 +497,12 @@ static int64_t resource_score(const struct pnode *n, const struct ppod *pp)
 	fit = weights ? sum / weights : 0;
 	/* BalancedAllocation: skipped for a pod requesting neither (best effort). */
 	if (pp->cpu || pp->mem) {
-		double f[2];
-		size_t nf = 0;
-		if (ac) {
-			double x = (double)(n->used[R_CPU] + pp->cpu) / (double)ac;
-			f[nf++] = x > 1 ? 1 : x;
-		}
-		if (am) {
-			double x = (double)(n->used[R_MEM] + pp->mem) / (double)am;
-			f[nf++] = x > 1 ? 1 : x;
-		}
-		double sd = 0;
-		if (nf == 2)
-			sd = (f[0] - f[1]) / 2 < 0 ? (f[1] - f[0]) / 2 : (f[0] - f[1]) / 2;
-		bal = (int64_t)((1 - sd) * 100);
+		int64_t with = balance(n->used[R_CPU] + pp->cpu, ac, n->used[R_MEM] + pp->mem, am);
+		/* From 1.36 the change the pod makes (balancedResourceScorer); Go's
+		 * integer division truncates, and 50 + with - without is never negative. */
+		bal = p->kv->balanced_by_change
+			      ? 50 + (50 + with - balance(n->used[R_CPU], ac, n->used[R_MEM], am)) / 2
+			      : with;
 	}
 	return fit + bal;
 }
@@ -896,7 +911,7 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 		size_t i = feasible[j];
 		int64_t taint = max_taint ? 100 - 100 * c->ptaint[i] / max_taint : 100;
 		int64_t aff = max_pref ? 100 * c->pref[i] / max_pref : 0;
-		int64_t total = resource_score(&p->nodes[i], pp) + 3 * taint + 2 * aff;
+		int64_t total = resource_score(p, &p->nodes[i], pp) + 3 * taint + 2 * aff;
 		if (total > best) {
 			best = total;
 			best_n = 0;

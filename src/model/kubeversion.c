@@ -15,14 +15,14 @@
  */
 static const struct kubeversion releases[] = {
 	/* version, minor, DRAExtendedResource default, locked, claims charged its name,
-	   PostFilter texts, counters apart */
+	   PostFilter texts, counters apart, BalancedAllocation by change */
 	{"v1.34.4", 34, false, false, false, "no new claims to deallocate", "still not schedulable",
-	 false},
+	 false, false},
 	{"v1.35.4", 35, false, false, true, "no new claims to deallocate", "still not schedulable",
-	 true},
+	 true, false},
 	{"v1.36.3", 36, true, false, true, "no new claims to deallocate", "still not schedulable",
-	 true},
-	{"v1.37.2", 37, true, true, true, NULL, NULL, true},
+	 true, true},
+	{"v1.37.2", 37, true, true, true, NULL, NULL, true, true},
 };
 #define N_RELEASES (sizeof(releases) / sizeof(releases[0]))
 

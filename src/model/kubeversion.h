@@ -48,6 +48,13 @@ struct kubeversion {
 	 * its own slice.
 	 */
 	bool slice_counters_apart;
+	/*
+	 * NodeResourcesBalancedAllocation scores the change a pod makes to the
+	 * node's balance, 50 + (50 + with - without) / 2, instead of the
+	 * balance with the pod (1.36 on: noderesources/balanced_allocation.go
+	 * balancedResourceScorer).
+	 */
+	bool balanced_by_change;
 };
 
 /* The newest release modelled (the default of --kubernetes-version). */

@@ -478,6 +478,35 @@ static void test_versions_and_dra_extended_resource(void **state)
 	json_decref(slices);
 }
 
+/*
+ * NodeResourcesBalancedAllocation by release (noderesources/balanced_allocation.go):
+ * up to 1.35 the balance with the pod, (1 - std) * 100; from 1.36
+ * 50 + (50 + with - without) / 2. 100m of cpu on a 4-cpu 64Gi node and
+ * a 16-cpu 16Gi one: 98 against 99 before, 74 each after, and LeastAllocated
+ * gives both 98, so 1.36 ties where 1.35 prefers the second (a case of the
+ * difftest that disagreed on 1.37).
+ */
+static void test_balanced_allocation_by_release(void **state)
+{
+	(void)state;
+	const char *res = "{\"requests\":{\"cpu\":\"100m\"}}";
+	struct plan_result *r;
+
+	r = run_in((struct plan_input){.kube = release("v1.35.4")},
+		   json_pack("[o,o]", node("n0", "4", "64Gi", "0", NULL, NULL),
+			     node("n1", "16", "16Gi", "0", NULL, NULL)),
+		   json_pack("[o]", pod("p0", res, NULL)));
+	assert_string_equal(node_of(r, 0), "n1");
+	assert_int_equal(r->pods[0].n_tied, 1);
+	plan_result_free(r);
+	r = run_in((struct plan_input){.kube = release("v1.36.3")},
+		   json_pack("[o,o]", node("n0", "4", "64Gi", "0", NULL, NULL),
+			     node("n1", "16", "16Gi", "0", NULL, NULL)),
+		   json_pack("[o]", pod("p0", res, NULL)));
+	assert_int_equal(r->pods[0].n_tied, 2);
+	plan_result_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -491,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_lists_bounded),
 		cmocka_unit_test(test_one_at_a_time),
 		cmocka_unit_test(test_versions_and_dra_extended_resource),
+		cmocka_unit_test(test_balanced_allocation_by_release),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
