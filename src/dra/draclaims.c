@@ -1,4 +1,5 @@
 #include "dra/draclaims.h"
+#include "dra/draalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -673,6 +674,13 @@ static void add_exactly(struct strbuf *sb, const json_t *req)
 			    count == 1 ? "" : "s", kobj_text(req, "deviceClassName"));
 	}
 	add_selectors(sb, req);
+	/* DRAConsumableCapacity: what of a shared device it consumes. */
+	const char *k;
+	json_t *v;
+	size_t n = 0;
+	json_object_foreach ((json_t *)kobj_map(req, "capacity.requests"), k, v)
+		escape_addf(sb, "%s%s %s", n++ ? ", " : ", capacity ", k,
+			    json_is_string(v) ? json_string_value(v) : "?");
 	if (json_is_true(json_object_get(req, "adminAccess")))
 		strbuf_addstr(sb, " (admin access)");
 }
@@ -845,6 +853,43 @@ static void add_prepare(struct strbuf *sb, const json_t *pod, const json_t *clai
 	}
 }
 
+/*
+ * An unallocated claim of a pod not yet bound: why no device takes it, device
+ * by device, from the slices less what the allocated claims hold (draalloc,
+ * the scheduler's allocator offline); nothing for a claim it does not judge.
+ */
+static void add_why_unallocated(struct strbuf *sb, const json_t *claim,
+				const struct draclaims_objects *o)
+{
+	struct draalloc *a = draalloc_new(o->slices);
+	struct draalloc_result res;
+	struct gs_error ignored; /* claim is a ResourceClaim */
+
+	for (size_t i = 0; i < n_of(o->claims); i++)
+		if (kobj_map(at(o->claims, i), "status.allocation"))
+			draalloc_take(a, at(o->claims, i));
+	if (draalloc_claim_on(a, claim, NULL, false, &res, &ignored) == 0) {
+		const char *nl = res.why ? strchr(res.why, '\n') : NULL;
+		if (res.outcome == DRAALLOC_UNSCHEDULABLE && nl) {
+			strbuf_addstr(sb, "    why, device by device (gpushare's allocator):");
+			for (const char *l = nl + 1; *l;) {
+				const char *end = strchr(l, '\n');
+				int len = end ? (int)(end - l) : (int)strlen(l);
+				escape_addf(sb, "\n      %.*s", len, l);
+				l = end ? end + 1 : l + len;
+			}
+			strbuf_addch(sb, '\n');
+		} else if (res.outcome == DRAALLOC_ALLOCATED) {
+			escape_addf(sb,
+				    "    %s has room for it now: the scheduler takes the pod "
+				    "again when a claim or a slice changes\n",
+				    res.node);
+		}
+	}
+	draalloc_result_release(&res);
+	draalloc_free(a);
+}
+
 char *draclaims_explain_pod(const json_t *pod, const struct draclaims_objects *o, bool *trouble)
 {
 	const json_t *entries = kobj_get(pod, "spec.resourceClaims"), *e;
@@ -917,6 +962,8 @@ char *draclaims_explain_pod(const json_t *pod, const struct draclaims_objects *o
 			strbuf_addstr(&sb,
 				      "    not allocated: no device yet (the scheduler allocates "
 				      "it when it binds the pod; its verdict is below)\n");
+			if (!*kobj_text(pod, "spec.nodeName"))
+				add_why_unallocated(&sb, claim, o);
 		} else {
 			add_allocation(&sb, claim, o->slices);
 		}

@@ -59,10 +59,10 @@ json_t *draextended_claim(const char *ns, const char *pod, const json_t *request
 					"exactly", "deviceClassName", kobj_text(r, "class"),
 					"allocationMode", "ExactCount", "count",
 					json_integer_value(json_object_get(r, "count"))));
-	json_t *claim = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:o}}}", "apiVersion",
-				  "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata",
-				  "namespace", *ns ? ns : "default", "name", name, "spec", "devices",
-				  "requests", reqs);
+	json_t *claim =
+		json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:o}}}", "apiVersion", "resource.k8s.io/v1",
+			  "kind", "ResourceClaim", "metadata", "namespace", *ns ? ns : "default",
+			  "name", name, "spec", "devices", "requests", reqs);
 	free(name);
 	return claim;
 }

@@ -1171,9 +1171,9 @@ static int explain_one_node(struct explain_pod *e, const struct explain_ctx *x, 
 			int64_t count = INT64_MAX;
 			if (quantity_value(&want, &count) < 0)
 				count = INT64_MAX; /* more than any node has */
-			json_array_append_new(delegated, json_pack("{s:s,s:s,s:I}", "name", k,
-								   "class", cls, "count",
-								   (json_int_t)count));
+			json_array_append_new(delegated,
+					      json_pack("{s:s,s:s,s:I}", "name", k, "class", cls,
+							"count", (json_int_t)count));
 			continue;
 		}
 		if (!r->fits)

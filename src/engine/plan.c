@@ -501,7 +501,8 @@ static int64_t resource_score(const struct plan *p, const struct pnode *n, const
 		/* From 1.36 the change the pod makes (balancedResourceScorer); Go's
 		 * integer division truncates, and 50 + with - without is never negative. */
 		bal = p->kv->balanced_by_change
-			      ? 50 + (50 + with - balance(n->used[R_CPU], ac, n->used[R_MEM], am)) / 2
+			      ? 50 + (50 + with - balance(n->used[R_CPU], ac, n->used[R_MEM], am)) /
+						2
 			      : with;
 	}
 	return fit + bal;

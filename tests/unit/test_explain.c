@@ -772,10 +772,11 @@ static struct explain_pod *run_ext(const char *version, json_t *claims)
 	json_t *nodes = json_pack("{s:[o,o]}", "items", xnode("dp", "1"), xnode("dra", "0"));
 	json_t *classes = loads("[{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"gpu.nvidia."
 				"com\"},\"spec\":{\"extendedResourceName\":\"nvidia.com/gpu\"}}]");
-	json_t *slices = loads("[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia."
-			       "com\",\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":"
-			       "[{\"name\":\"gpu-0\",\"attributes\":{\"type\":{\"string\":\"gpu\"}}}"
-			       "]}}]");
+	json_t *slices =
+		loads("[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia."
+		      "com\",\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":"
+		      "[{\"name\":\"gpu-0\",\"attributes\":{\"type\":{\"string\":\"gpu\"}}}"
+		      "]}}]");
 	struct gs_error err;
 	const struct kubeversion *kv = kubeversion_parse(version, &err);
 	struct explain_pod_input in = {.pod = pod,
@@ -833,7 +834,8 @@ static void test_dra_extended_resource(void **state)
 	assert_false(r->fits);
 	assert_non_null(r->dra_why);
 	assert_non_null(strstr(r->dra_why, "gpu-0: "));
-	assert_null(strstr(r->dra_why, "dra gpu-0")); /* the node's name is the line's, not repeated */
+	assert_null(
+		strstr(r->dra_why, "dra gpu-0")); /* the node's name is the line's, not repeated */
 	explain_pod_free(e);
 
 	/* The pod's own claim (a bound pod) does not count against it. */
