@@ -5,7 +5,7 @@
 # the default is the newest. Each Kubernetes release runs the etcd its own
 # hack/lib/etcd.sh names (ETCD_VERSION there).
 GS_K8S_VERSIONS="v1.34.4 v1.35.4 v1.36.3 v1.37.2"
-K8S_VERSION=${K8S_VERSION:-v1.34.4}
+K8S_VERSION=${K8S_VERSION:-v1.37.2}
 case $K8S_VERSION in
 v1.34.4) ETCD_VERSION=v3.6.5 ;;
 v1.35.4) ETCD_VERSION=v3.6.6 ;;
