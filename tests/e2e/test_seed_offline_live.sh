@@ -129,6 +129,10 @@ expect_eq "$agree" "$npods" "every planned verdict"
 # hints, and the same first line (where the pod is).
 k get nodes -o yaml >"$dir/nodes.yaml.live"
 k get pods -A -o yaml >"$dir/pods.yaml.live"
+# The DRA objects too: from 1.36 a DeviceClass may serve nvidia.com/gpu
+# (DRAExtendedResource), which decides a MIG node's refusal.
+k get deviceclasses,resourceslices,resourceclaims -A -o json >"$dir/dra.json.live" ||
+	fail "read the cluster's DRA objects"
 # Only this fleet's nodes: other tests' nodes may change between the snapshot
 # and the live call.
 body() {
@@ -141,7 +145,8 @@ for pod in $(jq -r '.pods[] | select(.verdict != "refused") | "\(.namespace)/\(.
 	run "$GPUSHARE" explain pod "$pod" --configmap "$gs/device-plugin-configs"
 	live=$out live_rc=$rc
 	run "$GPUSHARE" explain pod "$pod" -f "$dir/nodes.yaml.live" -f "$dir/pods.yaml.live" \
-		-f "$dir/cm.yaml" --configmap "$gs/device-plugin-configs"
+		-f "$dir/dra.json.live" -f "$dir/cm.yaml" --configmap "$gs/device-plugin-configs" \
+		"${target[@]}"
 	expect_eq "$rc" "$live_rc" "explain pod $pod: exit status live = offline"
 	expect_eq "$(body "$out")" "$(body "$live")" "explain pod $pod: live = offline"
 	expect_eq "$(printf '%s\n' "$out" | head -1)" "$(printf '%s\n' "$live" | head -1)" \
