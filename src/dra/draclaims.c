@@ -865,10 +865,14 @@ static void add_why_unallocated(struct strbuf *sb, const json_t *claim,
 	struct draalloc_result res;
 	struct gs_error ignored; /* claim is a ResourceClaim */
 
+	/* A List's items carry no kind; the allocator wants a ResourceClaim. */
+	json_t *c = json_copy((json_t *)claim);
+
+	json_object_set_new(c, "kind", json_string("ResourceClaim"));
 	for (size_t i = 0; i < n_of(o->claims); i++)
 		if (kobj_map(at(o->claims, i), "status.allocation"))
 			draalloc_take(a, at(o->claims, i));
-	if (draalloc_claim_on(a, claim, NULL, false, &res, &ignored) == 0) {
+	if (draalloc_claim_on(a, c, NULL, false, &res, &ignored) == 0) {
 		const char *nl = res.why ? strchr(res.why, '\n') : NULL;
 		if (res.outcome == DRAALLOC_UNSCHEDULABLE && nl) {
 			strbuf_addstr(sb, "    why, device by device (gpushare's allocator):");
@@ -888,6 +892,7 @@ static void add_why_unallocated(struct strbuf *sb, const json_t *claim,
 	}
 	draalloc_result_release(&res);
 	draalloc_free(a);
+	json_decref(c);
 }
 
 char *draclaims_explain_pod(const json_t *pod, const struct draclaims_objects *o, bool *trouble)
