@@ -236,7 +236,7 @@ PY
 )
 rm -f "$svg"
 want=$(jq -r '.items[] | select(.status.allocation) | .metadata.namespace as $ns |
-	.status.allocation.devices.results[0] as $r | .status.reservedFor[] |
+	.status.allocation.devices.results[0] as $r | select($r.pool | startswith("dra-node-")) | .status.reservedFor[] |
 	$r.pool + "/" + ($r.device | capture("^gpu-(?<m>[0-9]+)").m) + " " + $ns + "/" + .name' <<<"$claims" | sort)
 expect_eq "$got" "$want" "report: each card's slots are the pods of the claims allocated on it"
 echo OK
