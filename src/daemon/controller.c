@@ -69,7 +69,9 @@ struct cpod {
 	uint8_t n_req;
 	bool busy;
 	time_t held_at;	  /* a hold verdict was written then; 0 = none */
-	time_t failed_at; /* deciding or writing its verdict failed then (403, 5xx...); 0 = none */
+	/* Deciding or writing its verdict failed then (403, 5xx...), monotonic ms; 0 = none.
+	 * Milliseconds: whole seconds let a retry come up to a second early. */
+	long long failed_ms;
 	unsigned long long held_node_rv;
 	struct rescount req[NODE_RES];
 };
@@ -240,6 +242,15 @@ static void ctl_request(struct controller *ctl, const char *method, const char *
 	e->done = done;
 	e->arg = arg;
 	ctl->in_flight++;
+}
+
+/* A monotonic clock in milliseconds (never 0). */
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1;
 }
 
 static void ctl_after(struct controller *ctl, long ms, void (*fire)(void *arg),
@@ -1411,7 +1422,7 @@ static void on_pod_written(void *arg, const struct kube_result *r)
 		 * posted per attempt.
 		 */
 		ctl->write_errors++;
-		p->failed_at = time(NULL);
+		p->failed_ms = mono_ms();
 		ctl_log(ctl, "pod %s: writing the admission failed: %s; again in %lds", p->key,
 			r->error, RETRY_LATER_MS / 1000);
 	}
@@ -1483,7 +1494,7 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 		json_decref(holders);
 		if (rc < 0) {
 			/* E.g. the claims could not be listed (403): not again at the next tick. */
-			p->failed_at = time(NULL);
+			p->failed_ms = mono_ms();
 			ctl_log(ctl, "pod %s: admission could not decide: %s; again in %lds",
 				p->key, err.msg, RETRY_LATER_MS / 1000);
 			goto out;
@@ -1557,7 +1568,7 @@ static void admit_pods(struct controller *ctl)
 			break;
 		if (p->state != POD_WAITING || p->busy || held(ctl, p))
 			continue;
-		if (p->failed_at && time(NULL) - p->failed_at < RETRY_LATER_MS / 1000)
+		if (p->failed_ms && mono_ms() - p->failed_ms < RETRY_LATER_MS)
 			continue;
 		admit_one(ctl, p);
 	}
