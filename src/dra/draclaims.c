@@ -323,14 +323,15 @@ static void add_unique(json_t *set, const char *s)
 
 /* ---- shared counters (DRAPartitionableDevices) ------------------------------------------- */
 
+/* A counter's value; 0 when it has none or it is no quantity. */
 static int64_t counter_value(const json_t *c)
 {
+	const json_t *value = json_object_get(c, "value");
 	struct quantity q;
 	struct gs_error e;
 	int64_t v = 0;
 
-	if (quantity_from_json(&q, json_object_get(c, "value"), &e) < 0 ||
-	    quantity_value(&q, &v) < 0)
+	if (!value || quantity_from_json(&q, value, &e) < 0 || quantity_value(&q, &v) < 0)
 		return 0;
 	return v;
 }
