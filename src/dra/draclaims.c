@@ -323,14 +323,15 @@ static void add_unique(json_t *set, const char *s)
 
 /* ---- shared counters (DRAPartitionableDevices) ------------------------------------------- */
 
+/* A counter's value; 0 when it has none or it is no quantity. */
 static int64_t counter_value(const json_t *c)
 {
+	const json_t *value = json_object_get(c, "value");
 	struct quantity q;
 	struct gs_error e;
 	int64_t v = 0;
 
-	if (quantity_from_json(&q, json_object_get(c, "value"), &e) < 0 ||
-	    quantity_value(&q, &v) < 0)
+	if (!value || quantity_from_json(&q, value, &e) < 0 || quantity_value(&q, &v) < 0)
 		return 0;
 	return v;
 }
@@ -397,6 +398,127 @@ static char *counters_walk(const json_t *device, json_t *left, bool take)
 		}
 	}
 	return NULL;
+}
+
+/* ---- consumable capacity (DRAConsumableCapacity) ------------------------------------------ */
+
+/*
+ * The names of a capacity map in the order status shows them: shares (what
+ * the driver's ConsumableShares divides a card into) first, then the others
+ * by name. New array.
+ */
+static json_t *capacity_names(const json_t *caps)
+{
+	json_t *names = json_array(), *v;
+	const char *k;
+
+	json_object_foreach ((json_t *)caps, k, v)
+		if (strcmp(k, "shares"))
+			json_array_append_new(names, json_string(k));
+	jsonsort_strings(names);
+	if (json_object_get(caps, "shares"))
+		json_array_insert_new(names, 0, json_string("shares"));
+	return names;
+}
+
+/* A result's consumedCapacity, its values verbatim, in capacity_names order. New object. */
+static json_t *consumed_copy(const json_t *consumed)
+{
+	json_t *names = capacity_names(consumed), *out = json_object(), *n;
+	size_t i;
+
+	json_array_foreach (names, i, n)
+		json_object_set_new(
+			out, json_string_value(n),
+			json_deep_copy(json_object_get(consumed, json_string_value(n))));
+	json_decref(names);
+	return out;
+}
+
+/*
+ * A result with a shareID (the scheduler allocated one share of a device
+ * with allowMultipleAllocations) onto the device's "shares".
+ */
+static void share_add(json_t *dj, const char *claim, const json_t *r)
+{
+	json_t *shares = json_object_get(dj, "shares");
+
+	if (!shares) {
+		shares = json_array();
+		json_object_set_new(dj, "shares", shares);
+	}
+	json_array_append_new(shares,
+			      json_pack("{s:s, s:s, s:s, s:o}", "claim", claim, "request",
+					kobj_text(r, "request"), "shareID", kobj_text(r, "shareID"),
+					"consumedCapacity",
+					consumed_copy(json_object_get(r, "consumedCapacity"))));
+}
+
+/* The claim's pods on its shares of the device; the device's claims and pods, their union. */
+static void share_pods(json_t *dj, const char *claim, const json_t *pods)
+{
+	json_t *claims = json_object_get(dj, "claims"), *all = json_object_get(dj, "pods"), *sh, *p;
+	size_t i, k;
+	bool mine = false;
+
+	json_array_foreach (json_object_get(dj, "shares"), i, sh)
+		if (!strcmp(kobj_text(sh, "claim"), claim)) {
+			json_object_set_new(sh, "pods", json_deep_copy(pods));
+			mine = true;
+		}
+	if (!mine)
+		return;
+	if (!claims) {
+		claims = json_array();
+		json_object_set_new(dj, "claims", claims);
+		all = json_array();
+		json_object_set_new(dj, "pods", all);
+	}
+	add_unique(claims, claim);
+	json_array_foreach (pods, k, p)
+		add_unique(all, json_string_value(p));
+}
+
+/*
+ * What is left of each capacity of a shared device: the published value
+ * minus what its shares consumed (the allocator keeps their sum at or
+ * below the value, k8s.io/api resource/v1 DeviceRequestAllocationResult.
+ * ConsumedCapacity), printed as Quantity.String(). A value or a consumed
+ * amount that does not parse leaves the capacity out. Sets "capacity"
+ * (the published values counted) and "left" on dj.
+ */
+static void share_left(json_t *dj, const json_t *published)
+{
+	const json_t *caps = kobj_map(published, "capacity");
+	json_t *names = capacity_names(caps), *n, *sh;
+	json_t *total = json_object(), *left = json_object();
+	size_t i, k;
+
+	json_array_foreach (names, i, n) {
+		const char *cap = json_string_value(n);
+		struct quantity value, sum, q;
+		char buf[QUANTITY_STR_MAX];
+		struct gs_error e;
+		const json_t *vj = kobj_get(json_object_get(caps, cap), "value");
+		bool ok = vj && quantity_from_json(&value, vj, &e) == 0;
+
+		quantity_from_int64(&sum, 0, QUANTITY_DECIMAL_SI);
+		json_array_foreach (json_object_get(dj, "shares"), k, sh) {
+			const json_t *c =
+				json_object_get(json_object_get(sh, "consumedCapacity"), cap);
+			if (ok && c)
+				ok = quantity_from_json(&q, c, &e) == 0 &&
+				     quantity_add(&sum, &sum, &q, &e) == 0;
+		}
+		if (!ok || quantity_sub(&q, &value, &sum, &e) < 0)
+			continue;
+		json_object_set_new(total, cap,
+				    json_string(quantity_string(&value, buf, sizeof(buf))));
+		json_object_set_new(left, cap, json_string(quantity_string(&q, buf, sizeof(buf))));
+	}
+	json_decref(names);
+	json_object_set_new(dj, "capacity", total);
+	json_object_set_new(dj, "left", left);
 }
 
 /* ---- status of one node ------------------------------------------------------------------- */
@@ -560,22 +682,31 @@ json_t *draclaims_node_status(const json_t *node, const struct draclaims_objects
 		char *key = key_of(c);
 
 		json_array_foreach (kobj_get(c, "status.allocation.devices.results"), k, r) {
-			json_t *dj = NULL;
+			json_t *dj = NULL, *res;
 			size_t m;
 			json_t *x;
 
 			if (strcmp(kobj_text(r, "driver"), DRASLICE_DRIVER) ||
 			    strcmp(kobj_text(r, "pool"), name))
 				continue;
-			json_array_append_new(results, json_pack("{s:s, s:s, s:s}", "device",
-								 kobj_text(r, "device"), "request",
-								 kobj_text(r, "request"), "pool",
-								 kobj_text(r, "pool")));
+			res = json_pack("{s:s, s:s, s:s}", "device", kobj_text(r, "device"),
+					"request", kobj_text(r, "request"), "pool",
+					kobj_text(r, "pool"));
+			if (kobj_string(r, "shareID")) {
+				json_object_set_new(res, "shareID",
+						    json_string(kobj_text(r, "shareID")));
+				json_object_set_new(
+					res, "consumedCapacity",
+					consumed_copy(json_object_get(r, "consumedCapacity")));
+			}
+			json_array_append_new(results, res);
 			json_array_append_new(names, json_string(kobj_text(r, "device")));
 			json_array_foreach (devices, m, x)
 				if (!strcmp(kobj_text(x, "name"), kobj_text(r, "device")))
 					dj = x;
-			if (dj) {
+			if (dj && kobj_string(r, "shareID"))
+				share_add(dj, key, r);
+			else if (dj) {
 				json_object_set_new(dj, "claim", json_string(key));
 				json_object_set_new(dj, "request",
 						    json_string(kobj_text(r, "request")));
@@ -594,9 +725,11 @@ json_t *draclaims_node_status(const json_t *node, const struct draclaims_objects
 		cj = json_pack("{s:s, s:s, s:o}", "claim", key, "uid", kobj_text(c, "metadata.uid"),
 			       "devices", results);
 		claim_prepare(c, o, cj);
-		json_array_foreach (devices, k, d)
+		json_array_foreach (devices, k, d) {
 			if (!strcmp(kobj_text(d, "claim"), key))
 				json_object_set(d, "pods", json_object_get(cj, "pods"));
+			share_pods(d, key, json_object_get(cj, "pods"));
+		}
 		if (json_array_size(json_object_get(cj, "pods")) > 1)
 			json_array_append_new(
 				sharing, claim_sharing(c, key, names, json_object_get(cj, "pods")));
@@ -610,12 +743,17 @@ json_t *draclaims_node_status(const json_t *node, const struct draclaims_objects
 	 * (the allocator's check); it is blocked, not free.
 	 */
 	json_t *left = counters_offered(name, o->slices), *blocked = json_array();
+	json_t *shared = json_array();
 	json_array_foreach (devices, i, d)
-		if (kobj_string(d, "claim"))
+		if (kobj_string(d, "claim") || json_object_get(d, "shares"))
 			free(counters_walk(json_array_get(devs, i), left, true));
 	json_array_foreach (devices, i, d) {
 		char *by;
-		if (kobj_string(d, "claim")) {
+		if (json_object_get(d, "shares")) {
+			share_left(d, json_array_get(devs, i));
+			json_array_append_new(shared, json_string(kobj_text(d, "name")));
+		}
+		if (kobj_string(d, "claim") || json_object_get(d, "shares")) {
 			held++;
 			continue;
 		}
@@ -638,6 +776,10 @@ json_t *draclaims_node_status(const json_t *node, const struct draclaims_objects
 			free_, "devices", devices, "claims", claims, "sharing", sharing);
 	json_object_set_new(out, "orphans", orphans);
 	json_object_set_new(out, "blocked", blocked);
+	if (json_array_size(shared))
+		json_object_set_new(out, "shared", shared);
+	else
+		json_decref(shared);
 	json_object_set_new(
 		out, "failure",
 		gen < 0 ? json_string("no gpu.nvidia.com ResourceSlice is published for "
@@ -994,13 +1136,30 @@ char *draclaims_device_names(const char *node, const json_t *slices)
 	return strbuf_detach(&sb, NULL);
 }
 
+void draclaims_add_left(struct strbuf *sb, const json_t *device, const char *before,
+			const char *after)
+{
+	const json_t *cap = json_object_get(device, "capacity");
+	const char *k;
+	json_t *v;
+	size_t i = 0;
+
+	if (!json_object_size(json_object_get(device, "left")))
+		return;
+	strbuf_addstr(sb, before);
+	json_object_foreach ((json_t *)json_object_get(device, "left"), k, v)
+		escape_addf(sb, "%s%s %s of %s", i++ ? ", " : "", k, json_string_value(v),
+			    kobj_text(cap, k));
+	strbuf_addstr(sb, after);
+}
+
 char *draclaims_node_line(const json_t *node, const struct draclaims_objects *o)
 {
 	json_t *st, *kinds;
 	struct strbuf sb = STRBUF_INIT, held = STRBUF_INIT;
-	size_t i;
+	size_t i, n;
 	const char *k;
-	json_t *d, *v;
+	json_t *d, *v, *c;
 
 	if (!draslice_node_wants_dra(node))
 		return NULL;
@@ -1025,6 +1184,13 @@ char *draclaims_node_line(const json_t *node, const struct draclaims_objects *o)
 		if (kobj_string(d, "claim"))
 			strbuf_addf(&held, "%s%s by %s", held.len ? ", " : "", kobj_text(d, "name"),
 				    kobj_text(d, "claim"));
+		else if (json_object_get(d, "shares")) {
+			strbuf_addf(&held, "%s%s shared by ", held.len ? ", " : "",
+				    kobj_text(d, "name"));
+			json_array_foreach (json_object_get(d, "claims"), n, c)
+				strbuf_addf(&held, "%s%s", n ? ", " : "", json_string_value(c));
+			draclaims_add_left(&held, d, " (left: ", ")");
+		}
 	}
 	strbuf_addf(&sb, "publishes %lld device%s (",
 		    (long long)json_integer_value(json_object_get(st, "total")),

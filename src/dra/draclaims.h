@@ -61,6 +61,17 @@ char *draclaims_explain_pod(const json_t *pod, const struct draclaims_objects *o
  */
 char *draclaims_node_line(const json_t *node, const struct draclaims_objects *o);
 
+struct strbuf;
+
+/*
+ * What is left of a shared device (an entry of draclaims_node_status's
+ * "devices" with "shares"): "<capacity> <left> of <value>" per capacity
+ * counted, comma-separated, between before and after; nothing when none
+ * could be counted.
+ */
+void draclaims_add_left(struct strbuf *sb, const json_t *device, const char *before,
+			const char *after);
+
 /* "gpu-0, gpu-1" the node's published device names; "" when none. Caller frees. */
 char *draclaims_device_names(const char *node, const json_t *slices);
 

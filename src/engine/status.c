@@ -13,6 +13,7 @@
 #include "model/kobj.h"
 #include "engine/ledger.h"
 #include "model/nodehw.h"
+#include "model/quantity.h"
 #include "base/strbuf.h"
 #include "base/banned.h"
 
@@ -298,6 +299,9 @@ static void dra_notes(struct strbuf *notes, const json_t *node)
 	escape_addf(notes, "; %lld devices, %lld free",
 		    (long long)json_integer_value(json_object_get(node, "total")),
 		    (long long)json_array_size(json_object_get(node, "free")));
+	if (json_array_size(json_object_get(node, "shared")))
+		escape_addf(notes, ", %lld shared",
+			    (long long)json_array_size(json_object_get(node, "shared")));
 	if (kobj_string(node, "gates"))
 		escape_addf(notes, "; driver gates %s", kobj_text(node, "gates"));
 	strbuf_addch(notes, '\n');
@@ -354,10 +358,76 @@ static void dra_notes(struct strbuf *notes, const json_t *node)
 		free(devs);
 		free(ns);
 	}
+	json_array_foreach (json_object_get(node, "devices"), i, v) {
+		if (!json_object_get(v, "shares"))
+			continue;
+		escape_addf(notes, "%s %s: shared by %zu claim%s (allowMultipleAllocations)", name,
+			    kobj_text(v, "name"), json_array_size(json_object_get(v, "claims")),
+			    json_array_size(json_object_get(v, "claims")) == 1 ? "" : "s");
+		draclaims_add_left(notes, v, ": left ", "");
+		strbuf_addch(notes, '\n');
+	}
 	json_array_foreach (json_object_get(node, "orphans"), i, v)
 		escape_addf(notes,
 			    "%s: claim %s is allocated %s, which the slice does not publish\n",
 			    name, kobj_text(v, "claim"), kobj_text(v, "device"));
+}
+
+static void dra_row(char *row[DRA_NCOL], char ***cells, size_t *n, size_t *cap)
+{
+	if (*n + DRA_NCOL > *cap) {
+		*cap = *cap ? 2 * *cap : 16 * DRA_NCOL;
+		*cells = gs_xrealloc(*cells, *cap * sizeof(**cells));
+	}
+	for (size_t col = 0; col < DRA_NCOL; col++)
+		(*cells)[(*n)++] = cell(row[col]);
+}
+
+/* "gpu (shares 60)": the request and what its share consumed that is not zero. */
+static char *share_request(const json_t *share)
+{
+	struct strbuf sb = STRBUF_INIT, what = STRBUF_INIT;
+	const char *k;
+	json_t *v;
+
+	strbuf_addstr(&sb, kobj_text(share, "request"));
+	json_object_foreach ((json_t *)json_object_get(share, "consumedCapacity"), k, v) {
+		struct quantity q;
+		struct gs_error e;
+		if (quantity_from_json(&q, v, &e) == 0 && quantity_is_zero(&q))
+			continue;
+		strbuf_addf(&what, "%s%s %s", what.len ? ", " : "", k,
+			    json_is_string(v) ? json_string_value(v) : "?");
+	}
+	if (what.len)
+		strbuf_addf(&sb, " (%s)", what.buf);
+	strbuf_release(&what);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* A shared device (allowMultipleAllocations): a row per share, its claim's pods and verdict. */
+static void dra_share_rows(const json_t *node, const json_t *d, char ***cells, size_t *n,
+			   size_t *cap)
+{
+	size_t i;
+	json_t *sh;
+
+	json_array_foreach (json_object_get(d, "shares"), i, sh) {
+		const json_t *c = claim_entry(node, kobj_text(sh, "claim"));
+		char *row[DRA_NCOL] = {
+			gs_xstrdup(kobj_text(node, "node")),
+			gs_xstrdup(kobj_text(d, "name")),
+			gs_xstrdup(kobj_text(d, "product")),
+			gs_xstrdup(kobj_string(d, "profile") ? kobj_text(d, "profile") : "-"),
+			gs_xstrdup(kobj_text(sh, "claim")),
+			share_request(sh),
+			json_array_size(json_object_get(sh, "pods"))
+				? joined(json_object_get(sh, "pods"), ",")
+				: gs_xstrdup("-"),
+			gs_xstrdup(c ? kobj_text(c, "prepare") : "-"),
+		};
+		dra_row(row, cells, n, cap);
+	}
 }
 
 static void dra_table(const json_t *status, struct strbuf *sb, struct strbuf *notes)
@@ -371,6 +441,10 @@ static void dra_table(const json_t *status, struct strbuf *sb, struct strbuf *no
 			continue;
 		dra_notes(notes, node);
 		json_array_foreach (json_object_get(node, "devices"), k, d) {
+			if (json_object_get(d, "shares")) {
+				dra_share_rows(node, d, &cells, &n, &cap);
+				continue;
+			}
 			const json_t *c = kobj_string(d, "claim")
 						  ? claim_entry(node, kobj_text(d, "claim"))
 						  : NULL;
@@ -390,12 +464,7 @@ static void dra_table(const json_t *status, struct strbuf *sb, struct strbuf *no
 					   : kobj_string(d, "blockedBy") ? "blocked"
 									 : "free"),
 			};
-			if (n + DRA_NCOL > cap) {
-				cap = cap ? 2 * cap : 16 * DRA_NCOL;
-				cells = gs_xrealloc(cells, cap * sizeof(*cells));
-			}
-			for (size_t col = 0; col < DRA_NCOL; col++)
-				cells[n++] = cell(row[col]);
+			dra_row(row, &cells, &n, &cap);
 		}
 	}
 	if (!n)

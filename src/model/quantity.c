@@ -907,6 +907,20 @@ int quantity_add(struct quantity *out, const struct quantity *a, const struct qu
 	return 0;
 }
 
+int quantity_sub(struct quantity *out, const struct quantity *a, const struct quantity *b,
+		 struct gs_error *err)
+{
+	struct quantity nb = *b;
+
+	/* Quantity.Neg: the sign flips, the remembered text goes; int64Amount.Sub adds
+	 * {-value, scale}, wrapped as Go wraps it. */
+	nb.negative = b->ndigits && !b->negative;
+	nb.text[0] = '\0';
+	if (nb.repr == QUANTITY_REPR_INT64)
+		nb.go_value = (int64_t)(0 - (uint64_t)b->go_value);
+	return quantity_add(out, a, &nb, err);
+}
+
 /* ---- formatting ---- */
 
 static const char *decimal_si_suffix(int64_t exp)

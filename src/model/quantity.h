@@ -155,6 +155,13 @@ int quantity_add(struct quantity *out, const struct quantity *a, const struct qu
 		 struct gs_error *err) GS_WUR;
 
 /*
+ * Quantity.Sub: *out = a - b, exactly, as quantity_add of a and -b. The
+ * format is a's, or b's when a is zero. out may alias a or b.
+ */
+int quantity_sub(struct quantity *out, const struct quantity *a, const struct quantity *b,
+		 struct gs_error *err) GS_WUR;
+
+/*
  * Quantity.String(): the remembered input text when there is one, else the
  * canonical form. buf needs QUANTITY_STR_MAX bytes; returns buf.
  */

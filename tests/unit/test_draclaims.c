@@ -535,11 +535,131 @@ static void test_shared_counters(void **state)
 	st = draclaims_node_status(node, &o);
 	assert_int_equal(json_array_size(json_object_get(st, "blocked")), 0);
 	json_decref(st);
+	/* A counter without a value (bad input offline) counts as 0, not a crash. */
+	json_object_set_new((json_t *)kobj_map(json_array_get(kobj_get(json_array_get(slices, 0),
+								       "spec.sharedCounters"),
+							      0),
+					       "counters"),
+			    "memory-slice-0", json_object());
+	st = draclaims_node_status(node, &o);
+	assert_int_equal(json_integer_value(json_object_get(st, "total")),
+			 json_array_size(kobj_get(json_array_get(slices, 0), "spec.devices")));
+	json_decref(st);
 	json_decref(claim);
 	json_decref(claims);
 	json_decref(node);
 	json_decref(slices);
 	json_decref(sl);
+}
+
+/* The first allocation result of a claim the test made (so it may change it). */
+static json_t *result_of(const json_t *claim)
+{
+	return json_array_get(kobj_get(claim, "status.allocation.devices.results"), 0);
+}
+
+/* A claim allocated one share of dra-t4's gpu-0, consuming `shares` and `memory`. */
+static json_t *share_claim(const char *name, const char *share_id, const char *shares,
+			   const char *memory)
+{
+	return json_pack("{s:s, s:{s:s, s:s, s:s}, s:{s:{s:{s:[{s:s, s:s, s:s, s:s, s:s, "
+			 "s:{s:s, s:s}}]}}, s:[{s:s, s:s}]}}",
+			 "kind", "ResourceClaim", "metadata", "name", name, "namespace", "ns",
+			 "uid", name, "status", "allocation", "devices", "results", "request",
+			 "gpu", "driver", "gpu.nvidia.com", "pool", "dra-t4", "device", "gpu-0",
+			 "shareID", share_id, "consumedCapacity", "memory", memory, "shares",
+			 shares, "reservedFor", "resource", "pods", "name", name);
+}
+
+/*
+ * ConsumableShares (tests/golden/status-dra-shares/list.json's slice: one T4,
+ * allowMultipleAllocations, shares 100, memory 15Gi): two claims with a
+ * shareID on gpu-0 share it; neither is its "claim"; what is left is the
+ * value minus the sum consumed, printed as Kubernetes prints a quantity; a
+ * consumed amount that does not parse leaves its capacity out.
+ */
+static void test_consumable_shares(void **state)
+{
+	json_error_t je;
+	json_t *recording = json_load_file("tests/golden/status-dra-shares/list.json", 0, &je);
+	json_t *slices = json_array(), *nodes = json_array(), *claims, *st, *d, *it;
+	struct draclaims_objects o = {
+		.slices = slices, .claims = NULL, .templates = NULL, .pods = NULL, .events = NULL};
+	const json_t *node;
+	char *line;
+	size_t i;
+
+	(void)state;
+	assert_non_null(recording);
+	json_array_foreach (json_object_get(recording, "items"), i, it)
+		if (kobj_is(it, "Node") || kobj_is(it, "ResourceSlice"))
+			json_array_append(kobj_is(it, "Node") ? nodes : slices, it);
+	node = json_array_get(nodes, 0);
+	claims = json_pack("[o, o]",
+			   share_claim("a", "06147a03-1090-4905-8061-7a031090b905", "60", "4Gi"),
+			   share_claim("b", "84a2ecad-e4b1-42a4-884a-ecade4b1e2a4", "30", "0"));
+	o.claims = claims;
+	st = draclaims_node_status(node, &o);
+	d = json_array_get(json_object_get(st, "devices"), 0);
+	assert_string_equal(kobj_text(d, "name"), "gpu-0");
+	assert_true(json_is_null(json_object_get(d, "claim")));
+	assert_int_equal(json_array_size(json_object_get(d, "shares")), 2);
+	assert_string_equal(kobj_text(json_array_get(json_object_get(d, "shares"), 0), "claim"),
+			    "ns/a");
+	assert_string_equal(kobj_text(json_array_get(json_object_get(d, "shares"), 1),
+				      "consumedCapacity.shares"),
+			    "30");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(d, "claims"), 1)),
+			    "ns/b");
+	assert_int_equal(json_array_size(json_object_get(d, "pods")), 2);
+	assert_string_equal(kobj_text(d, "left.memory"), "11Gi"); /* 15Gi - 4Gi - 0 */
+	assert_string_equal(kobj_text(d, "left.shares"), "10");	  /* 100 - 60 - 30 */
+	assert_string_equal(kobj_text(d, "capacity.memory"), "15Gi");
+	assert_int_equal(json_integer_value(json_object_get(st, "held")), 1);
+	assert_int_equal(json_array_size(json_object_get(st, "free")), 0);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(st, "shared"), 0)),
+			    "gpu-0");
+	json_decref(st);
+	line = draclaims_node_line(node, &o);
+	assert_string_equal(line, "DRA node (gpushare.io/path=dra): publishes 1 device (1 x Tesla "
+				  "T4), 0 free; held: gpu-0 shared by ns/a, ns/b (left: shares 10 "
+				  "of 100, memory 11Gi of 15Gi)");
+	free(line);
+
+	/* A consumed amount that is no quantity: memory is not counted, shares still are. */
+	json_object_set_new(
+		json_object_get(result_of(json_array_get(claims, 1)), "consumedCapacity"), "memory",
+		json_string("lots"));
+	st = draclaims_node_status(node, &o);
+	d = json_array_get(json_object_get(st, "devices"), 0);
+	assert_null(json_object_get(json_object_get(d, "left"), "memory"));
+	assert_string_equal(kobj_text(d, "left.shares"), "10");
+	json_decref(st);
+	/* A published capacity without a value: left out, not read. */
+	json_object_del(
+		(json_t *)kobj_get(
+			json_array_get(kobj_get(json_array_get(slices, 0), "spec.devices"), 0),
+			"capacity.shares"),
+		"value");
+	st = draclaims_node_status(node, &o);
+	assert_int_equal(json_object_size(kobj_get(
+				 json_array_get(json_object_get(st, "devices"), 0), "left")),
+			 0);
+	json_decref(st);
+
+	/* A result without a shareID holds the device alone, as before. */
+	json_object_del(result_of(json_array_get(claims, 0)), "shareID");
+	json_array_remove(claims, 1);
+	st = draclaims_node_status(node, &o);
+	d = json_array_get(json_object_get(st, "devices"), 0);
+	assert_string_equal(kobj_text(d, "claim"), "ns/a");
+	assert_null(json_object_get(d, "shares"));
+	assert_null(json_object_get(st, "shared"));
+	json_decref(st);
+	json_decref(claims);
+	json_decref(slices);
+	json_decref(nodes);
+	json_decref(recording);
 }
 
 int main(void)
@@ -556,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_quota_usage),
 		cmocka_unit_test(test_quota_refusal),
 		cmocka_unit_test(test_shared_counters),
+		cmocka_unit_test(test_consumable_shares),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

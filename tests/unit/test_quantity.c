@@ -689,6 +689,45 @@ static void add(void **state)
 	assert_non_null(strstr(err.msg, "significant digits"));
 }
 
+/* Upstream's TestSub (quantity_test.go), and what is left of a device's capacity. */
+static void sub(void **state)
+{
+	static const struct {
+		const char *a, *b, *want;
+	} table[] = {
+		{"10", "1e1", "0"},	/* decQuantity(10, 0) - decQuantity(1, 1) */
+		{"10", "1Ki", "-1014"}, /* a's format: DecimalSI */
+		{"2Ki", "1k", "1048"},	/* a's format: BinarySI, 1048 below 1024 * 2 */
+		{"0", "50", "-50"},	 {"50", "0", "50"},	{"0", "0", "0"},
+		{"0", "1Gi", "-1Gi"}, /* a zero: b's format */
+		{"15Gi", "4Gi", "11Gi"}, {"15Gi", "0", "15Gi"}, {"100", "90", "10"},
+		{"1.234", "0", "1234m"}, /* Sub clears the remembered text */
+		{"1", "-500m", "1500m"}, {"-1", "-1", "0"},
+	};
+	struct quantity a, b, r;
+	struct gs_error err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		a = parse_ok(table[i].a);
+		b = parse_ok(table[i].b);
+		assert_int_equal(quantity_sub(&r, &a, &b, &err), 0);
+		if (strcmp(str(&r), table[i].want))
+			fail_msg("%s - %s: got %s want %s", table[i].a, table[i].b, str(&r),
+				 table[i].want);
+	}
+	/* out may alias; b is left alone */
+	a = parse_ok("15Gi");
+	b = parse_ok("4Gi");
+	assert_int_equal(quantity_sub(&a, &a, &b, &err), 0);
+	assert_string_equal(str(&a), "11Gi");
+	assert_string_equal(str(&b), "4Gi");
+	/* the digit cap, as quantity_add */
+	a = parse_ok("1e200");
+	b = parse_ok("1n");
+	assert_int_equal(quantity_sub(&r, &a, &b, &err), -1);
+}
+
 /*
  * Upstream's TestParseQuantity (quantity_test.go): values around and past
  * int64, which Quantity keeps exactly in an inf.Dec, and how String()
@@ -794,12 +833,19 @@ static void big_values_exact(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parse_table),	    cmocka_unit_test(parse_invalid),
-		cmocka_unit_test(parse_oddities),   cmocka_unit_test(string_table),
-		cmocka_unit_test(parse_emit),	    cmocka_unit_test(compare),
-		cmocka_unit_test(new_set),	    cmocka_unit_test(values_and_integers),
-		cmocka_unit_test(from_json),	    cmocka_unit_test(add),
-		cmocka_unit_test(big_values_exact), cmocka_unit_test(integer_rule),
+		cmocka_unit_test(parse_table),
+		cmocka_unit_test(parse_invalid),
+		cmocka_unit_test(parse_oddities),
+		cmocka_unit_test(string_table),
+		cmocka_unit_test(parse_emit),
+		cmocka_unit_test(compare),
+		cmocka_unit_test(new_set),
+		cmocka_unit_test(values_and_integers),
+		cmocka_unit_test(from_json),
+		cmocka_unit_test(add),
+		cmocka_unit_test(sub),
+		cmocka_unit_test(big_values_exact),
+		cmocka_unit_test(integer_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
