@@ -8,6 +8,7 @@
 
 #include "engine/plan.h"
 #include "base/version.h"
+#include "json_fixture.h"
 
 /*
  * plan's filters and scores against hand-made nodes (already advertised)
@@ -15,15 +16,6 @@
  * expected nodes follow from its score formulas worked by hand in each
  * case's comment.
  */
-
-static json_t *loads(const char *text)
-{
-	json_error_t je;
-	json_t *j = json_loads(text, 0, &je);
-	if (!j)
-		fail_msg("bad test JSON: %s: %s", je.text, text);
-	return j;
-}
 
 /* A node: name, cpu, memory, gpus, extra JSON fields of spec ("" = none), labels JSON. */
 static json_t *node(const char *name, const char *cpu, const char *mem, const char *gpus,
