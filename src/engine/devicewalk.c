@@ -60,7 +60,8 @@ static size_t resource_names(const json_t *c, const char ***names, size_t *cap)
 				(*names)[n++] = k;
 		}
 	}
-	qsort(*names, n, sizeof(**names), by_str);
+	if (n > 1)
+		qsort(*names, n, sizeof(**names), by_str);
 	return n;
 }
 
