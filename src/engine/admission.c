@@ -1,6 +1,8 @@
 #include "engine/admission.h"
+#include "engine/devicewalk.h"
 #include "engine/health.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +10,6 @@
 #include "model/dpconfig_set.h"
 #include "model/kobj.h"
 #include "model/nodehw.h"
-#include "model/quantity.h"
 #include "base/banned.h"
 
 #define REASON_UNEXPECTED "UnexpectedAdmissionError" /* pkg/kubelet/cm/admission/errors.go */
@@ -22,62 +23,9 @@ void admission_decision_release(struct admission_decision *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/*
- * What a container asks of `resource`: its limit, as the device manager
- * reads it (extended resources have request == limit), else its request.
- * 0 when absent; -1 on an unreadable quantity.
- */
-static int container_amount(const json_t *c, const char *resource, long long *out,
-			    struct gs_error *err)
-{
-	const json_t *v;
-	struct quantity q;
-	int64_t n;
-
-	v = json_object_get(kobj_map(c, "resources.limits"), resource);
-	if (!v)
-		v = json_object_get(kobj_map(c, "resources.requests"), resource);
-	*out = 0;
-	if (!v)
-		return 0;
-	if (quantity_from_json(&q, v, err) || quantity_value(&q, &n)) {
-		gs_error_prefix(err, "container \"%s\": %s: ", kobj_text(c, "name"), resource);
-		return -1;
-	}
-	*out = n;
-	return 0;
-}
-
 static bool is_sidecar(const json_t *c)
 {
 	return !strcmp(kobj_text(c, "restartPolicy"), "Always");
-}
-
-static int by_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The container's resource names, limits and requests, sorted (Go walks a map: any order). */
-static size_t resource_names(const json_t *c, const char **names, size_t cap)
-{
-	const char *lists[] = {"resources.limits", "resources.requests"};
-	size_t n = 0;
-
-	for (size_t l = 0; l < 2; l++) {
-		const char *k;
-		json_t *v;
-
-		json_object_foreach ((json_t *)kobj_map(c, lists[l]), k, v) {
-			bool seen = false;
-			for (size_t i = 0; i < n; i++)
-				seen |= !strcmp(names[i], k);
-			if (!seen && n < cap)
-				names[n++] = k;
-		}
-	}
-	qsort(names, n, sizeof(*names), by_str);
-	return n;
 }
 
 static void reject(struct admission_decision *d, const char *reason, char *message)
@@ -91,10 +39,11 @@ static void reject(struct admission_decision *d, const char *reason, char *messa
 
 struct sim {
 	const struct ledger *l;
+	struct admission_decision *d;
 	bool *busy;   /* held by another pod or already by this one */
-	bool *reuse;  /* devicesToReuse: init containers' devices */
+	bool *reuse;  /* devicesToReuse: plain init containers' devices */
 	bool *mine;   /* the pod's devices */
-	bool *cont;   /* the current container's devices */
+	bool *cont;   /* the current container's devices of the current resource */
 	size_t *pick; /* scratch */
 };
 
@@ -107,19 +56,30 @@ static size_t orphans_of(const struct ledger *l, const char *resource)
 	return n;
 }
 
-/*
- * ManagerImpl.allocateContainerResources for one resource of one container:
- * devicesToAllocate, then the plugin's Allocate (ValidateRequest). Returns
- * 0, or 1 with the decision rejected.
- */
-static int allocate(struct sim *s, const char *res, long long needed_ll,
-		    struct admission_decision *d)
+/* isDevicePluginResource: registered, or devices of it still allocated. */
+static bool serves(void *arg, const char *res)
 {
+	const struct sim *s = arg;
+
+	return ledger_count(s->l, res, NULL) || orphans_of(s->l, res);
+}
+
+/*
+ * ManagerImpl.allocateContainerResources for one resource of one container
+ * (devicewalk's step): devicesToAllocate, then the plugin's Allocate
+ * (ValidateRequest). Returns 0, or 1 with the decision rejected.
+ */
+static int allocate(void *arg, const struct devicewalk_step *st)
+{
+	struct sim *s = arg;
 	const struct ledger *l = s->l;
-	size_t n = l->n_devices, needed = (size_t)needed_ll, got = 0, avail = 0, nmust;
+	struct admission_decision *d = s->d;
+	const char *res = st->resource;
+	size_t n = l->n_devices, needed = (size_t)st->ask, got = 0, avail = 0;
 	size_t *must = s->pick;
 	bool replicas = false;
 
+	memset(s->cont, 0, n * sizeof(bool));
 	/* The registered check: a resource only pods still hold (its devices gone). */
 	if (!ledger_count(l, res, NULL)) {
 		reject(d, REASON_UNEXPECTED,
@@ -129,36 +89,35 @@ static int allocate(struct sim *s, const char *res, long long needed_ll,
 			       res));
 		return 1;
 	}
-	/* Reusable devices first (an init container's). */
-	for (size_t i = 0; i < n && got < needed; i++)
+	/* The devices plain init containers left, as many as the walk counted. */
+	for (size_t i = 0; i < n && got < (size_t)st->reused; i++)
 		if (s->reuse[i] && !strcmp(l->devices[i].resource, res)) {
 			s->cont[i] = true;
 			must[got++] = i;
 		}
-	if (got < needed) {
+	if (st->fresh > 0) {
 		size_t *pref;
 		for (size_t i = 0; i < n; i++)
 			avail += !strcmp(l->devices[i].resource, res) && !s->busy[i];
-		if (avail < needed - got) {
+		if (avail < (size_t)st->fresh) {
 			reject(d, REASON_UNEXPECTED,
 			       gs_xasprintf("Allocate failed due to requested number of devices "
-					    "unavailable for %s. Requested: %zu, Available: %zu, "
+					    "unavailable for %s. Requested: %lld, Available: %zu, "
 					    "which is unexpected",
-					    res, needed - got, avail));
+					    res, (long long)st->fresh, avail));
 			return 1;
 		}
-		nmust = got;
 		pref = gs_xcalloc(needed, sizeof(*pref));
-		if (ledger_preferred(l, res, s->busy, must, nmust, needed, pref)) {
+		if (ledger_preferred(l, res, s->busy, must, got, needed, pref)) {
 			free(pref);
 			reject(d, REASON_UNEXPECTED,
 			       gs_xasprintf("Allocate failed due to requested number of devices "
-					    "unavailable for %s. Requested: %zu, Available: %zu, "
+					    "unavailable for %s. Requested: %lld, Available: %zu, "
 					    "which is unexpected",
-					    res, needed - got, avail));
+					    res, (long long)st->fresh, avail));
 			return 1;
 		}
-		for (size_t i = nmust; i < needed; i++) {
+		for (size_t i = got; i < needed; i++) {
 			s->busy[pref[i]] = true;
 			s->cont[pref[i]] = true;
 		}
@@ -166,7 +125,7 @@ static int allocate(struct sim *s, const char *res, long long needed_ll,
 	}
 	/* The plugin's Allocate gets the container's devices of this resource. */
 	for (size_t i = 0; i < n; i++)
-		if (s->cont[i] && !strcmp(l->devices[i].resource, res))
+		if (s->cont[i])
 			replicas |= l->devices[i].replica >= 0;
 	if (l->fail_over_one && replicas && needed > 1) {
 		reject(d, REASON_UNEXPECTED,
@@ -177,40 +136,12 @@ static int allocate(struct sim *s, const char *res, long long needed_ll,
 			       res, needed));
 		return 1;
 	}
-	return 0;
-}
-
-/* One container through the device manager; 0, 1 (rejected) or -1. */
-static int run_container(struct sim *s, const json_t *c, bool init, struct admission_decision *d,
-			 struct gs_error *err)
-{
-	const struct ledger *l = s->l;
-	const char *names[64];
-	size_t nn = resource_names(c, names, 64);
-
-	memset(s->cont, 0, l->n_devices * sizeof(bool));
-	for (size_t k = 0; k < nn; k++) {
-		long long amount;
-		int rc;
-
-		/* isDevicePluginResource: registered, or devices of it still allocated. */
-		if (!ledger_count(l, names[k], NULL) && !orphans_of(l, names[k]))
-			continue;
-		if (container_amount(c, names[k], &amount, err))
-			return -1;
-		if (amount <= 0)
-			continue;
-		rc = allocate(s, names[k], amount, d);
-		if (rc)
-			return rc;
-	}
-	for (size_t i = 0; i < l->n_devices; i++) {
-		if (!s->cont[i])
-			continue;
-		s->mine[i] = true;
-		/* addContainerAllocatedResources / removeContainerAllocatedResources */
-		s->reuse[i] = init && !is_sidecar(c);
-	}
+	/* addContainerAllocatedResources / removeContainerAllocatedResources */
+	for (size_t i = 0; i < n; i++)
+		if (s->cont[i]) {
+			s->mine[i] = true;
+			s->reuse[i] = st->leaves;
+		}
 	return 0;
 }
 
@@ -219,20 +150,20 @@ static int run_container(struct sim *s, const json_t *c, bool init, struct admis
  * compares): app containers and sidecars summed, or a plain init container
  * with the sidecars started before it, whichever is larger.
  */
-static int pod_request(const json_t *pod, const char *res, long long *out, struct gs_error *err)
+static int pod_request(const json_t *pod, const char *res, int64_t *out, struct gs_error *err)
 {
 	const json_t *spec = kobj_map(pod, "spec");
-	long long sum = 0, side = 0, best = 0, a;
+	int64_t sum = 0, side = 0, best = 0, a;
 	size_t i;
 	json_t *c;
 
 	json_array_foreach (json_object_get(spec, "containers"), i, c) {
-		if (container_amount(c, res, &a, err))
+		if (devicewalk_ask(c, res, &a, err))
 			return -1;
 		sum += a;
 	}
 	json_array_foreach (json_object_get(spec, "initContainers"), i, c) {
-		if (container_amount(c, res, &a, err))
+		if (devicewalk_ask(c, res, &a, err))
 			return -1;
 		if (is_sidecar(c)) {
 			side += a;
@@ -250,14 +181,13 @@ int admission_decide(const struct ledger *l, const json_t *pod, struct admission
 {
 	size_t n = l->n_devices ? l->n_devices : 1, i;
 	struct sim s = {.l = l,
+			.d = out,
 			.busy = gs_xcalloc(n, sizeof(bool)),
 			.reuse = gs_xcalloc(n, sizeof(bool)),
 			.mine = gs_xcalloc(n, sizeof(bool)),
 			.cont = gs_xcalloc(n, sizeof(bool)),
 			.pick = gs_xcalloc(n, sizeof(size_t))};
-	const json_t *spec = kobj_map(pod, "spec");
 	int rc = 0;
-	json_t *c;
 
 	memset(out, 0, sizeof(*out));
 	out->admit = true;
@@ -265,15 +195,12 @@ int admission_decide(const struct ledger *l, const json_t *pod, struct admission
 	for (i = 0; i < l->n_devices; i++)
 		s.busy[i] = l->devices[i].holder != NULL;
 	/* The resource allocator: init containers, then app containers, in order. */
-	json_array_foreach (json_object_get(spec, "initContainers"), i, c)
-		if ((rc = run_container(&s, c, true, out, err)))
-			goto done;
-	json_array_foreach (json_object_get(spec, "containers"), i, c)
-		if ((rc = run_container(&s, c, false, out, err)))
-			goto done;
+	rc = devicewalk_pod(pod, serves, allocate, &s, err);
+	if (rc)
+		goto done;
 	/* The predicate, for resources shown at 0 (no plugin serves them). */
 	for (size_t k = 0; k < l->n_vanished; k++) {
-		long long req;
+		int64_t req;
 
 		if (pod_request(pod, l->vanished[k], &req, err)) {
 			rc = -1;
@@ -285,7 +212,7 @@ int admission_decide(const struct ledger *l, const json_t *pod, struct admission
 		reject(out, "",
 		       gs_xasprintf("Node didn't have enough resource: %s, requested: %lld, "
 				    "used: %zu, capacity: 0",
-				    l->vanished[k], req, orphans_of(l, l->vanished[k])));
+				    l->vanished[k], (long long)req, orphans_of(l, l->vanished[k])));
 		free(out->reason);
 		out->reason = gs_xasprintf("OutOf%s", l->vanished[k]);
 		rc = 1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/devicewalk.h"
 #include "engine/explain.h"
 #include "engine/explain_offline.h"
 #include "engine/podvalidate.h"
@@ -986,64 +987,65 @@ static bool kubelet_refuses(struct plan *p, const json_t *pod, size_t node, stru
 	return true;
 }
 
-/* What container c asks of an extended resource: its limit (request == limit), else its request. */
-static int64_t container_ask(const json_t *c, const char *res)
-{
-	const json_t *v = json_object_get(kobj_map(c, "resources.limits"), res);
-	int64_t n = 0;
-	struct gs_error ignored;
+/* The device manager's count of one pinned pod on one node (devicewalk). */
+struct pinned_walk {
+	const struct plan *p;
+	size_t at;
+	int64_t *taken; /* per resource: devices the pod's containers took so far (lazily) */
+	struct plan_pod *out;
+};
 
-	if (!v)
-		v = json_object_get(kobj_map(c, "resources.requests"), res);
-	/* The pod's requests were parsed already: an unreadable one never gets here. */
-	if (v && qint(v, false, &n, &ignored) < 0)
-		n = 0;
-	return n;
+/* The nvidia.com/ resources the node shows above 0: a device plugin serves them. */
+static bool pinned_serves(void *arg, const char *res)
+{
+	const struct pinned_walk *w = arg;
+	const json_t *v = json_object_get(w->p->res_index, res);
+	int64_t alloc, used;
+
+	if (!v || strncmp(res, "nvidia.com/", 11))
+		return false;
+	node_res(&w->p->nodes[w->at], (size_t)json_integer_value(v), &alloc, &used);
+	return alloc > 0;
+}
+
+/* devicesToAllocate's refusal when the container needs more than the node has free. */
+static int pinned_step(void *arg, const struct devicewalk_step *st)
+{
+	struct pinned_walk *w = arg;
+	size_t r = (size_t)json_integer_value(json_object_get(w->p->res_index, st->resource));
+	int64_t alloc, used, free_n;
+
+	if (!w->taken)
+		w->taken = gs_xcalloc(w->p->n_res, sizeof(*w->taken));
+	node_res(&w->p->nodes[w->at], r, &alloc, &used);
+	free_n = alloc - used - w->taken[r];
+	if (st->fresh > free_n) {
+		free(w->out->reason);
+		w->out->reason = gs_xasprintf(
+			"Allocate failed due to requested number of devices unavailable for %s. "
+			"Requested: %lld, Available: %lld, which is unexpected",
+			st->resource, (long long)st->fresh, (long long)(free_n < 0 ? 0 : free_n));
+		w->out->status_reason = gs_xstrdup("UnexpectedAdmissionError");
+		return 1;
+	}
+	w->taken[r] += st->fresh;
+	return 0;
 }
 
 /*
- * The device manager's Allocate for one nvidia.com/ resource of a pod bound
- * as written (pkg/kubelet/cm/devicemanager devicesToAllocate): container by
- * container, init containers first, devices a plain init container left for
- * reuse before free ones. Fills the refusal and returns true when short.
+ * The device manager's Allocate for the nvidia.com/ resources of a pod
+ * bound as written (devicewalk). Fills the refusal and returns true when
+ * some container finds too few devices.
  */
-static bool devices_short(const struct plan *p, const struct ppod *pp, size_t at, size_t r,
+static bool devices_short(const struct plan *p, const struct ppod *pp, size_t at,
 			  struct plan_pod *out)
 {
-	const char *res = p->res_names[r];
-	int64_t alloc, used, free_n, reuse = 0;
+	struct pinned_walk w = {p, at, NULL, out};
+	/* The pod's requests were read already: an unreadable limit asks nothing. */
+	int rc = devicewalk_pod(pp->obj, pinned_serves, pinned_step, &w, NULL);
 
-	node_res(&p->nodes[at], r, &alloc, &used);
-	free_n = alloc - used;
-
-	for (size_t l = 0; l < 2; l++) {
-		const json_t *c;
-		size_t i;
-
-		json_array_foreach (
-			kobj_get(pp->obj, l ? "spec.containers" : "spec.initContainers"), i, c) {
-			int64_t n = container_ask(c, res), got, need;
-			if (n <= 0)
-				continue;
-			got = n < reuse ? n : reuse;
-			reuse -= got;
-			need = n - got;
-			if (need > free_n) {
-				free(out->reason);
-				out->reason = gs_xasprintf(
-					"Allocate failed due to requested number of devices "
-					"unavailable for %s. Requested: %lld, "
-					"Available: %lld, which is unexpected",
-					res, (long long)need, (long long)(free_n < 0 ? 0 : free_n));
-				out->status_reason = gs_xstrdup("UnexpectedAdmissionError");
-				return true;
-			}
-			free_n -= need;
-			if (!l && strcmp(kobj_text(c, "restartPolicy"), "Always"))
-				reuse += n;
-		}
-	}
-	return false;
+	free(w.taken);
+	return rc > 0;
 }
 
 /* InsufficientResourceError as the kubelet words it; its reason is OutOf + the name. */
@@ -1073,14 +1075,8 @@ static bool kubelet_refuses_pinned(struct plan *p, const struct ppod *pp, size_t
 	char *why;
 	size_t j;
 
-	for (size_t i = 0; i < pp->n_req; i++) {
-		size_t r = pp->req[i].res;
-		int64_t alloc, used;
-		node_res(n, r, &alloc, &used);
-		if (r >= R_FIRST_SCALAR && !strncmp(p->res_names[r], "nvidia.com/", 11) &&
-		    alloc > 0 && devices_short(p, pp, at, r, out))
-			goto refused;
-	}
+	if (devices_short(p, pp, at, out))
+		goto refused;
 	if (n->n_pods + 1 > n->max_pods) {
 		out_of(out, "pods", 1, n->n_pods, n->max_pods);
 		goto refused;

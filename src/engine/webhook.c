@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/devicewalk.h"
 #include "engine/podvalidate.h"
 #include "engine/explain.h"
 #include "model/kobj.h"
@@ -228,16 +229,6 @@ static long long amount_of(const json_t *v)
 	return n;
 }
 
-/* What a container asks of `res` as the device manager reads it: its limit, else its request. */
-static long long container_amount(const json_t *c, const char *res)
-{
-	const json_t *v = json_object_get(kobj_map(c, "resources.limits"), res);
-
-	if (!v)
-		v = json_object_get(kobj_map(c, "resources.requests"), res);
-	return amount_of(v);
-}
-
 /* The containers explain_admission_failures names: refused by the plugin past 1. */
 struct over_one {
 	struct explain_admission_fail *items;
@@ -264,7 +255,7 @@ static const struct explain_admission_fail *over_one_for(const struct over_one *
 /* One nvidia.com/ resource of the pod on the bound node, as the device manager counts it. */
 struct bound_res {
 	const char *name;
-	long long allocatable, free, reuse;
+	long long allocatable, free;
 };
 
 static int by_name(const void *a, const void *b)
@@ -315,60 +306,50 @@ static void refuse_replicas(struct strbuf *msg, const char *node,
 	free(words);
 }
 
+/* The bound node's resources and the refusal (devicewalk's step argument). */
+struct bound_walk {
+	struct bound_res *res;
+	size_t n_res;
+	const char *node;
+	const struct over_one *over;
+	struct strbuf *msg;
+};
+
+static struct bound_res *bound_res_named(const struct bound_walk *w, const char *name)
+{
+	struct bound_res key = {.name = name};
+
+	return bsearch(&key, w->res, w->n_res, sizeof(*w->res), by_name);
+}
+
+static bool bound_serves(void *arg, const char *res)
+{
+	return bound_res_named(arg, res) != NULL;
+}
+
 /*
- * The device manager's Allocate for one container and one resource:
- * devices an init container left for reuse first, then free ones
+ * The device manager's Allocate for one container and one resource, after
+ * the devices an init container left (devicewalk): free ones
  * (devicesToAllocate), then the plugin's Allocate, which refuses more than
  * one replica where failRequestsGreaterThanOne holds. 1 with msg filled
  * when refused.
  */
-static int allocate_one(struct bound_res *r, const json_t *c, bool init, const char *node,
-			const struct over_one *over, struct strbuf *msg)
+static int bound_step(void *arg, const struct devicewalk_step *st)
 {
-	const char *cname = kobj_text(c, "name");
-	long long n = container_amount(c, r->name), got, need;
+	struct bound_walk *w = arg;
+	struct bound_res *r = bound_res_named(w, st->resource);
+	const char *cname = kobj_text(st->container, "name");
 	const struct explain_admission_fail *fail;
 
-	if (n <= 0)
-		return 0;
-	got = n < r->reuse ? n : r->reuse;
-	r->reuse -= got;
-	need = n - got;
-	if (need > r->free) {
-		refuse_unavailable(msg, node, cname, r, n, got);
+	if (st->fresh > r->free) {
+		refuse_unavailable(w->msg, w->node, cname, r, st->ask, st->reused);
 		return 1;
 	}
-	r->free -= need;
-	fail = n > 1 ? over_one_for(over, cname, r->name) : NULL;
+	r->free -= st->fresh;
+	fail = st->ask > 1 ? over_one_for(w->over, cname, r->name) : NULL;
 	if (fail) {
-		refuse_replicas(msg, node, fail);
+		refuse_replicas(w->msg, w->node, fail);
 		return 1;
-	}
-	/* A plain init container's devices are reusable by the containers after it. */
-	if (init && strcmp(kobj_text(c, "restartPolicy"), "Always"))
-		r->reuse += n;
-	return 0;
-}
-
-/*
- * The kubelet's resource allocator for each init then app container, each
- * container's resources in name order, on the node with no other pod
- * (pkg/kubelet/cm/devicemanager). The first refusal, in the kubelet's
- * words, goes to msg; 1 then.
- */
-static int bound_allocate(const json_t *spec, const char *node, struct bound_res *res, size_t n_res,
-			  const struct over_one *over, struct strbuf *msg)
-{
-	const char *lists[] = {"initContainers", "containers"};
-
-	for (size_t l = 0; l < 2; l++) {
-		const json_t *c;
-		size_t i;
-
-		json_array_foreach (json_object_get(spec, lists[l]), i, c)
-			for (size_t k = 0; k < n_res; k++)
-				if (allocate_one(&res[k], c, l == 0, node, over, msg))
-					return 1;
 	}
 	return 0;
 }
@@ -463,12 +444,15 @@ static int judge_bound(const struct webhook_fleet *f, const json_t *pod, const c
 		}
 		long long have = amount_of(a);
 		if (have > 0)
-			res[n_res++] = (struct bound_res){k, have, have, 0};
+			res[n_res++] = (struct bound_res){k, have, have};
 	}
 	/* Go walks a container's limits map in any order: name order, as admission.c. */
 	qsort(res, n_res, sizeof(*res), by_name);
 	explain_admission_failures(f->configs, node, pod, collect_over_one, &over);
-	if (!bound_allocate(kobj_get(pod, "spec"), name, res, n_res, &over, msg)) {
+	/* The kubelet's resource allocator on the node with no other pod. */
+	struct bound_walk w = {res, n_res, name, &over, msg};
+	/* explain_pod read the pod's requests: an unreadable limit asks nothing. */
+	if (!devicewalk_pod(pod, bound_serves, bound_step, &w, NULL)) {
 		/* The predicate, after the allocator: a resource shown at 0. */
 		json_object_foreach (e->requests, k, q) {
 			const json_t *a = json_object_get(alloc, k);

@@ -160,41 +160,79 @@ static void over_capacity(void **state)
 	json_decref(n);
 }
 
-/* Init containers' devices are reused by app containers; app containers add up. */
+/*
+ * A pod of `init` and `apps` (JSON arrays) on l: admitted holding `devices`
+ * IDs of nvidia.com/gpu when `says` is NULL, else refused with `says` in
+ * its message.
+ */
+static void expect_pod(const struct ledger *l, const char *init, const char *apps, size_t devices,
+		       const char *says)
+{
+	json_t *pod = fx_pod("ns", "p", "n", init, apps);
+	struct admission_decision d;
+
+	decide(l, pod, &d);
+	if (says) {
+		assert_false(d.admit);
+		assert_non_null(strstr(d.message, says));
+	} else {
+		assert_true(d.admit);
+		assert_int_equal(json_array_size(json_object_get(d.devices, "nvidia.com/gpu")),
+				 devices);
+	}
+	admission_decision_release(&d);
+	json_decref(pod);
+}
+
+/*
+ * Init containers' devices are reused by app containers; app containers add
+ * up; a sidecar keeps its GPU, so the plain init container's one is all an
+ * app container reuses.
+ */
 static void containers_count_as_kubelet(void **state)
 {
 	(void)state;
 	json_t *n = fx_node("n", "NVIDIA A100-SXM4-80GB", 2, NULL, NULL);
 	struct ledger *l = fx_ledger(n, NULL);
-	struct admission_decision d;
-	json_t *pod;
 	char init[600], apps[600];
 
 	snprintf(init, sizeof(init), "[%s]", fx_ask(b1, sizeof(b1), "init", "nvidia.com/gpu", 2));
 	snprintf(apps, sizeof(apps), "[%s]", fx_ask(b2, sizeof(b2), "main", "nvidia.com/gpu", 2));
-	pod = fx_pod("ns", "p", "n", init, apps);
-	decide(l, pod, &d);
-	assert_true(d.admit);
-	assert_int_equal(json_array_size(json_object_get(d.devices, "nvidia.com/gpu")), 2);
-	admission_decision_release(&d);
-	json_decref(pod);
+	expect_pod(l, init, apps, 2, NULL);
 
 	snprintf(apps, sizeof(apps), "[%s,%s]", fx_ask(b1, sizeof(b1), "a", "nvidia.com/gpu", 1),
 		 fx_ask(b2, sizeof(b2), "b", "nvidia.com/gpu", 1));
-	pod = fx_pod("ns", "p", "n", NULL, apps);
-	decide(l, pod, &d);
-	assert_true(d.admit);
-	assert_int_equal(json_array_size(json_object_get(d.devices, "nvidia.com/gpu")), 2);
-	admission_decision_release(&d);
-	json_decref(pod);
-
+	expect_pod(l, NULL, apps, 2, NULL);
 	snprintf(apps, sizeof(apps), "[%s,%s]", fx_ask(b1, sizeof(b1), "a", "nvidia.com/gpu", 2),
 		 fx_ask(b2, sizeof(b2), "b", "nvidia.com/gpu", 1));
-	pod = fx_pod("ns", "p", "n", NULL, apps);
-	decide(l, pod, &d);
-	assert_false(d.admit);
-	assert_non_null(strstr(d.message, "Requested: 1, Available: 0,"));
-	admission_decision_release(&d);
+	expect_pod(l, NULL, apps, 0, "Requested: 1, Available: 0,");
+
+	snprintf(init, sizeof(init),
+		 "[{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":"
+		 "{\"limits\":{\"nvidia.com/gpu\":1}}},%s]",
+		 fx_ask(b1, sizeof(b1), "init", "nvidia.com/gpu", 1));
+	snprintf(apps, sizeof(apps), "[%s]", fx_ask(b2, sizeof(b2), "main", "nvidia.com/gpu", 1));
+	expect_pod(l, init, apps, 2, NULL);
+	snprintf(apps, sizeof(apps), "[%s]", fx_ask(b2, sizeof(b2), "main", "nvidia.com/gpu", 2));
+	expect_pod(l, init, apps, 0, "Requested: 1, Available: 0,");
+	ledger_free(l);
+	json_decref(n);
+}
+
+/* A quantity past int64 is an error the caller can act on, not a stale message. */
+static void quantity_out_of_range(void **state)
+{
+	(void)state;
+	json_t *n = fx_node("n", "NVIDIA A100-SXM4-80GB", 2, NULL, NULL);
+	struct ledger *l = fx_ledger(n, NULL);
+	struct admission_decision d;
+	struct gs_error err = {0};
+	json_t *pod = fx_pod("ns", "p", "n", NULL,
+			     "[{\"name\":\"main\",\"resources\":{\"limits\":"
+			     "{\"nvidia.com/gpu\":\"10E\"}}}]");
+
+	assert_int_equal(admission_decide(l, pod, &d, &err), -1);
+	assert_string_equal(err.msg, "container \"main\": nvidia.com/gpu: quantity out of range");
 	json_decref(pod);
 	ledger_free(l);
 	json_decref(n);
@@ -380,6 +418,7 @@ int main(void)
 		cmocka_unit_test(mps_always),
 		cmocka_unit_test(over_capacity),
 		cmocka_unit_test(containers_count_as_kubelet),
+		cmocka_unit_test(quantity_out_of_range),
 		cmocka_unit_test(vanished_resource),
 		cmocka_unit_test(from_objects),
 	};

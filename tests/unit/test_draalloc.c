@@ -8,21 +8,13 @@
 
 #include "dra/draalloc.h"
 #include "model/kobj.h"
+#include "json_fixture.h"
 
 /*
  * The structured allocator's consumable capacity (k8s.io/dynamic-resource-allocation
  * v0.34.4 structured/internal/experimental/consumable_capacity.go): what a
  * request consumes, rounding, policy limits, and devices shared by claims.
  */
-
-static json_t *load(const char *text)
-{
-	json_error_t je;
-	json_t *j = json_loads(text, 0, &je);
-	if (!j)
-		fail_msg("bad test JSON: %s: %s", je.text, text);
-	return j;
-}
 
 /* One node "n" with gpu-0 (shares 100, memory 16Gi with a 1Mi-step policy) and gpu-1 (plain). */
 static const char *slices_json =
@@ -46,7 +38,7 @@ static json_t *claim(const char *name, const char *caps)
 		 "\"deviceClassName\":\"gpu.nvidia.com\"%s%s%s}}]}}}",
 		 name, caps ? ",\"capacity\":{\"requests\":" : "", caps ? caps : "",
 		 caps ? "}" : "");
-	return load(buf);
+	return loads(buf);
 }
 
 /* Allocate claim `name`; the device it got ("" when none) and its result. */
@@ -67,7 +59,7 @@ static const char *alloc(struct draalloc *a, const char *name, const char *caps,
 /* 60 and 30 shares share gpu-0; 20 more do not fit there (10 left) and take gpu-1 whole. */
 static void shares_consumed(void **state)
 {
-	json_t *sl = load(slices_json);
+	json_t *sl = loads(slices_json);
 	struct draalloc *a = draalloc_new(sl);
 	struct draalloc_result r;
 
@@ -98,7 +90,7 @@ static void shares_consumed(void **state)
 /* roundUpRange: a request off the step is rounded up; above max it is not allowed. */
 static void rounding_and_policy(void **state)
 {
-	json_t *sl = load(slices_json);
+	json_t *sl = loads(slices_json);
 	struct draalloc *a = draalloc_new(sl);
 	struct draalloc_result r;
 
@@ -121,10 +113,10 @@ static void rounding_and_policy(void **state)
 /* A device without allowMultipleAllocations goes to one claim; allocated claims count. */
 static void exclusive_and_taken(void **state)
 {
-	json_t *sl = load(slices_json);
+	json_t *sl = loads(slices_json);
 	struct draalloc *a = draalloc_new(sl);
 	struct draalloc_result r;
-	json_t *held = load(
+	json_t *held = loads(
 		"{\"kind\":\"ResourceClaim\",\"metadata\":{\"namespace\":\"ns\",\"name\":\"held\"},"
 		"\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
 		"\"driver\":\"gpu.nvidia.com\",\"pool\":\"n\",\"device\":\"gpu-0\",\"shareID\":"

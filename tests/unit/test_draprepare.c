@@ -8,6 +8,7 @@
 
 #include "dra/draprepare.h"
 #include "model/kobj.h"
+#include "json_fixture.h"
 
 /*
  * Expected texts come from the driver's own code: its api package and
@@ -44,15 +45,6 @@ static const char *slices_json =
 	"{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"other.example.com\",\"devices\":["
 	"{\"name\":\"gpu-9\",\"attributes\":{\"type\":{\"string\":\"gpu\"}}}]}}]";
 
-static json_t *load(const char *text)
-{
-	json_error_t je;
-	json_t *j = json_loads(text, 0, &je);
-	if (!j)
-		fail_msg("bad test JSON: %s: %s", je.text, text);
-	return j;
-}
-
 /*
  * A claim dra-demo/shared-t4 (uid u-1) allocated `results` (a JSON array
  * text) with `configs` (a JSON array text of allocation configs).
@@ -65,7 +57,7 @@ static json_t *claim(const char *results, const char *configs)
 		 "\"metadata\":{\"namespace\":\"dra-demo\",\"name\":\"shared-t4\",\"uid\":\"u-1\"},"
 		 "\"status\":{\"allocation\":{\"devices\":{\"results\":%s,\"config\":%s}}}}",
 		 results, configs);
-	return load(buf);
+	return loads(buf);
 }
 
 #define GPU0                                                                                       \
@@ -97,7 +89,7 @@ static void prepare_with(const char *results, const char *configs, const char *g
 	struct draprepare_gates g;
 	struct gs_error err;
 	json_t *c = claim(results, configs);
-	json_t *sl = load(slices_json);
+	json_t *sl = loads(slices_json);
 
 	gates_init(&g);
 	if (gates && draprepare_gates_parse(&g, gates, &err))
@@ -484,7 +476,7 @@ static void devices_missing_and_held(void **state)
 	struct draprepare_gates g;
 	struct gs_error err;
 	const struct draprepare_held held[] = {{"u-0", "gpu-0", NULL}};
-	json_t *c, *sl = load(slices_json);
+	json_t *c, *sl = loads(slices_json);
 
 	(void)state;
 	prepare_with("[{\"request\":\"gpu\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"n\","
@@ -601,8 +593,8 @@ static void gates(void **state)
 	/* per node: the annotation on top of the cluster's */
 	struct draprepare_gates cluster, node_g;
 	gates_init(&cluster);
-	json_t *node = load("{\"kind\":\"Node\",\"metadata\":{\"name\":\"dra-t4\",\"annotations\":"
-			    "{\"gpushare.io/dra-feature-gates\":\"TimeSlicingSettings=true\"}}}");
+	json_t *node = loads("{\"kind\":\"Node\",\"metadata\":{\"name\":\"dra-t4\",\"annotations\":"
+			     "{\"gpushare.io/dra-feature-gates\":\"TimeSlicingSettings=true\"}}}");
 	assert_int_equal(draprepare_gates_for_node(node, &cluster, &node_g, &err), 0);
 	assert_true(node_g.time_slicing_settings);
 	json_object_set_new(json_object_get(json_object_get(node, "metadata"), "annotations"),
@@ -619,18 +611,18 @@ static void pods(void **state)
 	struct draprepare_result r;
 	struct draprepare_gates g;
 	struct gs_error err;
-	json_t *sl = load(slices_json);
+	json_t *sl = loads(slices_json);
 	json_t *claims = json_array();
 	json_t *c = claim(GPU0, "[{\"source\":\"FromClaim\",\"requests\":[\"gpu\"],\"opaque\":{"
 				"\"driver\":\"gpu.nvidia.com\",\"parameters\":" TS_LONG "}}]");
 	json_object_set_new(
 		json_object_get(c, "status"), "reservedFor",
-		load("[{\"resource\":\"pods\",\"name\":\"ts-pod-1\",\"uid\":\"p-1\"}]"));
+		loads("[{\"resource\":\"pods\",\"name\":\"ts-pod-1\",\"uid\":\"p-1\"}]"));
 	json_array_append_new(claims, c);
-	json_t *pod = load("{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"dra-demo\",\"name\":"
-			   "\"ts-pod-1\",\"uid\":\"p-1\"},\"spec\":{\"containers\":[{\"name\":"
-			   "\"ctr\",\"image\":\"ubuntu:22.04\"}],\"resourceClaims\":[{\"name\":"
-			   "\"gpu\",\"resourceClaimName\":\"shared-t4\"}]}}");
+	json_t *pod = loads("{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"dra-demo\",\"name\":"
+			    "\"ts-pod-1\",\"uid\":\"p-1\"},\"spec\":{\"containers\":[{\"name\":"
+			    "\"ctr\",\"image\":\"ubuntu:22.04\"}],\"resourceClaims\":[{\"name\":"
+			    "\"gpu\",\"resourceClaimName\":\"shared-t4\"}]}}");
 
 	(void)state;
 	gates_init(&g);
@@ -683,8 +675,8 @@ static void pods(void **state)
 static void pending_status(void **state)
 {
 	(void)state;
-	json_t *pod = load("{\"kind\":\"Pod\",\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":"
-			   "\"i\"},{\"name\":\"b\",\"image\":\"i\"}]}}");
+	json_t *pod = loads("{\"kind\":\"Pod\",\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":"
+			    "\"i\"},{\"name\":\"b\",\"image\":\"i\"}]}}");
 	json_t *st = draprepare_pending_status(pod);
 	char *s = json_dumps(st, JSON_COMPACT);
 	assert_string_equal(
@@ -710,7 +702,7 @@ static void unallocated(void **state)
 	struct draprepare_gates g;
 	struct gs_error err;
 	json_t *c =
-		load("{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"x\",\"uid\":\"u\"}}");
+		loads("{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"x\",\"uid\":\"u\"}}");
 
 	(void)state;
 	gates_init(&g);
@@ -720,7 +712,7 @@ static void unallocated(void **state)
 			    "prepare dynamic resources: ResourceClaim x: not allocated");
 	draprepare_result_release(&r);
 	json_decref(c);
-	c = load("{\"kind\":\"Pod\"}");
+	c = loads("{\"kind\":\"Pod\"}");
 	assert_int_equal(draprepare_claim(c, NULL, &g, NULL, 0, &r, &err), -1);
 	json_decref(c);
 }
@@ -800,9 +792,9 @@ static void v05_gates(void **state)
 
 	/* per node: release, gates, --consumable-shares */
 	draprepare_gates_default(&cluster);
-	node = load("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\",\"labels\":{"
-		    "\"gpushare.io/dra-consumable-shares\":\"100\"},\"annotations\":{"
-		    "\"gpushare.io/dra-feature-gates\":\"ConsumableShares=true\"}}}");
+	node = loads("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\",\"labels\":{"
+		     "\"gpushare.io/dra-consumable-shares\":\"100\"},\"annotations\":{"
+		     "\"gpushare.io/dra-feature-gates\":\"ConsumableShares=true\"}}}");
 	assert_int_equal(draprepare_gates_for_node(node, &cluster, &node_g, &err), 0);
 	assert_true(draprepare_consumable_shares(&node_g));
 	assert_int_equal(node_g.shares.mode, DRADRIVER_SHARES_COUNT);
@@ -853,12 +845,12 @@ static void shares_overlap(void **state)
 	struct draprepare_result r;
 	struct draprepare_gates g;
 	struct gs_error err;
-	json_t *c = claim(GPU0, "[]"), *sl = load(slices_json);
-	json_t *plain = load("{\"kind\":\"GpuConfig\",\"apiVersion\":\"resource.nvidia.com/"
-			     "v1beta1\"}");
-	json_t *ts = load("{\"kind\":\"GpuConfig\",\"apiVersion\":\"resource.nvidia.com/v1beta1\","
-			  "\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{"
-			  "\"interval\":\"Long\"}}}");
+	json_t *c = claim(GPU0, "[]"), *sl = loads(slices_json);
+	json_t *plain = loads("{\"kind\":\"GpuConfig\",\"apiVersion\":\"resource.nvidia.com/"
+			      "v1beta1\"}");
+	json_t *ts = loads("{\"kind\":\"GpuConfig\",\"apiVersion\":\"resource.nvidia.com/v1beta1\","
+			   "\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{"
+			   "\"interval\":\"Long\"}}}");
 	struct draprepare_held held[] = {{"u-0", "gpu-0", plain}};
 
 	(void)state;

@@ -8,6 +8,7 @@
 
 #include "engine/explain.h"
 #include "engine/explain_node.h"
+#include "json_fixture.h"
 
 /*
  * Objects recorded from the e2e apiserver (v1.34, kwok nodes as the lab
@@ -25,15 +26,6 @@ static json_t *load(const char *name)
 	json_t *j = json_load_file(name, 0, &je);
 	if (!j)
 		fail_msg("%s: %s", name, je.text);
-	return j;
-}
-
-static json_t *loads(const char *text)
-{
-	json_error_t je;
-	json_t *j = json_loads(text, 0, &je);
-	if (!j)
-		fail_msg("bad test JSON: %s: %s", je.text, text);
 	return j;
 }
 

@@ -8,21 +8,12 @@
 
 #include "engine/mergepatch.h"
 #include "model/nodehw.h"
+#include "json_fixture.h"
 
 /*
  * The node patch on its own: ownership records, people's labels, resources
  * at 0, the refresh label (docs/guide/advertise.md, "What gpushare owns").
  */
-
-static json_t *js(const char *text)
-{
-	json_error_t je;
-	json_t *j = json_loads(text, 0, &je);
-
-	if (!j)
-		fail_msg("bad test JSON: %s: %s", je.text, text);
-	return j;
-}
 
 static const char *pget(const json_t *p, const char *a, const char *b, const char *k)
 {
@@ -33,7 +24,7 @@ static const char *pget(const json_t *p, const char *a, const char *b, const cha
 static json_t *patch(const json_t *node, const char *labels, const char *refresh,
 		     const char *resources, struct gs_warnings *w)
 {
-	json_t *l = js(labels), *r = resources ? js(resources) : NULL, *p;
+	json_t *l = loads(labels), *r = resources ? loads(resources) : NULL, *p;
 	struct mergepatch_want want = {.labels = l, .refresh_label = refresh, .resources = r};
 	struct gs_error err;
 
@@ -48,8 +39,8 @@ static json_t *patch(const json_t *node, const char *labels, const char *refresh
 static void first_write_then_nothing(void **state)
 {
 	json_t *n =
-		js("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"team\":\"a\"}},"
-		   "\"status\":{\"capacity\":{\"cpu\":\"8\"},\"allocatable\":{\"cpu\":\"8\"}}}");
+		loads("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"team\":\"a\"}},"
+		      "\"status\":{\"capacity\":{\"cpu\":\"8\"},\"allocatable\":{\"cpu\":\"8\"}}}");
 	struct gs_warnings w;
 	json_t *p;
 
@@ -78,8 +69,8 @@ static void first_write_then_nothing(void **state)
 /* A recorded label no longer wanted goes; one a person changed since stays. */
 static void removal_respects_people(void **state)
 {
-	json_t *n = js("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"a\":\"1\",\"b\":\"mine\"},"
-		       "\"annotations\":{\"gpushare.io/managed-labels\":\"a=1,b=2\"}}}");
+	json_t *n = loads("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"a\":\"1\",\"b\":\"mine\"},"
+			  "\"annotations\":{\"gpushare.io/managed-labels\":\"a=1,b=2\"}}}");
 	struct gs_warnings w;
 	json_t *p;
 
@@ -107,10 +98,11 @@ static void removal_respects_people(void **state)
 /* A resource gone is held at 0 and leaves the record; unknown nvidia.com ones warn. */
 static void resources_to_zero(void **state)
 {
-	json_t *n = js("{\"metadata\":{\"name\":\"n1\",\"annotations\":{"
-		       "\"gpushare.io/managed-resources\":\"nvidia.com/gpu\"}},"
-		       "\"status\":{\"capacity\":{\"nvidia.com/gpu\":\"8\",\"nvidia.com/x\":\"1\"},"
-		       "\"allocatable\":{\"nvidia.com/gpu\":\"8\",\"nvidia.com/x\":\"1\"}}}");
+	json_t *n =
+		loads("{\"metadata\":{\"name\":\"n1\",\"annotations\":{"
+		      "\"gpushare.io/managed-resources\":\"nvidia.com/gpu\"}},"
+		      "\"status\":{\"capacity\":{\"nvidia.com/gpu\":\"8\",\"nvidia.com/x\":\"1\"},"
+		      "\"allocatable\":{\"nvidia.com/gpu\":\"8\",\"nvidia.com/x\":\"1\"}}}");
 	struct gs_warnings w;
 	json_t *p;
 
@@ -131,8 +123,8 @@ static void resources_to_zero(void **state)
 /* The refresh label moves only with another owned label. */
 static void refresh_label(void **state)
 {
-	json_t *n = js("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"ts\":\"100\",\"a\":\"1\"},"
-		       "\"annotations\":{\"gpushare.io/managed-labels\":\"a=1,ts=100\"}}}");
+	json_t *n = loads("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"ts\":\"100\",\"a\":\"1\"},"
+			  "\"annotations\":{\"gpushare.io/managed-labels\":\"a=1,ts=100\"}}}");
 	struct gs_warnings w;
 	json_t *p;
 
@@ -165,9 +157,9 @@ static void refresh_label(void **state)
 /* A partial update keeps what it does not name, and its record. */
 static void keep_unlisted(void **state)
 {
-	json_t *n = js("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"a\":\"1\",\"b\":\"x\"},"
-		       "\"annotations\":{\"gpushare.io/managed-labels\":\"a=1,b=2\"}}}");
-	json_t *l = js("{\"s\":\"failed\"}"), *p;
+	json_t *n = loads("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"a\":\"1\",\"b\":\"x\"},"
+			  "\"annotations\":{\"gpushare.io/managed-labels\":\"a=1,b=2\"}}}");
+	json_t *l = loads("{\"s\":\"failed\"}"), *p;
 	struct mergepatch_want want = {
 		.labels = l, .refresh_label = NULL, .resources = NULL, .keep_unlisted = true};
 	struct gs_warnings w;
@@ -190,7 +182,7 @@ static void keep_unlisted(void **state)
 
 static void bad_want(void **state)
 {
-	json_t *n = js("{\"metadata\":{\"name\":\"n1\"}}"), *l = js("{\"a\":1}"), *p;
+	json_t *n = loads("{\"metadata\":{\"name\":\"n1\"}}"), *l = loads("{\"a\":1}"), *p;
 	struct mergepatch_want want = {.labels = l, .refresh_label = NULL, .resources = NULL};
 	struct gs_warnings w;
 	struct gs_error err;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/migrate.h"
+#include "json_fixture.h"
 
 /*
  * migrate's verdicts and quota charges on hand-made fleets without a
@@ -15,15 +16,6 @@
  * (k8s.io/kubernetes pkg/features/kube_features.go) and the quota
  * evaluators (pkg/quota/v1/evaluator/core/pods.go, resource_claims.go).
  */
-
-static json_t *loads(const char *text)
-{
-	json_error_t je;
-	json_t *j = json_loads(text, 0, &je);
-	if (!j)
-		fail_msg("bad test JSON: %s: %s", je.text, text);
-	return j;
-}
 
 /* A node declaring `count` GPUs of `product` in pool `pool`, extra labels JSON ("" = none). */
 static json_t *node(const char *name, const char *pool, const char *product, int count,

@@ -8,6 +8,7 @@
 
 #include "engine/plan.h"
 #include "base/version.h"
+#include "json_fixture.h"
 
 /*
  * plan's filters and scores against hand-made nodes (already advertised)
@@ -15,15 +16,6 @@
  * expected nodes follow from its score formulas worked by hand in each
  * case's comment.
  */
-
-static json_t *loads(const char *text)
-{
-	json_error_t je;
-	json_t *j = json_loads(text, 0, &je);
-	if (!j)
-		fail_msg("bad test JSON: %s: %s", je.text, text);
-	return j;
-}
 
 /* A node: name, cpu, memory, gpus, extra JSON fields of spec ("" = none), labels JSON. */
 static json_t *node(const char *name, const char *cpu, const char *mem, const char *gpus,
@@ -382,6 +374,64 @@ static void test_one_at_a_time(void **state)
 }
 
 /*
+ * A pod bound as written meets the device manager container by container,
+ * init containers first (topologymanager/scope.go admitPolicyNone, then
+ * devicemanager Allocate): the first container short of devices names the
+ * refusal, here the init container's MIG devices, though an app container
+ * lists nvidia.com/gpu first. A plain init container's devices are reused
+ * by the containers after it; a sidecar (restartPolicy Always) keeps its own.
+ */
+static void test_pinned_devices_by_container(void **state)
+{
+	(void)state;
+	const char *node_text =
+		"{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":"
+		"{\"cpu\":\"8\",\"memory\":\"32Gi\",\"pods\":\"110\",\"nvidia.com/gpu\":\"2\","
+		"\"nvidia.com/mig-1g.10gb\":\"1\"}}}";
+	const char *fmt = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\"},"
+			  "\"spec\":{\"nodeName\":\"n\",\"initContainers\":[%s],"
+			  "\"containers\":[%s]}}";
+	const struct {
+		const char *name, *init, *app;
+	} pods[] = {
+		{"order",
+		 "{\"name\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/mig-1g.10gb\":2}}}",
+		 "{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":3}}}"},
+		{"reuse", "{\"name\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":2}}}",
+		 "{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}},"
+		 "{\"name\":\"d\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}"},
+		{"sidecar",
+		 "{\"name\":\"s\",\"restartPolicy\":\"Always\",\"resources\":{\"limits\":"
+		 "{\"nvidia.com/gpu\":1}}},{\"name\":\"i\",\"resources\":{\"limits\":"
+		 "{\"nvidia.com/gpu\":1}}}",
+		 "{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":2}}}"},
+	};
+	const char *want[] = {
+		"Allocate failed due to requested number of devices unavailable for "
+		"nvidia.com/mig-1g.10gb. Requested: 2, Available: 1, which is unexpected",
+		NULL,
+		"Allocate failed due to requested number of devices unavailable for "
+		"nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected",
+	};
+
+	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
+		char buf[1024];
+		struct plan_result *r;
+
+		snprintf(buf, sizeof(buf), fmt, pods[i].name, pods[i].init, pods[i].app);
+		r = run(json_pack("[o]", loads(node_text)), json_pack("[o]", loads(buf)));
+		if (!want[i]) {
+			assert_int_equal(r->pods[0].verdict, PLAN_BOUND);
+		} else {
+			assert_int_equal(r->pods[0].verdict, PLAN_FAILED);
+			assert_string_equal(r->pods[0].status_reason, "UnexpectedAdmissionError");
+			assert_string_equal(r->pods[0].reason, want[i]);
+		}
+		plan_result_free(r);
+	}
+}
+
+/*
  * The release decides the words and DRAExtendedResource: a DeviceClass
  * naming nvidia.com/gpu serves it by DRA on a node whose allocatable lacks
  * it (1.36 on by default, 1.37 GA, off before), from the node's slice.
@@ -519,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_names),
 		cmocka_unit_test(test_lists_bounded),
 		cmocka_unit_test(test_one_at_a_time),
+		cmocka_unit_test(test_pinned_devices_by_container),
 		cmocka_unit_test(test_versions_and_dra_extended_resource),
 		cmocka_unit_test(test_balanced_allocation_by_release),
 	};

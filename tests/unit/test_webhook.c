@@ -673,6 +673,24 @@ static void test_bound_pod_containers(void **state)
 	json_decref(a);
 	free(both);
 	free(body);
+
+	/* A sidecar keeps its GPU: the app container reuses the plain init container's 1 only. */
+	body = edited(base, "request.object.spec.initContainers",
+		      json_pack("[{s:s,s:s,s:{s:{s:s}}},{s:s,s:{s:{s:s}}}]", "name", "side",
+				"restartPolicy", "Always", "resources", "limits", "nvidia.com/gpu",
+				"1", "name", "init", "resources", "limits", "nvidia.com/gpu", "1"));
+	both = edited(body, "request.object.spec.containers",
+		      json_pack("[{s:s,s:{s:{s:s}}}]", "name", "a", "resources", "limits",
+				"nvidia.com/gpu", "2"));
+	expect_refused_all(judge(&f->fleet, both, &a, NULL),
+			   (const char *const[]){
+				   "container \"a\" asks for 2 nvidia.com/gpu, and the containers "
+				   "before it leave 0 of the node's 2 besides the 1 it takes over "
+				   "from an init container",
+				   "Requested: 1, Available: 0, which is unexpected", NULL});
+	json_decref(a);
+	free(both);
+	free(body);
 	free(base);
 }
 
