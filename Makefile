@@ -7,7 +7,8 @@
 # make e2e-dra-alpha  the DRA tests on a cluster of their own with the DRA alpha gates
 # make bench   benchmarks, printed as ratios against their baselines, and every
 #              engine entry point at 1x and 4x its input (bench/scale.sh)
-# make bench-scale  plan -o json and explain pod on 10,000 nodes x 25,000 pods
+# make bench-scale  plan -o json and explain pod on 10,000 nodes x 25,000 pods,
+#              plan -o json on 1,000 and 5,000 nodes with DRA ResourceSlices
 #              (BENCH_BASE=REV: against the gpushare of that revision, same output)
 # make bench-controller  the controller at 5,000 nodes on the local control plane
 # make bench-replay  gpushare replay of the whole openb trace: CPU time and peak RSS
@@ -119,7 +120,8 @@ bench: all
 	@status=0; bench/run.sh $(BUILD)/gpushare || status=1; echo; \
 	bench/scale.sh $(BUILD)/gpushare || status=1; exit $$status
 
-# Not part of bench: two runs of seconds each on 10,000 nodes (limits 200 MB, 10 s);
+# Not part of bench: runs of seconds each on 10,000 nodes, then on 1,000 and
+# 5,000 nodes with DRA ResourceSlices (limits 200 MB, 10 s);
 # BENCH_BASE=REV runs the gpushare of REV too, for the ratios.
 bench-scale: all
 	@bench/scale_big.sh $(BUILD)/gpushare

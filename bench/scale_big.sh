@@ -5,6 +5,14 @@
 #   explain pod    one pod against the 10,000 nodes with 25,000 pods bound
 # Each must stay under 200 MB peak RSS and 10 s CPU. BENCH_HUGE=1 adds plan
 # (table) with 100,000 pods over 20,000 nodes, printed without a limit.
+# Then DRA's extended resources (plan_gen.py --dra 6: one node in six on
+# the DRA path, its GPUs in a ResourceSlice, the gpu.nvidia.com DeviceClass
+# serving nvidia.com/gpu, one pod bound per node, its claim allocated on a
+# DRA node), on Kubernetes v1.37.2 where DRAExtendedResource is on:
+#   plan -o json   200 pods on 1,000 and on 5,000 nodes; a pod asking
+#                  nvidia.com/gpu may go to any node, each DRA node's
+#                  devices are tried for it
+# under the same limits.
 # One run each (they take seconds); CPU is user+sys of the gpushare process.
 # BENCH_BASE=REV (make bench-scale BENCH_BASE=main) names a baseline: the
 # gpushare of that git revision, built once into build/bench/base/SHA, runs
@@ -18,11 +26,14 @@ out=$root/build/bench/big
 mkdir -p "$out"
 cc -O2 -o "$root/build/bench/timeit" "$root/bench/timeit.c"
 timeit=$root/build/bench/timeit
-gen() { # dir nodes pods bound
-	if [ ! -f "$1/bound.yaml" ] || [ "$root/bench/plan_gen.py" -nt "$1/bound.yaml" ]; then
-		python3 "$root/bench/plan_gen.py" "$1" "$2" "$3" "$4"
+gen() { # dir nodes pods bound [plan_gen.py options]
+	gen_dir=$1 gen_args="$2 $3 $4"
+	shift 4
+	if [ ! -f "$gen_dir/bound.yaml" ] || [ "$root/bench/plan_gen.py" -nt "$gen_dir/bound.yaml" ]; then
+		# shellcheck disable=SC2086 # the three numbers
+		python3 "$root/bench/plan_gen.py" "$@" "$gen_dir" $gen_args
 		# the first pod of the batch alone, for explain pod
-		awk 'NR > 1 && /^---$/ { exit } { print }' "$1/pods.yaml" >"$1/one.yaml"
+		awk 'NR > 1 && /^---$/ { exit } { print }' "$gen_dir/pods.yaml" >"$gen_dir/one.yaml"
 	fi
 }
 base=
@@ -85,4 +96,13 @@ if [ "${BENCH_HUGE:-0}" = 1 ]; then
 	row "plan (table): 100,000 pods on 20,000 nodes" 0 \
 		plan -f "$d/pods.yaml" -f "$d/nodes.yaml" -f "$d/configmap.yaml" -f "$d/quota.yaml"
 fi
+echo "DRA: one node in six on the DRA path (plan_gen.py --dra 6), a pod bound on each node, v1.37.2"
+for n in 1,000 5,000; do
+	m=$(echo "$n" | tr -d ,)
+	gen "$out/dra-$m" "$m" 200 "$m" --dra 6
+	d=$out/dra-$m
+	row "plan -o json: 200 pods on $n nodes" 1 \
+		plan -f "$d/pods.yaml" -f "$d/nodes.yaml" -f "$d/configmap.yaml" -f "$d/bound.yaml" \
+		-f "$d/dra.yaml" --kubernetes-version v1.37.2 -o json
+done
 exit $status
