@@ -69,7 +69,7 @@ static int cmp_str(const void *a, const void *b)
 struct draalloc *draalloc_new(const json_t *slices)
 {
 	struct draalloc *a = gs_xcalloc(1, sizeof(*a));
-	const char *names[1024];
+	const char **names = NULL;
 	size_t n_names = 0;
 
 	for (size_t i = 0; i < json_array_size(slices); i++) {
@@ -98,14 +98,18 @@ struct draalloc *draalloc_new(const json_t *slices)
 			for (size_t k = 0; k < n_names; k++)
 				if (!strcmp(names[k], v->node))
 					seen = true;
-			if (!seen && n_names < sizeof(names) / sizeof(names[0]))
+			if (!seen) {
+				names = gs_xrealloc(names, (n_names + 1) * sizeof(*names));
 				names[n_names++] = v->node;
+			}
 		}
 	}
-	qsort(names, n_names, sizeof(names[0]), cmp_str);
+	if (n_names)
+		qsort(names, n_names, sizeof(names[0]), cmp_str);
 	a->nodes = json_array();
 	for (size_t k = 0; k < n_names; k++)
 		json_array_append_new(a->nodes, json_string(names[k]));
+	free(names);
 	return a;
 }
 

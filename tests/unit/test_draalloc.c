@@ -141,12 +141,73 @@ static void exclusive_and_taken(void **state)
 	json_decref(sl);
 }
 
+/* A slice of one plain GPU "gpu-0" on node `node`, its pool named after the node. */
+static json_t *node_slice(const char *node)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		 "\"nodeName\":\"%s\",\"pool\":{\"name\":\"%s\"},\"devices\":[{\"name\":"
+		 "\"gpu-0\",\"attributes\":{\"type\":{\"string\":\"gpu\"}}}]}}",
+		 node, node);
+	return loads(buf);
+}
+
+/* An allocated claim holding gpu-0 of pool `pool` whole. */
+static json_t *held_on(const char *pool)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"ResourceClaim\",\"metadata\":{\"namespace\":\"ns\",\"name\":"
+		 "\"held-%s\"},\"status\":{\"allocation\":{\"devices\":{\"results\":[{"
+		 "\"request\":\"gpu\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"%s\","
+		 "\"device\":\"gpu-0\"}]}}}}",
+		 pool, pool);
+	return loads(buf);
+}
+
+/*
+ * Every node with slices is a candidate, however many: 1,500 nodes of one
+ * GPU each, all held but the last slice's; a claim goes there.
+ */
+static void many_nodes(void **state)
+{
+	enum { N = 1500 };
+	json_t *sl = json_array();
+	char name[32];
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "n-%04d", i);
+		json_array_append_new(sl, node_slice(name));
+	}
+	struct draalloc *a = draalloc_new(sl);
+	for (int i = 0; i < N - 1; i++) {
+		snprintf(name, sizeof(name), "n-%04d", i);
+		json_t *h = held_on(name);
+		draalloc_take(a, h);
+		json_decref(h);
+	}
+	struct draalloc_result r;
+	assert_string_equal(alloc(a, "last", NULL, &r), "gpu-0");
+	assert_string_equal(r.node, "n-1499");
+	draalloc_result_release(&r);
+	/* now every GPU is held: "0/N nodes" counts them all */
+	assert_string_equal(alloc(a, "none", NULL, &r), "");
+	assert_non_null(strstr(r.why, "0/1500 nodes are available: 1500 cannot allocate all "
+				      "claims."));
+	draalloc_result_release(&r);
+	draalloc_free(a);
+	json_decref(sl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shares_consumed),
 		cmocka_unit_test(rounding_and_policy),
 		cmocka_unit_test(exclusive_and_taken),
+		cmocka_unit_test(many_nodes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
