@@ -35,10 +35,19 @@ struct dev {
 	int allocating_n;   /* this claim's results on the device */
 };
 
+/* A node's devices: by_node[first .. first + n), in slice order. */
+struct dnode {
+	const char *name;
+	size_t first, n;
+};
+
 struct draalloc {
 	struct dev *devs;
 	size_t n;
-	json_t *nodes; /* sorted node names */
+	size_t *by_node;     /* the devices' indices by node name, slice order within a node */
+	struct dnode *nodes; /* by name, one per node with devices */
+	size_t n_nodes;
+	size_t *by_id; /* the devices' indices by pool and name, slice order among equals */
 };
 
 void draalloc_result_release(struct draalloc_result *r)
@@ -66,11 +75,42 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* A device's place in an index: two names, then its slice order. */
+struct key {
+	const char *a, *b;
+	size_t i;
+};
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct key *p = x, *q = y;
+	int c = strcmp(p->a, q->a);
+
+	if (!c)
+		c = strcmp(p->b, q->b);
+	return c ? c : (p->i > q->i) - (p->i < q->i);
+}
+
+/* The devices' indices sorted by (node) or by (pool, name), slice order among equals. */
+static size_t *device_index(const struct draalloc *a, bool by_node)
+{
+	struct key *k = gs_xcalloc(a->n + 1, sizeof(*k));
+	size_t *idx = gs_xcalloc(a->n + 1, sizeof(*idx));
+
+	for (size_t i = 0; i < a->n; i++)
+		k[i] = by_node ? (struct key){a->devs[i].node, "", i}
+			       : (struct key){a->devs[i].pool, a->devs[i].name, i};
+	qsort(k, a->n, sizeof(*k), cmp_key);
+	for (size_t i = 0; i < a->n; i++)
+		idx[i] = k[i].i;
+	free(k);
+	return idx;
+}
+
 struct draalloc *draalloc_new(const json_t *slices)
 {
 	struct draalloc *a = gs_xcalloc(1, sizeof(*a));
-	const char **names = NULL;
-	size_t n_names = 0;
+	size_t cap = 0;
 
 	for (size_t i = 0; i < json_array_size(slices); i++) {
 		const json_t *sl = json_array_get(slices, i);
@@ -82,7 +122,10 @@ struct draalloc *draalloc_new(const json_t *slices)
 			const json_t *d = json_array_get(devs, j);
 			struct dev *v;
 
-			a->devs = gs_xrealloc(a->devs, (a->n + 1) * sizeof(*a->devs));
+			if (a->n == cap) {
+				cap = cap ? 2 * cap : 64;
+				a->devs = gs_xrealloc(a->devs, cap * sizeof(*a->devs));
+			}
 			v = &a->devs[a->n++];
 			memset(v, 0, sizeof(*v));
 			v->node = kobj_text(sl, "spec.nodeName");
@@ -94,22 +137,17 @@ struct draalloc *draalloc_new(const json_t *slices)
 			v->multi = json_is_true(json_object_get(d, "allowMultipleAllocations"));
 			v->capacity = json_object_get(d, "capacity");
 			v->allocating = json_object();
-			bool seen = false;
-			for (size_t k = 0; k < n_names; k++)
-				if (!strcmp(names[k], v->node))
-					seen = true;
-			if (!seen) {
-				names = gs_xrealloc(names, (n_names + 1) * sizeof(*names));
-				names[n_names++] = v->node;
-			}
 		}
 	}
-	if (n_names)
-		qsort(names, n_names, sizeof(names[0]), cmp_str);
-	a->nodes = json_array();
-	for (size_t k = 0; k < n_names; k++)
-		json_array_append_new(a->nodes, json_string(names[k]));
-	free(names);
+	a->by_id = device_index(a, false);
+	a->by_node = device_index(a, true);
+	a->nodes = gs_xcalloc(a->n + 1, sizeof(*a->nodes));
+	for (size_t i = 0; i < a->n; i++) {
+		const char *node = a->devs[a->by_node[i]].node;
+		if (!a->n_nodes || strcmp(a->nodes[a->n_nodes - 1].name, node))
+			a->nodes[a->n_nodes++] = (struct dnode){node, i, 0};
+		a->nodes[a->n_nodes - 1].n++;
+	}
 	return a;
 }
 
@@ -127,15 +165,49 @@ void draalloc_free(struct draalloc *a)
 		json_decref(a->devs[i].allocating);
 	}
 	free(a->devs);
-	json_decref(a->nodes);
+	free(a->by_node);
+	free(a->nodes);
+	free(a->by_id);
 	free(a);
 }
 
+/* The first device, in slice order, of pool `pool` named `name`; NULL when none. */
 static struct dev *find_dev(struct draalloc *a, const char *pool, const char *name)
 {
-	for (size_t i = 0; i < a->n; i++)
-		if (!strcmp(a->devs[i].pool, pool) && !strcmp(a->devs[i].name, name))
-			return &a->devs[i];
+	size_t lo = 0, hi = a->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct dev *d = &a->devs[a->by_id[mid]];
+		int c = strcmp(d->pool, pool);
+		if (!c)
+			c = strcmp(d->name, name);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == a->n)
+		return NULL;
+	struct dev *d = &a->devs[a->by_id[lo]];
+	return strcmp(d->pool, pool) || strcmp(d->name, name) ? NULL : d;
+}
+
+/* Node `name`'s devices; NULL when it has none. */
+static const struct dnode *find_node(const struct draalloc *a, const char *name)
+{
+	size_t lo = 0, hi = a->n_nodes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(a->nodes[mid].name, name);
+		if (!c)
+			return &a->nodes[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 
@@ -451,24 +523,22 @@ static void untake(struct pick *p)
 	}
 }
 
-/* allocateOne: slots in order, devices of `node` in slice order, backtracking. */
-static bool place(struct draalloc *a, const char *node, const struct slot *slots, size_t n,
+/* allocateOne: slots in order, devices of node `nd` in slice order, backtracking. */
+static bool place(struct draalloc *a, const struct dnode *nd, const struct slot *slots, size_t n,
 		  size_t i, struct pick *picks)
 {
 	if (i == n)
 		return true;
-	for (size_t k = 0; k < a->n; k++) {
-		struct dev *d = &a->devs[k];
+	for (size_t k = 0; k < nd->n; k++) {
+		struct dev *d = &a->devs[a->by_node[nd->first + k]];
 		struct strbuf why = STRBUF_INIT;
 
-		if (strcmp(d->node, node))
-			continue;
 		bool ok = can_take(d, &slots[i], &picks[i], &why);
 		strbuf_release(&why);
 		if (!ok)
 			continue;
 		take(&picks[i]);
-		if (place(a, node, slots, n, i + 1, picks))
+		if (place(a, nd, slots, n, i + 1, picks))
 			return true;
 		untake(&picks[i]);
 		json_decref(picks[i].consumed);
@@ -629,11 +699,12 @@ int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only,
 		return 0;
 	}
 	memset(picks, 0, sizeof(picks));
-	for (size_t k = 0; k < json_array_size(a->nodes); k++) {
-		const char *node = json_string_value(json_array_get(a->nodes, k));
-		if (only && strcmp(node, only))
-			continue;
-		if (!place(a, node, slots, n, 0, picks))
+	/* The nodes by name, or the one named (none when it has no devices). */
+	const struct dnode *nd = only ? find_node(a, only) : a->nodes;
+	size_t n_try = only ? (nd ? 1 : 0) : a->n_nodes;
+	for (size_t k = 0; k < n_try; k++) {
+		const char *node = nd[k].name;
+		if (!place(a, &nd[k], slots, n, 0, picks))
 			continue;
 		out->outcome = DRAALLOC_ALLOCATED;
 		out->node = gs_xstrdup(node);
@@ -653,7 +724,7 @@ int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only,
 	}
 	/* The scheduler's words (dynamicresources Filter), then gpushare's reasons. */
 	struct strbuf sb = STRBUF_INIT;
-	size_t nn = only ? 1 : json_array_size(a->nodes);
+	size_t nn = only ? 1 : a->n_nodes;
 	strbuf_addf(&sb, "0/%zu nodes are available: %zu cannot allocate all claims.", nn, nn);
 	explain(a, slots, n, &sb);
 	out->outcome = DRAALLOC_UNSCHEDULABLE;

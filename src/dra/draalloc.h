@@ -30,7 +30,11 @@
 
 struct draalloc;
 
-/* The devices of `slices` (an array of ResourceSlice objects). */
+/*
+ * The devices of `slices` (an array of ResourceSlice objects), indexed by
+ * node and by pool and name: a claim on one node tries that node's devices
+ * only, an allocated claim finds its devices without a scan.
+ */
 struct draalloc *draalloc_new(const json_t *slices);
 void draalloc_free(struct draalloc *a);
 

@@ -201,13 +201,98 @@ static void many_nodes(void **state)
 	json_decref(sl);
 }
 
+/* A claim for `count` plain GPUs, allocated on node `only` (NULL: any); its outcome. */
+static enum draalloc_outcome claim_on(struct draalloc *a, int count, const char *only, bool commit,
+				      struct draalloc_result *r)
+{
+	char buf[512];
+	struct gs_error err;
+
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"ResourceClaim\",\"metadata\":{\"namespace\":\"ns\",\"name\":"
+		 "\"c%d\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+		 "\"deviceClassName\":\"gpu.nvidia.com\",\"count\":%d}}]}}}",
+		 count, count);
+	json_t *c = loads(buf);
+	if (draalloc_claim_on(a, c, only, commit, r, &err))
+		fail_msg("draalloc_claim_on: %s", err.msg);
+	json_decref(c);
+	return r->outcome;
+}
+
+/*
+ * A node's devices are its slices' only, in slice order, wherever its
+ * slices are among the others; an allocated claim holds the device of its
+ * pool, not another pool's device of the same name.
+ */
+static void node_devices_only(void **state)
+{
+	/* b: gpu-0 (first slice) and gpu-1 (third); a: gpu-0; c: a MIG device */
+	json_t *sl = loads(
+		"[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		"\"nodeName\":\"b\",\"pool\":{\"name\":\"b\"},\"devices\":[{\"name\":\"gpu-0\","
+		"\"attributes\":{\"type\":{\"string\":\"gpu\"}}}]}},"
+		"{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		"\"nodeName\":\"a\",\"pool\":{\"name\":\"a\"},\"devices\":[{\"name\":\"gpu-0\","
+		"\"attributes\":{\"type\":{\"string\":\"gpu\"}}}]}},"
+		"{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		"\"nodeName\":\"b\",\"pool\":{\"name\":\"b\"},\"devices\":[{\"name\":\"gpu-1\","
+		"\"attributes\":{\"type\":{\"string\":\"gpu\"}}}]}},"
+		"{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		"\"nodeName\":\"c\",\"pool\":{\"name\":\"c\"},\"devices\":[{\"name\":\"mig-0\","
+		"\"attributes\":{\"type\":{\"string\":\"mig\"}}}]}}]");
+	struct draalloc *a = draalloc_new(sl);
+	struct draalloc_result r;
+
+	(void)state;
+	/* a has one GPU: two are not found there (b's are b's) */
+	assert_int_equal(claim_on(a, 2, "a", false, &r), DRAALLOC_UNSCHEDULABLE);
+	draalloc_result_release(&r);
+	assert_int_equal(claim_on(a, 2, "a", true, &r), DRAALLOC_UNSCHEDULABLE);
+	assert_non_null(strstr(r.why, "0/1 nodes are available: 1 cannot allocate all claims."));
+	draalloc_result_release(&r);
+	/* c has no GPU, d no slice */
+	assert_int_equal(claim_on(a, 1, "c", false, &r), DRAALLOC_UNSCHEDULABLE);
+	draalloc_result_release(&r);
+	assert_int_equal(claim_on(a, 1, "d", false, &r), DRAALLOC_UNSCHEDULABLE);
+	draalloc_result_release(&r);
+	/* b's two, in slice order; a probe takes nothing */
+	assert_int_equal(claim_on(a, 2, "b", false, &r), DRAALLOC_ALLOCATED);
+	assert_string_equal(r.node, "b");
+	assert_null(r.allocation);
+	draalloc_result_release(&r);
+	assert_int_equal(claim_on(a, 2, "b", true, &r), DRAALLOC_ALLOCATED);
+	const json_t *res = kobj_get(r.allocation, "devices.results");
+	assert_string_equal(kobj_text(json_array_get(res, 0), "pool"), "b");
+	assert_string_equal(kobj_text(json_array_get(res, 0), "device"), "gpu-0");
+	assert_string_equal(kobj_text(json_array_get(res, 1), "pool"), "b");
+	assert_string_equal(kobj_text(json_array_get(res, 1), "device"), "gpu-1");
+	draalloc_result_release(&r);
+	/* b is full; any node: a, the first by name with a GPU left */
+	assert_int_equal(claim_on(a, 1, "b", false, &r), DRAALLOC_UNSCHEDULABLE);
+	draalloc_result_release(&r);
+	assert_int_equal(claim_on(a, 1, NULL, false, &r), DRAALLOC_ALLOCATED);
+	assert_string_equal(r.node, "a");
+	draalloc_result_release(&r);
+	/* a claim held a's gpu-0 (pool a): a is full, b's gpu-0 was not freed */
+	json_t *h = held_on("a");
+	draalloc_take(a, h);
+	json_decref(h);
+	assert_int_equal(claim_on(a, 1, NULL, true, &r), DRAALLOC_UNSCHEDULABLE);
+	assert_non_null(strstr(r.why, "0/3 nodes are available: 3 cannot allocate all claims."));
+	assert_non_null(strstr(r.why, "a gpu-0: allocated to ns/held-a"));
+	assert_non_null(strstr(r.why, "b gpu-0: allocated to ns/c2"));
+	draalloc_result_release(&r);
+	draalloc_free(a);
+	json_decref(sl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(shares_consumed),
-		cmocka_unit_test(rounding_and_policy),
-		cmocka_unit_test(exclusive_and_taken),
-		cmocka_unit_test(many_nodes),
+		cmocka_unit_test(shares_consumed),     cmocka_unit_test(rounding_and_policy),
+		cmocka_unit_test(exclusive_and_taken), cmocka_unit_test(many_nodes),
+		cmocka_unit_test(node_devices_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
