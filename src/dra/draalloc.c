@@ -597,9 +597,16 @@ static json_t *allocation_json(const json_t *claim, const char *node, const stru
 			 "matchFields", "key", "metadata.name", "operator", "In", "values", node);
 }
 
-/* Why no device of each request's class on any node took it (from the state before the claim). */
-static void explain(struct draalloc *a, const struct slot *slots, size_t n, struct strbuf *sb)
+/*
+ * Why no device of each request's class took it (from the state before the
+ * claim): node `only`'s devices, or every node's when NULL.
+ */
+static void explain(struct draalloc *a, const char *only, const struct slot *slots, size_t n,
+		    struct strbuf *sb)
 {
+	const struct dnode *nd = only ? find_node(a, only) : NULL;
+	size_t n_devs = only ? (nd ? nd->n : 0) : a->n;
+
 	for (size_t i = 0; i < n; i++) {
 		if (i && !strcmp(slots[i].request, slots[i - 1].request))
 			continue;
@@ -610,19 +617,19 @@ static void explain(struct draalloc *a, const struct slot *slots, size_t n, stru
 			strbuf_addf(sb, ", %s %s", k,
 				    json_string_value(v) ? json_string_value(v) : "?");
 		strbuf_addch(sb, ')');
-		for (size_t d = 0; d < a->n; d++) {
+		for (size_t j = 0; j < n_devs; j++) {
+			struct dev *d = &a->devs[nd ? a->by_node[nd->first + j] : j];
 			struct strbuf why = STRBUF_INIT;
 			struct pick p;
-			if (strcmp(a->devs[d].type, slots[i].type))
+			if (strcmp(d->type, slots[i].type))
 				continue;
-			bool ok = can_take(&a->devs[d], &slots[i], &p, &why);
+			bool ok = can_take(d, &slots[i], &p, &why);
 			json_decref(p.consumed);
 			json_decref(p.texts);
-			strbuf_addf(
-				sb, "\n  %s %s: %s", a->devs[d].node, a->devs[d].name,
-				ok ? "would take it alone (the claim's requests together do not "
-				     "fit)"
-				   : why.buf);
+			strbuf_addf(sb, "\n  %s %s: %s", d->node, d->name,
+				    ok ? "would take it alone (the claim's requests together do "
+					 "not fit)"
+				       : why.buf);
 			strbuf_release(&why);
 		}
 	}
@@ -726,7 +733,7 @@ int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only,
 	struct strbuf sb = STRBUF_INIT;
 	size_t nn = only ? 1 : a->n_nodes;
 	strbuf_addf(&sb, "0/%zu nodes are available: %zu cannot allocate all claims.", nn, nn);
-	explain(a, slots, n, &sb);
+	explain(a, only, slots, n, &sb);
 	out->outcome = DRAALLOC_UNSCHEDULABLE;
 	out->why = strbuf_detach(&sb, NULL);
 	free(key);

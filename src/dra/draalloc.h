@@ -75,6 +75,8 @@ int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_resu
 /*
  * The same on node `only` (NULL: any, as draalloc_claim); with `commit`
  * false, whether it would fit, nothing taken and no allocation written.
+ * With `only`, the reasons of UNSCHEDULABLE are about that node's
+ * devices alone.
  */
 int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only, bool commit,
 		      struct draalloc_result *out, struct gs_error *err) GS_WUR;
