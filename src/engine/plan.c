@@ -76,6 +76,15 @@ struct preq {
 		*dra_class; /* the DeviceClass serving it by DRA where a node lacks it, or NULL */
 };
 
+/*
+ * The pod's DynamicResources claim for the requests a node lacks: bit k of
+ * `lacks` is the k-th request that a DeviceClass serves.
+ */
+struct pclaim {
+	uint64_t lacks;
+	json_t *claim;
+};
+
 struct ppod {
 	const json_t *obj;
 	json_t *requests;
@@ -86,6 +95,8 @@ struct ppod {
 	bool has_request;	/* NodeResourcesFit looks at resources at all */
 	bool dra_ext;		/* some request may be served by DRA (DRAExtendedResource) */
 	size_t cls;
+	struct pclaim *dra_claims; /* the claims dra_fits made for it, one per set of lacks */
+	size_t n_dra_claims;
 };
 
 struct pclass {
@@ -260,6 +271,9 @@ static void ppod_release(struct ppod *pp)
 {
 	json_decref(pp->requests);
 	free(pp->req);
+	for (size_t i = 0; i < pp->n_dra_claims; i++)
+		json_decref(pp->dra_claims[i].claim);
+	free(pp->dra_claims);
 }
 
 /* ---- scheduling classes ----------------------------------------------------- */
@@ -532,20 +546,54 @@ static const char *ns_of(const json_t *obj)
 }
 
 /*
+ * The claim the scheduler makes for pod pp on node n
+ * (extendeddynamicresources.go): a request of the serving class per
+ * resource n lacks in allocatable, `count` the amount asked.
+ */
+static json_t *dra_claim(const struct plan *p, const struct ppod *pp, const struct pnode *n)
+{
+	json_t *reqs = json_array(), *claim;
+
+	for (size_t k = 0; k < pp->n_req; k++) {
+		const struct preq *r = &pp->req[k];
+		int64_t alloc, used;
+		if (!r->dra_class || r->v <= 0)
+			continue;
+		node_res(n, r->res, &alloc, &used);
+		if (alloc > 0)
+			continue;
+		json_array_append_new(
+			reqs, json_pack("{s:s%,s:{s:s,s:s,s:I}}", "name", p->res_names[r->res],
+					strlen(p->res_names[r->res]), "exactly", "deviceClassName",
+					r->dra_class, "allocationMode", "ExactCount", "count",
+					(json_int_t)r->v));
+	}
+	char *name = gs_xasprintf("%s-extended-resources", kobj_text(pp->obj, "metadata.name"));
+	claim = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:o}}}", "apiVersion", "resource.k8s.io/v1",
+			  "kind", "ResourceClaim", "metadata", "namespace", ns_of(pp->obj), "name",
+			  name, "spec", "devices", "requests", reqs);
+	free(name);
+	return claim;
+}
+
+/*
  * DynamicResources' Filter for the requests node i lacks in allocatable and
  * a DeviceClass serves (DRAExtendedResource; the scheduler's
  * extendeddynamicresources.go): one claim for the pod, a request of the
  * class per such resource, allocated from this node's devices. True when
  * nothing is delegated on the node or the claim fits; with commit, the
- * devices are then taken.
+ * devices are then taken. The claim is made once per pod and set of
+ * lacking requests (nodes mostly lack the same ones), kept in pp.
  */
-static bool dra_fits(struct plan *p, const struct ppod *pp, size_t i, bool commit)
+static bool dra_fits(struct plan *p, struct ppod *pp, size_t i, bool commit)
 {
 	const struct pnode *n = &p->nodes[i];
-	json_t *reqs = NULL, *claim;
+	json_t *claim = NULL;
 	struct draalloc_result res;
 	struct gs_error err;
-	bool ok;
+	uint64_t lacks = 0;
+	size_t rank = 0;
+	bool some = false, keep = true, ok;
 
 	if (!pp->dra_ext)
 		return true;
@@ -555,31 +603,35 @@ static bool dra_fits(struct plan *p, const struct ppod *pp, size_t i, bool commi
 		if (!r->dra_class || r->v <= 0)
 			continue;
 		node_res(n, r->res, &alloc, &used);
-		if (alloc > 0)
-			continue;
-		if (!reqs)
-			reqs = json_array();
-		json_array_append_new(
-			reqs, json_pack("{s:s%,s:{s:s,s:s,s:I}}", "name", p->res_names[r->res],
-					strlen(p->res_names[r->res]), "exactly", "deviceClassName",
-					r->dra_class, "allocationMode", "ExactCount", "count",
-					(json_int_t)r->v));
+		if (alloc <= 0) {
+			some = true;
+			if (rank < 64)
+				lacks |= (uint64_t)1 << rank;
+			else
+				keep = false; /* past the key's bits: made for this node only */
+		}
+		rank++;
 	}
-	if (!reqs)
+	if (!some)
 		return true;
-	if (!p->dra) {
-		json_decref(reqs);
+	if (!p->dra)
 		return false;
+	for (size_t k = 0; keep && k < pp->n_dra_claims && !claim; k++)
+		if (pp->dra_claims[k].lacks == lacks)
+			claim = pp->dra_claims[k].claim;
+	if (!claim) {
+		claim = dra_claim(p, pp, n);
+		if (keep) {
+			pp->dra_claims = gs_xrealloc(
+				pp->dra_claims, (pp->n_dra_claims + 1) * sizeof(*pp->dra_claims));
+			pp->dra_claims[pp->n_dra_claims++] = (struct pclaim){lacks, claim};
+		}
 	}
-	char *name = gs_xasprintf("%s-extended-resources", kobj_text(pp->obj, "metadata.name"));
-	claim = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:o}}}", "apiVersion", "resource.k8s.io/v1",
-			  "kind", "ResourceClaim", "metadata", "namespace", ns_of(pp->obj), "name",
-			  name, "spec", "devices", "requests", reqs);
-	free(name);
 	ok = draalloc_claim_on(p->dra, claim, n->name, commit, &res, &err) == 0 &&
 	     res.outcome == DRAALLOC_ALLOCATED;
 	draalloc_result_release(&res);
-	json_decref(claim);
+	if (!keep)
+		json_decref(claim);
 	return ok;
 }
 
@@ -599,7 +651,7 @@ static void histogram(struct strbuf *sb, char **items, size_t n)
 }
 
 /* FitError.Error() with DynamicResources' and DefaultPreemption's PostFilter messages. */
-static char *fit_error(struct plan *p, const struct ppod *pp)
+static char *fit_error(struct plan *p, struct ppod *pp)
 {
 	size_t hist[RS_N] = {0}, n_unres = 0;
 	size_t *per_req = gs_xcalloc(pp->n_req + 1, sizeof(size_t));

@@ -557,6 +557,52 @@ static void test_balanced_allocation_by_release(void **state)
 	plan_result_free(r);
 }
 
+/*
+ * A pod asking two resources DeviceClasses serve: on a node lacking both
+ * its claim asks a device of each class, on a node lacking one only that
+ * one. "both" (read first) has a GPU and a MIG device in its slice, "half"
+ * advertises nvidia.com/gpu and has only a MIG device: both fit.
+ */
+static void test_dra_claim_per_lacking_set(void **state)
+{
+	(void)state;
+	json_t *classes =
+		loads("[{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"gpu.nvidia.com\"},"
+		      "\"spec\":{\"extendedResourceName\":\"nvidia.com/gpu\"}},"
+		      "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"mig.nvidia.com\"},"
+		      "\"spec\":{\"extendedResourceName\":\"nvidia.com/mig-1g.10gb\"}}]");
+	json_t *slices =
+		loads("[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		      "\"nodeName\":\"both\",\"pool\":{\"name\":\"both\"},\"devices\":["
+		      "{\"name\":\"gpu-0\",\"attributes\":{\"type\":{\"string\":\"gpu\"}}},"
+		      "{\"name\":\"mig-0\",\"attributes\":{\"type\":{\"string\":\"mig\"}}}]}},"
+		      "{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		      "\"nodeName\":\"half\",\"pool\":{\"name\":\"half\"},\"devices\":["
+		      "{\"name\":\"mig-0\",\"attributes\":{\"type\":{\"string\":\"mig\"}}}]}}]");
+	const char *both = "{\"limits\":{\"nvidia.com/gpu\":1,\"nvidia.com/mig-1g.10gb\":1}}";
+	struct plan_result *r = run_in(
+		(struct plan_input){
+			.kube = release("v1.37.2"), .device_classes = classes, .slices = slices},
+		json_pack("[o,o]", node("both", "8", "32Gi", "0", NULL, NULL),
+			  node("half", "8", "32Gi", "1", NULL, NULL)),
+		json_pack("[o,o,o]", pod("p0", both, NULL), pod("p1", both, NULL),
+			  pod("p2", both, NULL)));
+
+	assert_int_equal(r->pods[0].n_feasible, 2);
+	/* p0 takes one node's devices, p1 the other's; p2 finds none */
+	assert_int_equal(r->pods[1].n_feasible, 1);
+	assert_string_not_equal(node_of(r, 0), node_of(r, 1));
+	assert_int_equal(r->pods[2].verdict, PLAN_PENDING);
+	assert_string_equal(r->pods[2].reason,
+			    "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 cannot "
+			    "allocate all claims. preemption: 0/2 nodes are available: 1 No "
+			    "preemption victims found for incoming pod, 1 Preemption is not "
+			    "helpful for scheduling.");
+	plan_result_free(r);
+	json_decref(classes);
+	json_decref(slices);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_pinned_devices_by_container),
 		cmocka_unit_test(test_versions_and_dra_extended_resource),
 		cmocka_unit_test(test_balanced_allocation_by_release),
+		cmocka_unit_test(test_dra_claim_per_lacking_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
