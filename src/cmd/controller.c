@@ -16,6 +16,7 @@
 #include "daemon/draadmit.h"
 #include "dra/draslice.h"
 #include "model/defaults.h"
+#include "model/dpconfig_set.h"
 #include "cmd/kubecontext.h"
 #include "cmd/offline.h"
 #include "kube/kubeloop.h"
@@ -277,6 +278,19 @@ static void publish_dra(void *arg, struct sync_report *rep)
 	json_decref(classes);
 }
 
+/*
+ * --fallback-strategies: config-manager would refuse an unknown word only
+ * when a node without a config label reaches it; the controller serves
+ * every node for as long as it runs, so the word is refused here, at once.
+ */
+static int parse_fallbacks(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	if (dpconfig_fallbacks_check(arg, err) < 0)
+		return -1;
+	*(const char **)opt->value = arg;
+	return 0;
+}
+
 int cmd_controller(int argc, char **argv)
 {
 	struct kube_context kx = {0};
@@ -306,8 +320,10 @@ int cmd_controller(int argc, char **argv)
 			   "pool=gpu,tier!=dev [every node declaring its GPUs]"),
 		OPT_STRING(0, "default-config", &co.default_config, "KEY",
 			   "config-manager's DEFAULT_CONFIG [unset]"),
-		OPT_STRING(0, "fallback-strategies", &co.fallbacks, "LIST",
-			   "config-manager's FALLBACK_STRATEGIES [named,single]"),
+		OPT_CALLBACK_VALUES(0, "fallback-strategies", &co.fallbacks, "LIST",
+				    "config-manager's FALLBACK_STRATEGIES, tried in order:\n"
+				    "named, single, empty, comma-separated [named,single]",
+				    parse_fallbacks, dpconfig_fallback_strategies),
 		OPT_STRING(0, "disable-healthchecks", &co.disable_healthchecks, "LIST",
 			   "the device plugin's DP_DISABLE_HEALTHCHECKS: XIDs it skips besides "
 			   "13,31,43,45,68,109, or all [unset]"),

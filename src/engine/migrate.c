@@ -67,7 +67,6 @@ enum ask_kind {
 struct run {
 	const struct migrate_input *in;
 	struct migrate_result *r;
-	int minor;
 	bool claims_charge_extended; /* resource_claims.go addExtendedResourceQuota (1.35+, gate) */
 	struct explain_fleet before, after;
 	struct mnode *nodes;
@@ -83,6 +82,24 @@ struct run {
 
 /* ---- versions ---- */
 
+/*
+ * DRAExtendedResource in the release, in words: its stage, then whether the
+ * gate is as the release has it ("on by default") or set apart ("turned
+ * off"); a locked gate cannot be set apart ("GA, locked on").
+ */
+static char *gate_words(const struct kubeversion *kv, bool on)
+{
+	const char *state;
+
+	if (kv->dra_extended_resource_locked)
+		state = on ? "locked on" : "locked off";
+	else if (on == kv->dra_extended_resource)
+		state = on ? "on by default" : "off by default";
+	else
+		state = on ? "turned on" : "turned off";
+	return gs_xasprintf("%s, %s", kubegate_stage_name(kv->dra_extended_resource_stage), state);
+}
+
 /* The release and its DRAExtendedResource (model/kubeversion.h). */
 static int parse_version(struct run *x, struct gs_error *err)
 {
@@ -95,13 +112,9 @@ static int parse_version(struct run *x, struct gs_error *err)
 	/* GA in 1.37, LockToDefault (pkg/features/kube_features.go). */
 	if (x->in->gates && kubegates_check(x->in->gates, kv, err) < 0)
 		return -1;
-	x->minor = kv->minor;
 	x->r->kubernetes_version = gs_xstrdup(kv->version);
 	x->r->extended_resource = on;
-	x->r->gate =
-		gs_xstrdup(kv->dra_extended_resource_locked ? "GA, locked on"
-			   : kv->minor == 36 ? (on ? "beta, on by default" : "beta, turned off")
-					     : (on ? "alpha, turned on" : "alpha, off by default"));
+	x->r->gate = gate_words(kv, on);
 	/* resource_claims.go addExtendedResourceQuota: v1.35.4 on, with the gate */
 	x->claims_charge_extended = on && kv->claims_charge_extended_resource;
 	return 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/didyoumean.h"
 #include "model/dpdecode.h"
 #include "base/gonum.h"
 #include "model/kobj.h"
@@ -305,11 +306,66 @@ static int choose_key(const struct dpconfig_set *set, long i, struct dpconfig_ch
 	return 0;
 }
 
+const char *const dpconfig_fallback_strategies[] = {"named", "single", "empty", NULL};
+
+/*
+ * The next word of a FALLBACK_STRATEGIES list as urfave/cli splits it: on
+ * commas, blanks trimmed. *p starts at fallback_words(list) and is NULL once
+ * the list is used up (an empty list has no word, "a," has two: "a" and "").
+ */
+static const char *fallback_words(const char *list)
+{
+	return list && *list ? list : NULL;
+}
+
+static bool fallback_next(const char **p, const char **word, size_t *n)
+{
+	const char *a = *p, *end, *b;
+
+	if (!a)
+		return false;
+	end = strchr(a, ',');
+	b = end ? end : a + strlen(a);
+	while (a < b && (*a == ' ' || *a == '\t'))
+		a++;
+	while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+		b--;
+	*word = a;
+	*n = (size_t)(b - a);
+	*p = end ? end + 1 : NULL;
+	return true;
+}
+
+int dpconfig_fallbacks_check(const char *fallbacks, struct gs_error *err)
+{
+	const char *p = fallback_words(fallbacks), *w;
+	size_t n, k;
+
+	while (fallback_next(&p, &w, &n)) {
+		for (k = 0; dpconfig_fallback_strategies[k]; k++)
+			if (strlen(dpconfig_fallback_strategies[k]) == n &&
+			    !memcmp(dpconfig_fallback_strategies[k], w, n))
+				break;
+		if (!dpconfig_fallback_strategies[k]) {
+			struct strbuf word = STRBUF_INIT, msg = STRBUF_INIT;
+			strbuf_add(&word, w, n);
+			strbuf_addf(&msg, "unknown fallback strategy '%s'", word.buf);
+			dym_suggest(&msg, word.buf, dpconfig_fallback_strategies, k, NULL);
+			gs_error_set(err, "%s", msg.buf);
+			strbuf_release(&word);
+			strbuf_release(&msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int dpconfig_set_select(const struct dpconfig_set *set, const char *label,
 			const char *default_config, const char *fallbacks,
 			struct dpconfig_choice *out, struct gs_error *err)
 {
-	const char *f;
+	const char *p, *a;
+	size_t n;
 	long i;
 
 	out->config = NULL;
@@ -338,16 +394,8 @@ int dpconfig_set_select(const struct dpconfig_set *set, const char *label,
 		}
 		return choose_key(set, i, out, err);
 	}
-	/* FALLBACK_STRATEGIES as urfave/cli splits it: on commas, blanks trimmed */
-	f = fallbacks ? fallbacks : "named,single";
-	for (const char *p = f; *f;) {
-		const char *end = strchr(p, ',');
-		const char *a = p, *b = end ? end : p + strlen(p);
-		while (a < b && (*a == ' ' || *a == '\t'))
-			a++;
-		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
-			b--;
-		size_t n = (size_t)(b - a);
+	p = fallback_words(fallbacks ? fallbacks : "named,single");
+	while (fallback_next(&p, &a, &n)) {
 		if (n == 5 && !memcmp(a, "named", 5)) {
 			i = dpconfig_set_find(set, "default");
 			if (i >= 0)
@@ -361,9 +409,6 @@ int dpconfig_set_select(const struct dpconfig_set *set, const char *label,
 			gs_error_set(err, "unknown fallback strategy: %.*s", (int)n, a);
 			return -1;
 		}
-		if (!end)
-			break;
-		p = end + 1;
 	}
 	gs_error_set(err, "no config was set, no default was provided, and all fallbacks failed");
 	return -1;

@@ -72,4 +72,15 @@ int dpconfig_set_select(const struct dpconfig_set *set, const char *label,
 			struct dpconfig_choice *out, struct gs_error *err) GS_WUR;
 void dpconfig_set_free(struct dpconfig_set *set);
 
+/* FALLBACK_STRATEGIES' words, in config-manager's order (its FallbackStrategy* constants);
+ * NULL-terminated. */
+extern const char *const dpconfig_fallback_strategies[];
+/*
+ * A FALLBACK_STRATEGIES list split as dpconfig_set_select splits it: 0 when
+ * config-manager knows every word (an empty list too: no fallback), else -1
+ * with err naming the first word it would refuse once it got there
+ * ("unknown fallback strategy 'x' (one of: named, single, empty)").
+ */
+int dpconfig_fallbacks_check(const char *fallbacks, struct gs_error *err) GS_WUR;
+
 #endif

@@ -11,18 +11,19 @@
  * pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go
  * PostFilter: "no new claims to deallocate" and "still not schedulable"
  * through v1.36.3; v1.37.2 returns fwk.NewStatus(fwk.Unschedulable) with no
- * message. pkg/features/kube_features.go: DRAExtendedResource.
+ * message. pkg/features/kube_features.go: DRAExtendedResource (1.34 Alpha,
+ * default false; 1.36 Beta, default true; 1.37 GA, LockToDefault).
  */
 static const struct kubeversion releases[] = {
-	/* version, minor, DRAExtendedResource default, locked, claims charged its name,
-	   PostFilter texts, counters apart, BalancedAllocation by change */
-	{"v1.34.4", 34, false, false, false, "no new claims to deallocate", "still not schedulable",
-	 false, false},
-	{"v1.35.4", 35, false, false, true, "no new claims to deallocate", "still not schedulable",
-	 true, false},
-	{"v1.36.3", 36, true, false, true, "no new claims to deallocate", "still not schedulable",
-	 true, true},
-	{"v1.37.2", 37, true, true, true, NULL, NULL, true, true},
+	/* version, minor, DRAExtendedResource default, its stage, locked, claims charged its
+	   name, PostFilter texts, counters apart, BalancedAllocation by change */
+	{"v1.34.4", 34, false, KUBEGATE_ALPHA, false, false, "no new claims to deallocate",
+	 "still not schedulable", false, false},
+	{"v1.35.4", 35, false, KUBEGATE_ALPHA, false, true, "no new claims to deallocate",
+	 "still not schedulable", true, false},
+	{"v1.36.3", 36, true, KUBEGATE_BETA, false, true, "no new claims to deallocate",
+	 "still not schedulable", true, true},
+	{"v1.37.2", 37, true, KUBEGATE_GA, true, true, NULL, NULL, true, true},
 };
 #define N_RELEASES (sizeof(releases) / sizeof(releases[0]))
 
@@ -87,6 +88,19 @@ const struct kubeversion *kubeversion_parse(const char *version, struct gs_error
 		     kubeversion_list());
 	strbuf_release(&sb);
 	return NULL;
+}
+
+const char *kubegate_stage_name(enum kubegate_stage stage)
+{
+	switch (stage) {
+	case KUBEGATE_ALPHA:
+		return "alpha";
+	case KUBEGATE_BETA:
+		return "beta";
+	case KUBEGATE_GA:
+		return "GA";
+	}
+	return "?";
 }
 
 void kubegates_defaults(struct kubegates *g, const struct kubeversion *kv)

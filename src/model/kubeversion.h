@@ -12,6 +12,13 @@
  * compared by hand. docs/guide/plan.md ("Kubernetes versions") names the
  * source file of each.
  */
+/* A feature gate's stage in a release (component-base featuregate's PreRelease). */
+enum kubegate_stage {
+	KUBEGATE_ALPHA,
+	KUBEGATE_BETA,
+	KUBEGATE_GA,
+};
+
 struct kubeversion {
 	const char *version; /* "v1.37.2" */
 	int minor;
@@ -22,6 +29,8 @@ struct kubeversion {
 	 * allocatable lacks it (noderesources/fit.go shouldDelegateResourceToDRA).
 	 */
 	bool dra_extended_resource;
+	/* Its stage: alpha in 1.34 and 1.35, beta in 1.36, GA in 1.37. */
+	enum kubegate_stage dra_extended_resource_stage;
 	/* GA and LockToDefault (1.37): component-base refuses to turn it off. */
 	bool dra_extended_resource_locked;
 	/*
@@ -71,6 +80,9 @@ const struct kubeversion *kubeversion_parse(const char *version, struct gs_error
 const struct kubeversion *kubeversion_for_server(const char *git_version);
 /* "v1.34.4, v1.35.4, v1.36.3, v1.37.2" (static). */
 const char *kubeversion_list(void);
+
+/* "alpha", "beta" or "GA" (static), as the Kubernetes docs name the stages. */
+const char *kubegate_stage_name(enum kubegate_stage stage);
 
 /* Feature gates a command may set for a cluster that departs from its
  * release's defaults (--feature-gates). */

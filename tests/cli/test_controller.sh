@@ -17,6 +17,21 @@ run controller --no-such-flag
 expect_rc 2 "unknown option"
 expect_err_has "no-such-flag" "names the option"
 
+# config-manager's fallback strategies: an unknown word is a usage error at once
+# (config-manager itself fails only when a node reaches it), naming the words.
+run controller --fallback-strategies bogus --kubeconfig /nonexistent/kubeconfig
+expect_rc 2 "unknown fallback strategy"
+expect_err_has "gpushare controller: unknown fallback strategy 'bogus' (one of: named, single, empty)" "names the strategies"
+expect_err_has "see 'gpushare controller --help'" "points at the help"
+run controller --kubeconfig /nonexistent/kubeconfig --fallback-strategies=named,singel
+expect_rc 2 "a misspelt strategy after a good one"
+expect_err_has "gpushare controller: unknown fallback strategy 'singel'; did you mean 'single'?" "suggests the nearest"
+for ok in "named, single,empty" ""; do
+	run controller --fallback-strategies="$ok" --kubeconfig /nonexistent/kubeconfig
+	expect_rc 2 "--fallback-strategies='$ok' is taken, then the kubeconfig is missing"
+	expect_err_has 'kubeconfig "/nonexistent/kubeconfig"' "--fallback-strategies='$ok' is taken"
+done
+
 run controller --kubeconfig /nonexistent/kubeconfig
 expect_rc 2 "no kubeconfig"
 expect_err_has 'kubeconfig "/nonexistent/kubeconfig": No such file or directory' "names the file"

@@ -885,6 +885,28 @@ static void selection(void **state)
 	ydoc_stream_free(s);
 }
 
+/* FALLBACK_STRATEGIES checked whole, split as the selection splits it. */
+static void fallbacks_checked(void **state)
+{
+	struct gs_error err;
+
+	(void)state;
+	assert_int_equal(dpconfig_fallbacks_check("named,single", &err), 0);
+	assert_int_equal(dpconfig_fallbacks_check(" empty , named ", &err), 0);
+	assert_int_equal(dpconfig_fallbacks_check("", &err), 0); /* no fallback at all */
+	assert_int_equal(dpconfig_fallbacks_check(NULL, &err), 0);
+	/* a word the selection reaches only after one that matched is refused too */
+	assert_int_equal(dpconfig_fallbacks_check("named,bogus", &err), -1);
+	assert_string_equal(err.msg,
+			    "unknown fallback strategy 'bogus' (one of: named, single, empty)");
+	assert_int_equal(dpconfig_fallbacks_check("singel", &err), -1);
+	assert_string_equal(err.msg, "unknown fallback strategy 'singel'; did you mean 'single'?");
+	/* an empty word, as the selection refuses it */
+	assert_int_equal(dpconfig_fallbacks_check("named,", &err), -1);
+	assert_string_equal(err.msg, "unknown fallback strategy '' (one of: named, single, empty)");
+	assert_int_equal(dpconfig_fallbacks_check("Named", &err), -1);
+}
+
 static void configmap_shapes(void **state)
 {
 	struct ydoc_stream *s;
@@ -953,6 +975,7 @@ int main(void)
 		cmocka_unit_test(keys_recorded),
 		cmocka_unit_test(long_values_whole),
 		cmocka_unit_test(selection),
+		cmocka_unit_test(fallbacks_checked),
 		cmocka_unit_test(configmap_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

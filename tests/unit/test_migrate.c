@@ -87,6 +87,31 @@ static const char *route(const struct migrate_workload *w)
 	return json_string_value(json_object_get(json_array_get(w->resources, 0), "route"));
 }
 
+/* The gate in words: its stage in the release, and the release's default or set apart. */
+static void test_gate_words(void **state)
+{
+	static const struct {
+		const char *version;
+		int gate;
+		const char *words;
+	} cases[] = {
+		{"v1.34.4", -1, "alpha, off by default"}, {"v1.34.4", 0, "alpha, off by default"},
+		{"v1.34.4", 1, "alpha, turned on"},	  {"v1.35.4", -1, "alpha, off by default"},
+		{"v1.35.4", 1, "alpha, turned on"},	  {"v1.36.3", -1, "beta, on by default"},
+		{"v1.36.3", 1, "beta, on by default"},	  {"v1.36.3", 0, "beta, turned off"},
+		{"v1.37.2", -1, "GA, locked on"},	  {"v1.37.2", 1, "GA, locked on"},
+	};
+	struct fixture fx = {.nodes = json_array(), .pods = json_array()};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct migrate_result *r = run(&fx, NULL, cases[i].version, cases[i].gate);
+		assert_string_equal(r->gate, cases[i].words);
+		migrate_result_free(r);
+	}
+	fixture_free(&fx);
+}
+
 /* A whole-GPU pod on a pool that moves: the gate decides, by release. */
 static void test_whole_gpu_by_release(void **state)
 {
@@ -269,6 +294,7 @@ static void test_refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gate_words),
 		cmocka_unit_test(test_whole_gpu_by_release),
 		cmocka_unit_test(test_one_pool),
 		cmocka_unit_test(test_mig_claim_and_quota),

@@ -519,6 +519,15 @@ static void test_versions_and_dra_extended_resource(void **state)
 	assert_string_equal(err.msg, "cannot set feature gate DRAExtendedResource to false, "
 				     "feature is locked to true");
 	assert_int_equal(kubegates_check(&g, release("v1.36.3"), &err), 0);
+	/* The gate's stage by release (pkg/features/kube_features.go). */
+	assert_string_equal(kubegate_stage_name(release("v1.34.4")->dra_extended_resource_stage),
+			    "alpha");
+	assert_string_equal(kubegate_stage_name(release("v1.35.4")->dra_extended_resource_stage),
+			    "alpha");
+	assert_string_equal(kubegate_stage_name(release("v1.36.3")->dra_extended_resource_stage),
+			    "beta");
+	assert_string_equal(kubegate_stage_name(release("v1.37.2")->dra_extended_resource_stage),
+			    "GA");
 	assert_null(kubeversion_parse("v1.33.0", &err));
 	assert_non_null(strstr(err.msg, "v1.34.4, v1.35.4, v1.36.3, v1.37.2"));
 	assert_string_equal(release("v1.36.3+k3s1")->version, "v1.36.3");
