@@ -68,7 +68,7 @@ struct cpod {
 	uint8_t state;
 	uint8_t n_req;
 	bool busy;
-	time_t held_at;	  /* a hold verdict was written then; 0 = none */
+	time_t held_at; /* a hold verdict was written then; 0 = none */
 	/* Deciding or writing its verdict failed then (403, 5xx...), monotonic ms; 0 = none.
 	 * Milliseconds: whole seconds let a retry come up to a second early. */
 	long long failed_ms;
