@@ -448,6 +448,11 @@ int quantity_from_json(struct quantity *out, const json_t *v, struct gs_error *e
 {
 	char buf[96];
 
+	/* an absent value (json_object_get's NULL) reads as null does: 0, not a crash */
+	if (!v) {
+		zero(out, QUANTITY_DECIMAL_SI);
+		return 0;
+	}
 	switch (json_typeof(v)) {
 	case JSON_STRING: {
 		const char *s = json_string_value(v);

@@ -646,6 +646,11 @@ static void from_json(void **state)
 		if (rc)
 			assert_string_equal(err.msg, QUANTITY_ERR_FORMAT);
 	}
+	/* a key that is not there: json_object_get gives NULL */
+	struct quantity q;
+	struct gs_error err;
+	assert_int_equal(quantity_from_json(&q, NULL, &err), 0);
+	assert_string_equal(str(&q), "0");
 }
 
 static void add(void **state)
