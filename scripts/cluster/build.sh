@@ -29,6 +29,24 @@ helm) what=helm ;;
 	;;
 esac
 
+# A cache hit needs no lock: each component's directory is moved into
+# place whole once built, so one that is there is complete. A cluster of a
+# built version starts while another version builds.
+built() {
+	local b
+	if [ "$what" = helm ]; then
+		[ -x "$helm_dir/helm" ] || return 1
+		printf 'HELM_BIN=%s\n' "$helm_dir"
+		return 0
+	fi
+	for b in "$etcd_dir/etcd" "$kwok_dir/kwok" "$kube_dir/kube-apiserver" \
+		"$kube_dir/kube-controller-manager" "$kube_dir/kube-scheduler" "$kube_dir/kubectl"; do
+		[ -x "$b" ] || return 1
+	done
+	printf 'K8S_BIN=%s\nETCD_BIN=%s\nKWOK_BIN=%s\n' "$kube_dir" "$etcd_dir" "$kwok_dir"
+}
+built && exit 0
+
 # One build per cache at a time, however it was started (up.sh, make, by
 # hand): a second one waits for the first one's cold build, then hits its
 # cache.
