@@ -26,7 +26,7 @@
 #     it read the file again, and the next write goes through;
 #   - SIGTERM: exit 0, and the token never appears in its output;
 #   - the file's Deployment passes the apiserver's strict validation.
-# e2e-timeout: 150
+# e2e-timeout: 240
 . "$TOP/tests/e2e/lib.sh"
 
 cd "$TOP" || fail "no repository root"
