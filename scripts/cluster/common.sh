@@ -18,12 +18,13 @@ state=${GS_CLUSTER_DIR:-$cluster_top/.cluster}
 
 # Stop order; start order is the reverse. `controller` is build/gpushare
 # controller (docs/guide/controller.md): it admits the pods kwok then runs.
-components=(controller kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
+components=(kwok-guard controller kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
 
 # comp_exe NAME: the basename of the binary that component runs.
 comp_exe() {
 	case $1 in
 	controller) echo gpushare ;;
+	kwok-guard) echo bash ;; # scripts/cluster/kwok-guard.sh
 	*) echo "$1" ;;
 	esac
 }
@@ -200,6 +201,10 @@ comp_ready() {
 		;;
 	kwok) u=http://127.0.0.1:$GS_KWOK_PORT/healthz ;;
 	controller) u=http://127.0.0.1:$GS_CONTROLLER_PORT/readyz ;;
+	kwok-guard)
+		our_pid kwok-guard >/dev/null
+		return
+		;;
 	*) return 1 ;;
 	esac
 	curl -fs --max-time 2 -o /dev/null "$u"

@@ -6,7 +6,11 @@ set -uo pipefail
 load_env
 
 ok=0
-for c in etcd kube-apiserver kube-controller-manager kube-scheduler kwok controller; do
+for c in etcd kube-apiserver kube-controller-manager kube-scheduler kwok controller kwok-guard; do
+	if [ "$c" = kwok-guard ] && [ "${GS_KWOK_GUARD:-1}" = 0 ]; then
+		echo "kwok-guard: off (GS_KWOK_GUARD=0)"
+		continue
+	fi
 	if pid=$(our_pid "$c"); then
 		echo "$c: running (pid $pid, RSS $(($(rss_kb "$pid") / 1024)) MB)"
 	else

@@ -42,11 +42,20 @@ case ${GS_DRA_ALPHA:-0} in
 *) die "GS_DRA_ALPHA must be 0 or 1, got '$GS_DRA_ALPHA'" ;;
 esac
 
+kwok_guard=${GS_KWOK_GUARD:-1}
+case $kwok_guard in
+0 | 1) ;;
+*) die "GS_KWOK_GUARD must be 0 or 1, got '$kwok_guard'" ;;
+esac
+
 # --- already up? ------------------------------------------------------------
 if [ -f "$state/env" ]; then
 	(
 		load_env
-		for c in "${components[@]}"; do our_pid "$c" >/dev/null || exit 1; done
+		for c in "${components[@]}"; do
+			[ "$c" = kwok-guard ] && [ "${GS_KWOK_GUARD:-1}" = 0 ] && continue
+			our_pid "$c" >/dev/null || exit 1
+		done
 		comp_ready kube-apiserver
 	) && {
 		load_env
@@ -176,6 +185,7 @@ GS_SCHEDULER_PORT=$GS_SCHEDULER_PORT
 GS_KWOK_PORT=$GS_KWOK_PORT
 GS_CONTROLLER_PORT=$GS_CONTROLLER_PORT
 GS_DRA_ALPHA=$dra_alpha
+GS_KWOK_GUARD=$kwok_guard
 GS_K8S_VERSION=$K8S_VERSION
 GS_APISERVER=$server
 GS_CA=$pki/ca.crt
@@ -307,6 +317,13 @@ start controller "$state/bin/gpushare" controller \
 	--kubeconfig="$state/kubeconfig" --listen="127.0.0.1:$GS_CONTROLLER_PORT" \
 	--selector='gpushare.io/controller!=off'
 wait_until 60 "gpushare controller /readyz" comp_ready controller
+# kwok v0.8.0 can stop renewing every node Lease while it runs on
+# (docs/design/kwok-lease-stall.md); the guard restarts it when it does.
+# Its argument names the state dir, so our_pid knows it for this cluster's.
+if [ "$kwok_guard" = 1 ]; then
+	start kwok-guard bash "$cluster_here/kwok-guard.sh" "$state/"
+	wait_until 10 "kwok-guard" comp_ready kwok-guard
+fi
 # The serviceaccount controller works once `default` has its SA.
 wait_until 60 "ServiceAccount default/default" \
 	"$state/bin/kubectl" --kubeconfig="$state/kubeconfig" -n default get serviceaccount default \

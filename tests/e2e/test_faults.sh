@@ -218,16 +218,13 @@ sigkill() {
 	done
 }
 
-# kwok v0.8.0 can stop renewing node leases after an apiserver outage
-# (seen in about one run of three: no "Syncing lease" in its log after the
-# outage). Likely cause, from reading its pkg/utils/heap: a node pushed twice
-# into its delaying heap leaves a stale entry whose Remove fails, and that
-# heap never yields again. A kubelet would go on; kwok does not: it plays no
-# pod on a node whose lease it does not hold, and 40 s later
-# kube-controller-manager taints the node unreachable. A healthy kwok renews
-# each lease every 10 s (a quarter of --node-lease-duration-seconds); if one
-# is not renewed within 35 s, kwok is started again with fresh leases (0.8.0
-# is the newest kwok). Checked after the apiserver's outages and at the end.
+# kwok v0.8.0 can stop renewing every node Lease after an apiserver outage
+# (seen in about one run of three; docs/design/kwok-lease-stall.md). The
+# cluster's kwok-guard (scripts/cluster/kwok-guard.sh) restarts kwok when a
+# Lease goes 25 s unrenewed while the apiserver answers; here every Lease
+# must be renewed again within 60 s, by kwok or by the kwok the guard
+# started, and no node left tainted unreachable. Checked after the
+# apiserver's outages and at the end.
 unrenewed() { # leases of existing nodes not renewed since $since
 	local nodes
 	nodes=$(k get nodes -o json | jq -c '[.items[].metadata.name]')
@@ -237,22 +234,21 @@ unrenewed() { # leases of existing nodes not renewed since $since
 		| .metadata.name'
 }
 all_renewed() { [ -z "$(unrenewed)" ]; }
-untainted() { [ "$(k get nodes -o json | jq '[.items[] | select(any(.spec.taints[]?; .key == "node.kubernetes.io/unreachable"))] | length')" = 0 ]; }
+unreachable() { k get nodes -o json | jq '[.items[] | select(any(.spec.taints[]?; .key == "node.kubernetes.io/unreachable"))] | length'; }
+untainted() { [ "$(unreachable)" = 0 ]; }
+guard_restarts() { [ -f "$state/kwok-guard.restarts" ] && wc -l <"$state/kwok-guard.restarts" || echo 0; }
 kwok_leases() { # WHEN
-	local stale
+	local before
+	before=$(guard_restarts)
 	since=$(date +%s)
-	if gs_wait_for 35 all_renewed 2>/dev/null; then
-		echo "note: kwok renewed every node lease $(($(date +%s) - since))s $*"
-		return 0
+	wait_for 60 "every node Lease renewed $* (kwok, or the kwok kwok-guard restarts)" all_renewed
+	if [ "$(guard_restarts)" != "$before" ]; then
+		echo "note: $*, kwok-guard restarted kwok ($(tail -1 "$state/logs/kwok-guard.log")); every Lease renewed $(($(date +%s) - since))s after"
+	else
+		echo "note: kwok renewed every node Lease $(($(date +%s) - since))s $*"
 	fi
-	stale=$(unrenewed)
-	echo "note: $*, kwok renewed no lease in 35 s ($(wc -l <<<"$stale") nodes, e.g. $(head -1 <<<"$stale")): started again with fresh leases"
-	comp stop kwok >/dev/null || fail "stop kwok"
-	k -n kube-node-lease delete leases --all >/dev/null || fail "delete the node leases"
-	comp start kwok >/dev/null || fail "start kwok"
-	since=$(date +%s)
-	wait_for 60 "every node lease renewed by the new kwok" all_renewed
-	wait_for 90 "no node tainted unreachable" untainted
+	# A taint set while kwok stalled goes once the Leases move again.
+	wait_for 90 "no node tainted unreachable $*" untainted
 }
 
 # --- 1. kube-apiserver SIGKILLed mid-reconcile, started again ----------------------

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# kwok-guard STATE_DIR: keeps the fake nodes' Leases alive. kwok v0.8.0 can
+# stop renewing every node Lease while it goes on running
+# (docs/design/kwok-lease-stall.md); 50 s later (kube-controller-manager's
+# --node-monitor-grace-period) every node is NotReady, and its pods are
+# evicted 300 s after that. A kubelet never does this. So, every
+# GS_KWOK_GUARD_INTERVAL seconds (5) while the apiserver answers /readyz, the
+# guard lists the Leases of kube-node-lease: when a Lease of an existing
+# node has not been renewed for GS_KWOK_GUARD_STALE seconds (25: kwok renews
+# every 10 s, a quarter of --node-lease-duration-seconds=40) and the
+# apiserver has answered for as long, kwok is stopped (SIGKILL: it holds
+# nothing worth a clean stop), the stale Leases are deleted (a new kwok
+# creates them afresh instead of waiting out another holder's 40 s) and kwok
+# is started again with the command line up.sh gave it. Each restart is a
+# line in logs/kwok-guard.log and in STATE_DIR/kwok-guard.restarts.
+#
+# up.sh starts it as the component kwok-guard; GS_KWOK_GUARD=0 leaves it
+# out (to watch the stall happen). A kwok stopped on purpose (component.sh
+# stop kwok) is left alone: the guard heals a kwok that runs but renews
+# nothing.
+set -uo pipefail
+[ $# = 1 ] || {
+	echo "usage: $0 STATE_DIR" >&2
+	exit 2
+}
+GS_CLUSTER_DIR=${1%/}
+export GS_CLUSTER_DIR
+. "$(dirname "$0")/common.sh"
+load_env
+interval=${GS_KWOK_GUARD_INTERVAL:-5}
+stale_after=${GS_KWOK_GUARD_STALE:-25}
+kubectl=("$state/bin/kubectl" --kubeconfig="$state/kubeconfig" --request-timeout=10s)
+
+log() { printf '%s kwok-guard: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*"; }
+
+# stale_leases NOW: the Leases of existing nodes not renewed for
+# $stale_after seconds, of nodes older than that (a new node's first Lease
+# is kwok's to create).
+stale_leases() {
+	local now=$1 nodes
+	nodes=$("${kubectl[@]}" get nodes -o json | jq -c --argjson t "$((now - stale_after))" \
+		'[.items[] | select((.metadata.creationTimestamp | fromdateiso8601) < $t) | .metadata.name]') || return 1
+	"${kubectl[@]}" -n kube-node-lease get leases -o json |
+		jq -r --argjson nodes "$nodes" --argjson t "$((now - stale_after))" '
+		.items[] | select(.metadata.name as $n | $nodes | index($n))
+		| select((.spec.renewTime // "1970-01-01T00:00:00Z" | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) < $t)
+		| .metadata.name'
+}
+
+# run CMD...: in the background and waited for, so that down.sh's TERM
+# stops the guard at once and with it what it runs (a component.sh start
+# left waiting for the state lock would start kwok after the cluster is down).
+child=
+run() {
+	"$@" &
+	child=$!
+	wait "$child"
+	local rc=$?
+	child=
+	return $rc
+}
+trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 0' TERM INT
+
+log "watching kwok's node Leases every ${interval}s (stale after ${stale_after}s)"
+ready_since=0
+while run sleep "$interval"; do
+	now=$(date +%s)
+	if ! comp_ready kube-apiserver; then
+		ready_since=0
+		continue
+	fi
+	[ "$ready_since" != 0 ] || ready_since=$now
+	[ $((now - ready_since)) -ge "$stale_after" ] || continue
+	our_pid kwok >/dev/null || continue
+	stale=$(stale_leases "$now") || continue
+	[ -n "$stale" ] || continue
+	n=$(wc -l <<<"$stale")
+	log "kwok renewed no Lease of $n node(s) for ${stale_after}s (e.g. $(head -1 <<<"$stale")) while the apiserver answered: restarting kwok"
+	run "$cluster_here/component.sh" stop -s KILL kwok || log "stopping kwok failed"
+	# Leases only of the stale nodes: a Lease of a node kwok does not manage is not ours.
+	xargs -r "${kubectl[@]}" -n kube-node-lease delete lease --ignore-not-found <<<"$stale" >/dev/null ||
+		log "deleting the stale Leases failed"
+	if run "$cluster_here/component.sh" start kwok; then
+		echo "$now $n" >>"$state/kwok-guard.restarts"
+		log "kwok started again"
+	else
+		log "kwok did not start again; trying at the next round"
+	fi
+	ready_since=0
+done
