@@ -19,7 +19,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck disable=SC1091
 . "$top/scripts/cluster/versions.sh"
 versions=${*:-$GS_K8S_VERSIONS}
-only=${E2E_ONLY:-'^test_(cluster|plan_differential|seed_offline_live|lab|dra|dra_lab|dra_translate|dra_shares|explain)$'}
+only=${E2E_ONLY:-'^test_(cluster|plan_differential|seed_offline_live|lab|dra|dra_lab|dra_translate|dra_shares|explain|migrate_live)$'}
 
 rows=() status=0
 for v in $versions; do
