@@ -5,7 +5,7 @@
 # `explain pod|quota` says the same thing from recorded objects as from the
 # cluster. The manifests are the lab's own (k8s/), renamed into this test's
 # namespaces and nodes and pinned to them with one extra nodeSelector.
-# e2e-timeout: 240
+# e2e-timeout: 420
 . "$TOP/tests/e2e/lib.sh"
 
 fleet=$(e2e_name seed)
