@@ -98,6 +98,37 @@ static const char *string_at(struct reader *rd, const json_t *obj, const char *k
 	return NULL;
 }
 
+/*
+ * "; did you mean one of 'a', 'b', 'c'?": the three MIG-capable GPUs (by
+ * their current NVML names, "NVIDIA ...") nearest `gpu` in memory.
+ */
+static void mig_capable_near(const struct catalog *cat, const struct catalog_gpu *gpu,
+			     struct strbuf *out)
+{
+	const struct catalog_gpu *best[3] = {NULL, NULL, NULL};
+	size_t n = 0;
+
+	for (size_t i = 0; i < catalog_gpu_count(cat); i++) {
+		const struct catalog_gpu *g = catalog_gpu_at(cat, i);
+		long d = labs((long)g->memory_mib - gpu->memory_mib);
+		size_t k;
+		if (!g->mig || strncmp(g->name, "NVIDIA ", 7))
+			continue;
+		for (k = n; k > 0 && labs((long)best[k - 1]->memory_mib - gpu->memory_mib) > d; k--)
+			if (k < 3)
+				best[k] = best[k - 1];
+		if (k < 3) {
+			best[k] = g;
+			if (n < 3)
+				n++;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		strbuf_addf(out, "%s'%s'", k ? ", " : "; did you mean one of ", best[k]->name);
+	if (n)
+		strbuf_addstr(out, "?");
+}
+
 /* mig: {gpu, layout}: a MIG-capable catalog GPU and a layout that makes MIG devices on it. */
 static int read_mig(struct reader *rd, const json_t *m, struct replay_pool_design *p)
 {
@@ -118,12 +149,7 @@ static int read_mig(struct reader *rd, const json_t *m, struct replay_pool_desig
 		goto fail;
 	}
 	if (!p->gpu->mig) {
-		struct dym d;
-		dym_init(&d, gpu);
-		for (size_t i = 0; i < catalog_gpu_count(rd->cat); i++)
-			if (catalog_gpu_at(rd->cat, i)->mig)
-				dym_offer(&d, catalog_gpu_at(rd->cat, i)->name);
-		dym_add_hint(&d, &hint);
+		mig_capable_near(rd->cat, p->gpu, &hint);
 		ydoc_error_at_key(rd->s, m, "gpu", rd->err,
 				  "'%s' is not MIG-capable: a MIG pool names a MIG-capable catalog "
 				  "GPU (none of the trace's GPUs is)%s (see 'gpushare catalog')",
