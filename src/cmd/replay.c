@@ -10,6 +10,8 @@
 #include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "engine/replay.h"
+#include "engine/replay_design.h"
+#include "fleet/design.h"
 #include "fleet/trace.h"
 #include "model/catalog.h"
 #include "base/banned.h"
@@ -17,6 +19,8 @@
 static const char *const usage_lines[] = {
 	"gpushare replay NODES.csv PODS.csv [--replicas N] [--seed N] [--inflate X]\n"
 	"                [--placements OUT.csv] [-o table|csv|json|yaml]",
+	"gpushare replay NODES.csv PODS.csv --design FILE [--design FILE...] [--seed N]\n"
+	"                [--inflate X] [-o table|csv|json|yaml]",
 	NULL,
 };
 
@@ -26,6 +30,10 @@ static const struct parseopt_example replay_examples[] = {
 	{"2 replicas, another seed, every 1% as CSV with the placements",
 	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
 	 "--replicas 2 --seed 7 -o csv --placements -"},
+	{"compare time-slicing x4 with MIG and with DRA shares on the same workload",
+	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
+	 "--design docs/guide/designs/ts4.yaml --design docs/guide/designs/mig-balanced.yaml "
+	 "--design docs/guide/designs/dra-shares.yaml"},
 	{NULL, NULL},
 };
 static const struct parseopt_usage replay_usage = {
@@ -40,12 +48,19 @@ static const struct parseopt_usage replay_usage = {
 	"capacity), placed in arrival order as kube-scheduler v1.37.2's default profile\n"
 	"would (plan), each pod's replicas picked as the device plugin would. Prints,\n"
 	"per percent of arrived GPU request, the GPU allocation ratio and the paper's\n"
-	"fragmentation ratio (docs/guide/replay.md).\n",
+	"fragmentation ratio (docs/guide/replay.md).\n"
+	"\n"
+	"With --design, each design file (YAML: per trace GPU model, time-slicing,\n"
+	"MIG, DRA consumable shares or whole GPUs) is replayed on the same workload\n"
+	"and the designs are compared: allocation at 100% and at the end, held GPU,\n"
+	"fragmentation at 80%, stranded GPUs, pending tasks.\n",
 	"Exit status: 0 the replay ran (pending pods are part of the result), 2 bad\n"
 	"usage or input.\n",
 	replay_examples,
 	NULL,
 };
+
+#define REPLAY_MAX_DESIGNS 16
 
 static int parse_inflate(const struct option *opt, const char *arg, struct gs_error *err)
 {
@@ -194,11 +209,251 @@ static int write_placements(const char *path, const struct replay_result *r,
 	return 0;
 }
 
+/* ---- --design: one run per design, compared ------------------------------------ */
+
+struct designs {
+	const char **paths;
+	size_t n;
+};
+
+static int add_design(const struct option *opt, const char *arg, struct gs_error *err)
+{
+	struct designs *d = opt->value;
+
+	if (d->n >= REPLAY_MAX_DESIGNS) {
+		gs_error_set(err, "--design: at most %d designs", REPLAY_MAX_DESIGNS);
+		return -1;
+	}
+	d->paths = gs_xrealloc(d->paths, (d->n + 1) * sizeof(*d->paths));
+	d->paths[d->n++] = arg;
+	return 0;
+}
+
+/* What the comparison takes from one run. */
+struct summary {
+	int end; /* the last percent */
+	const struct replay_point *p100, *p80, *pend;
+};
+
+static struct summary summarize(const struct replay_design_result *r)
+{
+	struct summary s = {0};
+
+	for (size_t i = 0; i < r->n_points; i++) {
+		const struct replay_point *p = &r->points[i];
+		if (p->pct == 100)
+			s.p100 = p;
+		if (p->pct == 80)
+			s.p80 = p;
+	}
+	if (r->n_points) {
+		s.pend = &r->points[r->n_points - 1];
+		s.end = s.pend->pct;
+	}
+	return s;
+}
+
+static void describe_pools(const struct replay_design *d, struct strbuf *out)
+{
+	for (size_t k = 0; k < d->n_pools; k++) {
+		strbuf_addf(out, "%s%s ", k ? "; " : "", d->pools[k].pool);
+		replay_pool_describe(&d->pools[k], out);
+	}
+}
+
+static void cell(const struct replay_point *p, double v, int width, int prec)
+{
+	if (p)
+		printf(" %*.*f", width, prec, v);
+	else
+		printf(" %*s", width, "-");
+}
+
+static void print_compare_table(struct replay_design_result **res, const struct replay_design *d,
+				size_t n, const struct replay_opts *o)
+{
+	const struct replay_design_result *r0 = res[0];
+	struct summary s0 = summarize(r0);
+	char h_end[32], h_held[32], h_st[32];
+
+	printf("nodes %zu, GPUs %zu, seed %llu, inflation %g\n", r0->n_nodes, r0->n_gpus,
+	       (unsigned long long)o->seed, o->inflate);
+	printf("tasks arrived %zu (%zu of the trace, %zu drawn), GPU asked %.2f%% of capacity\n",
+	       r0->n_arrived, r0->n_original, r0->n_arrived - r0->n_original,
+	       100.0 * (double)r0->arrived_milli / (double)r0->capacity_milli);
+	printf("typical mix: %zu task shapes\n\n", r0->n_typical);
+	for (size_t i = 0; i < n; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		describe_pools(&d[i], &sb);
+		printf("%s: %s\n", d[i].name, sb.buf);
+		strbuf_release(&sb);
+	}
+	snprintf(h_end, sizeof(h_end), "ALLOC@%d%%", s0.end);
+	snprintf(h_held, sizeof(h_held), "HELD@%d%%", s0.end);
+	snprintf(h_st, sizeof(h_st), "STRAND@%d%%", s0.end);
+	printf("\n%-16s %10s %10s %10s %9s %10s %11s %8s %7s\n", "DESIGN", "ALLOC@100%", h_end,
+	       h_held, "FRAG@80%", "STRAND@80%", h_st, "PENDING", "NO-FIT");
+	for (size_t i = 0; i < n; i++) {
+		struct summary s = summarize(res[i]);
+		printf("%-16s", res[i]->name);
+		cell(s.p100, s.p100 ? s.p100->asked_pct : 0, 10, 2);
+		cell(s.pend, s.pend ? s.pend->asked_pct : 0, 10, 2);
+		cell(s.pend, s.pend ? s.pend->alloc_pct : 0, 10, 2);
+		cell(s.p80, s.p80 ? s.p80->frag_pct : 0, 9, 2);
+		cell(s.p80, s.p80 ? s.p80->stranded_milli / 1000.0 : 0, 10, 1);
+		cell(s.pend, s.pend ? s.pend->stranded_milli / 1000.0 : 0, 11, 1);
+		printf(" %8zu %7zu\n", res[i]->pending, res[i]->no_fit);
+	}
+	printf("\nALLOC: the paper's GPU allocation ratio (gpu_milli of the bound tasks over\n"
+	       "the capacity); HELD: what the design hands out (replicas, MIG instances,\n"
+	       "shares, GPUs, rounded up); FRAG: the paper's fragmentation ratio; STRAND:\n"
+	       "idle GPU no typical task can use where it is, in GPUs; NO-FIT: pending tasks\n"
+	       "that no pool of the design can express.\n");
+}
+
+static void csv_cell(const struct replay_point *p, double v)
+{
+	if (p)
+		printf(",%.4f", v);
+	else
+		printf(",");
+}
+
+static void print_compare_csv(struct replay_design_result **res, size_t n)
+{
+	printf("design,alloc_100_pct,end_pct,alloc_end_pct,held_end_pct,frag_80_pct,"
+	       "stranded_80_gpus,stranded_end_gpus,bound,pending,no_fit\n");
+	for (size_t i = 0; i < n; i++) {
+		struct summary s = summarize(res[i]);
+		printf("%s", res[i]->name);
+		csv_cell(s.p100, s.p100 ? s.p100->asked_pct : 0);
+		printf(",%d", s.end);
+		csv_cell(s.pend, s.pend ? s.pend->asked_pct : 0);
+		csv_cell(s.pend, s.pend ? s.pend->alloc_pct : 0);
+		csv_cell(s.p80, s.p80 ? s.p80->frag_pct : 0);
+		csv_cell(s.p80, s.p80 ? s.p80->stranded_milli / 1000.0 : 0);
+		csv_cell(s.pend, s.pend ? s.pend->stranded_milli / 1000.0 : 0);
+		printf(",%zu,%zu,%zu\n", res[i]->bound, res[i]->pending, res[i]->no_fit);
+	}
+}
+
+static json_t *opt_real(const struct replay_point *p, double v)
+{
+	return p ? real4(v) : json_null();
+}
+
+static json_t *pool_json(const struct replay_pool_design *p)
+{
+	switch (p->how) {
+	case REPLAY_TIME_SLICING:
+		return json_pack("{s:s,s:s,s:i}", "pool", p->pool, "sharing", "timeSlicing",
+				 "replicas", p->replicas);
+	case REPLAY_MIG:
+		return json_pack("{s:s,s:s,s:s,s:s}", "pool", p->pool, "sharing", "mig", "gpu",
+				 p->gpu->name, "layout", p->layout);
+	case REPLAY_DRA_SHARES:
+		return json_pack("{s:s,s:s,s:i}", "pool", p->pool, "sharing", "draShares", "shares",
+				 p->shares);
+	case REPLAY_WHOLE:
+		break;
+	}
+	return json_pack("{s:s,s:s}", "pool", p->pool, "sharing", "whole");
+}
+
+static int print_compare_doc(struct replay_design_result **res, const struct replay_design *d,
+			     size_t n, const struct replay_trace *tr, const struct replay_opts *o,
+			     enum output_format fmt, struct gs_error *err)
+{
+	json_t *designs = json_array();
+	const struct replay_design_result *r0 = res[0];
+
+	for (size_t i = 0; i < n; i++) {
+		struct summary s = summarize(res[i]);
+		json_t *pools = json_array(), *points = json_array();
+		for (size_t k = 0; k < d[i].n_pools; k++)
+			json_array_append_new(pools, pool_json(&d[i].pools[k]));
+		for (size_t k = 0; k < res[i]->n_points; k++) {
+			const struct replay_point *p = &res[i]->points[k];
+			json_array_append_new(
+				points,
+				json_pack("{s:i,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I}",
+					  "arrived_pct", p->pct, "samples", (json_int_t)p->samples,
+					  "alloc_pct", real4(p->asked_pct), "held_pct",
+					  real4(p->alloc_pct), "frag_pct", real4(p->frag_pct),
+					  "frag_milli", real4(p->frag_milli), "idle_milli",
+					  real4(p->idle_milli), "stranded_milli",
+					  real4(p->stranded_milli), "bound", (json_int_t)p->bound,
+					  "pending", (json_int_t)p->pending));
+		}
+		json_array_append_new(
+			designs,
+			json_pack("{s:s,s:o,s:{s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I},s:o}",
+				  "name", d[i].name, "pools", pools, "summary", "alloc_100_pct",
+				  opt_real(s.p100, s.p100 ? s.p100->asked_pct : 0), "end_pct",
+				  s.end, "alloc_end_pct",
+				  opt_real(s.pend, s.pend ? s.pend->asked_pct : 0), "held_end_pct",
+				  opt_real(s.pend, s.pend ? s.pend->alloc_pct : 0), "frag_80_pct",
+				  opt_real(s.p80, s.p80 ? s.p80->frag_pct : 0), "stranded_80_gpus",
+				  opt_real(s.p80, s.p80 ? s.p80->stranded_milli / 1000.0 : 0),
+				  "stranded_end_gpus",
+				  opt_real(s.pend, s.pend ? s.pend->stranded_milli / 1000.0 : 0),
+				  "bound", (json_int_t)res[i]->bound, "pending",
+				  (json_int_t)res[i]->pending, "no_fit", (json_int_t)res[i]->no_fit,
+				  "points", points));
+	}
+	json_t *j = json_pack(
+		"{s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:o}", "seed", (json_int_t)o->seed, "inflate",
+		real4(o->inflate), "nodes", (json_int_t)r0->n_nodes, "gpus", (json_int_t)r0->n_gpus,
+		"trace_tasks", (json_int_t)tr->n_tasks, "arrived", (json_int_t)r0->n_arrived,
+		"drawn", (json_int_t)(r0->n_arrived - r0->n_original), "arrived_milli",
+		(json_int_t)r0->arrived_milli, "typical", (int)r0->n_typical, "designs", designs);
+	json_t *doc = output_stamp(j, "ReplayComparison");
+	int rc = output_print(doc, fmt, 0, err);
+	json_decref(doc);
+	json_decref(j);
+	return rc;
+}
+
+/* Load every design, run each on the same workload, print the comparison. */
+static int run_designs(const struct catalog *cat, const struct replay_trace *tr,
+		       const struct designs *paths, const struct replay_opts *o,
+		       enum output_format fmt, struct gs_error *err)
+{
+	struct replay_design *d = gs_xcalloc(paths->n + 1, sizeof(*d));
+	struct replay_design_result **res = gs_xcalloc(paths->n + 1, sizeof(*res));
+	size_t loaded = 0, ran = 0;
+	int rc = -1;
+
+	for (; loaded < paths->n; loaded++)
+		if (design_load(cat, paths->paths[loaded], &d[loaded], err) < 0)
+			goto out;
+	for (; ran < paths->n; ran++)
+		if (replay_design_run(cat, tr, o, &d[ran], &res[ran], err) < 0)
+			goto out;
+	if (fmt == OUTPUT_CSV)
+		print_compare_csv(res, ran);
+	else if (output_is_doc(fmt)) {
+		if (print_compare_doc(res, d, ran, tr, o, fmt, err) < 0)
+			goto out;
+	} else
+		print_compare_table(res, d, ran, o);
+	rc = 0;
+out:
+	for (size_t i = 0; i < ran; i++)
+		replay_design_result_free(res[i]);
+	for (size_t i = 0; i < loaded; i++)
+		replay_design_release(&d[i]);
+	free(res);
+	free(d);
+	return rc;
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct gs_error err;
 	char buf[2048];
-	long replicas = 4, seed = 42;
+	long replicas = -1, seed = 42;
+	struct designs designs = {0};
 	double inflate = 1.3;
 	const char *placements = NULL;
 	enum output_format fmt = OUTPUT_TABLE;
@@ -216,6 +471,10 @@ int cmd_replay(int argc, char **argv)
 		OPT_STRING(0, "placements", &placements, "OUT.csv",
 			   "write where each task went (node, cards, milli);\n- for standard "
 			   "output, before the measures"),
+		OPT_CALLBACK(0, "design", &designs, "FILE",
+			     "a sharing design (YAML, docs/guide/replay.md); repeatable:\n"
+			     "one run per design on the same workload, compared",
+			     add_design),
 		OPT_OUTPUT(
 			&fmt, OUTPUT_TABLES | OUTPUT_ALLOW(OUTPUT_CSV),
 			"table (every 10%), csv (every 1%), json or yaml\n(kind Replay) [table]"),
@@ -223,14 +482,28 @@ int cmd_replay(int argc, char **argv)
 	};
 
 	n = parse_options(argc, argv, opts, &replay_usage);
-	if (n < 0)
+	if (n < 0) {
+		free(designs.paths);
 		return parseopt_exit(n);
-	if (n != 2) {
-		gs_error_set(&err, "replay takes two files, NODES.csv and PODS.csv");
+	}
+	if (n != 2 || (designs.n && (replicas >= 0 || placements))) {
+		gs_error_set(&err, n != 2 ? "replay takes two files, NODES.csv and PODS.csv"
+					  : "--design says how each pool shares its GPUs: not with "
+					    "--replicas or --placements");
+		free(designs.paths);
 		return usage_error(&replay_usage, &err);
 	}
-	struct replay_opts o = {
-		.replicas = (int)replicas, .seed = (uint64_t)seed, .inflate = inflate};
+	struct replay_opts o = {.replicas = replicas < 0 ? 4 : (int)replicas,
+				.seed = (uint64_t)seed,
+				.inflate = inflate};
+	if (designs.n) {
+		if (catalog_builtin(&cat, &err) < 0 ||
+		    trace_load(argv[0], argv[1], &tr, &err) < 0 ||
+		    run_designs(cat, &tr, &designs, &o, fmt, &err) < 0)
+			goto fail;
+		rc = EXIT_OK;
+		goto out;
+	}
 	if (catalog_builtin(&cat, &err) < 0 || trace_load(argv[0], argv[1], &tr, &err) < 0 ||
 	    replay_run(cat, &tr, &o, &res, &err) < 0 ||
 	    (placements && write_placements(placements, res, &tr, &err) < 0))
@@ -247,6 +520,7 @@ int cmd_replay(int argc, char **argv)
 fail:
 	cmd_eprintf("gpushare replay: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 out:
+	free(designs.paths);
 	replay_result_free(res);
 	replay_trace_release(&tr);
 	return rc;

@@ -182,7 +182,7 @@ struct replay_typical *replay_typical_mix(const struct replay_task *tasks, size_
 }
 
 /* IsNodeAccessibleToPodByType. */
-static bool accessible(const char *model, const char *spec)
+bool replay_accessible(const char *model, const char *spec)
 {
 	size_t len = strlen(model);
 
@@ -217,7 +217,7 @@ double replay_node_frag(const double *left, int n_cards, int64_t cpu_left, const
 		int fit = 0;
 		double part = 0;
 		/* A cpu task (xl/xr) and a node of another model (no_access): all idle. */
-		if (t->gpu_milli == 0 || !accessible(model, t->gpu_spec)) {
+		if (t->gpu_milli == 0 || !replay_accessible(model, t->gpu_spec)) {
 			frag += t->weight * total;
 			continue;
 		}
@@ -247,7 +247,7 @@ static double node_frag_sched(int free_replicas, double idle, int64_t cpu_left, 
 		const struct replay_typical *t = &mix[k];
 		struct replay_task as = {.num_gpu = t->num_gpu, .gpu_milli = t->gpu_milli};
 		int want = replay_task_replicas(&as, replicas);
-		if (!want || !accessible(model, t->gpu_spec) || want > free_replicas ||
+		if (!want || !replay_accessible(model, t->gpu_spec) || want > free_replicas ||
 		    cpu_left < t->cpu_milli)
 			frag += t->weight * idle;
 	}
@@ -357,7 +357,7 @@ static int by_name(const void *a, const void *b)
  * compares gpu_milli, adds num_gpu x gpu_milli), or random tasks removed
  * until the total is under it (tuneDownPods).
  */
-static int workload(const struct replay_trace *tr, const struct replay_opts *o, int64_t capacity,
+int replay_workload(const struct replay_trace *tr, const struct replay_opts *o, int64_t capacity,
 		    size_t **order_out, size_t *n_out, size_t *n_original, struct gs_error *err)
 {
 	struct rng r = {o->seed};
@@ -422,12 +422,6 @@ struct rnode {
 	int n_cards;
 	int64_t cpu_used;
 	double frag, idle, frag_sched;
-};
-
-struct row {
-	int64_t arrived;
-	double alloc, asked, frag, idle, frag_sched;
-	size_t bound, pending;
 };
 
 static void node_measure(const struct replay_node *tn, struct rnode *rn,
@@ -559,19 +553,22 @@ static int take_verdicts(struct replay_result *r, const struct plan_result *plan
 }
 
 /* merge_*_discrete.py: per percent, the mean of the rows rounding to it, else of those within 1. */
-static void bucket(struct replay_result *r, const struct row *rows, size_t n_rows)
+struct replay_point *replay_bucket(const struct replay_row *rows, size_t n_rows, int64_t capacity,
+				   size_t *n_points)
 {
 	int max = 0;
 	int *pct = gs_xcalloc(n_rows + 1, sizeof(int));
+	struct replay_point *points;
 
 	for (size_t i = 0; i < n_rows; i++) {
-		pct[i] = (int)rint((double)rows[i].arrived * 100.0 / (double)r->capacity_milli);
+		pct[i] = (int)rint((double)rows[i].arrived * 100.0 / (double)capacity);
 		if (pct[i] > max)
 			max = pct[i];
 	}
-	r->points = gs_xcalloc((size_t)max + 2, sizeof(*r->points));
+	points = gs_xcalloc((size_t)max + 2, sizeof(*points));
+	*n_points = 0;
 	for (int k = 0; k <= max; k++) {
-		struct replay_point *p = &r->points[r->n_points];
+		struct replay_point *p = &points[*n_points];
 		for (int pass = 0; pass < 2 && !p->samples; pass++)
 			for (size_t i = 0; i < n_rows; i++) {
 				if (pass ? (pct[i] < k - 1 || pct[i] > k + 1) : pct[i] != k)
@@ -581,6 +578,7 @@ static void bucket(struct replay_result *r, const struct row *rows, size_t n_row
 				p->asked_pct += rows[i].asked;
 				p->frag_milli += rows[i].frag;
 				p->idle_milli += rows[i].idle;
+				p->stranded_milli += rows[i].stranded;
 				p->frag_pct +=
 					rows[i].idle > 0 ? 100 * rows[i].frag / rows[i].idle : 0;
 				p->frag_sched_pct +=
@@ -591,17 +589,19 @@ static void bucket(struct replay_result *r, const struct row *rows, size_t n_row
 			}
 		if (!p->samples)
 			continue;
-		double n = (double)p->samples, cap = (double)r->capacity_milli;
+		double n = (double)p->samples, cap = (double)capacity;
 		p->pct = k;
 		p->alloc_pct = 100 * p->alloc_pct / n / cap;
 		p->asked_pct = 100 * p->asked_pct / n / cap;
 		p->frag_milli /= n;
 		p->idle_milli /= n;
+		p->stranded_milli /= n;
 		p->frag_pct /= n;
 		p->frag_sched_pct /= n;
-		r->n_points++;
+		(*n_points)++;
 	}
 	free(pct);
+	return points;
 }
 
 int replay_run(const struct catalog *cat, const struct replay_trace *tr,
@@ -613,7 +613,7 @@ int replay_run(const struct catalog *cat, const struct replay_trace *tr,
 	struct explain_fleet fleet = {0};
 	struct plan_result *plan = NULL;
 	struct rnode *rn = NULL;
-	struct row *rows = NULL;
+	struct replay_row *rows = NULL;
 	size_t *order = NULL, n_order = 0, n_original = 0;
 	double *left = NULL, alloc = 0, asked = 0, frag = 0, idle = 0, frag_sched = 0;
 	int rc = -1, max_cards = 0;
@@ -653,7 +653,7 @@ int replay_run(const struct catalog *cat, const struct replay_trace *tr,
 		goto out;
 	}
 	r->typical = replay_typical_mix(tr->tasks, tr->n_tasks, &r->n_typical);
-	if (workload(tr, o, r->capacity_milli, &order, &n_order, &n_original, err) < 0)
+	if (replay_workload(tr, o, r->capacity_milli, &order, &n_order, &n_original, err) < 0)
 		goto out;
 	r->n_original = n_original;
 	r->places = gs_xcalloc(n_order + 1, sizeof(*r->places));
@@ -693,7 +693,7 @@ int replay_run(const struct catalog *cat, const struct replay_trace *tr,
 		frag_sched += rn[i].frag_sched;
 	}
 	rows = gs_xcalloc(n_order + 2, sizeof(*rows));
-	rows[0] = (struct row){0, 0, 0, frag, idle, frag_sched, 0, 0};
+	rows[0] = (struct replay_row){0, 0, 0, frag, idle, frag_sched, 0, 0, 0};
 	int64_t arrived = 0;
 	for (size_t i = 0; i < n_order; i++) {
 		struct replay_place *pl = &r->places[i];
@@ -723,10 +723,10 @@ int replay_run(const struct catalog *cat, const struct replay_trace *tr,
 			pl->node = -1;
 			r->pending++;
 		}
-		rows[i + 1] = (struct row){arrived, alloc,	asked,	  frag,
-					   idle,    frag_sched, r->bound, r->pending};
+		rows[i + 1] = (struct replay_row){arrived,    alloc,	asked,	    frag, idle,
+						  frag_sched, r->bound, r->pending, 0};
 	}
-	bucket(r, rows, n_order + 1);
+	r->points = replay_bucket(rows, n_order + 1, r->capacity_milli, &r->n_points);
 	*out = r;
 	r = NULL;
 	rc = 0;

@@ -102,6 +102,7 @@ struct replay_point {
 	double frag_milli;     /* fragmented idle GPU, milli */
 	double idle_milli;     /* idle GPU, milli */
 	double frag_sched_pct; /* the same judged by replica counts (the scheduler's view) */
+	double stranded_milli; /* idle GPU no typical task can use where it is (designs only) */
 	size_t bound;	       /* after the last arrival of the percent */
 	size_t pending;
 };
@@ -157,5 +158,36 @@ struct replay_typical *replay_typical_mix(const struct replay_task *tasks, size_
  */
 double replay_node_frag(const double *left, int n_cards, int64_t cpu_left, const char *model,
 			const struct replay_typical *mix, size_t n_mix, double *idle);
+
+/*
+ * Shared with the design replay (engine/replay_design.h): the same
+ * workload, the same node access rule and the same per-percent means.
+ */
+
+/*
+ * The arrival order (indexes into tr->tasks) for o->seed and o->inflate
+ * against `capacity` milli: a new array of *n_out entries, the first
+ * *n_original of them the trace's own tasks. Fails when the tasks ask for
+ * no GPU or the inflation needs more than REPLAY_MAX_ARRIVALS pods.
+ */
+int replay_workload(const struct replay_trace *tr, const struct replay_opts *o, int64_t capacity,
+		    size_t **order_out, size_t *n_out, size_t *n_original,
+		    struct gs_error *err) GS_WUR;
+
+/* Whether a node of trace model `model` ("" without GPUs) passes a gpu_spec
+ * (IsNodeAccessibleToPodByType). */
+bool replay_accessible(const char *model, const char *spec);
+
+/* The cluster after one arrival (or before the first). */
+struct replay_row {
+	int64_t arrived;
+	double alloc, asked, frag, idle, frag_sched;
+	size_t bound, pending;
+	double stranded;
+};
+
+/* The rows' means per percent of `capacity` (merge_*_discrete.py): a new array of *n points. */
+struct replay_point *replay_bucket(const struct replay_row *rows, size_t n_rows, int64_t capacity,
+				   size_t *n);
 
 #endif

@@ -69,7 +69,7 @@ for c in json.load(open(sys.argv[1])):
         for e in t["examples"]:
             print(e["line"])' "$tmp/all.json" | sort -u >"$tmp/examples"
 mkdir "$tmp/tree"
-for d in k8s tests deploy; do ln -s "$TOP/$d" "$tmp/tree/$d"; done
+for d in k8s tests deploy docs; do ln -s "$TOP/$d" "$tmp/tree/$d"; done
 ran=0
 while read -r line; do
 	case "$line" in *"|"* | *">"* | *"<"* | "source "*) continue ;; esac

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "engine/replay.h"
+#include "engine/replay_design.h"
+#include "fleet/design.h"
 
 static void replicas_asked(void **state)
 {
@@ -228,12 +230,156 @@ static void inflation_draws(void **state)
 	assert_int_equal(replay_run(cat, &tr, &o, &r, &err), -1);
 }
 
+/* Task -> MIG profile on an A100 80GB (7 compute slices): the fewest slices covering gpu_milli. */
+static void mig_profile_of_task(void **state)
+{
+	(void)state;
+	const struct catalog *cat = NULL;
+	struct gs_error err;
+	struct catalog_gpu_mig bal, one, seven;
+	const struct catalog_mig_profile *p;
+	int count;
+
+	assert_int_equal(catalog_builtin(&cat, &err), 0);
+	const struct catalog_gpu *a100 = catalog_find_gpu(cat, "NVIDIA A100-SXM4-80GB");
+	assert_non_null(a100);
+	assert_int_equal(catalog_layout_apply(cat, "all-balanced", a100, &bal, &err), 0);
+	assert_int_equal(catalog_layout_apply(cat, "all-1g.10gb", a100, &one, &err), 0);
+	assert_int_equal(catalog_layout_apply(cat, "all-7g.80gb", a100, &seven, &err), 0);
+
+	/* all-balanced: 1g (1/7 = 142.9 milli), 2g (285.7), 3g (428.6). */
+	p = replay_mig_profile(a100, &bal, 110, 1, &count);
+	assert_string_equal(p->name, "1g.10gb");
+	assert_int_equal(count, 1);
+	p = replay_mig_profile(a100, &bal, 142, 1, &count);
+	assert_string_equal(p->name, "1g.10gb");
+	/* 143 > 1000 / 7: one slice is too small. */
+	p = replay_mig_profile(a100, &bal, 143, 1, &count);
+	assert_string_equal(p->name, "2g.20gb");
+	p = replay_mig_profile(a100, &bal, 250, 1, &count);
+	assert_string_equal(p->name, "2g.20gb");
+	p = replay_mig_profile(a100, &bal, 428, 1, &count);
+	assert_string_equal(p->name, "3g.40gb");
+	/* 460 needs 4 slices, a whole GPU needs 7g: all-balanced has neither. */
+	assert_null(replay_mig_profile(a100, &bal, 460, 1, &count));
+	assert_int_equal(count, 0);
+	assert_null(replay_mig_profile(a100, &bal, 1000, 1, &count));
+	/* all-1g.10gb holds only 1g. */
+	assert_string_equal(replay_mig_profile(a100, &one, 50, 1, &count)->name, "1g.10gb");
+	assert_null(replay_mig_profile(a100, &one, 200, 1, &count));
+	/* all-7g.80gb: a share takes the whole 7g; two whole GPUs two instances. */
+	assert_string_equal(replay_mig_profile(a100, &seven, 50, 1, &count)->name, "7g.80gb");
+	assert_int_equal(count, 1);
+	assert_string_equal(replay_mig_profile(a100, &seven, 1000, 2, &count)->name, "7g.80gb");
+	assert_int_equal(count, 2);
+	/* No GPU, none. */
+	assert_null(replay_mig_profile(a100, &seven, 0, 0, &count));
+}
+
+/* Task -> DRA shares: ceil(gpu_milli x S / 1000) of one device, or all S of num_gpu devices. */
+static void dra_shares_of_task(void **state)
+{
+	(void)state;
+	int count;
+
+	assert_int_equal(replay_dra_shares(460, 1, 100, &count), 46);
+	assert_int_equal(count, 1);
+	assert_int_equal(replay_dra_shares(461, 1, 100, &count), 47);
+	assert_int_equal(replay_dra_shares(1, 1, 100, &count), 1);
+	assert_int_equal(replay_dra_shares(999, 1, 100, &count), 100);
+	assert_int_equal(replay_dra_shares(1000, 2, 100, &count), 100);
+	assert_int_equal(count, 2);
+	assert_int_equal(replay_dra_shares(250, 1, 4, &count), 1);
+	assert_int_equal(replay_dra_shares(0, 0, 100, &count), 0);
+	assert_int_equal(count, 0);
+}
+
+static const char *const fleet_yaml[] = {
+	"pools: {'*': {mig: {gpu: NVIDIA A100-SXM4-80GB, layout: all-balanced}}}\n",
+	"pools: {'*': {draShares: {shares: 100}}}\n",
+	"pools: {'*': {timeSlicing: {replicas: 4}}}\n",
+	"pools: {'*': {whole: {}}}\n",
+};
+
+/*
+ * One node of 1 GPU, tasks of 460, 250, 110 and 110 milli (no drawn
+ * copies at inflation 1): under all-balanced 460 fits nothing, 250 takes
+ * the 2g (2/7), the 110s the two 1g; the 3g stays idle, usable by no
+ * typical shape but 460's (which does not fit): stranded. Under DRA shares
+ * all four fit one device (46 + 25 + 11 + 11 = 93 shares). Under whole
+ * GPUs only the first to arrive.
+ */
+static void design_runs(void **state)
+{
+	(void)state;
+	const struct catalog *cat = NULL;
+	struct gs_error err;
+	struct replay_node nodes[] = {{"n0", 64000, 262144, 1, "T4"}};
+	struct replay_task tasks[] = {task("a", 1000, 1, 460, ""), task("b", 1000, 1, 250, ""),
+				      task("c", 1000, 1, 110, ""), task("d", 1000, 1, 110, "")};
+	struct replay_trace tr = {nodes, 1, tasks, 4};
+	struct replay_opts o = {.replicas = 4, .seed = 42, .inflate = 0.93};
+	struct replay_design d[4];
+	struct replay_design_result *r;
+
+	assert_int_equal(catalog_builtin(&cat, &err), 0);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(design_parse(cat, "t.yaml", fleet_yaml[i], strlen(fleet_yaml[i]),
+					      &d[i], &err),
+				 0);
+	assert_string_equal(d[0].name, "t");
+
+	assert_int_equal(replay_design_run(cat, &tr, &o, &d[0], &r, &err), 0);
+	assert_int_equal(r->n_arrived, 4);
+	assert_int_equal(r->bound, 3);
+	assert_int_equal(r->pending, 1);
+	assert_int_equal(r->no_fit, 1);
+	const struct replay_point *end = &r->points[r->n_points - 1];
+	/* held: 2/7 + 2 x 1/7 = 4/7 of the GPU; asked 470 milli. */
+	assert_true(fabs(end->alloc_pct - 100.0 * 4 / 7) < 1e-6);
+	assert_true(fabs(end->asked_pct - 47.0) < 1e-6);
+	assert_true(fabs(end->idle_milli - 3000.0 / 7) < 1e-6);
+	assert_true(fabs(end->stranded_milli - 3000.0 / 7) < 1e-6);
+	assert_true(fabs(end->frag_pct - 100.0) < 1e-6);
+	replay_design_result_free(r);
+
+	assert_int_equal(replay_design_run(cat, &tr, &o, &d[1], &r, &err), 0);
+	assert_int_equal(r->bound, 4);
+	end = &r->points[r->n_points - 1];
+	assert_true(fabs(end->alloc_pct - 93.0) < 1e-6);
+	assert_true(fabs(end->idle_milli - 70.0) < 1e-6);
+	replay_design_result_free(r);
+
+	/* Time-slicing x4: 2 + 1 + 1 replicas, then none left for the last. */
+	assert_int_equal(replay_design_run(cat, &tr, &o, &d[2], &r, &err), 0);
+	assert_int_equal(r->bound, 3);
+	assert_int_equal(r->no_fit, 0);
+	replay_design_result_free(r);
+
+	assert_int_equal(replay_design_run(cat, &tr, &o, &d[3], &r, &err), 0);
+	assert_int_equal(r->bound, 1);
+	end = &r->points[r->n_points - 1];
+	assert_true(fabs(end->alloc_pct - 100.0) < 1e-6);
+	replay_design_result_free(r);
+
+	/* A design silent on the trace's model. */
+	struct replay_design g2only;
+	const char *y = "pools: {G2: {whole: {}}}\n";
+	assert_int_equal(design_parse(cat, "g.yaml", y, strlen(y), &g2only, &err), 0);
+	assert_int_equal(replay_design_run(cat, &tr, &o, &g2only, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "'T4'"));
+	replay_design_release(&g2only);
+	for (size_t i = 0; i < 4; i++)
+		replay_design_release(&d[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(replicas_asked),     cmocka_unit_test(typical_mix_cut_at_95),
 		cmocka_unit_test(node_fragmentation), cmocka_unit_test(tiny_fleet),
-		cmocka_unit_test(inflation_draws),
+		cmocka_unit_test(inflation_draws),    cmocka_unit_test(mig_profile_of_task),
+		cmocka_unit_test(dra_shares_of_task), cmocka_unit_test(design_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
