@@ -1503,8 +1503,12 @@ static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_
 		if (!*nn)
 			dra_reserve(p, pp, (size_t)at, o);
 	}
-	if (has_claims(pp) && !o->claims)
+	if (has_claims(pp) && !o->claims) {
 		o->claims = plan_dra_unbound_json(&pp->dra_pod);
+		if (o->verdict == PLAN_PENDING)
+			plan_dra_why(p->dra, &pp->dra_pod, PLAN_MAX_LISTED, &o->hints,
+				     &o->n_hints);
+	}
 	json_decref(usage);
 	return 0;
 }

@@ -427,3 +427,47 @@ bool plan_dra_deallocates(const struct plan_dra_pod *pp, const json_t *pod)
 	}
 	return false;
 }
+
+static void add_line(char ***lines, size_t *n, char *line)
+{
+	*lines = gs_xrealloc(*lines, (*n + 1) * sizeof(**lines));
+	(*lines)[(*n)++] = line;
+}
+
+void plan_dra_why(struct draalloc *a, const struct plan_dra_pod *pp, size_t max, char ***lines,
+		  size_t *n_lines)
+{
+	const json_t **list = gs_xcalloc(pp->n + 1, sizeof(*list));
+	struct draalloc_result res;
+	struct gs_error err;
+	size_t k = 0, shown = 0, more = 0;
+
+	for (size_t i = 0; i < pp->n; i++)
+		if (!kobj_map(pp->claims[i], "status.allocation") && !pp->not_judged[i])
+			list[k++] = pp->claims[i];
+	if (k && a && draalloc_claims_on(a, list, k, NULL, false, &res, &err) == 0) {
+		const char *p = res.outcome == DRAALLOC_UNSCHEDULABLE ? res.why : NULL;
+		char *request = NULL;
+		/* "0/N ... claims.\nrequest R (...)\n  node dev: why\n..." */
+		while (p && (p = strchr(p, '\n'))) {
+			const char *line = ++p, *end = strchr(line, '\n');
+			size_t len = end ? (size_t)(end - line) : strlen(line);
+			if (!strncmp(line, "request ", 8)) {
+				free(request);
+				request = gs_xstrndup(line, len);
+			} else if (shown < max) {
+				add_line(lines, n_lines,
+					 gs_xasprintf("%s: %.*s", request ? request : "",
+						      (int)(len > 2 ? len - 2 : 0), line + 2));
+				shown++;
+			} else {
+				more++;
+			}
+		}
+		free(request);
+		if (more)
+			add_line(lines, n_lines, gs_xasprintf("... and %zu more", more));
+		draalloc_result_release(&res);
+	}
+	free(list);
+}

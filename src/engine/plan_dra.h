@@ -87,6 +87,16 @@ json_t *plan_dra_reserve(struct plan_dra *d, struct plan_dra_pod *pp, const json
 json_t *plan_dra_unbound_json(const struct plan_dra_pod *pp);
 
 /*
+ * Why the pod's unallocated judged claims fit no node, device by device
+ * (draalloc's reasons, from the state now): at most `max` lines such as
+ * "request gpu (type gpu, shares 20): dra-t4 gpu-0: shares: 10 left of
+ * 100 (...), the request consumes 20", each appended to *lines (n_lines
+ * counts them), then "... and N more" when cut.
+ */
+void plan_dra_why(struct draalloc *a, const struct plan_dra_pod *pp, size_t max, char ***lines,
+		  size_t *n_lines);
+
+/*
  * PostFilter: true when some claim of the pod is allocated where Filter
  * found it unavailable and reserved for no other pod, which the plugin
  * deallocates.
