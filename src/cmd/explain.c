@@ -420,7 +420,8 @@ static void print_planned_claims(const struct plan_pod *o)
 			cmd_printf("    %s (request %s, pool %s)", kobj_text(d, "device"),
 				   kobj_text(d, "request"), kobj_text(d, "pool"));
 			json_object_foreach ((json_t *)json_object_get(d, "consumedCapacity"), k, v)
-				cmd_printf(" %s=%s", k, json_is_string(v) ? json_string_value(v) : "?");
+				cmd_printf(" %s=%s", k,
+					   json_is_string(v) ? json_string_value(v) : "?");
 			cmd_printf("\n");
 		}
 	}

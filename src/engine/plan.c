@@ -98,7 +98,7 @@ struct ppod {
 	size_t cls;
 	struct pclaim *dra_claims; /* the claims dra_fits made for it, one per set of lacks */
 	size_t n_dra_claims;
-	bool claims_read;		/* dra_pod holds its spec.resourceClaims (plan_dra) */
+	bool claims_read; /* dra_pod holds its spec.resourceClaims (plan_dra) */
 	struct plan_dra_pod dra_pod;
 };
 
@@ -641,9 +641,7 @@ static int dra_fits(struct plan *p, struct ppod *pp, size_t i, bool commit, json
 		plan_dra_filter(p->dra, &pp->dra_pod, n->obj, claim, commit, allocs);
 	if (!keep)
 		json_decref(claim);
-	return v == PLAN_DRA_FITS		? 0
-	       : v == PLAN_DRA_CANNOT_ALLOCATE ? RS_DRA
-					       : RS_DRA_UNAVAILABLE;
+	return v == PLAN_DRA_FITS ? 0 : v == PLAN_DRA_CANNOT_ALLOCATE ? RS_DRA : RS_DRA_UNAVAILABLE;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -966,7 +964,8 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 	for (size_t j = 0; j < n; j++) {
 		size_t i = list ? list[j] : j;
 		if (class_code(c, p->nodes, i) != ST_PASS ||
-		    fit_check(&p->nodes[i], pp, NULL, NULL, NULL) || dra_fits(p, pp, i, false, NULL))
+		    fit_check(&p->nodes[i], pp, NULL, NULL, NULL) ||
+		    dra_fits(p, pp, i, false, NULL))
 			continue;
 		feasible[out->n_feasible++] = i;
 		if (c->ptaint[i] > max_taint)
@@ -1506,8 +1505,7 @@ static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_
 	if (has_claims(pp) && !o->claims) {
 		o->claims = plan_dra_unbound_json(&pp->dra_pod);
 		if (o->verdict == PLAN_PENDING)
-			plan_dra_why(p->dra, &pp->dra_pod, PLAN_MAX_LISTED, &o->hints,
-				     &o->n_hints);
+			plan_dra_why(p->dra, &pp->dra_pod, PLAN_MAX_LISTED, &o->hints, &o->n_hints);
 	}
 	json_decref(usage);
 	return 0;

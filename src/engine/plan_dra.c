@@ -58,8 +58,7 @@ static json_t *index_of(const json_t *objs)
 	return idx;
 }
 
-struct plan_dra *plan_dra_new(const json_t *claims, const json_t *templates,
-			      const json_t *classes)
+struct plan_dra *plan_dra_new(const json_t *claims, const json_t *templates, const json_t *classes)
 {
 	struct plan_dra *d = gs_xcalloc(1, sizeof(*d));
 	const json_t *c;
@@ -136,10 +135,10 @@ static json_t *from_template(const json_t *pod, const char *claim_name, const js
 		annotations = json_object();
 	json_object_set_new(annotations, POD_CLAIM_NAME, json_string(claim_name));
 	char *name = gs_xasprintf("%s-%s-%s", pod_name, claim_name, suffix);
-	json_t *meta = json_pack("{s:s,s:s,s:o,s:[{s:s,s:s,s:s,s:b,s:b}]}", "namespace", ns,
-				 "name", name, "annotations", annotations, "ownerReferences",
-				 "apiVersion", "v1", "kind", "Pod", "name", pod_name, "controller",
-				 1, "blockOwnerDeletion", 1);
+	json_t *meta =
+		json_pack("{s:s,s:s,s:o,s:[{s:s,s:s,s:s,s:b,s:b}]}", "namespace", ns, "name", name,
+			  "annotations", annotations, "ownerReferences", "apiVersion", "v1", "kind",
+			  "Pod", "name", pod_name, "controller", 1, "blockOwnerDeletion", 1);
 	const json_t *labels = kobj_map(tmpl, "spec.metadata.labels");
 	if (labels)
 		json_object_set_new(meta, "labels", json_deep_copy(labels));
@@ -159,7 +158,7 @@ static bool reserved_for(const json_t *claim, const json_t *pod)
 		if (strcmp(kobj_text(r, "resource"), "pods"))
 			continue;
 		if (*uid && *kobj_text(r, "uid") ? !strcmp(uid, kobj_text(r, "uid"))
-						   : !strcmp(name, kobj_text(r, "name")))
+						 : !strcmp(name, kobj_text(r, "name")))
 			return true;
 	}
 	return false;
@@ -325,8 +324,9 @@ enum plan_dra_filter plan_dra_filter(struct draalloc *a, struct plan_dra_pod *pp
 	if (k) {
 		struct draalloc_result res;
 		struct gs_error err;
-		ok = a && draalloc_claims_on(a, list, k, kobj_text(node, "metadata.name"), commit,
-					     &res, &err) == 0 &&
+		ok = a &&
+		     draalloc_claims_on(a, list, k, kobj_text(node, "metadata.name"), commit, &res,
+					&err) == 0 &&
 		     res.outcome == DRAALLOC_ALLOCATED;
 		if (a) {
 			if (ok && commit && allocs)
@@ -410,11 +410,11 @@ json_t *plan_dra_unbound_json(const struct plan_dra_pod *pp)
 	json_t *out = json_array();
 
 	for (size_t i = 0; i < pp->n; i++)
-		json_array_append_new(
-			out, claim_json(pp, i,
-					kobj_map(pp->claims[i], "status.allocation") ? "before"
-					: pp->not_judged[i]			      ? "notJudged"
-										      : "no"));
+		json_array_append_new(out, claim_json(pp, i,
+						      kobj_map(pp->claims[i], "status.allocation")
+							      ? "before"
+						      : pp->not_judged[i] ? "notJudged"
+									  : "no"));
 	return out;
 }
 
@@ -422,7 +422,8 @@ bool plan_dra_deallocates(const struct plan_dra_pod *pp, const json_t *pod)
 {
 	for (size_t i = 0; i < pp->n; i++) {
 		size_t n_rf = json_array_size(kobj_get(pp->claims[i], "status.reservedFor"));
-		if (pp->unavail[i] && (n_rf == 0 || (n_rf == 1 && reserved_for(pp->claims[i], pod))))
+		if (pp->unavail[i] &&
+		    (n_rf == 0 || (n_rf == 1 && reserved_for(pp->claims[i], pod))))
 			return true;
 	}
 	return false;

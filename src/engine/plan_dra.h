@@ -24,8 +24,7 @@
 struct plan_dra;
 
 /* The input's claims, templates and classes (arrays; NULL = none). */
-struct plan_dra *plan_dra_new(const json_t *claims, const json_t *templates,
-			      const json_t *classes);
+struct plan_dra *plan_dra_new(const json_t *claims, const json_t *templates, const json_t *classes);
 void plan_dra_free(struct plan_dra *d);
 
 enum plan_dra_reject {
@@ -43,16 +42,16 @@ enum plan_dra_filter {
 
 /* One pod's claims after PreFilter (plan_dra_pod_release frees it). */
 struct plan_dra_pod {
-	size_t n;	     /* spec.resourceClaims read */
-	char **names;	     /* the pod's names for them */
-	json_t **claims;     /* the claims (references) */
-	const char **tmpl;   /* the template each came from, or NULL */
-	char **not_judged;   /* why draalloc does not judge it, or NULL */
+	size_t n;	   /* spec.resourceClaims read */
+	char **names;	   /* the pod's names for them */
+	json_t **claims;   /* the claims (references) */
+	const char **tmpl; /* the template each came from, or NULL */
+	char **not_judged; /* why draalloc does not judge it, or NULL */
 	enum plan_dra_reject reject;
-	char *message;	     /* reject: the plugin's status message */
-	char *hint;	     /* reject: what the resourceclaim controller says, or NULL */
-	bool *unavail;	     /* per claim: Filter found its allocation's node selector failing */
-	bool unavailable;    /* on some node, for some claim */
+	char *message;	  /* reject: the plugin's status message */
+	char *hint;	  /* reject: what the resourceclaim controller says, or NULL */
+	bool *unavail;	  /* per claim: Filter found its allocation's node selector failing */
+	bool unavailable; /* on some node, for some claim */
 };
 
 /*

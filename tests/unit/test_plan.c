@@ -646,35 +646,34 @@ static void test_dra_pod_claims_reserve_shares(void **state)
 	(void)state;
 	json_t *classes = loads("[{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
 				"\"gpu.nvidia.com\"}}]");
-	json_t *slices = loads(
-		"[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
-		"\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":[{\"name\":"
-		"\"gpu-0\",\"allowMultipleAllocations\":true,\"attributes\":{\"type\":{"
-		"\"string\":\"gpu\"}},\"capacity\":{\"shares\":{\"value\":\"100\","
-		"\"requestPolicy\":{\"default\":\"1\",\"validRange\":{\"min\":\"1\","
-		"\"max\":\"100\",\"step\":\"1\"}}}}}]}}]");
+	json_t *slices =
+		loads("[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		      "\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":[{\"name\":"
+		      "\"gpu-0\",\"allowMultipleAllocations\":true,\"attributes\":{\"type\":{"
+		      "\"string\":\"gpu\"}},\"capacity\":{\"shares\":{\"value\":\"100\","
+		      "\"requestPolicy\":{\"default\":\"1\",\"validRange\":{\"min\":\"1\","
+		      "\"max\":\"100\",\"step\":\"1\"}}}}}]}}]");
 	json_t *templates = json_pack("[o,o,o]", shares_template("s60", "60"),
 				      shares_template("s30", "30"), shares_template("s20", "20"));
 	const char *missing = "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":"
 			      "\"nope\"}]";
-	struct plan_result *r = run_in(
-		(struct plan_input){.kube = release("v1.37.2"),
-				    .device_classes = classes,
-				    .slices = slices,
-				    .claim_templates = templates},
-		json_pack("[o]", node("dra", "8", "32Gi", "0", NULL, NULL)),
-		json_pack("[o,o,o,o]", claim_pod("p60", "s60"), claim_pod("p30", "s30"),
-			  claim_pod("p20", "s20"), pod("p-none", "{}", missing)));
+	struct plan_result *r =
+		run_in((struct plan_input){.kube = release("v1.37.2"),
+					   .device_classes = classes,
+					   .slices = slices,
+					   .claim_templates = templates},
+		       json_pack("[o]", node("dra", "8", "32Gi", "0", NULL, NULL)),
+		       json_pack("[o,o,o,o]", claim_pod("p60", "s60"), claim_pod("p30", "s30"),
+				 claim_pod("p20", "s20"), pod("p-none", "{}", missing)));
 
 	assert_string_equal(node_of(r, 0), "dra");
 	assert_string_equal(node_of(r, 1), "dra");
-	const json_t *dev = json_array_get(
-		json_object_get(json_array_get(r->pods[1].claims, 0), "devices"), 0);
+	const json_t *dev =
+		json_array_get(json_object_get(json_array_get(r->pods[1].claims, 0), "devices"), 0);
 	assert_string_equal(json_string_value(json_object_get(dev, "device")), "gpu-0");
-	assert_string_equal(
-		json_string_value(json_object_get(json_object_get(dev, "consumedCapacity"),
-						  "shares")),
-		"30");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(dev, "consumedCapacity"), "shares")),
+			    "30");
 	/* 60 + 30 taken at Reserve: 10 left for 20 */
 	assert_int_equal(r->pods[2].verdict, PLAN_PENDING);
 	assert_string_equal(r->pods[2].reason,
