@@ -1316,7 +1316,9 @@ int plan_begin(const struct plan_input *in, struct plan **out, struct gs_error *
 	for (size_t i = 0; i < json_array_size(in->claims); i++)
 		if (kobj_map(json_array_get(in->claims, i), "status.allocation"))
 			draalloc_take(p->dra, json_array_get(in->claims, i));
-	p->pdra = plan_dra_new(in->claims, in->claim_templates, in->device_classes);
+	/* A caller that gives no DRA objects at all has no view of them: claims unread. */
+	if (in->claims || in->claim_templates || in->device_classes || in->slices)
+		p->pdra = plan_dra_new(in->claims, in->claim_templates, in->device_classes);
 	if (nodes_init(p, err) < 0) {
 		plan_free(p);
 		return -1;
@@ -1425,7 +1427,7 @@ fail:
  */
 static bool dra_prefilter(struct plan *p, struct ppod *pp, struct plan_pod *o)
 {
-	if (!json_array_size(kobj_get(pp->obj, "spec.resourceClaims")))
+	if (!p->pdra || !json_array_size(kobj_get(pp->obj, "spec.resourceClaims")))
 		return true;
 	plan_dra_prefilter(p->pdra, pp->obj, &pp->dra_pod);
 	pp->claims_read = true;

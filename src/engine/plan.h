@@ -100,7 +100,9 @@ struct plan_input {
 	const json_t *claims;
 	/* A pod's own spec.resourceClaims (DynamicResources): the claims it
 	 * names among `claims`, or made from these ResourceClaimTemplates (an
-	 * array; NULL = none) as the resourceclaim controller would. */
+	 * array; NULL = none) as the resourceclaim controller would. When all
+	 * four DRA arrays are NULL (a caller without a view of DRA objects)
+	 * the pods' claims are not read. */
 	const json_t *claim_templates;
 };
 
