@@ -387,10 +387,53 @@ static int print_pinned(const struct plan_pod *o)
 	return 0;
 }
 
+/*
+ * A pod's own claims as plan's DynamicResources judged them after the pods
+ * before it (docs/guide/plan.md "DRA claims"): each claim, its device or
+ * why none, then why no device takes the unallocated ones.
+ */
+static void print_planned_claims(const struct plan_pod *o)
+{
+	const json_t *c, *d;
+	size_t i, j;
+
+	cmd_printf("claims (DRA, as the scheduler's DynamicResources judges them after the pods "
+		   "before it): %zu\n",
+		   json_array_size(o->claims));
+	json_array_foreach (o->claims, i, c) {
+		cmd_printf("  %s: ResourceClaim %s", kobj_text(c, "name"),
+			   kobj_text(c, "resourceClaim"));
+		if (*kobj_text(c, "template"))
+			cmd_printf(" (from template %s)", kobj_text(c, "template"));
+		if (!strcmp(kobj_text(c, "allocated"), "notJudged"))
+			cmd_printf(", not judged offline: %s", kobj_text(c, "why"));
+		else if (!json_array_size(json_object_get(c, "devices")))
+			cmd_printf(", not allocated");
+		else
+			cmd_printf(", %s", !strcmp(kobj_text(c, "allocated"), "before")
+						   ? "allocated before"
+						   : "allocated at Reserve");
+		cmd_printf("\n");
+		json_array_foreach (json_object_get(c, "devices"), j, d) {
+			const char *k;
+			json_t *v;
+			cmd_printf("    %s (request %s, pool %s)", kobj_text(d, "device"),
+				   kobj_text(d, "request"), kobj_text(d, "pool"));
+			json_object_foreach ((json_t *)json_object_get(d, "consumedCapacity"), k, v)
+				cmd_printf(" %s=%s", k,
+					   json_is_string(v) ? json_string_value(v) : "?");
+			cmd_printf("\n");
+		}
+	}
+	for (i = 0; i < o->n_hints; i++)
+		cmd_printf("  why: %s\n", o->hints[i]);
+}
+
 /* The verdict for one pod to create; 1 when it lands somewhere and is admitted. */
 static int print_offline(const struct explain_pod *e, const struct explain_fleet *f,
 			 const struct catalog *cat, const struct dpconfig_set *set,
-			 const struct explain_quota_report *qr, const struct plan_pod *planned)
+			 const struct explain_quota_report *qr, const struct plan_pod *planned,
+			 bool claims)
 {
 	struct strbuf fit = STRBUF_INIT, refuse = STRBUF_INIT;
 	int ok;
@@ -418,11 +461,26 @@ static int print_offline(const struct explain_pod *e, const struct explain_fleet
 			if (qr->quotas[i].verdict == EXPLAIN_REFUSE)
 				refused_by = &qr->quotas[i];
 	}
+	/* Its own claims: the scheduler's DynamicResources decides, as plan judged it. */
+	claims = claims && planned && !(e->node && *e->node);
+	if (claims && planned->claims)
+		print_planned_claims(planned);
 	if (refused_by)
 		cmd_printf("verdict: refused at creation: pods \"%s\" is forbidden: %s\n", e->name,
 			   refused_by->message);
 	else if (planned && e->node && *e->node) {
 		ok = print_pinned(planned);
+		goto out;
+	} else if (claims && planned->verdict != PLAN_BOUND) {
+		cmd_printf("verdict: fits no node: it would stay Pending: %s\n",
+			   planned->reason ? planned->reason : "");
+		for (size_t h = 0; !planned->claims && h < planned->n_hints; h++)
+			cmd_printf("hint: %s\n", planned->hints[h]);
+		ok = 0;
+		goto out;
+	} else if (claims) {
+		cmd_printf("verdict: fits %s, its claims allocated there\n", planned->node);
+		ok = 1;
 		goto out;
 	} else if (fit.len)
 		cmd_printf("verdict: fits %s\n", fit.buf);
@@ -549,7 +607,8 @@ static int explain_one_to_create(const struct offline_fleet *of, const struct ca
 			rc = explain_quota_pod(quotas, pod, &qr, err);
 	}
 	if (rc == 0)
-		rc = print_offline(e, &of->adv, cat, of->set, qr, o);
+		rc = print_offline(e, &of->adv, cat, of->set, qr, o,
+				   json_array_size(kobj_get(pod, "spec.resourceClaims")) > 0);
 	explain_pod_free(e);
 	explain_quota_report_free(qr);
 	json_decref(quotas);

@@ -246,6 +246,7 @@ void offline_plan_input(const struct offline_fleet *of, struct kubegates *gates,
 	in->device_classes = of->f.device_classes;
 	in->slices = of->f.slices;
 	in->claims = of->f.claims;
+	in->claim_templates = of->f.claim_templates;
 }
 
 int offline_plan_begin(const struct offline_fleet *of, struct plan **out, struct gs_error *err)

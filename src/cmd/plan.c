@@ -90,6 +90,37 @@ static void print_pools(const struct plan_result *r)
 	}
 }
 
+/* One claim of a pod, briefly: "claim gpu: team-a/c gpu-0 (memory 0, shares 60)". */
+static void print_claim(int indent, const json_t *c)
+{
+	const json_t *d;
+	size_t i;
+
+	cmd_printf("%-*s  claim %s: %s", indent, "", kobj_text(c, "name"),
+		   kobj_text(c, "resourceClaim"));
+	if (!strcmp(kobj_text(c, "allocated"), "notJudged"))
+		cmd_printf(", not judged offline: %s", kobj_text(c, "why"));
+	else if (!json_array_size(json_object_get(c, "devices")))
+		cmd_printf(", not allocated");
+	json_array_foreach (json_object_get(c, "devices"), i, d) {
+		const json_t *cc = json_object_get(d, "consumedCapacity");
+		const char *k;
+		json_t *v;
+		bool first = true;
+		cmd_printf("%s %s", i ? "," : "", kobj_text(d, "device"));
+		json_object_foreach ((json_t *)cc, k, v) {
+			cmd_printf("%s%s %s", first ? " (" : ", ", k,
+				   json_is_string(v) ? json_string_value(v) : "?");
+			first = false;
+		}
+		if (!first)
+			cmd_printf(")");
+	}
+	if (!strcmp(kobj_text(c, "allocated"), "before"))
+		cmd_printf(" (allocated before)");
+	cmd_printf("\n");
+}
+
 static void print_table(const struct plan_result *r)
 {
 	size_t wpod = 3, wnode = 4;
@@ -114,6 +145,8 @@ static void print_table(const struct plan_result *r)
 			   why);
 		for (size_t h = 0; h < o->n_hints; h++)
 			cmd_printf("%-*s  hint: %s\n", (int)(wpod + wnode + 11), "", o->hints[h]);
+		for (size_t c = 0; c < json_array_size(o->claims); c++)
+			print_claim((int)(wpod + wnode + 11), json_array_get(o->claims, c));
 		free(pod);
 	}
 	if (r->n_quotas)

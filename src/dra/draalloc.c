@@ -463,6 +463,7 @@ struct slot {
 	const char *request;
 	const char *type;
 	const json_t *caps; /* capacity.requests, may be NULL */
+	size_t claim;	    /* which of the claims allocated together */
 };
 
 struct pick {
@@ -608,7 +609,8 @@ static void explain(struct draalloc *a, const char *only, const struct slot *slo
 	size_t n_devs = only ? (nd ? nd->n : 0) : a->n;
 
 	for (size_t i = 0; i < n; i++) {
-		if (i && !strcmp(slots[i].request, slots[i - 1].request))
+		if (i && slots[i].claim == slots[i - 1].claim &&
+		    !strcmp(slots[i].request, slots[i - 1].request))
 			continue;
 		strbuf_addf(sb, "\nrequest %s (type %s", slots[i].request, slots[i].type);
 		const char *k;
@@ -636,8 +638,8 @@ static void explain(struct draalloc *a, const char *only, const struct slot *slo
 }
 
 /* The claim's requests as slots, one per device; false with out filled when it is not judged. */
-static bool claim_slots(const json_t *claim, const char *key, struct slot *slots, size_t *n_out,
-			struct draalloc_result *out)
+static bool claim_slots(const json_t *claim, size_t idx, const char *key, struct slot *slots,
+			size_t *n_out, struct draalloc_result *out)
 {
 	const json_t *reqs = kobj_get(claim, "spec.devices.requests");
 	size_t n = 0;
@@ -680,6 +682,7 @@ static bool claim_slots(const json_t *claim, const char *key, struct slot *slots
 			}
 			slots[n].request = name;
 			slots[n].type = class_type(cls);
+			slots[n].claim = idx;
 			slots[n++].caps = kobj_get(ex, "capacity.requests");
 		}
 	}
@@ -687,25 +690,41 @@ static bool claim_slots(const json_t *claim, const char *key, struct slot *slots
 	return true;
 }
 
-int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only, bool commit,
-		      struct draalloc_result *out, struct gs_error *err)
+/*
+ * Allocate claims[0..n_claims) together on node `only` (NULL: the first
+ * node by name where they all fit), as the structured allocator does for
+ * one pod's claims: their requests in order, backtracking across claims.
+ * With commit, allocs[k] receives claim k's status.allocation and the
+ * devices are taken.
+ */
+static int allocate(struct draalloc *a, const json_t *const *claims, size_t n_claims,
+		    const char *only, bool commit, struct draalloc_result *out, json_t **allocs,
+		    struct gs_error *err)
 {
-	struct slot slots[MAX_SLOTS];
-	struct pick picks[MAX_SLOTS];
+	struct slot *slots = gs_xcalloc(n_claims * MAX_SLOTS + 1, sizeof(*slots));
+	struct pick *picks = gs_xcalloc(n_claims * MAX_SLOTS + 1, sizeof(*picks));
+	size_t *first = gs_xcalloc(n_claims + 1, sizeof(*first));
+	char **keys = gs_xcalloc(n_claims + 1, sizeof(*keys));
 	size_t n = 0;
-	char *key;
+	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!json_is_object(claim) || strcmp(kobj_text(claim, "kind"), "ResourceClaim")) {
-		gs_error_set(err, "not a ResourceClaim");
-		return -1;
+	for (size_t c = 0; c < n_claims; c++)
+		if (!json_is_object(claims[c]) ||
+		    strcmp(kobj_text(claims[c], "kind"), "ResourceClaim")) {
+			gs_error_set(err, "not a ResourceClaim");
+			rc = -1;
+			goto out;
+		}
+	for (size_t c = 0; c < n_claims; c++) {
+		size_t k = 0;
+		keys[c] = claim_key(claims[c]);
+		first[c] = n;
+		if (!claim_slots(claims[c], c, keys[c], slots + n, &k, out))
+			goto out;
+		n += k;
 	}
-	key = claim_key(claim);
-	if (!claim_slots(claim, key, slots, &n, out)) {
-		free(key);
-		return 0;
-	}
-	memset(picks, 0, sizeof(picks));
+	first[n_claims] = n;
 	/* The nodes by name, or the one named (none when it has no devices). */
 	const struct dnode *nd = only ? find_node(a, only) : a->nodes;
 	size_t n_try = only ? (nd ? 1 : 0) : a->n_nodes;
@@ -715,9 +734,11 @@ int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only,
 			continue;
 		out->outcome = DRAALLOC_ALLOCATED;
 		out->node = gs_xstrdup(node);
-		if (commit)
-			out->allocation = allocation_json(claim, node, slots, picks, n);
+		for (size_t c = 0; commit && c < n_claims; c++)
+			allocs[c] = allocation_json(claims[c], node, slots + first[c],
+						    picks + first[c], first[c + 1] - first[c]);
 		for (size_t i = 0; i < n; i++) {
+			const char *key = keys[slots[i].claim];
 			untake(&picks[i]);
 			if (commit && picks[i].consumed)
 				add_share(picks[i].d, key, json_incref(picks[i].consumed));
@@ -726,8 +747,7 @@ int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only,
 			json_decref(picks[i].consumed);
 			json_decref(picks[i].texts);
 		}
-		free(key);
-		return 0;
+		goto out;
 	}
 	/* The scheduler's words (dynamicresources Filter), then gpushare's reasons. */
 	struct strbuf sb = STRBUF_INIT;
@@ -736,8 +756,57 @@ int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only,
 	explain(a, only, slots, n, &sb);
 	out->outcome = DRAALLOC_UNSCHEDULABLE;
 	out->why = strbuf_detach(&sb, NULL);
+out:
+	for (size_t c = 0; c < n_claims; c++)
+		free(keys[c]);
+	free(keys);
+	free(first);
+	free(slots);
+	free(picks);
+	return rc;
+}
+
+int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only, bool commit,
+		      struct draalloc_result *out, struct gs_error *err)
+{
+	json_t *alloc = NULL;
+	int rc = allocate(a, &claim, 1, only, commit, out, &alloc, err);
+
+	out->allocation = alloc;
+	return rc;
+}
+
+int draalloc_claims_on(struct draalloc *a, const json_t *const *claims, size_t n_claims,
+		       const char *only, bool commit, struct draalloc_result *out,
+		       struct gs_error *err)
+{
+	json_t **allocs = gs_xcalloc(n_claims + 1, sizeof(*allocs));
+	int rc = allocate(a, claims, n_claims, only, commit, out, allocs, err);
+
+	if (rc == 0 && commit && out->outcome == DRAALLOC_ALLOCATED) {
+		out->allocation = json_array();
+		for (size_t c = 0; c < n_claims; c++)
+			json_array_append_new(out->allocation, allocs[c]);
+	}
+	free(allocs);
+	return rc;
+}
+
+bool draalloc_claim_judged(const json_t *claim, char **why)
+{
+	struct slot slots[MAX_SLOTS];
+	struct draalloc_result r;
+	size_t n = 0;
+	char *key = claim_key(claim);
+	bool ok;
+
+	memset(&r, 0, sizeof(r));
+	ok = claim_slots(claim, 0, key, slots, &n, &r);
 	free(key);
-	return 0;
+	*why = ok ? NULL : r.why;
+	if (ok)
+		free(r.why);
+	return ok;
 }
 
 int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_result *out,

@@ -80,5 +80,20 @@ int draalloc_claim(struct draalloc *a, const json_t *claim, struct draalloc_resu
  */
 int draalloc_claim_on(struct draalloc *a, const json_t *claim, const char *only, bool commit,
 		      struct draalloc_result *out, struct gs_error *err) GS_WUR;
+/*
+ * One pod's claims[0..n_claims) together on node `only` (NULL: any), as
+ * the scheduler's Filter allocates them in one call: their requests in
+ * order, a device one claim takes is not there for the next. ALLOCATED
+ * when they all fit; with commit, out->allocation is then an array of each
+ * claim's status.allocation and the devices are taken.
+ */
+int draalloc_claims_on(struct draalloc *a, const json_t *const *claims, size_t n_claims,
+		       const char *only, bool commit, struct draalloc_result *out,
+		       struct gs_error *err) GS_WUR;
+/*
+ * Whether the allocator judges `claim`'s request shapes and classes; when
+ * not, *why says why (allocated), else *why is NULL.
+ */
+bool draalloc_claim_judged(const json_t *claim, char **why);
 
 #endif

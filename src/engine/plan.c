@@ -7,6 +7,7 @@
 #include "engine/devicewalk.h"
 #include "engine/explain.h"
 #include "engine/explain_offline.h"
+#include "engine/plan_dra.h"
 #include "engine/podvalidate.h"
 #include "engine/pools.h"
 #include "dra/draalloc.h"
@@ -97,6 +98,8 @@ struct ppod {
 	size_t cls;
 	struct pclaim *dra_claims; /* the claims dra_fits made for it, one per set of lacks */
 	size_t n_dra_claims;
+	bool claims_read; /* dra_pod holds its spec.resourceClaims (plan_dra) */
+	struct plan_dra_pod dra_pod;
 };
 
 struct pclass {
@@ -139,8 +142,9 @@ struct plan {
 	json_t *node_index; /* name -> index */
 	size_t *scratch;    /* n_nodes + 1 */
 	const struct kubeversion *kv;
-	json_t *ext_classes;  /* extended resource name -> DeviceClass name */
-	struct draalloc *dra; /* the slices' devices (the claims' taken), when ext_classes */
+	json_t *ext_classes;   /* extended resource name -> DeviceClass name */
+	struct draalloc *dra;  /* the slices' devices (the claims' taken) */
+	struct plan_dra *pdra; /* the claims pods name or get from templates */
 };
 
 const char *plan_verdict_name(enum plan_verdict v)
@@ -274,6 +278,8 @@ static void ppod_release(struct ppod *pp)
 	for (size_t i = 0; i < pp->n_dra_claims; i++)
 		json_decref(pp->dra_claims[i].claim);
 	free(pp->dra_claims);
+	if (pp->claims_read)
+		plan_dra_pod_release(&pp->dra_pod);
 }
 
 /* ---- scheduling classes ----------------------------------------------------- */
@@ -396,7 +402,13 @@ static size_t class_of(struct plan *p, const json_t *pod)
 /* ---- filters and scores ------------------------------------------------------ */
 
 /* Reason ids for the FitError histogram: the static codes, then Too many pods. */
-enum { RS_TOO_MANY = 4, RS_DRA = 5, RS_N = 6 };
+enum { RS_TOO_MANY = 4, RS_DRA = 5, RS_DRA_UNAVAILABLE = 6, RS_N = 7 };
+
+/* The pod's own claims passed PreEnqueue and PreFilter: DynamicResources filters them. */
+static bool has_claims(const struct ppod *pp)
+{
+	return pp->claims_read && pp->dra_pod.n && !pp->dra_pod.reject;
+}
 
 /* The node's entry for extended resource r, NULL when its allocatable lacks it. */
 static struct pscalar *scalar_of(const struct pnode *n, size_t r)
@@ -577,27 +589,27 @@ static json_t *dra_claim(const struct plan *p, const struct ppod *pp, const stru
 }
 
 /*
- * DynamicResources' Filter for the requests node i lacks in allocatable and
- * a DeviceClass serves (DRAExtendedResource; the scheduler's
- * extendeddynamicresources.go): one claim for the pod, a request of the
- * class per such resource, allocated from this node's devices. True when
- * nothing is delegated on the node or the claim fits; with commit, the
- * devices are then taken. The claim is made once per pod and set of
- * lacking requests (nodes mostly lack the same ones), kept in pp.
+ * DynamicResources' Filter on node i: the pod's own claims (plan_dra:
+ * allocated ones pin it to their node selector, the others are allocated
+ * on the node) and, with DRAExtendedResource, the requests node i lacks
+ * in allocatable that a DeviceClass serves (extendeddynamicresources.go):
+ * one claim for the pod, a request of the class per such resource,
+ * allocated from this node's devices together with its own claims. 0 when
+ * nothing is delegated on the node or everything fits, else the reason
+ * (RS_DRA, RS_DRA_UNAVAILABLE); with commit, the devices are then taken
+ * and *allocs (when not NULL) holds the allocations. The extended claim
+ * is made once per pod and set of lacking requests (nodes mostly lack the
+ * same ones), kept in pp.
  */
-static bool dra_fits(struct plan *p, struct ppod *pp, size_t i, bool commit)
+static int dra_fits(struct plan *p, struct ppod *pp, size_t i, bool commit, json_t **allocs)
 {
 	const struct pnode *n = &p->nodes[i];
 	json_t *claim = NULL;
-	struct draalloc_result res;
-	struct gs_error err;
 	uint64_t lacks = 0;
 	size_t rank = 0;
-	bool some = false, keep = true, ok;
+	bool some = false, keep = true;
 
-	if (!pp->dra_ext)
-		return true;
-	for (size_t k = 0; k < pp->n_req; k++) {
+	for (size_t k = 0; pp->dra_ext && k < pp->n_req; k++) {
 		const struct preq *r = &pp->req[k];
 		int64_t alloc, used;
 		if (!r->dra_class || r->v <= 0)
@@ -612,14 +624,12 @@ static bool dra_fits(struct plan *p, struct ppod *pp, size_t i, bool commit)
 		}
 		rank++;
 	}
-	if (!some)
-		return true;
-	if (!p->dra)
-		return false;
-	for (size_t k = 0; keep && k < pp->n_dra_claims && !claim; k++)
+	if (!some && !has_claims(pp))
+		return 0;
+	for (size_t k = 0; some && keep && k < pp->n_dra_claims && !claim; k++)
 		if (pp->dra_claims[k].lacks == lacks)
 			claim = pp->dra_claims[k].claim;
-	if (!claim) {
+	if (some && !claim) {
 		claim = dra_claim(p, pp, n);
 		if (keep) {
 			pp->dra_claims = gs_xrealloc(
@@ -627,12 +637,11 @@ static bool dra_fits(struct plan *p, struct ppod *pp, size_t i, bool commit)
 			pp->dra_claims[pp->n_dra_claims++] = (struct pclaim){lacks, claim};
 		}
 	}
-	ok = draalloc_claim_on(p->dra, claim, n->name, commit, &res, &err) == 0 &&
-	     res.outcome == DRAALLOC_ALLOCATED;
-	draalloc_result_release(&res);
+	enum plan_dra_filter v =
+		plan_dra_filter(p->dra, &pp->dra_pod, n->obj, claim, commit, allocs);
 	if (!keep)
 		json_decref(claim);
-	return ok;
+	return v == PLAN_DRA_FITS ? 0 : v == PLAN_DRA_CANNOT_ALLOCATE ? RS_DRA : RS_DRA_UNAVAILABLE;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -665,7 +674,11 @@ static char *fit_error(struct plan *p, struct ppod *pp)
 		free(items);
 		return gs_xstrdup("no nodes available to schedule pods");
 	}
-	for (size_t i = 0; i < p->n_nodes; i++) {
+	/* DynamicResources' PreFilter refused it: its message alone, every node unresolvable. */
+	bool prefilter = pp->claims_read && pp->dra_pod.reject == PLAN_DRA_PREFILTER;
+	for (size_t i = 0; i < p->n_nodes && prefilter; i++)
+		n_unres++;
+	for (size_t i = 0; i < p->n_nodes && !prefilter; i++) {
 		unsigned char code = class_code(c, p->nodes, i);
 		if (code != ST_PASS) {
 			hist[code]++;
@@ -673,10 +686,11 @@ static char *fit_error(struct plan *p, struct ppod *pp)
 			continue;
 		}
 		bool unres = false;
+		int dra;
 		if (!fit_check(&p->nodes[i], pp, hist, per_req, &unres) &&
-		    !dra_fits(p, pp, i, false)) {
+		    (dra = dra_fits(p, pp, i, false, NULL))) {
 			/* statusUnschedulable: UnschedulableAndUnresolvable */
-			hist[RS_DRA]++;
+			hist[dra]++;
 			unres = true;
 		}
 		n_unres += unres;
@@ -688,8 +702,11 @@ static char *fit_error(struct plan *p, struct ppod *pp)
 			items[ni++] = gs_xasprintf("%zu %s", hist[r], static_reason[r]);
 		else if (r == RS_TOO_MANY)
 			items[ni++] = gs_xasprintf("%zu Too many pods", hist[r]);
-		else
+		else if (r == RS_DRA)
 			items[ni++] = gs_xasprintf("%zu cannot allocate all claims", hist[r]);
+		else
+			items[ni++] = gs_xasprintf("%zu resourceclaim not available on the node",
+						   hist[r]);
 	}
 	/* A pod's requests name distinct resources. */
 	for (size_t i = 0; i < pp->n_req; i++)
@@ -697,9 +714,14 @@ static char *fit_error(struct plan *p, struct ppod *pp)
 			items[ni++] = gs_xasprintf("%zu Insufficient %s", per_req[i],
 						   p->res_names[pp->req[i].res]);
 	strbuf_addf(&sb, "0/%zu nodes are available: ", p->n_nodes);
+	if (prefilter)
+		strbuf_addstr(&sb, pp->dra_pod.message);
 	histogram(&sb, items, ni);
 	/* DynamicResources' PostFilter message, then DefaultPreemption's. */
-	const char *pf = pp->dra_ext ? p->kv->postfilter_still : p->kv->postfilter_no_claims;
+	const char *pf = pp->dra_ext || has_claims(pp) ? p->kv->postfilter_still
+						       : p->kv->postfilter_no_claims;
+	if (has_claims(pp) && plan_dra_deallocates(&pp->dra_pod, pp->obj))
+		pf = p->kv->postfilter_deallocated;
 	strbuf_addf(&sb, ". %s%spreemption: 0/%zu nodes are available: ", pf ? pf : "",
 		    pf ? ", " : "", p->n_nodes);
 	ni = 0;
@@ -942,7 +964,8 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 	for (size_t j = 0; j < n; j++) {
 		size_t i = list ? list[j] : j;
 		if (class_code(c, p->nodes, i) != ST_PASS ||
-		    fit_check(&p->nodes[i], pp, NULL, NULL, NULL) || !dra_fits(p, pp, i, false))
+		    fit_check(&p->nodes[i], pp, NULL, NULL, NULL) ||
+		    dra_fits(p, pp, i, false, NULL))
 			continue;
 		feasible[out->n_feasible++] = i;
 		if (c->ptaint[i] > max_taint)
@@ -1208,6 +1231,7 @@ static void plan_release(struct plan *p)
 	free(p->scratch);
 	json_decref(p->ext_classes);
 	draalloc_free(p->dra);
+	plan_dra_free(p->pdra);
 }
 
 static void quota_report(struct plan *p, struct plan_result *r)
@@ -1285,12 +1309,16 @@ int plan_begin(const struct plan_input *in, struct plan **out, struct gs_error *
 	/* DRAExtendedResource: the gates if given (read here only), else the release's. */
 	bool dra_ext = in->gates ? in->gates->dra_extended_resource : p->kv->dra_extended_resource;
 	p->in.gates = NULL; /* read here only; the caller's may go */
-	if (dra_ext && ext_classes_init(p) > 0) {
-		p->dra = draalloc_new(in->slices);
-		for (size_t i = 0; i < json_array_size(in->claims); i++)
-			if (kobj_map(json_array_get(in->claims, i), "status.allocation"))
-				draalloc_take(p->dra, json_array_get(in->claims, i));
-	}
+	if (dra_ext)
+		ext_classes_init(p);
+	/* DynamicResources: the slices' devices, the allocated claims' taken. */
+	p->dra = draalloc_new(in->slices);
+	for (size_t i = 0; i < json_array_size(in->claims); i++)
+		if (kobj_map(json_array_get(in->claims, i), "status.allocation"))
+			draalloc_take(p->dra, json_array_get(in->claims, i));
+	/* A caller that gives no DRA objects at all has no view of them: claims unread. */
+	if (in->claims || in->claim_templates || in->device_classes || in->slices)
+		p->pdra = plan_dra_new(in->claims, in->claim_templates, in->device_classes);
 	if (nodes_init(p, err) < 0) {
 		plan_free(p);
 		return -1;
@@ -1391,6 +1419,41 @@ fail:
 	return -1;
 }
 
+/*
+ * DynamicResources' PreEnqueue and PreFilter for the pod's own claims
+ * (plan_dra_prefilter). False with o pending when they refuse it: a pod
+ * PreEnqueue refuses never gets a scheduling cycle (its reason is the
+ * plugin's status message); one PreFilter refuses gets the FitError.
+ */
+static bool dra_prefilter(struct plan *p, struct ppod *pp, struct plan_pod *o)
+{
+	if (!p->pdra || !json_array_size(kobj_get(pp->obj, "spec.resourceClaims")))
+		return true;
+	plan_dra_prefilter(p->pdra, pp->obj, &pp->dra_pod);
+	pp->claims_read = true;
+	if (!pp->dra_pod.reject)
+		return true;
+	o->verdict = PLAN_PENDING;
+	o->reason = pp->dra_pod.reject == PLAN_DRA_PREENQUEUE ? gs_xstrdup(pp->dra_pod.message)
+							      : fit_error(p, pp);
+	if (pp->dra_pod.hint) {
+		o->hints = gs_xrealloc(o->hints, (o->n_hints + 1) * sizeof(char *));
+		o->hints[o->n_hints++] = gs_xstrdup(pp->dra_pod.hint);
+	}
+	return false;
+}
+
+/* Reserve on the chosen node: the devices taken, the claims allocated and reserved. */
+static void dra_reserve(struct plan *p, struct ppod *pp, size_t at, struct plan_pod *o)
+{
+	json_t *allocs = NULL;
+
+	dra_fits(p, pp, at, true, &allocs);
+	if (has_claims(pp))
+		o->claims = plan_dra_reserve(p->pdra, &pp->dra_pod, pp->obj, allocs);
+	json_decref(allocs);
+}
+
 /* Quota admission, the scheduler, the kubelet: the pod's outcome in o. */
 static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_error *err)
 {
@@ -1421,7 +1484,8 @@ static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_
 					       : "spec.nodeName names no node");
 	} else {
 		pp->cls = class_of(p, pp->obj);
-		schedule(p, pp, o);
+		if (dra_prefilter(p, pp, o))
+			schedule(p, pp, o);
 		if (o->verdict == PLAN_PENDING)
 			unadvertised_hints(p, pp, o);
 		if (o->verdict == PLAN_BOUND)
@@ -1438,7 +1502,12 @@ static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_
 	} else if (at >= 0) {
 		consume(&p->nodes[at], pp, 1);
 		if (!*nn)
-			dra_fits(p, pp, (size_t)at, true);
+			dra_reserve(p, pp, (size_t)at, o);
+	}
+	if (has_claims(pp) && !o->claims) {
+		o->claims = plan_dra_unbound_json(&pp->dra_pod);
+		if (o->verdict == PLAN_PENDING)
+			plan_dra_why(p->dra, &pp->dra_pod, PLAN_MAX_LISTED, &o->hints, &o->n_hints);
 	}
 	json_decref(usage);
 	return 0;
@@ -1571,6 +1640,7 @@ void plan_result_free(struct plan_result *r)
 		for (size_t j = 0; j < o->n_hints; j++)
 			free(o->hints[j]);
 		free(o->hints);
+		json_decref(o->claims);
 	}
 	free(r->pods);
 	for (size_t i = 0; i < r->n_quotas; i++) {
@@ -1614,6 +1684,8 @@ json_t *plan_pod_json(const struct plan_result *r, size_t i)
 			json_array_append_new(h, json_string(o->hints[k]));
 		json_object_set_new(j, "hints", h);
 	}
+	if (o->claims)
+		json_object_set(j, "claims", o->claims);
 	return j;
 }
 

@@ -54,6 +54,10 @@ struct plan_pod {
 	   names the fleet does advertise ("no node advertises X; the nodes advertise Y") */
 	char **hints;
 	size_t n_hints;
+	/* The pod's spec.resourceClaims as DynamicResources judged them: a JSON
+	   array (docs/guide/plan.md "DRA claims"), NULL when it has none or
+	   went no further than PreEnqueue/PreFilter. */
+	json_t *claims;
 };
 
 /* One hard limit of one quota, after the batch. */
@@ -94,6 +98,12 @@ struct plan_input {
 	const json_t *device_classes;
 	const json_t *slices;
 	const json_t *claims;
+	/* A pod's own spec.resourceClaims (DynamicResources): the claims it
+	 * names among `claims`, or made from these ResourceClaimTemplates (an
+	 * array; NULL = none) as the resourceclaim controller would. When all
+	 * four DRA arrays are NULL (a caller without a view of DRA objects)
+	 * the pods' claims are not read. */
+	const json_t *claim_templates;
 };
 
 #define PLAN_MAX_NODES 20000

@@ -11,19 +11,24 @@
  * pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go
  * PostFilter: "no new claims to deallocate" and "still not schedulable"
  * through v1.36.3; v1.37.2 returns fwk.NewStatus(fwk.Unschedulable) with no
- * message. pkg/features/kube_features.go: DRAExtendedResource (1.34 Alpha,
+ * message. "deallocation of ResourceClaim completed" when it deallocates a
+ * claim: the same text in every dynamicresources.go read (v1.34 on); for
+ * v1.37.2 assumed unchanged, as that path's status was not read there.
+ * pkg/features/kube_features.go: DRAExtendedResource (1.34 Alpha,
  * default false; 1.36 Beta, default true; 1.37 GA, LockToDefault).
  */
+#define DEALLOCATED "deallocation of ResourceClaim completed"
 static const struct kubeversion releases[] = {
 	/* version, minor, DRAExtendedResource default, its stage, locked, claims charged its
-	   name, PostFilter texts, counters apart, BalancedAllocation by change */
+	   name, PostFilter texts (no claims, still, deallocated), counters apart,
+	   BalancedAllocation by change */
 	{"v1.34.4", 34, false, KUBEGATE_ALPHA, false, false, "no new claims to deallocate",
-	 "still not schedulable", false, false},
+	 "still not schedulable", DEALLOCATED, false, false},
 	{"v1.35.4", 35, false, KUBEGATE_ALPHA, false, true, "no new claims to deallocate",
-	 "still not schedulable", true, false},
+	 "still not schedulable", DEALLOCATED, true, false},
 	{"v1.36.3", 36, true, KUBEGATE_BETA, false, true, "no new claims to deallocate",
-	 "still not schedulable", true, true},
-	{"v1.37.2", 37, true, KUBEGATE_GA, true, true, NULL, NULL, true, true},
+	 "still not schedulable", DEALLOCATED, true, true},
+	{"v1.37.2", 37, true, KUBEGATE_GA, true, true, NULL, NULL, DEALLOCATED, true, true},
 };
 #define N_RELEASES (sizeof(releases) / sizeof(releases[0]))
 

@@ -51,6 +51,12 @@ struct kubeversion {
 	const char *postfilter_no_claims;
 	const char *postfilter_still;
 	/*
+	 * DynamicResources' PostFilter message when it deallocates a claim of
+	 * the pod that is allocated where Filter found it unavailable and
+	 * reserved for no other pod ("deallocation of ResourceClaim completed").
+	 */
+	const char *postfilter_deallocated;
+	/*
 	 * A ResourceSlice holds sharedCounters or devices, never both (1.35
 	 * on: pkg/apis/resource/validation "only one of `sharedCounters` or
 	 * `devices` is allowed"); 1.34 wants the counters a device consumes in

@@ -612,6 +612,81 @@ static void test_dra_claim_per_lacking_set(void **state)
 	json_decref(slices);
 }
 
+/* A pod whose one container uses the claim made from template `tmpl`. */
+static json_t *claim_pod(const char *name, const char *tmpl)
+{
+	char spec[256];
+	snprintf(spec, sizeof(spec),
+		 "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"%s\"}]",
+		 tmpl);
+	return pod(name, "{\"claims\":[{\"name\":\"gpu\"}]}", spec);
+}
+
+static json_t *shares_template(const char *name, const char *shares)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"ResourceClaimTemplate\",\"metadata\":{\"namespace\":\"t\","
+		 "\"name\":\"%s\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":[{\"name\":"
+		 "\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\",\"capacity\":{"
+		 "\"requests\":{\"shares\":\"%s\"}}}}]}}}}",
+		 name, shares);
+	return loads(buf);
+}
+
+/*
+ * A pod's own claims (DynamicResources): one GPU with allowMultipleAllocations
+ * and 100 shares (the DRA driver v0.5.0's ConsumableShares). Claims of 60
+ * and 30 shares share it; Reserve keeps what each consumed, so one of 20
+ * finds 10 left and stays Pending. A claim named by a pod that is not
+ * among the claims stops it at PreEnqueue.
+ */
+static void test_dra_pod_claims_reserve_shares(void **state)
+{
+	(void)state;
+	json_t *classes = loads("[{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
+				"\"gpu.nvidia.com\"}}]");
+	json_t *slices =
+		loads("[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		      "\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":[{\"name\":"
+		      "\"gpu-0\",\"allowMultipleAllocations\":true,\"attributes\":{\"type\":{"
+		      "\"string\":\"gpu\"}},\"capacity\":{\"shares\":{\"value\":\"100\","
+		      "\"requestPolicy\":{\"default\":\"1\",\"validRange\":{\"min\":\"1\","
+		      "\"max\":\"100\",\"step\":\"1\"}}}}}]}}]");
+	json_t *templates = json_pack("[o,o,o]", shares_template("s60", "60"),
+				      shares_template("s30", "30"), shares_template("s20", "20"));
+	const char *missing = "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":"
+			      "\"nope\"}]";
+	struct plan_result *r =
+		run_in((struct plan_input){.kube = release("v1.37.2"),
+					   .device_classes = classes,
+					   .slices = slices,
+					   .claim_templates = templates},
+		       json_pack("[o]", node("dra", "8", "32Gi", "0", NULL, NULL)),
+		       json_pack("[o,o,o,o]", claim_pod("p60", "s60"), claim_pod("p30", "s30"),
+				 claim_pod("p20", "s20"), pod("p-none", "{}", missing)));
+
+	assert_string_equal(node_of(r, 0), "dra");
+	assert_string_equal(node_of(r, 1), "dra");
+	const json_t *dev =
+		json_array_get(json_object_get(json_array_get(r->pods[1].claims, 0), "devices"), 0);
+	assert_string_equal(json_string_value(json_object_get(dev, "device")), "gpu-0");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(dev, "consumedCapacity"), "shares")),
+			    "30");
+	/* 60 + 30 taken at Reserve: 10 left for 20 */
+	assert_int_equal(r->pods[2].verdict, PLAN_PENDING);
+	assert_string_equal(r->pods[2].reason,
+			    "0/1 nodes are available: 1 cannot allocate all claims. preemption: "
+			    "0/1 nodes are available: 1 Preemption is not helpful for scheduling.");
+	assert_int_equal(r->pods[3].verdict, PLAN_PENDING);
+	assert_string_equal(r->pods[3].reason, "could not find ResourceClaim \"t/nope\"");
+	plan_result_free(r);
+	json_decref(classes);
+	json_decref(slices);
+	json_decref(templates);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -628,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_versions_and_dra_extended_resource),
 		cmocka_unit_test(test_balanced_allocation_by_release),
 		cmocka_unit_test(test_dra_claim_per_lacking_set),
+		cmocka_unit_test(test_dra_pod_claims_reserve_shares),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
