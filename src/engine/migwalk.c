@@ -247,7 +247,7 @@ int migwalk_plan(const struct catalog *cat, const json_t *node, const struct nod
 	const char *fault;
 	struct record r;
 	struct gs_error e;
-	bool capable = false;
+	bool capable = false, started = false;
 
 	(void)err;
 	memset(w, 0, sizeof(*w));
@@ -306,6 +306,7 @@ int migwalk_plan(const struct catalog *cat, const json_t *node, const struct nod
 		}
 		/* pending, then the operands paused (reconfigure.go:158-168). */
 		w->step = MIGWALK_PENDING;
+		started = true; /* shown pending at least once, however short the walk */
 		set_str(&w->config, label);
 		w->paused_at = w->since = now;
 		w->record = record_text(label, r.applied, "pending", now, now);
@@ -346,7 +347,7 @@ int migwalk_plan(const struct catalog *cat, const json_t *node, const struct nod
 		free(w->record);
 		w->record = record_text(w->config, r.applied, "pending", w->paused_at, now);
 	}
-	if (now < w->since + w->seconds) {
+	if (started || now < w->since + w->seconds) {
 		w->why = gs_xasprintf(
 			"reconfiguring toward %s since %llds: state pending, operands paused "
 			"(" RECONF ":158-172), the device plugin gone",
