@@ -39,8 +39,6 @@ static const char *const fault_subcommands[] = {"gpu", "clear", "restart-plugin"
 static const struct parseopt_example fault_examples[] = {
 	{"an Xid 79 (GPU fallen off the bus) on GPU 0 of lab-node-1, in the cluster in KUBECONFIG",
 	 "gpushare fault gpu lab-node-1 0=xid:79"},
-	{"GPU 1 lost, as JSON", "gpushare fault gpu lab-node-1 1=lost -o json"},
-	{"the faults gone again", "gpushare fault clear lab-node-1"},
 	{"restart the device plugin: devices no longer unhealthy come back",
 	 "gpushare fault restart-plugin lab-node-1"},
 	{"a new MIG layout, walked by mig-manager in 30 seconds",
