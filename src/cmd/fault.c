@@ -8,6 +8,7 @@
 #include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "engine/health.h"
+#include "engine/mergepatch.h"
 #include "model/catalog.h"
 #include "model/kobj.h"
 #include "model/names.h"
@@ -21,24 +22,29 @@
  * writes only the node's gpushare.io/gpu-health or
  * gpushare.io/device-plugin-restarted-at annotation (one merge patch of the
  * Node); `gpushare controller` plays what the device plugin or the DRA
- * driver then does.
+ * driver then does. `fault mig` writes nvidia.com/mig.config and the
+ * gpushare.io/mig-* declarations; the controller walks it as mig-manager.
  */
 
 static const char *const usage_lines[] = {
 	"gpushare fault gpu NODE INDEX=xid:N|INDEX=xid:N/GI/CI|INDEX=lost... [options]",
 	"gpushare fault clear NODE [INDEX...] [options]",
 	"gpushare fault restart-plugin NODE [options]",
+	"gpushare fault mig NODE [--config LAYOUT] [--stall|--fail|--no-fault] [--seconds N] "
+	"[options]",
 	NULL,
 };
 
-static const char *const fault_subcommands[] = {"gpu", "clear", "restart-plugin", NULL};
+static const char *const fault_subcommands[] = {"gpu", "clear", "restart-plugin", "mig", NULL};
 static const struct parseopt_example fault_examples[] = {
 	{"an Xid 79 (GPU fallen off the bus) on GPU 0 of lab-node-1, in the cluster in KUBECONFIG",
 	 "gpushare fault gpu lab-node-1 0=xid:79"},
-	{"GPU 1 lost, as JSON", "gpushare fault gpu lab-node-1 1=lost -o json"},
-	{"the faults gone again", "gpushare fault clear lab-node-1"},
 	{"restart the device plugin: devices no longer unhealthy come back",
 	 "gpushare fault restart-plugin lab-node-1"},
+	{"a new MIG layout, walked by mig-manager in 30 seconds",
+	 "gpushare fault mig lab-node-2 --config all-3g.40gb --seconds 30"},
+	{"the same, wedged as mig-parted#485 (state pending, nvidia.com/gpu 0); --no-fault ends it",
+	 "gpushare fault mig lab-node-2 --config all-1g.10gb --stall"},
 	{NULL, NULL},
 };
 static const struct parseopt_usage fault_usage = {
@@ -52,9 +58,14 @@ static const struct parseopt_usage fault_usage = {
 	"  restart-plugin stamp gpushare.io/device-plugin-restarted-at with now, as\n"
 	"                 `kubectl rollout restart` would restart the plugin: devices\n"
 	"                 no longer declared unhealthy come back\n"
+	"  mig            change nvidia.com/mig.config as a person would, and declare how\n"
+	"                 mig-manager's walk goes: --stall (pending forever, the\n"
+	"                 mig-parted#485 wedge), --fail (the apply fails), --no-fault\n"
+	"                 (it completes), --seconds (how long it takes, default 5)\n"
 	"The device plugin marks one device per GPU unhealthy (one replica under\n"
 	"time-slicing) and never recovers until restarted; the DRA driver taints the\n"
-	"device (docs/guide/faults.md).\n",
+	"device (docs/guide/faults.md); `gpushare controller` walks a MIG change as\n"
+	"k8s-mig-manager does (docs/guide/faults.md \"MIG reconfiguration\").\n",
 	"Exit status: 0 written (or nothing to change), 2 bad usage, a node that\n"
 	"cannot be read or written. GPUSHARE_NOW=SECONDS fixes restart-plugin's time.\n",
 	fault_examples,
@@ -310,6 +321,181 @@ out:
 	return rc;
 }
 
+/* A label value (RFC 1123 label-ish, as the apiserver takes one): [A-Za-z0-9._-], at most 63. */
+static bool label_value_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 63)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_'))
+			return false;
+	return true;
+}
+
+struct mig_change {
+	const char *part; /* "labels" or "annotations" */
+	const char *key;
+	const char *after; /* NULL = removed */
+	const char *before;
+};
+
+/*
+ * gpushare fault mig: one merge patch of the Node carrying the label
+ * nvidia.com/mig.config and the annotations gpushare.io/mig-fault and
+ * gpushare.io/mig-reconfigure-seconds; only what changes.
+ */
+static int run_mig(int argc, char **argv)
+{
+	struct kube_context kx = {0};
+	enum output_format format = OUTPUT_TABLE;
+	const char *name, *layout = NULL;
+	bool dry_run = false, stall = false, fail = false, no_fault = false;
+	long seconds = -1;
+	char secs[24], *path = NULL, buf[2048];
+	struct mig_change ch[3];
+	size_t n_ch = 0;
+	json_t *node = NULL, *patch = NULL;
+	struct gs_error err;
+	int n, rc = EXIT_USAGE;
+	struct option opts[] = {
+		OPT_STRING(0, "config", &layout, "LAYOUT",
+			   "the new nvidia.com/mig.config (a mig-parted layout, e.g. all-1g.10gb)"),
+		OPT_BOOL(0, "stall", &stall,
+			 "the walk wedges: state pending forever (mig-parted#485)"),
+		OPT_BOOL(0, "fail", &fail, "the apply fails: state failed, the old layout kept"),
+		OPT_BOOL(0, "no-fault", &no_fault, "remove the fault: a stalled walk completes"),
+		OPT_INT(0, "seconds", &seconds, "N", "how long the walk takes [5]", 0, 86400),
+		OPT_BOOL(0, "dry-run", &dry_run, "print the patch, write nothing"),
+		OPT_OUTPUT(&format, OUTPUT_TABLES,
+			   "table (default), json or yaml (kind FaultResult)"),
+		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_END(),
+	};
+
+	n = parse_options(argc, argv, opts, &fault_usage);
+	if (n < 0)
+		return parseopt_exit(n);
+	if (n < 1) {
+		gs_error_set(&err, "say which node");
+		return usage_error(&fault_usage, &err);
+	}
+	name = argv[0];
+	if (!node_name_ok(name)) {
+		gs_error_set(&err, "'%s' is not a node name", name);
+		return usage_error(&fault_usage, &err);
+	}
+	if (n > 1) {
+		gs_error_set(&err, "unexpected argument '%s' (the layout goes in --config)",
+			     argv[1]);
+		return usage_error(&fault_usage, &err);
+	}
+	if (stall + fail + no_fault > 1) {
+		gs_error_set(&err, "--stall, --fail and --no-fault exclude each other");
+		return usage_error(&fault_usage, &err);
+	}
+	if (!layout && !stall && !fail && !no_fault && seconds < 0) {
+		gs_error_set(&err, "say what changes: --config, --stall, --fail, --no-fault or "
+				   "--seconds");
+		return usage_error(&fault_usage, &err);
+	}
+	if (layout && !label_value_ok(layout)) {
+		gs_error_set(&err, "--config '%s' is not a label value ([A-Za-z0-9._-], 1-63)",
+			     layout);
+		return usage_error(&fault_usage, &err);
+	}
+	if (layout)
+		ch[n_ch++] = (struct mig_change){"labels", NODEHW_LABEL_MIG_CONFIG, layout, NULL};
+	if (stall || fail || no_fault)
+		ch[n_ch++] = (struct mig_change){"annotations", NODEHW_ANN_MIG_FAULT,
+						 stall	? "stall"
+						 : fail ? "fail"
+							: NULL,
+						 NULL};
+	if (seconds >= 0) {
+		snprintf(secs, sizeof(secs), "%ld", seconds);
+		ch[n_ch++] = (struct mig_change){"annotations", NODEHW_ANN_MIG_SECONDS, secs, NULL};
+	}
+	if (dry_run)
+		fprintf(stderr, "gpushare fault: dry run: nothing will be written\n");
+	if (kube_context_open(&kx, "fault", &err) < 0) {
+		fprintf(stderr, "gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	path = gs_xasprintf("/api/v1/nodes/%s", name);
+	if (kube_get(kx.client, path, &node, &err) < 0) {
+		cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	patch = json_object();
+	for (size_t i = 0; i < n_ch; i++) {
+		ch[i].before = !strcmp(ch[i].part, "labels") ? kobj_label(node, ch[i].key)
+							     : kobj_annotation(node, ch[i].key);
+		if ((!ch[i].before && !ch[i].after) ||
+		    (ch[i].before && ch[i].after && !strcmp(ch[i].before, ch[i].after)))
+			continue;
+		mergepatch_set(patch, "metadata", ch[i].part, ch[i].key,
+			       ch[i].after ? json_string(ch[i].after) : json_null());
+	}
+	if (!json_object_size(patch)) {
+		json_decref(patch);
+		patch = NULL;
+	} else if (!dry_run &&
+		   kube_patch(kx.client, path, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
+		cmd_eprintf("gpushare fault: node '%s': %s\n", name,
+			    gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	if (output_is_doc(format)) {
+		json_t *changes = json_array(), *o, *doc;
+		int r;
+		for (size_t i = 0; i < n_ch; i++)
+			json_array_append_new(
+				changes,
+				json_pack("{s:s,s:s,s:s?,s:s?}", "kind",
+					  !strcmp(ch[i].part, "labels") ? "label" : "annotation",
+					  "key", ch[i].key, "before", ch[i].before, "after",
+					  ch[i].after));
+		o = json_pack("{s:s,s:o,s:O?,s:b,s:b}", "node", name, "changes", changes, "patch",
+			      patch, "changed", patch != NULL, "dryRun", dry_run);
+		doc = output_stamp(o, "FaultResult");
+		r = output_print(doc, format, JSON_SORT_KEYS, &err);
+		json_decref(doc);
+		json_decref(o);
+		if (r < 0) {
+			cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+			goto out;
+		}
+	} else {
+		for (size_t i = 0; i < n_ch; i++) {
+			bool same =
+				(!ch[i].before && !ch[i].after) ||
+				(ch[i].before && ch[i].after && !strcmp(ch[i].before, ch[i].after));
+			cmd_printf("%s: %s \"%s\" -> %s%s%s%s\n", name, ch[i].key,
+				   ch[i].before ? ch[i].before : "",
+				   ch[i].after ? "\"" : "(removed)", ch[i].after ? ch[i].after : "",
+				   ch[i].after ? "\"" : "",
+				   same	     ? " (unchanged)"
+				   : dry_run ? " (dry run)"
+					     : "");
+		}
+		if (dry_run && patch) {
+			char *s = json_dumps(patch, JSON_INDENT(2) | JSON_SORT_KEYS);
+			puts(s);
+			free(s);
+		}
+	}
+	rc = EXIT_OK;
+out:
+	json_decref(node);
+	json_decref(patch);
+	free(path);
+	kube_context_release(&kx);
+	return rc;
+}
+
 int cmd_fault(int argc, char **argv)
 {
 	static const struct {
@@ -320,6 +506,8 @@ int cmd_fault(int argc, char **argv)
 	struct gs_error err;
 	int n;
 
+	if (argc >= 2 && !strcmp(argv[1], "mig"))
+		return run_mig(argc - 1, argv + 1);
 	for (size_t i = 0; argc >= 2 && i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (!strcmp(argv[1], verbs[i].name))
 			return run(verbs[i].verb, argc - 1, argv + 1);
@@ -327,7 +515,7 @@ int cmd_fault(int argc, char **argv)
 	if (n < 0)
 		return parseopt_exit(n);
 	if (n == 0)
-		gs_error_set(&err, "say which subcommand: gpu, clear, restart-plugin");
+		gs_error_set(&err, "say which subcommand: gpu, clear, restart-plugin, mig");
 	else
 		gs_error_set(&err, "'%s' is not a fault subcommand; see 'gpushare fault --help'",
 			     argv[0]);

@@ -772,13 +772,18 @@ struct later {
 	char *name;
 };
 
-static void schedule_node_retry(struct controller *ctl, const char *name)
+static void schedule_node_after(struct controller *ctl, const char *name, long ms)
 {
 	struct later *lt = gs_xcalloc(1, sizeof(*lt));
 
 	lt->ctl = ctl;
 	lt->name = gs_xstrdup(name);
-	ctl_after(ctl, RETRY_LATER_MS, retry_node_later, later_free, lt);
+	ctl_after(ctl, ms, retry_node_later, later_free, lt);
+}
+
+static void schedule_node_retry(struct controller *ctl, const char *name)
+{
+	schedule_node_after(ctl, name, RETRY_LATER_MS);
 }
 
 static void later_free(void *arg)
@@ -1045,6 +1050,19 @@ static void slice_list_end(void *arg)
 	ctl->slices_synced = true;
 }
 
+/* Pods on `node` holding nvidia.com devices: mig-manager's apply fails on their GPUs. */
+static unsigned gpu_pods_on(void *arg, const char *node)
+{
+	struct controller *ctl = arg;
+	struct cpod *p;
+	unsigned n = 0;
+
+	MAP_FOREACH (&ctl->pods, i, p)
+		if (p->state == POD_ADMITTED && p->n_req && p->node && !strcmp(p->node, node))
+			n++;
+	return n;
+}
+
 /* Plan a batch of dirty nodes and write what differs. */
 static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t k)
 {
@@ -1058,7 +1076,11 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 			       .dra_probe_error = ctl->o.dra_probe_error,
 			       .dra_counters_apart = ctl->o.dra_counters_apart,
 			       .disable_healthchecks = ctl->o.disable_healthchecks,
-			       .enable_healthchecks = ctl->o.enable_healthchecks};
+			       .enable_healthchecks = ctl->o.enable_healthchecks,
+			       .now = (long long)time(NULL),
+			       .mig_walk = true,
+			       .gpu_pods = gpu_pods_on,
+			       .gpu_pods_arg = ctl};
 	struct sync_report rep = {0};
 	struct gs_error err;
 	json_t *arr = json_array();
@@ -1111,6 +1133,17 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 			continue;
 		}
 		n->warned = 0;
+		if (sn->replan_at) {
+			/* mig-manager's walk moves on then (engine/migwalk.h). */
+			long long ms = (sn->replan_at - so.now) * 1000;
+			schedule_node_after(ctl, n->name, ms < 0 ? 0 : (long)ms);
+		}
+		if (sn->mig_event) {
+			ctl_log(ctl, "node %s: mig-manager: %s", n->name, sn->mig_event);
+			if (sn->mig_failed)
+				post_event(ctl, "Node", NULL, n->name, n->name, n->name,
+					   "FailedMIGReconfigure", sn->mig_event);
+		}
 		if (sn->health_event) {
 			/*
 			 * The device plugin logs each device it marks unhealthy

@@ -1,9 +1,11 @@
 #include "engine/explain_node.h"
 
 #include "engine/health.h"
+#include "engine/migwalk.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/escape.h"
 #include "engine/advertise.h"
@@ -199,6 +201,52 @@ static void health_lines(struct strbuf *sb, const json_t *node, const struct adv
 				"fault restart-plugin` brings it back\n");
 }
 
+/*
+ * Where mig-manager's walk is (engine/migwalk.h), from the record `gpushare
+ * controller` keeps on the node; nothing when there is none.
+ */
+static void walk_lines(struct strbuf *sb, const struct catalog *cat, const json_t *node,
+		       const struct nodehw *hw)
+{
+	struct migwalk w;
+	struct gs_error err;
+
+	if (!kobj_annotation(node, NODEHW_ANN_MIG_RECORD) ||
+	    migwalk_plan(cat, node, hw, 0, 0, &w, &err) < 0)
+		return;
+	if (w.step == MIGWALK_PENDING || w.step == MIGWALK_STALLED) {
+		long long left = w.paused_at + MIGWALK_STOP_GRACE_SECONDS - (long long)time(NULL);
+		escape_addf(sb, "MIG reconfiguration: %s toward %s, the GPUs still hold %s\n",
+			    w.step == MIGWALK_STALLED ? "stalled" : "pending",
+			    w.config ? w.config : "?", w.layout ? w.layout : "no layout");
+		escape_addf(sb, "  %s\n", w.why ? w.why : "");
+		escape_addf(sb,
+			    "  why the GPUs read 0: mig-manager set nvidia.com/gpu.deploy.device-"
+			    "plugin=" MIGWALK_PAUSED ", so the device plugin is gone; the kubelet "
+			    "marks its devices unhealthy (allocatable 0) and %s\n",
+			    w.capacity_gone ? "dropped them once endpointStopGracePeriod (5m) "
+					      "passed (capacity 0 too)"
+					    : "keeps capacity until endpointStopGracePeriod (5m) "
+					      "passes");
+		if (!w.capacity_gone && left > 0)
+			escape_addf(sb, "  capacity goes to 0 in %llds unless the walk ends\n",
+				    left);
+		if (w.step == MIGWALK_STALLED)
+			escape_addf(sb, "  remove " NODEHW_ANN_MIG_FAULT
+					" ('gpushare fault mig NODE --no-fault') and the walk "
+					"completes\n");
+	} else if (w.step == MIGWALK_IDLE && w.state && !strcmp(w.state, "failed")) {
+		escape_addf(sb,
+			    "MIG reconfiguration: the change to %s failed (nvidia.com/"
+			    "mig.config.state=failed); the GPUs keep %s until the label names "
+			    "another layout\n",
+			    w.config ? w.config : "?", w.layout ? w.layout : "their layout");
+	}
+	for (size_t i = 0; i < w.notes.n; i++)
+		escape_addf(sb, "note: %s\n", w.notes.items[i]);
+	migwalk_release(&w);
+}
+
 int explain_node(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
 		 char **out, struct gs_error *err)
 {
@@ -238,6 +286,7 @@ int explain_node(const struct catalog *cat, const json_t *node, const struct dpc
 	else
 		escape_addf(&sb, "MIG layout: none (no nvidia.com/mig.config label)\n");
 	mig_lines(&sb, adv);
+	walk_lines(&sb, cat, node, hw);
 	sharing_lines(&sb, set, adv);
 	if (adv->failure)
 		escape_addf(&sb, "refused: %s\n", adv->failure);

@@ -6,6 +6,7 @@
 
 #include "engine/advertise.h"
 #include "engine/health.h"
+#include "engine/migwalk.h"
 #include "model/catalog.h"
 #include "model/defaults.h"
 #include "model/dpconfig.h"
@@ -173,6 +174,77 @@ out:
 	nodehw_free(hw);
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* A copy of `node` whose nvidia.com/mig.config names the layout the GPUs hold. */
+static json_t *node_with_layout(const json_t *node, const char *layout)
+{
+	json_t *copy = json_deep_copy(node);
+	json_t *md = json_object_get(copy, "metadata"), *labels;
+
+	labels = json_object_get(md, "labels");
+	if (!json_is_object(labels)) {
+		labels = json_object();
+		json_object_set_new(md, "labels", labels);
+	}
+	if (layout)
+		json_object_set_new(labels, NODEHW_LABEL_MIG_CONFIG, json_string(layout));
+	else
+		json_object_del(labels, NODEHW_LABEL_MIG_CONFIG);
+	return copy;
+}
+
+/*
+ * mig-manager's part of what the node shows (engine/migwalk.h): its state
+ * label; while the device plugin is gone, the kubelet's view of its
+ * resources (k8s.io/kubernetes v1.37.2 pkg/kubelet/cm/devicemanager/manager.go:
+ * PluginDisconnected marks every device unhealthy, so allocatable 0 and
+ * capacity kept; GetCapacity drops the resource once endpointStopGracePeriod
+ * passed, and nodestatus/setters.go writes its capacity 0); and GFD, paused
+ * too, refreshes no label.
+ */
+static void walk_advertisement(const struct migwalk *w, const json_t *node,
+			       struct advertisement *adv)
+{
+	const char *k;
+	json_t *v;
+
+	if (w->state) {
+		json_object_set_new(adv->owned_labels, ADVERTISE_LABEL_MIG_STATE,
+				    json_string(w->state));
+		json_object_set_new(adv->labels, ADVERTISE_LABEL_MIG_STATE, json_string(w->state));
+	}
+	if (!w->plugin_down)
+		return;
+	if (kobj_label(node, ADVERTISE_LABEL_TIMESTAMP))
+		json_object_set_new(adv->owned_labels, ADVERTISE_LABEL_TIMESTAMP,
+				    json_string(kobj_label(node, ADVERTISE_LABEL_TIMESTAMP)));
+	json_decref(adv->allocatable);
+	adv->allocatable = json_object();
+	json_object_foreach (adv->resources, k, v) {
+		json_object_set_new(adv->allocatable, k, json_integer(0));
+		if (w->capacity_gone)
+			json_object_set_new(adv->resources, k, json_integer(0));
+	}
+}
+
+/* mig-manager's own writes: the operands' labels and gpushare's record of the walk. */
+static void walk_patch(const struct migwalk *w, const json_t *node, json_t *patch)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach (w->labels, k, v)
+		if (!same_str(kobj_label(node, k), json_string_value(v)))
+			mergepatch_set(patch, "metadata", "labels", k, json_incref(v));
+	if (w->record && !same_str(kobj_annotation(node, NODEHW_ANN_MIG_RECORD), w->record))
+		mergepatch_set(patch, "metadata", "annotations", NODEHW_ANN_MIG_RECORD,
+			       json_string(w->record));
+}
+
 /* What one node should advertise, into a new entry of rep. No I/O. */
 static void plan_one(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
 		     const struct sync_opts *o, struct sync_report *rep)
@@ -185,7 +257,9 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 	struct advertisement *adv = NULL;
 	struct sync_node *n;
 	struct gs_error err;
-	json_t *patch = NULL;
+	json_t *patch = NULL, *shown = NULL;
+	struct migwalk walk;
+	bool walking = false;
 
 	name = kobj_name(node);
 	n = add_node(rep, name);
@@ -200,9 +274,29 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 		plan_dra(cat, node, o, n);
 		return;
 	}
-	if (health_advertise_node(cat, node, set, &ao, &adv, &err) < 0) {
+	if (o->mig_walk) {
+		struct nodehw *hw = NULL;
+		const char *rec = kobj_annotation(node, NODEHW_ANN_MIG_RECORD);
+		/* Counted only where a walk may end now: the count walks every pod. */
+		unsigned pods = o->gpu_pods && rec && strstr(rec, "\"step\"")
+					? o->gpu_pods(o->gpu_pods_arg, name)
+					: 0;
+		if (nodehw_from_node(cat, node, NULL, &hw, &n->warnings, &err) < 0 ||
+		    migwalk_plan(cat, node, hw, o->now, pods, &walk, &err) < 0) {
+			nodehw_free(hw);
+			sync_node_fail(n, "%s", err.msg);
+			return;
+		}
+		walking = true;
+		if (!same_str(walk.layout, hw->mig_config))
+			shown = node_with_layout(node, walk.layout);
+		nodehw_free(hw);
+		for (size_t i = 0; i < walk.notes.n; i++)
+			gs_warnings_add(&n->warnings, "%s", walk.notes.items[i]);
+	}
+	if (health_advertise_node(cat, shown ? shown : node, set, &ao, &adv, &err) < 0) {
 		sync_node_fail(n, "%s", err.msg);
-		return;
+		goto out;
 	}
 	for (size_t i = 0; i < adv->warnings.n; i++)
 		gs_warnings_add(&n->warnings, "%s", adv->warnings.items[i]);
@@ -224,9 +318,18 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 					    sb.len ? "; " : "", res, json_string_value(id));
 		n->health_event = strbuf_detach(&sb, NULL);
 	}
+	if (walking)
+		walk_advertisement(&walk, node, adv);
 	if (advertise_patch(adv, node, &patch, &n->warnings, &err) < 0) {
 		sync_node_fail(n, "%s", err.msg);
 		goto out;
+	}
+	if (walking) {
+		walk_patch(&walk, node, patch);
+		n->replan_at = walk.replan_at;
+		n->mig_failed = walk.ended && !strcmp(walk.ended, "failed");
+		if (walk.why && (walk.record || walk.ended))
+			n->mig_event = gs_xstrdup(walk.why);
 	}
 	if (!json_object_size(patch)) {
 		n->outcome = SYNC_UNCHANGED;
@@ -244,6 +347,9 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 			       adv->failure);
 out:
 	json_decref(patch);
+	json_decref(shown);
+	if (walking)
+		migwalk_release(&walk);
 	advertisement_free(adv);
 }
 
@@ -629,6 +735,7 @@ void sync_report_release(struct sync_report *rep)
 		free(n->config);
 		free(n->message);
 		free(n->health_event);
+		free(n->mig_event);
 		json_decref(n->patch);
 		json_decref(n->slice);
 		json_decref(n->pool);

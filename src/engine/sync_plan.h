@@ -47,6 +47,16 @@ struct sync_opts {
 	const char *enable_healthchecks;
 	/* Unix seconds stamping DRA device taints (timeAdded); 0 = now. */
 	long long now;
+	/*
+	 * Play a change of nvidia.com/mig.config over time as mig-manager does
+	 * (engine/migwalk.h, docs/guide/faults.md "MIG reconfiguration"): the
+	 * controller does; a one-shot plan shows the layout the label names.
+	 * gpu_pods counts the pods on a node that hold nvidia.com devices
+	 * (NULL = none).
+	 */
+	bool mig_walk;
+	unsigned (*gpu_pods)(void *arg, const char *node);
+	void *gpu_pods_arg;
 };
 
 enum sync_outcome {
@@ -81,6 +91,14 @@ struct sync_node {
 	 * the plugin's words; NULL when none.
 	 */
 	char *health_event;
+	/*
+	 * With mig_walk: what mig-manager did in this plan, one line naming
+	 * upstream (NULL: nothing new); mig_failed when its walk ended in
+	 * state failed; replan_at the Unix second the walk moves on (0 = none).
+	 */
+	char *mig_event;
+	bool mig_failed;
+	long long replan_at;
 	struct gs_warnings warnings;
 };
 

@@ -45,6 +45,17 @@
 #define NODEHW_ANN_RESTARTED_AT "gpushare.io/device-plugin-restarted-at"
 #define NODEHW_ANN_UNHEALTHY "gpushare.io/unhealthy-devices"
 
+/*
+ * A MIG reconfiguration (docs/guide/faults.md "MIG reconfiguration"): a
+ * fault a person (or `gpushare fault mig`) declares, "stall" (the
+ * mig-parted#485 wedge) or "fail" (the apply fails); how many seconds the
+ * walk takes (default 5); and the controller's record of what mig-manager
+ * did so far: {"config":..,"applied":..[,"step","pausedAt","since"]}.
+ */
+#define NODEHW_ANN_MIG_FAULT "gpushare.io/mig-fault"
+#define NODEHW_ANN_MIG_SECONDS "gpushare.io/mig-reconfigure-seconds"
+#define NODEHW_ANN_MIG_RECORD "gpushare.io/mig-reconfigure"
+
 /* On the nodes `gpushare import --pool NAME=...` writes: the pool's name. */
 #define IMPORT_LABEL_POOL "gpushare.io/pool"
 

@@ -1,5 +1,6 @@
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
@@ -144,9 +145,9 @@ static json_t *body_of(const struct controller_effect *e)
 /*
  * Answer every request as the apiserver would: a node status PATCH is
  * applied and the node returned with a new resourceVersion; anything else
- * succeeds with an empty object. Timers are dropped.
+ * succeeds with an empty object. Timers fire with `fire`, else are dropped.
  */
-static void answer(struct world *w)
+static void answer_ex(struct world *w, bool fire)
 {
 	for (size_t i = 0; i < w->n; i++) {
 		struct controller_effect *e = &w->e[i];
@@ -154,7 +155,9 @@ static void answer(struct world *w)
 		char *reply = NULL;
 
 		if (!e->method) {
-			if (e->drop)
+			if (fire)
+				e->fire(e->arg);
+			else if (e->drop)
 				e->drop(e->arg);
 			continue;
 		}
@@ -181,6 +184,11 @@ static void answer(struct world *w)
 		free(reply);
 	}
 	effects_drop(w);
+}
+
+static void answer(struct world *w)
+{
+	answer_ex(w, false);
 }
 
 /* Managed nodes, as /metrics counts them (every sharing strategy). */
@@ -605,6 +613,287 @@ static void bad_gpu_health_keeps_last_good(void **state)
 	answer(w);
 }
 
+/* ---- MIG reconfiguration (docs/guide/faults.md) ------------------------------------------- */
+
+/* The mixed strategy: an A100's MIG devices are resources of their own. */
+static const char cm_mig[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" CM_NAME
+	"\",\"namespace\":\"" CM_NS "\",\"resourceVersion\":\"1\"},\"data\":{"
+	"\"default\":\"version: v1\\nflags:\\n  migStrategy: mixed\\n\"}}";
+
+/* One A100 80GB with layout `layout`, the walk `seconds` long, and a record when given. */
+static json_t *a100(const char *name, const char *layout, const char *seconds, const char *record)
+{
+	json_t *n = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s}},"
+			      "s:{s:{s:s},s:{s:s}}}",
+			      "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "uid",
+			      name, "resourceVersion", "10", "labels", "kubernetes.io/hostname",
+			      name, "nvidia.com/mig.config", layout, "annotations",
+			      "gpushare.io/gpu-product", "NVIDIA A100-SXM4-80GB",
+			      "gpushare.io/gpu-count", "1", "gpushare.io/mig-reconfigure-seconds",
+			      seconds, "status", "capacity", "cpu", "8", "allocatable", "cpu", "8");
+
+	assert_non_null(n);
+	if (record)
+		json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
+				    "gpushare.io/mig-reconfigure", json_string(record));
+	return n;
+}
+
+static void start_mig(struct world *w, json_t *nodes)
+{
+	relist(w, CONTROLLER_WATCH_CONFIGMAP, json_pack("[o]", json_loads(cm_mig, 0, NULL)));
+	relist(w, CONTROLLER_WATCH_NODES, nodes);
+	relist(w, CONTROLLER_WATCH_PODS, json_array());
+}
+
+/* The node as the apiserver holds it now, with label or annotation `key` set (NULL: removed). */
+static json_t *edited(struct world *w, const char *name, const char *part, const char *key,
+		      const char *value)
+{
+	json_t *n = json_deep_copy(json_object_get(w->nodes, name));
+	json_t *m = json_object_get(json_object_get(n, "metadata"), part);
+	char rv[16];
+
+	if (value)
+		json_object_set_new(m, key, json_string(value));
+	else
+		json_object_del(m, key);
+	snprintf(rv, sizeof(rv), "%u", ++w->rv);
+	json_object_set_new(json_object_get(n, "metadata"), "resourceVersion", json_string(rv));
+	return n;
+}
+
+/* patch.<a>.<b>.<key> as a string, or NULL. */
+static const char *at(const json_t *patch, const char *a, const char *b, const char *key)
+{
+	return json_string_value(
+		json_object_get(json_object_get(json_object_get(patch, a), b), key));
+}
+
+static unsigned timers(const struct world *w)
+{
+	unsigned k = 0;
+
+	for (size_t i = 0; i < w->n; i++)
+		k += !w->e[i].method;
+	return k;
+}
+
+static json_t *node_patch(struct world *w, const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s/status", name);
+	return body_of(find(w, "PATCH", path));
+}
+
+static void mig_walk_pending_then_success(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+
+	start_mig(w, json_pack("[o]", a100("a", "all-disabled", "0", NULL)));
+	assert_int_equal(tick(w), 1);
+	/* First sight: the label's layout is what the GPUs came up with. */
+	b = node_patch(w, "a");
+	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/gpu"), "1");
+	assert_string_equal(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
+			    "{\"applied\":\"all-disabled\",\"config\":\"all-disabled\"}");
+	json_decref(b);
+	answer(w);
+
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     edited(w, "a", "labels", "nvidia.com/mig.config", "all-1g.10gb"));
+	tick(w);
+	b = node_patch(w, "a");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "pending");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
+			    "paused-for-mig-change");
+	assert_string_equal(
+		at(b, "metadata", "labels", "nvidia.com/gpu.deploy.gpu-feature-discovery"),
+		"paused-for-mig-change");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.dcgm-exporter"),
+			    "paused-for-mig-change");
+	/* The plugin gone: the kubelet keeps capacity, allocatable 0. */
+	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/gpu"), "0");
+	assert_null(at(b, "status", "capacity", "nvidia.com/gpu"));
+	assert_null(at(b, "status", "capacity", "nvidia.com/mig-1g.10gb"));
+	assert_non_null(strstr(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
+			       "\"step\":\"pending\""));
+	json_decref(b);
+	assert_int_equal(timers(w), 1); /* the walk moves on after 0 seconds */
+	answer_ex(w, true);
+
+	tick(w);
+	b = node_patch(w, "a");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "success");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
+			    "true");
+	assert_string_equal(at(b, "status", "capacity", "nvidia.com/mig-1g.10gb"), "7");
+	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/mig-1g.10gb"), "7");
+	assert_string_equal(at(b, "status", "capacity", "nvidia.com/gpu"), "0");
+	assert_string_equal(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
+			    "{\"applied\":\"all-1g.10gb\",\"config\":\"all-1g.10gb\"}");
+	json_decref(b);
+	answer(w);
+	/* Done: nothing more to write. */
+	assert_int_equal(tick(w), 0);
+}
+
+static void mig_invalid_layout_fails_at_once(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+
+	start_mig(w, json_pack("[o]", a100("a", "all-disabled", "0", NULL)));
+	tick(w);
+	answer(w);
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     edited(w, "a", "labels", "nvidia.com/mig.config", "all-1g.5gb"));
+	tick(w);
+	b = node_patch(w, "a");
+	/* validateMigConfig fails before pending: no pause, the GPUs keep their layout. */
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "failed");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
+			    "true");
+	assert_null(json_object_get(b, "status"));
+	assert_string_equal(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
+			    "{\"applied\":\"all-disabled\",\"config\":\"all-1g.5gb\"}");
+	json_decref(b);
+	b = body_of(find(w, "POST", "/api/v1/namespaces/default/events"));
+	assert_string_equal(json_string_value(json_object_get(b, "reason")),
+			    "FailedMIGReconfigure");
+	json_decref(b);
+	answer(w);
+	/* It stays failed: mig-manager waits for another value. */
+	assert_int_equal(tick(w), 0);
+}
+
+/* A walk in its record since 2000: a new controller picks it up where it is. */
+#define OLD_WALK                                                                                   \
+	"{\"applied\":\"all-disabled\",\"config\":\"all-1g.10gb\",\"pausedAt\":"                   \
+	"\"2000-01-01T00:00:00Z\",\"since\":\"2000-01-01T00:00:00Z\",\"step\":\"%s\"}"
+
+static json_t *walking_a100(const char *step, const char *fault)
+{
+	char rec[256];
+	json_t *n;
+
+	snprintf(rec, sizeof(rec), OLD_WALK, step);
+	n = a100("a", "all-1g.10gb", "5", rec);
+	json_object_set_new(json_object_get(n, "status"), "capacity",
+			    json_pack("{s:s,s:s}", "cpu", "8", "nvidia.com/gpu", "1"));
+	json_object_set_new(json_object_get(n, "status"), "allocatable",
+			    json_pack("{s:s,s:s}", "cpu", "8", "nvidia.com/gpu", "0"));
+	json_object_set_new(json_object_get(json_object_get(n, "metadata"), "labels"),
+			    "nvidia.com/mig.config.state", json_string("pending"));
+	if (fault)
+		json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
+				    "gpushare.io/mig-fault", json_string(fault));
+	return n;
+}
+
+static void mig_restart_mid_walk_resumes(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+
+	start_mig(w, json_pack("[o]", walking_a100("pending", NULL)));
+	tick(w);
+	b = node_patch(w, "a");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "success");
+	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/mig-1g.10gb"), "7");
+	assert_string_equal(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
+			    "{\"applied\":\"all-1g.10gb\",\"config\":\"all-1g.10gb\"}");
+	json_decref(b);
+	answer(w);
+}
+
+static void mig_stall_stays_until_cleared(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+
+	start_mig(w, json_pack("[o]", walking_a100("stalled", "stall")));
+	tick(w);
+	b = node_patch(w, "a");
+	/* The #485 wedge, past endpointStopGracePeriod: pending, paused, capacity 0 too. */
+	assert_null(at(b, "metadata", "labels", "nvidia.com/mig.config.state"));
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
+			    "paused-for-mig-change");
+	assert_string_equal(at(b, "status", "capacity", "nvidia.com/gpu"), "0");
+	assert_null(at(b, "status", "capacity", "nvidia.com/mig-1g.10gb"));
+	json_decref(b);
+	assert_int_equal(timers(w), 0);
+	answer(w);
+	assert_int_equal(tick(w), 0);
+
+	/* The fault removed: mig-manager runs again and the walk completes. */
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     edited(w, "a", "annotations", "gpushare.io/mig-fault", NULL));
+	tick(w);
+	b = node_patch(w, "a");
+	assert_non_null(strstr(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
+			       "\"step\":\"pending\""));
+	json_decref(b);
+	assert_int_equal(timers(w), 1);
+	answer(w);
+	/* The walk's 5 seconds, as a restarted controller would find them passed. */
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     edited(w, "a", "annotations", "gpushare.io/mig-reconfigure",
+		    "{\"applied\":\"all-disabled\",\"config\":\"all-1g.10gb\",\"pausedAt\":"
+		    "\"2000-01-01T00:00:00Z\",\"since\":\"2000-01-01T00:00:00Z\",\"step\":"
+		    "\"pending\"}"));
+	tick(w);
+	b = node_patch(w, "a");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "success");
+	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/mig-1g.10gb"), "7");
+	json_decref(b);
+	answer(w);
+}
+
+static void mig_fail_and_gpu_pods_keep_the_old_layout(void **state)
+{
+	struct world *w = *state;
+	json_t *b, *p;
+
+	start_mig(w, json_pack("[o]", walking_a100("pending", "fail")));
+	tick(w);
+	b = node_patch(w, "a");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "failed");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
+			    "true");
+	/* The plugin back on the old layout. */
+	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/gpu"), "1");
+	assert_null(at(b, "status", "capacity", "nvidia.com/mig-1g.10gb"));
+	json_decref(b);
+	answer(w);
+
+	/* A pod holding the GPU: the apply fails the same way (NVML In use). */
+	teardown(state);
+	setup(state);
+	w = *state;
+	p = pod("train", "a", "1");
+	json_object_set_new(
+		json_object_get(json_object_get(p, "metadata"), "annotations")
+			? json_object_get(json_object_get(p, "metadata"), "annotations")
+			: (json_object_set_new(json_object_get(p, "metadata"), "annotations",
+					       json_object()),
+			   json_object_get(json_object_get(p, "metadata"), "annotations")),
+		"gpushare.io/admitted", json_string("true"));
+	json_object_set_new(json_object_get(p, "status"), "phase", json_string("Running"));
+	relist(w, CONTROLLER_WATCH_CONFIGMAP, json_pack("[o]", json_loads(cm_mig, 0, NULL)));
+	relist(w, CONTROLLER_WATCH_NODES, json_pack("[o]", walking_a100("pending", NULL)));
+	relist(w, CONTROLLER_WATCH_PODS, json_pack("[o]", p));
+	tick(w);
+	b = node_patch(w, "a");
+	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "failed");
+	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/gpu"), "1");
+	json_decref(b);
+	answer(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -618,6 +907,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(gpu_fault_is_played_until_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(skipped_xid_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_gpu_health_keeps_last_good, setup, teardown),
+		cmocka_unit_test_setup_teardown(mig_walk_pending_then_success, setup, teardown),
+		cmocka_unit_test_setup_teardown(mig_invalid_layout_fails_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(mig_restart_mid_walk_resumes, setup, teardown),
+		cmocka_unit_test_setup_teardown(mig_stall_stays_until_cleared, setup, teardown),
+		cmocka_unit_test_setup_teardown(mig_fail_and_gpu_pods_keep_the_old_layout, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
