@@ -45,8 +45,10 @@ status:
   allocatable: {cpu: "8", memory: 64Gi, pods: "110"}
 YAML
 
-lab() { jp node "$node" "{.metadata.labels.nvidia\.com/$1}"; }
-res() { jp node "$node" "{.status.$1.nvidia\.com/$2}"; }
+# jsonpath needs each dot of a key escaped; callers' backslashes are gone by now.
+esc() { local k=${1//\\/}; printf '%s' "${k//./\\.}"; }
+lab() { jp node "$node" "{.metadata.labels.nvidia\.com/$(esc "$1")}"; }
+res() { jp node "$node" "{.status.$1.nvidia\.com/$(esc "$2")}"; }
 both() { echo "$(res capacity "$1")/$(res allocatable "$1")"; }
 is() { test "$(both "$1")" = "$2"; }
 state_is() { test "$(lab mig\.config\.state)" = "$1"; }
