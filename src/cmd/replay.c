@@ -578,8 +578,9 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (n != 2 || (designs.n && (replicas >= 0 || placements || live))) {
 		gs_error_set(&err, n != 2 ? "replay takes two files, NODES.csv and PODS.csv"
+				   : live ? "--design replays offline: not with --live"
 					  : "--design says how each pool shares its GPUs: not with "
-					    "--replicas, --placements or --live");
+					    "--replicas or --placements");
 		rc = usage_error(&replay_usage, &err);
 		goto out;
 	}
