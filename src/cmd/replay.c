@@ -7,11 +7,14 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/kubecontext.h"
+#include "cmd/offline.h"
 #include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "engine/replay.h"
 #include "engine/replay_design.h"
 #include "fleet/design.h"
+#include "fleet/replay_live.h"
 #include "fleet/trace.h"
 #include "model/catalog.h"
 #include "base/banned.h"
@@ -21,6 +24,8 @@ static const char *const usage_lines[] = {
 	"                [--placements OUT.csv] [-o table|csv|json|yaml]",
 	"gpushare replay NODES.csv PODS.csv --design FILE [--design FILE...] [--seed N]\n"
 	"                [--inflate X] [-o table|csv|json|yaml]",
+	"gpushare replay NODES.csv PODS.csv --live [--compare] [--namespace NS] [--keep]\n"
+	"                [--timeout DURATION] [--configmap NS/NAME] [--kubeconfig FILE] ...",
 	NULL,
 };
 
@@ -34,6 +39,10 @@ static const struct parseopt_example replay_examples[] = {
 	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
 	 "--design docs/guide/designs/ts4.yaml --design docs/guide/designs/mig-balanced.yaml "
 	 "--design docs/guide/designs/dra-shares.yaml"},
+	{"the same workload on the cluster in KUBECONFIG (kube-scheduler places, gpushare's\n"
+	 "controller gives cards), side by side with the offline run",
+	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
+	 "--live --compare"},
 	{NULL, NULL},
 };
 static const struct parseopt_usage replay_usage = {
@@ -53,9 +62,16 @@ static const struct parseopt_usage replay_usage = {
 	"With --design, each design file (YAML: per trace GPU model, time-slicing,\n"
 	"MIG, DRA consumable shares or whole GPUs) is replayed on the same workload\n"
 	"and the designs are compared: allocation at 100% and at the end, held GPU,\n"
-	"fragmentation at 80%, stranded GPUs, pending tasks.\n",
+	"fragmentation at 80%, stranded GPUs, pending tasks.\n"
+	"\n"
+	"--live replays the same workload on a cluster instead: one fake Node (kwok) per\n"
+	"trace node, its own key in the device-plugin ConfigMap, the Pods created one at\n"
+	"a time in arrival order, each waited for until kube-scheduler bound it and\n"
+	"gpushare's controller (running in the cluster) admitted it, or it is\n"
+	"unschedulable; the cards each pod got are read back and measured as offline.\n"
+	"Everything made is deleted at the end unless --keep.\n",
 	"Exit status: 0 the replay ran (pending pods are part of the result), 2 bad\n"
-	"usage or input.\n",
+	"usage or input, or the cluster failed or timed out.\n",
 	replay_examples,
 	NULL,
 };
@@ -448,6 +464,56 @@ out:
 	return rc;
 }
 
+/* The differences live - offline at the percents both have, as a table every 10% or CSV. */
+static void print_compare(const struct replay_result *off, const struct replay_result *live,
+			  bool csv)
+{
+	double worst = -1;
+	int worst_pct = 0;
+
+	if (csv)
+		printf("arrived_pct,alloc_offline,alloc_live,alloc_diff,asked_offline,asked_live,"
+		       "asked_diff,frag_offline,frag_live,frag_diff\n");
+	else
+		printf("\noffline (plan) and live (the cluster), every 10%% arrived; DIFF = live - "
+		       "offline, in points\n%8s %9s %9s %7s %9s %9s %7s %9s %9s %7s\n",
+		       "ARRIVED%", "ALLOC-OFF", "ALLOC-LIV", "DIFF", "ASKED-OFF", "ASKED-LIV",
+		       "DIFF", "FRAG-OFF", "FRAG-LIV", "DIFF");
+	for (size_t i = 0; i < off->n_points; i++) {
+		const struct replay_point *a = &off->points[i], *b = point_at(live, a->pct);
+		if (!b || (!csv && a->pct % 10))
+			continue;
+		double d = b->alloc_pct - a->alloc_pct;
+		if (csv)
+			printf("%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", a->pct,
+			       a->alloc_pct, b->alloc_pct, d, a->asked_pct, b->asked_pct,
+			       b->asked_pct - a->asked_pct, a->frag_pct, b->frag_pct,
+			       b->frag_pct - a->frag_pct);
+		else
+			printf("%8d %9.2f %9.2f %+7.2f %9.2f %9.2f %+7.2f %9.2f %9.2f %+7.2f\n",
+			       a->pct, a->alloc_pct, b->alloc_pct, d, a->asked_pct, b->asked_pct,
+			       b->asked_pct - a->asked_pct, a->frag_pct, b->frag_pct,
+			       b->frag_pct - a->frag_pct);
+		if (!(a->pct % 10) && fabs(d) > worst) {
+			worst = fabs(d);
+			worst_pct = a->pct;
+		}
+	}
+	if (csv)
+		return;
+	if (worst < 0)
+		printf("\nno 10%% step in both runs\n");
+	else
+		printf("\nlargest allocation difference at a 10%% step: %.2f points, at %d%%\n",
+		       worst, worst_pct);
+}
+
+static void live_progress(void *arg, const char *line)
+{
+	(void)arg;
+	cmd_eprintf("gpushare replay: %s\n", line);
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct gs_error err;
@@ -460,7 +526,12 @@ int cmd_replay(int argc, char **argv)
 	int n, rc = EXIT_USAGE;
 	const struct catalog *cat = NULL;
 	struct replay_trace tr = {0};
-	struct replay_result *res = NULL;
+	struct replay_result *res = NULL, *off = NULL;
+	struct kube_context kx = {0};
+	struct configmap_ref cm;
+	bool live = false, compare = false, keep = false;
+	const char *ns = NULL;
+	long timeout_ms = 60000;
 	struct option opts[] = {
 		OPT_INT(0, "replicas", &replicas, "N", "time-slicing replicas per GPU [4]", 1,
 			REPLAY_MAX_REPLICAS),
@@ -478,20 +549,55 @@ int cmd_replay(int argc, char **argv)
 		OPT_OUTPUT(
 			&fmt, OUTPUT_TABLES | OUTPUT_ALLOW(OUTPUT_CSV),
 			"table (every 10%), csv (every 1%), json or yaml\n(kind Replay) [table]"),
+		OPT_GROUP("Live (docs/guide/replay.md):"),
+		OPT_BOOL(0, "live", &live,
+			 "replay on the cluster: kube-scheduler places, gpushare's\n"
+			 "controller gives cards"),
+		OPT_BOOL(0, "compare", &compare,
+			 "with --live, the offline run too and the differences per 10%\n"
+			 "(-o csv: per 1%)"),
+		OPT_STRING(0, "namespace", &ns, "NS",
+			   "the pods' namespace, created if absent [" REPLAY_LIVE_NAMESPACE "]"),
+		OPT_BOOL(0, "keep", &keep, "leave the nodes, pods and ConfigMap key at the end"),
+		OPT_DURATION(0, "timeout", &timeout_ms, "DURATION",
+			     "limit of one wait (the nodes' advertisement, one pod) [60s]",
+			     86400000L),
+		OPT_CALLBACK(0, "configmap", &cm, "NS/NAME",
+			     "the device-plugin ConfigMap the controller reads\n"
+			     "[gpu-share/device-plugin-configs]",
+			     parse_configmap_ref),
+		OPT_KUBE_CONNECTION(&kx.opts),
 		OPT_END(),
 	};
 
+	configmap_ref_init(&cm);
 	n = parse_options(argc, argv, opts, &replay_usage);
 	if (n < 0) {
-		free(designs.paths);
-		return parseopt_exit(n);
+		rc = parseopt_exit(n);
+		goto out;
 	}
-	if (n != 2 || (designs.n && (replicas >= 0 || placements))) {
+	if (n != 2 || (designs.n && (replicas >= 0 || placements || live))) {
 		gs_error_set(&err, n != 2 ? "replay takes two files, NODES.csv and PODS.csv"
+				   : live ? "--design replays offline: not with --live"
 					  : "--design says how each pool shares its GPUs: not with "
 					    "--replicas or --placements");
-		free(designs.paths);
-		return usage_error(&replay_usage, &err);
+		rc = usage_error(&replay_usage, &err);
+		goto out;
+	}
+	if (!live && (compare || keep || ns || cm.given || timeout_ms != 60000)) {
+		gs_error_set(&err, "--%s needs --live",
+			     compare	? "compare"
+			     : keep	? "keep"
+			     : ns	? "namespace"
+			     : cm.given ? "configmap"
+					: "timeout");
+		rc = usage_error(&replay_usage, &err);
+		goto out;
+	}
+	if (compare && output_is_doc(fmt)) {
+		gs_error_set(&err, "--compare prints a table or CSV, not -o json or yaml");
+		rc = usage_error(&replay_usage, &err);
+		goto out;
 	}
 	struct replay_opts o = {.replicas = replicas < 0 ? 4 : (int)replicas,
 				.seed = (uint64_t)seed,
@@ -504,17 +610,39 @@ int cmd_replay(int argc, char **argv)
 		rc = EXIT_OK;
 		goto out;
 	}
-	if (catalog_builtin(&cat, &err) < 0 || trace_load(argv[0], argv[1], &tr, &err) < 0 ||
-	    replay_run(cat, &tr, &o, &res, &err) < 0 ||
-	    (placements && write_placements(placements, res, &tr, &err) < 0))
+	if (catalog_builtin(&cat, &err) < 0 || trace_load(argv[0], argv[1], &tr, &err) < 0)
 		goto fail;
-	if (fmt == OUTPUT_CSV)
+	if (!live || compare) {
+		if (replay_run(cat, &tr, &o, live ? &off : &res, &err) < 0)
+			goto fail;
+	}
+	if (live) {
+		struct replay_live_opts lo = {
+			.ns = ns ? ns : REPLAY_LIVE_NAMESPACE,
+			.cm_ns = cm.ns,
+			.cm_name = cm.name,
+			.keep = keep,
+			.timeout_ms = timeout_ms,
+			.progress = live_progress,
+		};
+		if (kube_context_open(&kx, "replay", &err) < 0 ||
+		    replay_live_run(kx.client, cat, &tr, &o, &lo, &res, &err) < 0)
+			goto fail;
+	}
+	if (placements && write_placements(placements, res, &tr, &err) < 0)
+		goto fail;
+	if (compare && fmt == OUTPUT_CSV)
+		print_compare(off, res, true);
+	else if (fmt == OUTPUT_CSV)
 		print_csv(res);
 	else if (output_is_doc(fmt)) {
 		if (print_doc(res, &tr, &o, fmt, &err) < 0)
 			goto fail;
-	} else
+	} else {
 		print_table(res, &o);
+		if (compare)
+			print_compare(off, res, false);
+	}
 	rc = EXIT_OK;
 	goto out;
 fail:
@@ -522,6 +650,9 @@ fail:
 out:
 	free(designs.paths);
 	replay_result_free(res);
+	replay_result_free(off);
 	replay_trace_release(&tr);
+	kube_context_release(&kx);
+	configmap_ref_release(&cm);
 	return rc;
 }

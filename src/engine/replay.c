@@ -264,7 +264,7 @@ static json_t *quantity(int64_t v, const char *suffix)
 	return json_string(buf);
 }
 
-static json_t *node_object(const struct replay_node *n)
+json_t *replay_node_object(const struct replay_node *n, const char *config_key)
 {
 	json_t *labels = json_pack("{s:s}", "kubernetes.io/hostname", n->name);
 	json_t *ann = json_object();
@@ -275,7 +275,7 @@ static json_t *node_object(const struct replay_node *n)
 		char count[16];
 		snprintf(count, sizeof(count), "%d", n->gpus);
 		json_object_set_new(labels, REPLAY_LABEL_MODEL, json_string(n->model));
-		json_object_set_new(labels, NODEHW_LABEL_CONFIG, json_string(REPLAY_CONFIG_KEY));
+		json_object_set_new(labels, NODEHW_LABEL_CONFIG, json_string(config_key));
 		json_object_set_new(ann, NODEHW_ANN_PRODUCT,
 				    json_string(replay_gpu_product(n->model)));
 		json_object_set_new(ann, NODEHW_ANN_COUNT, json_string(count));
@@ -285,18 +285,23 @@ static json_t *node_object(const struct replay_node *n)
 			 "status", "capacity", res, "allocatable", res);
 }
 
+char *replay_config_text(int replicas)
+{
+	return gs_xasprintf("version: v1\n"
+			    "flags:\n"
+			    "  migStrategy: none\n"
+			    "sharing:\n"
+			    "  timeSlicing:\n"
+			    "    failRequestsGreaterThanOne: false\n"
+			    "    resources:\n"
+			    "    - name: nvidia.com/gpu\n"
+			    "      replicas: %d\n",
+			    replicas);
+}
+
 static json_t *configmap_object(int replicas)
 {
-	char *text = gs_xasprintf("version: v1\n"
-				  "flags:\n"
-				  "  migStrategy: none\n"
-				  "sharing:\n"
-				  "  timeSlicing:\n"
-				  "    failRequestsGreaterThanOne: false\n"
-				  "    resources:\n"
-				  "    - name: nvidia.com/gpu\n"
-				  "      replicas: %d\n",
-				  replicas);
+	char *text = replay_config_text(replicas);
 	json_t *cm = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion", "v1", "kind",
 			       "ConfigMap", "metadata", "name", "device-plugin-configs",
 			       "namespace", "gpu-operator", "data", REPLAY_CONFIG_KEY, text);
@@ -304,7 +309,7 @@ static json_t *configmap_object(int replicas)
 	return cm;
 }
 
-static json_t *pod_object(const struct replay_task *t, const char *name, int replicas)
+json_t *replay_pod_object(const struct replay_task *t, const char *name, int replicas)
 {
 	json_t *req = json_pack("{s:o,s:o}", "cpu", quantity(t->cpu_milli, "m"), "memory",
 				quantity(t->memory_mib, "Mi"));
@@ -414,34 +419,11 @@ int replay_workload(const struct replay_trace *tr, const struct replay_opts *o, 
 	return 0;
 }
 
-/* ---- the run ----------------------------------------------------------------- */
-
-struct rnode {
-	struct ledger *ledger;
-	int *held; /* replicas held per card */
-	int n_cards;
-	int64_t cpu_used;
-	double frag, idle, frag_sched;
-};
-
-static void node_measure(const struct replay_node *tn, struct rnode *rn,
-			 const struct replay_typical *mix, size_t n_mix, int replicas, double *left)
-{
-	int free_replicas = 0;
-	int64_t cpu_left = tn->cpu_milli - rn->cpu_used;
-
-	for (int c = 0; c < rn->n_cards; c++) {
-		left[c] = (double)(replicas - rn->held[c]) * REPLAY_MILLI / replicas;
-		free_replicas += replicas - rn->held[c];
-	}
-	rn->frag = replay_node_frag(left, rn->n_cards, cpu_left, tn->model, mix, n_mix, &rn->idle);
-	rn->frag_sched =
-		node_frag_sched(free_replicas, rn->idle, cpu_left, tn->model, mix, n_mix, replicas);
-}
+/* ---- placing offline: plan, then the device plugin -------------------------- */
 
 static int build_ledgers(const struct catalog *cat, const struct replay_trace *tr,
-			 const json_t *nodes, const struct dpconfig_set *set, struct rnode *rn,
-			 int replicas, struct gs_error *err)
+			 const json_t *nodes, const struct dpconfig_set *set,
+			 struct ledger **ledgers, int replicas, struct gs_error *err)
 {
 	for (size_t i = 0; i < tr->n_nodes; i++) {
 		const json_t *node = json_array_get(json_object_get(nodes, "items"), i);
@@ -450,8 +432,6 @@ static int build_ledgers(const struct catalog *cat, const struct replay_trace *t
 		struct gs_warnings w;
 		int rc = -1;
 
-		rn[i].n_cards = tr->nodes[i].gpus;
-		rn[i].held = gs_xcalloc((size_t)rn[i].n_cards + 1, sizeof(int));
 		if (!tr->nodes[i].gpus)
 			continue;
 		gs_warnings_init(&w);
@@ -463,10 +443,10 @@ static int build_ledgers(const struct catalog *cat, const struct replay_trace *t
 			goto next;
 		}
 		long k = dpconfig_set_find(set, REPLAY_CONFIG_KEY);
-		if (ledger_new(cat, hw, adv, dpconfig_set_get(set, (size_t)k, NULL), &rn[i].ledger,
+		if (ledger_new(cat, hw, adv, dpconfig_set_get(set, (size_t)k, NULL), &ledgers[i],
 			       err) < 0)
 			goto next;
-		size_t have = ledger_count(rn[i].ledger, "nvidia.com/gpu", NULL);
+		size_t have = ledger_count(ledgers[i], "nvidia.com/gpu", NULL);
 		if (have != (size_t)tr->nodes[i].gpus * (size_t)replicas) {
 			gs_error_set(err, "%zu replicas registered, %d expected", have,
 				     tr->nodes[i].gpus * replicas);
@@ -485,17 +465,42 @@ static int build_ledgers(const struct catalog *cat, const struct replay_trace *t
 	return 0;
 }
 
-/* Allocate the pod's replicas on its node as the device plugin would; fills the place. */
-static int allocate(struct rnode *rn, const json_t *pod, struct replay_place *pl,
-		    struct gs_error *err)
+void replay_place_devices(struct replay_place *pl, const struct ledger *l, const json_t *devices)
 {
-	struct admission_decision d;
 	const char *res;
 	json_t *ids, *id;
 	size_t i;
+
+	free(pl->cards);
+	free(pl->replicas);
+	pl->n_cards = 0;
+	pl->cards = gs_xcalloc(l->n_gpus + 1, sizeof(int));
+	pl->replicas = gs_xcalloc(l->n_gpus + 1, sizeof(int));
+	json_object_foreach ((json_t *)devices, res, ids)
+		json_array_foreach (ids, i, id) {
+			long k = ledger_find(l, json_string_value(id));
+			int g = k >= 0 ? l->devices[k].gpu : -1;
+			if (g < 0 || (size_t)g >= l->n_gpus)
+				continue;
+			int c;
+			for (c = 0; c < pl->n_cards && pl->cards[c] != l->gpus[g].index; c++)
+				;
+			if (c == pl->n_cards) {
+				pl->cards[c] = l->gpus[g].index;
+				pl->n_cards++;
+			}
+			pl->replicas[c]++;
+		}
+}
+
+/* Allocate the pod's replicas on its node as the device plugin would; fills the place. */
+static int allocate(struct ledger *l, const json_t *pod, struct replay_place *pl,
+		    struct gs_error *err)
+{
+	struct admission_decision d;
 	char *holder;
 
-	if (admission_decide(rn->ledger, pod, &d, err) < 0)
+	if (admission_decide(l, pod, &d, err) < 0)
 		return -1;
 	if (!d.admit) {
 		pl->bound = false;
@@ -503,27 +508,9 @@ static int allocate(struct rnode *rn, const json_t *pod, struct replay_place *pl
 		admission_decision_release(&d);
 		return 0;
 	}
-	pl->cards = gs_xcalloc((size_t)rn->n_cards + 1, sizeof(int));
-	pl->replicas = gs_xcalloc((size_t)rn->n_cards + 1, sizeof(int));
-	json_object_foreach (d.devices, res, ids)
-		json_array_foreach (ids, i, id) {
-			long k = ledger_find(rn->ledger, json_string_value(id));
-			int g = k >= 0 ? rn->ledger->devices[k].gpu : -1;
-			if (g < 0 || g >= rn->n_cards)
-				continue;
-			rn->held[g]++;
-			int c;
-			for (c = 0; c < pl->n_cards && pl->cards[c] != rn->ledger->gpus[g].index;
-			     c++)
-				;
-			if (c == pl->n_cards) {
-				pl->cards[c] = rn->ledger->gpus[g].index;
-				pl->n_cards++;
-			}
-			pl->replicas[c]++;
-		}
+	replay_place_devices(pl, l, d.devices);
 	holder = gs_xasprintf("default/%s", pl->name);
-	int rc = ledger_hold(rn->ledger, holder, d.devices, err);
+	int rc = ledger_hold(l, holder, d.devices, err);
 	free(holder);
 	admission_decision_release(&d);
 	return rc;
@@ -548,6 +535,115 @@ static int take_verdicts(struct replay_result *r, const struct plan_result *plan
 		}
 		pl->node = (long)json_integer_value(v);
 		pl->bound = true;
+	}
+	return 0;
+}
+
+/*
+ * plan_run places the whole ordered batch (arrival without departures);
+ * then, pod by pod in arrival order, each bound pod's replicas are
+ * allocated on its node's ledger as the kubelet and the device plugin would.
+ */
+static int place_offline(const struct catalog *cat, const struct replay_trace *tr,
+			 const struct replay_opts *o, struct replay_result *r, struct gs_error *err)
+{
+	json_t *nodes = json_array(), *pods = json_array(), *cm = NULL, *node_index = json_object();
+	struct dpconfig_set *set = NULL;
+	struct explain_fleet fleet = {0};
+	struct plan_result *plan = NULL;
+	struct ledger **ledgers = NULL;
+	int rc = -1;
+
+	for (size_t i = 0; i < tr->n_nodes; i++) {
+		json_array_append_new(nodes, replay_node_object(&tr->nodes[i], REPLAY_CONFIG_KEY));
+		json_object_set_new(node_index, tr->nodes[i].name, json_integer((json_int_t)i));
+	}
+	for (size_t i = 0; i < r->n_places; i++)
+		json_array_append_new(pods, replay_pod_object(&tr->tasks[r->places[i].task],
+							      r->places[i].name, o->replicas));
+	cm = configmap_object(o->replicas);
+	if (dpconfig_set_from_configmap(NULL, cm, &set, err) < 0 ||
+	    explain_fleet_advertise(nodes, NULL, cm, &fleet, err) < 0)
+		goto out;
+	json_decref(nodes);
+	nodes = NULL;
+	/* Only the advertised nodes are needed from here: the patches go before the plan. */
+	sync_report_release(&fleet.plan);
+	struct plan_input in = {.nodes = fleet.nodes, .pods = pods, .configs = set};
+	if (plan_run(&in, &plan, err) < 0 || take_verdicts(r, plan, node_index, err) < 0)
+		goto out;
+	plan_result_free(plan);
+	plan = NULL;
+
+	ledgers = gs_xcalloc(tr->n_nodes + 1, sizeof(*ledgers));
+	if (build_ledgers(cat, tr, fleet.nodes, set, ledgers, o->replicas, err) < 0)
+		goto out;
+	for (size_t i = 0; i < r->n_places; i++) {
+		struct replay_place *pl = &r->places[i];
+		if (pl->bound && replay_task_replicas(&tr->tasks[pl->task], o->replicas) &&
+		    allocate(ledgers[pl->node], json_array_get(pods, i), pl, err) < 0) {
+			gs_error_prefix(err, "pod %s: ", pl->name);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; ledgers && i < tr->n_nodes; i++)
+		ledger_free(ledgers[i]);
+	free(ledgers);
+	plan_result_free(plan);
+	explain_fleet_release(&fleet);
+	dpconfig_set_free(set);
+	json_decref(cm);
+	json_decref(nodes);
+	json_decref(pods);
+	json_decref(node_index);
+	return rc;
+}
+
+/* ---- the measures ------------------------------------------------------------ */
+
+struct rnode {
+	int *held; /* replicas held per card, by NVML index */
+	int n_cards;
+	int64_t cpu_used;
+	double frag, idle, frag_sched;
+};
+
+static void node_measure(const struct replay_node *tn, struct rnode *rn,
+			 const struct replay_typical *mix, size_t n_mix, int replicas, double *left)
+{
+	int free_replicas = 0;
+	int64_t cpu_left = tn->cpu_milli - rn->cpu_used;
+
+	for (int c = 0; c < rn->n_cards; c++) {
+		left[c] = (double)(replicas - rn->held[c]) * REPLAY_MILLI / replicas;
+		free_replicas += replicas - rn->held[c];
+	}
+	rn->frag = replay_node_frag(left, rn->n_cards, cpu_left, tn->model, mix, n_mix, &rn->idle);
+	rn->frag_sched =
+		node_frag_sched(free_replicas, rn->idle, cpu_left, tn->model, mix, n_mix, replicas);
+}
+
+/* Add a bound place's replicas to its node's cards; fails on a card the node lacks or overfull. */
+static int hold_cards(const struct replay_trace *tr, struct rnode *rn,
+		      const struct replay_place *pl, int replicas, struct gs_error *err)
+{
+	struct rnode *x = &rn[pl->node];
+
+	for (int c = 0; c < pl->n_cards; c++) {
+		int card = pl->cards[c];
+		if (card < 0 || card >= x->n_cards || pl->replicas[c] < 0 ||
+		    x->held[card] + pl->replicas[c] > replicas) {
+			gs_error_set(err,
+				     "pod %s: %d replicas on card %d of node %s, which has %d "
+				     "cards of %d replicas (%d held)",
+				     pl->name, pl->replicas[c], card, tr->nodes[pl->node].name,
+				     x->n_cards, replicas,
+				     card >= 0 && card < x->n_cards ? x->held[card] : 0);
+			return -1;
+		}
+		x->held[card] += pl->replicas[c];
 	}
 	return 0;
 }
@@ -604,19 +700,82 @@ struct replay_point *replay_bucket(const struct replay_row *rows, size_t n_rows,
 	return points;
 }
 
-int replay_run(const struct catalog *cat, const struct replay_trace *tr,
-	       const struct replay_opts *o, struct replay_result **out, struct gs_error *err)
+int replay_measure(const struct replay_trace *tr, struct replay_result *r, struct gs_error *err)
+{
+	struct rnode *rn = gs_xcalloc(tr->n_nodes + 1, sizeof(*rn));
+	struct replay_row *rows = gs_xcalloc(r->n_places + 2, sizeof(*rows));
+	double *left = NULL, alloc = 0, asked = 0, frag = 0, idle = 0, frag_sched = 0;
+	int64_t arrived = 0;
+	int rc = -1, max_cards = 0, replicas = r->replicas;
+
+	free(r->points);
+	r->points = NULL;
+	r->n_points = 0;
+	r->bound = r->pending = 0;
+	for (size_t i = 0; i < tr->n_nodes; i++) {
+		rn[i].n_cards = tr->nodes[i].gpus > 0 ? tr->nodes[i].gpus : 0;
+		rn[i].held = gs_xcalloc((size_t)rn[i].n_cards + 1, sizeof(int));
+		if (rn[i].n_cards > max_cards)
+			max_cards = rn[i].n_cards;
+	}
+	left = gs_xcalloc((size_t)max_cards + 1, sizeof(double));
+	for (size_t i = 0; i < tr->n_nodes; i++) {
+		node_measure(&tr->nodes[i], &rn[i], r->typical, r->n_typical, replicas, left);
+		frag += rn[i].frag;
+		idle += rn[i].idle;
+		frag_sched += rn[i].frag_sched;
+	}
+	rows[0] = (struct replay_row){0, 0, 0, frag, idle, frag_sched, 0, 0, 0};
+	for (size_t i = 0; i < r->n_places; i++) {
+		struct replay_place *pl = &r->places[i];
+		const struct replay_task *t = &tr->tasks[pl->task];
+		arrived += task_total_milli(t);
+		if (pl->bound) {
+			if (pl->node < 0 || (size_t)pl->node >= tr->n_nodes) {
+				gs_error_set(err, "pod %s: bound to no node of the trace",
+					     pl->name);
+				goto out;
+			}
+			if (hold_cards(tr, rn, pl, replicas, err) < 0)
+				goto out;
+			struct rnode *x = &rn[pl->node];
+			x->cpu_used += t->cpu_milli;
+			frag -= x->frag;
+			idle -= x->idle;
+			frag_sched -= x->frag_sched;
+			node_measure(&tr->nodes[pl->node], x, r->typical, r->n_typical, replicas,
+				     left);
+			frag += x->frag;
+			idle += x->idle;
+			frag_sched += x->frag_sched;
+			alloc +=
+				(double)replay_task_replicas(t, replicas) * REPLAY_MILLI / replicas;
+			asked += (double)task_total_milli(t);
+			r->bound++;
+		} else {
+			pl->node = -1;
+			r->pending++;
+		}
+		rows[i + 1] = (struct replay_row){arrived,    alloc,	asked,	    frag, idle,
+						  frag_sched, r->bound, r->pending, 0};
+	}
+	r->points = replay_bucket(rows, r->n_places + 1, r->capacity_milli, &r->n_points);
+	rc = 0;
+out:
+	for (size_t i = 0; i < tr->n_nodes; i++)
+		free(rn[i].held);
+	free(rn);
+	free(rows);
+	free(left);
+	return rc;
+}
+
+int replay_prepare(const struct replay_trace *tr, const struct replay_opts *o,
+		   struct replay_result **out, struct gs_error *err)
 {
 	struct replay_result *r = NULL;
-	json_t *nodes = json_array(), *pods = json_array(), *cm = NULL, *node_index = json_object();
-	struct dpconfig_set *set = NULL;
-	struct explain_fleet fleet = {0};
-	struct plan_result *plan = NULL;
-	struct rnode *rn = NULL;
-	struct replay_row *rows = NULL;
 	size_t *order = NULL, n_order = 0, n_original = 0;
-	double *left = NULL, alloc = 0, asked = 0, frag = 0, idle = 0, frag_sched = 0;
-	int rc = -1, max_cards = 0;
+	int rc = -1;
 
 	*out = NULL;
 	if (o->replicas < 1 || o->replicas > REPLAY_MAX_REPLICAS || !(o->inflate > 0) ||
@@ -641,10 +800,6 @@ int replay_run(const struct catalog *cat, const struct replay_trace *tr,
 			goto out;
 		}
 		r->n_gpus += (size_t)(n->gpus > 0 ? n->gpus : 0);
-		if (n->gpus > max_cards)
-			max_cards = n->gpus;
-		json_array_append_new(nodes, node_object(n));
-		json_object_set_new(node_index, n->name, json_integer((json_int_t)i));
 	}
 	r->capacity_milli = (int64_t)r->n_gpus * REPLAY_MILLI;
 	if (!r->capacity_milli || !tr->n_tasks) {
@@ -664,90 +819,31 @@ int replay_run(const struct catalog *cat, const struct replay_trace *tr,
 		pl->node = -1;
 		pl->name = i < n_original ? gs_xstrdup(t->name)
 					  : gs_xasprintf("%s-tuned-%zu", t->name, i - n_original);
-		json_array_append_new(pods, pod_object(t, pl->name, o->replicas));
 		r->arrived_milli += task_total_milli(t);
 	}
-
-	cm = configmap_object(o->replicas);
-	if (dpconfig_set_from_configmap(NULL, cm, &set, err) < 0 ||
-	    explain_fleet_advertise(nodes, NULL, cm, &fleet, err) < 0)
-		goto out;
-	json_decref(nodes);
-	nodes = NULL;
-	/* Only the advertised nodes are needed from here: the patches go before the plan. */
-	sync_report_release(&fleet.plan);
-	struct plan_input in = {.nodes = fleet.nodes, .pods = pods, .configs = set};
-	if (plan_run(&in, &plan, err) < 0 || take_verdicts(r, plan, node_index, err) < 0)
-		goto out;
-	plan_result_free(plan);
-	plan = NULL;
-
-	rn = gs_xcalloc(tr->n_nodes + 1, sizeof(*rn));
-	if (build_ledgers(cat, tr, fleet.nodes, set, rn, o->replicas, err) < 0)
-		goto out;
-	left = gs_xcalloc((size_t)max_cards + 1, sizeof(double));
-	for (size_t i = 0; i < tr->n_nodes; i++) {
-		node_measure(&tr->nodes[i], &rn[i], r->typical, r->n_typical, o->replicas, left);
-		frag += rn[i].frag;
-		idle += rn[i].idle;
-		frag_sched += rn[i].frag_sched;
-	}
-	rows = gs_xcalloc(n_order + 2, sizeof(*rows));
-	rows[0] = (struct replay_row){0, 0, 0, frag, idle, frag_sched, 0, 0, 0};
-	int64_t arrived = 0;
-	for (size_t i = 0; i < n_order; i++) {
-		struct replay_place *pl = &r->places[i];
-		const struct replay_task *t = &tr->tasks[pl->task];
-		arrived += task_total_milli(t);
-		if (pl->bound && replay_task_replicas(t, o->replicas) &&
-		    allocate(&rn[pl->node], json_array_get(pods, i), pl, err) < 0) {
-			gs_error_prefix(err, "pod %s: ", pl->name);
-			goto out;
-		}
-		if (pl->bound) {
-			struct rnode *x = &rn[pl->node];
-			x->cpu_used += t->cpu_milli;
-			frag -= x->frag;
-			idle -= x->idle;
-			frag_sched -= x->frag_sched;
-			node_measure(&tr->nodes[pl->node], x, r->typical, r->n_typical, o->replicas,
-				     left);
-			frag += x->frag;
-			idle += x->idle;
-			frag_sched += x->frag_sched;
-			alloc += (double)replay_task_replicas(t, o->replicas) * REPLAY_MILLI /
-				 o->replicas;
-			asked += (double)task_total_milli(t);
-			r->bound++;
-		} else {
-			pl->node = -1;
-			r->pending++;
-		}
-		rows[i + 1] = (struct replay_row){arrived,    alloc,	asked,	    frag, idle,
-						  frag_sched, r->bound, r->pending, 0};
-	}
-	r->points = replay_bucket(rows, n_order + 1, r->capacity_milli, &r->n_points);
 	*out = r;
 	r = NULL;
 	rc = 0;
 out:
-	for (size_t i = 0; rn && i < tr->n_nodes; i++) {
-		ledger_free(rn[i].ledger);
-		free(rn[i].held);
-	}
-	free(rn);
-	free(rows);
-	free(left);
 	free(order);
-	plan_result_free(plan);
-	explain_fleet_release(&fleet);
-	dpconfig_set_free(set);
-	json_decref(cm);
-	json_decref(nodes);
-	json_decref(pods);
-	json_decref(node_index);
 	replay_result_free(r);
 	return rc;
+}
+
+int replay_run(const struct catalog *cat, const struct replay_trace *tr,
+	       const struct replay_opts *o, struct replay_result **out, struct gs_error *err)
+{
+	struct replay_result *r = NULL;
+
+	*out = NULL;
+	if (replay_prepare(tr, o, &r, err) < 0)
+		return -1;
+	if (place_offline(cat, tr, o, r, err) < 0 || replay_measure(tr, r, err) < 0) {
+		replay_result_free(r);
+		return -1;
+	}
+	*out = r;
+	return 0;
 }
 
 void replay_result_free(struct replay_result *r)

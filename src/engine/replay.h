@@ -5,8 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "base/error.h"
 #include "model/catalog.h"
+
+struct ledger;
 
 /*
  * Replay of a GPU-sharing trace in the form of Alibaba's
@@ -141,6 +145,42 @@ int replay_run(const struct catalog *cat, const struct replay_trace *trace,
 	       const struct replay_opts *o, struct replay_result **out,
 	       struct gs_error *err) GS_WUR;
 void replay_result_free(struct replay_result *r);
+
+/*
+ * replay_run is these steps; a live replay (docs/guide/replay.md) places
+ * the same arrivals on a cluster instead and measures them the same way.
+ *
+ * replay_prepare: the workload, every arrival unplaced (pending, node -1,
+ * no cards): options and trace checked, capacity, typical mix, arrivals
+ * (names, tasks) set, no points yet. `trace` must outlive the result.
+ */
+int replay_prepare(const struct replay_trace *trace, const struct replay_opts *o,
+		   struct replay_result **out, struct gs_error *err) GS_WUR;
+/*
+ * The measures of r's places in arrival order (bound, node, the replicas
+ * on each card): r->points, r->bound and r->pending, replacing any before.
+ * Fails, naming the pod, on a bound place whose node is not the trace's or
+ * whose cards the node lacks or overfill (more than r->replicas held).
+ */
+int replay_measure(const struct replay_trace *trace, struct replay_result *r,
+		   struct gs_error *err) GS_WUR;
+/*
+ * Set pl's cards and replicas from `devices` ({resource: [device IDs]}, a
+ * pod's gpushare.io/devices record or an admission's choice) as `l`, its
+ * node's ledger, places them: cards in the order the IDs first name them.
+ * IDs the ledger does not register are skipped.
+ */
+void replay_place_devices(struct replay_place *pl, const struct ledger *l, const json_t *devices);
+
+/*
+ * The objects the replay models (docs/guide/replay.md), new references:
+ * a trace node as a Node (capacity, GPU annotations, the model label and
+ * the device-plugin config label set to `config_key`), a task as a Pod in
+ * namespace default, and the time-slicing config text (caller frees).
+ */
+json_t *replay_node_object(const struct replay_node *n, const char *config_key);
+json_t *replay_pod_object(const struct replay_task *t, const char *name, int replicas);
+char *replay_config_text(int replicas);
 
 /*
  * The typical mix of `tasks` (the simulator's GetTypicalPods with

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine/replay.h"
+#include "base/wrapper.h"
 #include "engine/replay_design.h"
 #include "fleet/design.h"
 
@@ -373,13 +374,88 @@ static void design_runs(void **state)
 		replay_design_release(&d[i]);
 }
 
+/*
+ * A live replay measures the places a cluster shows with the offline code:
+ * the offline run's places copied into an unplaced workload and measured
+ * give the same points, bit for bit. A card overfilled or a node the trace
+ * lacks is refused, naming the pod.
+ */
+static void measure_from_places(void **state)
+{
+	(void)state;
+	const struct catalog *cat;
+	struct gs_error err;
+	char buf[512];
+	struct replay_node nodes[] = {{"g", 32000, 65536, 4, "T4"},
+				      {"h", 16000, 65536, 2, "P100"},
+				      {"cpu", 8000, 8192, 0, ""}};
+	struct replay_task tasks[] = {
+		{"a", 4000, 1024, 1, 1000, ""},	 {"b", 2000, 1024, 1, 460, ""},
+		{"c", 1000, 1024, 1, 250, "T4"}, {"d", 3000, 1024, 0, 0, ""},
+		{"e", 8000, 1024, 2, 1000, ""},
+	};
+	struct replay_trace tr = {nodes, 3, tasks, 5};
+	struct replay_opts o = {.replicas = 4, .seed = 3, .inflate = 1.5};
+	struct replay_result *off = NULL, *live = NULL;
+
+	assert_int_equal(catalog_builtin(&cat, &err), 0);
+	if (replay_run(cat, &tr, &o, &off, &err) < 0)
+		fail_msg("%s", gs_error_str(&err, buf, sizeof(buf)));
+	if (replay_prepare(&tr, &o, &live, &err) < 0)
+		fail_msg("%s", gs_error_str(&err, buf, sizeof(buf)));
+	assert_int_equal(live->n_places, off->n_places);
+	assert_int_equal(live->n_points, 0);
+	assert_true(off->bound > 2 && off->pending > 0);
+	for (size_t i = 0; i < off->n_places; i++) {
+		const struct replay_place *a = &off->places[i];
+		struct replay_place *b = &live->places[i];
+		assert_string_equal(a->name, b->name);
+		assert_false(b->bound);
+		b->bound = a->bound;
+		b->node = a->node;
+		b->n_cards = a->n_cards;
+		b->cards = gs_xcalloc((size_t)a->n_cards + 1, sizeof(int));
+		b->replicas = gs_xcalloc((size_t)a->n_cards + 1, sizeof(int));
+		for (int c = 0; c < a->n_cards; c++) {
+			b->cards[c] = a->cards[c];
+			b->replicas[c] = a->replicas[c];
+		}
+	}
+	if (replay_measure(&tr, live, &err) < 0)
+		fail_msg("%s", gs_error_str(&err, buf, sizeof(buf)));
+	assert_int_equal(live->bound, off->bound);
+	assert_int_equal(live->pending, off->pending);
+	assert_int_equal(live->n_points, off->n_points);
+	assert_memory_equal(live->points, off->points, off->n_points * sizeof(*off->points));
+
+	/* Measured again after a change: the points are replaced, not added to. */
+	size_t k;
+	for (k = 0; k < live->n_places && !(live->places[k].bound && live->places[k].n_cards); k++)
+		;
+	assert_true(k < live->n_places);
+	live->places[k].replicas[0] += 4; /* more than a card's 4 replicas */
+	assert_int_equal(replay_measure(&tr, live, &err), -1);
+	assert_non_null(strstr(err.msg, live->places[k].name));
+	assert_non_null(strstr(err.msg, "replicas on card"));
+	live->places[k].replicas[0] -= 4;
+	live->places[k].node = 7;
+	assert_int_equal(replay_measure(&tr, live, &err), -1);
+	assert_non_null(strstr(err.msg, "bound to no node of the trace"));
+	live->places[k].node = off->places[k].node;
+	assert_int_equal(replay_measure(&tr, live, &err), 0);
+	assert_memory_equal(live->points, off->points, off->n_points * sizeof(*off->points));
+	replay_result_free(off);
+	replay_result_free(live);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(replicas_asked),     cmocka_unit_test(typical_mix_cut_at_95),
-		cmocka_unit_test(node_fragmentation), cmocka_unit_test(tiny_fleet),
-		cmocka_unit_test(inflation_draws),    cmocka_unit_test(mig_profile_of_task),
-		cmocka_unit_test(dra_shares_of_task), cmocka_unit_test(design_runs),
+		cmocka_unit_test(replicas_asked),      cmocka_unit_test(typical_mix_cut_at_95),
+		cmocka_unit_test(node_fragmentation),  cmocka_unit_test(tiny_fleet),
+		cmocka_unit_test(inflation_draws),     cmocka_unit_test(mig_profile_of_task),
+		cmocka_unit_test(dra_shares_of_task),  cmocka_unit_test(design_runs),
+		cmocka_unit_test(measure_from_places),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
