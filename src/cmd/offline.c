@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "dra/draalloc.h"
 #include "fleet/workloads.h"
 #include "model/defaults.h"
 #include "model/kobj.h"
@@ -107,6 +108,23 @@ int offline_configmap(const struct fleet *f, const struct configmap_ref *cm, con
 	return 0;
 }
 
+/* A gate the release leaves off that the files' objects need: the apiserver would drop
+ * their fields without a word, so plan says it. */
+static void note_gates(const struct offline_fleet *of, const char *cmd)
+{
+	struct kubegates g;
+	const struct kubeversion *kv = kube_target_gates(&of->kube, &g);
+
+	if (!g.dra_consumable_capacity &&
+	    draalloc_uses_consumable_capacity(of->f.slices, of->f.claims, of->f.claim_templates))
+		cmd_eprintf("gpushare %s: DRAConsumableCapacity is off in %s (%s): the apiserver "
+			    "drops the claims' capacity requests and the devices' "
+			    "allowMultipleAllocations, so each claim takes a device whole "
+			    "(--feature-gates DRAConsumableCapacity=true for a cluster that turns "
+			    "it on)\n",
+			    cmd, kv->version, kv->dra_consumable_capacity ? "set off" : "alpha");
+}
+
 static int load(struct offline_fleet *of, const struct fleet_sources *src,
 		const struct configmap_ref *cm, const char *cmd, bool stream, struct gs_error *err)
 {
@@ -138,6 +156,8 @@ static int load(struct offline_fleet *of, const struct fleet_sources *src,
 	of->adv.pods = json_incref(existing);
 	rc = 0;
 out:
+	if (rc == 0)
+		note_gates(of, cmd);
 	json_decref(existing);
 	return rc;
 }

@@ -114,7 +114,8 @@ int parse_feature_gates(const struct option *opt, const char *arg, struct gs_err
 		     parse_kube_version),                                                          \
 		OPT_CALLBACK(0, "feature-gates", (t), "GATES",                                     \
 			     "gates the cluster sets apart from its release's\n"                   \
-			     "defaults: DRAExtendedResource=true|false",                           \
+			     "defaults: DRAExtendedResource=true|false,\n"                         \
+			     "DRAConsumableCapacity=true|false",                                   \
 			     parse_feature_gates)
 
 struct offline_fleet {

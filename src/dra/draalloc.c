@@ -47,7 +47,8 @@ struct draalloc {
 	size_t *by_node;     /* the devices' indices by node name, slice order within a node */
 	struct dnode *nodes; /* by name, one per node with devices */
 	size_t n_nodes;
-	size_t *by_id; /* the devices' indices by pool and name, slice order among equals */
+	size_t *by_id;	  /* the devices' indices by pool and name, slice order among equals */
+	bool no_capacity; /* DRAConsumableCapacity off: claims' capacity requests dropped */
 };
 
 void draalloc_result_release(struct draalloc_result *r)
@@ -149,6 +150,55 @@ struct draalloc *draalloc_new(const json_t *slices)
 		a->nodes[a->n_nodes - 1].n++;
 	}
 	return a;
+}
+
+void draalloc_without_consumable_capacity(struct draalloc *a)
+{
+	a->no_capacity = true;
+	for (size_t i = 0; i < a->n; i++)
+		a->devs[i].multi = false;
+}
+
+static bool spec_uses_capacity(const json_t *devices)
+{
+	const json_t *r, *sub, *c;
+	size_t i, j;
+
+	json_array_foreach (json_object_get(devices, "constraints"), i, c)
+		if (json_object_get(c, "distinctAttribute"))
+			return true;
+	json_array_foreach (json_object_get(devices, "requests"), i, r) {
+		if (kobj_get(r, "exactly.capacity"))
+			return true;
+		json_array_foreach (json_object_get(r, "firstAvailable"), j, sub)
+			if (json_object_get(sub, "capacity"))
+				return true;
+	}
+	return false;
+}
+
+bool draalloc_uses_consumable_capacity(const json_t *slices, const json_t *claims,
+				       const json_t *templates)
+{
+	const json_t *o, *d, *cap;
+	const char *k;
+	size_t i, j;
+
+	json_array_foreach ((json_t *)slices, i, o)
+		json_array_foreach (kobj_get(o, "spec.devices"), j, d) {
+			if (json_object_get(d, "allowMultipleAllocations"))
+				return true;
+			json_object_foreach ((json_t *)json_object_get(d, "capacity"), k, cap)
+				if (json_object_get(cap, "requestPolicy"))
+					return true;
+		}
+	json_array_foreach ((json_t *)claims, i, o)
+		if (spec_uses_capacity(kobj_get(o, "spec.devices")))
+			return true;
+	json_array_foreach ((json_t *)templates, i, o)
+		if (spec_uses_capacity(kobj_get(o, "spec.spec.devices")))
+			return true;
+	return false;
 }
 
 void draalloc_free(struct draalloc *a)
@@ -638,8 +688,8 @@ static void explain(struct draalloc *a, const char *only, const struct slot *slo
 }
 
 /* The claim's requests as slots, one per device; false with out filled when it is not judged. */
-static bool claim_slots(const json_t *claim, size_t idx, const char *key, struct slot *slots,
-			size_t *n_out, struct draalloc_result *out)
+static bool claim_slots(const struct draalloc *a, const json_t *claim, size_t idx, const char *key,
+			struct slot *slots, size_t *n_out, struct draalloc_result *out)
 {
 	const json_t *reqs = kobj_get(claim, "spec.devices.requests");
 	size_t n = 0;
@@ -683,7 +733,8 @@ static bool claim_slots(const json_t *claim, size_t idx, const char *key, struct
 			slots[n].request = name;
 			slots[n].type = class_type(cls);
 			slots[n].claim = idx;
-			slots[n++].caps = kobj_get(ex, "capacity.requests");
+			slots[n++].caps =
+				a && a->no_capacity ? NULL : kobj_get(ex, "capacity.requests");
 		}
 	}
 	*n_out = n;
@@ -720,7 +771,7 @@ static int allocate(struct draalloc *a, const json_t *const *claims, size_t n_cl
 		size_t k = 0;
 		keys[c] = claim_key(claims[c]);
 		first[c] = n;
-		if (!claim_slots(claims[c], c, keys[c], slots + n, &k, out))
+		if (!claim_slots(a, claims[c], c, keys[c], slots + n, &k, out))
 			goto out;
 		n += k;
 	}
@@ -801,7 +852,7 @@ bool draalloc_claim_judged(const json_t *claim, char **why)
 	bool ok;
 
 	memset(&r, 0, sizeof(r));
-	ok = claim_slots(claim, 0, key, slots, &n, &r);
+	ok = claim_slots(NULL, claim, 0, key, slots, &n, &r);
 	free(key);
 	*why = ok ? NULL : r.why;
 	if (ok)

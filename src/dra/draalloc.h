@@ -38,6 +38,26 @@ struct draalloc;
 struct draalloc *draalloc_new(const json_t *slices);
 void draalloc_free(struct draalloc *a);
 
+/*
+ * A cluster with DRAConsumableCapacity off (alpha and off by default in
+ * 1.34 and 1.35): the apiserver drops allowMultipleAllocations from
+ * ResourceSlices and capacity requests from ResourceClaims on create
+ * (pkg/registry/resource/resourceslice/strategy.go
+ * dropDisabledDRAConsumableCapacityFields, pkg/api/resourceclaimspec/util.go
+ * dropDisabledDRAResourceClaimConsumableCapacityFields), so every device
+ * goes to one claim, whole.
+ */
+void draalloc_without_consumable_capacity(struct draalloc *a);
+/*
+ * Whether any of the objects uses a field DRAConsumableCapacity guards: a
+ * slice device's allowMultipleAllocations or a capacity's requestPolicy, a
+ * claim's (or a ResourceClaimTemplate's) capacity requests or
+ * distinctAttribute constraint (the fields the apiserver drops with the
+ * gate off).
+ */
+bool draalloc_uses_consumable_capacity(const json_t *slices, const json_t *claims,
+				       const json_t *templates);
+
 /* A claim already allocated (status.allocation): its devices are in use. */
 void draalloc_take(struct draalloc *a, const json_t *claim);
 

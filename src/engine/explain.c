@@ -1268,6 +1268,8 @@ static void ext_init(struct explain_ctx *x, const json_t *requests)
 	}
 	x->ext_classes = classes;
 	x->dra = draalloc_new(in->slices);
+	if (!(in->gates ? in->gates->dra_consumable_capacity : kv->dra_consumable_capacity))
+		draalloc_without_consumable_capacity(x->dra);
 	for (size_t i = 0; i < json_array_size(in->claims); i++) {
 		const json_t *c = json_array_get(in->claims, i);
 		if (kobj_map(c, "status.allocation") && !pod_own_claim(in->pod, c))

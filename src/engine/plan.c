@@ -1308,11 +1308,15 @@ int plan_begin(const struct plan_input *in, struct plan **out, struct gs_error *
 	p->kv = in->kube ? in->kube : kubeversion_newest();
 	/* DRAExtendedResource: the gates if given (read here only), else the release's. */
 	bool dra_ext = in->gates ? in->gates->dra_extended_resource : p->kv->dra_extended_resource;
+	bool dra_cc =
+		in->gates ? in->gates->dra_consumable_capacity : p->kv->dra_consumable_capacity;
 	p->in.gates = NULL; /* read here only; the caller's may go */
 	if (dra_ext)
 		ext_classes_init(p);
 	/* DynamicResources: the slices' devices, the allocated claims' taken. */
 	p->dra = draalloc_new(in->slices);
+	if (!dra_cc)
+		draalloc_without_consumable_capacity(p->dra);
 	for (size_t i = 0; i < json_array_size(in->claims); i++)
 		if (kobj_map(json_array_get(in->claims, i), "status.allocation"))
 			draalloc_take(p->dra, json_array_get(in->claims, i));

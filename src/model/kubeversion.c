@@ -15,20 +15,21 @@
  * claim: the same text in every dynamicresources.go read (v1.34 on); for
  * v1.37.2 assumed unchanged, as that path's status was not read there.
  * pkg/features/kube_features.go: DRAExtendedResource (1.34 Alpha,
- * default false; 1.36 Beta, default true; 1.37 GA, LockToDefault).
+ * default false; 1.36 Beta, default true; 1.37 GA, LockToDefault);
+ * DRAConsumableCapacity (1.34 Alpha, default false; 1.36 Beta, default true).
  */
 #define DEALLOCATED "deallocation of ResourceClaim completed"
 static const struct kubeversion releases[] = {
 	/* version, minor, DRAExtendedResource default, its stage, locked, claims charged its
 	   name, PostFilter texts (no claims, still, deallocated), counters apart,
-	   BalancedAllocation by change */
+	   BalancedAllocation by change, DRAConsumableCapacity default */
 	{"v1.34.4", 34, false, KUBEGATE_ALPHA, false, false, "no new claims to deallocate",
-	 "still not schedulable", DEALLOCATED, false, false},
+	 "still not schedulable", DEALLOCATED, false, false, false},
 	{"v1.35.4", 35, false, KUBEGATE_ALPHA, false, true, "no new claims to deallocate",
-	 "still not schedulable", DEALLOCATED, true, false},
+	 "still not schedulable", DEALLOCATED, true, false, false},
 	{"v1.36.3", 36, true, KUBEGATE_BETA, false, true, "no new claims to deallocate",
-	 "still not schedulable", DEALLOCATED, true, true},
-	{"v1.37.2", 37, true, KUBEGATE_GA, true, true, NULL, NULL, DEALLOCATED, true, true},
+	 "still not schedulable", DEALLOCATED, true, true, true},
+	{"v1.37.2", 37, true, KUBEGATE_GA, true, true, NULL, NULL, DEALLOCATED, true, true, true},
 };
 #define N_RELEASES (sizeof(releases) / sizeof(releases[0]))
 
@@ -111,6 +112,7 @@ const char *kubegate_stage_name(enum kubegate_stage stage)
 void kubegates_defaults(struct kubegates *g, const struct kubeversion *kv)
 {
 	g->dra_extended_resource = kv->dra_extended_resource;
+	g->dra_consumable_capacity = kv->dra_consumable_capacity;
 }
 
 int kubegates_check(const struct kubegates *g, const struct kubeversion *kv, struct gs_error *err)
@@ -149,16 +151,21 @@ int kubegates_parse(struct kubegates *g, const char *spec, struct gs_error *err)
 				     (int)len, p);
 			return -1;
 		}
+		bool *gate = NULL;
 		if (klen == strlen("DRAExtendedResource") &&
 		    !strncmp(p, "DRAExtendedResource", klen))
-			g->dra_extended_resource = on;
-		else {
+			gate = &g->dra_extended_resource;
+		else if (klen == strlen("DRAConsumableCapacity") &&
+			 !strncmp(p, "DRAConsumableCapacity", klen))
+			gate = &g->dra_consumable_capacity;
+		if (!gate) {
 			gs_error_set(err,
 				     "unknown feature gate '%.*s' (gpushare models: "
-				     "DRAExtendedResource)",
+				     "DRAExtendedResource, DRAConsumableCapacity)",
 				     (int)klen, p);
 			return -1;
 		}
+		*gate = on;
 		p += len;
 		if (*p == ',')
 			p++;

@@ -70,6 +70,12 @@ struct kubeversion {
 	 * balancedResourceScorer).
 	 */
 	bool balanced_by_change;
+	/*
+	 * DRAConsumableCapacity on by default (alpha and off in 1.34 and 1.35,
+	 * beta from 1.36): off, the apiserver drops allowMultipleAllocations
+	 * and capacity requests, and every DRA device goes to one claim whole.
+	 */
+	bool dra_consumable_capacity;
 };
 
 /* The newest release modelled (the default of --kubernetes-version). */
@@ -94,6 +100,7 @@ const char *kubegate_stage_name(enum kubegate_stage stage);
  * release's defaults (--feature-gates). */
 struct kubegates {
 	bool dra_extended_resource;
+	bool dra_consumable_capacity;
 };
 
 /* The release's defaults. */

@@ -145,7 +145,7 @@ kube_target() {
 	refused "$cmd" 'unknown Kubernetes version "banana"' "$cmd" "$@" --kubernetes-version=banana
 	refused "$cmd" "feature gate 'DRAExtendedResource=maybe': want NAME=true or NAME=false" \
 		"$cmd" "$@" --feature-gates DRAExtendedResource=maybe
-	refused "$cmd" "unknown feature gate 'NoSuchGate' (gpushare models: DRAExtendedResource)" \
+	refused "$cmd" "unknown feature gate 'NoSuchGate' (gpushare models: DRAExtendedResource, DRAConsumableCapacity)" \
 		"$cmd" --feature-gates=NoSuchGate=true "$@"
 	# GA and locked in v1.37.2 (the default): off is refused, the release named before or after.
 	for args in "--feature-gates DRAExtendedResource=false" \

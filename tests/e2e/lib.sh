@@ -39,7 +39,7 @@ plan_target() {
 	local v
 	v=$(k get --raw /version | python3 -c 'import json, sys; print(json.load(sys.stdin)["gitVersion"])') || return 1
 	printf -- '--kubernetes-version\n%s\n' "$v"
-	[ "${GS_DRA_GATES:-0}" = 1 ] && printf -- '--feature-gates\nDRAExtendedResource=true\n'
+	[ "${GS_DRA_GATES:-0}" = 1 ] && printf -- '--feature-gates\nDRAExtendedResource=true,DRAConsumableCapacity=true\n'
 	return 0
 }
 ku() { "$KUBECTL" --kubeconfig="$USER_KUBECONFIG" --request-timeout=30s "$@"; }

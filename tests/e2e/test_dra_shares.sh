@@ -11,14 +11,13 @@
 #  - `dra allocate` offline, on the slices and claims read back, allocates
 #    the same and refuses the same;
 #  - `status` shows which claims share the card and what is left.
-# Before 1.36 (the alpha gate off) it only says so.
+# Before 1.36 (DRAConsumableCapacity alpha and off) the apiserver drops
+# allowMultipleAllocations and the claims' capacity requests: sixty takes
+# gpu-0 whole, thirty stays Pending, and offline plan for that release says
+# the same (docs/guide/plan.md "DRAConsumableCapacity").
 . "$TOP/tests/e2e/lib.sh"
 
-if [ "${GS_DRA_GATES:-0}" != 1 ]; then
-	echo "note: $K8S_VERSION: DRAConsumableCapacity is off (beta from 1.36); make e2e-dra-alpha runs it on 1.34"
-	echo OK
-	exit 0
-fi
+gates=${GS_DRA_GATES:-0}
 cd "$TOP" || fail "no repository root"
 # The cluster's controller publishes once its device-plugin ConfigMap exists.
 k get namespace gpu-share >/dev/null 2>&1 || k create namespace gpu-share >/dev/null
@@ -34,10 +33,13 @@ k annotate node "$node" gpushare.io/gpu-product='Tesla T4' gpushare.io/gpu-count
 	gpushare.io/driver-version=570.158.01 gpushare.io/dra-feature-gates=ConsumableShares=true \
 	gpushare.io/dra-consumable-shares=100 >/dev/null || fail "annotate $node"
 slices_of() { k get resourceslices --field-selector "spec.nodeName=$node" -o json; }
-published() { [ "$(slices_of | jq '[.items[].spec.devices // [] | .[] | select(.allowMultipleAllocations)] | length')" = 1 ]; }
-wait_for 60 "the controller publishes $node's shared GPU" published
+published() { [ "$(slices_of | jq '[.items[].spec.devices // [] | .[] | select(.name == "gpu-0")] | length')" = 1 ]; }
+wait_for 60 "the controller publishes $node's GPU" published
 s=$(slices_of)
-expect_eq "$(jq -c '[.items[].spec.devices[]] | .[0] | {name, allowMultipleAllocations, shares: .capacity.shares}' <<<"$s")" \
+[ "$gates" = 1 ] || expect_eq "$(jq -c '[.items[].spec.devices[]] | .[0] | {name, allowMultipleAllocations, shares: .capacity.shares}' <<<"$s")" \
+	'{"name":"gpu-0","allowMultipleAllocations":null,"shares":{"value":"100"}}' \
+	"$K8S_VERSION: the apiserver dropped allowMultipleAllocations and the request policy"
+[ "$gates" = 1 ] && expect_eq "$(jq -c '[.items[].spec.devices[]] | .[0] | {name, allowMultipleAllocations, shares: .capacity.shares}' <<<"$s")" \
 	'{"name":"gpu-0","allowMultipleAllocations":true,"shares":{"requestPolicy":{"default":"1","validRange":{"max":"100","min":"1","step":"1"}},"value":"100"}}' \
 	"gpu-0 published with 100 shares and their policy (the apiserver kept them)"
 
@@ -63,6 +65,38 @@ claim() { # NAME SHARES
 		  resourceClaims: [{name: c, resourceClaimName: $1}]
 	YAML
 }
+if [ "$gates" != 1 ]; then
+	# One claim per card: sixty takes gpu-0 whole, thirty finds it allocated.
+	claim sixty 60 | run k -n "$ns" create -f -
+	expect_rc 0 "create claim and pod sixty"
+	gs_wait_pod_phase "$ns" sixty Running 60 || fail "sixty not Running"
+	expect_eq "$(jp resourceclaim sixty "$ns" '{.spec.devices.requests[0].exactly.capacity}')" "" \
+		"$K8S_VERSION: the apiserver dropped the claim's capacity request"
+	expect_eq "$(jp resourceclaim sixty "$ns" '{.status.allocation.devices.results[0].device}/{.status.allocation.devices.results[0].shareID}')" \
+		"gpu-0/" "sixty: gpu-0 whole, no shareID"
+	claim thirty 30 | run k -n "$ns" create -f -
+	expect_rc 0 "create claim and pod thirty"
+	pending() { [ "$(jp pod thirty "$ns" '{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]; }
+	wait_for 60 "thirty Unschedulable" pending
+	msg=$(jp pod thirty "$ns" '{.status.conditions[?(@.type=="PodScheduled")].message}')
+	expect_match "$msg" '^0/[0-9]+ nodes are available: (.*, )?1 cannot allocate all claims[,.] ' "the scheduler's words"
+	# Offline, the manifests as written (capacity requests kept) on the cluster's slices,
+	# for the cluster's release: the same verdicts, and the gate named on stderr.
+	tmp=$(mktemp -d)
+	slices_of >"$tmp/slices.json"
+	{ claim sixty 60; echo ---; claim thirty 30; } | sed "s/^metadata: {name: \(.*\)}/metadata: {name: \1, namespace: $ns}/" >"$tmp/pods.yaml"
+	k get node "$node" -o yaml >"$tmp/node.yaml"
+	mapfile -t target < <(plan_target)
+	run "$GPUSHARE" plan "${target[@]}" -f "$tmp/node.yaml" -f "$tmp/slices.json" -f "$tmp/pods.yaml"
+	rm -rf "$tmp"
+	expect_rc 1 "plan offline for $K8S_VERSION"
+	expect_match "$out" "$ns/sixty +bound +$node" "plan: sixty bound"
+	expect_match "$out" "$ns/thirty +pending +- +0/1 nodes are available: 1 cannot allocate all claims" "plan: thirty pending"
+	expect_has "$err" "DRAConsumableCapacity is off in $K8S_VERSION" "plan names the gate"
+	echo OK
+	exit 0
+fi
+
 for c in sixty:60 thirty:30; do
 	claim "${c%%:*}" "${c#*:}" | run k -n "$ns" create -f -
 	expect_rc 0 "create claim and pod ${c%%:*}"
