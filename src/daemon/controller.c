@@ -1183,18 +1183,19 @@ static void kubelet_writes(struct controller *ctl, struct cnode *n, const struct
 
 	if (sn->kubelet_event)
 		ctl_log(ctl, "node %s: %s", n->name, sn->kubelet_event);
-	if (sn->kubelet_status) {
-		path = gs_xasprintf("/api/v1/nodes/%s/status", n->name);
-		write_aux(ctl, n->name, path, "application/strategic-merge-patch+json",
-			  sn->kubelet_status, "writing its Ready condition");
-		free(path);
-	}
+	/* The Lease first: kwok leaves a node alone once it is not the holder. */
 	if (sn->kubelet_lease) {
 		path = gs_xasprintf(
 			"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/%s",
 			n->name);
 		write_aux(ctl, n->name, path, "application/merge-patch+json", sn->kubelet_lease,
 			  "writing its Lease");
+		free(path);
+	}
+	if (sn->kubelet_status) {
+		path = gs_xasprintf("/api/v1/nodes/%s/status", n->name);
+		write_aux(ctl, n->name, path, "application/strategic-merge-patch+json",
+			  sn->kubelet_status, "writing its Ready condition");
 		free(path);
 	}
 	if (sn->kubelet_window)
