@@ -42,8 +42,6 @@ static const char *const fault_subcommands[] = {"gpu", "clear",	  "restart-plugi
 static const struct parseopt_example fault_examples[] = {
 	{"an Xid 79 (GPU fallen off the bus) on GPU 0 of lab-node-1, in the cluster in KUBECONFIG",
 	 "gpushare fault gpu lab-node-1 0=xid:79"},
-	{"restart the device plugin: devices no longer unhealthy come back",
-	 "gpushare fault restart-plugin lab-node-1"},
 	{"a new MIG layout, walked by mig-manager in 30 seconds",
 	 "gpushare fault mig lab-node-2 --config all-3g.40gb --seconds 30"},
 	{"the same, wedged as mig-parted#485 (state pending, nvidia.com/gpu 0); --no-fault ends it",
@@ -77,8 +75,8 @@ static const struct parseopt_usage fault_usage = {
 	"device (docs/guide/faults.md); `gpushare controller` walks a MIG change as\n"
 	"k8s-mig-manager does (docs/guide/faults.md \"MIG reconfiguration\").\n",
 	"Exit status: 0 written (or nothing to change), 2 bad usage, a node that\n"
-	"cannot be read or written. GPUSHARE_NOW=SECONDS fixes the time restart-plugin and\n"
-	"kubelet write.\n",
+	"cannot be read or written. GPUSHARE_NOW=SECONDS fixes the time restart-plugin\n"
+	"and kubelet write.\n",
 	fault_examples,
 	fault_subcommands,
 };
