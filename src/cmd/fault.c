@@ -8,6 +8,7 @@
 #include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "engine/health.h"
+#include "engine/kubeletrestart.h"
 #include "engine/mergepatch.h"
 #include "model/catalog.h"
 #include "model/kobj.h"
@@ -32,19 +33,21 @@ static const char *const usage_lines[] = {
 	"gpushare fault restart-plugin NODE [options]",
 	"gpushare fault mig NODE [--config LAYOUT] [--stall|--fail|--no-fault] [--seconds N] "
 	"[options]",
+	"gpushare fault kubelet NODE --restart|--reboot|--clear [--seconds N] [options]",
 	NULL,
 };
 
-static const char *const fault_subcommands[] = {"gpu", "clear", "restart-plugin", "mig", NULL};
+static const char *const fault_subcommands[] = {"gpu", "clear",	  "restart-plugin",
+						"mig", "kubelet", NULL};
 static const struct parseopt_example fault_examples[] = {
 	{"an Xid 79 (GPU fallen off the bus) on GPU 0 of lab-node-1, in the cluster in KUBECONFIG",
 	 "gpushare fault gpu lab-node-1 0=xid:79"},
-	{"restart the device plugin: devices no longer unhealthy come back",
-	 "gpushare fault restart-plugin lab-node-1"},
 	{"a new MIG layout, walked by mig-manager in 30 seconds",
 	 "gpushare fault mig lab-node-2 --config all-3g.40gb --seconds 30"},
 	{"the same, wedged as mig-parted#485 (state pending, nvidia.com/gpu 0); --no-fault ends it",
 	 "gpushare fault mig lab-node-2 --config all-1g.10gb --stall"},
+	{"reboot lab-node-1: NotReady and no GPUs for 90 s, its GPU pods fail re-admission",
+	 "gpushare fault kubelet lab-node-1 --reboot --seconds 90"},
 	{NULL, NULL},
 };
 static const struct parseopt_usage fault_usage = {
@@ -62,12 +65,18 @@ static const struct parseopt_usage fault_usage = {
 	"                 mig-manager's walk goes: --stall (pending forever, the\n"
 	"                 mig-parted#485 wedge), --fail (the apply fails), --no-fault\n"
 	"                 (it completes), --seconds (how long it takes, default 5)\n"
+	"  kubelet        the kubelet restarts (--restart) or the node reboots (--reboot)\n"
+	"                 now: NotReady and every device-plugin resource at 0 until the\n"
+	"                 plugin registers --seconds later (10 / 60); pods bound meanwhile\n"
+	"                 fail UnexpectedAdmissionError, running ones keep their devices\n"
+	"                 (restart) or fail re-admission (reboot); --clear removes it\n"
 	"The device plugin marks one device per GPU unhealthy (one replica under\n"
 	"time-slicing) and never recovers until restarted; the DRA driver taints the\n"
 	"device (docs/guide/faults.md); `gpushare controller` walks a MIG change as\n"
 	"k8s-mig-manager does (docs/guide/faults.md \"MIG reconfiguration\").\n",
 	"Exit status: 0 written (or nothing to change), 2 bad usage, a node that\n"
-	"cannot be read or written. GPUSHARE_NOW=SECONDS fixes restart-plugin's time.\n",
+	"cannot be read or written. GPUSHARE_NOW=SECONDS fixes the time restart-plugin\n"
+	"and kubelet write.\n",
 	fault_examples,
 	fault_subcommands,
 };
@@ -496,6 +505,138 @@ out:
 	return rc;
 }
 
+/*
+ * gpushare fault kubelet: one merge patch of the Node carrying
+ * gpushare.io/kubelet-restart = "<restart|reboot>@<now>,<seconds>", or its
+ * removal (--clear); `gpushare controller` plays the window
+ * (engine/kubeletrestart.h).
+ */
+static int run_kubelet(int argc, char **argv)
+{
+	struct kube_context kx = {0};
+	enum output_format format = OUTPUT_TABLE;
+	const char *name, *key = NODEHW_ANN_KUBELET_RESTART, *before;
+	bool dry_run = false, restart = false, reboot = false, clear = false;
+	long seconds = -1;
+	char *value = NULL, *path = NULL, buf[2048];
+	json_t *node = NULL, *patch = NULL;
+	struct gs_error err;
+	int n, rc = EXIT_USAGE;
+	struct option opts[] = {
+		OPT_BOOL(0, "restart", &restart,
+			 "the kubelet restarts: running pods keep their devices"),
+		OPT_BOOL(0, "reboot", &reboot, "the node reboots: its GPU pods fail re-admission"),
+		OPT_BOOL(0, "clear", &clear, "remove the declaration (a window still open ends)"),
+		OPT_INT(0, "seconds", &seconds, "N",
+			"until the device plugin registers again [10 restart, 60 reboot]", 0,
+			KUBELET_MAX_SECONDS),
+		OPT_BOOL(0, "dry-run", &dry_run, "print the patch, write nothing"),
+		OPT_OUTPUT(&format, OUTPUT_TABLES,
+			   "table (default), json or yaml (kind FaultResult)"),
+		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_END(),
+	};
+
+	n = parse_options(argc, argv, opts, &fault_usage);
+	if (n < 0)
+		return parseopt_exit(n);
+	if (n < 1) {
+		gs_error_set(&err, "say which node");
+		return usage_error(&fault_usage, &err);
+	}
+	name = argv[0];
+	if (!node_name_ok(name)) {
+		gs_error_set(&err, "'%s' is not a node name", name);
+		return usage_error(&fault_usage, &err);
+	}
+	if (n > 1) {
+		gs_error_set(&err, "unexpected argument '%s'", argv[1]);
+		return usage_error(&fault_usage, &err);
+	}
+	if (restart + reboot + clear != 1) {
+		gs_error_set(&err, "say one of --restart, --reboot or --clear");
+		return usage_error(&fault_usage, &err);
+	}
+	if (clear && seconds >= 0) {
+		gs_error_set(&err, "--seconds goes with --restart or --reboot");
+		return usage_error(&fault_usage, &err);
+	}
+	if (!clear) {
+		const char *fixed = getenv("GPUSHARE_NOW");
+		struct kubelet_fault f = {
+			.kind = reboot ? KUBELET_REBOOT : KUBELET_RESTART,
+			.at = fixed ? strtoll(fixed, NULL, 10) : (long long)time(NULL),
+			.seconds = seconds >= 0 ? (int)seconds
+				   : reboot	? KUBELET_REBOOT_SECONDS
+						: KUBELET_RESTART_SECONDS,
+		};
+		value = kubelet_fault_format(&f);
+	}
+	if (dry_run)
+		fprintf(stderr, "gpushare fault: dry run: nothing will be written\n");
+	if (kube_context_open(&kx, "fault", &err) < 0) {
+		fprintf(stderr, "gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	path = gs_xasprintf("/api/v1/nodes/%s", name);
+	if (kube_get(kx.client, path, &node, &err) < 0) {
+		cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
+		cmd_eprintf(
+			"gpushare fault: node '%s' declares no GPUs (annotation " NODEHW_ANN_PRODUCT
+			"): gpushare does not play its kubelet\n",
+			name);
+		goto out;
+	}
+	before = kobj_annotation(node, key);
+	if ((!before && !value) || (before && value && !strcmp(before, value))) {
+		patch = NULL;
+	} else {
+		patch = json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
+				  value ? json_string(value) : json_null());
+		if (!dry_run &&
+		    kube_patch(kx.client, path, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
+			cmd_eprintf("gpushare fault: node '%s': %s\n", name,
+				    gs_error_str(&err, buf, sizeof(buf)));
+			goto out;
+		}
+	}
+	if (output_is_doc(format)) {
+		json_t *o = json_pack("{s:s,s:s,s:s?,s:s?,s:O?,s:b,s:b}", "node", name,
+				      "annotation", key, "before", before, "after", value, "patch",
+				      patch, "changed", patch != NULL, "dryRun", dry_run);
+		json_t *doc = output_stamp(o, "FaultResult");
+		int r = output_print(doc, format, JSON_SORT_KEYS, &err);
+		json_decref(doc);
+		json_decref(o);
+		if (r < 0) {
+			cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+			goto out;
+		}
+	} else {
+		cmd_printf("%s: %s \"%s\" -> %s%s%s%s\n", name, key, before ? before : "",
+			   value ? "\"" : "(removed)", value ? value : "", value ? "\"" : "",
+			   !patch    ? " (unchanged)"
+			   : dry_run ? " (dry run)"
+				     : "");
+		if (dry_run && patch) {
+			char *txt = json_dumps(patch, JSON_INDENT(2) | JSON_SORT_KEYS);
+			puts(txt);
+			free(txt);
+		}
+	}
+	rc = EXIT_OK;
+out:
+	json_decref(node);
+	json_decref(patch);
+	free(value);
+	free(path);
+	kube_context_release(&kx);
+	return rc;
+}
+
 int cmd_fault(int argc, char **argv)
 {
 	static const struct {
@@ -508,6 +649,8 @@ int cmd_fault(int argc, char **argv)
 
 	if (argc >= 2 && !strcmp(argv[1], "mig"))
 		return run_mig(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "kubelet"))
+		return run_kubelet(argc - 1, argv + 1);
 	for (size_t i = 0; argc >= 2 && i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (!strcmp(argv[1], verbs[i].name))
 			return run(verbs[i].verb, argc - 1, argv + 1);
@@ -515,7 +658,8 @@ int cmd_fault(int argc, char **argv)
 	if (n < 0)
 		return parseopt_exit(n);
 	if (n == 0)
-		gs_error_set(&err, "say which subcommand: gpu, clear, restart-plugin, mig");
+		gs_error_set(&err,
+			     "say which subcommand: gpu, clear, restart-plugin, mig, kubelet");
 	else
 		gs_error_set(&err, "'%s' is not a fault subcommand; see 'gpushare fault --help'",
 			     argv[0]);

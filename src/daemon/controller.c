@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/escape.h"
+#include "engine/kubeletrestart.h"
 #include "model/defaults.h"
 #include "dra/draslice.h"
 #include "model/kobj.h"
@@ -341,6 +342,21 @@ static json_t *reduce_node(const json_t *node)
 	copy_key(m, md, "annotations");
 	copy_key(s, st, "capacity");
 	copy_key(s, st, "allocatable");
+	{
+		/* Its Ready condition without the times: a kubelet restart's window shows there. */
+		const json_t *conds = json_object_get(st, "conditions");
+		json_t *c;
+		size_t i;
+
+		json_array_foreach ((json_t *)conds, i, c)
+			if (!strcmp(kobj_text(c, "type"), "Ready"))
+				json_object_set_new(
+					s, "conditions",
+					json_pack("[{s:s,s:O?,s:O?,s:O?}]", "type", "Ready",
+						  "status", json_object_get(c, "status"), "reason",
+						  json_object_get(c, "reason"), "message",
+						  json_object_get(c, "message")));
+	}
 	return json_pack("{s:o,s:o}", "metadata", m, "status", s);
 }
 
@@ -1063,6 +1079,129 @@ static unsigned gpu_pods_on(void *arg, const char *node)
 	return n;
 }
 
+static void refuse_pod(struct controller *ctl, struct cpod *p, struct cnode *n, const char *reason,
+		       const char *message);
+
+/* A write beside the advertisement (the Ready condition, the Lease). */
+struct aux_write {
+	struct controller *ctl;
+	char *node, *what;
+};
+
+static void on_aux_written(void *arg, const struct kube_result *r)
+{
+	struct aux_write *w = arg;
+	struct controller *ctl = w->ctl;
+
+	ctl->in_flight--;
+	if (r && r->error) {
+		ctl->write_errors++;
+		ctl_log(ctl, "node %s: %s failed: %s%s", w->node, w->what, r->error,
+			r->code == 404 ? "" : "; the node is planned again");
+		if (r->code != 404)
+			schedule_node_retry(ctl, w->node);
+	}
+	free(w->node);
+	free(w->what);
+	free(w);
+}
+
+static void write_aux(struct controller *ctl, const char *node, const char *path, const char *ctype,
+		      const json_t *patch, const char *what)
+{
+	struct aux_write *w = gs_xcalloc(1, sizeof(*w));
+	char *body = json_dumps(patch, JSON_COMPACT);
+
+	w->ctl = ctl;
+	w->node = gs_xstrdup(node);
+	w->what = gs_xstrdup(what);
+	ctl_request(ctl, "PATCH", path, ctype, body, on_aux_written, w);
+	free(body);
+}
+
+/* {resource: devices} the admitted pods on `node` hold: the checkpoint's allocatedDevices. */
+static json_t *held_on(struct controller *ctl, const char *node)
+{
+	json_t *held = json_object();
+	struct cpod *p;
+
+	MAP_FOREACH (&ctl->pods, i, p) {
+		if (p->state != POD_ADMITTED || strcmp(p->node, node))
+			continue;
+		for (uint8_t k = 0; k < p->n_req; k++) {
+			const char *res = ctl->res_names[p->req[k].id];
+			json_int_t have = json_integer_value(json_object_get(held, res));
+			json_object_set_new(held, res, json_integer(have + p->req[k].n));
+		}
+	}
+	return held;
+}
+
+/* Whether a node declares a kubelet restart or shows one: worth reading it through. */
+static bool kubelet_touched(const struct cnode *n)
+{
+	return strstr(n->shared->s, NODEHW_ANN_KUBELET_RESTART) ||
+	       strstr(n->shared->s, KUBELET_NOT_READY_MESSAGE);
+}
+
+/*
+ * The kubelet started again (engine/kubeletrestart.h): every pod admitted
+ * before is admitted again, and the device manager fails those it can no
+ * longer serve.
+ */
+static void kubelet_readmit(struct controller *ctl, struct cnode *n)
+{
+	json_t *node = node_json(n), *held = held_on(ctl, n->name);
+	long long now = (long long)time(NULL);
+	struct kubelet_plan k;
+	struct cpod *p;
+
+	kubelet_plan_node(node, now, &k);
+	MAP_FOREACH (&ctl->pods, i, p) {
+		char *reason, *message;
+		json_t *pod;
+
+		if (p->state != POD_ADMITTED || p->busy || !p->n_req || strcmp(p->node, n->name))
+			continue;
+		pod = json_loads(p->text, 0, NULL);
+		if (pod && kubelet_pod_verdict(&k, node, pod, true, held, now, &reason, &message)) {
+			refuse_pod(ctl, p, n, reason, message);
+			free(reason);
+			free(message);
+		}
+		json_decref(pod);
+	}
+	kubelet_plan_release(&k);
+	json_decref(held);
+	json_decref(node);
+}
+
+/* What the kubelet writes itself: its Ready condition and its Lease. */
+static void kubelet_writes(struct controller *ctl, struct cnode *n, const struct sync_node *sn)
+{
+	char *path;
+
+	if (sn->kubelet_event)
+		ctl_log(ctl, "node %s: %s", n->name, sn->kubelet_event);
+	/* The Lease first: kwok leaves a node alone once it is not the holder. */
+	if (sn->kubelet_lease) {
+		path = gs_xasprintf(
+			"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/%s",
+			n->name);
+		write_aux(ctl, n->name, path, "application/merge-patch+json", sn->kubelet_lease,
+			  "writing its Lease");
+		free(path);
+	}
+	if (sn->kubelet_status) {
+		path = gs_xasprintf("/api/v1/nodes/%s/status", n->name);
+		write_aux(ctl, n->name, path, "application/strategic-merge-patch+json",
+			  sn->kubelet_status, "writing its Ready condition");
+		free(path);
+	}
+	if (sn->kubelet_window)
+		kubelet_readmit(ctl, n);
+}
+
 /* Plan a batch of dirty nodes and write what differs. */
 static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t k)
 {
@@ -1124,6 +1263,12 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 			continue;
 		for (size_t wi = 0; wi < sn->warnings.n; wi++)
 			ctl_log(ctl, "node %s: note: %s", n->name, sn->warnings.items[wi]);
+		if (sn->replan_at) {
+			/* mig-manager's walk or the kubelet's window moves on then. */
+			long long ms = (sn->replan_at - so.now) * 1000;
+			schedule_node_after(ctl, n->name, ms < 0 ? 0 : (long)ms);
+		}
+		kubelet_writes(ctl, n, sn);
 		if (sn->outcome == SYNC_FAILED) {
 			ctl->plan_failures++;
 			warn_node(ctl, n, sn->message, real_node_does(sn));
@@ -1133,11 +1278,6 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 			continue;
 		}
 		n->warned = 0;
-		if (sn->replan_at) {
-			/* mig-manager's walk moves on then (engine/migwalk.h). */
-			long long ms = (sn->replan_at - so.now) * 1000;
-			schedule_node_after(ctl, n->name, ms < 0 ? 0 : (long)ms);
-		}
 		if (sn->mig_event) {
 			ctl_log(ctl, "node %s: mig-manager: %s", n->name, sn->mig_event);
 			if (sn->mig_failed)
@@ -1497,6 +1637,33 @@ static json_t *holders_of(struct controller *ctl, const char *node)
 	return arr;
 }
 
+/*
+ * The kubelet's rejectPod (pkg/kubelet/kubelet.go): phase Failed with the
+ * reason and "Pod was rejected: " + message, and a Warning Event with the
+ * same reason and the message.
+ */
+static void refuse_pod(struct controller *ctl, struct cpod *p, struct cnode *n, const char *reason,
+		       const char *message)
+{
+	const char *slash = strchr(p->key, '/');
+	char *ns = gs_xstrndup(p->key, (size_t)(slash - p->key));
+	const char *name = slash + 1;
+	char *what = gs_xasprintf("failed admission: %s: %s", reason, message);
+	char *status_msg = gs_xasprintf("Pod was rejected: %s", message);
+	json_t *patch = json_pack("{s:{},s:{s:s,s:s,s:s}}", "metadata", "status", "phase", "Failed",
+				  "reason", reason, "message", status_msg);
+	char *path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
+
+	write_pod(ctl, p, n, path, patch, what, NULL);
+	post_event(ctl, "Pod", ns, name, p->uid, p->node, reason, message);
+	ctl->refused++;
+	json_decref(patch);
+	free(path);
+	free(status_msg);
+	free(what);
+	free(ns);
+}
+
 static void admit_one(struct controller *ctl, struct cpod *p)
 {
 	struct cnode *n = map_get(&ctl->nodes, p->node);
@@ -1509,6 +1676,29 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 
 	if (n && n->admitting)
 		goto out;
+	if (n && kubelet_touched(n)) {
+		/* The kubelet started again and its device plugin has not registered yet. */
+		json_t *node = node_json(n), *pod = json_loads(p->text, 0, NULL);
+		json_t *held = held_on(ctl, n->name);
+		long long now = (long long)time(NULL);
+		struct kubelet_plan k;
+		char *reason = NULL, *message = NULL;
+		int r;
+
+		kubelet_plan_node(node, now, &k);
+		r = pod ? kubelet_pod_verdict(&k, node, pod, false, held, now, &reason, &message)
+			: 0;
+		kubelet_plan_release(&k);
+		json_decref(held);
+		json_decref(pod);
+		json_decref(node);
+		if (r) {
+			refuse_pod(ctl, p, n, reason, message);
+			free(reason);
+			free(message);
+			goto out;
+		}
+	}
 	if (n && ctl->o.admit) {
 		struct controller_admission in;
 		struct gs_error err;
@@ -1542,6 +1732,8 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 			  n ? "admitted" : "admitted (its node declares no GPUs)", NULL);
 		p->held_at = 0;
 		ctl->admitted++;
+		json_decref(patch);
+		free(path);
 	} else if (v.hold) {
 		const char *reason = v.reason ? v.reason : "";
 		const char *message = v.message ? v.message : "";
@@ -1556,25 +1748,13 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 		p->held_node_rv = n ? n->rv : 0;
 		free(what);
 		json_decref(v.annotations);
+		json_decref(patch);
+		free(path);
 	} else {
-		const char *reason = v.reason ? v.reason : "UnexpectedAdmissionError";
-		const char *message = v.message ? v.message : "";
-		char *what = gs_xasprintf("failed admission: %s: %s", reason, message);
-		/* The kubelet's rejectPod: the status message is prefixed, the Event's is not. */
-		char *status_msg = gs_xasprintf("Pod was rejected: %s", message);
-		patch = json_pack("{s:{},s:{s:s,s:s,s:s}}", "metadata", "status", "phase", "Failed",
-				  "reason", reason, "message", status_msg);
-		free(status_msg);
-		path = gs_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
-		write_pod(ctl, p, n, path, patch, what, NULL);
-		/* The kubelet's recorder: a Warning on the pod with the same reason and message. */
-		post_event(ctl, "Pod", ns, name, p->uid, p->node, reason, message);
-		ctl->refused++;
-		free(what);
+		refuse_pod(ctl, p, n, v.reason ? v.reason : "UnexpectedAdmissionError",
+			   v.message ? v.message : "");
 		json_decref(v.annotations);
 	}
-	json_decref(patch);
-	free(path);
 out:
 	free(v.reason);
 	free(v.message);

@@ -1,6 +1,7 @@
 #include "engine/explain_node.h"
 
 #include "engine/health.h"
+#include "engine/kubeletrestart.h"
 #include "engine/migwalk.h"
 
 #include <stdlib.h>
@@ -247,6 +248,52 @@ static void walk_lines(struct strbuf *sb, const struct catalog *cat, const json_
 	migwalk_release(&w);
 }
 
+/*
+ * A kubelet restart or node reboot the node declares (engine/kubeletrestart.h):
+ * where its window is and why the GPUs read 0; nothing when steady.
+ */
+static void kubelet_lines(struct strbuf *sb, const json_t *node)
+{
+	struct kubelet_plan k;
+	long long now = (long long)time(NULL);
+
+	kubelet_plan_node(node, now, &k);
+	if (k.phase == KUBELET_WINDOW) {
+		escape_addf(sb,
+			    "kubelet: %s %llds ago (" NODEHW_ANN_KUBELET_RESTART "); the device "
+			    "plugin registers again in %llds\n",
+			    k.fault.kind == KUBELET_REBOOT ? "the node rebooted"
+							   : "the kubelet restarted",
+			    now - k.fault.at, k.until - now);
+		escape_addf(sb,
+			    "  why the GPUs read 0: the kubelet's device manager read its "
+			    "checkpoint and knows every resource the plugin registered with no "
+			    "healthy device until the plugin registers again (capacity and "
+			    "allocatable 0%s); the node is NotReady meanwhile\n",
+			    k.capacity_removed ? "; past endpointStopGracePeriod (5m) the "
+						 "resources are dropped, still written 0"
+					       : "");
+		escape_addf(sb,
+			    "  pods bound now fail UnexpectedAdmissionError (\"no healthy "
+			    "devices present\"); %s\n",
+			    k.fault.kind == KUBELET_REBOOT
+				    ? "after a reboot nothing ran, so every GPU pod failed its "
+				      "re-admission; a bare pod stays Failed (kubernetes#125579)"
+				    : "running pods kept their devices from the checkpoint, except "
+				      "those whose init container asked for GPUs "
+				      "(kubernetes#124345, #138446)");
+	} else if (k.phase == KUBELET_RECOVERING) {
+		escape_addf(sb, "kubelet: the window is over; the controller marks the node "
+				"Ready and the plugin's devices come back\n");
+	} else if (k.declared && k.replan_at) {
+		escape_addf(sb, "kubelet: a %s is declared for %llds from now\n",
+			    kubelet_kind_name(k.fault.kind), k.replan_at - now);
+	}
+	for (size_t i = 0; i < k.notes.n; i++)
+		escape_addf(sb, "note: %s\n", k.notes.items[i]);
+	kubelet_plan_release(&k);
+}
+
 int explain_node(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
 		 char **out, struct gs_error *err)
 {
@@ -287,6 +334,7 @@ int explain_node(const struct catalog *cat, const json_t *node, const struct dpc
 		escape_addf(&sb, "MIG layout: none (no nvidia.com/mig.config label)\n");
 	mig_lines(&sb, adv);
 	walk_lines(&sb, cat, node, hw);
+	kubelet_lines(&sb, node);
 	sharing_lines(&sb, set, adv);
 	if (adv->failure)
 		escape_addf(&sb, "refused: %s\n", adv->failure);

@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/advertise.h"
 #include "engine/health.h"
+#include "engine/kubeletrestart.h"
 #include "engine/migwalk.h"
 #include "model/catalog.h"
 #include "model/defaults.h"
@@ -245,6 +247,50 @@ static void walk_patch(const struct migwalk *w, const json_t *node, json_t *patc
 			       json_string(w->record));
 }
 
+/*
+ * The kubelet's view while the device plugin has not registered again
+ * (engine/kubeletrestart.h): the checkpoint names the resources with no
+ * healthy device, capacity 0 and allocatable 0 (k8s.io/kubernetes v1.37.2
+ * pkg/kubelet/cm/devicemanager/manager.go readCheckpoint :561-566,
+ * GetCapacity :477-490); once endpointStopGracePeriod passed they are
+ * dropped and nodestatus/setters.go:274-284 writes capacity 0 all the same.
+ * GFD keeps its labels.
+ */
+static void kubelet_advertisement(struct advertisement *adv)
+{
+	const char *k;
+	json_t *v;
+
+	json_decref(adv->allocatable);
+	adv->allocatable = json_object();
+	json_object_foreach (adv->resources, k, v) {
+		json_object_set_new(adv->allocatable, k, json_integer(0));
+		json_object_set_new(adv->resources, k, json_integer(0));
+	}
+}
+
+/* What the controller writes for the kubelet beside the advertisement. */
+static void kubelet_report(const struct kubelet_plan *k, struct sync_node *n)
+{
+	n->kubelet_window = k->phase == KUBELET_WINDOW;
+	n->kubelet_status = json_incref(k->status_patch);
+	n->kubelet_lease = json_incref(k->lease_patch);
+	if (k->status_patch && k->why)
+		n->kubelet_event = gs_xstrdup(k->why);
+	if (k->replan_at)
+		n->replan_at = k->replan_at;
+	for (size_t i = 0; i < k->notes.n; i++)
+		gs_warnings_add(&n->warnings, "%s", k->notes.items[i]);
+}
+
+/* When the device plugin last started, as declared (0: not declared or unreadable). */
+static long long plugin_start_of(const json_t *node)
+{
+	long long t = migwalk_parse_time(kobj_annotation(node, NODEHW_ANN_RESTARTED_AT));
+
+	return t < 0 ? 0 : t;
+}
+
 /* What one node should advertise, into a new entry of rep. No I/O. */
 static void plan_one(const struct catalog *cat, const json_t *node, const struct dpconfig_set *set,
 		     const struct sync_opts *o, struct sync_report *rep)
@@ -259,6 +305,8 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 	struct gs_error err;
 	json_t *patch = NULL, *shown = NULL;
 	struct migwalk walk;
+	struct kubelet_plan kub;
+	json_t *restarted = NULL;
 	bool walking = false;
 
 	name = kobj_name(node);
@@ -270,9 +318,25 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 		n->message = gs_xstrdup("no " NODEHW_ANN_PRODUCT " annotation");
 		return;
 	}
+	kubelet_plan_node(node, o->now, &kub);
+	kubelet_report(&kub, n);
 	if (draslice_node_wants_dra(node)) {
 		plan_dra(cat, node, o, n);
+		kubelet_plan_release(&kub);
 		return;
+	}
+	if (kub.plugin_started_at > plugin_start_of(node)) {
+		/* The plugin restarted when kubelet.sock was made again: devices come back. */
+		char ts[32];
+		time_t t = (time_t)kub.plugin_started_at;
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		restarted = json_deep_copy(node);
+		json_object_set_new(
+			json_object_get(json_object_get(restarted, "metadata"), "annotations"),
+			NODEHW_ANN_RESTARTED_AT, json_string(ts));
+		node = restarted;
 	}
 	if (o->mig_walk) {
 		struct nodehw *hw = NULL;
@@ -285,7 +349,7 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 		    migwalk_plan(cat, node, hw, o->now, pods, &walk, &err) < 0) {
 			nodehw_free(hw);
 			sync_node_fail(n, "%s", err.msg);
-			return;
+			goto out;
 		}
 		walking = true;
 		if (!same_str(walk.layout, hw->mig_config))
@@ -320,13 +384,16 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 	}
 	if (walking)
 		walk_advertisement(&walk, node, adv);
+	if (kub.phase == KUBELET_WINDOW)
+		kubelet_advertisement(adv);
 	if (advertise_patch(adv, node, &patch, &n->warnings, &err) < 0) {
 		sync_node_fail(n, "%s", err.msg);
 		goto out;
 	}
 	if (walking) {
 		walk_patch(&walk, node, patch);
-		n->replan_at = walk.replan_at;
+		if (walk.replan_at && (!n->replan_at || walk.replan_at < n->replan_at))
+			n->replan_at = walk.replan_at;
 		n->mig_failed = walk.ended && !strcmp(walk.ended, "failed");
 		if (walk.why && (walk.record || walk.ended))
 			n->mig_event = gs_xstrdup(walk.why);
@@ -348,8 +415,10 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 out:
 	json_decref(patch);
 	json_decref(shown);
+	json_decref(restarted);
 	if (walking)
 		migwalk_release(&walk);
+	kubelet_plan_release(&kub);
 	advertisement_free(adv);
 }
 
@@ -736,6 +805,9 @@ void sync_report_release(struct sync_report *rep)
 		free(n->message);
 		free(n->health_event);
 		free(n->mig_event);
+		free(n->kubelet_event);
+		json_decref(n->kubelet_status);
+		json_decref(n->kubelet_lease);
 		json_decref(n->patch);
 		json_decref(n->slice);
 		json_decref(n->pool);

@@ -99,6 +99,18 @@ struct sync_node {
 	char *mig_event;
 	bool mig_failed;
 	long long replan_at;
+	/*
+	 * A kubelet restart or node reboot (engine/kubeletrestart.h): in its
+	 * window the plugin's resources read 0 and the kubelet fails GPU pods;
+	 * kubelet_status is a strategic merge patch of the node's status (its
+	 * Ready condition) and kubelet_lease a merge patch of its Lease in
+	 * kube-node-lease, for the controller to write (NULL: none);
+	 * kubelet_event says what changed, once (NULL: nothing new).
+	 */
+	bool kubelet_window;
+	json_t *kubelet_status;
+	json_t *kubelet_lease;
+	char *kubelet_event;
 	struct gs_warnings warnings;
 };
 

@@ -56,6 +56,14 @@
 #define NODEHW_ANN_MIG_SECONDS "gpushare.io/mig-reconfigure-seconds"
 #define NODEHW_ANN_MIG_RECORD "gpushare.io/mig-reconfigure"
 
+/*
+ * A kubelet restart or node reboot a person (or `gpushare fault kubelet`)
+ * declares (docs/guide/faults.md "Kubelet restart and node reboot"):
+ * "restart@2026-12-03T10:00:00Z" or "reboot@...,SECONDS", the instant the
+ * kubelet started again and how long until the device plugin registers.
+ */
+#define NODEHW_ANN_KUBELET_RESTART "gpushare.io/kubelet-restart"
+
 /* On the nodes `gpushare import --pool NAME=...` writes: the pool's name. */
 #define IMPORT_LABEL_POOL "gpushare.io/pool"
 

@@ -206,7 +206,8 @@ def scenario_options(docs, files):
         expect(a in c.get("args", []), f"controller args {c.get('args')} lack {a}")
     expect(c.get("ports") == [{"name": "metrics", "containerPort": 9090}], f"controller ports {c.get('ports')}")
     groups = {g for r in one(docs, "ClusterRole", "lab-gpushare-controller").get("rules", []) for g in r["apiGroups"]}
-    expect(groups == {""}, f"controller.dra=false keeps API groups {groups}")
+    # The core group, and the node Leases a kubelet restart window holds (docs/guide/faults.md).
+    expect(groups == {"", "coordination.k8s.io"}, f"controller.dra=false keeps API groups {groups}")
     w = one(docs, "Deployment", "lab-gpushare-webhook")
     expect(w.get("spec", {}).get("replicas") == 3, "webhook replicas")
     c = container(w)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "daemon/controller.h"
 #include "engine/mergepatch.h"
@@ -894,6 +895,191 @@ static void mig_fail_and_gpu_pods_keep_the_old_layout(void **state)
 	answer(w);
 }
 
+/* ---- a kubelet restart or node reboot (engine/kubeletrestart.h) ---------------------------- */
+
+/* The kubelet's start `ago` seconds back, as gpushare fault kubelet declares it. */
+static const char *started(const char *kind, long ago, int seconds)
+{
+	static char out[64];
+	char ts[32];
+	time_t t = time(NULL) - ago;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(out, sizeof(out), "%s@%s,%d", kind, ts, seconds);
+	return out;
+}
+
+static const struct controller_effect *find_ctype(struct world *w, const char *path,
+						  const char *ctype)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->e[i].method && !strcmp(w->e[i].path, path) && w->e[i].ctype &&
+		    !strcmp(w->e[i].ctype, ctype))
+			return &w->e[i];
+	return NULL;
+}
+
+/* An admitted GPU pod in phase `phase`; `init` adds a plain init container asking a GPU. */
+static json_t *admitted_pod(const char *name, const char *node_name, const char *phase, bool init)
+{
+	json_t *p = pod(name, node_name, "1");
+
+	json_object_set_new(json_object_get(p, "metadata"), "annotations",
+			    json_pack("{s:s,s:s}", "gpushare.io/admitted", "true",
+				      "gpushare.io/devices",
+				      "{\"nvidia.com/gpu\":[\"GPU-0::0\"]}"));
+	json_object_set_new(json_object_get(p, "status"), "phase", json_string(phase));
+	if (init)
+		json_object_set_new(json_object_get(p, "spec"), "initContainers",
+				    json_pack("[{s:s,s:{s:{s:s}}}]", "name", "prep", "resources",
+					      "limits", "nvidia.com/gpu", "1"));
+	return p;
+}
+
+static const char *status_field(const json_t *b, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(b, "status"), key));
+}
+
+#define NO_HEALTHY                                                                                 \
+	"Allocate failed due to no healthy devices present; cannot allocate unhealthy devices "    \
+	"nvidia.com/gpu, which is unexpected"
+
+/*
+ * A kubelet restart: the node reads 0/0 and NotReady, its Lease is held as
+ * the kubelet's; a running pod keeps its devices, one whose GPU init
+ * container exited fails (kubernetes#124345), and a pod bound in the window
+ * fails in the kubelet's words without reaching the admission hook.
+ */
+static void kubelet_restart_window(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+	const json_t *c;
+
+	start(w, json_pack("[o]", node("t4", "10", "shared", 2)));
+	tick(w);
+	answer(w);
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED,
+	     admitted_pod("train", "t4", "Running", false));
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, admitted_pod("prep", "t4", "Running", true));
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     annotated(w, "t4", "gpushare.io/kubelet-restart", started("restart", 1, 60)));
+	tick(w);
+	b = body_of(find_ctype(w, "/api/v1/nodes/t4/status", "application/merge-patch+json"));
+	assert_string_equal(gpus_in(b), "0");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_object_get(b, "status"), "capacity"),
+				    "nvidia.com/gpu")),
+			    "0");
+	json_decref(b);
+	b = body_of(
+		find_ctype(w, "/api/v1/nodes/t4/status", "application/strategic-merge-patch+json"));
+	c = json_array_get(json_object_get(json_object_get(b, "status"), "conditions"), 0);
+	assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
+	assert_string_equal(json_string_value(json_object_get(c, "reason")), "KubeletNotReady");
+	json_decref(b);
+	b = body_of(find(w, "PATCH",
+			 "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/t4"));
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(b, "spec"), "holderIdentity")),
+		"t4");
+	json_decref(b);
+	/* Re-admitted at start: the running pod keeps its GPU, the one with the init container
+	 * fails. */
+	assert_null(find(w, "PATCH", "/api/v1/namespaces/default/pods/train/status"));
+	b = body_of(find(w, "PATCH", "/api/v1/namespaces/default/pods/prep/status"));
+	assert_string_equal(status_field(b, "phase"), "Failed");
+	assert_string_equal(status_field(b, "reason"), "UnexpectedAdmissionError");
+	assert_string_equal(status_field(b, "message"), "Pod was rejected: " NO_HEALTHY);
+	json_decref(b);
+	answer(w);
+
+	/* A pod bound in the window: the device manager fails it, the hook is not asked. */
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, pod("late", "t4", "1"));
+	tick(w);
+	assert_int_equal(w->hook_calls, 0);
+	b = body_of(find(w, "PATCH", "/api/v1/namespaces/default/pods/late/status"));
+	assert_string_equal(status_field(b, "message"), "Pod was rejected: " NO_HEALTHY);
+	json_decref(b);
+	b = body_of(find(w, "POST", "/api/v1/namespaces/default/events"));
+	assert_string_equal(json_string_value(json_object_get(b, "reason")),
+			    "UnexpectedAdmissionError");
+	assert_string_equal(json_string_value(json_object_get(b, "message")), NO_HEALTHY);
+	json_decref(b);
+	answer(w);
+}
+
+/*
+ * A node reboot: nothing runs any more, so every admitted GPU pod fails its
+ * re-admission (kubernetes#125579); a pod without GPUs stays. Once the plugin
+ * registered, the node is Ready again, its Lease let lapse for kwok to take
+ * back, and its GPUs come back.
+ */
+static void kubelet_reboot_then_back(void **state)
+{
+	struct world *w = *state;
+	json_t *n = node("t4", "10", "shared", 2), *web = pod("web", "t4", "0"), *b;
+	const json_t *c;
+
+	json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
+			    "gpushare.io/kubelet-restart", json_string(started("reboot", 2, 60)));
+	/* It advertised its 8 before: the device manager's checkpoint registered them. */
+	json_object_set_new(json_object_get(json_object_get(n, "status"), "capacity"),
+			    "nvidia.com/gpu", json_string("8"));
+	json_object_del(
+		json_object_get(json_object_get(json_object_get(web, "spec"), "containers"), 0),
+		"resources");
+	json_object_set_new(json_object_get(web, "metadata"), "annotations",
+			    json_pack("{s:s}", "gpushare.io/admitted", "true"));
+	json_object_set_new(json_object_get(web, "status"), "phase", json_string("Running"));
+	relist(w, CONTROLLER_WATCH_CONFIGMAP, json_pack("[o]", json_loads(cm_v1, 0, NULL)));
+	relist(w, CONTROLLER_WATCH_NODES, json_pack("[o]", n));
+	relist(w, CONTROLLER_WATCH_PODS,
+	       json_pack("[o,o]", admitted_pod("train", "t4", "Running", false), web));
+	tick(w);
+	b = body_of(find(w, "PATCH", "/api/v1/namespaces/default/pods/train/status"));
+	assert_string_equal(status_field(b, "phase"), "Failed");
+	assert_string_equal(status_field(b, "message"), "Pod was rejected: " NO_HEALTHY);
+	json_decref(b);
+	assert_null(find(w, "PATCH", "/api/v1/namespaces/default/pods/web/status"));
+	answer(w);
+
+	/* The window over, the node still NotReady: Ready again, the Lease released, GPUs back. */
+	teardown(state);
+	setup(state);
+	w = *state;
+	n = node("t4", "10", "shared", 2);
+	json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
+			    "gpushare.io/kubelet-restart", json_string(started("reboot", 100, 60)));
+	json_object_set_new(json_object_get(n, "status"), "conditions",
+			    json_pack("[{s:s,s:s,s:s,s:s}]", "type", "Ready", "status", "False",
+				      "reason", "KubeletNotReady", "message",
+				      "container runtime status check may not have completed yet"));
+	start(w, json_pack("[o]", n));
+	tick(w);
+	b = body_of(find_ctype(w, "/api/v1/nodes/t4/status", "application/merge-patch+json"));
+	assert_string_equal(gpus_in(b), "8");
+	json_decref(b);
+	b = body_of(
+		find_ctype(w, "/api/v1/nodes/t4/status", "application/strategic-merge-patch+json"));
+	c = json_array_get(json_object_get(json_object_get(b, "status"), "conditions"), 0);
+	assert_string_equal(json_string_value(json_object_get(c, "status")), "True");
+	json_decref(b);
+	b = body_of(find(w, "PATCH",
+			 "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/t4"));
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "spec"),
+							    "leaseDurationSeconds")),
+			 1);
+	json_decref(b);
+	answer(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -913,6 +1099,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(mig_stall_stays_until_cleared, setup, teardown),
 		cmocka_unit_test_setup_teardown(mig_fail_and_gpu_pods_keep_the_old_layout, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(kubelet_restart_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(kubelet_reboot_then_back, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
