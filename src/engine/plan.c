@@ -1458,24 +1458,14 @@ static void dra_reserve(struct plan *p, struct ppod *pp, size_t at, struct plan_
 	json_decref(allocs);
 }
 
-/* Quota admission, the scheduler, the kubelet: the pod's outcome in o. */
-static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_error *err)
+/*
+ * The scheduler (or spec.nodeName) and the kubelet for a pod the quotas
+ * admitted, `usage` what they charged for it (NULL: none): the outcome in o;
+ * a bound pod takes its node's resources.
+ */
+static int bind_pod(struct plan *p, struct ppod *pp, struct plan_pod *o, const json_t *usage,
+		    struct gs_error *err)
 {
-	json_t *usage = NULL;
-	char *msg = NULL;
-	int q = quota_admit(p, pp->obj, &usage, &msg, err);
-
-	if (q < 0) {
-		gs_error_prefix(err, "pod %s/%s: ", o->namespace, o->name);
-		json_decref(usage);
-		return -1;
-	}
-	if (q > 0) {
-		o->verdict = PLAN_REFUSED;
-		o->reason = msg;
-		json_decref(usage);
-		return 0;
-	}
 	const char *nn = kobj_text(pp->obj, "spec.nodeName");
 	long at = -1;
 	if (*nn) {
@@ -1499,10 +1489,8 @@ static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_
 			kubelet_refuses(p, pp->obj, (size_t)at, o))) {
 		/* Failed is terminal: it holds neither the node nor the quota. */
 		if (usage &&
-		    quota_charge(json_object_get(p->quotas, o->namespace), usage, -1, err) < 0) {
-			json_decref(usage);
+		    quota_charge(json_object_get(p->quotas, o->namespace), usage, -1, err) < 0)
 			return -1;
-		}
 	} else if (at >= 0) {
 		consume(&p->nodes[at], pp, 1);
 		if (!*nn)
@@ -1513,8 +1501,30 @@ static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_
 		if (o->verdict == PLAN_PENDING)
 			plan_dra_why(p->dra, &pp->dra_pod, PLAN_MAX_LISTED, &o->hints, &o->n_hints);
 	}
-	json_decref(usage);
 	return 0;
+}
+
+/* Quota admission, the scheduler, the kubelet: the pod's outcome in o. */
+static int place(struct plan *p, struct ppod *pp, struct plan_pod *o, struct gs_error *err)
+{
+	json_t *usage = NULL;
+	char *msg = NULL;
+	int q = quota_admit(p, pp->obj, &usage, &msg, err);
+
+	if (q < 0) {
+		gs_error_prefix(err, "pod %s/%s: ", o->namespace, o->name);
+		json_decref(usage);
+		return -1;
+	}
+	if (q > 0) {
+		o->verdict = PLAN_REFUSED;
+		o->reason = msg;
+		json_decref(usage);
+		return 0;
+	}
+	int rc = bind_pod(p, pp, o, usage, err);
+	json_decref(usage);
+	return rc;
 }
 
 int plan_add(struct plan *p, const json_t *pod, struct gs_error *err)
@@ -1561,6 +1571,156 @@ int plan_add(struct plan *p, const json_t *pod, struct gs_error *err)
 	return rc;
 }
 
+/* ---- pods that come and go --------------------------------------------------------- */
+
+const struct plan_pod *plan_outcome(const struct plan *p, size_t i)
+{
+	return p->r && i < p->r->n_pods ? &p->r->pods[i] : NULL;
+}
+
+/* Pod i's outcome, checked to be `pod`'s. */
+static int outcome_of(struct plan *p, size_t i, const json_t *pod, struct plan_pod **o,
+		      struct gs_error *err)
+{
+	const char *name = kobj_text(pod, "metadata.name");
+
+	if (!p->r || i >= p->r->n_pods) {
+		gs_error_set(err, "pod %s/%s: the plan has no pod %zu", ns_of(pod), name, i);
+		return -1;
+	}
+	*o = &p->r->pods[i];
+	if (strcmp((*o)->name, name) || strcmp((*o)->namespace, ns_of(pod))) {
+		gs_error_set(err, "pod %s/%s: pod %zu of the plan is %s/%s", ns_of(pod), name, i,
+			     (*o)->namespace, (*o)->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* What the pod's quotas charged for it at create (NULL: no quota in its namespace). */
+static int quota_usage(struct plan *p, const json_t *pod, json_t **usage, struct gs_error *err)
+{
+	json_t *list = json_object_get(p->quotas, ns_of(pod));
+	struct explain_quota_report *qr = NULL;
+
+	*usage = NULL;
+	if (!list)
+		return 0;
+	if (explain_quota_pod(list, pod, &qr, err) < 0)
+		return -1;
+	*usage = json_incref(qr->usage);
+	explain_quota_report_free(qr);
+	return 0;
+}
+
+/* Whether DynamicResources took devices for pod pp on node i (it lacks a request a class serves).
+ */
+static bool dra_delegated(const struct plan *p, const struct ppod *pp, size_t i)
+{
+	for (size_t k = 0; pp->dra_ext && k < pp->n_req; k++) {
+		int64_t alloc, used;
+		if (!pp->req[k].dra_class || pp->req[k].v <= 0)
+			continue;
+		node_res(&p->nodes[i], pp->req[k].res, &alloc, &used);
+		if (alloc <= 0)
+			return true;
+	}
+	return false;
+}
+
+/* The scheduler's and the kubelet's part of an outcome, gone before it is made again. */
+static void outcome_clear(struct plan_pod *o)
+{
+	free(o->node);
+	free(o->reason);
+	free(o->status_reason);
+	free(o->feasible);
+	free(o->tied);
+	for (size_t j = 0; j < o->n_hints; j++)
+		free(o->hints[j]);
+	free(o->hints);
+	json_decref(o->claims);
+	o->claims = NULL;
+	o->node = o->reason = o->status_reason = NULL;
+	o->feasible = o->tied = NULL;
+	o->hints = NULL;
+	o->n_feasible = o->n_feasible_listed = o->n_tied = o->n_tied_listed = o->n_hints = 0;
+}
+
+int plan_retry(struct plan *p, size_t i, const json_t *pod, struct gs_error *err)
+{
+	struct plan_pod *o;
+	struct ppod pp;
+	json_t *usage = NULL;
+	int rc;
+
+	if (outcome_of(p, i, pod, &o, err) < 0)
+		return -1;
+	if (o->gone || o->verdict != PLAN_PENDING) {
+		gs_error_set(err, "pod %s/%s is %s, not pending", o->namespace, o->name,
+			     o->gone ? "gone" : plan_verdict_name(o->verdict));
+		return -1;
+	}
+	if (prepare_pod(p, pod, &pp, err) < 0 || quota_usage(p, pod, &usage, err) < 0) {
+		ppod_release(&pp);
+		return -1;
+	}
+	outcome_clear(o);
+	rc = bind_pod(p, &pp, o, usage, err);
+	json_decref(usage);
+	ppod_release(&pp);
+	return rc;
+}
+
+int plan_remove(struct plan *p, size_t i, const json_t *pod, struct gs_error *err)
+{
+	struct plan_pod *o;
+	struct ppod pp = {0};
+	json_t *usage = NULL;
+	long at = -1;
+	int rc = -1;
+
+	if (outcome_of(p, i, pod, &o, err) < 0)
+		return -1;
+	if (o->gone) {
+		gs_error_set(err, "pod %s/%s is gone already", o->namespace, o->name);
+		return -1;
+	}
+	/* Refused and failed pods hold nothing: neither node nor quota. */
+	if (o->verdict == PLAN_BOUND || o->verdict == PLAN_PENDING) {
+		/* Its own claims as dra_prefilter read them: Reserve kept their
+		   allocations and reservations for the pods after. */
+		if (p->pdra && json_array_size(kobj_get(pod, "spec.resourceClaims"))) {
+			gs_error_set(err,
+				     "pod %s/%s holds spec.resourceClaims; giving claims back is "
+				     "not modelled",
+				     o->namespace, o->name);
+			goto out;
+		}
+		if (prepare_pod(p, pod, &pp, err) < 0 || quota_usage(p, pod, &usage, err) < 0)
+			goto out;
+		if (o->verdict == PLAN_BOUND && (at = node_index(p, o->node)) >= 0 &&
+		    !*kobj_text(pod, "spec.nodeName") && dra_delegated(p, &pp, (size_t)at)) {
+			gs_error_set(err,
+				     "pod %s/%s: DRA allocated its devices on %s; giving them "
+				     "back is not modelled",
+				     o->namespace, o->name, o->node);
+			goto out;
+		}
+		if (usage &&
+		    quota_charge(json_object_get(p->quotas, o->namespace), usage, -1, err) < 0)
+			goto out;
+		if (at >= 0)
+			consume(&p->nodes[at], &pp, -1);
+	}
+	o->gone = true;
+	rc = 0;
+out:
+	json_decref(usage);
+	ppod_release(&pp);
+	return rc;
+}
+
 /* Each pool's nvidia.com/ resources after the batch (src/engine/pools.h). */
 static void pool_report(struct plan *p, struct plan_result *r)
 {
@@ -1569,7 +1729,8 @@ static void pool_report(struct plan *p, struct plan_result *r)
 
 	/* The resources a pending pod asks for ("name=quantity" of its requests). */
 	for (size_t i = 0; i < r->n_pods; i++)
-		for (size_t k = 0; r->pods[i].verdict == PLAN_PENDING && k < r->pods[i].n_requests;
+		for (size_t k = 0; r->pods[i].verdict == PLAN_PENDING && !r->pods[i].gone &&
+				   k < r->pods[i].n_requests;
 		     k++) {
 			const char *rq = r->pods[i].requests[k], *eq = strchr(rq, '=');
 			char *name = eq ? gs_xstrndup(rq, (size_t)(eq - rq)) : gs_xstrdup(rq);

@@ -58,6 +58,7 @@ struct plan_pod {
 	   array (docs/guide/plan.md "DRA claims"), NULL when it has none or
 	   went no further than PreEnqueue/PreFilter. */
 	json_t *claims;
+	bool gone; /* left by plan_remove: it held what its verdict says until then */
 };
 
 /* One hard limit of one quota, after the batch. */
@@ -140,6 +141,29 @@ int plan_start(struct plan *p, struct gs_error *err) GS_WUR;
 int plan_add(struct plan *p, const json_t *pod, struct gs_error *err) GS_WUR;
 struct plan_result *plan_finish(struct plan *p);
 void plan_free(struct plan *p);
+
+/*
+ * Pods that come and go (a trace replayed in time, docs/guide/replay.md).
+ * Pod i is the i-th given to plan_add; `pod` is the object given then (the
+ * plan does not keep pods; the name must match). plan_outcome is pod i's
+ * outcome so far (borrowed until the next call on the plan; NULL past the
+ * last). plan_retry schedules a PENDING pod again, as kube-scheduler does
+ * when it moves a pod back from its unschedulable queue: the scheduler and
+ * the kubelet only (the apiserver's validation and quota took it at create);
+ * its outcome is replaced. plan_remove deletes pod i: a BOUND pod gives its
+ * node back what it took (NodeResourcesFit's requested and pod count, the
+ * non-zero requests LeastAllocated and BalancedAllocation score), a BOUND or
+ * PENDING pod gives its quotas back their usage; the outcome stays, marked
+ * gone. Both fail, changing nothing, on a pod not in that state
+ * (plan_remove on one gone already, plan_retry on one not pending);
+ * plan_remove also refuses a pod whose devices DRA allocated on its node
+ * and a BOUND or PENDING pod with spec.resourceClaims the plan judged (its
+ * claims' allocations and reservations stay: giving claims back is not
+ * modelled).
+ */
+const struct plan_pod *plan_outcome(const struct plan *p, size_t i);
+int plan_retry(struct plan *p, size_t i, const json_t *pod, struct gs_error *err) GS_WUR;
+int plan_remove(struct plan *p, size_t i, const json_t *pod, struct gs_error *err) GS_WUR;
 void plan_result_free(struct plan_result *r);
 
 /* The outcome as contract JSON: {"pods":[...],"quotas":[...]} (docs/guide/plan.md). */

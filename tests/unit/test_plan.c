@@ -373,6 +373,132 @@ static void test_one_at_a_time(void **state)
 	json_decref(all);
 }
 
+/* plan_add a copy of `pod` (the plan keeps no pod); fails the test on error. */
+static void add_copy(struct plan *p, const json_t *pod)
+{
+	json_t *copy = json_deep_copy(pod);
+	struct gs_error err;
+
+	if (plan_add(p, copy, &err) < 0)
+		fail_msg("plan_add: %s", err.msg);
+	json_decref(copy);
+}
+
+/*
+ * A pod that leaves gives its node back what it took: the GPU (a pending
+ * pod then fits there) and the cpu and memory LeastAllocated scores. Two
+ * nodes of 1 GPU, 8 cpu, 32Gi; pods of 1 GPU and 4 cpu, 8Gi.
+ */
+static void test_remove_frees_the_node(void **state)
+{
+	(void)state;
+	json_t *nodes = json_pack("{s:s,s:[o,o]}", "kind", "NodeList", "items",
+				  node("a", "8", "32Gi", "1", NULL, NULL),
+				  node("b", "8", "32Gi", "1", NULL, NULL));
+	const char *gpu = "{\"requests\":{\"cpu\":\"4\",\"memory\":\"8Gi\"},"
+			  "\"limits\":{\"nvidia.com/gpu\":1}}";
+	json_t *pods = json_pack(
+		"[o,o,o,o]", pod("p0", gpu, NULL), pod("p1", gpu, NULL), pod("p2", gpu, NULL),
+		pod("p3", "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}", NULL));
+	struct plan_input in = {.nodes = nodes, .kube = release("v1.34.4")};
+	struct plan *p;
+	struct gs_error err;
+
+	if (plan_new(&in, &p, &err) < 0)
+		fail_msg("plan_new: %s", err.msg);
+	for (size_t i = 0; i < 3; i++)
+		add_copy(p, json_array_get(pods, i));
+	assert_string_equal(plan_outcome(p, 0)->node, "a"); /* a tie: the first */
+	assert_string_equal(plan_outcome(p, 1)->node, "b");
+	assert_int_equal(plan_outcome(p, 2)->verdict, PLAN_PENDING);
+	assert_null(plan_outcome(p, 3));
+	/* Nothing left: a retry stays pending, with the scheduler's words again. */
+	assert_int_equal(plan_retry(p, 2, json_array_get(pods, 2), &err), 0);
+	assert_int_equal(plan_outcome(p, 2)->verdict, PLAN_PENDING);
+	assert_string_equal(plan_outcome(p, 2)->reason,
+			    "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. no new claims "
+			    "to deallocate, preemption: 0/2 nodes are available: 2 No preemption "
+			    "victims found for incoming pod.");
+
+	assert_int_equal(plan_remove(p, 1, json_array_get(pods, 1), &err), 0);
+	assert_true(plan_outcome(p, 1)->gone);
+	/* b is empty again: LeastAllocated gives it (cpu 7/8, memory 31/32) over a
+	   (3/8, 23/32): (87 + 96) / 2 = 91 against (37 + 71) / 2 = 54, balanced
+	   100 against 100 - |0.625 - 0.28125| / 2 x 100 = 82. */
+	add_copy(p, json_array_get(pods, 3));
+	assert_string_equal(plan_outcome(p, 3)->node, "b");
+	assert_int_equal(plan_outcome(p, 3)->n_tied, 1);
+	/* b's GPU is free: the pending pod takes it. */
+	assert_int_equal(plan_retry(p, 2, json_array_get(pods, 2), &err), 0);
+	assert_int_equal(plan_outcome(p, 2)->verdict, PLAN_BOUND);
+	assert_string_equal(plan_outcome(p, 2)->node, "b");
+	assert_string_equal(plan_outcome(p, 2)->reason, "the only feasible node");
+
+	/* Not in that state, or another pod: refused, nothing changed. */
+	assert_int_equal(plan_remove(p, 1, json_array_get(pods, 1), &err), -1);
+	assert_string_equal(err.msg, "pod t/p1 is gone already");
+	assert_int_equal(plan_retry(p, 2, json_array_get(pods, 2), &err), -1);
+	assert_string_equal(err.msg, "pod t/p2 is bound, not pending");
+	assert_int_equal(plan_remove(p, 0, json_array_get(pods, 1), &err), -1);
+	assert_string_equal(err.msg, "pod t/p1: pod 0 of the plan is t/p0");
+	assert_int_equal(plan_remove(p, 9, json_array_get(pods, 1), &err), -1);
+	assert_string_equal(err.msg, "pod t/p1: the plan has no pod 9");
+
+	struct plan_result *r = plan_finish(p);
+	assert_int_equal(r->n_pods, 4);
+	assert_true(r->pods[1].gone);
+	assert_false(r->pods[0].gone);
+	/* The pools count what the pods there hold now: a's p0 and b's p2. */
+	assert_int_equal(r->n_pools, 1);
+	assert_int_equal(r->pools[0].held, 2);
+	plan_result_free(r);
+	json_decref(nodes);
+	json_decref(pods);
+}
+
+/* A deleted pod, pending or bound, gives its quota back (status.used). */
+static void test_remove_gives_quota_back(void **state)
+{
+	(void)state;
+	json_t *nodes = json_pack("{s:s,s:[o]}", "kind", "NodeList", "items",
+				  node("a", "8", "32Gi", "1", NULL, NULL));
+	json_t *quotas = loads(
+		"[{\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\",\"namespace\":\"t\"},"
+		"\"spec\":{\"hard\":{\"requests.nvidia.com/gpu\":\"2\"}},"
+		"\"status\":{\"hard\":{\"requests.nvidia.com/gpu\":\"2\"},"
+		"\"used\":{\"requests.nvidia.com/gpu\":\"0\"}}}]");
+	const char *gpu = "{\"limits\":{\"nvidia.com/gpu\":1}}";
+	json_t *pods = json_pack("[o,o,o,o]", pod("p0", gpu, NULL), pod("p1", gpu, NULL),
+				 pod("p2", gpu, NULL), pod("p3", gpu, NULL));
+	struct plan_input in = {.nodes = nodes, .quotas = quotas, .kube = release("v1.34.4")};
+	struct plan *p;
+	struct gs_error err;
+
+	if (plan_new(&in, &p, &err) < 0)
+		fail_msg("plan_new: %s", err.msg);
+	for (size_t i = 0; i < 3; i++)
+		add_copy(p, json_array_get(pods, i));
+	/* p0 bound, p1 pending (both count), p2 over the quota */
+	assert_int_equal(plan_outcome(p, 0)->verdict, PLAN_BOUND);
+	assert_int_equal(plan_outcome(p, 1)->verdict, PLAN_PENDING);
+	assert_int_equal(plan_outcome(p, 2)->verdict, PLAN_REFUSED);
+	assert_int_equal(plan_remove(p, 2, json_array_get(pods, 2), &err), 0); /* held nothing */
+	assert_int_equal(plan_remove(p, 1, json_array_get(pods, 1), &err), 0);
+	add_copy(p, json_array_get(pods, 3));
+	assert_int_equal(plan_outcome(p, 3)->verdict, PLAN_PENDING); /* admitted, no GPU left */
+	assert_int_equal(plan_remove(p, 0, json_array_get(pods, 0), &err), 0);
+	assert_int_equal(plan_retry(p, 3, json_array_get(pods, 3), &err), 0);
+	assert_int_equal(plan_outcome(p, 3)->verdict, PLAN_BOUND);
+
+	struct plan_result *r = plan_finish(p);
+	assert_int_equal(r->n_quotas, 1);
+	assert_string_equal(r->quotas[0].used, "1"); /* p3 only */
+	plan_result_free(r);
+	json_decref(nodes);
+	json_decref(quotas);
+	json_decref(pods);
+}
+
 /*
  * A pod bound as written meets the device manager container by container,
  * init containers first (topologymanager/scope.go admitPolicyNone, then
@@ -687,6 +813,64 @@ static void test_dra_pod_claims_reserve_shares(void **state)
 	json_decref(templates);
 }
 
+/*
+ * A pod with its own claims holds what Reserve allocated and reserved for
+ * it; plan_remove cannot give claims back, so it refuses the pod, bound or
+ * pending, and changes nothing. A pending pod with claims is retried as any
+ * other (PreEnqueue and PreFilter again), its outcome's claims made anew.
+ */
+static void test_remove_refuses_pod_claims(void **state)
+{
+	(void)state;
+	json_t *classes = loads("[{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
+				"\"gpu.nvidia.com\"}}]");
+	json_t *slices =
+		loads("[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		      "\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":[{\"name\":"
+		      "\"gpu-0\",\"allowMultipleAllocations\":true,\"attributes\":{\"type\":{"
+		      "\"string\":\"gpu\"}},\"capacity\":{\"shares\":{\"value\":\"100\","
+		      "\"requestPolicy\":{\"default\":\"1\",\"validRange\":{\"min\":\"1\","
+		      "\"max\":\"100\",\"step\":\"1\"}}}}}]}}]");
+	json_t *templates =
+		json_pack("[o,o]", shares_template("s60", "60"), shares_template("s50", "50"));
+	json_t *nodes = json_pack("{s:s,s:[o]}", "kind", "NodeList", "items",
+				  node("dra", "8", "32Gi", "0", NULL, NULL));
+	json_t *pods = json_pack("[o,o]", claim_pod("p60", "s60"), claim_pod("p50", "s50"));
+	struct plan_input in = {.nodes = nodes,
+				.kube = release("v1.37.2"),
+				.device_classes = classes,
+				.slices = slices,
+				.claim_templates = templates};
+	struct plan *p;
+	struct gs_error err;
+
+	if (plan_new(&in, &p, &err) < 0)
+		fail_msg("plan_new: %s", err.msg);
+	add_copy(p, json_array_get(pods, 0));
+	add_copy(p, json_array_get(pods, 1));
+	assert_int_equal(plan_outcome(p, 0)->verdict, PLAN_BOUND);
+	assert_int_equal(plan_outcome(p, 1)->verdict, PLAN_PENDING);
+	assert_int_equal(plan_remove(p, 0, json_array_get(pods, 0), &err), -1);
+	assert_string_equal(err.msg, "pod t/p60 holds spec.resourceClaims; giving claims back "
+				     "is not modelled");
+	assert_false(plan_outcome(p, 0)->gone);
+	assert_int_equal(plan_remove(p, 1, json_array_get(pods, 1), &err), -1);
+	assert_false(plan_outcome(p, 1)->gone);
+	/* 60 of 100 shares still held: the retry stays pending, its claims listed again. */
+	assert_int_equal(plan_retry(p, 1, json_array_get(pods, 1), &err), 0);
+	assert_int_equal(plan_outcome(p, 1)->verdict, PLAN_PENDING);
+	assert_int_equal(json_array_size(plan_outcome(p, 1)->claims), 1);
+
+	struct plan_result *r = plan_finish(p);
+	assert_string_equal(node_of(r, 0), "dra");
+	plan_result_free(r);
+	json_decref(nodes);
+	json_decref(pods);
+	json_decref(classes);
+	json_decref(slices);
+	json_decref(templates);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -704,6 +888,9 @@ int main(void)
 		cmocka_unit_test(test_balanced_allocation_by_release),
 		cmocka_unit_test(test_dra_claim_per_lacking_set),
 		cmocka_unit_test(test_dra_pod_claims_reserve_shares),
+		cmocka_unit_test(test_remove_frees_the_node),
+		cmocka_unit_test(test_remove_gives_quota_back),
+		cmocka_unit_test(test_remove_refuses_pod_claims),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
