@@ -604,13 +604,13 @@ int cmd_replay(int argc, char **argv)
 				.inflate = inflate};
 	if (designs.n) {
 		if (catalog_builtin(&cat, &err) < 0 ||
-		    trace_load(argv[0], argv[1], &tr, &err) < 0 ||
+		    trace_load(argv[0], argv[1], 0, &tr, &err) < 0 ||
 		    run_designs(cat, &tr, &designs, &o, fmt, &err) < 0)
 			goto fail;
 		rc = EXIT_OK;
 		goto out;
 	}
-	if (catalog_builtin(&cat, &err) < 0 || trace_load(argv[0], argv[1], &tr, &err) < 0)
+	if (catalog_builtin(&cat, &err) < 0 || trace_load(argv[0], argv[1], 0, &tr, &err) < 0)
 		goto fail;
 	if (!live || compare) {
 		if (replay_run(cat, &tr, &o, live ? &off : &res, &err) < 0)

@@ -32,7 +32,8 @@ struct ledger;
 #define REPLAY_MAX_GPUS 64		 /* per node and per task */
 #define REPLAY_MAX_CPU_MILLI 100000000LL /* 100,000 cores */
 #define REPLAY_MAX_MEMORY_MIB (1LL << 32)
-#define REPLAY_MILLI 1000 /* one whole GPU in the trace's gpu_milli */
+#define REPLAY_MILLI 1000		/* one whole GPU in the trace's gpu_milli */
+#define REPLAY_MAX_TIME 1000000000000LL /* trace seconds (about 31,700 years) */
 
 /* The node label carrying the trace's GPU model code (what gpu_spec names). */
 #define REPLAY_LABEL_MODEL "gpushare.io/trace-gpu-model"
@@ -54,6 +55,9 @@ struct replay_task {
 	int num_gpu;
 	int gpu_milli;	/* per GPU: < 1000 shares one GPU, 1000 whole GPUs */
 	char *gpu_spec; /* "" any model, else trace codes separated by '|' */
+	/* Trace times in seconds, read for a replay with departures (-1: not read;
+	   scheduled -1 also when the trace has none: never scheduled there). */
+	int64_t created, deleted, scheduled;
 };
 
 struct replay_trace {

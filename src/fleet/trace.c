@@ -282,12 +282,40 @@ out:
 	return rc;
 }
 
-int trace_parse_tasks(const char *file, const char *text, size_t len, struct replay_trace *t,
-		      struct gs_error *err)
+/* TRACE_TIMES: a task's creation, deletion and scheduled times (cols[6..8]). */
+static int task_times(const struct cursor *c, const struct line *l, const struct column *cols,
+		      struct replay_task *k, struct gs_error *err)
 {
+	const struct column *del = &cols[7], *sch = &cols[8];
+
+	if (field_int(c, l, &cols[6], REPLAY_MAX_TIME, &k->created, err) < 0 ||
+	    field_int(c, l, del, REPLAY_MAX_TIME, &k->deleted, err) < 0)
+		return -1;
+	if (k->deleted < k->created) {
+		gs_error_at(err, c->file, c->line, l->col[del->at],
+			    "deletion_time %lld is before creation_time %lld",
+			    (long long)k->deleted, (long long)k->created);
+		return -1;
+	}
+	if (sch->at >= 0 && l->len[sch->at])
+		return field_int(c, l, sch, REPLAY_MAX_TIME, &k->scheduled, err);
+	return 0;
+}
+
+int trace_parse_tasks(const char *file, const char *text, size_t len, unsigned flags,
+		      struct replay_trace *t, struct gs_error *err)
+{
+	bool times = flags & TRACE_TIMES;
 	struct column cols[] = {
-		{"name", true, -1},    {"cpu_milli", true, -1}, {"memory_mib", true, -1},
-		{"num_gpu", true, -1}, {"gpu_milli", true, -1}, {"gpu_spec", false, -1},
+		{"name", true, -1},
+		{"cpu_milli", true, -1},
+		{"memory_mib", true, -1},
+		{"num_gpu", true, -1},
+		{"gpu_milli", true, -1},
+		{"gpu_spec", false, -1},
+		{"creation_time", times, -1},
+		{"deletion_time", times, -1},
+		{"scheduled_time", false, -1},
 	};
 	struct cursor c = {file, text, text + len, 0};
 	struct line l;
@@ -295,10 +323,10 @@ int trace_parse_tasks(const char *file, const char *text, size_t len, struct rep
 	json_t *seen = json_object();
 	int r, rc = -1;
 
-	if (header(&c, cols, 6, &width, err) < 0)
+	if (header(&c, cols, sizeof(cols) / sizeof(cols[0]), &width, err) < 0)
 		goto out;
 	while ((r = next_line(&c, &l, err)) > 0) {
-		struct replay_task k = {0};
+		struct replay_task k = {.created = -1, .deleted = -1, .scheduled = -1};
 		int64_t num, milli;
 		if (blank(&l))
 			continue;
@@ -314,7 +342,8 @@ int trace_parse_tasks(const char *file, const char *text, size_t len, struct rep
 		    field_int(&c, &l, &cols[2], REPLAY_MAX_MEMORY_MIB, &k.memory_mib, err) < 0 ||
 		    field_int(&c, &l, &cols[3], REPLAY_MAX_GPUS, &num, err) < 0 ||
 		    field_int(&c, &l, &cols[4], REPLAY_MILLI, &milli, err) < 0 ||
-		    field_codes(&c, &l, &cols[5], true, &k.gpu_spec, err) < 0) {
+		    field_codes(&c, &l, &cols[5], true, &k.gpu_spec, err) < 0 ||
+		    (times && task_times(&c, &l, cols, &k, err) < 0)) {
 			free(k.name);
 			free(k.gpu_spec);
 			goto out;
@@ -351,8 +380,8 @@ out:
 	return rc;
 }
 
-int trace_load(const char *nodes_path, const char *tasks_path, struct replay_trace *t,
-	       struct gs_error *err)
+int trace_load(const char *nodes_path, const char *tasks_path, unsigned flags,
+	       struct replay_trace *t, struct gs_error *err)
 {
 	struct gs_file nf = {0}, tf = {0};
 	int rc = -1;
@@ -365,7 +394,7 @@ int trace_load(const char *nodes_path, const char *tasks_path, struct replay_tra
 	if (gs_file_open(nodes_path, TRACE_MAX_BYTES, &nf, err) < 0 ||
 	    gs_file_open(tasks_path, TRACE_MAX_BYTES, &tf, err) < 0 ||
 	    trace_parse_nodes(nodes_path, nf.data, nf.len, t, err) < 0 ||
-	    trace_parse_tasks(tasks_path, tf.data, tf.len, t, err) < 0)
+	    trace_parse_tasks(tasks_path, tf.data, tf.len, flags, t, err) < 0)
 		goto out;
 	rc = 0;
 out:

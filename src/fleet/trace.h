@@ -21,11 +21,20 @@
 /* Parse `text` (len bytes, named `file` in errors) into t->nodes. */
 int trace_parse_nodes(const char *file, const char *text, size_t len, struct replay_trace *t,
 		      struct gs_error *err) GS_WUR;
+/*
+ * What a pod list must carry besides the tasks' shapes. TRACE_TIMES (a
+ * replay with departures): the columns creation_time and deletion_time,
+ * whole numbers of seconds, deletion not before creation; scheduled_time
+ * when present (empty: never scheduled). Without it the times are not read
+ * (-1).
+ */
+#define TRACE_TIMES 1u
+
 /* Parse `text` into t->tasks. */
-int trace_parse_tasks(const char *file, const char *text, size_t len, struct replay_trace *t,
-		      struct gs_error *err) GS_WUR;
+int trace_parse_tasks(const char *file, const char *text, size_t len, unsigned flags,
+		      struct replay_trace *t, struct gs_error *err) GS_WUR;
 /* Read both files ("-" is standard input for one of them). */
-int trace_load(const char *nodes_path, const char *tasks_path, struct replay_trace *t,
-	       struct gs_error *err) GS_WUR;
+int trace_load(const char *nodes_path, const char *tasks_path, unsigned flags,
+	       struct replay_trace *t, struct gs_error *err) GS_WUR;
 
 #endif

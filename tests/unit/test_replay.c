@@ -40,7 +40,7 @@ static void replicas_asked(void **state)
 
 static struct replay_task task(const char *name, long cpu, int num, int milli, const char *spec)
 {
-	return (struct replay_task){(char *)name, cpu, 1024, num, milli, (char *)spec};
+	return (struct replay_task){(char *)name, cpu, 1024, num, milli, (char *)spec, -1, -1, -1};
 }
 
 static void typical_mix_cut_at_95(void **state)
@@ -127,8 +127,8 @@ static void tiny_fleet(void **state)
 	struct replay_node nodes[] = {{"n", 8000, 65536, 2, "T4"}};
 	/* a: a whole GPU (4 replicas); b: 500 (2 replicas). 1500 of 2000 asked. */
 	struct replay_task tasks[] = {
-		{"a", 1000, 1024, 1, 1000, ""},
-		{"b", 1000, 1024, 1, 500, ""},
+		{"a", 1000, 1024, 1, 1000, "", -1, -1, -1},
+		{"b", 1000, 1024, 1, 500, "", -1, -1, -1},
 	};
 	struct replay_trace tr = {nodes, 1, tasks, 2};
 	/* 0.75 x 2000 = 1500: exactly the trace, nothing drawn. */
@@ -194,8 +194,8 @@ static void inflation_draws(void **state)
 	struct replay_node nodes[] = {{"n", 64000, 65536, 4, "V100M16"},
 				      {"cpu", 8000, 8192, 0, ""}};
 	struct replay_task tasks[] = {
-		{"a", 1000, 1024, 1, 1000, ""},
-		{"b", 1000, 1024, 1, 500, "P100"},
+		{"a", 1000, 1024, 1, 1000, "", -1, -1, -1},
+		{"b", 1000, 1024, 1, 500, "P100", -1, -1, -1},
 	};
 	struct replay_trace tr = {nodes, 2, tasks, 2};
 	/* 2 x 4000 = 8000 milli wanted: draws are added while the next one fits. */
@@ -390,9 +390,11 @@ static void measure_from_places(void **state)
 				      {"h", 16000, 65536, 2, "P100"},
 				      {"cpu", 8000, 8192, 0, ""}};
 	struct replay_task tasks[] = {
-		{"a", 4000, 1024, 1, 1000, ""},	 {"b", 2000, 1024, 1, 460, ""},
-		{"c", 1000, 1024, 1, 250, "T4"}, {"d", 3000, 1024, 0, 0, ""},
-		{"e", 8000, 1024, 2, 1000, ""},
+		{"a", 4000, 1024, 1, 1000, "", -1, -1, -1},
+		{"b", 2000, 1024, 1, 460, "", -1, -1, -1},
+		{"c", 1000, 1024, 1, 250, "T4", -1, -1, -1},
+		{"d", 3000, 1024, 0, 0, "", -1, -1, -1},
+		{"e", 8000, 1024, 2, 1000, "", -1, -1, -1},
 	};
 	struct replay_trace tr = {nodes, 3, tasks, 5};
 	struct replay_opts o = {.replicas = 4, .seed = 3, .inflate = 1.5};

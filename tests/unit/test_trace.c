@@ -49,7 +49,7 @@ static void tasks_read_any_order(void **state)
 	struct replay_trace t = {0};
 	struct gs_error err;
 
-	assert_int_equal(trace_parse_tasks("p.csv", a, strlen(a), &t, &err), 0);
+	assert_int_equal(trace_parse_tasks("p.csv", a, strlen(a), 0, &t, &err), 0);
 	assert_int_equal(t.n_tasks, 3);
 	assert_int_equal(t.tasks[0].gpu_milli, 460);
 	assert_int_equal(t.tasks[0].num_gpu, 1);
@@ -57,8 +57,11 @@ static void tasks_read_any_order(void **state)
 	assert_int_equal(t.tasks[1].num_gpu, 8);
 	assert_string_equal(t.tasks[1].gpu_spec, "V100M32|G3");
 	assert_int_equal(t.tasks[2].cpu_milli, 4000);
+	/* Times are not read without TRACE_TIMES: the third task lacks some. */
+	assert_int_equal(t.tasks[0].created, -1);
+	assert_int_equal(t.tasks[0].deleted, -1);
 	replay_trace_release(&t);
-	assert_int_equal(trace_parse_tasks("p.csv", b, strlen(b), &t, &err), 0);
+	assert_int_equal(trace_parse_tasks("p.csv", b, strlen(b), 0, &t, &err), 0);
 	assert_string_equal(t.tasks[0].name, "x");
 	assert_int_equal(t.tasks[0].cpu_milli, 500);
 	assert_int_equal(t.tasks[0].gpu_milli, 250);
@@ -74,6 +77,9 @@ struct bad {
 
 #define NH "sn,cpu_milli,memory_mib,gpu,model\n"
 #define PH "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+#define TH                                                                                         \
+	"name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time,"        \
+	"scheduled_time\n"
 
 static const struct bad bads[] = {
 	{1, "", "f.csv:1:1: empty file: the first line must name the columns"},
@@ -115,6 +121,44 @@ static const struct bad bads[] = {
 	 "f.csv:1:1: no column 'gpu_milli' in the header"},
 };
 
+/* TRACE_TIMES: the three times, an empty scheduled_time -1 (never scheduled in the trace). */
+static void tasks_times(void **state)
+{
+	(void)state;
+	const char *a = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+			"creation_time,deletion_time,scheduled_time\n"
+			"openb-pod-0001,6000,12288,1,460,,LS,Running,427061,12902960,427061\n"
+			"openb-pod-0003,4000,8192,0,0,,BE,Pending,7,7,\n";
+	const char *b = "deletion_time,name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time\n"
+			"30,x,1,1,1,250,20\n";
+	struct replay_trace t = {0};
+	struct gs_error err;
+
+	assert_int_equal(trace_parse_tasks("p.csv", a, strlen(a), TRACE_TIMES, &t, &err), 0);
+	assert_int_equal(t.tasks[0].created, 427061);
+	assert_int_equal(t.tasks[0].deleted, 12902960);
+	assert_int_equal(t.tasks[0].scheduled, 427061);
+	assert_int_equal(t.tasks[1].created, 7);
+	assert_int_equal(t.tasks[1].deleted, 7);
+	assert_int_equal(t.tasks[1].scheduled, -1);
+	replay_trace_release(&t);
+	assert_int_equal(trace_parse_tasks("p.csv", b, strlen(b), TRACE_TIMES, &t, &err), 0);
+	assert_int_equal(t.tasks[0].created, 20);
+	assert_int_equal(t.tasks[0].deleted, 30);
+	assert_int_equal(t.tasks[0].scheduled, -1);
+	replay_trace_release(&t);
+}
+
+/* With departures (TRACE_TIMES) the times are needed: pod lists, "csv" then "want". */
+static const char *const bad_times[][2] = {
+	{PH "p,1,2,1,500,\n", "f.csv:1:1: no column 'creation_time' in the header"},
+	{TH "p,1,2,1,500,,10,,\n", "f.csv:2:17: deletion_time: empty, expected a number"},
+	{TH "p,1,2,1,500,,,20,\n", "f.csv:2:14: creation_time: empty, expected a number"},
+	{TH "p,1,2,1,500,,10,9,\n", "f.csv:2:17: deletion_time 9 is before creation_time 10"},
+	{TH "p,1,2,1,500,,10,1e3,\n", "f.csv:2:18: deletion_time: '1e3' is not a whole number"},
+	{TH "p,1,2,1,500,,10,20,x\n", "f.csv:2:20: scheduled_time: 'x' is not a whole number"},
+};
+
 static void bad_input_positions(void **state)
 {
 	(void)state;
@@ -124,11 +168,27 @@ static void bad_input_positions(void **state)
 		char buf[512];
 		const struct bad *b = &bads[i];
 		int rc = b->nodes ? trace_parse_nodes("f.csv", b->csv, strlen(b->csv), &t, &err)
-				  : trace_parse_tasks("f.csv", b->csv, strlen(b->csv), &t, &err);
+				  : trace_parse_tasks("f.csv", b->csv, strlen(b->csv), 0, &t, &err);
 		if (rc == 0)
 			fail_msg("case %zu: accepted '%s'", i, b->csv);
 		if (strcmp(gs_error_str(&err, buf, sizeof(buf)), b->want))
 			fail_msg("case %zu:\n got  %s\n want %s", i, buf, b->want);
+		replay_trace_release(&t);
+	}
+	for (size_t i = 0; i < sizeof(bad_times) / sizeof(bad_times[0]); i++) {
+		struct replay_trace t = {0};
+		struct gs_error err;
+		char buf[512];
+		const char *csv = bad_times[i][0], *want = bad_times[i][1];
+		if (trace_parse_tasks("f.csv", csv, strlen(csv), TRACE_TIMES, &t, &err) == 0)
+			fail_msg("times case %zu: accepted '%s'", i, csv);
+		if (strcmp(gs_error_str(&err, buf, sizeof(buf)), want))
+			fail_msg("times case %zu:\n got  %s\n want %s", i, buf, want);
+		replay_trace_release(&t);
+		/* The replay without departures does not look at them. */
+		if (strstr(want, "creation_time' in") == NULL &&
+		    trace_parse_tasks("f.csv", csv, strlen(csv), 0, &t, &err) < 0)
+			fail_msg("times case %zu: refused without TRACE_TIMES: %s", i, err.msg);
 		replay_trace_release(&t);
 	}
 }
@@ -140,17 +200,16 @@ static void load_names_the_file(void **state)
 	struct gs_error err;
 	char buf[512];
 
-	assert_int_equal(trace_load("/nonexistent/n.csv", "/nonexistent/p.csv", &t, &err), -1);
+	assert_int_equal(trace_load("/nonexistent/n.csv", "/nonexistent/p.csv", 0, &t, &err), -1);
 	assert_non_null(strstr(gs_error_str(&err, buf, sizeof(buf)), "/nonexistent/n.csv"));
-	assert_int_equal(trace_load("-", "-", &t, &err), -1);
+	assert_int_equal(trace_load("-", "-", 0, &t, &err), -1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(nodes_read),
-		cmocka_unit_test(tasks_read_any_order),
-		cmocka_unit_test(bad_input_positions),
+		cmocka_unit_test(nodes_read),	       cmocka_unit_test(tasks_read_any_order),
+		cmocka_unit_test(tasks_times),	       cmocka_unit_test(bad_input_positions),
 		cmocka_unit_test(load_names_the_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
