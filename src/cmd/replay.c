@@ -13,6 +13,7 @@
 #include "cmd/parseopt.h"
 #include "engine/replay.h"
 #include "engine/replay_design.h"
+#include "engine/replay_events.h"
 #include "fleet/design.h"
 #include "fleet/replay_live.h"
 #include "fleet/trace.h"
@@ -24,6 +25,8 @@ static const char *const usage_lines[] = {
 	"                [--placements OUT.csv] [-o table|csv|json|yaml]",
 	"gpushare replay NODES.csv PODS.csv --design FILE [--design FILE...] [--seed N]\n"
 	"                [--inflate X] [-o table|csv|json|yaml]",
+	"gpushare replay NODES.csv PODS.csv --departures [--replicas N]\n"
+	"                [--placements OUT.csv] [-o table|csv|json|yaml]",
 	"gpushare replay NODES.csv PODS.csv --live [--compare] [--namespace NS] [--keep]\n"
 	"                [--timeout DURATION] [--configmap NS/NAME] [--kubeconfig FILE] ...",
 	NULL,
@@ -32,9 +35,6 @@ static const char *const usage_lines[] = {
 static const struct parseopt_example replay_examples[] = {
 	{"replay a small trace, 4 replicas per GPU",
 	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv"},
-	{"2 replicas, another seed, every 1% as CSV with the placements",
-	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
-	 "--replicas 2 --seed 7 -o csv --placements -"},
 	{"compare time-slicing x4 with MIG and with DRA shares on the same workload",
 	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
 	 "--design docs/guide/designs/ts4.yaml --design docs/guide/designs/mig-balanced.yaml "
@@ -43,6 +43,10 @@ static const struct parseopt_example replay_examples[] = {
 	 "controller gives cards), side by side with the offline run",
 	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
 	 "--live --compare"},
+	{"in trace time: tasks arrive, wait when nothing fits, and leave; every 1% of\n"
+	 "the span as CSV, with when each task was placed",
+	 "gpushare replay tests/golden/replay-departures/nodes.csv "
+	 "tests/golden/replay-departures/pods.csv --departures -o csv --placements -"},
 	{NULL, NULL},
 };
 static const struct parseopt_usage replay_usage = {
@@ -63,6 +67,13 @@ static const struct parseopt_usage replay_usage = {
 	"MIG, DRA consumable shares or whole GPUs) is replayed on the same workload\n"
 	"and the designs are compared: allocation at 100% and at the end, held GPU,\n"
 	"fragmentation at 80%, stranded GPUs, pending tasks.\n"
+	"\n"
+	"With --departures the trace's own tasks are replayed once each in trace time:\n"
+	"a task arrives at its creation_time and leaves at its deletion_time; one that\n"
+	"fits nowhere waits, and the waiting tasks are tried again in arrival order\n"
+	"when a bound task leaves. Prints, per 1% of the trace's span, the same\n"
+	"ratios averaged over time and the tasks running and waiting, then the waits\n"
+	"(arrival to placement) per pool.\n"
 	"\n"
 	"--live replays the same workload on a cluster instead: one fake Node (kwok) per\n"
 	"trace node, its own key in the device-plugin ConfigMap, the Pods created one at\n"
@@ -90,6 +101,110 @@ static int parse_inflate(const struct option *opt, const char *arg, struct gs_er
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- --departures: the replay in trace time ---------------------------------------- */
+
+static void print_events_table(const struct replay_result *r)
+{
+	const struct replay_timeline *tl = r->timeline;
+
+	printf("nodes %zu, GPUs %zu, time-slicing %d replicas per GPU, in trace time with "
+	       "departures\n",
+	       r->n_nodes, r->n_gpus, r->replicas);
+	double span = (double)(tl->end - tl->start);
+	bool days = span >= 2 * 86400;
+	printf("tasks %zu in creation order, trace time %lld to %lld s (%.1f %s)\n", r->n_places,
+	       (long long)tl->start, (long long)tl->end, span / (days ? 86400 : 3600),
+	       days ? "days" : "hours");
+	printf("ran %zu, never ran %zu (refused %zu); scheduling attempts %zu (%zu retries), "
+	       "longest queue %zu\n\n",
+	       r->bound, r->pending, tl->failed, tl->attempts, tl->retries, tl->max_pending);
+	printf("%6s %12s %8s %8s %8s %8s %8s\n", "TIME%", "TIME", "ALLOC%", "ASKED%", "FRAG%",
+	       "RUNNING", "PENDING");
+	for (size_t i = 0; i < tl->n_points; i++) {
+		const struct replay_tpoint *p = &tl->points[i];
+		if (p->pct % 10)
+			continue;
+		printf("%6d %12lld %8.2f %8.2f %8.2f %8zu %8zu\n", p->pct, (long long)p->time,
+		       p->alloc_pct, p->asked_pct, p->frag_pct, p->running, p->pending);
+	}
+	printf("\nwaits, arrival to placement (trace seconds, over the tasks that ran):\n");
+	printf("%-12s %7s %7s %7s %10s %8s %8s %8s\n", "POOL", "TASKS", "RAN", "NEVER", "MEAN",
+	       "P50", "P95", "MAX");
+	for (size_t i = 0; i < tl->n_waits; i++) {
+		const struct replay_waits *w = &tl->waits[i];
+		printf("%-12s %7zu %7zu %7zu %10.1f %8lld %8lld %8lld\n", w->pool, w->tasks, w->ran,
+		       w->never, w->mean, (long long)w->p50, (long long)w->p95, (long long)w->max);
+	}
+}
+
+static void print_events_csv(const struct replay_result *r)
+{
+	const struct replay_timeline *tl = r->timeline;
+
+	printf("time_pct,time,arrived,left,alloc_pct,asked_pct,frag_pct,frag_milli,idle_milli,"
+	       "frag_sched_pct,running,pending\n");
+	for (size_t i = 0; i < tl->n_points; i++) {
+		const struct replay_tpoint *p = &tl->points[i];
+		printf("%d,%lld,%zu,%zu,%.4f,%.4f,%.4f,%.1f,%.1f,%.4f,%zu,%zu\n", p->pct,
+		       (long long)p->time, p->arrived, p->left, p->alloc_pct, p->asked_pct,
+		       p->frag_pct, p->frag_milli, p->idle_milli, p->frag_sched_pct, p->running,
+		       p->pending);
+	}
+}
+
+static json_t *real4(double v);
+
+static json_t *events_doc(const struct replay_result *r, const struct replay_trace *tr,
+			  json_t *typical)
+{
+	const struct replay_timeline *tl = r->timeline;
+	json_t *steps = json_array(), *waits = json_array();
+
+	for (size_t i = 0; i < tl->n_points; i++) {
+		const struct replay_tpoint *p = &tl->points[i];
+		json_array_append_new(
+			steps,
+			json_pack("{s:i,s:I,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I}", "time_pct",
+				  p->pct, "time", (json_int_t)p->time, "arrived",
+				  (json_int_t)p->arrived, "left", (json_int_t)p->left, "alloc_pct",
+				  real4(p->alloc_pct), "asked_pct", real4(p->asked_pct), "frag_pct",
+				  real4(p->frag_pct), "frag_milli", real4(p->frag_milli),
+				  "idle_milli", real4(p->idle_milli), "frag_sched_pct",
+				  real4(p->frag_sched_pct), "running", (json_int_t)p->running,
+				  "pending", (json_int_t)p->pending));
+	}
+	for (size_t i = 0; i < tl->n_waits; i++) {
+		const struct replay_waits *w = &tl->waits[i];
+		json_array_append_new(
+			waits, json_pack("{s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:I}", "pool", w->pool,
+					 "tasks", (json_int_t)w->tasks, "ran", (json_int_t)w->ran,
+					 "never", (json_int_t)w->never, "mean", real4(w->mean),
+					 "p50", (json_int_t)w->p50, "p95", (json_int_t)w->p95,
+					 "max", (json_int_t)w->max));
+	}
+	return json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,"
+			 "s:o}",
+			 "replicas", r->replicas, "departures", 1, "nodes", (json_int_t)r->n_nodes,
+			 "gpus", (json_int_t)r->n_gpus, "trace_tasks", (json_int_t)tr->n_tasks,
+			 "arrived", (json_int_t)r->n_places, "arrived_milli",
+			 (json_int_t)r->arrived_milli, "bound", (json_int_t)r->bound, "pending",
+			 (json_int_t)r->pending, "start", (json_int_t)tl->start, "end",
+			 (json_int_t)tl->end, "attempts", (json_int_t)tl->attempts, "retries",
+			 (json_int_t)tl->retries, "max_pending", (json_int_t)tl->max_pending,
+			 "refused", (json_int_t)tl->failed, "typical", typical, "steps", steps,
+			 "waits", waits);
+}
+
+/* The columns --departures adds to a placement row: when it was bound and its wait. */
+static void placement_times(FILE *f, const struct replay_place *p, const struct replay_trace *tr)
+{
+	if (p->placed_at < 0)
+		fputs(",,", f);
+	else
+		fprintf(f, ",%lld,%lld", (long long)p->placed_at,
+			(long long)(p->placed_at - tr->tasks[p->task].created));
 }
 
 /* The point at `pct`, or NULL. */
@@ -173,14 +288,21 @@ static int print_doc(const struct replay_result *r, const struct replay_trace *t
 				  real4(p->frag_sched_pct), "bound", (json_int_t)p->bound,
 				  "pending", (json_int_t)p->pending));
 	}
-	json_t *j = json_pack(
-		"{s:i,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "replicas", r->replicas,
-		"seed", (json_int_t)o->seed, "inflate", real4(o->inflate), "nodes",
-		(json_int_t)r->n_nodes, "gpus", (json_int_t)r->n_gpus, "trace_tasks",
-		(json_int_t)tr->n_tasks, "arrived", (json_int_t)r->n_places, "drawn",
-		(json_int_t)(r->n_places - r->n_original), "arrived_milli",
-		(json_int_t)r->arrived_milli, "bound", (json_int_t)r->bound, "pending",
-		(json_int_t)r->pending, "typical", typical, "points", points);
+	if (r->timeline) {
+		json_decref(points);
+		points = NULL;
+	}
+	json_t *j = r->timeline ? events_doc(r, tr, typical)
+				: json_pack("{s:i,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}",
+					    "replicas", r->replicas, "seed", (json_int_t)o->seed,
+					    "inflate", real4(o->inflate), "nodes",
+					    (json_int_t)r->n_nodes, "gpus", (json_int_t)r->n_gpus,
+					    "trace_tasks", (json_int_t)tr->n_tasks, "arrived",
+					    (json_int_t)r->n_places, "drawn",
+					    (json_int_t)(r->n_places - r->n_original),
+					    "arrived_milli", (json_int_t)r->arrived_milli, "bound",
+					    (json_int_t)r->bound, "pending", (json_int_t)r->pending,
+					    "typical", typical, "points", points);
 	json_t *doc = output_stamp(j, "Replay");
 	int rc = output_print(doc, fmt, 0, err);
 	json_decref(doc);
@@ -199,7 +321,7 @@ static int write_placements(const char *path, const struct replay_result *r,
 		gs_error_set(err, "cannot write '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "name,step,verdict,node,cards,milli\n");
+	fprintf(f, "name,step,verdict,node,cards,milli%s\n", r->timeline ? ",placed,wait" : "");
 	for (size_t i = 0; i < r->n_places; i++) {
 		const struct replay_place *p = &r->places[i];
 		fprintf(f, "%s,%zu,%s,%s,", p->name, i + 1, p->bound ? "bound" : "pending",
@@ -214,6 +336,8 @@ static int write_placements(const char *path, const struct replay_result *r,
 			else
 				fprintf(f, "%s%.2f", c ? ";" : "", m);
 		}
+		if (r->timeline)
+			placement_times(f, p, tr);
 		fputc('\n', f);
 	}
 	if (out)
@@ -518,9 +642,10 @@ int cmd_replay(int argc, char **argv)
 {
 	struct gs_error err;
 	char buf[2048];
-	long replicas = -1, seed = 42;
+	long replicas = -1, seed = -1; /* -1, 0: not given (4, 42, 1.3) */
 	struct designs designs = {0};
-	double inflate = 1.3;
+	double inflate = 0;
+	bool departures = false;
 	const char *placements = NULL;
 	enum output_format fmt = OUTPUT_TABLE;
 	int n, rc = EXIT_USAGE;
@@ -529,7 +654,7 @@ int cmd_replay(int argc, char **argv)
 	struct replay_result *res = NULL, *off = NULL;
 	struct kube_context kx = {0};
 	struct configmap_ref cm;
-	bool live = false, compare = false, keep = false;
+	bool live = false, compare = false, keep = false, usage_ok = false;
 	const char *ns = NULL;
 	long timeout_ms = 60000;
 	struct option opts[] = {
@@ -539,6 +664,9 @@ int cmd_replay(int argc, char **argv)
 			2147483647L),
 		OPT_CALLBACK(0, "inflate", &inflate, "X",
 			     "GPU asked by the workload, times the capacity [1.3]", parse_inflate),
+		OPT_BOOL(0, "departures", &departures,
+			 "replay in trace time: tasks arrive at creation_time,\nwait when "
+			 "nothing fits, leave at deletion_time"),
 		OPT_STRING(0, "placements", &placements, "OUT.csv",
 			   "write where each task went (node, cards, milli);\n- for standard "
 			   "output, before the measures"),
@@ -576,32 +704,43 @@ int cmd_replay(int argc, char **argv)
 		rc = parseopt_exit(n);
 		goto out;
 	}
-	if (n != 2 || (designs.n && (replicas >= 0 || placements || live))) {
-		gs_error_set(&err, n != 2 ? "replay takes two files, NODES.csv and PODS.csv"
-				   : live ? "--design replays offline: not with --live"
-					  : "--design says how each pool shares its GPUs: not with "
-					    "--replicas or --placements");
-		rc = usage_error(&replay_usage, &err);
-		goto out;
-	}
-	if (!live && (compare || keep || ns || cm.given || timeout_ms != 60000)) {
+	if (n != 2)
+		gs_error_set(&err, "replay takes two files, NODES.csv and PODS.csv");
+	else if (designs.n && departures)
+		gs_error_set(&err, "--design compares designs on the paper's shuffled, inflated "
+				   "workload, which has no departures: not with --departures");
+	else if (designs.n && live)
+		gs_error_set(&err, "--design replays offline: not with --live");
+	else if (designs.n && (replicas >= 0 || placements))
+		gs_error_set(&err, "--design says how each pool shares its GPUs: not with "
+				   "--replicas or --placements");
+	else if (departures && (live || compare))
+		gs_error_set(&err, "--departures replays offline (a live replay creates the "
+				   "pods, it does not delete them): not with --live or --compare");
+	else if (departures && (seed >= 0 || inflate > 0))
+		gs_error_set(&err,
+			     "--departures replays the trace's own tasks once each, in "
+			     "creation order: --%s (of the paper's shuffled, inflated "
+			     "workload) does not apply",
+			     seed >= 0 ? "seed" : "inflate");
+	else if (!live && (compare || keep || ns || cm.given || timeout_ms != 60000))
 		gs_error_set(&err, "--%s needs --live",
 			     compare	? "compare"
 			     : keep	? "keep"
 			     : ns	? "namespace"
 			     : cm.given ? "configmap"
 					: "timeout");
-		rc = usage_error(&replay_usage, &err);
-		goto out;
-	}
-	if (compare && output_is_doc(fmt)) {
+	else if (compare && output_is_doc(fmt))
 		gs_error_set(&err, "--compare prints a table or CSV, not -o json or yaml");
+	else
+		usage_ok = true;
+	if (!usage_ok) {
 		rc = usage_error(&replay_usage, &err);
 		goto out;
 	}
 	struct replay_opts o = {.replicas = replicas < 0 ? 4 : (int)replicas,
-				.seed = (uint64_t)seed,
-				.inflate = inflate};
+				.seed = (uint64_t)(seed >= 0 ? seed : 42),
+				.inflate = inflate > 0 ? inflate : 1.3};
 	if (designs.n) {
 		if (catalog_builtin(&cat, &err) < 0 ||
 		    trace_load(argv[0], argv[1], 0, &tr, &err) < 0 ||
@@ -610,9 +749,13 @@ int cmd_replay(int argc, char **argv)
 		rc = EXIT_OK;
 		goto out;
 	}
-	if (catalog_builtin(&cat, &err) < 0 || trace_load(argv[0], argv[1], 0, &tr, &err) < 0)
+	if (catalog_builtin(&cat, &err) < 0 ||
+	    trace_load(argv[0], argv[1], departures ? TRACE_TIMES : 0, &tr, &err) < 0)
 		goto fail;
-	if (!live || compare) {
+	if (departures) {
+		if (replay_events_run(cat, &tr, &o, &res, &err) < 0)
+			goto fail;
+	} else if (!live || compare) {
 		if (replay_run(cat, &tr, &o, live ? &off : &res, &err) < 0)
 			goto fail;
 	}
@@ -633,12 +776,16 @@ int cmd_replay(int argc, char **argv)
 		goto fail;
 	if (compare && fmt == OUTPUT_CSV)
 		print_compare(off, res, true);
+	else if (fmt == OUTPUT_CSV && res->timeline)
+		print_events_csv(res);
 	else if (fmt == OUTPUT_CSV)
 		print_csv(res);
 	else if (output_is_doc(fmt)) {
 		if (print_doc(res, &tr, &o, fmt, &err) < 0)
 			goto fail;
-	} else {
+	} else if (res->timeline)
+		print_events_table(res);
+	else {
 		print_table(res, &o);
 		if (compare)
 			print_compare(off, res, false);

@@ -10,6 +10,7 @@
 #include "engine/explain_offline.h"
 #include "engine/ledger.h"
 #include "engine/plan.h"
+#include "engine/replay_int.h"
 #include "engine/sync_plan.h"
 #include "model/dpconfig_set.h"
 #include "model/kobj.h"
@@ -493,8 +494,7 @@ void replay_place_devices(struct replay_place *pl, const struct ledger *l, const
 		}
 }
 
-/* Allocate the pod's replicas on its node as the device plugin would; fills the place. */
-static int allocate(struct ledger *l, const json_t *pod, struct replay_place *pl,
+int replay_allocate(struct ledger *l, const json_t *pod, struct replay_place *pl,
 		    struct gs_error *err)
 {
 	struct admission_decision d;
@@ -539,6 +539,44 @@ static int take_verdicts(struct replay_result *r, const struct plan_result *plan
 	return 0;
 }
 
+int replay_fleet_build(const struct catalog *cat, const struct replay_trace *tr, int replicas,
+		       struct replay_fleet *f, struct gs_error *err)
+{
+	json_t *nodes = json_array();
+	int rc = -1;
+
+	memset(f, 0, sizeof(*f));
+	f->node_index = json_object();
+	for (size_t i = 0; i < tr->n_nodes; i++) {
+		json_array_append_new(nodes, replay_node_object(&tr->nodes[i], REPLAY_CONFIG_KEY));
+		json_object_set_new(f->node_index, tr->nodes[i].name, json_integer((json_int_t)i));
+	}
+	f->configmap = configmap_object(replicas);
+	if (dpconfig_set_from_configmap(NULL, f->configmap, &f->set, err) < 0 ||
+	    explain_fleet_advertise(nodes, NULL, f->configmap, &f->fleet, err) < 0)
+		goto out;
+	/* Only the advertised nodes are needed from here: the patches go before a plan. */
+	sync_report_release(&f->fleet.plan);
+	f->ledgers = gs_xcalloc(tr->n_nodes + 1, sizeof(*f->ledgers));
+	f->n_nodes = tr->n_nodes;
+	rc = build_ledgers(cat, tr, f->fleet.nodes, f->set, f->ledgers, replicas, err);
+out:
+	json_decref(nodes);
+	return rc;
+}
+
+void replay_fleet_release(struct replay_fleet *f)
+{
+	for (size_t i = 0; f->ledgers && i < f->n_nodes; i++)
+		ledger_free(f->ledgers[i]);
+	free(f->ledgers);
+	explain_fleet_release(&f->fleet);
+	dpconfig_set_free(f->set);
+	json_decref(f->configmap);
+	json_decref(f->node_index);
+	memset(f, 0, sizeof(*f));
+}
+
 /*
  * plan_run places the whole ordered batch (arrival without departures);
  * then, pod by pod in arrival order, each bound pod's replicas are
@@ -547,68 +585,38 @@ static int take_verdicts(struct replay_result *r, const struct plan_result *plan
 static int place_offline(const struct catalog *cat, const struct replay_trace *tr,
 			 const struct replay_opts *o, struct replay_result *r, struct gs_error *err)
 {
-	json_t *nodes = json_array(), *pods = json_array(), *cm = NULL, *node_index = json_object();
-	struct dpconfig_set *set = NULL;
-	struct explain_fleet fleet = {0};
+	json_t *pods = json_array();
+	struct replay_fleet f;
 	struct plan_result *plan = NULL;
-	struct ledger **ledgers = NULL;
 	int rc = -1;
 
-	for (size_t i = 0; i < tr->n_nodes; i++) {
-		json_array_append_new(nodes, replay_node_object(&tr->nodes[i], REPLAY_CONFIG_KEY));
-		json_object_set_new(node_index, tr->nodes[i].name, json_integer((json_int_t)i));
-	}
 	for (size_t i = 0; i < r->n_places; i++)
 		json_array_append_new(pods, replay_pod_object(&tr->tasks[r->places[i].task],
 							      r->places[i].name, o->replicas));
-	cm = configmap_object(o->replicas);
-	if (dpconfig_set_from_configmap(NULL, cm, &set, err) < 0 ||
-	    explain_fleet_advertise(nodes, NULL, cm, &fleet, err) < 0)
+	if (replay_fleet_build(cat, tr, o->replicas, &f, err) < 0)
 		goto out;
-	json_decref(nodes);
-	nodes = NULL;
-	/* Only the advertised nodes are needed from here: the patches go before the plan. */
-	sync_report_release(&fleet.plan);
-	struct plan_input in = {.nodes = fleet.nodes, .pods = pods, .configs = set};
-	if (plan_run(&in, &plan, err) < 0 || take_verdicts(r, plan, node_index, err) < 0)
+	struct plan_input in = {.nodes = f.fleet.nodes, .pods = pods, .configs = f.set};
+	if (plan_run(&in, &plan, err) < 0 || take_verdicts(r, plan, f.node_index, err) < 0)
 		goto out;
 	plan_result_free(plan);
 	plan = NULL;
-
-	ledgers = gs_xcalloc(tr->n_nodes + 1, sizeof(*ledgers));
-	if (build_ledgers(cat, tr, fleet.nodes, set, ledgers, o->replicas, err) < 0)
-		goto out;
 	for (size_t i = 0; i < r->n_places; i++) {
 		struct replay_place *pl = &r->places[i];
 		if (pl->bound && replay_task_replicas(&tr->tasks[pl->task], o->replicas) &&
-		    allocate(ledgers[pl->node], json_array_get(pods, i), pl, err) < 0) {
+		    replay_allocate(f.ledgers[pl->node], json_array_get(pods, i), pl, err) < 0) {
 			gs_error_prefix(err, "pod %s: ", pl->name);
 			goto out;
 		}
 	}
 	rc = 0;
 out:
-	for (size_t i = 0; ledgers && i < tr->n_nodes; i++)
-		ledger_free(ledgers[i]);
-	free(ledgers);
 	plan_result_free(plan);
-	explain_fleet_release(&fleet);
-	dpconfig_set_free(set);
-	json_decref(cm);
-	json_decref(nodes);
+	replay_fleet_release(&f);
 	json_decref(pods);
-	json_decref(node_index);
 	return rc;
 }
 
 /* ---- the measures ------------------------------------------------------------ */
-
-struct rnode {
-	int *held; /* replicas held per card, by NVML index */
-	int n_cards;
-	int64_t cpu_used;
-	double frag, idle, frag_sched;
-};
 
 static void node_measure(const struct replay_node *tn, struct rnode *rn,
 			 const struct replay_typical *mix, size_t n_mix, int replicas, double *left)
@@ -625,27 +633,96 @@ static void node_measure(const struct replay_node *tn, struct rnode *rn,
 		node_frag_sched(free_replicas, rn->idle, cpu_left, tn->model, mix, n_mix, replicas);
 }
 
-/* Add a bound place's replicas to its node's cards; fails on a card the node lacks or overfull. */
+/*
+ * Add (sign 1) or take back (-1) a bound place's replicas on its node's
+ * cards; fails on a card the node lacks, overfull or holding fewer.
+ */
 static int hold_cards(const struct replay_trace *tr, struct rnode *rn,
-		      const struct replay_place *pl, int replicas, struct gs_error *err)
+		      const struct replay_place *pl, int replicas, int sign, struct gs_error *err)
 {
 	struct rnode *x = &rn[pl->node];
 
 	for (int c = 0; c < pl->n_cards; c++) {
 		int card = pl->cards[c];
-		if (card < 0 || card >= x->n_cards || pl->replicas[c] < 0 ||
-		    x->held[card] + pl->replicas[c] > replicas) {
+		int to = card >= 0 && card < x->n_cards ? x->held[card] + sign * pl->replicas[c]
+							: -1;
+		if (pl->replicas[c] < 0 || to < 0 || to > replicas) {
 			gs_error_set(err,
-				     "pod %s: %d replicas on card %d of node %s, which has %d "
+				     "pod %s: %d replicas %s card %d of node %s, which has %d "
 				     "cards of %d replicas (%d held)",
-				     pl->name, pl->replicas[c], card, tr->nodes[pl->node].name,
-				     x->n_cards, replicas,
+				     pl->name, pl->replicas[c], sign > 0 ? "on" : "off", card,
+				     tr->nodes[pl->node].name, x->n_cards, replicas,
 				     card >= 0 && card < x->n_cards ? x->held[card] : 0);
 			return -1;
 		}
-		x->held[card] += pl->replicas[c];
+		x->held[card] = to;
 	}
 	return 0;
+}
+
+void replay_meter_init(struct replay_meter *m, const struct replay_trace *tr,
+		       const struct replay_result *r)
+{
+	int max_cards = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->tr = tr;
+	m->r = r;
+	m->rn = gs_xcalloc(tr->n_nodes + 1, sizeof(*m->rn));
+	for (size_t i = 0; i < tr->n_nodes; i++) {
+		m->rn[i].n_cards = tr->nodes[i].gpus > 0 ? tr->nodes[i].gpus : 0;
+		m->rn[i].held = gs_xcalloc((size_t)m->rn[i].n_cards + 1, sizeof(int));
+		if (m->rn[i].n_cards > max_cards)
+			max_cards = m->rn[i].n_cards;
+	}
+	m->left = gs_xcalloc((size_t)max_cards + 1, sizeof(double));
+	for (size_t i = 0; i < tr->n_nodes; i++) {
+		node_measure(&tr->nodes[i], &m->rn[i], r->typical, r->n_typical, r->replicas,
+			     m->left);
+		m->frag += m->rn[i].frag;
+		m->idle += m->rn[i].idle;
+		m->frag_sched += m->rn[i].frag_sched;
+	}
+}
+
+int replay_meter_move(struct replay_meter *m, const struct replay_place *pl, int sign,
+		      struct gs_error *err)
+{
+	const struct replay_task *t = &m->tr->tasks[pl->task];
+	const struct replay_result *r = m->r;
+
+	if (pl->node < 0 || (size_t)pl->node >= m->tr->n_nodes) {
+		gs_error_set(err, "pod %s: bound to no node of the trace", pl->name);
+		return -1;
+	}
+	if (hold_cards(m->tr, m->rn, pl, r->replicas, sign, err) < 0)
+		return -1;
+	struct rnode *x = &m->rn[pl->node];
+	x->cpu_used += sign * t->cpu_milli;
+	m->frag -= x->frag;
+	m->idle -= x->idle;
+	m->frag_sched -= x->frag_sched;
+	node_measure(&m->tr->nodes[pl->node], x, r->typical, r->n_typical, r->replicas, m->left);
+	m->frag += x->frag;
+	m->idle += x->idle;
+	m->frag_sched += x->frag_sched;
+	m->held += sign * replay_task_replicas(t, r->replicas);
+	m->asked += sign * task_total_milli(t);
+	return 0;
+}
+
+double replay_meter_alloc(const struct replay_meter *m)
+{
+	return (double)m->held * REPLAY_MILLI / m->r->replicas;
+}
+
+void replay_meter_release(struct replay_meter *m)
+{
+	for (size_t i = 0; m->rn && i < m->tr->n_nodes; i++)
+		free(m->rn[i].held);
+	free(m->rn);
+	free(m->left);
+	memset(m, 0, sizeof(*m));
 }
 
 /* merge_*_discrete.py: per percent, the mean of the rows rounding to it, else of those within 1. */
@@ -702,72 +779,79 @@ struct replay_point *replay_bucket(const struct replay_row *rows, size_t n_rows,
 
 int replay_measure(const struct replay_trace *tr, struct replay_result *r, struct gs_error *err)
 {
-	struct rnode *rn = gs_xcalloc(tr->n_nodes + 1, sizeof(*rn));
+	struct replay_meter m;
 	struct replay_row *rows = gs_xcalloc(r->n_places + 2, sizeof(*rows));
-	double *left = NULL, alloc = 0, asked = 0, frag = 0, idle = 0, frag_sched = 0;
 	int64_t arrived = 0;
-	int rc = -1, max_cards = 0, replicas = r->replicas;
+	int rc = -1;
 
 	free(r->points);
 	r->points = NULL;
 	r->n_points = 0;
 	r->bound = r->pending = 0;
-	for (size_t i = 0; i < tr->n_nodes; i++) {
-		rn[i].n_cards = tr->nodes[i].gpus > 0 ? tr->nodes[i].gpus : 0;
-		rn[i].held = gs_xcalloc((size_t)rn[i].n_cards + 1, sizeof(int));
-		if (rn[i].n_cards > max_cards)
-			max_cards = rn[i].n_cards;
-	}
-	left = gs_xcalloc((size_t)max_cards + 1, sizeof(double));
-	for (size_t i = 0; i < tr->n_nodes; i++) {
-		node_measure(&tr->nodes[i], &rn[i], r->typical, r->n_typical, replicas, left);
-		frag += rn[i].frag;
-		idle += rn[i].idle;
-		frag_sched += rn[i].frag_sched;
-	}
-	rows[0] = (struct replay_row){0, 0, 0, frag, idle, frag_sched, 0, 0, 0};
+	replay_meter_init(&m, tr, r);
+	rows[0] = (struct replay_row){0, 0, 0, m.frag, m.idle, m.frag_sched, 0, 0, 0};
 	for (size_t i = 0; i < r->n_places; i++) {
 		struct replay_place *pl = &r->places[i];
-		const struct replay_task *t = &tr->tasks[pl->task];
-		arrived += task_total_milli(t);
+		arrived += task_total_milli(&tr->tasks[pl->task]);
 		if (pl->bound) {
-			if (pl->node < 0 || (size_t)pl->node >= tr->n_nodes) {
-				gs_error_set(err, "pod %s: bound to no node of the trace",
-					     pl->name);
+			if (replay_meter_move(&m, pl, 1, err) < 0)
 				goto out;
-			}
-			if (hold_cards(tr, rn, pl, replicas, err) < 0)
-				goto out;
-			struct rnode *x = &rn[pl->node];
-			x->cpu_used += t->cpu_milli;
-			frag -= x->frag;
-			idle -= x->idle;
-			frag_sched -= x->frag_sched;
-			node_measure(&tr->nodes[pl->node], x, r->typical, r->n_typical, replicas,
-				     left);
-			frag += x->frag;
-			idle += x->idle;
-			frag_sched += x->frag_sched;
-			alloc +=
-				(double)replay_task_replicas(t, replicas) * REPLAY_MILLI / replicas;
-			asked += (double)task_total_milli(t);
 			r->bound++;
 		} else {
 			pl->node = -1;
 			r->pending++;
 		}
-		rows[i + 1] = (struct replay_row){arrived,    alloc,	asked,	    frag, idle,
-						  frag_sched, r->bound, r->pending, 0};
+		rows[i + 1] = (struct replay_row){
+			arrived, replay_meter_alloc(&m), (double)m.asked, m.frag,
+			m.idle,	 m.frag_sched,		 r->bound,	  r->pending,
+			0};
 	}
 	r->points = replay_bucket(rows, r->n_places + 1, r->capacity_milli, &r->n_points);
 	rc = 0;
 out:
-	for (size_t i = 0; i < tr->n_nodes; i++)
-		free(rn[i].held);
-	free(rn);
+	replay_meter_release(&m);
 	free(rows);
-	free(left);
 	return rc;
+}
+
+int replay_result_new(const struct replay_trace *tr, int replicas, struct replay_result **out,
+		      struct gs_error *err)
+{
+	struct replay_result *r = NULL;
+
+	*out = NULL;
+	if (replicas < 1 || replicas > REPLAY_MAX_REPLICAS) {
+		gs_error_set(err, "replicas must be 1..%d", REPLAY_MAX_REPLICAS);
+		return -1;
+	}
+	if (tr->n_nodes > REPLAY_MAX_NODES || tr->n_tasks > REPLAY_MAX_TASKS) {
+		gs_error_set(err, "more than %d nodes or %d tasks", REPLAY_MAX_NODES,
+			     REPLAY_MAX_TASKS);
+		return -1;
+	}
+	r = gs_xcalloc(1, sizeof(*r));
+	r->replicas = replicas;
+	r->n_nodes = tr->n_nodes;
+	for (size_t i = 0; i < tr->n_nodes; i++) {
+		const struct replay_node *n = &tr->nodes[i];
+		if (n->gpus > 0 && !replay_gpu_product(n->model)) {
+			gs_error_set(err, "node %s: no catalog GPU for the trace's model '%s'",
+				     n->name, n->model);
+			replay_result_free(r);
+			return -1;
+		}
+		r->n_gpus += (size_t)(n->gpus > 0 ? n->gpus : 0);
+	}
+	r->capacity_milli = (int64_t)r->n_gpus * REPLAY_MILLI;
+	if (!r->capacity_milli || !tr->n_tasks) {
+		gs_error_set(err, "nothing to replay: the trace has %s",
+			     tr->n_tasks ? "no GPU" : "no task");
+		replay_result_free(r);
+		return -1;
+	}
+	r->typical = replay_typical_mix(tr->tasks, tr->n_tasks, &r->n_typical);
+	*out = r;
+	return 0;
 }
 
 int replay_prepare(const struct replay_trace *tr, const struct replay_opts *o,
@@ -784,31 +868,8 @@ int replay_prepare(const struct replay_trace *tr, const struct replay_opts *o,
 			     REPLAY_MAX_REPLICAS);
 		goto out;
 	}
-	if (tr->n_nodes > REPLAY_MAX_NODES || tr->n_tasks > REPLAY_MAX_TASKS) {
-		gs_error_set(err, "more than %d nodes or %d tasks", REPLAY_MAX_NODES,
-			     REPLAY_MAX_TASKS);
-		goto out;
-	}
-	r = gs_xcalloc(1, sizeof(*r));
-	r->replicas = o->replicas;
-	r->n_nodes = tr->n_nodes;
-	for (size_t i = 0; i < tr->n_nodes; i++) {
-		const struct replay_node *n = &tr->nodes[i];
-		if (n->gpus > 0 && !replay_gpu_product(n->model)) {
-			gs_error_set(err, "node %s: no catalog GPU for the trace's model '%s'",
-				     n->name, n->model);
-			goto out;
-		}
-		r->n_gpus += (size_t)(n->gpus > 0 ? n->gpus : 0);
-	}
-	r->capacity_milli = (int64_t)r->n_gpus * REPLAY_MILLI;
-	if (!r->capacity_milli || !tr->n_tasks) {
-		gs_error_set(err, "nothing to replay: the trace has %s",
-			     tr->n_tasks ? "no GPU" : "no task");
-		goto out;
-	}
-	r->typical = replay_typical_mix(tr->tasks, tr->n_tasks, &r->n_typical);
-	if (replay_workload(tr, o, r->capacity_milli, &order, &n_order, &n_original, err) < 0)
+	if (replay_result_new(tr, o->replicas, &r, err) < 0 ||
+	    replay_workload(tr, o, r->capacity_milli, &order, &n_order, &n_original, err) < 0)
 		goto out;
 	r->n_original = n_original;
 	r->places = gs_xcalloc(n_order + 1, sizeof(*r->places));
@@ -819,6 +880,7 @@ int replay_prepare(const struct replay_trace *tr, const struct replay_opts *o,
 		pl->node = -1;
 		pl->name = i < n_original ? gs_xstrdup(t->name)
 					  : gs_xasprintf("%s-tuned-%zu", t->name, i - n_original);
+		pl->placed_at = pl->left_at = -1;
 		r->arrived_milli += task_total_milli(t);
 	}
 	*out = r;
@@ -859,5 +921,17 @@ void replay_result_free(struct replay_result *r)
 	free(r->places);
 	free(r->points);
 	free(r->typical);
+	replay_timeline_free(r->timeline);
 	free(r);
+}
+
+void replay_timeline_free(struct replay_timeline *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_waits; i++)
+		free(t->waits[i].pool);
+	free(t->waits);
+	free(t->points);
+	free(t);
 }

@@ -98,6 +98,9 @@ struct replay_place {
 	int n_cards;   /* cards holding its replicas */
 	int *cards;    /* their indexes on the node (NVML order) */
 	int *replicas; /* replicas held on each */
+	/* In trace time (replay_events.h): when it was bound and when it left,
+	   trace seconds; placed_at -1 when it never ran. */
+	int64_t placed_at, left_at;
 };
 
 /* The measures at one percent of arrived GPU request (means over its arrivals). */
@@ -124,6 +127,44 @@ struct replay_typical {
 	double weight;	      /* its share of the mix, the shares sum to 1 */
 };
 
+/* The replay in trace time (replay_events.h): its measures. */
+
+#define REPLAY_STEPS 100 /* the span is measured in 1% steps */
+
+/* One 1% step of the span: time-weighted means over it, counts at its end. */
+struct replay_tpoint {
+	int pct;		 /* 1..100: the step ends at pct% of the span */
+	int64_t time;		 /* trace seconds at its end (rounded down) */
+	double alloc_pct;	 /* replicas held x (1000 / N) / capacity milli */
+	double asked_pct;	 /* gpu_milli the running tasks asked / capacity */
+	double frag_pct;	 /* the paper's fragmentation / idle GPU */
+	double frag_milli;	 /* fragmented idle GPU, milli */
+	double idle_milli;	 /* idle GPU, milli */
+	double frag_sched_pct;	 /* the same by replica counts */
+	size_t arrived, left;	 /* tasks that arrived, left in the step */
+	size_t running, pending; /* at its end */
+};
+
+/* The waits of one pool's tasks (arrival to placement, trace seconds). */
+struct replay_waits {
+	char *pool; /* the task's gpu_spec, "any" when empty, "none" without GPU; "all" */
+	size_t tasks, ran, never;
+	double mean;	       /* over the tasks that ran */
+	int64_t p50, p95, max; /* nearest rank over the tasks that ran; 0 when none */
+};
+
+struct replay_timeline {
+	int64_t start, end;	      /* first arrival, last departure */
+	struct replay_tpoint *points; /* REPLAY_STEPS of them */
+	size_t n_points;
+	struct replay_waits *waits; /* per pool in order of first arrival, then "all" */
+	size_t n_waits;
+	size_t attempts;    /* scheduling attempts: arrivals and retries */
+	size_t retries;	    /* of them, retries of a waiting task */
+	size_t max_pending; /* the longest queue */
+	size_t failed;	    /* bound, then refused (apiserver, kubelet): never ran */
+};
+
 struct replay_result {
 	int replicas;
 	size_t n_nodes, n_gpus;
@@ -137,7 +178,12 @@ struct replay_result {
 	struct replay_typical *typical;
 	size_t n_typical;
 	size_t bound, pending;
+	/* In trace time (replay_events.h): bound counts the tasks that ran,
+	   pending those that never did; points is empty. NULL otherwise. */
+	struct replay_timeline *timeline;
 };
+
+void replay_timeline_free(struct replay_timeline *t);
 
 /*
  * Run the replay. Fails on options out of range, a trace the fleet cannot

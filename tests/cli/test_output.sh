@@ -86,6 +86,7 @@ contract Status Status "0 1" status -f $g/status-lab/list.json
 contract ImportCheck ImportCheck "0 1" import --check -f $g/import-check-real/nodes.yaml
 contract List Node 0 import -f $g/import-check-real/nodes.yaml
 contract Replay Replay 0 replay $g/replay-small/nodes.csv $g/replay-small/pods.csv
+contract Replay Replay 0 replay $g/replay-departures/nodes.csv $g/replay-departures/pods.csv --departures
 contract SyncReport SyncReport "0 1" sync --kubeconfig "$tmp/kubeconfig" --dry-run
 contract FaultResult FaultResult 0 fault gpu --kubeconfig "$tmp/kubeconfig" lab-node-1 0=xid:79 --dry-run
 

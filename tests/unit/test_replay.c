@@ -15,6 +15,7 @@
 #include "engine/replay.h"
 #include "base/wrapper.h"
 #include "engine/replay_design.h"
+#include "engine/replay_events.h"
 #include "fleet/design.h"
 
 static void replicas_asked(void **state)
@@ -450,6 +451,72 @@ static void measure_from_places(void **state)
 	replay_result_free(live);
 }
 
+/*
+ * In trace time: one T4 (4 replicas). a holds it whole from 0 to 10; b (whole
+ * too, arrives at 5) waits and gets the card when a leaves: the device
+ * plugin's ledger gave a's replicas back, so the kubelet admits b on the same
+ * card. c arrives at 12 and leaves at 15 while b holds the card: it never
+ * runs.
+ */
+static void departures_free_the_card(void **state)
+{
+	(void)state;
+	const struct catalog *cat;
+	struct gs_error err;
+	char buf[512];
+	struct replay_node nodes[] = {{"n", 8000, 65536, 1, "T4"}};
+	struct replay_task tasks[] = {
+		{"a", 1000, 1024, 1, 1000, "", 0, 10, 0},
+		{"c", 1000, 1024, 1, 1000, "", 12, 15, -1},
+		{"b", 1000, 1024, 1, 1000, "", 5, 20, 5},
+	};
+	struct replay_trace tr = {nodes, 1, tasks, 3};
+	struct replay_opts o = {.replicas = 4};
+	struct replay_result *r = NULL;
+
+	assert_int_equal(catalog_builtin(&cat, &err), 0);
+	if (replay_events_run(cat, &tr, &o, &r, &err) < 0)
+		fail_msg("%s", gs_error_str(&err, buf, sizeof(buf)));
+	const struct replay_timeline *tl = r->timeline;
+	assert_non_null(tl);
+	/* In creation order: a, b, c. */
+	assert_string_equal(r->places[1].name, "b");
+	assert_true(r->places[1].bound);
+	assert_int_equal(r->places[1].placed_at, 10);
+	assert_int_equal(r->places[1].left_at, 20);
+	assert_int_equal(r->places[1].n_cards, 1);
+	assert_int_equal(r->places[1].replicas[0], 4);
+	assert_string_equal(r->places[2].name, "c");
+	assert_int_equal(r->places[2].placed_at, -1);
+	assert_int_equal(r->bound, 2);
+	assert_int_equal(r->pending, 1);
+	assert_int_equal(tl->start, 0);
+	assert_int_equal(tl->end, 20);
+	assert_int_equal(tl->attempts, 4); /* three arrivals, b's retry */
+	assert_int_equal(tl->max_pending, 1);
+	/* The card is held all along: every 1% step (0.2 s) at 100%, but while
+	   nothing runs (never here). Step 50 ends at 10 s: b waited until then. */
+	assert_int_equal(tl->n_points, REPLAY_STEPS);
+	assert_true(fabs(tl->points[49].alloc_pct - 100) < 1e-9);
+	assert_int_equal(tl->points[49].pending, 1);
+	assert_int_equal(tl->points[50].pending, 0);
+	/* Waits: a 0, b 5, c never ran. */
+	const struct replay_waits *all = &tl->waits[tl->n_waits - 1];
+	assert_string_equal(all->pool, "all");
+	assert_int_equal(all->tasks, 3);
+	assert_int_equal(all->ran, 2);
+	assert_int_equal(all->never, 1);
+	assert_true(fabs(all->mean - 2.5) < 1e-9);
+	assert_int_equal(all->p50, 0);
+	assert_int_equal(all->max, 5);
+	replay_result_free(r);
+
+	/* Without times (read without TRACE_TIMES) it is refused. */
+	tasks[0].created = -1;
+	assert_int_equal(replay_events_run(cat, &tr, &o, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "task a: no creation_time"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,7 +524,7 @@ int main(void)
 		cmocka_unit_test(node_fragmentation),  cmocka_unit_test(tiny_fleet),
 		cmocka_unit_test(inflation_draws),     cmocka_unit_test(mig_profile_of_task),
 		cmocka_unit_test(dra_shares_of_task),  cmocka_unit_test(design_runs),
-		cmocka_unit_test(measure_from_places),
+		cmocka_unit_test(measure_from_places), cmocka_unit_test(departures_free_the_card),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
