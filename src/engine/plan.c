@@ -1792,20 +1792,12 @@ void plan_result_free(struct plan_result *r)
 	free(r->nodes);
 	for (size_t i = 0; i < r->n_pods; i++) {
 		struct plan_pod *o = &r->pods[i];
+		outcome_clear(o);
 		free(o->namespace);
 		free(o->name);
-		free(o->node);
-		free(o->reason);
-		free(o->status_reason);
-		free(o->feasible);
-		free(o->tied);
 		for (size_t j = 0; j < o->n_requests; j++)
 			free(o->requests[j]);
 		free(o->requests);
-		for (size_t j = 0; j < o->n_hints; j++)
-			free(o->hints[j]);
-		free(o->hints);
-		json_decref(o->claims);
 	}
 	free(r->pods);
 	for (size_t i = 0; i < r->n_quotas; i++) {

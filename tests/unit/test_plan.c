@@ -384,6 +384,19 @@ static void add_copy(struct plan *p, const json_t *pod)
 	json_decref(copy);
 }
 
+/* A new plan of `in` with copies of the first n of `pods` added; fails the test on error. */
+static struct plan *plan_with(const struct plan_input *in, const json_t *pods, size_t n)
+{
+	struct plan *p;
+	struct gs_error err;
+
+	if (plan_new(in, &p, &err) < 0)
+		fail_msg("plan_new: %s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		add_copy(p, json_array_get(pods, i));
+	return p;
+}
+
 /*
  * A pod that leaves gives its node back what it took: the GPU (a pending
  * pod then fits there) and the cpu and memory LeastAllocated scores. Two
@@ -401,13 +414,8 @@ static void test_remove_frees_the_node(void **state)
 		"[o,o,o,o]", pod("p0", gpu, NULL), pod("p1", gpu, NULL), pod("p2", gpu, NULL),
 		pod("p3", "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}", NULL));
 	struct plan_input in = {.nodes = nodes, .kube = release("v1.34.4")};
-	struct plan *p;
+	struct plan *p = plan_with(&in, pods, 3);
 	struct gs_error err;
-
-	if (plan_new(&in, &p, &err) < 0)
-		fail_msg("plan_new: %s", err.msg);
-	for (size_t i = 0; i < 3; i++)
-		add_copy(p, json_array_get(pods, i));
 	assert_string_equal(plan_outcome(p, 0)->node, "a"); /* a tie: the first */
 	assert_string_equal(plan_outcome(p, 1)->node, "b");
 	assert_int_equal(plan_outcome(p, 2)->verdict, PLAN_PENDING);
@@ -471,13 +479,8 @@ static void test_remove_gives_quota_back(void **state)
 	json_t *pods = json_pack("[o,o,o,o]", pod("p0", gpu, NULL), pod("p1", gpu, NULL),
 				 pod("p2", gpu, NULL), pod("p3", gpu, NULL));
 	struct plan_input in = {.nodes = nodes, .quotas = quotas, .kube = release("v1.34.4")};
-	struct plan *p;
+	struct plan *p = plan_with(&in, pods, 3);
 	struct gs_error err;
-
-	if (plan_new(&in, &p, &err) < 0)
-		fail_msg("plan_new: %s", err.msg);
-	for (size_t i = 0; i < 3; i++)
-		add_copy(p, json_array_get(pods, i));
 	/* p0 bound, p1 pending (both count), p2 over the quota */
 	assert_int_equal(plan_outcome(p, 0)->verdict, PLAN_BOUND);
 	assert_int_equal(plan_outcome(p, 1)->verdict, PLAN_PENDING);
@@ -748,6 +751,23 @@ static json_t *claim_pod(const char *name, const char *tmpl)
 	return pod(name, "{\"claims\":[{\"name\":\"gpu\"}]}", spec);
 }
 
+/* The DeviceClass gpu.nvidia.com and node dra's one GPU of 100 shares (one slice). */
+static json_t *shares_class(void)
+{
+	return loads("[{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
+		     "\"gpu.nvidia.com\"}}]");
+}
+
+static json_t *shares_slices(void)
+{
+	return loads("[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		     "\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":[{\"name\":"
+		     "\"gpu-0\",\"allowMultipleAllocations\":true,\"attributes\":{\"type\":{"
+		     "\"string\":\"gpu\"}},\"capacity\":{\"shares\":{\"value\":\"100\","
+		     "\"requestPolicy\":{\"default\":\"1\",\"validRange\":{\"min\":\"1\","
+		     "\"max\":\"100\",\"step\":\"1\"}}}}}]}}]");
+}
+
 static json_t *shares_template(const char *name, const char *shares)
 {
 	char buf[512];
@@ -770,15 +790,7 @@ static json_t *shares_template(const char *name, const char *shares)
 static void test_dra_pod_claims_reserve_shares(void **state)
 {
 	(void)state;
-	json_t *classes = loads("[{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
-				"\"gpu.nvidia.com\"}}]");
-	json_t *slices =
-		loads("[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
-		      "\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":[{\"name\":"
-		      "\"gpu-0\",\"allowMultipleAllocations\":true,\"attributes\":{\"type\":{"
-		      "\"string\":\"gpu\"}},\"capacity\":{\"shares\":{\"value\":\"100\","
-		      "\"requestPolicy\":{\"default\":\"1\",\"validRange\":{\"min\":\"1\","
-		      "\"max\":\"100\",\"step\":\"1\"}}}}}]}}]");
+	json_t *classes = shares_class(), *slices = shares_slices();
 	json_t *templates = json_pack("[o,o,o]", shares_template("s60", "60"),
 				      shares_template("s30", "30"), shares_template("s20", "20"));
 	const char *missing = "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":"
@@ -822,15 +834,7 @@ static void test_dra_pod_claims_reserve_shares(void **state)
 static void test_remove_refuses_pod_claims(void **state)
 {
 	(void)state;
-	json_t *classes = loads("[{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
-				"\"gpu.nvidia.com\"}}]");
-	json_t *slices =
-		loads("[{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\","
-		      "\"nodeName\":\"dra\",\"pool\":{\"name\":\"dra\"},\"devices\":[{\"name\":"
-		      "\"gpu-0\",\"allowMultipleAllocations\":true,\"attributes\":{\"type\":{"
-		      "\"string\":\"gpu\"}},\"capacity\":{\"shares\":{\"value\":\"100\","
-		      "\"requestPolicy\":{\"default\":\"1\",\"validRange\":{\"min\":\"1\","
-		      "\"max\":\"100\",\"step\":\"1\"}}}}}]}}]");
+	json_t *classes = shares_class(), *slices = shares_slices();
 	json_t *templates =
 		json_pack("[o,o]", shares_template("s60", "60"), shares_template("s50", "50"));
 	json_t *nodes = json_pack("{s:s,s:[o]}", "kind", "NodeList", "items",
@@ -841,13 +845,8 @@ static void test_remove_refuses_pod_claims(void **state)
 				.device_classes = classes,
 				.slices = slices,
 				.claim_templates = templates};
-	struct plan *p;
+	struct plan *p = plan_with(&in, pods, 2);
 	struct gs_error err;
-
-	if (plan_new(&in, &p, &err) < 0)
-		fail_msg("plan_new: %s", err.msg);
-	add_copy(p, json_array_get(pods, 0));
-	add_copy(p, json_array_get(pods, 1));
 	assert_int_equal(plan_outcome(p, 0)->verdict, PLAN_BOUND);
 	assert_int_equal(plan_outcome(p, 1)->verdict, PLAN_PENDING);
 	assert_int_equal(plan_remove(p, 0, json_array_get(pods, 0), &err), -1);
