@@ -770,6 +770,14 @@ out:
 	return rc;
 }
 
+int replay_check_size(const struct replay_trace *tr, struct gs_error *err)
+{
+	if (tr->n_nodes <= REPLAY_MAX_NODES && tr->n_tasks <= REPLAY_MAX_TASKS)
+		return 0;
+	gs_error_set(err, "more than %d nodes or %d tasks", REPLAY_MAX_NODES, REPLAY_MAX_TASKS);
+	return -1;
+}
+
 int replay_prepare(const struct replay_trace *tr, const struct replay_opts *o,
 		   struct replay_result **out, struct gs_error *err)
 {
@@ -784,11 +792,8 @@ int replay_prepare(const struct replay_trace *tr, const struct replay_opts *o,
 			     REPLAY_MAX_REPLICAS);
 		goto out;
 	}
-	if (tr->n_nodes > REPLAY_MAX_NODES || tr->n_tasks > REPLAY_MAX_TASKS) {
-		gs_error_set(err, "more than %d nodes or %d tasks", REPLAY_MAX_NODES,
-			     REPLAY_MAX_TASKS);
+	if (replay_check_size(tr, err) < 0)
 		goto out;
-	}
 	r = gs_xcalloc(1, sizeof(*r));
 	r->replicas = o->replicas;
 	r->n_nodes = tr->n_nodes;

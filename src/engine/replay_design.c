@@ -460,11 +460,8 @@ int replay_design_run(const struct catalog *cat, const struct replay_trace *tr,
 			     REPLAY_MAX_POOLS);
 		goto out;
 	}
-	if (tr->n_nodes > REPLAY_MAX_NODES || tr->n_tasks > REPLAY_MAX_TASKS) {
-		gs_error_set(err, "more than %d nodes or %d tasks", REPLAY_MAX_NODES,
-			     REPLAY_MAX_TASKS);
+	if (replay_check_size(tr, err) < 0)
 		goto out;
-	}
 	r = gs_xcalloc(1, sizeof(*r));
 	r->name = d->name;
 	r->n_nodes = tr->n_nodes;
