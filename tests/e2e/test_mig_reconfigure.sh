@@ -14,10 +14,7 @@
 cd "$TOP" || fail "no repository root"
 # The device-plugin ConfigMap (the lab's, k8s/device-plugin-configs.yaml) when no
 # test made it yet; the controller is the cluster's (scripts/cluster/up.sh).
-k get namespace gpu-share >/dev/null 2>&1 || k create namespace gpu-share >/dev/null
-k -n gpu-share get configmap device-plugin-configs >/dev/null 2>&1 ||
-	k create -f k8s/device-plugin-configs.yaml >/dev/null 2>&1 || true
-k -n gpu-share get configmap device-plugin-configs >/dev/null 2>&1 || fail "no device-plugin ConfigMap"
+e2e_device_plugin_configmap
 state=${GS_CLUSTER_DIR:-$TOP/.cluster}
 # shellcheck disable=SC1091
 . "$state/env"
