@@ -239,10 +239,13 @@ struct fault_common {
 
 /*
  * A verb's command line parsed with opts, its first positional the node
- * (argv[0] after parsing). Returns how many positionals follow the node,
- * or -1 after saying what is wrong, *rc the exit status.
+ * (argv[0] after parsing). A verb taking no more positionals passes
+ * no_more, and `hint` ends the message naming one (may be ""). Returns how
+ * many positionals follow the node, or -1 after saying what is wrong, *rc
+ * the exit status.
  */
-static int parse_node_args(int argc, char **argv, const struct option *opts, int *rc)
+static int parse_node_args(int argc, char **argv, const struct option *opts, bool no_more,
+			   const char *hint, int *rc)
 {
 	struct gs_error err;
 	int n = parse_options(argc, argv, opts, &fault_usage);
@@ -255,6 +258,8 @@ static int parse_node_args(int argc, char **argv, const struct option *opts, int
 		gs_error_set(&err, "say which node");
 	else if (!node_name_ok(argv[0]))
 		gs_error_set(&err, "'%s' is not a node name", argv[0]);
+	else if (no_more && n > 1)
+		gs_error_set(&err, "unexpected argument '%s'%s", argv[1], hint);
 	else
 		return n - 1;
 	*rc = usage_error(&fault_usage, &err);
@@ -338,6 +343,45 @@ static void print_dry_patch(bool dry_run, const json_t *patch)
 	}
 }
 
+/*
+ * A one-annotation verb's write (gpu, clear, restart-plugin, kubelet):
+ * annotation `key` of node to `value` (NULL: removed). *before is its
+ * value now (borrowed from node); *patch the merge patch sent, NULL when
+ * nothing changes. -1 after printing why.
+ */
+static int set_annotation(struct fault_common *c, const char *path, const char *name,
+			  const json_t *node, const char *key, const char *value,
+			  const char **before, json_t **patch)
+{
+	*before = kobj_annotation(node, key);
+	*patch = NULL;
+	if (unchanged(*before, value))
+		return 0;
+	*patch = json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
+			   value ? json_string(value) : json_null());
+	return write_patch(c, path, name, *patch);
+}
+
+/* What set_annotation did: a FaultResult, or the table line. -1 after printing why. */
+static int print_annotation(const struct fault_common *c, const char *name, const char *key,
+			    const char *before, const char *value, json_t *patch)
+{
+	json_t *o;
+	int r;
+
+	if (!output_is_doc(c->format)) {
+		print_change(name, key, before, value, !patch, c->dry_run);
+		print_dry_patch(c->dry_run, patch);
+		return 0;
+	}
+	o = json_pack("{s:s,s:s,s:s?,s:s?,s:O?,s:b,s:b}", "node", name, "annotation", key, "before",
+		      before, "after", value, "patch", patch, "changed", patch != NULL, "dryRun",
+		      c->dry_run);
+	r = print_result(c, o);
+	json_decref(o);
+	return r;
+}
+
 static int run(enum fault_verb verb, int argc, char **argv)
 {
 	struct fault_common c = {.format = OUTPUT_TABLE};
@@ -354,16 +398,12 @@ static int run(enum fault_verb verb, int argc, char **argv)
 		OPT_END(),
 	};
 
-	n = parse_node_args(argc, argv, opts, &rc);
+	n = parse_node_args(argc, argv, opts, verb == FAULT_RESTART, "", &rc);
 	if (n < 0)
 		return rc;
 	name = argv[0];
 	if (verb == FAULT_GPU && n < 1) {
 		gs_error_set(&err, "say which GPU and fault, e.g. 0=xid:79 or 1=lost");
-		return usage_error(&fault_usage, &err);
-	}
-	if (verb == FAULT_RESTART && n > 0) {
-		gs_error_set(&err, "unexpected argument '%s'", argv[1]);
 		return usage_error(&fault_usage, &err);
 	}
 	if (n > (int)(sizeof(idx) / sizeof(idx[0]))) {
@@ -379,26 +419,9 @@ static int run(enum fault_verb verb, int argc, char **argv)
 		cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}
-	before = kobj_annotation(node, key);
-	patch = json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
-			  value ? json_string(value) : json_null());
-	if (unchanged(before, value)) {
-		json_decref(patch);
-		patch = NULL;
-	} else if (write_patch(&c, path, name, patch) < 0)
+	if (set_annotation(&c, path, name, node, key, value, &before, &patch) < 0 ||
+	    print_annotation(&c, name, key, before, value, patch) < 0)
 		goto out;
-	if (output_is_doc(c.format)) {
-		json_t *o = json_pack("{s:s,s:s,s:s?,s:s?,s:O?,s:b,s:b}", "node", name,
-				      "annotation", key, "before", before, "after", value, "patch",
-				      patch, "changed", patch != NULL, "dryRun", c.dry_run);
-		int r = print_result(&c, o);
-		json_decref(o);
-		if (r < 0)
-			goto out;
-	} else {
-		print_change(name, key, before, value, !patch, c.dry_run);
-		print_dry_patch(c.dry_run, patch);
-	}
 	rc = EXIT_OK;
 out:
 	health_faults_release(&add);
@@ -447,7 +470,7 @@ static int run_mig(int argc, char **argv)
 	size_t n_ch = 0;
 	json_t *node = NULL, *patch = NULL;
 	struct gs_error err;
-	int n, rc = EXIT_USAGE;
+	int rc = EXIT_USAGE;
 	struct option opts[] = {
 		OPT_STRING(0, "config", &layout, "LAYOUT",
 			   "the new nvidia.com/mig.config (a mig-parted layout, e.g. all-1g.10gb)"),
@@ -460,15 +483,9 @@ static int run_mig(int argc, char **argv)
 		OPT_END(),
 	};
 
-	n = parse_node_args(argc, argv, opts, &rc);
-	if (n < 0)
+	if (parse_node_args(argc, argv, opts, true, " (the layout goes in --config)", &rc) < 0)
 		return rc;
 	name = argv[0];
-	if (n > 0) {
-		gs_error_set(&err, "unexpected argument '%s' (the layout goes in --config)",
-			     argv[1]);
-		return usage_error(&fault_usage, &err);
-	}
 	if (stall + fail + no_fault > 1) {
 		gs_error_set(&err, "--stall, --fail and --no-fault exclude each other");
 		return usage_error(&fault_usage, &err);
@@ -550,15 +567,14 @@ out:
  */
 static int run_kubelet(int argc, char **argv)
 {
-	struct kube_context kx = {0};
-	enum output_format format = OUTPUT_TABLE;
+	struct fault_common c = {.format = OUTPUT_TABLE};
 	const char *name, *key = NODEHW_ANN_KUBELET_RESTART, *before;
-	bool dry_run = false, restart = false, reboot = false, clear = false;
+	bool restart = false, reboot = false, clear = false;
 	long seconds = -1;
-	char *value = NULL, *path = NULL, buf[2048];
+	char *value = NULL, *path = NULL;
 	json_t *node = NULL, *patch = NULL;
 	struct gs_error err;
-	int n, rc = EXIT_USAGE;
+	int rc = EXIT_USAGE;
 	struct option opts[] = {
 		OPT_BOOL(0, "restart", &restart,
 			 "the kubelet restarts: running pods keep their devices"),
@@ -567,29 +583,13 @@ static int run_kubelet(int argc, char **argv)
 		OPT_INT(0, "seconds", &seconds, "N",
 			"until the device plugin registers again [10 restart, 60 reboot]", 0,
 			KUBELET_MAX_SECONDS),
-		OPT_BOOL(0, "dry-run", &dry_run, "print the patch, write nothing"),
-		OPT_OUTPUT(&format, OUTPUT_TABLES,
-			   "table (default), json or yaml (kind FaultResult)"),
-		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_FAULT_COMMON(&c),
 		OPT_END(),
 	};
 
-	n = parse_options(argc, argv, opts, &fault_usage);
-	if (n < 0)
-		return parseopt_exit(n);
-	if (n < 1) {
-		gs_error_set(&err, "say which node");
-		return usage_error(&fault_usage, &err);
-	}
+	if (parse_node_args(argc, argv, opts, true, "", &rc) < 0)
+		return rc;
 	name = argv[0];
-	if (!node_name_ok(name)) {
-		gs_error_set(&err, "'%s' is not a node name", name);
-		return usage_error(&fault_usage, &err);
-	}
-	if (n > 1) {
-		gs_error_set(&err, "unexpected argument '%s'", argv[1]);
-		return usage_error(&fault_usage, &err);
-	}
 	if (restart + reboot + clear != 1) {
 		gs_error_set(&err, "say one of --restart, --reboot or --clear");
 		return usage_error(&fault_usage, &err);
@@ -609,17 +609,8 @@ static int run_kubelet(int argc, char **argv)
 		};
 		value = kubelet_fault_format(&f);
 	}
-	if (dry_run)
-		fprintf(stderr, "gpushare fault: dry run: nothing will be written\n");
-	if (kube_context_open(&kx, "fault", &err) < 0) {
-		fprintf(stderr, "gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+	if (read_node(&c, name, &path, &node) < 0)
 		goto out;
-	}
-	path = gs_xasprintf("/api/v1/nodes/%s", name);
-	if (kube_get(kx.client, path, &node, &err) < 0) {
-		cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-		goto out;
-	}
 	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
 		cmd_eprintf(
 			"gpushare fault: node '%s' declares no GPUs (annotation " NODEHW_ANN_PRODUCT
@@ -627,50 +618,16 @@ static int run_kubelet(int argc, char **argv)
 			name);
 		goto out;
 	}
-	before = kobj_annotation(node, key);
-	if ((!before && !value) || (before && value && !strcmp(before, value))) {
-		patch = NULL;
-	} else {
-		patch = json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
-				  value ? json_string(value) : json_null());
-		if (!dry_run &&
-		    kube_patch(kx.client, path, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
-			cmd_eprintf("gpushare fault: node '%s': %s\n", name,
-				    gs_error_str(&err, buf, sizeof(buf)));
-			goto out;
-		}
-	}
-	if (output_is_doc(format)) {
-		json_t *o = json_pack("{s:s,s:s,s:s?,s:s?,s:O?,s:b,s:b}", "node", name,
-				      "annotation", key, "before", before, "after", value, "patch",
-				      patch, "changed", patch != NULL, "dryRun", dry_run);
-		json_t *doc = output_stamp(o, "FaultResult");
-		int r = output_print(doc, format, JSON_SORT_KEYS, &err);
-		json_decref(doc);
-		json_decref(o);
-		if (r < 0) {
-			cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-			goto out;
-		}
-	} else {
-		cmd_printf("%s: %s \"%s\" -> %s%s%s%s\n", name, key, before ? before : "",
-			   value ? "\"" : "(removed)", value ? value : "", value ? "\"" : "",
-			   !patch    ? " (unchanged)"
-			   : dry_run ? " (dry run)"
-				     : "");
-		if (dry_run && patch) {
-			char *txt = json_dumps(patch, JSON_INDENT(2) | JSON_SORT_KEYS);
-			puts(txt);
-			free(txt);
-		}
-	}
+	if (set_annotation(&c, path, name, node, key, value, &before, &patch) < 0 ||
+	    print_annotation(&c, name, key, before, value, patch) < 0)
+		goto out;
 	rc = EXIT_OK;
 out:
 	json_decref(node);
 	json_decref(patch);
 	free(value);
 	free(path);
-	kube_context_release(&kx);
+	kube_context_release(&c.kx);
 	return rc;
 }
 
