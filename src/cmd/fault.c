@@ -223,13 +223,170 @@ out:
 	return rc;
 }
 
+/* What every verb takes besides its own options: --dry-run, -o, the connection. */
+struct fault_common {
+	struct kube_context kx;
+	enum output_format format;
+	bool dry_run;
+};
+
+/* The options of struct fault_common, last in every verb's table. */
+#define OPT_FAULT_COMMON(c)                                                                        \
+	OPT_BOOL(0, "dry-run", &(c)->dry_run, "print the patch, write nothing"),                   \
+		OPT_OUTPUT(&(c)->format, OUTPUT_TABLES,                                            \
+			   "table (default), json or yaml (kind FaultResult)"),                    \
+		OPT_KUBE_CONNECTION(&(c)->kx.opts)
+
+/*
+ * A verb's command line parsed with opts, its first positional the node
+ * (argv[0] after parsing). A verb taking no more positionals passes
+ * no_more, and `hint` ends the message naming one (may be ""). Returns how
+ * many positionals follow the node, or -1 after saying what is wrong, *rc
+ * the exit status.
+ */
+static int parse_node_args(int argc, char **argv, const struct option *opts, bool no_more,
+			   const char *hint, int *rc)
+{
+	struct gs_error err;
+	int n = parse_options(argc, argv, opts, &fault_usage);
+
+	if (n < 0) {
+		*rc = parseopt_exit(n);
+		return -1;
+	}
+	if (n < 1)
+		gs_error_set(&err, "say which node");
+	else if (!node_name_ok(argv[0]))
+		gs_error_set(&err, "'%s' is not a node name", argv[0]);
+	else if (no_more && n > 1)
+		gs_error_set(&err, "unexpected argument '%s'%s", argv[1], hint);
+	else
+		return n - 1;
+	*rc = usage_error(&fault_usage, &err);
+	return -1;
+}
+
+/*
+ * The dry run announced, the cluster opened and node `name` read into
+ * *node; *path its API path (caller frees both, also on failure). -1 after
+ * printing why.
+ */
+static int read_node(struct fault_common *c, const char *name, char **path, json_t **node)
+{
+	struct gs_error err;
+	char buf[2048];
+
+	if (c->dry_run)
+		fprintf(stderr, "gpushare fault: dry run: nothing will be written\n");
+	if (kube_context_open(&c->kx, "fault", &err) < 0) {
+		fprintf(stderr, "gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		return -1;
+	}
+	*path = gs_xasprintf("/api/v1/nodes/%s", name);
+	if (kube_get(c->kx.client, *path, node, &err) < 0) {
+		cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		return -1;
+	}
+	return 0;
+}
+
+/* The merge patch of the node sent, unless a dry run. -1 after printing why. */
+static int write_patch(struct fault_common *c, const char *path, const char *name, json_t *patch)
+{
+	struct gs_error err;
+	char buf[2048];
+
+	if (c->dry_run || kube_patch(c->kx.client, path, KUBE_PATCH_MERGE, patch, NULL, &err) >= 0)
+		return 0;
+	cmd_eprintf("gpushare fault: node '%s': %s\n", name, gs_error_str(&err, buf, sizeof(buf)));
+	return -1;
+}
+
+/* The FaultResult document of o in c->format (o borrowed). -1 after printing why. */
+static int print_result(const struct fault_common *c, json_t *o)
+{
+	struct gs_error err;
+	char buf[2048];
+	json_t *doc = output_stamp(o, "FaultResult");
+	int r = output_print(doc, c->format, JSON_SORT_KEYS, &err);
+
+	json_decref(doc);
+	if (r < 0)
+		cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+	return r;
+}
+
+/* Whether a value stays as it is (NULL: absent). */
+static bool unchanged(const char *before, const char *after)
+{
+	return (!before && !after) || (before && after && !strcmp(before, after));
+}
+
+/* One table line: the key's value before and after. */
+static void print_change(const char *name, const char *key, const char *before, const char *after,
+			 bool same, bool dry_run)
+{
+	cmd_printf("%s: %s \"%s\" -> %s%s%s%s\n", name, key, before ? before : "",
+		   after ? "\"" : "(removed)", after ? after : "", after ? "\"" : "",
+		   same	     ? " (unchanged)"
+		   : dry_run ? " (dry run)"
+			     : "");
+}
+
+/* A dry run's patch, after the table lines. */
+static void print_dry_patch(bool dry_run, const json_t *patch)
+{
+	if (dry_run && patch) {
+		char *s = json_dumps(patch, JSON_INDENT(2) | JSON_SORT_KEYS);
+		puts(s);
+		free(s);
+	}
+}
+
+/*
+ * A one-annotation verb's write (gpu, clear, restart-plugin, kubelet):
+ * annotation `key` of node to `value` (NULL: removed). *before is its
+ * value now (borrowed from node); *patch the merge patch sent, NULL when
+ * nothing changes. -1 after printing why.
+ */
+static int set_annotation(struct fault_common *c, const char *path, const char *name,
+			  const json_t *node, const char *key, const char *value,
+			  const char **before, json_t **patch)
+{
+	*before = kobj_annotation(node, key);
+	*patch = NULL;
+	if (unchanged(*before, value))
+		return 0;
+	*patch = json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
+			   value ? json_string(value) : json_null());
+	return write_patch(c, path, name, *patch);
+}
+
+/* What set_annotation did: a FaultResult, or the table line. -1 after printing why. */
+static int print_annotation(const struct fault_common *c, const char *name, const char *key,
+			    const char *before, const char *value, json_t *patch)
+{
+	json_t *o;
+	int r;
+
+	if (!output_is_doc(c->format)) {
+		print_change(name, key, before, value, !patch, c->dry_run);
+		print_dry_patch(c->dry_run, patch);
+		return 0;
+	}
+	o = json_pack("{s:s,s:s,s:s?,s:s?,s:O?,s:b,s:b}", "node", name, "annotation", key, "before",
+		      before, "after", value, "patch", patch, "changed", patch != NULL, "dryRun",
+		      c->dry_run);
+	r = print_result(c, o);
+	json_decref(o);
+	return r;
+}
+
 static int run(enum fault_verb verb, int argc, char **argv)
 {
-	struct kube_context kx = {0};
-	enum output_format format = OUTPUT_TABLE;
+	struct fault_common c = {.format = OUTPUT_TABLE};
 	const char *name;
 	const char *key = verb == FAULT_RESTART ? NODEHW_ANN_RESTARTED_AT : NODEHW_ANN_GPU_HEALTH;
-	bool dry_run = false;
 	struct health_faults add = {0};
 	int idx[256], n, rc = EXIT_USAGE;
 	char *value = NULL, *path = NULL, buf[2048];
@@ -237,88 +394,34 @@ static int run(enum fault_verb verb, int argc, char **argv)
 	json_t *node = NULL, *patch = NULL;
 	struct gs_error err;
 	struct option opts[] = {
-		OPT_BOOL(0, "dry-run", &dry_run, "print the patch, write nothing"),
-		OPT_OUTPUT(&format, OUTPUT_TABLES,
-			   "table (default), json or yaml (kind FaultResult)"),
-		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_FAULT_COMMON(&c),
 		OPT_END(),
 	};
 
-	n = parse_options(argc, argv, opts, &fault_usage);
+	n = parse_node_args(argc, argv, opts, verb == FAULT_RESTART, "", &rc);
 	if (n < 0)
-		return parseopt_exit(n);
-	if (n < 1) {
-		gs_error_set(&err, "say which node");
-		return usage_error(&fault_usage, &err);
-	}
+		return rc;
 	name = argv[0];
-	if (!node_name_ok(name)) {
-		gs_error_set(&err, "'%s' is not a node name", name);
-		return usage_error(&fault_usage, &err);
-	}
-	if (verb == FAULT_GPU && n < 2) {
+	if (verb == FAULT_GPU && n < 1) {
 		gs_error_set(&err, "say which GPU and fault, e.g. 0=xid:79 or 1=lost");
 		return usage_error(&fault_usage, &err);
 	}
-	if (verb == FAULT_RESTART && n > 1) {
-		gs_error_set(&err, "unexpected argument '%s'", argv[1]);
-		return usage_error(&fault_usage, &err);
-	}
-	if (n - 1 > (int)(sizeof(idx) / sizeof(idx[0]))) {
+	if (n > (int)(sizeof(idx) / sizeof(idx[0]))) {
 		gs_error_set(&err, "at most 256 entries");
 		return usage_error(&fault_usage, &err);
 	}
-	if ((verb == FAULT_GPU && parse_args(argv + 1, n - 1, &add, &err) < 0) ||
-	    (verb == FAULT_CLEAR && parse_indexes(argv + 1, n - 1, idx, &err) < 0))
+	if ((verb == FAULT_GPU && parse_args(argv + 1, n, &add, &err) < 0) ||
+	    (verb == FAULT_CLEAR && parse_indexes(argv + 1, n, idx, &err) < 0))
 		return usage_error(&fault_usage, &err);
-	if (dry_run)
-		fprintf(stderr, "gpushare fault: dry run: nothing will be written\n");
-	if (kube_context_open(&kx, "fault", &err) < 0) {
-		fprintf(stderr, "gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+	if (read_node(&c, name, &path, &node) < 0)
 		goto out;
-	}
-	path = gs_xasprintf("/api/v1/nodes/%s", name);
-	if (kube_get(kx.client, path, &node, &err) < 0 ||
-	    next_value(verb, node, name, &add, idx, n - 1, &value, &err) < 0) {
+	if (next_value(verb, node, name, &add, idx, n, &value, &err) < 0) {
 		cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}
-	before = kobj_annotation(node, key);
-	patch = json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
-			  value ? json_string(value) : json_null());
-	if ((!before && !value) || (before && value && !strcmp(before, value))) {
-		json_decref(patch);
-		patch = NULL;
-	} else if (!dry_run &&
-		   kube_patch(kx.client, path, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
-		cmd_eprintf("gpushare fault: node '%s': %s\n", name,
-			    gs_error_str(&err, buf, sizeof(buf)));
+	if (set_annotation(&c, path, name, node, key, value, &before, &patch) < 0 ||
+	    print_annotation(&c, name, key, before, value, patch) < 0)
 		goto out;
-	}
-	if (output_is_doc(format)) {
-		json_t *o = json_pack("{s:s,s:s,s:s?,s:s?,s:O?,s:b,s:b}", "node", name,
-				      "annotation", key, "before", before, "after", value, "patch",
-				      patch, "changed", patch != NULL, "dryRun", dry_run);
-		json_t *doc = output_stamp(o, "FaultResult");
-		int r = output_print(doc, format, JSON_SORT_KEYS, &err);
-		json_decref(doc);
-		json_decref(o);
-		if (r < 0) {
-			cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-			goto out;
-		}
-	} else {
-		cmd_printf("%s: %s \"%s\" -> %s%s%s%s\n", name, key, before ? before : "",
-			   value ? "\"" : "(removed)", value ? value : "", value ? "\"" : "",
-			   !patch    ? " (unchanged)"
-			   : dry_run ? " (dry run)"
-				     : "");
-		if (dry_run && patch) {
-			char *s = json_dumps(patch, JSON_INDENT(2) | JSON_SORT_KEYS);
-			puts(s);
-			free(s);
-		}
-	}
 	rc = EXIT_OK;
 out:
 	health_faults_release(&add);
@@ -326,7 +429,7 @@ out:
 	json_decref(patch);
 	free(value);
 	free(path);
-	kube_context_release(&kx);
+	kube_context_release(&c.kx);
 	return rc;
 }
 
@@ -358,17 +461,16 @@ struct mig_change {
  */
 static int run_mig(int argc, char **argv)
 {
-	struct kube_context kx = {0};
-	enum output_format format = OUTPUT_TABLE;
+	struct fault_common c = {.format = OUTPUT_TABLE};
 	const char *name, *layout = NULL;
-	bool dry_run = false, stall = false, fail = false, no_fault = false;
+	bool stall = false, fail = false, no_fault = false;
 	long seconds = -1;
-	char secs[24], *path = NULL, buf[2048];
+	char secs[24], *path = NULL;
 	struct mig_change ch[3];
 	size_t n_ch = 0;
 	json_t *node = NULL, *patch = NULL;
 	struct gs_error err;
-	int n, rc = EXIT_USAGE;
+	int rc = EXIT_USAGE;
 	struct option opts[] = {
 		OPT_STRING(0, "config", &layout, "LAYOUT",
 			   "the new nvidia.com/mig.config (a mig-parted layout, e.g. all-1g.10gb)"),
@@ -377,30 +479,13 @@ static int run_mig(int argc, char **argv)
 		OPT_BOOL(0, "fail", &fail, "the apply fails: state failed, the old layout kept"),
 		OPT_BOOL(0, "no-fault", &no_fault, "remove the fault: a stalled walk completes"),
 		OPT_INT(0, "seconds", &seconds, "N", "how long the walk takes [5]", 0, 86400),
-		OPT_BOOL(0, "dry-run", &dry_run, "print the patch, write nothing"),
-		OPT_OUTPUT(&format, OUTPUT_TABLES,
-			   "table (default), json or yaml (kind FaultResult)"),
-		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_FAULT_COMMON(&c),
 		OPT_END(),
 	};
 
-	n = parse_options(argc, argv, opts, &fault_usage);
-	if (n < 0)
-		return parseopt_exit(n);
-	if (n < 1) {
-		gs_error_set(&err, "say which node");
-		return usage_error(&fault_usage, &err);
-	}
+	if (parse_node_args(argc, argv, opts, true, " (the layout goes in --config)", &rc) < 0)
+		return rc;
 	name = argv[0];
-	if (!node_name_ok(name)) {
-		gs_error_set(&err, "'%s' is not a node name", name);
-		return usage_error(&fault_usage, &err);
-	}
-	if (n > 1) {
-		gs_error_set(&err, "unexpected argument '%s' (the layout goes in --config)",
-			     argv[1]);
-		return usage_error(&fault_usage, &err);
-	}
 	if (stall + fail + no_fault > 1) {
 		gs_error_set(&err, "--stall, --fail and --no-fault exclude each other");
 		return usage_error(&fault_usage, &err);
@@ -427,23 +512,13 @@ static int run_mig(int argc, char **argv)
 		snprintf(secs, sizeof(secs), "%ld", seconds);
 		ch[n_ch++] = (struct mig_change){"annotations", NODEHW_ANN_MIG_SECONDS, secs, NULL};
 	}
-	if (dry_run)
-		fprintf(stderr, "gpushare fault: dry run: nothing will be written\n");
-	if (kube_context_open(&kx, "fault", &err) < 0) {
-		fprintf(stderr, "gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+	if (read_node(&c, name, &path, &node) < 0)
 		goto out;
-	}
-	path = gs_xasprintf("/api/v1/nodes/%s", name);
-	if (kube_get(kx.client, path, &node, &err) < 0) {
-		cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-		goto out;
-	}
 	patch = json_object();
 	for (size_t i = 0; i < n_ch; i++) {
 		ch[i].before = !strcmp(ch[i].part, "labels") ? kobj_label(node, ch[i].key)
 							     : kobj_annotation(node, ch[i].key);
-		if ((!ch[i].before && !ch[i].after) ||
-		    (ch[i].before && ch[i].after && !strcmp(ch[i].before, ch[i].after)))
+		if (unchanged(ch[i].before, ch[i].after))
 			continue;
 		mergepatch_set(patch, "metadata", ch[i].part, ch[i].key,
 			       ch[i].after ? json_string(ch[i].after) : json_null());
@@ -451,14 +526,10 @@ static int run_mig(int argc, char **argv)
 	if (!json_object_size(patch)) {
 		json_decref(patch);
 		patch = NULL;
-	} else if (!dry_run &&
-		   kube_patch(kx.client, path, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
-		cmd_eprintf("gpushare fault: node '%s': %s\n", name,
-			    gs_error_str(&err, buf, sizeof(buf)));
+	} else if (write_patch(&c, path, name, patch) < 0)
 		goto out;
-	}
-	if (output_is_doc(format)) {
-		json_t *changes = json_array(), *o, *doc;
+	if (output_is_doc(c.format)) {
+		json_t *changes = json_array(), *o;
 		int r;
 		for (size_t i = 0; i < n_ch; i++)
 			json_array_append_new(
@@ -468,40 +539,23 @@ static int run_mig(int argc, char **argv)
 					  "key", ch[i].key, "before", ch[i].before, "after",
 					  ch[i].after));
 		o = json_pack("{s:s,s:o,s:O?,s:b,s:b}", "node", name, "changes", changes, "patch",
-			      patch, "changed", patch != NULL, "dryRun", dry_run);
-		doc = output_stamp(o, "FaultResult");
-		r = output_print(doc, format, JSON_SORT_KEYS, &err);
-		json_decref(doc);
+			      patch, "changed", patch != NULL, "dryRun", c.dry_run);
+		r = print_result(&c, o);
 		json_decref(o);
-		if (r < 0) {
-			cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		if (r < 0)
 			goto out;
-		}
 	} else {
-		for (size_t i = 0; i < n_ch; i++) {
-			bool same =
-				(!ch[i].before && !ch[i].after) ||
-				(ch[i].before && ch[i].after && !strcmp(ch[i].before, ch[i].after));
-			cmd_printf("%s: %s \"%s\" -> %s%s%s%s\n", name, ch[i].key,
-				   ch[i].before ? ch[i].before : "",
-				   ch[i].after ? "\"" : "(removed)", ch[i].after ? ch[i].after : "",
-				   ch[i].after ? "\"" : "",
-				   same	     ? " (unchanged)"
-				   : dry_run ? " (dry run)"
-					     : "");
-		}
-		if (dry_run && patch) {
-			char *s = json_dumps(patch, JSON_INDENT(2) | JSON_SORT_KEYS);
-			puts(s);
-			free(s);
-		}
+		for (size_t i = 0; i < n_ch; i++)
+			print_change(name, ch[i].key, ch[i].before, ch[i].after,
+				     unchanged(ch[i].before, ch[i].after), c.dry_run);
+		print_dry_patch(c.dry_run, patch);
 	}
 	rc = EXIT_OK;
 out:
 	json_decref(node);
 	json_decref(patch);
 	free(path);
-	kube_context_release(&kx);
+	kube_context_release(&c.kx);
 	return rc;
 }
 
@@ -513,15 +567,14 @@ out:
  */
 static int run_kubelet(int argc, char **argv)
 {
-	struct kube_context kx = {0};
-	enum output_format format = OUTPUT_TABLE;
+	struct fault_common c = {.format = OUTPUT_TABLE};
 	const char *name, *key = NODEHW_ANN_KUBELET_RESTART, *before;
-	bool dry_run = false, restart = false, reboot = false, clear = false;
+	bool restart = false, reboot = false, clear = false;
 	long seconds = -1;
-	char *value = NULL, *path = NULL, buf[2048];
+	char *value = NULL, *path = NULL;
 	json_t *node = NULL, *patch = NULL;
 	struct gs_error err;
-	int n, rc = EXIT_USAGE;
+	int rc = EXIT_USAGE;
 	struct option opts[] = {
 		OPT_BOOL(0, "restart", &restart,
 			 "the kubelet restarts: running pods keep their devices"),
@@ -530,29 +583,13 @@ static int run_kubelet(int argc, char **argv)
 		OPT_INT(0, "seconds", &seconds, "N",
 			"until the device plugin registers again [10 restart, 60 reboot]", 0,
 			KUBELET_MAX_SECONDS),
-		OPT_BOOL(0, "dry-run", &dry_run, "print the patch, write nothing"),
-		OPT_OUTPUT(&format, OUTPUT_TABLES,
-			   "table (default), json or yaml (kind FaultResult)"),
-		OPT_KUBE_CONNECTION(&kx.opts),
+		OPT_FAULT_COMMON(&c),
 		OPT_END(),
 	};
 
-	n = parse_options(argc, argv, opts, &fault_usage);
-	if (n < 0)
-		return parseopt_exit(n);
-	if (n < 1) {
-		gs_error_set(&err, "say which node");
-		return usage_error(&fault_usage, &err);
-	}
+	if (parse_node_args(argc, argv, opts, true, "", &rc) < 0)
+		return rc;
 	name = argv[0];
-	if (!node_name_ok(name)) {
-		gs_error_set(&err, "'%s' is not a node name", name);
-		return usage_error(&fault_usage, &err);
-	}
-	if (n > 1) {
-		gs_error_set(&err, "unexpected argument '%s'", argv[1]);
-		return usage_error(&fault_usage, &err);
-	}
 	if (restart + reboot + clear != 1) {
 		gs_error_set(&err, "say one of --restart, --reboot or --clear");
 		return usage_error(&fault_usage, &err);
@@ -572,17 +609,8 @@ static int run_kubelet(int argc, char **argv)
 		};
 		value = kubelet_fault_format(&f);
 	}
-	if (dry_run)
-		fprintf(stderr, "gpushare fault: dry run: nothing will be written\n");
-	if (kube_context_open(&kx, "fault", &err) < 0) {
-		fprintf(stderr, "gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+	if (read_node(&c, name, &path, &node) < 0)
 		goto out;
-	}
-	path = gs_xasprintf("/api/v1/nodes/%s", name);
-	if (kube_get(kx.client, path, &node, &err) < 0) {
-		cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-		goto out;
-	}
 	if (!kobj_annotation(node, NODEHW_ANN_PRODUCT)) {
 		cmd_eprintf(
 			"gpushare fault: node '%s' declares no GPUs (annotation " NODEHW_ANN_PRODUCT
@@ -590,50 +618,16 @@ static int run_kubelet(int argc, char **argv)
 			name);
 		goto out;
 	}
-	before = kobj_annotation(node, key);
-	if ((!before && !value) || (before && value && !strcmp(before, value))) {
-		patch = NULL;
-	} else {
-		patch = json_pack("{s:{s:{s:o}}}", "metadata", "annotations", key,
-				  value ? json_string(value) : json_null());
-		if (!dry_run &&
-		    kube_patch(kx.client, path, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
-			cmd_eprintf("gpushare fault: node '%s': %s\n", name,
-				    gs_error_str(&err, buf, sizeof(buf)));
-			goto out;
-		}
-	}
-	if (output_is_doc(format)) {
-		json_t *o = json_pack("{s:s,s:s,s:s?,s:s?,s:O?,s:b,s:b}", "node", name,
-				      "annotation", key, "before", before, "after", value, "patch",
-				      patch, "changed", patch != NULL, "dryRun", dry_run);
-		json_t *doc = output_stamp(o, "FaultResult");
-		int r = output_print(doc, format, JSON_SORT_KEYS, &err);
-		json_decref(doc);
-		json_decref(o);
-		if (r < 0) {
-			cmd_eprintf("gpushare fault: %s\n", gs_error_str(&err, buf, sizeof(buf)));
-			goto out;
-		}
-	} else {
-		cmd_printf("%s: %s \"%s\" -> %s%s%s%s\n", name, key, before ? before : "",
-			   value ? "\"" : "(removed)", value ? value : "", value ? "\"" : "",
-			   !patch    ? " (unchanged)"
-			   : dry_run ? " (dry run)"
-				     : "");
-		if (dry_run && patch) {
-			char *txt = json_dumps(patch, JSON_INDENT(2) | JSON_SORT_KEYS);
-			puts(txt);
-			free(txt);
-		}
-	}
+	if (set_annotation(&c, path, name, node, key, value, &before, &patch) < 0 ||
+	    print_annotation(&c, name, key, before, value, patch) < 0)
+		goto out;
 	rc = EXIT_OK;
 out:
 	json_decref(node);
 	json_decref(patch);
 	free(value);
 	free(path);
-	kube_context_release(&kx);
+	kube_context_release(&c.kx);
 	return rc;
 }
 

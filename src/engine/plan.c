@@ -8,6 +8,7 @@
 #include "engine/explain.h"
 #include "engine/explain_offline.h"
 #include "engine/plan_dra.h"
+#include "engine/plan_score.h"
 #include "engine/podvalidate.h"
 #include "engine/pools.h"
 #include "dra/draalloc.h"
@@ -477,62 +478,14 @@ static int fit_check(const struct pnode *n, const struct ppod *pp, size_t *hist,
 	return fails;
 }
 
-static int64_t least_requested(int64_t requested, int64_t capacity)
-{
-	if (capacity == 0 || requested > capacity)
-		return 0;
-	return (capacity - requested) * 100 / capacity;
-}
-
-/*
- * BalancedAllocation's balance of cpu and memory fractions (capped at 1):
- * (1 - std) * 100, std of two fractions |a - b| / 2 (balancedResourceScore).
- */
-static int64_t balance(int64_t cpu, int64_t ac, int64_t mem, int64_t am)
-{
-	double f[2];
-	size_t nf = 0;
-
-	if (ac) {
-		double x = (double)cpu / (double)ac;
-		f[nf++] = x > 1 ? 1 : x;
-	}
-	if (am) {
-		double x = (double)mem / (double)am;
-		f[nf++] = x > 1 ? 1 : x;
-	}
-	double sd = 0;
-	if (nf == 2)
-		sd = (f[0] - f[1]) / 2 < 0 ? (f[1] - f[0]) / 2 : (f[0] - f[1]) / 2;
-	return (int64_t)((1 - sd) * 100);
-}
-
-/* NodeResourcesFit (LeastAllocated, cpu and memory weight 1) and BalancedAllocation. */
+/* NodeResourcesFit (LeastAllocated) and BalancedAllocation as p's release scores them. */
 static int64_t resource_score(const struct plan *p, const struct pnode *n, const struct ppod *pp)
 {
-	int64_t sum = 0, weights = 0, fit, bal = 0;
-	int64_t ac = n->alloc[R_CPU], am = n->alloc[R_MEM];
-
-	if (ac) {
-		sum += least_requested(n->nz_cpu + pp->nz_cpu, ac);
-		weights++;
-	}
-	if (am) {
-		sum += least_requested(n->nz_mem + pp->nz_mem, am);
-		weights++;
-	}
-	fit = weights ? sum / weights : 0;
-	/* BalancedAllocation: skipped for a pod requesting neither (best effort). */
-	if (pp->cpu || pp->mem) {
-		int64_t with = balance(n->used[R_CPU] + pp->cpu, ac, n->used[R_MEM] + pp->mem, am);
-		/* From 1.36 the change the pod makes (balancedResourceScorer); Go's
-		 * integer division truncates, and 50 + with - without is never negative. */
-		bal = p->kv->balanced_by_change
-			      ? 50 + (50 + with - balance(n->used[R_CPU], ac, n->used[R_MEM], am)) /
-						2
-			      : with;
-	}
-	return fit + bal;
+	return plan_resource_score(p->kv, (struct plan_cpumem){n->alloc[R_CPU], n->alloc[R_MEM]},
+				   (struct plan_cpumem){n->nz_cpu, n->nz_mem},
+				   (struct plan_cpumem){pp->nz_cpu, pp->nz_mem},
+				   (struct plan_cpumem){n->used[R_CPU], n->used[R_MEM]},
+				   (struct plan_cpumem){pp->cpu, pp->mem});
 }
 
 static void consume(struct pnode *n, const struct ppod *pp, int sign)

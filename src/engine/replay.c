@@ -814,6 +814,14 @@ out:
 	return rc;
 }
 
+int replay_check_size(const struct replay_trace *tr, struct gs_error *err)
+{
+	if (tr->n_nodes <= REPLAY_MAX_NODES && tr->n_tasks <= REPLAY_MAX_TASKS)
+		return 0;
+	gs_error_set(err, "more than %d nodes or %d tasks", REPLAY_MAX_NODES, REPLAY_MAX_TASKS);
+	return -1;
+}
+
 int replay_result_new(const struct replay_trace *tr, int replicas, struct replay_result **out,
 		      struct gs_error *err)
 {
@@ -824,11 +832,8 @@ int replay_result_new(const struct replay_trace *tr, int replicas, struct replay
 		gs_error_set(err, "replicas must be 1..%d", REPLAY_MAX_REPLICAS);
 		return -1;
 	}
-	if (tr->n_nodes > REPLAY_MAX_NODES || tr->n_tasks > REPLAY_MAX_TASKS) {
-		gs_error_set(err, "more than %d nodes or %d tasks", REPLAY_MAX_NODES,
-			     REPLAY_MAX_TASKS);
+	if (replay_check_size(tr, err) < 0)
 		return -1;
-	}
 	r = gs_xcalloc(1, sizeof(*r));
 	r->replicas = replicas;
 	r->n_nodes = tr->n_nodes;

@@ -255,6 +255,12 @@ double replay_node_frag(const double *left, int n_cards, int64_t cpu_left, const
  */
 
 /*
+ * The trace within REPLAY_MAX_NODES nodes and REPLAY_MAX_TASKS tasks (a
+ * trace not read by fleet/trace.h may be larger); -1 with err otherwise.
+ */
+int replay_check_size(const struct replay_trace *tr, struct gs_error *err) GS_WUR;
+
+/*
  * The arrival order (indexes into tr->tasks) for o->seed and o->inflate
  * against `capacity` milli: a new array of *n_out entries, the first
  * *n_original of them the trace's own tasks. Fails when the tasks ask for

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/plan_score.h"
 #include "model/kubeversion.h"
 #include "base/strbuf.h"
 #include "base/wrapper.h"
@@ -16,8 +17,9 @@
  * NodeAffinity (gpu_spec against gpushare.io/trace-gpu-model) and
  * NodeResourcesFit (cpu, memory, pods, and the GPU as the design exposes
  * it), the scores LeastAllocated and BalancedAllocation on cpu and memory
- * (the taint and affinity scores are alike on every node), the highest
- * total wins, ties to the first node. Under time-slicing and whole GPUs the
+ * by plan's own scorer for the newest release (engine/plan_score.h; the
+ * taint and affinity scores are alike on every node), the highest total
+ * wins, ties to the first node. Under time-slicing and whole GPUs the
  * GPU is a count on the node (nvidia.com/gpu replicas or GPUs); under MIG
  * a count per profile (nvidia.com/mig-<profile>, mixed strategy); under
  * DRA shares the claim is judged per device, as the structured allocator
@@ -296,58 +298,20 @@ static void node_measure(const struct replay_node *tn, struct dnode *n, const st
 	n->stranded = stranded;
 }
 
-/* ---- the scheduler's scores (plan.c resource_score) ----------------------------- */
+/* ---- the scheduler's scores ------------------------------------------------------ */
 
-static int64_t least_requested(int64_t requested, int64_t capacity)
+/*
+ * plan's resource score (engine/plan_score.h) of t on the node. The Pods ask
+ * cpu and memory explicitly, 0 included: the scheduler's non-zero defaults
+ * (100m, 200Mi) apply only to requests not set, so both counts are the same.
+ */
+static int64_t score(const struct kubeversion *kv, const struct replay_node *tn,
+		     const struct dnode *n, const struct replay_task *t)
 {
-	if (capacity == 0 || requested > capacity)
-		return 0;
-	return (capacity - requested) * 100 / capacity;
-}
+	struct plan_cpumem node = {n->cpu_used, n->mem_used}, pod = {t->cpu_milli, t->memory_mib};
 
-static int64_t balance(int64_t cpu, int64_t ac, int64_t mem, int64_t am)
-{
-	double f[2];
-	size_t nf = 0;
-
-	if (ac) {
-		double x = (double)cpu / (double)ac;
-		f[nf++] = x > 1 ? 1 : x;
-	}
-	if (am) {
-		double x = (double)mem / (double)am;
-		f[nf++] = x > 1 ? 1 : x;
-	}
-	double sd = 0;
-	if (nf == 2)
-		sd = (f[0] - f[1]) / 2 < 0 ? (f[1] - f[0]) / 2 : (f[0] - f[1]) / 2;
-	return (int64_t)((1 - sd) * 100);
-}
-
-static int64_t score(const struct replay_node *tn, const struct dnode *n,
-		     const struct replay_task *t, bool by_change)
-{
-	int64_t sum = 0, weights = 0, fit, bal = 0;
-	int64_t ac = tn->cpu_milli, am = tn->memory_mib;
-
-	/* The Pods ask cpu and memory explicitly, 0 included: the scheduler's
-	 * non-zero defaults (100m, 200Mi) apply only to requests not set. */
-	if (ac) {
-		sum += least_requested(n->cpu_used + t->cpu_milli, ac);
-		weights++;
-	}
-	if (am) {
-		sum += least_requested(n->mem_used + t->memory_mib, am);
-		weights++;
-	}
-	fit = weights ? sum / weights : 0;
-	if (t->cpu_milli || t->memory_mib) {
-		int64_t with =
-			balance(n->cpu_used + t->cpu_milli, ac, n->mem_used + t->memory_mib, am);
-		bal = by_change ? 50 + (50 + with - balance(n->cpu_used, ac, n->mem_used, am)) / 2
-				: with;
-	}
-	return fit + bal;
+	return plan_resource_score(kv, (struct plan_cpumem){tn->cpu_milli, tn->memory_mib}, node,
+				   pod, node, pod);
 }
 
 /* ---- the run ---------------------------------------------------------------------- */
@@ -357,8 +321,8 @@ struct run {
 	struct dpool *pools;
 	size_t n_pools;
 	struct dnode *nodes;
-	struct expr *ex; /* the arrival as each pool expresses it */
-	bool by_change;
+	struct expr *ex;	      /* the arrival as each pool expresses it */
+	const struct kubeversion *kv; /* whose scheduler scores */
 };
 
 static int build_pools(const struct catalog *cat, const struct replay_design *d,
@@ -465,7 +429,7 @@ static long pick(const struct run *rn, const struct replay_task *t)
 		if (gpu &&
 		    (n->pool < 0 || !node_gpu_fits(n, &rn->pools[n->pool], &rn->ex[n->pool])))
 			continue;
-		int64_t s = score(tn, n, t, rn->by_change);
+		int64_t s = score(rn->kv, tn, n, t);
 		if (s > best) {
 			best = s;
 			best_i = (long)i;
@@ -480,7 +444,7 @@ int replay_design_run(const struct catalog *cat, const struct replay_trace *tr,
 {
 	struct replay_design_result *r = NULL;
 	struct replay_typical *mix = NULL;
-	struct run rn = {.tr = tr, .by_change = kubeversion_newest()->balanced_by_change};
+	struct run rn = {.tr = tr, .kv = kubeversion_newest()};
 	struct replay_row *rows = NULL;
 	size_t *order = NULL, n_order = 0, n_original = 0, n_mix = 0;
 	double alloc = 0, asked = 0, frag = 0, idle = 0, stranded = 0;
@@ -496,11 +460,8 @@ int replay_design_run(const struct catalog *cat, const struct replay_trace *tr,
 			     REPLAY_MAX_POOLS);
 		goto out;
 	}
-	if (tr->n_nodes > REPLAY_MAX_NODES || tr->n_tasks > REPLAY_MAX_TASKS) {
-		gs_error_set(err, "more than %d nodes or %d tasks", REPLAY_MAX_NODES,
-			     REPLAY_MAX_TASKS);
+	if (replay_check_size(tr, err) < 0)
 		goto out;
-	}
 	r = gs_xcalloc(1, sizeof(*r));
 	r->name = d->name;
 	r->n_nodes = tr->n_nodes;

@@ -66,3 +66,27 @@ serve_webhook() {
 		fail "the server did not come up"
 	}
 }
+# serve_fake_apiserver: tests/cli/fake_apiserver.py in the background (call
+# use_tmp first), logging each request to $log; sets $pid, $port and $K, a
+# kubeconfig whose context lab points at it, and unsets KUBECONFIG.
+serve_fake_apiserver() {
+	log=$tmp/requests.log
+	python3 "$TOP/tests/cli/fake_apiserver.py" "$log" >"$tmp/port" 2>"$tmp/server.err" &
+	pid=$!
+	gs_wait_for 10 test -s "$tmp/port"
+	port=$(head -1 "$tmp/port")
+	[ -n "$port" ] || fail "fake apiserver did not start: $(cat "$tmp/server.err")"
+	K=$tmp/kubeconfig
+	cat >"$K" <<-YAML
+		apiVersion: v1
+		kind: Config
+		current-context: lab
+		clusters:
+		- name: lab
+		  cluster: {server: "http://127.0.0.1:$port"}
+		contexts:
+		- name: lab
+		  context: {cluster: lab}
+	YAML
+	unset KUBECONFIG
+}

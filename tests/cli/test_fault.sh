@@ -6,26 +6,7 @@
 . "$TOP/tests/cli/lib.sh"
 
 use_tmp
-log=$tmp/requests.log
-python3 "$TOP/tests/cli/fake_apiserver.py" "$log" >"$tmp/port" 2>"$tmp/server.err" &
-pid=$!
-gs_wait_for 10 test -s "$tmp/port"
-port=$(head -1 "$tmp/port")
-[ -n "$port" ] || fail "fake apiserver did not start: $(cat "$tmp/server.err")"
-K=$tmp/kubeconfig
-cat >"$K" <<YAML
-apiVersion: v1
-kind: Config
-current-context: lab
-clusters:
-- name: lab
-  cluster: {server: "http://127.0.0.1:$port"}
-contexts:
-- name: lab
-  context: {cluster: lab}
-YAML
-unset KUBECONFIG
-
+serve_fake_apiserver
 
 runlog fault gpu lab-node-1 0=xid:79 --dry-run --kubeconfig "$K"
 expect_rc 0 "gpu --dry-run"

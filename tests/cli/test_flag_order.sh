@@ -2,16 +2,25 @@
 # with -f: the same flags in another order give the same output, byte for byte.
 # --kubernetes-version and --feature-gates take effect whichever comes first
 # and in either form (--opt value, --opt=value); a bad value is a usage error.
+# replay's --design, --live and --compare and `fault mig`'s options are taken
+# before and after the positionals too (the live paths without a cluster).
 . "$(dirname "$0")/lib.sh"
 cd "$TOP" || exit 1
 export GPUSHARE_NOW=1767225600
 
-same() { # NAME, then two argument lists separated by ::
-	local name=$1 a=() b=() first=1 o1 e1 r1
-	shift
+# two ARGS... :: ARGS...: the two argument lists into the arrays a and b.
+two() {
+	local first=1
+	a=() b=()
 	for x in "$@"; do
 		if [ "$x" = :: ]; then first=0; elif [ $first = 1 ]; then a+=("$x"); else b+=("$x"); fi
 	done
+}
+
+same() { # NAME, then two argument lists separated by ::
+	local name=$1 o1 r1
+	shift
+	two "$@"
 	run "${a[@]}"
 	o1=$out r1=$rc
 	[ -n "$o1" ] || fail "$name: no output"
@@ -21,15 +30,25 @@ same() { # NAME, then two argument lists separated by ::
 }
 
 differs() { # NAME, then two argument lists separated by ::, whose outputs must differ
-	local name=$1 a=() b=() first=1 o1
+	local name=$1 o1
 	shift
-	for x in "$@"; do
-		if [ "$x" = :: ]; then first=0; elif [ $first = 1 ]; then a+=("$x"); else b+=("$x"); fi
-	done
+	two "$@"
 	run "${a[@]}"
 	o1=$out
 	run "${b[@]}"
 	[ "$out" != "$o1" ] || fail "$name: the same output either way"
+}
+
+same_err() { # NAME, then two argument lists separated by ::, which fail alike
+	local name=$1 e1 r1
+	shift
+	two "$@"
+	run "${a[@]}"
+	e1=$err r1=$rc
+	[ "$r1" != 0 ] && [ -n "$e1" ] || fail "$name: exit $r1, no error"
+	run "${b[@]}"
+	[ "$rc" = "$r1" ] || fail "$name: exit $r1, then $rc in the other order"
+	[ "$err" = "$e1" ] || fail "$name: stderr differs with the flags in another order"
 }
 
 # refused CMD MESSAGE ARGS...: gpushare ARGS exits 2 saying "gpushare CMD: MESSAGE",
@@ -173,4 +192,32 @@ differs "advertise --kubernetes-version" advertise --dra --alpha-gates "$n" --ku
 refused advertise 'unknown Kubernetes version "v1.99.0"' advertise --dra --alpha-gates "$n" --kubernetes-version v1.99.0
 refused advertise 'unknown Kubernetes version "banana"' advertise --kubernetes-version=banana --dra --alpha-gates "$n"
 refused advertise "unknown option '--feature-gates'" advertise --dra --feature-gates DRAExtendedResource=true "$n"
+# replay --design, --live and --compare before and after the CSV files. --live
+# and --compare need a cluster: without one (nothing listens on port 1) both
+# orders get as far as the first request and fail alike; their usage errors
+# are the same either way. No cluster is needed for any of it.
+r=tests/golden/replay-small d=docs/guide/designs
+same "replay --design" replay --design $d/ts4.yaml $r/nodes.csv $r/pods.csv --seed 2 --design $d/whole.yaml :: \
+	replay $r/nodes.csv --seed=2 $r/pods.csv --design=$d/ts4.yaml --design $d/whole.yaml
+nocluster=--server=http://127.0.0.1:1
+same_err "replay --live" replay --live $r/nodes.csv $r/pods.csv $nocluster :: \
+	replay $r/nodes.csv $nocluster $r/pods.csv --live
+expect_err_has "gpushare replay: create namespace gpushare-replay: The connection to the server 127.0.0.1:1 was refused" \
+	"replay --live went live"
+same_err "replay --live --compare" replay --compare $r/nodes.csv --live $r/pods.csv $nocluster :: \
+	replay $r/nodes.csv $r/pods.csv $nocluster --live --compare
+expect_err_has "create namespace gpushare-replay" "replay --live --compare went live"
+refused replay "--compare needs --live" replay --compare $r/nodes.csv $r/pods.csv
+refused replay "--compare needs --live" replay $r/nodes.csv $r/pods.csv --compare
+refused replay "--design replays offline: not with --live" replay --live --design $d/ts4.yaml $r/nodes.csv $r/pods.csv
+refused replay "--design replays offline: not with --live" replay $r/nodes.csv $r/pods.csv --design=$d/ts4.yaml --live
+
+# fault mig against tests/cli/fake_apiserver.py (a dry run: nothing written).
+serve_fake_apiserver
+same "fault mig" fault mig --dry-run --config all-1g.10gb lab-node-1 --stall --kubeconfig "$K" :: \
+	fault mig lab-node-1 --kubeconfig="$K" --stall --config=all-1g.10gb --dry-run
+same "fault mig -o json" fault mig -o json lab-node-1 --seconds 30 --dry-run --kubeconfig "$K" :: \
+	fault mig --kubeconfig "$K" --dry-run lab-node-1 -o=json --seconds=30
+refused fault "--stall, --fail and --no-fault exclude each other" fault mig --stall lab-node-1 --fail
+refused fault "unexpected argument 'all-1g.10gb' (the layout goes in --config)" fault mig --stall lab-node-1 all-1g.10gb
 exit 0

@@ -140,6 +140,16 @@ e2e_node() {
 	gs_wait_node_ready "$name" 60 || fail "node $name not Ready (or still tainted) after 60s"
 }
 
+# e2e_device_plugin_configmap: gpu-share/device-plugin-configs as the lab makes
+# it (k8s/device-plugin-configs.yaml) unless it is there already; the
+# cluster's controller plans nodes only once it exists.
+e2e_device_plugin_configmap() {
+	k get namespace gpu-share >/dev/null 2>&1 || k create namespace gpu-share >/dev/null
+	k -n gpu-share get configmap device-plugin-configs >/dev/null 2>&1 ||
+		k create -f "$TOP/k8s/device-plugin-configs.yaml" >/dev/null 2>&1 || true
+	k -n gpu-share get configmap device-plugin-configs >/dev/null 2>&1 || fail "no device-plugin ConfigMap"
+}
+
 # e2e_pod NS NAME [RESOURCE=COUNT...] [-s KEY=VALUE (nodeSelector)...]:
 # prints a pod manifest (JSON) with one container whose limits are the
 # given resources. Pipe it into `k create -f -`.

@@ -7,10 +7,7 @@
 . "$TOP/tests/e2e/lib.sh"
 
 cd "$TOP" || fail "no repository root"
-k get namespace gpu-share >/dev/null 2>&1 || k create namespace gpu-share >/dev/null
-k -n gpu-share get configmap device-plugin-configs >/dev/null 2>&1 ||
-	k create -f k8s/device-plugin-configs.yaml >/dev/null 2>&1 || true
-k -n gpu-share get configmap device-plugin-configs >/dev/null 2>&1 || fail "no device-plugin ConfigMap"
+e2e_device_plugin_configmap
 
 node=$(e2e_name dra-switch)
 e2e_node "$node" -l gpushare.io/path=dra

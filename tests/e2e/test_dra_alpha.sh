@@ -17,10 +17,7 @@
 
 cd "$TOP" || fail "no repository root"
 # The cluster's controller publishes once its device-plugin ConfigMap exists.
-k get namespace gpu-share >/dev/null 2>&1 || k create namespace gpu-share >/dev/null
-k -n gpu-share get configmap device-plugin-configs >/dev/null 2>&1 ||
-	k create -f k8s/device-plugin-configs.yaml >/dev/null 2>&1 || true
-k -n gpu-share get configmap device-plugin-configs >/dev/null 2>&1 || fail "no device-plugin ConfigMap"
+e2e_device_plugin_configmap
 
 ns=$(e2e_name dyn)
 one=$(e2e_name dyn1)

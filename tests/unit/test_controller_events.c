@@ -689,55 +689,110 @@ static json_t *node_patch(struct world *w, const char *name)
 	return body_of(find(w, "PATCH", path));
 }
 
+/* A field the turn must not write. */
+static const char ABSENT[] = "(absent)";
+
+/* patch.<a>.<b>.<key> is `want`: NULL not checked, ABSENT not in the patch. */
+static void expect_at(const json_t *patch, const char *a, const char *b, const char *key,
+		      const char *want)
+{
+	if (want == ABSENT)
+		assert_null(at(patch, a, b, key));
+	else if (want)
+		assert_string_equal(at(patch, a, b, key), want);
+}
+
+/* What one turn of a MIG walk writes to node a; each field NULL is not checked. */
+struct walk_want {
+	const char *state;			    /* label nvidia.com/mig.config.state */
+	const char *operands;			    /* labels nvidia.com/gpu.deploy.device-plugin,
+						       gpu-feature-discovery and dcgm-exporter */
+	const char *gpu_capacity, *gpu_allocatable; /* nvidia.com/gpu */
+	const char *mig_capacity, *mig_allocatable; /* nvidia.com/mig-1g.10gb */
+	const char *record;			    /* annotation gpushare.io/mig-reconfigure */
+	const char *step;			    /* the record holds "step":"<step>" */
+	bool no_status;				    /* the status is not written */
+	const char *event;			    /* the reason of the Event posted with it */
+	enum { TIMER_ANY, TIMER_NONE, TIMER_SET } timer; /* the walk's timer after it */
+	bool fire; /* fire the timer when answering (else dropped) */
+};
+
+/*
+ * One turn of the controller: tick, node a's status patch as `want` says,
+ * every request answered. Returns how many effects the tick made.
+ */
+static size_t expect_walk(struct world *w, const struct walk_want *want)
+{
+	static const char *const operands[] = {"nvidia.com/gpu.deploy.device-plugin",
+					       "nvidia.com/gpu.deploy.gpu-feature-discovery",
+					       "nvidia.com/gpu.deploy.dcgm-exporter"};
+	size_t n = tick(w);
+	json_t *b = node_patch(w, "a");
+
+	expect_at(b, "metadata", "labels", "nvidia.com/mig.config.state", want->state);
+	for (size_t i = 0; want->operands && i < sizeof(operands) / sizeof(operands[0]); i++)
+		expect_at(b, "metadata", "labels", operands[i], want->operands);
+	expect_at(b, "status", "capacity", "nvidia.com/gpu", want->gpu_capacity);
+	expect_at(b, "status", "allocatable", "nvidia.com/gpu", want->gpu_allocatable);
+	expect_at(b, "status", "capacity", "nvidia.com/mig-1g.10gb", want->mig_capacity);
+	expect_at(b, "status", "allocatable", "nvidia.com/mig-1g.10gb", want->mig_allocatable);
+	expect_at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure", want->record);
+	if (want->step) {
+		char step[64];
+		const char *rec = at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure");
+		snprintf(step, sizeof(step), "\"step\":\"%s\"", want->step);
+		assert_non_null(rec);
+		assert_non_null(strstr(rec, step));
+	}
+	if (want->no_status)
+		assert_null(json_object_get(b, "status"));
+	json_decref(b);
+	if (want->event) {
+		char reason[64];
+		assert_non_null(event_reason(w, reason, sizeof(reason)));
+		assert_string_equal(reason, want->event);
+	}
+	if (want->timer != TIMER_ANY)
+		assert_int_equal(timers(w), want->timer == TIMER_SET);
+	answer_ex(w, want->fire);
+	return n;
+}
+
+#define PAUSED "paused-for-mig-change"
+
 static void mig_walk_pending_then_success(void **state)
 {
 	struct world *w = *state;
-	json_t *b;
 
 	start_mig(w, json_pack("[o]", a100("a", "all-disabled", "0", NULL)));
-	assert_int_equal(tick(w), 1);
 	/* First sight: the label's layout is what the GPUs came up with. */
-	b = node_patch(w, "a");
-	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/gpu"), "1");
-	assert_string_equal(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
-			    "{\"applied\":\"all-disabled\",\"config\":\"all-disabled\"}");
-	json_decref(b);
-	answer(w);
+	assert_int_equal(
+		expect_walk(w, &(struct walk_want){.gpu_allocatable = "1",
+						   .record = "{\"applied\":\"all-disabled\","
+							     "\"config\":\"all-disabled\"}"}),
+		1);
 
 	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
 	     edited(w, "a", "labels", "nvidia.com/mig.config", "all-1g.10gb"));
-	tick(w);
-	b = node_patch(w, "a");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "pending");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
-			    "paused-for-mig-change");
-	assert_string_equal(
-		at(b, "metadata", "labels", "nvidia.com/gpu.deploy.gpu-feature-discovery"),
-		"paused-for-mig-change");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.dcgm-exporter"),
-			    "paused-for-mig-change");
-	/* The plugin gone: the kubelet keeps capacity, allocatable 0. */
-	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/gpu"), "0");
-	assert_null(at(b, "status", "capacity", "nvidia.com/gpu"));
-	assert_null(at(b, "status", "capacity", "nvidia.com/mig-1g.10gb"));
-	assert_non_null(strstr(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
-			       "\"step\":\"pending\""));
-	json_decref(b);
-	assert_int_equal(timers(w), 1); /* the walk moves on after 0 seconds */
-	answer_ex(w, true);
+	/* The plugin gone: the kubelet keeps capacity, allocatable 0. The walk
+	 * moves on after 0 seconds. */
+	expect_walk(w, &(struct walk_want){.state = "pending",
+					   .operands = PAUSED,
+					   .gpu_capacity = ABSENT,
+					   .gpu_allocatable = "0",
+					   .mig_capacity = ABSENT,
+					   .step = "pending",
+					   .timer = TIMER_SET,
+					   .fire = true});
 
-	tick(w);
-	b = node_patch(w, "a");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "success");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
-			    "true");
-	assert_string_equal(at(b, "status", "capacity", "nvidia.com/mig-1g.10gb"), "7");
-	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/mig-1g.10gb"), "7");
-	assert_string_equal(at(b, "status", "capacity", "nvidia.com/gpu"), "0");
-	assert_string_equal(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
-			    "{\"applied\":\"all-1g.10gb\",\"config\":\"all-1g.10gb\"}");
-	json_decref(b);
-	answer(w);
+	expect_walk(w,
+		    &(struct walk_want){
+			    .state = "success",
+			    .operands = "true",
+			    .gpu_capacity = "0",
+			    .mig_capacity = "7",
+			    .mig_allocatable = "7",
+			    .record = "{\"applied\":\"all-1g.10gb\",\"config\":\"all-1g.10gb\"}"});
 	/* Done: nothing more to write. */
 	assert_int_equal(tick(w), 0);
 }
@@ -745,28 +800,19 @@ static void mig_walk_pending_then_success(void **state)
 static void mig_invalid_layout_fails_at_once(void **state)
 {
 	struct world *w = *state;
-	json_t *b;
 
 	start_mig(w, json_pack("[o]", a100("a", "all-disabled", "0", NULL)));
 	tick(w);
 	answer(w);
 	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
 	     edited(w, "a", "labels", "nvidia.com/mig.config", "all-1g.5gb"));
-	tick(w);
-	b = node_patch(w, "a");
 	/* validateMigConfig fails before pending: no pause, the GPUs keep their layout. */
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "failed");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
-			    "true");
-	assert_null(json_object_get(b, "status"));
-	assert_string_equal(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
-			    "{\"applied\":\"all-disabled\",\"config\":\"all-1g.5gb\"}");
-	json_decref(b);
-	b = body_of(find(w, "POST", "/api/v1/namespaces/default/events"));
-	assert_string_equal(json_string_value(json_object_get(b, "reason")),
-			    "FailedMIGReconfigure");
-	json_decref(b);
-	answer(w);
+	expect_walk(w, &(struct walk_want){
+			       .state = "failed",
+			       .operands = "true",
+			       .no_status = true,
+			       .record = "{\"applied\":\"all-disabled\",\"config\":\"all-1g.5gb\"}",
+			       .event = "FailedMIGReconfigure"});
 	/* It stays failed: mig-manager waits for another value. */
 	assert_int_equal(tick(w), 0);
 }
@@ -798,78 +844,52 @@ static json_t *walking_a100(const char *step, const char *fault)
 static void mig_restart_mid_walk_resumes(void **state)
 {
 	struct world *w = *state;
-	json_t *b;
 
 	start_mig(w, json_pack("[o]", walking_a100("pending", NULL)));
-	tick(w);
-	b = node_patch(w, "a");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "success");
-	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/mig-1g.10gb"), "7");
-	assert_string_equal(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
-			    "{\"applied\":\"all-1g.10gb\",\"config\":\"all-1g.10gb\"}");
-	json_decref(b);
-	answer(w);
+	expect_walk(w,
+		    &(struct walk_want){
+			    .state = "success",
+			    .mig_allocatable = "7",
+			    .record = "{\"applied\":\"all-1g.10gb\",\"config\":\"all-1g.10gb\"}"});
 }
 
 static void mig_stall_stays_until_cleared(void **state)
 {
 	struct world *w = *state;
-	json_t *b;
 
 	start_mig(w, json_pack("[o]", walking_a100("stalled", "stall")));
-	tick(w);
-	b = node_patch(w, "a");
 	/* The #485 wedge, past endpointStopGracePeriod: pending, paused, capacity 0 too. */
-	assert_null(at(b, "metadata", "labels", "nvidia.com/mig.config.state"));
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
-			    "paused-for-mig-change");
-	assert_string_equal(at(b, "status", "capacity", "nvidia.com/gpu"), "0");
-	assert_null(at(b, "status", "capacity", "nvidia.com/mig-1g.10gb"));
-	json_decref(b);
-	assert_int_equal(timers(w), 0);
-	answer(w);
+	expect_walk(w, &(struct walk_want){.state = ABSENT,
+					   .operands = PAUSED,
+					   .gpu_capacity = "0",
+					   .mig_capacity = ABSENT,
+					   .timer = TIMER_NONE});
 	assert_int_equal(tick(w), 0);
 
 	/* The fault removed: mig-manager runs again and the walk completes. */
 	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
 	     edited(w, "a", "annotations", "gpushare.io/mig-fault", NULL));
-	tick(w);
-	b = node_patch(w, "a");
-	assert_non_null(strstr(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
-			       "\"step\":\"pending\""));
-	json_decref(b);
-	assert_int_equal(timers(w), 1);
-	answer(w);
+	expect_walk(w, &(struct walk_want){.step = "pending", .timer = TIMER_SET});
 	/* The walk's 5 seconds, as a restarted controller would find them passed. */
 	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
 	     edited(w, "a", "annotations", "gpushare.io/mig-reconfigure",
 		    "{\"applied\":\"all-disabled\",\"config\":\"all-1g.10gb\",\"pausedAt\":"
 		    "\"2000-01-01T00:00:00Z\",\"since\":\"2000-01-01T00:00:00Z\",\"step\":"
 		    "\"pending\"}"));
-	tick(w);
-	b = node_patch(w, "a");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "success");
-	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/mig-1g.10gb"), "7");
-	json_decref(b);
-	answer(w);
+	expect_walk(w, &(struct walk_want){.state = "success", .mig_allocatable = "7"});
 }
 
 static void mig_fail_and_gpu_pods_keep_the_old_layout(void **state)
 {
 	struct world *w = *state;
-	json_t *b, *p;
+	json_t *p;
 
-	start_mig(w, json_pack("[o]", walking_a100("pending", "fail")));
-	tick(w);
-	b = node_patch(w, "a");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "failed");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
-			    "true");
 	/* The plugin back on the old layout. */
-	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/gpu"), "1");
-	assert_null(at(b, "status", "capacity", "nvidia.com/mig-1g.10gb"));
-	json_decref(b);
-	answer(w);
+	start_mig(w, json_pack("[o]", walking_a100("pending", "fail")));
+	expect_walk(w, &(struct walk_want){.state = "failed",
+					   .operands = "true",
+					   .gpu_allocatable = "1",
+					   .mig_capacity = ABSENT});
 
 	/* A pod holding the GPU: the apply fails the same way (NVML In use). */
 	teardown(state);
@@ -887,12 +907,7 @@ static void mig_fail_and_gpu_pods_keep_the_old_layout(void **state)
 	relist(w, CONTROLLER_WATCH_CONFIGMAP, json_pack("[o]", json_loads(cm_mig, 0, NULL)));
 	relist(w, CONTROLLER_WATCH_NODES, json_pack("[o]", walking_a100("pending", NULL)));
 	relist(w, CONTROLLER_WATCH_PODS, json_pack("[o]", p));
-	tick(w);
-	b = node_patch(w, "a");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "failed");
-	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/gpu"), "1");
-	json_decref(b);
-	answer(w);
+	expect_walk(w, &(struct walk_want){.state = "failed", .gpu_allocatable = "1"});
 }
 
 /* ---- a kubelet restart or node reboot (engine/kubeletrestart.h) ---------------------------- */
