@@ -116,6 +116,46 @@ size_t escape_line_width(const char *s)
 	return n;
 }
 
+void escape_html(struct strbuf *sb, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t len = strlen((const char *)p), i = 0;
+
+	strbuf_grow(sb, len);
+	while (i < len) {
+		unsigned char c = p[i];
+		uint32_t cp = c;
+		size_t n = utf8_seq(p + i, len - i, &cp);
+
+		if (!n || (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f || cp == 0xfffe ||
+		    cp == 0xffff) {
+			strbuf_addstr(sb, "\xEF\xBF\xBD"); /* U+FFFD, one per byte */
+			i++;
+			continue;
+		}
+		switch (c) {
+		case '&':
+			strbuf_addstr(sb, "&amp;");
+			break;
+		case '<':
+			strbuf_addstr(sb, "&lt;");
+			break;
+		case '>':
+			strbuf_addstr(sb, "&gt;");
+			break;
+		case '"':
+			strbuf_addstr(sb, "&quot;");
+			break;
+		case '\'':
+			strbuf_addstr(sb, "&#39;");
+			break;
+		default:
+			strbuf_add(sb, p + i, n);
+		}
+		i += n;
+	}
+}
+
 void escape_quoted(struct strbuf *sb, const char *s, size_t len)
 {
 	strbuf_grow(sb, len + 2);

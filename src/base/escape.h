@@ -20,7 +20,7 @@
  *   a name inside such a line              escape_name (escape_quoted)
  *   YAML values, JSON                      libyaml's emitter (yamlout.h) and
  *                                          jansson: they quote and escape
- *   HTML and SVG text and attributes       report.c's html_text
+ *   HTML and SVG text and attributes       escape_html
  *   a CEL string literal                   escape_cel_string
  *   a Prometheus label value               escape_prom_label
  */
@@ -55,6 +55,16 @@ size_t escape_line_width(const char *s);
 void escape_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void escape_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+
+/*
+ * `s` as text for HTML and XML (SVG), in an element or an attribute value
+ * (quoted with " or '): & < > " ' as entities; a C0 control character
+ * other than tab and line feed, DEL, U+FFFE, U+FFFF and each byte that is
+ * not part of valid UTF-8 as U+FFFD, so the result is well-formed XML 1.0
+ * text that can neither close the element or attribute it sits in nor
+ * open another. NULL adds nothing.
+ */
+void escape_html(struct strbuf *sb, const char *s);
 
 /*
  * A value shown double-quoted, so that where it ends is never in doubt:

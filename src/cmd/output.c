@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,4 +122,21 @@ int output_print_list(const json_t *items, enum output_format fmt, size_t json_f
 	rc = output_print(list, OUTPUT_JSON, json_flags, err);
 	json_decref(list);
 	return rc;
+}
+
+int output_write_file(const char *path, const struct strbuf *sb, struct gs_error *err)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+
+	if (!f) {
+		gs_error_set(err, "cannot write '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	errno = 0;
+	if (fwrite(sb->buf, 1, sb->len, f) != sb->len || (f != stdout && fclose(f) != 0)) {
+		gs_error_set(err, "cannot write '%s': %s", path,
+			     errno ? strerror(errno) : "write error");
+		return -1;
+	}
+	return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "base/error.h"
+#include "base/strbuf.h"
 #include "cmd/parseopt.h"
 
 #define OUTPUT_API_VERSION "gpushare.io/v1alpha1"
@@ -83,5 +84,12 @@ int output_print(const json_t *doc, enum output_format fmt, size_t json_flags,
  */
 int output_print_list(const json_t *items, enum output_format fmt, size_t json_flags,
 		      struct gs_error *err);
+
+/*
+ * Write sb to the file `path` (created or truncated), or to standard output
+ * for "-" (main() checks it at exit). Returns 0, or -1 with err: "cannot
+ * write 'PATH': REASON".
+ */
+int output_write_file(const char *path, const struct strbuf *sb, struct gs_error *err) GS_WUR;
 
 #endif

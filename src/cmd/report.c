@@ -13,6 +13,7 @@
 #include "model/kobj.h"
 #include "cmd/kubecontext.h"
 #include "cmd/offline.h"
+#include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "engine/plan.h"
 #include "engine/report.h"
@@ -60,23 +61,6 @@ static const struct parseopt_usage report_usage = {
 	NULL,
 };
 
-static int write_file(const char *path, const struct strbuf *sb, struct gs_error *err)
-{
-	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-
-	if (!f) {
-		gs_error_set(err, "cannot write '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	errno = 0;
-	if (fwrite(sb->buf, 1, sb->len, f) != sb->len || (f != stdout && fclose(f) != 0)) {
-		gs_error_set(err, "cannot write '%s': %s", path,
-			     errno ? strerror(errno) : "write error");
-		return -1;
-	}
-	return 0;
-}
-
 /* The ResourceQuotas of every namespace, with status as the quota controller fills it. */
 static int offline_quotas(const json_t *quotas, const json_t *pods, json_t **out,
 			  struct gs_error *err)
@@ -105,13 +89,13 @@ static int write_model(const struct report_model *m, const char *html, const cha
 
 	if (html) {
 		report_html(m, &sb);
-		if (write_file(html, &sb, err) < 0)
+		if (output_write_file(html, &sb, err) < 0)
 			goto out;
 	}
 	if (svg) {
 		strbuf_reset(&sb);
 		report_svg(m, &sb);
-		if (write_file(svg, &sb, err) < 0)
+		if (output_write_file(svg, &sb, err) < 0)
 			goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -14,70 +14,9 @@
 #include "engine/plan.h"
 #include "model/nodehw.h"
 #include "model/quantity.h"
+#include "base/escape.h"
+#include "base/svg.h"
 #include "base/banned.h"
-
-/* ---- escaping ---- */
-
-/* Length of the UTF-8 sequence at s (1-4), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xC2 && s[0] <= 0xDF)
-		n = 2, cp = s[0] & 0x1F;
-	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-		n = 3, cp = s[0] & 0x0F;
-	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-	    (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF)
-		return 0;
-	return n;
-}
-
-void report_escape(struct strbuf *sb, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	while (*p) {
-		size_t n = utf8_len(p);
-		if (n == 0 || (*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7F) {
-			strbuf_addstr(sb, "\xEF\xBF\xBD"); /* U+FFFD */
-			p++;
-			continue;
-		}
-		switch (*p) {
-		case '&':
-			strbuf_addstr(sb, "&amp;");
-			break;
-		case '<':
-			strbuf_addstr(sb, "&lt;");
-			break;
-		case '>':
-			strbuf_addstr(sb, "&gt;");
-			break;
-		case '"':
-			strbuf_addstr(sb, "&quot;");
-			break;
-		case '\'':
-			strbuf_addstr(sb, "&#39;");
-			break;
-		default:
-			strbuf_add(sb, p, n);
-		}
-		p += n;
-	}
-}
 
 const char *report_isolation_name(enum report_isolation iso)
 {
@@ -813,13 +752,6 @@ void report_model_free(struct report_model *m)
 #define LINE 18	    /* one line of text */
 #define FREE_FILL "#f4f4f4"
 
-/* Tableau 10: namespace i gets colour i mod 10. */
-static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-				      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-static const char *const ink[] = {"#fff", "#111", "#fff", "#111", "#fff",
-				  "#111", "#fff", "#111", "#fff", "#111"};
-#define N_COLOURS (sizeof(palette) / sizeof(palette[0]))
-
 static size_t ns_index(const struct report_model *m, const char *ns)
 {
 	for (size_t i = 0; i < m->n_namespaces; i++)
@@ -830,56 +762,27 @@ static size_t ns_index(const struct report_model *m, const char *ns)
 
 static const char *ns_fill(const struct report_model *m, const char *ns)
 {
-	return palette[ns_index(m, ns) % N_COLOURS];
+	return svg_colour(ns_index(m, ns));
 }
 
 static const char *ns_ink(const struct report_model *m, const char *ns)
 {
-	return ink[ns_index(m, ns) % N_COLOURS];
-}
-
-/* Characters (not bytes) of a UTF-8 text, for width estimates. */
-static size_t chars(const char *s)
-{
-	size_t n = 0;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		n += (*p & 0xC0) != 0x80;
-	return n;
-}
-
-/*
- * <text> at x,y of `s` (escaped) in class cls; squeezed to maxw when the
- * estimate (0.6 em per character) says it would be wider.
- */
-static void text(struct strbuf *sb, int x, int y, int size, int maxw, const char *cls,
-		 const char *s)
-{
-	double est = 0.6 * size * (double)chars(s);
-
-	strbuf_addf(sb, "<text x=\"%d\" y=\"%d\" font-size=\"%d\"", x, y, size);
-	if (cls)
-		strbuf_addf(sb, " class=\"%s\"", cls);
-	if (maxw > 0 && est > maxw)
-		strbuf_addf(sb, " textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\"", maxw);
-	strbuf_addch(sb, '>');
-	report_escape(sb, s);
-	strbuf_addstr(sb, "</text>\n");
+	return svg_ink(ns_index(m, ns));
 }
 
 /* A pill with a tooltip; returns its width. */
 static int badge(struct strbuf *sb, int x, int y, const char *cls, const char *label,
 		 const char *tip)
 {
-	int w = (int)(7.0 * (double)chars(label)) + 14;
+	int w = (int)(7.0 * (double)svg_chars(label)) + 14;
 
 	strbuf_addf(sb, "<g class=\"badge %s\"><title>", cls);
-	report_escape(sb, tip);
+	escape_html(sb, tip);
 	strbuf_addf(sb,
 		    "</title><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"18\" rx=\"9\"/>"
 		    "<text x=\"%d\" y=\"%d\" font-size=\"11\">",
 		    x, y, w, x + 7, y + 13);
-	report_escape(sb, label);
+	escape_html(sb, label);
 	strbuf_addstr(sb, "</text></g>\n");
 	return w;
 }
@@ -941,20 +844,20 @@ static void draw_card(struct strbuf *sb, const struct report_model *m, const str
 	slot_layout(c->n_slots, &cols, &sh);
 	sw = (CARD_W - 20 - (cols - 1) * SLOT_GAP) / cols;
 	strbuf_addstr(sb, "<g class=\"card\" data-card=\"");
-	report_escape(sb, n->name);
+	escape_html(sb, n->name);
 	strbuf_addf(sb, "/%d\">\n", c->index);
 	strbuf_addf(sb,
 		    "<rect class=\"card-box\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
 		    "rx=\"6\"/>\n",
 		    x, y, CARD_W, h);
 	title = gs_xasprintf("GPU %d · %s", c->index, c->product);
-	text(sb, x + 10, y + 17, 12, CARD_W - 20, "card-title", title);
+	svg_text(sb, x + 10, y + 17, 12, CARD_W - 20, "card-title", title);
 	free(title);
 	title = c->mig ? gs_xasprintf("%d MiB · MIG, %zu device%s", c->memory_mib, c->n_slots,
 				      c->n_slots == 1 ? "" : "s")
 		       : gs_xasprintf("%d MiB · %zu device%s", c->memory_mib, c->n_slots,
 				      c->n_slots == 1 ? "" : "s");
-	text(sb, x + 10, y + 32, 11, CARD_W - 20, "muted", title);
+	svg_text(sb, x + 10, y + 32, 11, CARD_W - 20, "muted", title);
 	free(title);
 	if (n->dra)
 		badge(sb, x + 10, by, "iso-whole", "DRA",
@@ -973,8 +876,8 @@ static void draw_card(struct strbuf *sb, const struct report_model *m, const str
 		by += 22;
 	}
 	if (!c->n_slots)
-		text(sb, x + 10, by + 14, 11, CARD_W - 20, "muted",
-		     n->dra ? "a DRA device: see its ResourceClaims" : "advertises no device");
+		svg_text(sb, x + 10, by + 14, 11, CARD_W - 20, "muted",
+			 n->dra ? "a DRA device: see its ResourceClaims" : "advertises no device");
 	for (size_t s = 0; s < c->n_slots; s++) {
 		const struct report_slot *sl = &c->slots[s];
 		int sx = x + 10 + (int)(s % (size_t)cols) * (sw + SLOT_GAP);
@@ -983,20 +886,20 @@ static void draw_card(struct strbuf *sb, const struct report_model *m, const str
 		strbuf_addstr(sb, "<g class=\"slot\"");
 		if (p) {
 			strbuf_addstr(sb, " data-pod=\"");
-			report_escape(sb, p->namespace);
+			escape_html(sb, p->namespace);
 			strbuf_addch(sb, '/');
-			report_escape(sb, p->name);
+			escape_html(sb, p->name);
 			strbuf_addch(sb, '"');
 		}
 		strbuf_addstr(sb, "><title>");
-		report_escape(sb, sl->resource);
+		escape_html(sb, sl->resource);
 		strbuf_addstr(sb, " ");
-		report_escape(sb, sl->device);
+		escape_html(sb, sl->device);
 		strbuf_addstr(sb, p ? ": " : ": free");
 		if (p) {
-			report_escape(sb, p->namespace);
+			escape_html(sb, p->namespace);
 			strbuf_addch(sb, '/');
-			report_escape(sb, p->name);
+			escape_html(sb, p->name);
 		}
 		strbuf_addf(sb,
 			    "</title><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"3\" "
@@ -1006,12 +909,12 @@ static void draw_card(struct strbuf *sb, const struct report_model *m, const str
 		if (sh >= 20) {
 			strbuf_addf(sb, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"%s\"",
 				    sx + 4, sy + 15, p ? ns_ink(m, p->namespace) : "#666");
-			if (0.6 * 10 * (double)chars(sl->label) > sw - 8)
+			if (0.6 * 10 * (double)svg_chars(sl->label) > sw - 8)
 				strbuf_addf(sb,
 					    " textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\"",
 					    sw - 8 > 4 ? sw - 8 : 4);
 			strbuf_addch(sb, '>');
-			report_escape(sb, sl->label);
+			escape_html(sb, sl->label);
 			strbuf_addstr(sb, "</text>");
 		}
 		strbuf_addstr(sb, "</g>\n");
@@ -1052,9 +955,9 @@ static void pod_line(struct strbuf *sb, const struct report_model *m, const stru
 	char *held = n ? held_text(n, pi) : gs_xstrdup("");
 
 	strbuf_addstr(sb, "<g class=\"pod\" data-pod=\"");
-	report_escape(sb, p->namespace);
+	escape_html(sb, p->namespace);
 	strbuf_addch(sb, '/');
-	report_escape(sb, p->name);
+	escape_html(sb, p->name);
 	strbuf_addf(sb,
 		    "\"><rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" rx=\"2\" fill=\"%s\"/>",
 		    M + 4, y - 10, ns_fill(m, p->namespace));
@@ -1066,7 +969,7 @@ static void pod_line(struct strbuf *sb, const struct report_model *m, const stru
 			    *p->requests ? "; asks for " : "", p->requests);
 	if (p->note)
 		strbuf_addf(&t, "; %s", p->note);
-	text(sb, M + 22, y, 12, W - 2 * M - 22, NULL, t.buf);
+	svg_text(sb, M + 22, y, 12, W - 2 * M - 22, NULL, t.buf);
 	strbuf_addstr(sb, "</g>\n");
 	strbuf_release(&t);
 	free(held);
@@ -1080,26 +983,26 @@ static int draw_node(struct strbuf *sb, const struct report_model *m, const stru
 	int per_row = (W - 2 * M + CARD_GAP) / (CARD_W + CARD_GAP);
 
 	strbuf_addstr(sb, "<g class=\"node\" data-node=\"");
-	report_escape(sb, n->name);
+	escape_html(sb, n->name);
 	strbuf_addstr(sb, "\">\n");
-	text(sb, M, y + 16, 15, W - 2 * M, "node-title", n->name);
+	svg_text(sb, M, y + 16, 15, W - 2 * M, "node-title", n->name);
 	strbuf_addf(&t, "config %s · sharing %s · MIG strategy %s · advertises %s",
 		    *n->config ? n->config : "(none)", n->sharing, n->mig_strategy,
 		    *n->resources ? n->resources : "nothing");
-	text(sb, M, y + 34, 11, W - 2 * M, "muted", t.buf);
+	svg_text(sb, M, y + 34, 11, W - 2 * M, "muted", t.buf);
 	y += 42;
 	if (n->failure) {
-		text(sb, M, y + 12, 11, W - 2 * M, "failure", n->failure);
+		svg_text(sb, M, y + 12, 11, W - 2 * M, "failure", n->failure);
 		y += LINE;
 	}
 	if (n->dra) {
-		text(sb, M, y + 12, 11, W - 2 * M, "muted",
-		     n->dra_claims
-			     ? "DRA node (gpushare.io/path=dra): each device of its "
-			       "ResourceSlice with the pods of the ResourceClaim allocated it "
-			       "(status.allocation, reservedFor)"
-			     : "DRA node (gpushare.io/path=dra): its GPUs are a ResourceSlice, "
-			       "allocated through ResourceClaims; who holds them is not drawn");
+		svg_text(sb, M, y + 12, 11, W - 2 * M, "muted",
+			 n->dra_claims
+				 ? "DRA node (gpushare.io/path=dra): each device of its "
+				   "ResourceSlice with the pods of the ResourceClaim allocated it "
+				   "(status.allocation, reservedFor)"
+				 : "DRA node (gpushare.io/path=dra): its GPUs are a ResourceSlice, "
+				   "allocated through ResourceClaims; who holds them is not drawn");
 		y += LINE;
 	}
 	for (size_t c = 0; c < n->n_cards; c += (size_t)per_row) {
@@ -1132,7 +1035,7 @@ static int draw_legend(struct strbuf *sb, const struct report_model *m, int y)
 		return y;
 	strbuf_addstr(sb, "<g class=\"legend\">\n");
 	for (size_t i = 0; i < m->n_namespaces; i++) {
-		int w = 22 + (int)(7.2 * (double)chars(m->namespaces[i])) + 18;
+		int w = 22 + (int)(7.2 * (double)svg_chars(m->namespaces[i])) + 18;
 		if (w > W - 2 * M)
 			w = W - 2 * M;
 		if (x + w > W - M && x > M) {
@@ -1140,12 +1043,12 @@ static int draw_legend(struct strbuf *sb, const struct report_model *m, int y)
 			y += LINE;
 		}
 		strbuf_addstr(sb, "<g class=\"ns\" data-namespace=\"");
-		report_escape(sb, m->namespaces[i]);
+		escape_html(sb, m->namespaces[i]);
 		strbuf_addf(sb,
 			    "\"><rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" rx=\"2\" "
 			    "fill=\"%s\"/>",
-			    x, y - 11, palette[i % N_COLOURS]);
-		text(sb, x + 20, y, 12, w - 22, NULL, m->namespaces[i]);
+			    x, y - 11, svg_colour(i));
+		svg_text(sb, x + 20, y, 12, w - 22, NULL, m->namespaces[i]);
 		strbuf_addstr(sb, "</g>\n");
 		x += w;
 	}
@@ -1159,7 +1062,7 @@ static int draw_quotas(struct strbuf *sb, const struct report_model *m, int y)
 
 	if (!m->n_quotas)
 		return y;
-	text(sb, M, y + 16, 15, 0, "section", "Quotas");
+	svg_text(sb, M, y + 16, 15, 0, "section", "Quotas");
 	y += 26;
 	for (size_t i = 0; i < m->n_quotas; i++) {
 		const struct report_quota *q = &m->quotas[i];
@@ -1171,17 +1074,17 @@ static int draw_quotas(struct strbuf *sb, const struct report_model *m, int y)
 							    : "");
 		y += LINE + 4;
 		strbuf_addstr(sb, "<g class=\"quota\" data-namespace=\"");
-		report_escape(sb, q->namespace);
+		escape_html(sb, q->namespace);
 		strbuf_addstr(sb, "\">");
-		text(sb, M, y, 12, label_w, NULL, label);
+		svg_text(sb, M, y, 12, label_w, NULL, label);
 		strbuf_addf(sb,
 			    "<rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"14\" "
 			    "rx=\"3\"/><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"14\" rx=\"3\" "
 			    "fill=\"%s\"/>",
 			    bar_x, y - 11, bar_w, bar_x, y - 11, (int)(f * bar_w + 0.5),
 			    ns_fill(m, q->namespace));
-		text(sb, bar_x + bar_w + 10, y, 12, W - M - (bar_x + bar_w + 10),
-		     q->fraction >= 1 ? "full" : NULL, val);
+		svg_text(sb, bar_x + bar_w + 10, y, 12, W - M - (bar_x + bar_w + 10),
+			 q->fraction >= 1 ? "full" : NULL, val);
 		strbuf_addstr(sb, "</g>\n");
 		free(label);
 		free(val);
@@ -1243,13 +1146,13 @@ static void svg_element(const struct report_model *m, struct strbuf *out)
 	char *sum = summary(m);
 	int y = 0;
 
-	text(&body, M, y + 24, 18, W - 2 * M, "title", "GPU fleet");
-	text(&body, M, y + 44, 12, W - 2 * M, "summary", sum);
+	svg_text(&body, M, y + 24, 18, W - 2 * M, "title", "GPU fleet");
+	svg_text(&body, M, y + 44, 12, W - 2 * M, "summary", sum);
 	y = draw_legend(&body, m, y + 68);
 	for (size_t n = 0; n < m->n_nodes; n++)
 		y = draw_node(&body, m, &m->nodes[n], y);
 	if (unbound(m)) {
-		text(&body, M, y + 16, 15, 0, "section", "Not on a GPU node");
+		svg_text(&body, M, y + 16, 15, 0, "section", "Not on a GPU node");
 		y += 20;
 		for (size_t p = 0; p < m->n_pods; p++)
 			if (!m->pods[p].node || m->pods[p].node_index < 0) {
@@ -1261,10 +1164,10 @@ static void svg_element(const struct report_model *m, struct strbuf *out)
 	y = draw_quotas(&body, m, y);
 	strbuf_addf(out,
 		    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		    "viewBox=\"0 0 %d %d\" font-family=\"'DejaVu Sans', 'Liberation Sans', Arial, "
-		    "sans-serif\" role=\"img\" aria-label=\"",
+		    "viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT_FAMILY "\" role=\"img\" "
+		    "aria-label=\"",
 		    W, y + M, W, y + M);
-	report_escape(out, sum);
+	escape_html(out, sum);
 	strbuf_addstr(out, "\">\n<title>gpushare: GPU fleet</title>\n");
 	strbuf_addstr(out, svg_style);
 	strbuf_add(out, body.buf, body.len);
@@ -1290,7 +1193,7 @@ static void escape_breakable(struct strbuf *sb, const char *s)
 	while (*p) {
 		size_t n = strcspn(p, "-/_=");
 		char *part = gs_xstrndup(p, n + (p[n] != 0));
-		report_escape(sb, part);
+		escape_html(sb, part);
 		free(part);
 		p += n;
 		if (!*p)
@@ -1306,12 +1209,12 @@ static void escape_breakable(struct strbuf *sb, const char *s)
 static void cell(struct strbuf *sb, const char *cls, const char *s)
 {
 	strbuf_addf(sb, "<td class=\"%s\" title=\"", cls);
-	report_escape(sb, s);
+	escape_html(sb, s);
 	strbuf_addstr(sb, "\">");
 	if (!strcmp(cls, "nm"))
 		escape_breakable(sb, s);
 	else
-		report_escape(sb, s);
+		escape_html(sb, s);
 	strbuf_addstr(sb, "</td>");
 }
 
@@ -1319,18 +1222,18 @@ static void cell(struct strbuf *sb, const char *cls, const char *s)
 static void clipped(struct strbuf *sb, const char *tag, const char *cls, const char *s)
 {
 	strbuf_addf(sb, "<%s class=\"clip %s\" title=\"", tag, cls);
-	report_escape(sb, s);
+	escape_html(sb, s);
 	strbuf_addstr(sb, "\">");
-	report_escape(sb, s);
+	escape_html(sb, s);
 	strbuf_addf(sb, "</%s>", tag);
 }
 
 static void html_badge(struct strbuf *sb, const char *cls, const char *label, const char *tip)
 {
 	strbuf_addf(sb, "<span class=\"badge %s\" title=\"", cls);
-	report_escape(sb, tip);
+	escape_html(sb, tip);
 	strbuf_addstr(sb, "\">");
-	report_escape(sb, label);
+	escape_html(sb, label);
 	strbuf_addstr(sb, "</span>");
 }
 
@@ -1439,7 +1342,7 @@ static void html_card(struct strbuf *sb, const struct report_model *m, const str
 	char *t;
 
 	strbuf_addstr(sb, "<div class=\"card\" data-card=\"");
-	report_escape(sb, n->name);
+	escape_html(sb, n->name);
 	strbuf_addf(sb, "/%d\">", c->index);
 	t = gs_xasprintf("GPU %d · %s", c->index, c->product);
 	clipped(sb, "div", "card-title", t);
@@ -1477,31 +1380,31 @@ static void html_card(struct strbuf *sb, const struct report_model *m, const str
 		strbuf_addstr(sb, p ? "<span class=\"slot\"" : "<span class=\"slot free\"");
 		if (p && with_holders) {
 			strbuf_addstr(sb, " data-pod=\"");
-			report_escape(sb, p->namespace);
+			escape_html(sb, p->namespace);
 			strbuf_addch(sb, '/');
-			report_escape(sb, p->name);
+			escape_html(sb, p->name);
 			strbuf_addch(sb, '"');
 		}
 		if (p)
 			strbuf_addf(sb, " style=\"background:%s;color:%s\"",
 				    ns_fill(m, p->namespace), ns_ink(m, p->namespace));
 		strbuf_addstr(sb, " title=\"");
-		report_escape(sb, sl->resource);
+		escape_html(sb, sl->resource);
 		strbuf_addch(sb, ' ');
-		report_escape(sb, sl->device);
+		escape_html(sb, sl->device);
 		if (p && with_holders) {
 			strbuf_addstr(sb, ": ");
-			report_escape(sb, p->namespace);
+			escape_html(sb, p->namespace);
 			strbuf_addch(sb, '/');
-			report_escape(sb, p->name);
+			escape_html(sb, p->name);
 		} else if (p) {
 			strbuf_addstr(sb, ": held by a pod of ");
-			report_escape(sb, p->namespace);
+			escape_html(sb, p->namespace);
 		} else {
 			strbuf_addstr(sb, ": free");
 		}
 		strbuf_addstr(sb, "\">");
-		report_escape(sb, sl->label);
+		escape_html(sb, sl->label);
 		strbuf_addstr(sb, "</span>");
 	}
 	if (c->n_slots)
@@ -1518,9 +1421,9 @@ static void html_pod_line(struct strbuf *sb, const struct report_model *m,
 	struct strbuf t = STRBUF_INIT;
 
 	strbuf_addstr(sb, "<li data-pod=\"");
-	report_escape(sb, p->namespace);
+	escape_html(sb, p->namespace);
 	strbuf_addch(sb, '/');
-	report_escape(sb, p->name);
+	escape_html(sb, p->name);
 	strbuf_addstr(sb, "\">");
 	key(sb, m, p->namespace);
 	strbuf_addf(&t, "%s/%s", p->namespace, p->name);
@@ -1658,7 +1561,7 @@ static void html_nodes(struct strbuf *sb, const struct report_model *m)
 			continue;
 		if (count[n] == 1) {
 			strbuf_addstr(sb, "<section class=\"node\" data-node=\"");
-			report_escape(sb, rn->name);
+			escape_html(sb, rn->name);
 			strbuf_addstr(sb, "\">");
 			clipped(sb, "h3", "node-title", rn->name);
 			html_node_body(sb, m, rn, true);
@@ -1675,7 +1578,7 @@ static void html_nodes(struct strbuf *sb, const struct report_model *m)
 		strbuf_addstr(sb, ": ");
 		escape_breakable(sb, cards);
 		strbuf_addstr(sb, ", config ");
-		report_escape(sb, *rn->config ? rn->config : "(none)");
+		escape_html(sb, *rn->config ? rn->config : "(none)");
 		strbuf_addf(sb, "%s</summary>\n",
 			    all_free(rn) ? ", all free" : ", the same devices held");
 		free(cards);
@@ -1684,7 +1587,7 @@ static void html_nodes(struct strbuf *sb, const struct report_model *m)
 			if (group[k] == n) {
 				strbuf_addstr(sb, first ? "" : ", ");
 				strbuf_addstr(sb, "<span data-node=\"");
-				report_escape(sb, m->nodes[k].name);
+				escape_html(sb, m->nodes[k].name);
 				strbuf_addstr(sb, "\">");
 				escape_breakable(sb, m->nodes[k].name);
 				strbuf_addstr(sb, "</span>");
@@ -1757,14 +1660,14 @@ static void html_quota(struct strbuf *sb, const struct report_model *m,
 						    : "");
 
 	strbuf_addstr(sb, "<div class=\"quota\" data-namespace=\"");
-	report_escape(sb, q->namespace);
+	escape_html(sb, q->namespace);
 	strbuf_addstr(sb, "\"><span>");
 	escape_breakable(sb, label);
 	clipped(sb, "span", "muted res", q->resource);
 	strbuf_addstr(sb, "</span>");
 	bar(sb, q->fraction, ns_fill(m, q->namespace));
 	strbuf_addf(sb, "<span class=\"%s\">", q->fraction >= 1 ? "full" : "");
-	report_escape(sb, val);
+	escape_html(sb, val);
 	strbuf_addstr(sb, "</span></div>\n");
 	free(label);
 	free(val);
@@ -1809,7 +1712,7 @@ static void html_refused(struct strbuf *sb, const struct report_model *m)
 	strbuf_addstr(sb, "<ul class=\"refused\">\n");
 	for (size_t i = 0; i < m->n_refused; i++) {
 		strbuf_addstr(sb, "<li data-node=\"");
-		report_escape(sb, m->refused[i].node);
+		escape_html(sb, m->refused[i].node);
 		strbuf_addstr(sb, "\"><b>");
 		escape_breakable(sb, m->refused[i].node);
 		strbuf_addstr(sb, "</b>: ");
@@ -1829,7 +1732,7 @@ static void html_legend(struct strbuf *sb, const struct report_model *m)
 	strbuf_addstr(sb, "<div class=\"legend\">");
 	for (size_t i = 0; i < m->n_namespaces; i++) {
 		strbuf_addstr(sb, "<span data-namespace=\"");
-		report_escape(sb, m->namespaces[i]);
+		escape_html(sb, m->namespaces[i]);
 		strbuf_addstr(sb, "\">");
 		key(sb, m, m->namespaces[i]);
 		clipped(sb, "span", "", m->namespaces[i]);
@@ -1842,17 +1745,10 @@ void report_html(const struct report_model *m, struct strbuf *out)
 {
 	char *sum = summary(m);
 
-	strbuf_addstr(out,
-		      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-		      /* Nothing may load: styles are inline, there is no script. */
-		      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-		      "style-src 'unsafe-inline'; img-src data:\">\n"
-		      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-		      "<title>gpushare: GPU fleet</title>\n<style>\n");
-	strbuf_addstr(out, html_style);
-	strbuf_addstr(out, "</style>\n</head>\n<body>\n<main>\n<header><h1>GPU fleet</h1>"
+	svg_page_head(out, "gpushare: GPU fleet", html_style);
+	strbuf_addstr(out, "<body>\n<main>\n<header><h1>GPU fleet</h1>"
 			   "<p class=\"muted\" id=\"counts\">");
-	report_escape(out, sum);
+	escape_html(out, sum);
 	strbuf_addstr(out, "</p>");
 	html_legend(out, m);
 	strbuf_addstr(out, "</header>\n<section id=\"summary\">\n");
@@ -1882,11 +1778,11 @@ void report_html(const struct report_model *m, struct strbuf *out)
 			rp->node_index >= 0 ? &m->nodes[rp->node_index] : NULL;
 		char *held = n ? held_text(n, (long)p) : gs_xstrdup("");
 		strbuf_addstr(out, "<tr class=\"pod\" data-pod=\"");
-		report_escape(out, rp->namespace);
+		escape_html(out, rp->namespace);
 		strbuf_addch(out, '/');
-		report_escape(out, rp->name);
+		escape_html(out, rp->name);
 		strbuf_addstr(out, "\"><td class=\"nm\" title=\"");
-		report_escape(out, rp->namespace);
+		escape_html(out, rp->namespace);
 		strbuf_addstr(out, "\">");
 		key(out, m, rp->namespace);
 		escape_breakable(out, rp->namespace);

@@ -22,7 +22,7 @@
  * NodeList, a PodList, a ResourceQuotaList, the device-plugin ConfigMap's
  * configs) into a report_model; report_html and report_svg turn a model
  * into text. Every string that reaches the text went through
- * report_escape. report_live.h reads a cluster.
+ * escape_html (base/escape.h). report_live.h reads a cluster.
  */
 
 /* What isolates the tenants of one card (isolation_methods() in isolation.h says why). */
@@ -159,13 +159,6 @@ void report_model_free(struct report_model *m);
 void report_html(const struct report_model *m, struct strbuf *out);
 /* One standalone SVG document: the same picture. */
 void report_svg(const struct report_model *m, struct strbuf *out);
-
-/*
- * `s` as text for HTML and XML, in an element or an attribute value:
- * & < > " ' as entities, control characters and bytes that are not UTF-8
- * as U+FFFD.
- */
-void report_escape(struct strbuf *sb, const char *s);
 
 /* "Isolation: none", "MPS limits", "hardware (MIG)", "whole card". */
 const char *report_isolation_name(enum report_isolation iso);

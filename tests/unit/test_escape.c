@@ -158,6 +158,29 @@ static void cel_and_prom(void **state)
 	strbuf_release(&sb);
 }
 
+/* Markup becomes text; UTF-8 stays; what XML 1.0 forbids becomes U+FFFD, one per byte. */
+static void html_text(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	escape_html(&sb, "<script>alert(\"x\")</script>&'");
+	assert_string_equal(sb.buf, "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;");
+	strbuf_reset(&sb);
+	escape_html(&sb, "gr\xC3\xBC\xC3\x9F\x01x\xFFy\xE2\x82");
+	assert_string_equal(sb.buf, "gr\xC3\xBC\xC3\x9F\xEF\xBF\xBDx\xEF\xBF\xBDy\xEF\xBF\xBD"
+				    "\xEF\xBF\xBD");
+	strbuf_reset(&sb);
+	/* tab and line feed kept; DEL, U+FFFF, a surrogate and an overlong '<' replaced */
+	escape_html(&sb, "a\tb\nc\x7f\xEF\xBF\xBF\xED\xA0\x80\xC0\xBC");
+	assert_string_equal(sb.buf, "a\tb\nc\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+				    "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+	strbuf_reset(&sb);
+	escape_html(&sb, NULL);
+	assert_int_equal(sb.len, 0);
+	strbuf_release(&sb);
+}
+
 /* escape_addf formats as strbuf_addf does, but for what %s and %c bring. */
 static void addf_like_printf(void **state)
 {
@@ -191,9 +214,8 @@ static void addf_like_printf(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(line_rule),
-		cmocka_unit_test(quoted_and_names),
-		cmocka_unit_test(cel_and_prom),
+		cmocka_unit_test(line_rule),	    cmocka_unit_test(quoted_and_names),
+		cmocka_unit_test(cel_and_prom),	    cmocka_unit_test(html_text),
 		cmocka_unit_test(addf_like_printf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
