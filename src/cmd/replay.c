@@ -12,6 +12,7 @@
 #include "cmd/output.h"
 #include "cmd/parseopt.h"
 #include "engine/replay.h"
+#include "engine/replay_chart.h"
 #include "engine/replay_design.h"
 #include "engine/replay_events.h"
 #include "fleet/design.h"
@@ -22,9 +23,11 @@
 
 static const char *const usage_lines[] = {
 	"gpushare replay NODES.csv PODS.csv [--replicas N] [--seed N] [--inflate X]\n"
-	"                [--placements OUT.csv] [-o table|csv|json|yaml]",
+	"                [--placements OUT.csv] [--html FILE] [--svg FILE]\n"
+	"                [-o table|csv|json|yaml]",
 	"gpushare replay NODES.csv PODS.csv --design FILE [--design FILE...] [--seed N]\n"
-	"                [--inflate X] [-o table|csv|json|yaml]",
+	"                [--inflate X] [--html FILE] [--svg FILE]\n"
+	"                [-o table|csv|json|yaml]",
 	"gpushare replay NODES.csv PODS.csv --departures [--replicas N]\n"
 	"                [--placements OUT.csv] [-o table|csv|json|yaml]",
 	"gpushare replay NODES.csv PODS.csv --live [--compare] [--namespace NS] [--keep]\n"
@@ -35,10 +38,11 @@ static const char *const usage_lines[] = {
 static const struct parseopt_example replay_examples[] = {
 	{"replay a small trace, 4 replicas per GPU",
 	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv"},
-	{"compare time-slicing x4 with MIG and with DRA shares on the same workload",
+	{"compare time-slicing x4 with MIG and with DRA shares on the same workload, and\n"
+	 "draw the comparison, one curve per design, into replay.html",
 	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
 	 "--design docs/guide/designs/ts4.yaml --design docs/guide/designs/mig-balanced.yaml "
-	 "--design docs/guide/designs/dra-shares.yaml"},
+	 "--design docs/guide/designs/dra-shares.yaml --html replay.html"},
 	{"the same workload on the cluster in KUBECONFIG (kube-scheduler places, gpushare's\n"
 	 "controller gives cards), side by side with the offline run",
 	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
@@ -74,6 +78,12 @@ static const struct parseopt_usage replay_usage = {
 	"when a bound task leaves. Prints, per 1% of the trace's span, the same\n"
 	"ratios averaged over time and the tasks running and waiting, then the waits\n"
 	"(arrival to placement) per pool.\n"
+	"\n"
+	"--html writes the same as charts, one self-contained page (inline CSS and\n"
+	"SVG, nothing is fetched): per measure (allocation, fragmentation, stranded\n"
+	"GPUs with --design, pending tasks) a chart against the arrived %, one curve\n"
+	"per design or run; --svg the charts alone. FILE '-' is standard output,\n"
+	"which then holds only the chart.\n"
 	"\n"
 	"--live replays the same workload on a cluster instead: one fake Node (kwok) per\n"
 	"trace node, its own key in the device-plugin ConfigMap, the Pods created one at\n"
@@ -554,10 +564,104 @@ static int print_compare_doc(struct replay_design_result **res, const struct rep
 	return rc;
 }
 
+/* ---- --html, --svg: the charts ------------------------------------------------- */
+
+/* Where the charts go (NULL: not asked for) and what their title names. */
+struct charts {
+	const char *html, *svg;
+	const char *nodes_file, *pods_file;
+};
+
+static bool on_stdout(const char *path)
+{
+	return path && !strcmp(path, "-");
+}
+
+/* Whether a chart takes standard output (then it is all that is printed there). */
+static bool charts_on_stdout(const struct charts *ch)
+{
+	return on_stdout(ch->html) || on_stdout(ch->svg);
+}
+
+static struct replay_chart chart_of(const struct charts *ch, const struct replay_opts *o,
+				    size_t n_nodes, size_t n_gpus, size_t n_arrived,
+				    size_t n_original, int64_t arrived_milli,
+				    int64_t capacity_milli)
+{
+	return (struct replay_chart){
+		.nodes_file = ch->nodes_file,
+		.pods_file = ch->pods_file,
+		.seed = o->seed,
+		.inflate = o->inflate,
+		.n_nodes = n_nodes,
+		.n_gpus = n_gpus,
+		.n_arrived = n_arrived,
+		.n_original = n_original,
+		.asked_pct =
+			capacity_milli ? 100.0 * (double)arrived_milli / (double)capacity_milli : 0,
+	};
+}
+
+/* Write the page and/or the picture of c; say what was written on standard error. */
+static int write_charts(const struct charts *ch, const struct replay_chart *c, struct gs_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc = -1;
+
+	if (ch->html) {
+		replay_chart_html(c, &sb);
+		if (output_write_file(ch->html, &sb, err) < 0)
+			goto out;
+	}
+	if (ch->svg) {
+		strbuf_reset(&sb);
+		replay_chart_svg(c, &sb);
+		if (output_write_file(ch->svg, &sb, err) < 0)
+			goto out;
+	}
+	cmd_eprintf("gpushare replay: wrote %s%s%s: %zu charts, %zu curve%s\n",
+		    ch->html ? ch->html : "", ch->html && ch->svg ? " and " : "",
+		    ch->svg ? ch->svg : "", replay_chart_count(c), c->n_series,
+		    c->n_series == 1 ? "" : "s");
+	rc = 0;
+out:
+	strbuf_release(&sb);
+	return rc;
+}
+
+/* The designs' charts: one curve per design, named as the comparison names it. */
+static int design_charts(const struct charts *ch, struct replay_design_result **res,
+			 const struct replay_design *d, size_t n, const struct replay_opts *o,
+			 struct gs_error *err)
+{
+	const struct replay_design_result *r0 = res[0];
+	struct replay_chart c = chart_of(ch, o, r0->n_nodes, r0->n_gpus, r0->n_arrived,
+					 r0->n_original, r0->arrived_milli, r0->capacity_milli);
+	struct replay_chart_series *s = gs_xcalloc(n, sizeof(*s));
+	struct strbuf *details = gs_xcalloc(n, sizeof(*details));
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		strbuf_init(&details[i], 0);
+		describe_pools(&d[i], &details[i]);
+		s[i] = (struct replay_chart_series){res[i]->name, details[i].buf, res[i]->points,
+						    res[i]->n_points};
+	}
+	c.stranded = true;
+	c.series = s;
+	c.n_series = n;
+	rc = write_charts(ch, &c, err);
+	for (size_t i = 0; i < n; i++)
+		strbuf_release(&details[i]);
+	free(details);
+	free(s);
+	return rc;
+}
+
 /* Load every design, run each on the same workload, print the comparison. */
 static int run_designs(const struct catalog *cat, const struct replay_trace *tr,
 		       const struct designs *paths, const struct replay_opts *o,
-		       enum output_format fmt, struct gs_error *err)
+		       enum output_format fmt, const struct charts *ch, struct gs_error *err)
 {
 	struct replay_design *d = gs_xcalloc(paths->n + 1, sizeof(*d));
 	struct replay_design_result **res = gs_xcalloc(paths->n + 1, sizeof(*res));
@@ -570,14 +674,17 @@ static int run_designs(const struct catalog *cat, const struct replay_trace *tr,
 	for (; ran < paths->n; ran++)
 		if (replay_design_run(cat, tr, o, &d[ran], &res[ran], err) < 0)
 			goto out;
+	if ((ch->html || ch->svg) && design_charts(ch, res, d, ran, o, err) < 0)
+		goto out;
+	rc = 0;
+	if (charts_on_stdout(ch))
+		goto out; /* the chart is the output */
 	if (fmt == OUTPUT_CSV)
 		print_compare_csv(res, ran);
-	else if (output_is_doc(fmt)) {
-		if (print_compare_doc(res, d, ran, tr, o, fmt, err) < 0)
-			goto out;
-	} else
+	else if (output_is_doc(fmt))
+		rc = print_compare_doc(res, d, ran, tr, o, fmt, err);
+	else
 		print_compare_table(res, d, ran, o);
-	rc = 0;
 out:
 	for (size_t i = 0; i < ran; i++)
 		replay_design_result_free(res[i]);
@@ -586,6 +693,31 @@ out:
 	free(res);
 	free(d);
 	return rc;
+}
+
+/*
+ * The replay's charts: its one curve, time-slicing xN; with --live, the live
+ * run's, after the offline run's when --compare ran it too (off non-NULL).
+ */
+static int replay_charts(const struct charts *ch, const struct replay_result *off,
+			 const struct replay_result *r, bool live, const struct replay_opts *o,
+			 struct gs_error *err)
+{
+	struct replay_chart c = chart_of(ch, o, r->n_nodes, r->n_gpus, r->n_places, r->n_original,
+					 r->arrived_milli, r->capacity_milli);
+	struct replay_chart_series s[2];
+	char name[64];
+	size_t n = 0;
+
+	snprintf(name, sizeof(name), "time-slicing x%d", r->replicas);
+	if (off)
+		s[n++] = (struct replay_chart_series){"offline (plan)", name, off->points,
+						      off->n_points};
+	s[n++] = (struct replay_chart_series){live ? "live (the cluster)" : name,
+					      live ? name : NULL, r->points, r->n_points};
+	c.series = s;
+	c.n_series = n;
+	return write_charts(ch, &c, err);
 }
 
 /* The differences live - offline at the percents both have, as a table every 10% or CSV. */
@@ -647,7 +779,8 @@ int cmd_replay(int argc, char **argv)
 	double inflate = 0;
 	bool departures = false;
 	const char *placements = NULL;
-	enum output_format fmt = OUTPUT_TABLE;
+	enum output_format fmt = OUTPUT_DEFAULT;
+	struct charts ch = {0};
 	int n, rc = EXIT_USAGE;
 	const struct catalog *cat = NULL;
 	struct replay_trace tr = {0};
@@ -677,6 +810,10 @@ int cmd_replay(int argc, char **argv)
 		OPT_OUTPUT(
 			&fmt, OUTPUT_TABLES | OUTPUT_ALLOW(OUTPUT_CSV),
 			"table (every 10%), csv (every 1%), json or yaml\n(kind Replay) [table]"),
+		OPT_STRING(0, "html", &ch.html, "FILE",
+			   "the charts (a curve per design or run) as one page;\n- for standard "
+			   "output, instead of -o"),
+		OPT_STRING(0, "svg", &ch.svg, "FILE", "the charts alone, as SVG"),
 		OPT_GROUP("Live (docs/guide/replay.md):"),
 		OPT_BOOL(0, "live", &live,
 			 "replay on the cluster: kube-scheduler places, gpushare's\n"
@@ -732,19 +869,33 @@ int cmd_replay(int argc, char **argv)
 					: "timeout");
 	else if (compare && output_is_doc(fmt))
 		gs_error_set(&err, "--compare prints a table or CSV, not -o json or yaml");
+	else if (departures && (ch.html || ch.svg))
+		gs_error_set(&err, "--%s charts the arrived %%: not with --departures",
+			     ch.html ? "html" : "svg");
+	else if (charts_on_stdout(&ch) && ((on_stdout(ch.html) && on_stdout(ch.svg)) ||
+					   fmt != OUTPUT_DEFAULT || on_stdout(placements)))
+		gs_error_set(&err, "--%s - writes the chart to standard output: not with %s",
+			     on_stdout(ch.html) ? "html" : "svg",
+			     on_stdout(ch.html) && on_stdout(ch.svg) ? "--svg -"
+			     : fmt != OUTPUT_DEFAULT		     ? "-o"
+								     : "--placements -");
 	else
 		usage_ok = true;
 	if (!usage_ok) {
 		rc = usage_error(&replay_usage, &err);
 		goto out;
 	}
+	if (fmt == OUTPUT_DEFAULT)
+		fmt = OUTPUT_TABLE;
+	ch.nodes_file = argv[0];
+	ch.pods_file = argv[1];
 	struct replay_opts o = {.replicas = replicas < 0 ? 4 : (int)replicas,
 				.seed = (uint64_t)(seed >= 0 ? seed : 42),
 				.inflate = inflate > 0 ? inflate : 1.3};
 	if (designs.n) {
 		if (catalog_builtin(&cat, &err) < 0 ||
 		    trace_load(argv[0], argv[1], 0, &tr, &err) < 0 ||
-		    run_designs(cat, &tr, &designs, &o, fmt, &err) < 0)
+		    run_designs(cat, &tr, &designs, &o, fmt, &ch, &err) < 0)
 			goto fail;
 		rc = EXIT_OK;
 		goto out;
@@ -774,6 +925,12 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (placements && write_placements(placements, res, &tr, &err) < 0)
 		goto fail;
+	if ((ch.html || ch.svg) && replay_charts(&ch, off, res, live, &o, &err) < 0)
+		goto fail;
+	if (charts_on_stdout(&ch)) {
+		rc = EXIT_OK; /* the chart is the output */
+		goto out;
+	}
 	if (compare && fmt == OUTPUT_CSV)
 		print_compare(off, res, true);
 	else if (fmt == OUTPUT_CSV && res->timeline)
