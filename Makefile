@@ -90,10 +90,12 @@ chart:
 
 test: layers unit golden cli chart
 
-# The report page in headless Chromium at 1400 and 800 px (tests/report/layout.sh):
-# screenshots into build/report-layout and a layout check; about a minute.
+# The report page in headless Chromium at 1400 and 800 px (tests/report/layout.sh),
+# then replay's charts, page and picture (tests/report/chart.sh): screenshots into
+# build/report-layout and the layout checks; a minute or two each.
 report-check: $(BUILD)/gpushare
-	@tests/report/layout.sh $(BUILD)/gpushare
+	@status=0; tests/report/layout.sh $(BUILD)/gpushare || status=1; \
+	tests/report/chart.sh $(BUILD)/gpushare || status=1; exit $$status
 
 asan:
 	$(MAKE) BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
