@@ -29,7 +29,8 @@ static const char *const usage_lines[] = {
 	"                [--inflate X] [--html FILE] [--svg FILE]\n"
 	"                [-o table|csv|json|yaml]",
 	"gpushare replay NODES.csv PODS.csv --departures [--replicas N]\n"
-	"                [--placements OUT.csv] [-o table|csv|json|yaml]",
+	"                [--placements OUT.csv] [--html FILE] [--svg FILE]\n"
+	"                [-o table|csv|json|yaml]",
 	"gpushare replay NODES.csv PODS.csv --live [--compare] [--namespace NS] [--keep]\n"
 	"                [--timeout DURATION] [--configmap NS/NAME] [--kubeconfig FILE] ...",
 	NULL,
@@ -82,8 +83,9 @@ static const struct parseopt_usage replay_usage = {
 	"--html writes the same as charts, one self-contained page (inline CSS and\n"
 	"SVG, nothing is fetched): per measure (allocation, fragmentation, stranded\n"
 	"GPUs with --design, pending tasks) a chart against the arrived %, one curve\n"
-	"per design or run; --svg the charts alone. FILE '-' is standard output,\n"
-	"which then holds only the chart.\n"
+	"per design or run; with --departures against trace time, running tasks\n"
+	"instead of stranded GPUs; --svg the charts alone. FILE '-' is standard\n"
+	"output, which then holds only the chart.\n"
 	"\n"
 	"--live replays the same workload on a cluster instead: one fake Node (kwok) per\n"
 	"trace node, its own key in the device-plugin ConfigMap, the Pods created one at\n"
@@ -644,8 +646,10 @@ static int design_charts(const struct charts *ch, struct replay_design_result **
 	for (size_t i = 0; i < n; i++) {
 		strbuf_init(&details[i], 0);
 		describe_pools(&d[i], &details[i]);
-		s[i] = (struct replay_chart_series){res[i]->name, details[i].buf, res[i]->points,
-						    res[i]->n_points};
+		s[i] = (struct replay_chart_series){.name = res[i]->name,
+						    .detail = details[i].buf,
+						    .points = res[i]->points,
+						    .n_points = res[i]->n_points};
 	}
 	c.stranded = true;
 	c.series = s;
@@ -697,7 +701,8 @@ out:
 
 /*
  * The replay's charts: its one curve, time-slicing xN; with --live, the live
- * run's, after the offline run's when --compare ran it too (off non-NULL).
+ * run's, after the offline run's when --compare ran it too (off non-NULL);
+ * with --departures, its steps in trace time.
  */
 static int replay_charts(const struct charts *ch, const struct replay_result *off,
 			 const struct replay_result *r, bool live, const struct replay_opts *o,
@@ -711,10 +716,23 @@ static int replay_charts(const struct charts *ch, const struct replay_result *of
 
 	snprintf(name, sizeof(name), "time-slicing x%d", r->replicas);
 	if (off)
-		s[n++] = (struct replay_chart_series){"offline (plan)", name, off->points,
-						      off->n_points};
-	s[n++] = (struct replay_chart_series){live ? "live (the cluster)" : name,
-					      live ? name : NULL, r->points, r->n_points};
+		s[n++] = (struct replay_chart_series){.name = "offline (plan)",
+						      .detail = name,
+						      .points = off->points,
+						      .n_points = off->n_points};
+	if (r->timeline) {
+		c.trace_time = true;
+		c.start = r->timeline->start;
+		c.end = r->timeline->end;
+		c.n_ran = r->bound;
+		s[n++] = (struct replay_chart_series){.name = name,
+						      .steps = r->timeline->points,
+						      .n_points = r->timeline->n_points};
+	} else
+		s[n++] = (struct replay_chart_series){.name = live ? "live (the cluster)" : name,
+						      .detail = live ? name : NULL,
+						      .points = r->points,
+						      .n_points = r->n_points};
 	c.series = s;
 	c.n_series = n;
 	return write_charts(ch, &c, err);
@@ -869,9 +887,6 @@ int cmd_replay(int argc, char **argv)
 					: "timeout");
 	else if (compare && output_is_doc(fmt))
 		gs_error_set(&err, "--compare prints a table or CSV, not -o json or yaml");
-	else if (departures && (ch.html || ch.svg))
-		gs_error_set(&err, "--%s charts the arrived %%: not with --departures",
-			     ch.html ? "html" : "svg");
 	else if (charts_on_stdout(&ch) && ((on_stdout(ch.html) && on_stdout(ch.svg)) ||
 					   fmt != OUTPUT_DEFAULT || on_stdout(placements)))
 		gs_error_set(&err, "--%s - writes the chart to standard output: not with %s",

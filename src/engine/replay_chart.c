@@ -20,17 +20,18 @@
 #define GAP 8 /* between charts */
 #define W (2 * CW + GAP + 2 * M)
 
-enum metric { MET_ALLOC, MET_FRAG, MET_STRANDED, MET_PENDING, MET_N };
+enum metric { MET_ALLOC, MET_FRAG, MET_STRANDED, MET_RUNNING, MET_PENDING, MET_N };
 
 struct metric_info {
-	const char *id;	     /* data-metric */
-	const char *title;   /* the chart's */
-	const char *y_label; /* the y axis' */
-	const char *unit;    /* after a value in the chart's description */
-	const char *caption; /* what it measures (the page's figure caption) */
-	int decimals;	     /* of a value in the description */
-	bool percent;	     /* 0..100 */
-	bool integer;	     /* a count: ticks at whole numbers */
+	const char *id;		  /* data-metric */
+	const char *title;	  /* the chart's */
+	const char *y_label;	  /* the y axis' */
+	const char *unit;	  /* after a value in the chart's description */
+	const char *caption;	  /* what it measures (the page's figure caption) */
+	const char *caption_time; /* the same in trace time */
+	int decimals;		  /* of a value in the description */
+	bool percent;		  /* 0..100 */
+	bool integer;		  /* a count: ticks at whole numbers */
 };
 
 static const struct metric_info metrics[MET_N] = {
@@ -38,37 +39,95 @@ static const struct metric_info metrics[MET_N] = {
 		       "The gpu_milli of the bound tasks over the GPU capacity (the FGD paper's "
 		       "GPU allocation ratio). Dashed: all the GPU that arrived placed, and 100% "
 		       "arrived.",
+		       "The gpu_milli of the running tasks over the GPU capacity (the FGD paper's "
+		       "GPU allocation ratio), averaged over each 1% of the trace's span.",
 		       2, true, false},
-	[MET_FRAG] = {"frag", "Fragmentation ratio", "% of idle GPU", "%",
-		      "The paper's fragmentation ratio: the idle GPU the typical task mix cannot "
-		      "use where it is, weighted by the mix, over the idle GPU.",
-		      2, true, false},
+	[MET_FRAG] =
+		{"frag", "Fragmentation ratio", "% of idle GPU", "%",
+		 "The paper's fragmentation ratio: the idle GPU the typical task mix cannot "
+		 "use where it is, weighted by the mix, over the idle GPU.",
+		 "The paper's fragmentation ratio (the idle GPU the typical task mix cannot "
+		 "use where it is, weighted by the mix, over the idle GPU), averaged over each "
+		 "1% of the trace's span.",
+		 2, true, false},
 	[MET_STRANDED] = {"stranded", "Stranded GPUs", "GPUs", " GPUs",
-			  "Idle GPU that no typical task shape can use where it is, in GPUs.", 1,
-			  false, false},
+			  "Idle GPU that no typical task shape can use where it is, in GPUs.", NULL,
+			  1, false, false},
+	[MET_RUNNING] = {"running", "Running tasks", "tasks", " tasks", NULL,
+			 "Tasks bound and not yet deleted at the end of each 1% of the trace's "
+			 "span.",
+			 0, false, true},
 	[MET_PENDING] = {"pending", "Pending tasks", "tasks", " tasks",
-			 "Tasks that arrived and found no node (nothing departs).", 0, false, true},
+			 "Tasks that arrived and found no node (nothing departs).",
+			 "Tasks waiting for a node at the end of each 1% of the trace's span; they "
+			 "are tried again when a bound task leaves.",
+			 0, false, true},
 };
 
-static double value(enum metric m, const struct replay_point *p)
+/* Curve s's value of measure m at its point k. */
+static double value(const struct replay_chart *c, enum metric m,
+		    const struct replay_chart_series *s, size_t k)
 {
-	switch (m) {
-	case MET_ALLOC:
-		return p->asked_pct;
-	case MET_FRAG:
-		return p->frag_pct;
-	case MET_STRANDED:
-		return p->stranded_milli / 1000.0;
-	case MET_PENDING:
-	case MET_N:
-		break;
+	if (c->trace_time) {
+		const struct replay_tpoint *t = &s->steps[k];
+		return m == MET_ALLOC	  ? t->asked_pct
+		       : m == MET_FRAG	  ? t->frag_pct
+		       : m == MET_RUNNING ? (double)t->running
+					  : (double)t->pending;
 	}
-	return (double)p->pending;
+	const struct replay_point *p = &s->points[k];
+	return m == MET_ALLOC	   ? p->asked_pct
+	       : m == MET_FRAG	   ? p->frag_pct
+	       : m == MET_STRANDED ? p->stranded_milli / 1000.0
+				   : (double)p->pending;
+}
+
+/* The unit of the time axis: the largest of which the span holds two. */
+struct time_unit {
+	const char *name;
+	double seconds;
+};
+
+static const struct time_unit *time_unit(const struct replay_chart *c)
+{
+	static const struct time_unit units[] = {
+		{"days", 86400}, {"hours", 3600}, {"minutes", 60}, {"seconds", 1}};
+	double span = (double)(c->end - c->start);
+	size_t i = 0;
+
+	while (i < 3 && span < 2 * units[i].seconds)
+		i++;
+	return &units[i];
+}
+
+/* Curve s's x at its point k: the arrived %, or the time since the start in time_unit. */
+static double x_at(const struct replay_chart *c, const struct replay_chart_series *s, size_t k)
+{
+	if (c->trace_time)
+		return (double)(s->steps[k].time - c->start) / time_unit(c)->seconds;
+	return s->points[k].pct;
+}
+
+static void x_label(struct strbuf *sb, const struct replay_chart *c)
+{
+	if (c->trace_time)
+		strbuf_addf(sb, "trace time (%s since the first arrival)", time_unit(c)->name);
+	else
+		strbuf_addstr(sb, "arrived GPU request (% of capacity)");
+}
+
+static const char *caption(const struct replay_chart *c, enum metric m)
+{
+	return c->trace_time ? metrics[m].caption_time : metrics[m].caption;
 }
 
 static bool drawn(const struct replay_chart *c, enum metric m)
 {
-	return m != MET_STRANDED || c->stranded;
+	if (m == MET_STRANDED)
+		return c->stranded && !c->trace_time;
+	if (m == MET_RUNNING)
+		return c->trace_time;
+	return true;
 }
 
 size_t replay_chart_count(const struct replay_chart *c)
@@ -115,9 +174,8 @@ static struct axis x_axis(const struct replay_chart *c)
 
 	for (size_t i = 0; i < c->n_series; i++)
 		for (size_t k = 0; k < c->series[i].n_points; k++)
-			if (c->series[i].points[k].pct > max)
-				max = c->series[i].points[k].pct;
-	return axis_to(max, 8, true);
+			max = fmax(max, x_at(c, &c->series[i], k));
+	return axis_to(max, 8, !c->trace_time);
 }
 
 static struct axis y_axis(const struct replay_chart *c, enum metric m)
@@ -126,7 +184,7 @@ static struct axis y_axis(const struct replay_chart *c, enum metric m)
 
 	for (size_t i = 0; i < c->n_series; i++)
 		for (size_t k = 0; k < c->series[i].n_points; k++)
-			max = fmax(max, value(m, &c->series[i].points[k]));
+			max = fmax(max, value(c, m, &c->series[i], k));
 	if (metrics[m].percent && max <= 100)
 		return (struct axis){100, 20, 0};
 	return axis_to(max, 5, metrics[m].integer);
@@ -168,15 +226,20 @@ static void describe(struct strbuf *sb, const struct replay_chart *c, enum metri
 	const struct metric_info *mi = &metrics[m];
 	struct strbuf t = STRBUF_INIT;
 
-	strbuf_addf(&t, "%s (%s) by arrived GPU request (%% of capacity):", mi->title, mi->y_label);
+	strbuf_addf(&t, "%s (%s) by ", mi->title, mi->y_label);
+	x_label(&t, c);
+	strbuf_addch(&t, ':');
 	for (size_t i = 0; i < c->n_series; i++) {
 		const struct replay_chart_series *s = &c->series[i];
+		size_t k = s->n_points - 1;
 		strbuf_addf(&t, "%s %s", i ? ";" : "", s->name);
-		if (s->n_points) {
-			const struct replay_point *p = &s->points[s->n_points - 1];
-			strbuf_addf(&t, " %.*f%s at %d%%", mi->decimals, value(m, p), mi->unit,
-				    p->pct);
-		} else
+		if (s->n_points && c->trace_time)
+			strbuf_addf(&t, " %.*f%s at %.1f %s", mi->decimals, value(c, m, s, k),
+				    mi->unit, x_at(c, s, k), time_unit(c)->name);
+		else if (s->n_points)
+			strbuf_addf(&t, " %.*f%s at %d%%", mi->decimals, value(c, m, s, k),
+				    mi->unit, s->points[k].pct);
+		else
 			strbuf_addstr(&t, " no point");
 	}
 	escape_html(sb, t.buf);
@@ -197,6 +260,7 @@ static void draw_chart(struct strbuf *sb, const struct replay_chart *c, enum met
 {
 	const struct metric_info *mi = &metrics[m];
 	struct axis ay = y_axis(c, m);
+	struct strbuf xl = STRBUF_INIT;
 	int mid = (PY0 + PY1) / 2;
 
 	strbuf_addf(sb, "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\"/>\n", CW,
@@ -218,19 +282,20 @@ static void draw_chart(struct strbuf *sb, const struct replay_chart *c, enum met
 	}
 	strbuf_addf(sb, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n",
 		    PX0, PY0, PX1 - PX0, PY1 - PY0);
-	if (ax->max >= 100)
+	if (!c->trace_time && ax->max >= 100)
 		strbuf_addf(sb,
 			    "<line class=\"ref\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n",
 			    to_x(ax, 100), PY0, to_x(ax, 100), PY1);
-	if (m == MET_ALLOC) {
+	if (m == MET_ALLOC && !c->trace_time) {
 		double knee = fmin(100, ax->max);
 		strbuf_addf(sb,
 			    "<polyline class=\"ref\" points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
 			    to_x(ax, 0), to_y(&ay, 0), to_x(ax, knee), to_y(&ay, knee),
 			    to_x(ax, ax->max), to_y(&ay, knee));
 	}
-	svg_text(sb, (PX0 + PX1) / 2, CH - 12, 12, PX1 - PX0, "axis",
-		 "arrived GPU request (% of capacity)");
+	x_label(&xl, c);
+	svg_text(sb, (PX0 + PX1) / 2, CH - 12, 12, PX1 - PX0, "axis", xl.buf);
+	strbuf_release(&xl);
 	strbuf_addf(sb,
 		    "<text class=\"axis\" x=\"16\" y=\"%d\" font-size=\"12\" "
 		    "transform=\"rotate(-90 16 %d)\">",
@@ -245,15 +310,14 @@ static void draw_chart(struct strbuf *sb, const struct replay_chart *c, enum met
 			strbuf_addf(sb, "<circle class=\"curve\" data-series=\"%zu\"", i);
 			stroke(sb, i);
 			strbuf_addf(sb, " cx=\"%.1f\" cy=\"%.1f\" r=\"3\">",
-				    to_x(ax, s->points[0].pct), to_y(&ay, value(m, &s->points[0])));
+				    to_x(ax, x_at(c, s, 0)), to_y(&ay, value(c, m, s, 0)));
 		} else {
 			strbuf_addf(sb, "<polyline class=\"curve\" data-series=\"%zu\"", i);
 			stroke(sb, i);
 			strbuf_addstr(sb, " points=\"");
 			for (size_t k = 0; k < s->n_points; k++)
 				strbuf_addf(sb, "%s%.1f,%.1f", k ? " " : "",
-					    to_x(ax, s->points[k].pct),
-					    to_y(&ay, value(m, &s->points[k])));
+					    to_x(ax, x_at(c, s, k)), to_y(&ay, value(c, m, s, k)));
 			strbuf_addstr(sb, "\">");
 		}
 		strbuf_addstr(sb, "<title>");
@@ -274,12 +338,27 @@ static const char *base_name(const char *path)
 
 static void title_text(struct strbuf *sb, const struct replay_chart *c)
 {
+	if (c->trace_time) {
+		strbuf_addf(sb, "Replay of %s and %s in trace time, with departures",
+			    base_name(c->nodes_file), base_name(c->pods_file));
+		return;
+	}
 	strbuf_addf(sb, "Replay of %s and %s, seed %llu, inflation %g", base_name(c->nodes_file),
 		    base_name(c->pods_file), (unsigned long long)c->seed, c->inflate);
 }
 
 static void subtitle_text(struct strbuf *sb, const struct replay_chart *c)
 {
+	if (c->trace_time) {
+		const struct time_unit *u = time_unit(c);
+		strbuf_addf(sb,
+			    "%zu nodes, %zu GPUs \xC2\xB7 %zu tasks in creation order, %zu ran, "
+			    "%zu never ran \xC2\xB7 trace time %lld to %lld s (%.1f %s)",
+			    c->n_nodes, c->n_gpus, c->n_arrived, c->n_ran, c->n_arrived - c->n_ran,
+			    (long long)c->start, (long long)c->end,
+			    (double)(c->end - c->start) / u->seconds, u->name);
+		return;
+	}
 	strbuf_addf(sb,
 		    "%zu nodes, %zu GPUs \xC2\xB7 %zu tasks arrived (%zu of the trace, %zu drawn), "
 		    "GPU asked %.2f%% of capacity",
@@ -300,13 +379,22 @@ static const char chart_style[] =
 	".chart .curve{fill:none;stroke-width:2;stroke-linejoin:round;stroke-linecap:round}\n";
 
 /* Under the charts: what they measure, in lines of at most 160 characters. */
-static const char *const notes[] = {
+#define N_NOTES 3
+static const char *const notes[N_NOTES] = {
 	"Allocation: the gpu_milli of the bound tasks over the capacity (the FGD paper's); "
 	"fragmentation: the paper's ratio of the idle GPU;",
 	"stranded: idle GPU no typical task can use where it is; pending: tasks that found no "
 	"node. Dashed grey: 100% arrived, and all arrived GPU placed.",
 	"Curves that coincide are drawn over each other, the later one on top "
 	"(docs/guide/replay.md, \"Charts\").",
+};
+static const char *const notes_time[N_NOTES] = {
+	"Allocation: the gpu_milli of the running tasks over the capacity (the FGD paper's); "
+	"fragmentation: the paper's ratio of the idle GPU.",
+	"Both are averaged over each 1% of the trace's span; running and pending: the tasks bound "
+	"and waiting for a node at the step's end.",
+	"Each point is drawn at the end of its step; curves that coincide are drawn over each "
+	"other (docs/guide/replay.md, \"Charts\").",
 };
 
 /* ---- the picture ---- */
@@ -366,8 +454,9 @@ void replay_chart_svg(const struct replay_chart *c, struct strbuf *out)
 		n++;
 	}
 	y += ((n + 1) / 2) * (CH + GAP) + 10;
-	for (size_t k = 0; k < sizeof(notes) / sizeof(notes[0]); k++, y += 15)
-		svg_text(&body, M, y, 11, W - 2 * M, "muted", notes[k]);
+	for (size_t k = 0; k < N_NOTES; k++, y += 15)
+		svg_text(&body, M, y, 11, W - 2 * M, "muted",
+			 c->trace_time ? notes_time[k] : notes[k]);
 	y += M - 15;
 
 	strbuf_addstr(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -454,13 +543,13 @@ void replay_chart_html(const struct replay_chart *c, struct strbuf *out)
 		strbuf_addstr(out, "\">\n");
 		draw_chart(out, c, m, &ax);
 		strbuf_addstr(out, "</svg>\n<figcaption class=\"muted\">");
-		escape_html(out, metrics[m].caption);
+		escape_html(out, caption(c, m));
 		strbuf_addstr(out, "</figcaption></figure>\n");
 	}
 	strbuf_addstr(out, "</section>\n<p class=\"muted\" id=\"notes\">");
-	for (size_t k = 0; k < sizeof(notes) / sizeof(notes[0]); k++) {
+	for (size_t k = 0; k < N_NOTES; k++) {
 		strbuf_addstr(out, k ? " " : "");
-		escape_html(out, notes[k]);
+		escape_html(out, c->trace_time ? notes_time[k] : notes[k]);
 	}
 	strbuf_addstr(out, "</p>\n</main>\n</body>\n</html>\n");
 	strbuf_release(&t);

@@ -2,7 +2,8 @@
 # (which they leave unchanged), the page and the picture as documents (one
 # chart per measure in order, one curve per design, the legend's names
 # escaped), '-' as the only thing on standard output, the usage errors of
-# two things on standard output, and a file that cannot be written.
+# two things on standard output, the charts of --departures in trace time,
+# and a file that cannot be written.
 # How the charts lay out in Chromium: make report-check (tests/report/chart.sh).
 . "$(dirname "$0")/lib.sh"
 use_tmp
@@ -70,6 +71,23 @@ expect_out_has "arrived_pct,samples,alloc_pct" "-o csv still printed"
 expect_err_has "3 charts, 1 curve" "what was written"
 grep -o '<svg class="chart" data-metric="[a-z]*"' "$tmp/ts2.html" | tr '\n' ' ' | grep -qx '<svg class="chart" data-metric="alloc" <svg class="chart" data-metric="frag" <svg class="chart" data-metric="pending" ' || fail "the replay's charts"
 grep -q '<span class="clip">time-slicing x2</span>' "$tmp/ts2.html" || fail "the curve's name"
+
+# --departures: the same run in trace time, charted against time; the CSV unchanged
+dep=$TOP/tests/golden/replay-departures
+run replay "$dep/nodes.csv" "$dep/pods.csv" --departures -o csv
+expect_rc 0 "the replay in trace time"
+csv=$out
+run replay "$dep/nodes.csv" "$dep/pods.csv" --departures -o csv --html "$tmp/dep.html" --svg "$tmp/dep.svg"
+expect_rc 0 "the replay in trace time and its charts"
+[ "$out" = "$csv" ] || fail "the charts changed --departures' CSV"
+expect_err_has "gpushare replay: wrote $tmp/dep.html and $tmp/dep.svg: 4 charts, 1 curve" "what was written"
+grep -o '<svg class="chart" data-metric="[a-z]*"' "$tmp/dep.html" | tr '\n' ' ' | grep -qx '<svg class="chart" data-metric="alloc" <svg class="chart" data-metric="frag" <svg class="chart" data-metric="running" <svg class="chart" data-metric="pending" ' || fail "the charts in trace time"
+grep -q '<h1>Replay of nodes.csv and pods.csv in trace time, with departures</h1>' "$tmp/dep.html" || fail "the page's title"
+grep -q '>trace time (minutes since the first arrival)</text>' "$tmp/dep.svg" || fail "the time axis"
+python3 -c 'import sys, xml.dom.minidom as d; d.parse(sys.argv[1])' "$tmp/dep.svg" || fail "the picture in trace time is not well-formed XML"
+run replay "$dep/nodes.csv" "$dep/pods.csv" --departures --svg - --placements -
+expect_rc 2 "--departures, --svg - and --placements -"
+expect_err_has "gpushare replay: --svg - writes the chart to standard output: not with --placements -" "the wording"
 
 # a design named with markup: text, in the table, the page and the picture
 printf '%s\n' "name: '<b>x</b> & \"q\" ''s'" 'pools:' '  "*":' '    whole: {}' >"$tmp/evil.yaml"

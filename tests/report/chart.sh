@@ -10,9 +10,11 @@
 # names as written; layout.py for the page: no box overflows, nothing
 # sticks out of the window, the summary in the first screen) and
 # screenshotted, the picture's designs' colours counted in its screenshot;
-# the replay without --design (three charts, one curve). A control picture
-# with a curve removed, one moved out of its plot, its ticks made to
-# overlap and the long name unsqueezed must fail the check.
+# the replay without --design (three charts, one curve); the replay with
+# --departures, its page at 800 px and its picture (four charts against
+# trace time, one curve). A control picture with a curve removed, one moved
+# out of its plot, its ticks made to overlap and the long name unsqueezed
+# must fail the check.
 #   tests/report/chart.sh GPUSHARE [OUTDIR]   (OUTDIR default build/report-layout)
 set -u
 bin=$1
@@ -84,6 +86,13 @@ done | grep FAIL && status=1
 "$bin" replay "$g/nodes.csv" "$g/pods.csv" --seed 2 --html "$out/replay-plain.html" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "replay"; }
 printf 'time-slicing x4\n' >"$T/plain-names"
 check replay-plain-800 "$out/replay-plain.html" 800 alloc,frag,pending "$T/plain-names"
+
+# --departures: the run in trace time, four charts against time, one curve
+dep=$top/tests/golden/replay-departures
+"$bin" replay "$dep/nodes.csv" "$dep/pods.csv" --departures --html "$out/replay-departures.html" \
+	--svg "$out/replay-departures.svg" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "replay --departures"; }
+check replay-departures-800 "$out/replay-departures.html" 800 alloc,frag,running,pending "$T/plain-names"
+check replay-departures-svg "$out/replay-departures.svg" 1000 alloc,frag,running,pending "$T/plain-names"
 
 # The check can fail: in the picture, the allocation chart loses ts2's curve,
 # the fragmentation chart's ts4 curve moves 200 units up out of its plot, the

@@ -3,7 +3,9 @@
  * numbers, an axis of zeros), the curves (one per series, a lone point as a
  * circle, none for an empty series, dashed once the ten colours come round),
  * the charts drawn (stranded GPUs only for design runs), the title's base
- * names, and the escaping of every name, on points made by hand.
+ * names, the charts in trace time (a replay with departures: the time axis
+ * and its unit, running tasks instead of stranded GPUs, no 100%-arrived
+ * line), and the escaping of every name, on points made by hand.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,8 +58,9 @@ static char *chart_of(const char *svg, const char *metric)
 static void axes_and_curves(void **state)
 {
 	struct replay_point *p = ramp(14, 0.3, 0), *q = ramp(1, 0.3, 0);
-	struct replay_chart_series s[3] = {
-		{"ts4", "* time-slicing x4", p, 14}, {"one", NULL, q, 1}, {"none", NULL, NULL, 0}};
+	struct replay_chart_series s[3] = {{"ts4", "* time-slicing x4", p, 14, NULL},
+					   {"one", NULL, q, 1, NULL},
+					   {"none", NULL, NULL, 0, NULL}};
 	struct replay_chart c = {.nodes_file = "/data/openb/nodes.csv",
 				 .pods_file = "pods.csv",
 				 .seed = 42,
@@ -130,7 +133,7 @@ static void colours_come_round(void **state)
 	(void)state;
 	for (size_t i = 0; i < 11; i++) {
 		snprintf(names[i], sizeof(names[i]), "d%zu", i);
-		s[i] = (struct replay_chart_series){names[i], NULL, p, 3};
+		s[i] = (struct replay_chart_series){names[i], NULL, p, 3, NULL};
 	}
 	c.n_series = 11;
 	replay_chart_svg(&c, &sb);
@@ -148,12 +151,100 @@ static void colours_come_round(void **state)
 	free(p);
 }
 
+/*
+ * In trace time: 100 steps over 3 days from t = 1000 s, x in days since the
+ * first arrival (0..3, the last step at 3); four charts, running where
+ * stranded was; the 100%-arrived line and the allocation's knee gone (also
+ * when the axis passes 100, over 150 days); over 400 s, x in minutes.
+ */
+static void in_trace_time(void **state)
+{
+	struct replay_tpoint t[100];
+	struct replay_chart_series s[1] = {{"time-slicing x4", NULL, NULL, 100, t}};
+	struct replay_chart c = {.nodes_file = "n.csv",
+				 .pods_file = "p.csv",
+				 .seed = 42,
+				 .inflate = 1.3,
+				 .n_arrived = 9,
+				 .n_ran = 7,
+				 .trace_time = true,
+				 .start = 1000,
+				 .end = 1000 + 3 * 86400,
+				 .series = s,
+				 .n_series = 1};
+	struct strbuf sb = STRBUF_INIT;
+	char *ch;
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		t[i] = (struct replay_tpoint){.pct = i + 1,
+					      .time = 1000 + (int64_t)(i + 1) * 3 * 864,
+					      .asked_pct = i < 50 ? 40 : 20,
+					      .frag_pct = 10,
+					      .running = (size_t)(i % 7),
+					      .pending = i < 50 ? 3 : 0};
+	assert_int_equal(replay_chart_count(&c), 4);
+	replay_chart_svg(&c, &sb);
+	assert_non_null(strstr(sb.buf, "<title>Replay of n.csv and p.csv in trace time, with "
+				       "departures</title>"));
+	assert_null(strstr(sb.buf, "seed"));
+	assert_non_null(strstr(sb.buf, "9 tasks in creation order, 7 ran, 2 never ran "
+				       "\xC2\xB7 trace time 1000 to 260200 s (3.0 days)"));
+	assert_null(strstr(sb.buf, "data-metric=\"stranded\""));
+	assert_null(strstr(sb.buf, "class=\"ref\""));
+	ch = chart_of(sb.buf, "alloc");
+	assert_non_null(ch);
+	assert_non_null(strstr(ch, ">trace time (days since the first arrival)</text>"));
+	/* x: 0..3 days by 0.5; the first step ends at 0.03 days, the last at 3 */
+	assert_non_null(strstr(ch, "class=\"xt\">3.0</text>"));
+	assert_null(strstr(ch, "class=\"xt\">3.5</text>"));
+	assert_non_null(strstr(ch, "points=\"62.1,164.8 "));
+	assert_non_null(strstr(ch, " 464.0,208.4\">"));
+	assert_non_null(strstr(ch, "time-slicing x4 20.00% at 3.0 days"));
+	free(ch);
+	ch = chart_of(sb.buf, "running");
+	assert_non_null(ch);
+	assert_non_null(strstr(ch, "class=\"yt\">6</text>"));
+	free(ch);
+	ch = chart_of(sb.buf, "pending");
+	assert_non_null(ch);
+	assert_non_null(strstr(ch, "time-slicing x4 0 tasks at 3.0 days"));
+	free(ch);
+	strbuf_reset(&sb);
+	replay_chart_html(&c, &sb);
+	assert_int_equal(count(sb.buf, "<svg class=\"chart\""), 4);
+	assert_non_null(strstr(sb.buf, "Tasks bound and not yet deleted"));
+	assert_null(strstr(sb.buf, "nothing departs"));
+
+	/* a span of 400 s: minutes, 0..7 */
+	c.end = c.start + 400;
+	for (int i = 0; i < 100; i++)
+		t[i].time = 1000 + (int64_t)(i + 1) * 4;
+	strbuf_reset(&sb);
+	replay_chart_svg(&c, &sb);
+	ch = chart_of(sb.buf, "frag");
+	assert_non_null(ch);
+	assert_non_null(strstr(ch, ">trace time (minutes since the first arrival)</text>"));
+	assert_non_null(strstr(ch, "class=\"xt\">7</text>"));
+	free(ch);
+
+	/* 150 days, as the openb trace's: 0..160 by 20, and still no line at 100 */
+	c.end = c.start + 150 * 86400;
+	for (int i = 0; i < 100; i++)
+		t[i].time = 1000 + (int64_t)(i + 1) * 1500 * 86400 / 1000;
+	strbuf_reset(&sb);
+	replay_chart_svg(&c, &sb);
+	assert_non_null(strstr(sb.buf, "class=\"xt\">160</text>"));
+	assert_null(strstr(sb.buf, "class=\"ref\""));
+	strbuf_release(&sb);
+}
+
 /* Names from files: text in the picture and the page, never markup. */
 static void names_escaped(void **state)
 {
 	struct replay_point *p = ramp(3, 0, 1);
 	const char *evil = "<script>alert('x')</script>\"&";
-	struct replay_chart_series s[1] = {{evil, evil, p, 3}};
+	struct replay_chart_series s[1] = {{evil, evil, p, 3, NULL}};
 	struct replay_chart c = {.nodes_file = "a<b>/n&.csv",
 				 .pods_file = "\"p\".csv",
 				 .stranded = true,
@@ -181,6 +272,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(axes_and_curves),
 		cmocka_unit_test(colours_come_round),
+		cmocka_unit_test(in_trace_time),
 		cmocka_unit_test(names_escaped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
