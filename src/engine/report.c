@@ -922,6 +922,16 @@ static void draw_card(struct strbuf *sb, const struct report_model *m, const str
 	strbuf_addstr(sb, "</g>\n");
 }
 
+/* The line under a DRA node's name in the picture and the page: what its boxes show. */
+static const char *dra_note(const struct report_node *n)
+{
+	return n->dra_claims ? "DRA node (gpushare.io/path=dra): each device of its "
+			       "ResourceSlice with the pods of the ResourceClaim allocated it "
+			       "(status.allocation, reservedFor)"
+			     : "DRA node (gpushare.io/path=dra): its GPUs are a ResourceSlice, "
+			       "allocated through ResourceClaims; who holds them is not drawn";
+}
+
 /* "GPU 0 #1, GPU 1 #0": the devices pod pi holds on node n. */
 static char *held_text(const struct report_node *n, long pi)
 {
@@ -996,13 +1006,7 @@ static int draw_node(struct strbuf *sb, const struct report_model *m, const stru
 		y += LINE;
 	}
 	if (n->dra) {
-		svg_text(sb, M, y + 12, 11, W - 2 * M, "muted",
-			 n->dra_claims
-				 ? "DRA node (gpushare.io/path=dra): each device of its "
-				   "ResourceSlice with the pods of the ResourceClaim allocated it "
-				   "(status.allocation, reservedFor)"
-				 : "DRA node (gpushare.io/path=dra): its GPUs are a ResourceSlice, "
-				   "allocated through ResourceClaims; who holds them is not drawn");
+		svg_text(sb, M, y + 12, 11, W - 2 * M, "muted", dra_note(n));
 		y += LINE;
 	}
 	for (size_t c = 0; c < n->n_cards; c += (size_t)per_row) {
@@ -1463,14 +1467,7 @@ static void html_node_body(struct strbuf *sb, const struct report_model *m,
 		strbuf_addstr(sb, "</p>\n");
 	}
 	if (n->dra)
-		strbuf_addf(
-			sb, "<p class=\"muted meta\">%s</p>\n",
-			n->dra_claims
-				? "DRA node (gpushare.io/path=dra): each device of its "
-				  "ResourceSlice with the pods of the ResourceClaim allocated it "
-				  "(status.allocation, reservedFor)"
-				: "DRA node (gpushare.io/path=dra): its GPUs are a ResourceSlice, "
-				  "allocated through ResourceClaims; who holds them is not drawn");
+		strbuf_addf(sb, "<p class=\"muted meta\">%s</p>\n", dra_note(n));
 	strbuf_addstr(sb, "<div class=\"cards\">\n");
 	for (size_t c = 0; c < n->n_cards; c++)
 		html_card(sb, m, n, &n->cards[c], with_holders);

@@ -25,6 +25,9 @@ import json
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the tree for the import below
+from layout import read_result  # noqa: E402
+
 SCRIPT = r"""
 (function () {
   var doc = document, root = doc.documentElement, svgDoc = root.tagName.toLowerCase() === 'svg';
@@ -115,13 +118,10 @@ def inject(page, out):
 
 
 def verdict(dom, metrics, names_file):
-    with open(dom, encoding="utf-8") as f:
-        m = re.search(r'<(pre|desc) id="chart-result">(.*?)</\1>', f.read(), re.S)
-    if not m:
+    r = read_result(dom, "chart-result", "pre|desc")
+    if r is None:
         print("no chart result in the DOM: the check did not run")
         return 1
-    raw = m.group(2).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
-    r = json.loads(raw)
     with open(names_file, encoding="utf-8") as f:
         names = f.read().split("\n")[:-1]
     bad = list(r["problems"])

@@ -23,17 +23,8 @@ out=${2:-$top/build/report-layout}
 here=$top/tests/report
 g=$top/tests/golden/replay-small
 d=$top/docs/guide/designs
-CHROMIUM=$(command -v chromium || command -v chromium-browser) || { echo "FAIL: chromium is not installed (scripts/deps.sh installs it)"; exit 1; }
+. "$here/lib.sh"
 mkdir -p "$out" || exit 1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-status=0
-fail() { echo "FAIL: $*"; status=1; }
-# --no-sandbox: CI runs as root, where Chromium refuses its sandbox.
-chrome() {
-	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-		--no-first-run --user-data-dir="$T/profile" "$@" 2>>"$T/chrome.log"
-}
 # check NAME PAGE WIDTH METRICS NAMES: one Chromium run, a screenshot and the DOM
 # measured by chart.py (and layout.py for a page).
 check() {

@@ -94,14 +94,22 @@ def inject(page, out):
         f.write(html)
 
 
-def verdict(dom):
+def read_result(dom, ident, tags="pre"):
+    """The JSON an injected script wrote into the element of id `ident` (one of
+    `tags`, a regex) of a dumped DOM; None when it is not there."""
     with open(dom, encoding="utf-8") as f:
-        m = re.search(r'<pre id="layout-result">(.*?)</pre>', f.read(), re.S)
+        m = re.search(r'<(%s) id="%s">(.*?)</\1>' % (tags, ident), f.read(), re.S)
     if not m:
+        return None
+    raw = m.group(2).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+    return json.loads(raw)
+
+
+def verdict(dom):
+    r = read_result(dom, "layout-result")
+    if r is None:
         print("no layout result in the DOM: the check did not run")
         return 1
-    raw = m.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
-    r = json.loads(raw)
     bad = []
     if r["pageWidth"] > r["viewport"]:
         bad.append("page %dpx wide in a %dpx window" % (r["pageWidth"], r["viewport"]))

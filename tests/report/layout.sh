@@ -14,17 +14,8 @@ bin=$1
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${2:-$top/build/report-layout}
 here=$top/tests/report
-CHROMIUM=$(command -v chromium || command -v chromium-browser) || { echo "FAIL: chromium is not installed (scripts/deps.sh installs it)"; exit 1; }
+. "$here/lib.sh"
 rm -rf "$out" && mkdir -p "$out" || exit 1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-status=0
-fail() { echo "FAIL: $*"; status=1; }
-# --no-sandbox: CI runs as root, where Chromium refuses its sandbox.
-chrome() {
-	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-		--no-first-run --user-data-dir="$T/profile" "$@" 2>>"$T/chrome.log"
-}
 # check NAME PAGE: screenshots and the layout check at both widths.
 check() {
 	local name=$1 page=$2 w
