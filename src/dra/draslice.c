@@ -182,14 +182,30 @@ static void apply_shares(json_t *dev, const struct draslice_opts *o)
 	json_t *cap, *mem;
 	const char *memv;
 
-	if (!o || o->shares.mode == DRADRIVER_SHARES_DISABLED || !o->consumable_capacity)
+	if (!o || o->shares.mode == DRADRIVER_SHARES_DISABLED)
 		return;
-	json_object_set_new(dev, "allowMultipleAllocations", json_true());
 	cap = json_object_get(dev, "capacity");
 	if (!cap) {
 		cap = json_object();
 		json_object_set_new(dev, "capacity", cap);
 	}
+	/*
+	 * Without DRAConsumableCapacity the apiserver keeps the capacities the
+	 * driver publishes but drops allowMultipleAllocations and every
+	 * requestPolicy (k8s.io/kubernetes v1.35.4
+	 * pkg/registry/resource/resourceslice/strategy.go
+	 * dropDisabledDRAConsumableCapacityFields): publish what it keeps.
+	 */
+	if (!o->consumable_capacity) {
+		if (o->shares.mode == DRADRIVER_SHARES_COUNT) {
+			char n[32];
+
+			snprintf(n, sizeof(n), "%lld", o->shares.count);
+			json_object_set_new(cap, "shares", json_pack("{s:s}", "value", n));
+		}
+		return;
+	}
+	json_object_set_new(dev, "allowMultipleAllocations", json_true());
 	mem = json_object_get(cap, "memory");
 	if (!mem || !(memv = json_string_value(json_object_get(mem, "value"))))
 		return;
@@ -467,10 +483,12 @@ static void shares_dropped(const struct draslice_opts *o, struct gs_warnings *wa
 	if (o && o->shares.mode != DRADRIVER_SHARES_DISABLED && !o->consumable_capacity)
 		gs_warnings_add(
 			warnings,
-			"--consumable-shares: a 1.34 apiserver without the "
-			"DRAConsumableCapacity feature gate drops allowMultipleAllocations "
-			"and requestPolicy silently; published without them, so each device "
-			"goes to one claim (--alpha-gates: the cluster has the gate)");
+			"--consumable-shares: an apiserver without the "
+			"DRAConsumableCapacity feature gate (off by default before 1.36) drops "
+			"allowMultipleAllocations "
+			"and requestPolicy silently; published as it keeps them (capacities "
+			"without policy), so each device goes to one claim (--alpha-gates: the "
+			"cluster has the gate)");
 }
 
 int draslice_build(const struct catalog *cat, const struct nodehw *hw, const json_t *node,

@@ -63,8 +63,9 @@ struct draslice_opts {
 	bool list_attributes; /* the driver's DRAListTypeAttributes gate */
 	/*
 	 * The apiserver serves DRAConsumableCapacity (keeps allowMultipleAllocations
-	 * and requestPolicy). Without it a 1.34 apiserver drops them silently, so
-	 * they are left out of the slice (a warning): each device goes to one claim.
+	 * and requestPolicy). Without it (off by default before 1.36) the apiserver
+	 * drops them silently and keeps the capacities, so the slice holds what it
+	 * keeps (a warning): each device goes to one claim.
 	 */
 	bool consumable_capacity;
 	/*
