@@ -83,8 +83,9 @@ if [ "$gates" != 1 ]; then
 	slices_of >"$tmp/slices.json"
 	{ claim sixty 60; echo ---; claim thirty 30; } | sed "s/^metadata: {name: \(.*\)}/metadata: {name: \1, namespace: $ns}/" >"$tmp/pods.yaml"
 	k get node "$node" -o yaml >"$tmp/node.yaml"
+	k get deviceclass gpu.nvidia.com -o yaml >"$tmp/class.yaml" || fail "DeviceClass gpu.nvidia.com"
 	mapfile -t target < <(plan_target)
-	run "$GPUSHARE" plan "${target[@]}" -f "$tmp/node.yaml" -f "$tmp/slices.json" -f "$tmp/pods.yaml"
+	run "$GPUSHARE" plan "${target[@]}" -f "$tmp/node.yaml" -f "$tmp/class.yaml" -f "$tmp/slices.json" -f "$tmp/pods.yaml"
 	rm -rf "$tmp"
 	expect_rc 1 "plan offline for $K8S_VERSION"
 	expect_match "$out" "$ns/sixty +bound +$node" "plan: sixty bound"
