@@ -130,10 +130,12 @@ static int load(struct offline_fleet *of, const struct fleet_sources *src,
 {
 	json_t *existing = NULL;
 	struct kube_target kube = of->kube;
+	struct plan_sched sched = of->sched;
 	int rc = -1;
 
 	memset(of, 0, sizeof(*of));
 	of->kube = kube;
+	of->sched = sched;
 	fleet_init(&of->f);
 	of->f.stream_pods = of->streamed = stream;
 	if (fleet_read(&of->f, src, err) < 0 ||
@@ -267,6 +269,7 @@ void offline_plan_input(const struct offline_fleet *of, struct kubegates *gates,
 	in->slices = of->f.slices;
 	in->claims = of->f.claims;
 	in->claim_templates = of->f.claim_templates;
+	in->sched = of->sched;
 }
 
 int offline_plan_begin(const struct offline_fleet *of, struct plan **out, struct gs_error *err)

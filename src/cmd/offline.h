@@ -131,6 +131,8 @@ struct offline_fleet {
 	bool streamed;	/* offline_fleet_stream: the pods are read again when asked for
 			   (offline_each_pod); adv.pods and batch hold none */
 	struct kube_target kube; /* set before loading (kept by it): the plan's release */
+	struct plan_sched sched; /* set before loading (kept by it): how the plan's scheduler
+				    samples and draws (zero: the default) */
 };
 
 /*

@@ -1,3 +1,4 @@
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,8 @@
 #define PLAN_MAX_FILES 1024
 
 static const char *const usage_lines[] = {
-	"gpushare plan -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] [-o table|json|yaml]",
+	"gpushare plan -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] [--seed N] [--runs K]\n"
+	"              [--percentage-of-nodes-to-score P] [-o table|json|yaml]",
 	"gpushare plan -f FILE|DIR|- [-f ...] [-R] [--configmap NS/NAME] [--what-if CM2.yaml]\n"
 	"              [--relabel NODE=KEY]... [--mig-config NODE=LAYOUT]... [-o table|json|yaml]",
 	NULL,
@@ -29,10 +31,10 @@ static const char *const usage_lines[] = {
 static const struct parseopt_example plan_examples[] = {
 	{"place the lab's pods as kube-scheduler would", "gpushare plan -f k8s/"},
 	{"the same as JSON", "gpushare plan -f k8s/ -o json"},
+	{"how many pods bind over 10 draws of the scheduler's random choices",
+	 "gpushare plan -f k8s/ --runs 10"},
 	{"what if lab-node-0 ran the shared config?",
 	 "gpushare plan -f k8s/ --relabel lab-node-0=shared"},
-	{"what if lab-node-2's GPU were split by the all-balanced MIG layout?",
-	 "gpushare plan -f k8s/ --mig-config lab-node-2=all-balanced"},
 	{NULL, NULL},
 };
 static const struct parseopt_usage plan_usage = {
@@ -45,8 +47,9 @@ static const struct parseopt_usage plan_usage = {
 	"against their ResourceQuotas (the apiserver's refusal text), the default\n"
 	"filters (resources incl. cpu, memory, pods and extended ones, node selector\n"
 	"and affinity, taints, unschedulable), the default scores where they decide\n"
-	"(docs/guide/plan.md; ties go to the first node read), then the kubelet's device\n"
-	"admission (more than one slice of a shared resource with\n"
+	"(docs/guide/plan.md; from 100 nodes on, only those a pass from a rotating start\n"
+	"finds before it has numFeasibleNodesToFind; ties by a draw seeded by --seed),\n"
+	"then the kubelet's device admission (more than one slice of a shared resource with\n"
 	"failRequestsGreaterThanOne fails the pod). The pods: every Pod not\n"
 	"recorded from a cluster (no status), one with spec.nodeName on that node\n"
 	"as its kubelet admits it, and the pods each\n"
@@ -59,7 +62,11 @@ static const struct parseopt_usage plan_usage = {
 	"layout; the node's MIG strategy must be single or mixed for it to count), the\n"
 	"batch is planned before and after the change and the difference printed: pods\n"
 	"whose verdict or node change, pods asking for an nvidia.com/ name no node\n"
-	"advertises after it (and what those nodes advertise instead), quota use.\n",
+	"advertises after it (and what those nodes advertise instead), quota use.\n"
+	"\n"
+	"Runs: with --runs K, the batch is planned K times with seeds N..N+K-1 and the\n"
+	"count of each verdict printed per run, then the bound count's min, mean and max:\n"
+	"the spread the scheduler's random choices give.\n",
 	"Exit status: 0 every pod bound (what-if: nothing changes), 1 some pod pending,\n"
 	"refused or failed (what-if: something changes), 2 bad usage or input.\n",
 	plan_examples,
@@ -410,6 +417,79 @@ static char *describe(const char *what_if, const json_t *changes)
 	return strbuf_detach(&sb, NULL);
 }
 
+/* --runs: the batch planned `runs` times from seed of->sched.seed on; exit 0 when all bound. */
+static int plan_runs(struct offline_fleet *of, long runs, enum output_format format,
+		     struct gs_error *err)
+{
+	size_t *counts = gs_xcalloc((size_t)runs * 4 + 1, sizeof(size_t));
+	uint64_t seed0 = of->sched.seed;
+	size_t min = SIZE_MAX, max = 0, sum = 0;
+	int rc = EXIT_OK;
+
+	for (long k = 0; k < runs; k++) {
+		struct plan *pl = NULL;
+		struct plan_result *r;
+		of->sched.seed = seed0 + (uint64_t)k;
+		if (offline_plan_begin(of, &pl, err) < 0 ||
+		    offline_each_pod(of, false, add_pod, pl, err) < 0) {
+			plan_free(pl);
+			free(counts);
+			of->sched.seed = seed0;
+			return -1;
+		}
+		r = plan_finish(pl);
+		for (size_t i = 0; i < r->n_pods; i++)
+			counts[(size_t)k * 4 + r->pods[i].verdict]++;
+		plan_result_free(r);
+		size_t b = counts[(size_t)k * 4 + PLAN_BOUND];
+		min = b < min ? b : min;
+		max = b > max ? b : max;
+		sum += b;
+		if (counts[(size_t)k * 4 + PLAN_PENDING] || counts[(size_t)k * 4 + PLAN_REFUSED] ||
+		    counts[(size_t)k * 4 + PLAN_FAILED])
+			rc = EXIT_FINDING;
+	}
+	of->sched.seed = seed0;
+	double mean = (double)sum / (double)runs;
+	if (output_is_doc(format)) {
+		json_t *a = json_array();
+		for (long k = 0; k < runs; k++) {
+			const size_t *c = &counts[(size_t)k * 4];
+			json_array_append_new(a, json_pack("{s:I,s:I,s:I,s:I,s:I}", "seed",
+							   (json_int_t)(seed0 + (uint64_t)k),
+							   "bound", (json_int_t)c[PLAN_BOUND],
+							   "pending", (json_int_t)c[PLAN_PENDING],
+							   "refused", (json_int_t)c[PLAN_REFUSED],
+							   "failed", (json_int_t)c[PLAN_FAILED]));
+		}
+		json_t *doc = json_pack("{s:o,s:{s:I,s:f,s:I}}", "runs", a, "bound", "min",
+					(json_int_t)min, "mean", mean, "max", (json_int_t)max);
+		json_t *stamped = output_stamp(doc, "PlanRuns");
+		int r = output_print(stamped, format, 0, err);
+		json_decref(stamped);
+		json_decref(doc);
+		if (r < 0) {
+			free(counts);
+			return -1;
+		}
+	} else {
+		cmd_printf("%-20s  %7s  %7s  %7s  %7s\n", "SEED", "BOUND", "PENDING", "REFUSED",
+			   "FAILED");
+		for (long k = 0; k < runs; k++) {
+			const size_t *c = &counts[(size_t)k * 4];
+			cmd_printf("%-20llu  %7zu  %7zu  %7zu  %7zu\n",
+				   (unsigned long long)(seed0 + (uint64_t)k), c[PLAN_BOUND],
+				   c[PLAN_PENDING], c[PLAN_REFUSED], c[PLAN_FAILED]);
+		}
+		cmd_printf(
+			"\nbound over %ld runs (seeds %llu..%llu): min %zu, mean %.1f, max %zu\n",
+			runs, (unsigned long long)seed0,
+			(unsigned long long)(seed0 + (uint64_t)runs - 1), min, mean, max);
+	}
+	free(counts);
+	return rc;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	struct gs_error err;
@@ -427,6 +507,7 @@ int cmd_plan(int argc, char **argv)
 	struct fleet_sources src = {0};
 	struct configmap_ref cmref;
 	struct offline_fleet of = {0};
+	long seed = 0, runs = 0, percentage = 0;
 	struct option opts[] = {
 		OPT_CONFIGMAP_REF(&cmref),
 		OPT_OUTPUT(&format, OUTPUT_TABLES,
@@ -434,6 +515,18 @@ int cmd_plan(int argc, char **argv)
 			   "what-if, kind PlanWhatIf)"),
 		OPT_FLEET_SOURCES(&src),
 		OPT_KUBE_TARGET(&of.kube),
+		OPT_INT(0, "seed", &seed, "N",
+			"seed of the draws among nodes of equal top score\n(the scheduler's "
+			"random pick) [0]",
+			0, 2147483647L),
+		OPT_INT(0, "runs", &runs, "K",
+			"plan K times, seeds N..N+K-1; print each run's\ncounts and the bound "
+			"count's min, mean, max",
+			1, 10000),
+		OPT_INT(0, "percentage-of-nodes-to-score", &percentage, "P",
+			"the scheduler's percentageOfNodesToScore, 0..100\n(0: adaptive, the "
+			"default) [0]",
+			0, 100),
 		OPT_GROUP("What-if (plan before and after, print the difference):"),
 		OPT_STRING(0, "what-if", &what_if, "FILE", "another device-plugin ConfigMap"),
 		OPT_CALLBACK(0, "relabel", &changes, "NODE=KEY",
@@ -460,6 +553,14 @@ int cmd_plan(int argc, char **argv)
 		rc = usage_error(&plan_usage, &err);
 		goto out;
 	}
+	if (runs && (what_if || changes)) {
+		gs_error_set(&err, "--runs does not go with a what-if (--what-if, --relabel, "
+				   "--mig-config)");
+		rc = usage_error(&plan_usage, &err);
+		goto out;
+	}
+	of.sched.seed = (uint64_t)seed;
+	of.sched.percentage = (int)percentage;
 	if (n > PLAN_MAX_FILES) {
 		gs_error_set(&err, "more than %d manifest files", PLAN_MAX_FILES);
 		rc = usage_error(&plan_usage, &err);
@@ -480,6 +581,12 @@ int cmd_plan(int argc, char **argv)
 		gs_error_set(&err, "no pod to place among the files (a Pod without status, "
 				   "or a workload)");
 		goto fail;
+	}
+	if (runs) {
+		rc = plan_runs(&of, runs, format, &err);
+		if (rc < 0)
+			goto fail;
+		goto out;
 	}
 	struct plan *pl = NULL;
 	if (offline_plan_begin(&of, &pl, &err) < 0)

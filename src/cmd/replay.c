@@ -811,8 +811,10 @@ int cmd_replay(int argc, char **argv)
 	struct option opts[] = {
 		OPT_INT(0, "replicas", &replicas, "N", "time-slicing replicas per GPU [4]", 1,
 			REPLAY_MAX_REPLICAS),
-		OPT_INT(0, "seed", &seed, "N", "seed of the shuffle and the draws [42]", 0,
-			2147483647L),
+		OPT_INT(0, "seed", &seed, "N",
+			"seed of the shuffle, the draws and the\nscheduler's pick among tied nodes "
+			"[42]",
+			0, 2147483647L),
 		OPT_CALLBACK(0, "inflate", &inflate, "X",
 			     "GPU asked by the workload, times the capacity [1.3]", parse_inflate),
 		OPT_BOOL(0, "departures", &departures,

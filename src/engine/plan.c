@@ -9,6 +9,7 @@
 #include "engine/explain_offline.h"
 #include "engine/plan_dra.h"
 #include "engine/plan_score.h"
+#include "engine/plan_select.h"
 #include "engine/podvalidate.h"
 #include "engine/pools.h"
 #include "dra/draalloc.h"
@@ -26,7 +27,9 @@
  * first that fails decides the node's status), then the scores that differ
  * between nodes for bare pods (NodeResourcesFit LeastAllocated, weight 1;
  * NodeResourcesBalancedAllocation, 1; TaintToleration, 3; NodeAffinity, 2),
- * the highest total wins, ties to the first node in input order.
+ * the highest total wins, ties by a seeded draw (selectHost's reservoir).
+ * The filter pass walks the nodes in the snapshot's order from a rotating
+ * start and stops at numFeasibleNodesToFind (src/engine/plan_select.h).
  *
  * Speed: requests are parsed once per pod into integer vectors; the
  * label, affinity and taint filters and the two label scores are computed
@@ -143,9 +146,10 @@ struct plan {
 	json_t *node_index; /* name -> index */
 	size_t *scratch;    /* n_nodes + 1 */
 	const struct kubeversion *kv;
-	json_t *ext_classes;   /* extended resource name -> DeviceClass name */
-	struct draalloc *dra;  /* the slices' devices (the claims' taken) */
-	struct plan_dra *pdra; /* the claims pods name or get from templates */
+	struct plan_select *sel; /* the snapshot's order, the pass's start, the draws */
+	json_t *ext_classes;	 /* extended resource name -> DeviceClass name */
+	struct draalloc *dra;	 /* the slices' devices (the claims' taken) */
+	struct plan_dra *pdra;	 /* the claims pods name or get from templates */
 };
 
 const char *plan_verdict_name(enum plan_verdict v)
@@ -690,7 +694,10 @@ static char *fit_error(struct plan *p, struct ppod *pp)
 	return strbuf_detach(&sb, NULL);
 }
 
-/* The candidate nodes: those advertising the rarest extended resource asked for, else all. */
+/*
+ * The candidate nodes: those advertising the rarest extended resource asked
+ * for (in the snapshot's order), else all (list NULL).
+ */
 static void candidates(const struct plan *p, const struct ppod *pp, const size_t **list, size_t *n)
 {
 	bool some = false;
@@ -861,8 +868,9 @@ static int nodes_fill(struct plan *p, struct gs_error *err)
 		if (p->n_by_res[r])
 			p->by_res[r] = gs_xmalloc(p->n_by_res[r] * sizeof(size_t));
 	memset(p->n_by_res, 0, (p->n_res + 1) * sizeof(*p->n_by_res));
-	for (size_t i = 0; i < p->n_nodes; i++)
-		for (size_t j = 0; j < p->nodes[i].n_sc; j++) {
+	/* In the snapshot's order, as the filter pass reads them. */
+	for (size_t k = 0; k < p->n_nodes; k++)
+		for (size_t i = plan_select_node_at(p->sel, k), j = 0; j < p->nodes[i].n_sc; j++) {
 			const struct pscalar *x = &p->nodes[i].sc[j];
 			if (x->alloc > 0)
 				p->by_res[x->res][p->n_by_res[x->res]++] = i;
@@ -906,26 +914,32 @@ static void first_failure(void *ctx, const struct explain_admission_fail *f)
 static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 {
 	const size_t *list;
-	size_t n, best_n = 0;
+	size_t n, best_n = 0, i;
 	struct pclass *c = &p->classes[pp->cls];
 	int64_t max_taint = 0, max_pref = 0, best = INT64_MIN;
-	long chosen = -1;
+	struct plan_walk w;
 
 	candidates(p, pp, &list, &n);
-	/* The feasible nodes for scoring; the outcome keeps the first few. */
+	/* The feasible nodes for scoring, in the pass's order; the outcome keeps the first few. */
 	size_t *feasible = p->scratch;
-	for (size_t j = 0; j < n; j++) {
-		size_t i = list ? list[j] : j;
+	plan_walk_begin(&w, p->sel, list, n);
+	while (plan_walk_next(&w, &i)) {
 		if (class_code(c, p->nodes, i) != ST_PASS ||
 		    fit_check(&p->nodes[i], pp, NULL, NULL, NULL) ||
 		    dra_fits(p, pp, i, false, NULL))
 			continue;
+		if (!plan_walk_take(&w))
+			break;
 		feasible[out->n_feasible++] = i;
 		if (c->ptaint[i] > max_taint)
 			max_taint = c->ptaint[i];
 		if (c->pref[i] > max_pref)
 			max_pref = c->pref[i];
 	}
+	out->start = w.start;
+	plan_walk_end(&w, p->sel);
+	out->evaluated = w.processed;
+	out->sampled = w.stopped;
 	out->n_feasible_listed =
 		out->n_feasible < PLAN_MAX_LISTED ? out->n_feasible : PLAN_MAX_LISTED;
 	out->feasible = gs_xmalloc((out->n_feasible_listed + 1) * sizeof(size_t));
@@ -938,7 +952,7 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 	/* In place: the tied nodes so far are a prefix of what was read. */
 	size_t *tied = p->scratch;
 	for (size_t j = 0; j < out->n_feasible && out->n_feasible > 1; j++) {
-		size_t i = feasible[j];
+		i = feasible[j];
 		int64_t taint = max_taint ? 100 - 100 * c->ptaint[i] / max_taint : 100;
 		int64_t aff = max_pref ? 100 * c->pref[i] / max_pref : 0;
 		int64_t total = resource_score(p, &p->nodes[i], pp) + 3 * taint + 2 * aff;
@@ -950,22 +964,33 @@ static void schedule(struct plan *p, struct ppod *pp, struct plan_pod *out)
 			tied[best_n++] = i;
 	}
 	if (out->n_feasible == 1)
-		best_n = 1; /* tied[0] is feasible[0] */
+		best_n = 1; /* tied[0] is feasible[0]; schedulePod binds it unscored */
+	size_t pick = plan_select_tie(p->sel, best_n, p->in.sched.ties_first);
 	out->n_tied = best_n;
 	out->n_tied_listed = best_n < PLAN_MAX_LISTED ? best_n : PLAN_MAX_LISTED;
 	out->tied = gs_xmalloc((out->n_tied_listed + 1) * sizeof(size_t));
-	memcpy(out->tied, tied, out->n_tied_listed * sizeof(size_t));
-	chosen = (long)out->tied[0];
+	/* The chosen one first, then the others in the pass's order. */
+	out->tied[0] = tied[pick];
+	for (size_t j = 0, k = 1; k < out->n_tied_listed; j++)
+		if (j != pick)
+			out->tied[k++] = tied[j];
+	size_t chosen = out->tied[0];
+	char *sample = out->sampled ? gs_xasprintf(" in the scheduler's sample (%zu of %zu nodes "
+						   "read, from #%zu of its order)",
+						   out->evaluated, p->n_nodes, out->start)
+				    : gs_xstrdup("");
 	if (out->n_feasible == 1)
-		out->reason = gs_xstrdup("the only feasible node");
+		out->reason = gs_xasprintf("the only feasible node%s", sample);
 	else if (best_n == 1)
-		out->reason = gs_xasprintf("the highest score (%lld) of %zu feasible nodes",
-					   (long long)best, out->n_feasible);
+		out->reason = gs_xasprintf("the highest score (%lld) of %zu feasible nodes%s",
+					   (long long)best, out->n_feasible, sample);
 	else
-		out->reason = gs_xasprintf(
-			"%zu of %zu feasible nodes tie at score %lld: the first in node order "
-			"(the scheduler picks one of them at random)",
-			best_n, out->n_feasible, (long long)best);
+		out->reason = gs_xasprintf("%zu of %zu feasible nodes%s tie at score %lld: %s",
+					   best_n, out->n_feasible, sample, (long long)best,
+					   p->in.sched.ties_first
+						   ? "the first in the scheduler's node order"
+						   : "one drawn at random, as the scheduler does");
+	free(sample);
 	out->verdict = PLAN_BOUND;
 	out->node = gs_xstrdup(p->nodes[chosen].name);
 }
@@ -1185,6 +1210,7 @@ static void plan_release(struct plan *p)
 	json_decref(p->ext_classes);
 	draalloc_free(p->dra);
 	plan_dra_free(p->pdra);
+	plan_select_free(p->sel);
 }
 
 static void quota_report(struct plan *p, struct plan_result *r)
@@ -1280,6 +1306,8 @@ int plan_begin(const struct plan_input *in, struct plan **out, struct gs_error *
 		plan_free(p);
 		return -1;
 	}
+	p->sel = plan_select_new(json_object_get(in->nodes, "items"), in->sched.percentage,
+				 in->sched.seed, in->sched.start);
 	p->quota_sum = explain_quota_sum_new(p->in.quotas, NULL);
 	*out = p;
 	return 0;
@@ -1796,6 +1824,12 @@ json_t *plan_pod_json(const struct plan_result *r, size_t i)
 	}
 	if (o->claims)
 		json_object_set(j, "claims", o->claims);
+	/* Only where the scheduler stops early, so small fleets read as before. */
+	if (o->sampled)
+		json_object_set_new(j, "sample",
+				    json_pack("{s:I,s:I,s:I}", "start", (json_int_t)o->start,
+					      "evaluated", (json_int_t)o->evaluated, "nodes",
+					      (json_int_t)r->n_nodes));
 	return j;
 }
 

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/pools.h"
 #include "model/dpconfig_set.h"
@@ -43,11 +44,16 @@ struct plan_pod {
 	size_t *feasible;
 	size_t n_feasible_listed;
 	/* BOUND by the scheduler: the nodes sharing the top score (it picks one at
-	   random; plan the first in node order): how many, and the first
-	   PLAN_MAX_LISTED, the chosen one first. */
+	   random, plan by a seeded draw: plan_sched): how many, and the first
+	   PLAN_MAX_LISTED, the chosen one first, then in the pass's order. */
 	size_t n_tied;
 	size_t *tied;
 	size_t n_tied_listed;
+	/* Scheduled: where its filter pass began in the snapshot's node order
+	   and how many nodes it processed; sampled when the pass stopped at
+	   numFeasibleNodesToFind before reading every node. */
+	size_t start, evaluated;
+	bool sampled;
 	char **requests; /* "name=quantity" of its effective requests, sorted */
 	size_t n_requests;
 	/* PENDING: each nvidia.com/ name it asks for that no node advertises, with the
@@ -83,6 +89,17 @@ struct plan_result {
 	size_t n_pools;
 };
 
+/*
+ * How the scheduler samples nodes and breaks ties (docs/guide/plan.md,
+ * "Large fleets"); all zero is the default profile with seed 0.
+ */
+struct plan_sched {
+	uint64_t seed;	 /* of the draws among nodes of equal top score */
+	int percentage;	 /* percentageOfNodesToScore: 0 adaptive (the default), 1..100 */
+	size_t start;	 /* nextStartNodeIndex before the first pod */
+	bool ties_first; /* the first tied node in the pass's order, no draw */
+};
+
 struct plan_input {
 	const json_t *nodes;	/* NodeList as gpushare advertises it (explain_fleet) */
 	const json_t *existing; /* PodList already there; NULL = none */
@@ -105,6 +122,7 @@ struct plan_input {
 	 * four DRA arrays are NULL (a caller without a view of DRA objects)
 	 * the pods' claims are not read. */
 	const json_t *claim_templates;
+	struct plan_sched sched;
 };
 
 #define PLAN_MAX_NODES 20000

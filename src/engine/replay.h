@@ -77,7 +77,7 @@ const char *replay_gpu_product(const char *code);
 
 struct replay_opts {
 	int replicas;	/* time-slicing replicas per GPU, 1..REPLAY_MAX_REPLICAS */
-	uint64_t seed;	/* of the shuffle and the draws */
+	uint64_t seed;	/* of the shuffle, the draws and the scheduler's ties */
 	double inflate; /* requested GPU of the workload, in times the capacity (> 0) */
 };
 

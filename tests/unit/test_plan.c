@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "engine/plan.h"
+#include "engine/plan_select.h"
+#include "model/kobj.h"
 #include "base/version.h"
 #include "json_fixture.h"
 
@@ -321,8 +323,9 @@ static void test_lists_bounded(void **state)
 	assert_int_equal(json_integer_value(json_object_get(j, "tiedCount")), 20);
 	assert_int_equal(json_array_size(json_object_get(j, "feasible")), PLAN_MAX_LISTED);
 	assert_int_equal(json_array_size(json_object_get(j, "tied")), PLAN_MAX_LISTED);
+	/* the chosen node first (a draw among the 20) */
 	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "tied"), 0)),
-			    "n00");
+			    node_of(r, 0));
 	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "feasible"),
 							     PLAN_MAX_LISTED - 1)),
 			    "n15");
@@ -870,6 +873,173 @@ static void test_remove_refuses_pod_claims(void **state)
 	json_decref(templates);
 }
 
+/*
+ * numFeasibleNodesToFind (k8s.io/kubernetes v1.37.2 schedule_one.go): every
+ * node below 100 or at 100%; adaptive 50 - n/125 percent, at least 5; never
+ * fewer than 100.
+ */
+static void test_num_feasible_nodes_to_find(void **state)
+{
+	(void)state;
+	assert_int_equal(plan_select_to_find(50, 0), 50);
+	assert_int_equal(plan_select_to_find(50, 10), 50);
+	assert_int_equal(plan_select_to_find(99, 0), 99);
+	assert_int_equal(plan_select_to_find(100, 0), 100);	/* 50% is 50: at least 100 */
+	assert_int_equal(plan_select_to_find(1000, 0), 420);	/* 50 - 8 = 42% */
+	assert_int_equal(plan_select_to_find(1213, 0), 497);	/* 41% */
+	assert_int_equal(plan_select_to_find(5000, 0), 500);	/* 50 - 40 = 10% */
+	assert_int_equal(plan_select_to_find(10000, 0), 500);	/* floored at 5% */
+	assert_int_equal(plan_select_to_find(1000, 100), 1000); /* percentage 100: all */
+	assert_int_equal(plan_select_to_find(1000, 30), 300);
+	assert_int_equal(plan_select_to_find(1000, 5), 100); /* 50: at least 100 */
+	assert_int_equal(plan_select_to_find(5000, 1), 100);
+}
+
+/* n nodes of 8 cpu and one GPU; every `taint_every`-th (from n000) tainted NoSchedule. */
+static json_t *fleet(int n, int taint_every)
+{
+	json_t *nodes = json_array();
+	char name[16];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "n%03d", i);
+		json_array_append_new(
+			nodes,
+			node(name, "8", "32Gi", "1",
+			     taint_every && i % taint_every == 0
+				     ? "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]"
+				     : NULL,
+			     NULL));
+	}
+	return nodes;
+}
+
+/*
+ * From 100 nodes on the filter pass stops at numFeasibleNodesToFind and the
+ * next pod's pass starts where this one stopped: 200 nodes, every 4th
+ * tainted, want 100 feasible. Pod 1 reads n000..n133 (the 100th feasible
+ * is n133), stops at n134 (the 101st, not kept): 134 processed. Pod 2
+ * starts at n134.
+ */
+static void test_start_index_rotates(void **state)
+{
+	(void)state;
+	const char *gpu = "{\"limits\":{\"nvidia.com/gpu\":1}}";
+	struct plan_result *r =
+		run(fleet(200, 4), json_pack("[o,o]", pod("p1", gpu, NULL), pod("p2", gpu, NULL)));
+
+	assert_int_equal(r->pods[0].n_feasible, 100);
+	assert_true(r->pods[0].sampled);
+	assert_int_equal(r->pods[0].start, 0);
+	assert_int_equal(r->pods[0].evaluated, 134);
+	assert_string_equal(r->nodes[r->pods[0].feasible[0]], "n001");
+	assert_int_equal(r->pods[1].start, 134);
+	assert_string_equal(r->nodes[r->pods[1].feasible[0]], "n134");
+	/* p2 wraps: n134..n199 hold 49 feasible, the 51 more come from n001 on */
+	assert_int_equal(r->pods[1].n_feasible, 100);
+	json_t *j = plan_pod_json(r, 1);
+	assert_int_equal(json_integer_value(kobj_get(j, "sample.start")), 134);
+	json_decref(j);
+	plan_result_free(r);
+
+	/* Under 100 nodes every node is read and the start stays put. */
+	r = run(fleet(99, 4), json_pack("[o,o]", pod("p1", gpu, NULL), pod("p2", gpu, NULL)));
+	assert_false(r->pods[0].sampled);
+	assert_int_equal(r->pods[0].n_feasible, 74);
+	assert_int_equal(r->pods[1].start, 0);
+	j = plan_pod_json(r, 1);
+	assert_null(json_object_get(j, "sample"));
+	json_decref(j);
+	plan_result_free(r);
+
+	/* percentageOfNodesToScore 100: the whole fleet, as before. */
+	r = run_in((struct plan_input){.sched = {.percentage = 100}}, fleet(200, 4),
+		   json_pack("[o]", pod("p1", gpu, NULL)));
+	assert_int_equal(r->pods[0].n_feasible, 150);
+	assert_false(r->pods[0].sampled);
+	plan_result_free(r);
+}
+
+/*
+ * The snapshot's order is nodeTree.list: one node of each zone in turn,
+ * zones in the order first seen (node_tree.go).
+ */
+static void test_zone_round_robin_order(void **state)
+{
+	(void)state;
+	const char *a = "{\"topology.kubernetes.io/zone\":\"a\"}";
+	const char *b = "{\"topology.kubernetes.io/zone\":\"b\"}";
+	struct plan_result *r =
+		run(json_pack("[o,o,o,o]", node("a1", "8", "32Gi", "1", NULL, a),
+			      node("a2", "8", "32Gi", "1", NULL, a),
+			      node("a3", "8", "32Gi", "1", NULL, a),
+			      node("b1", "8", "32Gi", "1", NULL, b)),
+		    json_pack("[o]", pod("p", "{\"limits\":{\"nvidia.com/gpu\":1}}", NULL)));
+
+	assert_int_equal(r->pods[0].n_feasible, 4);
+	assert_string_equal(r->nodes[r->pods[0].feasible[0]], "a1");
+	assert_string_equal(r->nodes[r->pods[0].feasible[1]], "b1");
+	assert_string_equal(r->nodes[r->pods[0].feasible[2]], "a2");
+	assert_string_equal(r->nodes[r->pods[0].feasible[3]], "a3");
+	plan_result_free(r);
+}
+
+/*
+ * selectHost's reservoir over the tied nodes in the pass's order: the k-th
+ * replaces the pick when a draw below k is 0, one draw per tie after the
+ * first, the stream going on from pod to pod. Two pods on four equal
+ * nodes: p1 draws for k = 2, 3, 4; p2 (three ties left) for k = 2, 3.
+ */
+static void test_ties_drawn_by_seed(void **state)
+{
+	(void)state;
+	const char *gpu = "{\"limits\":{\"nvidia.com/gpu\":1}}";
+	bool seen[4] = {false};
+
+	for (uint64_t seed = 0; seed < 32; seed++) {
+		struct plan_rng rng = {seed};
+		size_t pick1 = 0, pick2 = 0;
+		for (size_t k = 2; k <= 4; k++)
+			if (plan_rng_below(&rng, k) == 0)
+				pick1 = k - 1;
+		for (size_t k = 2; k <= 3; k++)
+			if (plan_rng_below(&rng, k) == 0)
+				pick2 = k - 1;
+		/* p2's ties: the three nodes other than p1's, in order */
+		size_t rest[3], n = 0;
+		for (size_t i = 0; i < 4; i++)
+			if (i != pick1)
+				rest[n++] = i;
+		char want1[32], want2[32];
+		snprintf(want1, sizeof(want1), "n%03zu", pick1);
+		snprintf(want2, sizeof(want2), "n%03zu", rest[pick2]);
+
+		for (int again = 0; again < 2; again++) {
+			struct plan_result *r = run_in(
+				(struct plan_input){.sched = {.seed = seed}}, fleet(4, 0),
+				json_pack("[o,o]", pod("p1", gpu, NULL), pod("p2", gpu, NULL)));
+			assert_int_equal(r->pods[0].n_tied, 4);
+			assert_string_equal(node_of(r, 0), want1);
+			assert_string_equal(r->nodes[r->pods[0].tied[0]], want1);
+			assert_int_equal(r->pods[1].n_tied, 3);
+			assert_string_equal(node_of(r, 1), want2);
+			plan_result_free(r);
+		}
+		seen[pick1] = true;
+	}
+	/* the draws reach every tied node, not only the first */
+	for (size_t i = 0; i < 4; i++)
+		assert_true(seen[i]);
+
+	/* ties_first: the first in the pass's order, no draw */
+	struct plan_result *r =
+		run_in((struct plan_input){.sched = {.seed = 3, .ties_first = true}}, fleet(4, 0),
+		       json_pack("[o,o]", pod("p1", gpu, NULL), pod("p2", gpu, NULL)));
+	assert_string_equal(node_of(r, 0), "n000");
+	assert_string_equal(node_of(r, 1), "n001");
+	plan_result_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -890,6 +1060,10 @@ int main(void)
 		cmocka_unit_test(test_remove_frees_the_node),
 		cmocka_unit_test(test_remove_gives_quota_back),
 		cmocka_unit_test(test_remove_refuses_pod_claims),
+		cmocka_unit_test(test_num_feasible_nodes_to_find),
+		cmocka_unit_test(test_start_index_rotates),
+		cmocka_unit_test(test_zone_round_robin_order),
+		cmocka_unit_test(test_ties_drawn_by_seed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
