@@ -94,6 +94,12 @@ def compare_pod(real, plan):
               "tied" list) or, when plan gives no scores, one it found
               feasible: the scheduler picks at random among equal top scores
               (the caller then asks plan again with the pod pinned there)
+    sample    both placed, on different nodes, and plan decided the pod on
+              a sample (its "sample": from 100 nodes on the scheduler scores
+              only numFeasibleNodesToFind nodes from a rotating start, with
+              parallel filter workers plan does not follow node for node):
+              the scheduler's node is one its random sample could give, so
+              it counts as agreement (pinned there as for a tie)
     score     the scheduler's node is feasible for plan but scored lower
               than plan's choice: plan's scoring differs
     verdict   different verdicts
@@ -110,6 +116,11 @@ def compare_pod(real, plan):
         if real["node"] in (feasible if tied is None else tied):
             return "tie", "cluster %s on %s, plan %s on %s (equal top scores)" % (
                 rv, real["node"], pv, plan["node"])
+        if plan.get("sample"):
+            s = plan["sample"]
+            return "sample", "cluster %s on %s, plan %s on %s (plan's sample: %s of %s nodes " \
+                "from #%s)" % (rv, real["node"], pv, plan["node"], s.get("evaluated"),
+                               s.get("nodes"), s.get("start"))
         if real["node"] in feasible:
             return "score", "cluster %s, plan %s; plan's top-score nodes: %s" % (
                 real["node"], plan.get("node"), ",".join(tied))

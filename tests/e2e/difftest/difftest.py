@@ -6,6 +6,9 @@ Environment (tests/e2e/run.sh sets the cluster part):
   DIFF_SEED    run seed (default 1)          DIFF_CASES  how many cases (200)
   DIFF_ONLY    comma-separated case indices to run (a reproducer)
   DIFF_BATCH   cases applied to the cluster at once (200)
+  DIFF_NODES   N (100..5000): large cases of N nodes each, one case at a time,
+               their nodes created one by one in file order, so that the
+               scheduler samples (docs/design/difftest.md, "Large fleets")
   DIFF_OUT     where case files and results go (TOP/out/difftest)
   DIFF_ADMISSION  on|off|auto: whether the cluster plays kubelet admission
                (gpushare controller); auto looks for its pid file
@@ -35,7 +38,7 @@ ADMITTED = "gpushare.io/admitted"
 # Set with ADMITTED when the controller plays the device plugin's admission.
 LEDGER = "gpushare.io/devices"
 # Agreement, or not comparable for want of kubelet admission in the cluster.
-OK_KINDS = ("same", "tie", "unplayed", "uncompared")
+OK_KINDS = ("same", "tie", "sample", "unplayed", "uncompared")
 WORKERS = 4
 # The shared ConfigMap's `default` when the harness has to make it.
 DEFAULT_CONFIG = "version: v1\nflags:\n  migStrategy: none"
@@ -56,6 +59,12 @@ class Harness:
         self.indices = ([int(x) for x in only.split(",") if x.strip()] if only
                         else list(range(self.ncases)))
         self.batch_size = int(os.environ.get("DIFF_BATCH", "200"))
+        large = os.environ.get("DIFF_NODES", "").strip()
+        self.large = int(large) if large else None
+        if self.large is not None:
+            # One case in the cluster at a time: its nodes are (nearly) all
+            # the scheduler has, in the order they were created.
+            self.batch_size = 1
         self.out = os.environ.get("DIFF_OUT", os.path.join(self.top, "out", "difftest"))
         self.no_plan = os.environ.get("DIFF_NO_PLAN") == "1"
         adm = os.environ.get("DIFF_ADMISSION", "auto")
@@ -119,9 +128,17 @@ class Harness:
         t0 = time.time()
         nodes = [n for c in cases for n in c["nodes"]]
         # Nodes first: kwok and the node-lifecycle controller make them Ready
-        # while the namespaces are made.
-        self.each(lambda kk, n: kk.must("POST", "/api/v1/nodes", {
-            key: n[key] for key in ("apiVersion", "kind", "metadata", "spec")}), nodes)
+        # while the namespaces are made. A large case's one by one, in file
+        # order: the scheduler's cache (and so its filter pass) takes them in
+        # the order they are created, which is the order plan reads.
+        def post_node(kk, n):
+            kk.must("POST", "/api/v1/nodes", {
+                key: n[key] for key in ("apiVersion", "kind", "metadata", "spec")})
+        if self.large is not None:
+            for n in nodes:
+                post_node(k, n)
+        else:
+            self.each(post_node, nodes)
         self.each(lambda kk, ns: kk.must("POST", "/api/v1/namespaces", {
             "apiVersion": "v1", "kind": "Namespace",
             "metadata": {"name": ns, "labels": dict(blabel)}}),
@@ -458,7 +475,7 @@ class Harness:
             if kind != "same":
                 lines.append("%s/%s: %s: %s" % (pod["metadata"]["namespace"],
                                                  pod["metadata"]["name"], kind, note))
-            if kind == "tie":
+            if kind in ("tie", "sample"):
                 pods = [dict(q) for q in c["pods"]]
                 for j in range(i + 1):
                     if real[j]["verdict"] in ("bound", "failed"):
@@ -496,7 +513,7 @@ class Harness:
         npods = 0
         for b in range(0, len(self.indices), self.batch_size):
             idx = self.indices[b:b + self.batch_size]
-            cases = [gen.case(self.seed, i, self.tag) for i in idx]
+            cases = [gen.case(self.seed, i, self.tag, self.large) for i in idx]
             for c in cases:
                 if self.default_config is not None:
                     c["configmap"]["data"]["default"] = self.default_config
@@ -532,19 +549,20 @@ class Harness:
                 if bad:
                     bad_cases.append(c["index"])
                     recap += ["case %d: %s" % (c["index"], ln) for ln in lines
-                              if ln.split(": ")[1:2] != ["tie"]]
+                              if ln.split(": ")[1:2] not in (["tie"], ["sample"])]
         wall = time.time() - t0
         if self.no_plan:
             log("note: difftest: cluster only (DIFF_NO_PLAN=1): %d pods: %s; %.0fs" % (
                 npods, ", ".join("%s %d" % kv for kv in sorted(totals.items())), wall))
             return 2 if late_all else 0
-        agree = totals.get("same", 0) + totals.get("tie", 0)
+        agree = totals.get("same", 0) + totals.get("tie", 0) + totals.get("sample", 0)
         skipped = totals.get("unplayed", 0) + totals.get("uncompared", 0)
         compared = npods - skipped
         log("note: difftest: seed %s: %d cases, %d pods compared: %d agree (%.1f%%): %d same, "
-            "%d tie; %d disagree: %s; %d/%d cases fully agree; %.0fs" % (
+            "%d tie, %d sample; %d disagree: %s; %d/%d cases fully agree; %.0fs" % (
                 self.seed, len(self.indices), compared, agree, 100.0 * agree / max(compared, 1),
-                totals.get("same", 0), totals.get("tie", 0), compared - agree,
+                totals.get("same", 0), totals.get("tie", 0), totals.get("sample", 0),
+                compared - agree,
                 ", ".join("%s %d" % kv for kv in sorted(totals.items())
                           if kv[0] not in OK_KINDS) or "none",
                 len(self.indices) - len(bad_cases), len(self.indices), wall))

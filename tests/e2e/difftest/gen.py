@@ -10,7 +10,12 @@ and each of its pods selects that label and tolerates that taint. The same
 objects are what `gpushare plan` reads, so both sides judge one fleet.
 
 Run as a script it writes one case's files:
-    gen.py SEED INDEX DIR [TAG]  -> DIR/{nodes,configmap,quotas,pods}.yaml
+    gen.py SEED INDEX DIR [TAG [NODES]]  -> DIR/{nodes,configmap,quotas,pods}.yaml
+
+Large fleets (`nodes` = LARGE_MIN..LARGE_MAX, the harness's DIFF_NODES): the
+case has that many nodes and LARGE_PODS pods, so that kube-scheduler
+samples (from 100 nodes on it scores only numFeasibleNodesToFind of them,
+from a rotating start: docs/guide/plan.md, "Large fleets").
 """
 
 import os
@@ -68,6 +73,8 @@ PROFILES, LAYOUT_PROFILES = _load_catalog()
 ALL_PROFILES = sorted({p for ps in PROFILES.values() for p in ps})
 
 ZONES = ["a", "b", "c"]
+LARGE_MIN, LARGE_MAX = 100, 5000
+LARGE_PODS = (20, 60)
 TIERS = ["gold", "silver"]
 CCS = ["70", "75", "80", "86", "90"]
 NODE_TAINTS = [
@@ -299,10 +306,13 @@ def _quota(r, ns):
             "metadata": {"name": "q", "namespace": ns}, "spec": {"hard": hard}}
 
 
-def case(seed, index, tag=""):
+def case(seed, index, tag="", nodes=None):
     """One case: dict with nodes, configmap, namespaces, quotas, pods (in
     order). `tag` goes into every name only, so that runs never meet
-    (a namespace takes a while to go); the rest depends on seed and index."""
+    (a namespace takes a while to go); the rest depends on seed and index
+    (and `nodes`: a large case of that many nodes, None a small one)."""
+    if nodes is not None and not LARGE_MIN <= nodes <= LARGE_MAX:
+        raise ValueError("a large case has %d..%d nodes, not %d" % (LARGE_MIN, LARGE_MAX, nodes))
     r = random.Random("%s:%d" % (seed, index))
     prefix = "dt%s%d" % (tag, index)
     namespaces = [prefix]
@@ -316,14 +326,19 @@ def case(seed, index, tag=""):
     keys = sorted(data)
     if r.random() < 0.1:
         keys.append(prefix + "-missing")  # a label naming no key: config-manager fails
-    nodes = [_node(r, index, j, keys, prefix) for j in range(r.choice([1, 2, 2, 3, 3, 4, 5, 6]))]
+    n_nodes = nodes if nodes is not None else r.choice([1, 2, 2, 3, 3, 4, 5, 6])
+    nodes_arg = nodes
+    nodes = [_node(r, index, j, keys, prefix) for j in range(n_nodes)]
     cm = {"apiVersion": "v1", "kind": "ConfigMap",
           "metadata": {"name": CONFIGMAP[1], "namespace": CONFIGMAP[0]},
           "data": data}
     quotas = [_quota(r, ns) for ns in namespaces if r.random() < 0.4]
     renamed = "renameByDefault: true" in data.get(prefix + "-ts", "")
-    pods = [_pod(r, index, k, namespaces, nodes, renamed) for k in range(r.choice([1, 2, 3, 4, 5, 6]))]
-    return {"seed": seed, "index": index, "nodes": nodes, "configmap": cm,
+    n_pods = (r.randint(*LARGE_PODS) if nodes_arg is not None
+              else r.choice([1, 2, 3, 4, 5, 6]))
+    pods = [_pod(r, index, k, namespaces, nodes, renamed) for k in range(n_pods)]
+    return {"seed": seed, "index": index, "large": nodes_arg is not None,
+            "nodes": nodes, "configmap": cm,
             "namespaces": namespaces, "quotas": quotas, "pods": pods}
 
 
@@ -341,10 +356,11 @@ def write_case(c, d):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (4, 5):
-        sys.stderr.write("usage: gen.py SEED INDEX DIR [TAG]\n")
+    if len(sys.argv) not in (4, 5, 6):
+        sys.stderr.write("usage: gen.py SEED INDEX DIR [TAG [NODES]]\n")
         sys.exit(2)
-    tag = sys.argv[4] if len(sys.argv) == 5 else ""
-    for role, p in sorted(write_case(case(sys.argv[1], int(sys.argv[2]), tag),
+    tag = sys.argv[4] if len(sys.argv) >= 5 else ""
+    large = int(sys.argv[5]) if len(sys.argv) == 6 else None
+    for role, p in sorted(write_case(case(sys.argv[1], int(sys.argv[2]), tag, large),
                                      sys.argv[3]).items()):
         print(p)

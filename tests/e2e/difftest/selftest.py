@@ -94,6 +94,15 @@ check(compare.compare_pod(bound, {"verdict": "bound", "node": "n2", "feasible": 
 check(compare.compare_pod(bound, {"verdict": "failed", "node": "n2", "feasible": ["n1", "n2"],
                                   "tied": ["n2", "n1"]})[0] == "tie",
       "a tie on nodes whose configs admit differently is a tie")
+check(compare.compare_pod({"verdict": "bound", "node": "n7"},
+                          {"verdict": "bound", "node": "n1", "feasible": ["n1"], "tied": ["n1"],
+                           "sample": {"start": 3, "evaluated": 420, "nodes": 1000}})[0]
+      == "sample", "on a sampled pod another node is the scheduler's sample")
+check(compare.compare_pod({"verdict": "bound", "node": "n7"},
+                          {"verdict": "bound", "node": "n1", "feasible": ["n1", "n7"],
+                           "tied": ["n1"]})[0] == "score",
+      "without a sample a lower-scored node is still a score disagreement")
+
 check(compare.compare_pod(bound, {"verdict": "failed", "node": "n1", "feasible": ["n1"],
                                   "tied": ["n1"]})[0] == "verdict",
       "the same node, another admission verdict, is a disagreement")
