@@ -28,7 +28,7 @@ static const char *const usage_lines[] = {
 	"gpushare replay NODES.csv PODS.csv --design FILE [--design FILE...] [--seed N]\n"
 	"                [--inflate X] [--html FILE] [--svg FILE]\n"
 	"                [-o table|csv|json|yaml]",
-	"gpushare replay NODES.csv PODS.csv --departures [--replicas N]\n"
+	"gpushare replay NODES.csv PODS.csv --departures [--replicas N] [--seed N]\n"
 	"                [--placements OUT.csv] [--html FILE] [--svg FILE]\n"
 	"                [-o table|csv|json|yaml]",
 	"gpushare replay NODES.csv PODS.csv --live [--compare] [--namespace NS] [--keep]\n"
@@ -76,9 +76,10 @@ static const struct parseopt_usage replay_usage = {
 	"With --departures the trace's own tasks are replayed once each in trace time:\n"
 	"a task arrives at its creation_time and leaves at its deletion_time; one that\n"
 	"fits nowhere waits, and the waiting tasks are tried again in arrival order\n"
-	"when a bound task leaves. Prints, per 1% of the trace's span, the same\n"
-	"ratios averaged over time and the tasks running and waiting, then the waits\n"
-	"(arrival to placement) per pool.\n"
+	"when a bound task leaves; --seed seeds only the scheduler's pick among tied\n"
+	"nodes. Prints, per 1% of the trace's span, the same ratios averaged over\n"
+	"time and the tasks running and waiting, then the waits (arrival to\n"
+	"placement) per pool.\n"
 	"\n"
 	"--html writes the same as charts, one self-contained page (inline CSS and\n"
 	"SVG, nothing is fetched): per measure (allocation, fragmentation, stranded\n"
@@ -117,13 +118,13 @@ static int parse_inflate(const struct option *opt, const char *arg, struct gs_er
 
 /* ---- --departures: the replay in trace time ---------------------------------------- */
 
-static void print_events_table(const struct replay_result *r)
+static void print_events_table(const struct replay_result *r, const struct replay_opts *o)
 {
 	const struct replay_timeline *tl = r->timeline;
 
 	printf("nodes %zu, GPUs %zu, time-slicing %d replicas per GPU, in trace time with "
-	       "departures\n",
-	       r->n_nodes, r->n_gpus, r->replicas);
+	       "departures, seed %llu\n",
+	       r->n_nodes, r->n_gpus, r->replicas, (unsigned long long)o->seed);
 	double span = (double)(tl->end - tl->start);
 	bool days = span >= 2 * 86400;
 	printf("tasks %zu in creation order, trace time %lld to %lld s (%.1f %s)\n", r->n_places,
@@ -169,7 +170,7 @@ static void print_events_csv(const struct replay_result *r)
 static json_t *real4(double v);
 
 static json_t *events_doc(const struct replay_result *r, const struct replay_trace *tr,
-			  json_t *typical)
+			  const struct replay_opts *o, json_t *typical)
 {
 	const struct replay_timeline *tl = r->timeline;
 	json_t *steps = json_array(), *waits = json_array();
@@ -196,17 +197,17 @@ static json_t *events_doc(const struct replay_result *r, const struct replay_tra
 					 "p50", (json_int_t)w->p50, "p95", (json_int_t)w->p95,
 					 "max", (json_int_t)w->max));
 	}
-	return json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,"
-			 "s:o}",
-			 "replicas", r->replicas, "departures", 1, "nodes", (json_int_t)r->n_nodes,
-			 "gpus", (json_int_t)r->n_gpus, "trace_tasks", (json_int_t)tr->n_tasks,
-			 "arrived", (json_int_t)r->n_places, "arrived_milli",
-			 (json_int_t)r->arrived_milli, "bound", (json_int_t)r->bound, "pending",
-			 (json_int_t)r->pending, "start", (json_int_t)tl->start, "end",
-			 (json_int_t)tl->end, "attempts", (json_int_t)tl->attempts, "retries",
-			 (json_int_t)tl->retries, "max_pending", (json_int_t)tl->max_pending,
-			 "refused", (json_int_t)tl->failed, "typical", typical, "steps", steps,
-			 "waits", waits);
+	return json_pack(
+		"{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,"
+		"s:o,s:o}",
+		"replicas", r->replicas, "departures", 1, "seed", (json_int_t)o->seed, "nodes",
+		(json_int_t)r->n_nodes, "gpus", (json_int_t)r->n_gpus, "trace_tasks",
+		(json_int_t)tr->n_tasks, "arrived", (json_int_t)r->n_places, "arrived_milli",
+		(json_int_t)r->arrived_milli, "bound", (json_int_t)r->bound, "pending",
+		(json_int_t)r->pending, "start", (json_int_t)tl->start, "end", (json_int_t)tl->end,
+		"attempts", (json_int_t)tl->attempts, "retries", (json_int_t)tl->retries,
+		"max_pending", (json_int_t)tl->max_pending, "refused", (json_int_t)tl->failed,
+		"typical", typical, "steps", steps, "waits", waits);
 }
 
 /* The columns --departures adds to a placement row: when it was bound and its wait. */
@@ -304,7 +305,7 @@ static int print_doc(const struct replay_result *r, const struct replay_trace *t
 		json_decref(points);
 		points = NULL;
 	}
-	json_t *j = r->timeline ? events_doc(r, tr, typical)
+	json_t *j = r->timeline ? events_doc(r, tr, o, typical)
 				: json_pack("{s:i,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}",
 					    "replicas", r->replicas, "seed", (json_int_t)o->seed,
 					    "inflate", real4(o->inflate), "nodes",
@@ -874,12 +875,10 @@ int cmd_replay(int argc, char **argv)
 	else if (departures && (live || compare))
 		gs_error_set(&err, "--departures replays offline (a live replay creates the "
 				   "pods, it does not delete them): not with --live or --compare");
-	else if (departures && (seed >= 0 || inflate > 0))
-		gs_error_set(&err,
-			     "--departures replays the trace's own tasks once each, in "
-			     "creation order: --%s (of the paper's shuffled, inflated "
-			     "workload) does not apply",
-			     seed >= 0 ? "seed" : "inflate");
+	else if (departures && inflate > 0)
+		gs_error_set(&err, "--departures replays the trace's own tasks once each, in "
+				   "creation order: --inflate (of the paper's inflated workload) "
+				   "does not apply");
 	else if (!live && (compare || keep || ns || cm.given || timeout_ms != 60000))
 		gs_error_set(&err, "--%s needs --live",
 			     compare	? "compare"
@@ -958,7 +957,7 @@ int cmd_replay(int argc, char **argv)
 		if (print_doc(res, &tr, &o, fmt, &err) < 0)
 			goto fail;
 	} else if (res->timeline)
-		print_events_table(res);
+		print_events_table(res, &o);
 	else {
 		print_table(res, &o);
 		if (compare)

@@ -122,18 +122,34 @@ static void snapshot_order(struct plan_select *s, const json_t *items)
 	json_decref(index);
 }
 
-struct plan_select *plan_select_new(const json_t *items, int percentage, uint64_t seed,
-				    size_t start)
+static struct plan_select *select_alloc(size_t n, int percentage, uint64_t seed, size_t start)
 {
 	struct plan_select *s = gs_xcalloc(1, sizeof(*s));
 
-	s->n = json_array_size(items);
+	s->n = n;
 	s->order = gs_xcalloc(s->n + 1, sizeof(size_t));
 	s->pos = gs_xcalloc(s->n + 1, sizeof(size_t));
 	s->percentage = percentage;
 	s->rng.s = seed;
 	s->next_start = s->n ? start % s->n : 0;
+	return s;
+}
+
+struct plan_select *plan_select_new(const json_t *items, int percentage, uint64_t seed,
+				    size_t start)
+{
+	struct plan_select *s = select_alloc(json_array_size(items), percentage, seed, start);
+
 	snapshot_order(s, items);
+	return s;
+}
+
+struct plan_select *plan_select_new_plain(size_t n, int percentage, uint64_t seed, size_t start)
+{
+	struct plan_select *s = select_alloc(n, percentage, seed, start);
+
+	for (size_t k = 0; k < n; k++)
+		s->order[k] = s->pos[k] = k;
 	return s;
 }
 

@@ -46,6 +46,12 @@ struct plan_select;
  */
 struct plan_select *plan_select_new(const json_t *items, int percentage, uint64_t seed,
 				    size_t start);
+/*
+ * The same for `n` nodes without zone labels (one zone ""): the snapshot's
+ * order is their index order, as plan_select_new gives for a NodeList whose
+ * nodes carry no region or zone label.
+ */
+struct plan_select *plan_select_new_plain(size_t n, int percentage, uint64_t seed, size_t start);
 void plan_select_free(struct plan_select *s);
 
 /* The node at position k of the snapshot's order, and node i's position. */

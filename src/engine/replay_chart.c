@@ -339,8 +339,9 @@ static const char *base_name(const char *path)
 static void title_text(struct strbuf *sb, const struct replay_chart *c)
 {
 	if (c->trace_time) {
-		strbuf_addf(sb, "Replay of %s and %s in trace time, with departures",
-			    base_name(c->nodes_file), base_name(c->pods_file));
+		strbuf_addf(sb, "Replay of %s and %s in trace time, with departures, seed %llu",
+			    base_name(c->nodes_file), base_name(c->pods_file),
+			    (unsigned long long)c->seed);
 		return;
 	}
 	strbuf_addf(sb, "Replay of %s and %s, seed %llu, inflation %g", base_name(c->nodes_file),

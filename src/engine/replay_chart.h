@@ -17,7 +17,7 @@
  * (frag_pct), the stranded GPUs (stranded_milli, design runs only), the
  * running tasks (in trace time only) and the pending tasks; a legend naming
  * each curve, axis ticks and labels, a title naming the trace's files and
- * the seed and the inflation (or, in trace time, the span). Pure: points
+ * the seed and the inflation (or, in trace time, the seed and the span). Pure: points
  * in, text out. Every string from the caller (file names, curve names,
  * details) goes through escape_html; the page fetches nothing and runs
  * nothing.
@@ -38,7 +38,7 @@ struct replay_chart_series {
 /* What the charts draw and their title says. Everything is borrowed. */
 struct replay_chart {
 	const char *nodes_file, *pods_file; /* as given: the title shows their base names */
-	uint64_t seed;			    /* of the arrivals' workload (not in trace time) */
+	uint64_t seed; /* of the workload and the ties (in trace time: the ties) */
 	double inflate;
 	size_t n_nodes, n_gpus;
 	size_t n_arrived, n_original;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/plan_score.h"
+#include "engine/plan_select.h"
 #include "model/kubeversion.h"
 #include "base/strbuf.h"
 #include "base/wrapper.h"
@@ -19,7 +20,8 @@
  * it), the scores LeastAllocated and BalancedAllocation on cpu and memory
  * by plan's own scorer for the newest release (engine/plan_score.h; the
  * taint and affinity scores are alike on every node), the highest total
- * wins, ties to the first node. Under time-slicing and whole GPUs the
+ * wins; the filter pass samples and a tie is drawn from --seed as plan does
+ * (engine/plan_select.h). Under time-slicing and whole GPUs the
  * GPU is a count on the node (nvidia.com/gpu replicas or GPUs); under MIG
  * a count per profile (nvidia.com/mig-<profile>, mixed strategy); under
  * DRA shares the claim is judged per device, as the structured allocator
@@ -323,6 +325,8 @@ struct run {
 	struct dnode *nodes;
 	struct expr *ex;	      /* the arrival as each pool expresses it */
 	const struct kubeversion *kv; /* whose scheduler scores */
+	struct plan_select *sel;      /* the filter pass's start and the draws among ties */
+	size_t *tied;		      /* the nodes of the top score so far, in the pass's order */
 };
 
 static int build_pools(const struct catalog *cat, const struct replay_design *d,
@@ -411,31 +415,54 @@ static void build_units(const struct replay_node *tn, const struct dpool *p, str
 	}
 }
 
-/* The node kube-scheduler picks for t, or -1. */
-static long pick(const struct run *rn, const struct replay_task *t)
+/* Whether t passes the filters on node i. */
+static bool node_fits(const struct run *rn, size_t i, const struct replay_task *t)
 {
-	long best_i = -1;
-	int64_t best = INT64_MIN;
+	const struct replay_node *tn = &rn->tr->nodes[i];
+	const struct dnode *n = &rn->nodes[i];
 	bool gpu = t->num_gpu > 0 && t->gpu_milli > 0;
 
-	for (size_t i = 0; i < rn->tr->n_nodes; i++) {
-		const struct replay_node *tn = &rn->tr->nodes[i];
-		const struct dnode *n = &rn->nodes[i];
-		if (*t->gpu_spec && !replay_accessible(tn->model, t->gpu_spec))
+	if (*t->gpu_spec && !replay_accessible(tn->model, t->gpu_spec))
+		return false;
+	if (n->n_pods + 1 > MAX_PODS || n->cpu_used + t->cpu_milli > tn->cpu_milli ||
+	    n->mem_used + t->memory_mib > tn->memory_mib)
+		return false;
+	return !gpu || (n->pool >= 0 && node_gpu_fits(n, &rn->pools[n->pool], &rn->ex[n->pool]));
+}
+
+/*
+ * The node kube-scheduler picks for t, or -1: as plan picks it
+ * (engine/plan_select.h), the filter pass from the start index stopping at
+ * numFeasibleNodesToFind, the highest score among the nodes it kept, a
+ * tie drawn from the run's stream. The same walk and draws as plan's on the
+ * same nodes, so a timeSlicing design places as the replay does.
+ */
+static long pick(struct run *rn, const struct replay_task *t)
+{
+	struct plan_walk w;
+	size_t i, n_feasible = 0, n_tied = 0;
+	int64_t best = INT64_MIN;
+
+	plan_walk_begin(&w, rn->sel, NULL, rn->tr->n_nodes);
+	while (plan_walk_next(&w, &i)) {
+		if (!node_fits(rn, i, t))
 			continue;
-		if (n->n_pods + 1 > MAX_PODS || n->cpu_used + t->cpu_milli > tn->cpu_milli ||
-		    n->mem_used + t->memory_mib > tn->memory_mib)
-			continue;
-		if (gpu &&
-		    (n->pool < 0 || !node_gpu_fits(n, &rn->pools[n->pool], &rn->ex[n->pool])))
-			continue;
-		int64_t s = score(rn->kv, tn, n, t);
+		if (!plan_walk_take(&w))
+			break;
+		n_feasible++;
+		int64_t s = score(rn->kv, &rn->tr->nodes[i], &rn->nodes[i], t);
 		if (s > best) {
 			best = s;
-			best_i = (long)i;
+			n_tied = 0;
 		}
+		if (s == best)
+			rn->tied[n_tied++] = i;
 	}
-	return best_i;
+	plan_walk_end(&w, rn->sel);
+	if (!n_feasible)
+		return -1;
+	/* One feasible node is bound unscored (schedulePod): no draw, as plan. */
+	return (long)rn->tied[n_feasible == 1 ? 0 : plan_select_tie(rn->sel, n_tied, false)];
 }
 
 int replay_design_run(const struct catalog *cat, const struct replay_trace *tr,
@@ -502,6 +529,9 @@ int replay_design_run(const struct catalog *cat, const struct replay_trace *tr,
 	r->n_original = n_original;
 	usable = gs_xcalloc((size_t)max_units + 1, sizeof(*usable));
 	rn.ex = gs_xcalloc(rn.n_pools + 1, sizeof(*rn.ex));
+	/* The replay's plan reads the trace's nodes in order, none with a zone label. */
+	rn.sel = plan_select_new_plain(tr->n_nodes, 0, o->seed, 0);
+	rn.tied = gs_xcalloc(tr->n_nodes + 1, sizeof(*rn.tied));
 	for (size_t i = 0; i < tr->n_nodes; i++) {
 		struct dnode *n = &rn.nodes[i];
 		if (n->pool < 0)
@@ -564,6 +594,8 @@ out:
 		free(rn.pools[i].mix);
 	free(rn.pools);
 	free(rn.ex);
+	plan_select_free(rn.sel);
+	free(rn.tied);
 	free(usable);
 	free(rows);
 	free(order);

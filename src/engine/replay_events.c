@@ -405,7 +405,9 @@ int replay_events_run(const struct catalog *cat, const struct replay_trace *tr,
 	if (replay_result_new(tr, o->replicas, &x.r, err) < 0 || events(tr, &arr, &dep, err) < 0 ||
 	    replay_fleet_build(cat, tr, o->replicas, &x.fleet, err) < 0)
 		goto out;
-	struct plan_input in = {.nodes = x.fleet.fleet.nodes, .configs = x.fleet.set};
+	/* The scheduler's draws among tied nodes from --seed (plan_sched), as replay_run. */
+	struct plan_input in = {
+		.nodes = x.fleet.fleet.nodes, .configs = x.fleet.set, .sched = {.seed = o->seed}};
 	if (plan_new(&in, &x.plan, err) < 0)
 		goto out;
 	x.tl = x.r->timeline = gs_xcalloc(1, sizeof(*x.tl));

@@ -23,8 +23,9 @@
  */
 
 /*
- * Run it (o->seed and o->inflate are not read: the trace's tasks come once
- * each, in creation order, ties in trace order). Fails as replay_run does,
+ * Run it (o->inflate is not read: the trace's tasks come once each, in
+ * creation order, ties in trace order; o->seed seeds only the scheduler's
+ * draws among tied nodes). Fails as replay_run does,
  * and on tasks without times. The result's places are in arrival order,
  * `timeline` set, `points` empty; `trace` is borrowed as for replay_run.
  */

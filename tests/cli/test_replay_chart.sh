@@ -82,7 +82,7 @@ expect_rc 0 "the replay in trace time and its charts"
 [ "$out" = "$csv" ] || fail "the charts changed --departures' CSV"
 expect_err_has "gpushare replay: wrote $tmp/dep.html and $tmp/dep.svg: 4 charts, 1 curve" "what was written"
 grep -o '<svg class="chart" data-metric="[a-z]*"' "$tmp/dep.html" | tr '\n' ' ' | grep -qx '<svg class="chart" data-metric="alloc" <svg class="chart" data-metric="frag" <svg class="chart" data-metric="running" <svg class="chart" data-metric="pending" ' || fail "the charts in trace time"
-grep -q '<h1>Replay of nodes.csv and pods.csv in trace time, with departures</h1>' "$tmp/dep.html" || fail "the page's title"
+grep -q '<h1>Replay of nodes.csv and pods.csv in trace time, with departures, seed 42</h1>' "$tmp/dep.html" || fail "the page's title"
 grep -q '>trace time (minutes since the first arrival)</text>' "$tmp/dep.svg" || fail "the time axis"
 python3 -c 'import sys, xml.dom.minidom as d; d.parse(sys.argv[1])' "$tmp/dep.svg" || fail "the picture in trace time is not well-formed XML"
 run replay "$dep/nodes.csv" "$dep/pods.csv" --departures --svg - --placements -

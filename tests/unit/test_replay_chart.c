@@ -186,8 +186,8 @@ static void in_trace_time(void **state)
 	assert_int_equal(replay_chart_count(&c), 4);
 	replay_chart_svg(&c, &sb);
 	assert_non_null(strstr(sb.buf, "<title>Replay of n.csv and p.csv in trace time, with "
-				       "departures</title>"));
-	assert_null(strstr(sb.buf, "seed"));
+				       "departures, seed 42</title>"));
+	assert_null(strstr(sb.buf, "inflation"));
 	assert_non_null(strstr(sb.buf, "9 tasks in creation order, 7 ran, 2 never ran "
 				       "\xC2\xB7 trace time 1000 to 260200 s (3.0 days)"));
 	assert_null(strstr(sb.buf, "data-metric=\"stranded\""));
