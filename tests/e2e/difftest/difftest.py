@@ -40,6 +40,9 @@ LEDGER = "gpushare.io/devices"
 # Agreement, or not comparable for want of kubelet admission in the cluster.
 OK_KINDS = ("same", "tie", "sample", "unplayed", "uncompared")
 WORKERS = 4
+# In plan's copy of a case only: each node labelled with its name, so that a
+# pod can be sent to one node through every filter (a "sample" pod).
+STEER_KEY = "gpushare.io/difftest-node"
 # The shared ConfigMap's `default` when the harness has to make it.
 DEFAULT_CONFIG = "version: v1\nflags:\n  migStrategy: none"
 
@@ -412,8 +415,9 @@ class Harness:
             self._dra_read = True
         return path
 
-    def run_plan(self, c, d, pods=None):
-        paths = gen.write_case(dict(c, pods=pods if pods is not None else c["pods"]), d)
+    def run_plan(self, c, d, pods=None, nodes=None):
+        paths = gen.write_case(dict(c, pods=pods if pods is not None else c["pods"],
+                                    nodes=nodes if nodes is not None else c["nodes"]), d)
         cmd = [self.gpushare, "plan", "-f", paths["pods"], "-f", paths["nodes"],
                "-f", paths["configmap"], "--configmap", "%s/%s" % gen.CONFIGMAP,
                "-f", self.dra_objects()] + self.target()
@@ -481,7 +485,21 @@ class Harness:
                     if real[j]["verdict"] in ("bound", "failed"):
                         pods[j] = json.loads(json.dumps(pods[j]))
                         pods[j]["spec"]["nodeName"] = real[j]["node"]
-                plan2, err = self.run_plan(c, os.path.join(d, "pinned-%d" % i), pods)
+                nodes = None
+                if kind == "sample":
+                    # plan never scored the scheduler's node (outside its
+                    # sample, or below its choice there): not spec.nodeName,
+                    # which only the kubelet's admission judges, but a
+                    # selector on a label of that node alone, so that plan
+                    # runs every filter on it and must bind the pod there.
+                    spec = pods[i]["spec"]
+                    del spec["nodeName"]
+                    spec["nodeSelector"] = dict(spec.get("nodeSelector") or {},
+                                                **{STEER_KEY: r["node"]})
+                    nodes = json.loads(json.dumps(c["nodes"]))
+                    for n in nodes:
+                        n["metadata"].setdefault("labels", {})[STEER_KEY] = n["metadata"]["name"]
+                plan2, err = self.run_plan(c, os.path.join(d, "pinned-%d" % i), pods, nodes)
                 if plan2 is None:
                     lines.append("plan with pinned pods failed: " + err)
                     kinds += ["plan-error"] * (len(c["pods"]) - i - 1)
