@@ -86,6 +86,32 @@ def reasons_agree(real, plan):
     return bool(m) and plan == "0/%s nodes are available: %s." % (m.group(1), m.group(2))
 
 
+def lists_cut(plan):
+    """Whether plan's JSON names only some of its tied or feasible nodes (it
+    lists at most 16 of each, with tiedCount and feasibleCount): a node
+    missing from the lists may still be among them."""
+    return (plan.get("tiedCount", 0) > len(plan.get("tied") or [])
+            or plan.get("feasibleCount", 0) > len(plan.get("feasible") or []))
+
+
+def pair_kind(real, plan, pair):
+    """The kind of a pod whose lists were cut (lists_cut), from `pair`: plan's
+    outcome for it in the same state with only two nodes open to it, plan's
+    node and the scheduler's. Both tied there: tie; the scheduler's feasible
+    but lower: score; not feasible: node."""
+    tied = pair.get("tied") or []
+    if real["node"] in tied and plan.get("node") in tied:
+        return "tie", "cluster %s on %s, plan %s on %s (equal top scores; plan lists %d of " \
+            "its %d tied nodes, the two alone tie)" % (
+                real["verdict"], real["node"], plan.get("verdict"), plan.get("node"),
+                len(plan.get("tied") or []), plan.get("tiedCount", 0))
+    if real["node"] in (pair.get("feasible") or []):
+        return "score", "cluster %s, plan %s; the two alone: %s" % (
+            real["node"], plan.get("node"), pair.get("reason"))
+    return "node", "cluster %s, plan %s; the two alone: %s" % (
+        real["node"], plan.get("node"), pair.get("reason"))
+
+
 def compare_pod(real, plan):
     """One pod: (kind, note). kind is one of
     same      same verdict (and node, for bound/failed)

@@ -43,6 +43,8 @@ WORKERS = 4
 # In plan's copy of a case only: each node labelled with its name, so that a
 # pod can be sent to one node through every filter (a "sample" pod).
 STEER_KEY = "gpushare.io/difftest-node"
+# In plan's copy only: the two nodes a pod is confined to (pair_check).
+PAIR_KEY = "gpushare.io/difftest-pair"
 # The shared ConfigMap's `default` when the harness has to make it.
 DEFAULT_CONFIG = "version: v1\nflags:\n  migStrategy: none"
 
@@ -436,6 +438,30 @@ class Harness:
         return [byname.get((q["metadata"]["namespace"], q["metadata"]["name"]), {})
                 for q in (pods if pods is not None else c["pods"])], None
 
+    def pair_check(self, c, real, i, p, d):
+        """Pod i's kind when plan's lists were cut (it names at most 16 tied
+        and 16 feasible nodes) and the scheduler's node is not among those
+        named: plan again, the earlier pods pinned where the scheduler put
+        them (as plan had them: after a tie or sample plan continues from
+        such a run), pod i confined by a nodeSelector to plan's node and the
+        scheduler's (a label only plan's copy of those two carries). Equal
+        resource scores and taint and affinity counts stay equal on the two
+        alone, so they tie there exactly when they tied among all."""
+        pods = json.loads(json.dumps(c["pods"]))
+        for j in range(i):
+            if real[j]["verdict"] in ("bound", "failed"):
+                pods[j]["spec"]["nodeName"] = real[j]["node"]
+        spec = pods[i]["spec"]
+        spec["nodeSelector"] = dict(spec.get("nodeSelector") or {}, **{PAIR_KEY: "1"})
+        nodes = json.loads(json.dumps(c["nodes"]))
+        for n in nodes:
+            if n["metadata"]["name"] in (real[i]["node"], p.get("node")):
+                n["metadata"].setdefault("labels", {})[PAIR_KEY] = "1"
+        plan2, err = self.run_plan(c, os.path.join(d, "pair-%d" % i), pods, nodes)
+        if plan2 is None:
+            return "plan-error", "plan with the pod on two nodes failed: " + err
+        return compare.pair_kind(real[i], p, plan2[i])
+
     def judge_case(self, c, real, foreign):
         """Compares one case pod by pod. After a tie the two fleets differ, so
         plan is asked again with the earlier pods pinned where the scheduler
@@ -460,6 +486,8 @@ class Harness:
                 kinds.append("uncompared")
                 continue
             kind, note = compare.compare_pod(r, p)
+            if kind in ("node", "score") and compare.lists_cut(p):
+                kind, note = self.pair_check(c, real, i, p, d)
             if (kind == "verdict" and p.get("verdict") == "failed" and r["verdict"] == "bound"
                     and r["node"] == p.get("node") and not r.get("ledger")):
                 # No device admission in this cluster (no controller, or one

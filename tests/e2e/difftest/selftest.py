@@ -103,6 +103,23 @@ check(compare.compare_pod({"verdict": "bound", "node": "n7"},
                            "tied": ["n1"]})[0] == "score",
       "without a sample a lower-scored node is still a score disagreement")
 
+check(compare.lists_cut({"tied": ["n%d" % k for k in range(16)], "tiedCount": 20,
+                         "feasible": ["n%d" % k for k in range(16)], "feasibleCount": 86}),
+      "16 of 20 tied nodes listed: cut")
+check(not compare.lists_cut({"tied": ["n1"], "tiedCount": 1, "feasible": ["n1", "n2"],
+                             "feasibleCount": 2}), "every node listed: not cut")
+check(compare.pair_kind(bound, {"verdict": "bound", "node": "n2"},
+                        {"verdict": "bound", "node": "n2", "tied": ["n2", "n1"],
+                         "feasible": ["n2", "n1"]})[0] == "tie",
+      "the scheduler's node tied with plan's on the two alone: a tie")
+check(compare.pair_kind(bound, {"verdict": "bound", "node": "n2"},
+                        {"verdict": "bound", "node": "n2", "tied": ["n2"],
+                         "feasible": ["n2", "n1"]})[0] == "score",
+      "feasible but lower on the two alone: a score disagreement")
+check(compare.pair_kind(bound, {"verdict": "bound", "node": "n2"},
+                        {"verdict": "bound", "node": "n2", "tied": ["n2"],
+                         "feasible": ["n2"]})[0] == "node",
+      "not feasible on the two alone: a node disagreement")
 check(compare.compare_pod(bound, {"verdict": "failed", "node": "n1", "feasible": ["n1"],
                                   "tied": ["n1"]})[0] == "verdict",
       "the same node, another admission verdict, is a disagreement")
