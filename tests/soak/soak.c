@@ -30,6 +30,7 @@ struct soak {
 	bool quiet;
 	/* counts */
 	long kinds[K_N][O_N];
+	double t_apply[K_N], t_settle[K_N], t_check[K_N]; /* seconds spent, by kind */
 	long transient[INV_N]; /* violations seen that went away while waited for */
 	long settle_timeouts, checks, eventual_waits;
 	json_t *seen_admitted, *seen_refused, *seen_pods; /* uid sets */
@@ -105,7 +106,9 @@ static bool quiet(const json_t *pods)
 static json_t *settle(struct soak *S, int kind, long long before)
 {
 	double start = soak_now();
-	double limit = kind == K_KILL_CONTROLLER || kind == K_RESTART_APISERVER ? 30.0 : 3.0;
+	double limit = kind == K_KILL_CONTROLLER || kind == K_RESTART_APISERVER ? 30.0
+		       : node_kind(kind)					? 1.0
+										: 3.0;
 	double min = kind == K_DEPLOY || kind == K_SCALE || kind == K_JOB ? 0.15 : 0.0;
 	json_t *list = NULL, *items = NULL;
 	struct gs_error err;
@@ -194,6 +197,7 @@ static int check(struct soak *S, json_t *pods)
 	struct gs_error err;
 	struct violations vs = {0};
 	bool counted[INV_N] = {0};
+	long wait_ms = 25;
 
 	for (;;) {
 		struct snapshot s;
@@ -236,7 +240,9 @@ static int check(struct soak *S, json_t *pods)
 			return -1;
 		}
 		snapshot_release(&s);
-		soak_sleep_ms(has_hard(&vs) ? 250 : 400);
+		soak_sleep_ms(has_hard(&vs) ? 250 : wait_ms);
+		if (wait_ms < 400)
+			wait_ms *= 2;
 	}
 }
 
@@ -250,13 +256,24 @@ static int one_step(struct soak *S, const char *line, struct gs_error *err)
 	long long before = node_kind(kind) ? reconciles(S) : -1;
 	int tries = 0;
 
+	double t0 = soak_now(), t1, t2;
+	json_t *pods;
+	int rc;
+
 	while (step_apply(&S->cl, S->w, line, &o, err) < 0) {
 		if (++tries == 3)
 			return -1;
 		soak_sleep_ms(2000);
 	}
 	S->kinds[kind][o]++;
-	return check(S, settle(S, kind, before)) < 0 ? 1 : 0;
+	t1 = soak_now();
+	pods = settle(S, kind, before);
+	t2 = soak_now();
+	rc = check(S, pods) < 0 ? 1 : 0;
+	S->t_apply[kind] += t1 - t0;
+	S->t_settle[kind] += t2 - t1;
+	S->t_check[kind] += soak_now() - t2;
+	return rc;
 }
 
 static void print_violations(const struct violations *vs)
@@ -395,11 +412,15 @@ static void report_counts(const struct soak *S, double secs, long done)
 {
 	printf("soak: seed %llu, %ld steps in %.1f s (%.2f steps/s)\n", (unsigned long long)S->seed,
 	       done, secs, secs > 0 ? (double)done / secs : 0.0);
-	printf("steps by kind (applied/refused/nothing to do):\n");
-	for (int k = 0; k < K_N; k++)
-		printf("  %-18s %6ld  (%ld/%ld/%ld)\n", soak_kind_names[k],
-		       S->kinds[k][O_DONE] + S->kinds[k][O_REFUSED] + S->kinds[k][O_NOOP],
-		       S->kinds[k][O_DONE], S->kinds[k][O_REFUSED], S->kinds[k][O_NOOP]);
+	printf("steps by kind: count (applied/refused/nothing to do), mean seconds to apply, "
+	       "settle, check:\n");
+	for (int k = 0; k < K_N; k++) {
+		long n = S->kinds[k][O_DONE] + S->kinds[k][O_REFUSED] + S->kinds[k][O_NOOP];
+		double d = n ? (double)n : 1.0;
+		printf("  %-18s %6ld  (%ld/%ld/%ld)  %.3f %.3f %.3f\n", soak_kind_names[k], n,
+		       S->kinds[k][O_DONE], S->kinds[k][O_REFUSED], S->kinds[k][O_NOOP],
+		       S->t_apply[k] / d, S->t_settle[k] / d, S->t_check[k] / d);
+	}
 	printf("events: %zu pods, %zu admitted, %zu refused by their node, MIG walks ended %ld "
 	       "success %ld failed\n",
 	       json_object_size(S->seen_pods), json_object_size(S->seen_admitted),
@@ -508,6 +529,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--quiet")) {
 			S.quiet = true;
+			continue;
+		}
+		if (!strcmp(a, "--fault-cli")) {
+			S.cl.fault_cli = true;
 			continue;
 		}
 		if (!v)

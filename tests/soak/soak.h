@@ -33,6 +33,9 @@ struct soak_cluster {
 	const char *scripts;	/* scripts/cluster */
 	const char *gpushare;	/* the gpushare binary that runs `fault` */
 	int controller_port;	/* gpushare controller's /metrics */
+	/* Faults through `gpushare fault` (slower: a process per step) rather than the
+	 * same merge patches written directly. */
+	bool fault_cli;
 	/* Monotonic seconds at which the last controller or apiserver restart ended. */
 	double restarted_at;
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/kobj.h"
 #include "model/names.h"
@@ -37,15 +38,15 @@ const char *const soak_kind_names[K_N] = {
 	[K_RESTART_APISERVER] = "restart-apiserver",
 };
 
-/* Weights per thousand steps. */
+/* Weights per 10,000 steps. */
 static const int kind_weight[K_N] = {
-	[K_POD] = 230,		 [K_DELETE_POD] = 170,	   [K_DEPLOY] = 35,
-	[K_SCALE] = 45,		 [K_DELETE_DEPLOY] = 25,   [K_JOB] = 55,
-	[K_DELETE_JOB] = 10,	 [K_CM_REPLICAS] = 40,	   [K_CM_SHARING] = 20,
-	[K_CM_FAIL1] = 10,	 [K_CM_MIG] = 15,	   [K_NODE_CONFIG] = 20,
-	[K_MIG] = 40,		 [K_MIG_UNSTALL] = 15,	   [K_FAULT_GPU] = 60,
-	[K_FAULT_CLEAR] = 40,	 [K_RESTART_PLUGIN] = 45,  [K_KILL_CONTROLLER] = 8,
-	[K_RESTART_APISERVER] = 2,
+	[K_POD] = 2300,		  [K_DELETE_POD] = 1700,    [K_DEPLOY] = 350,
+	[K_SCALE] = 450,	  [K_DELETE_DEPLOY] = 250,  [K_JOB] = 550,
+	[K_DELETE_JOB] = 100,	  [K_CM_REPLICAS] = 400,    [K_CM_SHARING] = 200,
+	[K_CM_FAIL1] = 100,	  [K_CM_MIG] = 150,	    [K_NODE_CONFIG] = 200,
+	[K_MIG] = 400,		  [K_MIG_UNSTALL] = 150,    [K_FAULT_GPU] = 600,
+	[K_FAULT_CLEAR] = 400,	  [K_RESTART_PLUGIN] = 450, [K_KILL_CONTROLLER] = 60,
+	[K_RESTART_APISERVER] = 5,
 };
 
 /* Soak pods at most; above it a creation becomes a deletion. */
@@ -122,6 +123,7 @@ struct world {
 	char mig[NODE_N][24];	 /* each MIG node's layout label */
 	bool stalled[NODE_N];
 	long long restarted[NODE_N]; /* the last restart-plugin stamp (Unix seconds) */
+	char health[NODE_N][2][16];  /* each GPU's gpushare.io/gpu-health entry, "" = healthy */
 	struct workload *wl;
 	size_t n_wl, cap_wl;
 	unsigned seen_kinds; /* bit per kind applied */
@@ -175,6 +177,7 @@ void world_reset(struct world *w)
 		snprintf(w->mig[i], sizeof(w->mig[i]), "%s",
 			 node_defs[i].mig ? node_defs[i].mig : "");
 		w->stalled[i] = false;
+		memset(w->health[i], 0, sizeof(w->health[i]));
 	}
 	w->n_wl = 0;
 }
@@ -315,6 +318,21 @@ void world_note(struct world *w, const char *line)
 		if ((i = node_index(ws.w[1])) >= 0)
 			w->stalled[i] = false;
 		break;
+	case K_FAULT_GPU:
+		if ((i = node_index(ws.w[1])) >= 0) {
+			int g = atoi(ws.w[2]);
+			const char *eq = strchr(ws.w[2], '=');
+			if (g >= 0 && g < 2 && eq)
+				snprintf(w->health[i][g], sizeof(w->health[i][g]), "%s", eq + 1);
+		}
+		break;
+	case K_FAULT_CLEAR:
+		if ((i = node_index(ws.w[1])) >= 0) {
+			for (int g = 0; g < 2; g++)
+				if (!*ws.w[2] || atoi(ws.w[2]) == g)
+					w->health[i][g][0] = '\0';
+		}
+		break;
 	default:
 		break;
 	}
@@ -439,7 +457,7 @@ again:
 		break;
 	case K_CM_REPLICAS:
 		k = &w->keys[pick(w, 2)]; /* soak-ts, soak-mps */
-		strbuf_addf(&sb, "cm-replicas %s %d", k->key, 2 + pick(w, 5));
+		strbuf_addf(&sb, "cm-replicas %s %d", k->key, 2 + (k->replicas - 2 + 1 + pick(w, 4)) % 5);
 		break;
 	case K_CM_SHARING:
 		k = &w->keys[pick(w, 3)]; /* soak-ts, soak-mps, soak-whole */
@@ -618,11 +636,68 @@ static int outcome_of(int v, enum soak_outcome *o)
 	return v < 0 ? -1 : 0;
 }
 
+/* What `gpushare fault` writes (src/cmd/fault.c), as one merge patch of the Node. */
+static int fault_patch(struct soak_cluster *cl, struct world *w, const struct words *ws,
+		       long long stamp, struct gs_error *err)
+{
+	int i = node_index(ws->w[1]), kind = soak_kind_of(ws->w[0]), rc;
+	json_t *ann = json_object(), *lab = json_object(), *patch;
+	char *path;
+
+	if (i < 0)
+		return 2;
+	if (kind == K_FAULT_GPU || kind == K_FAULT_CLEAR) {
+		struct strbuf sb = STRBUF_INIT;
+		for (int g = 0; g < 2; g++)
+			if (w->health[i][g][0])
+				strbuf_addf(&sb, "%s%d=%s", sb.len ? "," : "", g, w->health[i][g]);
+		json_object_set_new(ann, NODEHW_ANN_GPU_HEALTH,
+				    sb.len ? json_string(sb.buf) : json_null());
+		strbuf_release(&sb);
+	} else if (kind == K_RESTART_PLUGIN) {
+		char ts[32];
+		time_t t = (time_t)stamp;
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		json_object_set_new(ann, NODEHW_ANN_RESTARTED_AT, json_string(ts));
+	} else if (kind == K_MIG) {
+		json_object_set_new(lab, NODEHW_LABEL_MIG_CONFIG, json_string(ws->w[2]));
+		json_object_set_new(ann, NODEHW_ANN_MIG_SECONDS, json_string(ws->w[3]));
+		json_object_set_new(ann, NODEHW_ANN_MIG_FAULT,
+				    !strcmp(ws->w[4], "stall")	? json_string("stall")
+				    : !strcmp(ws->w[4], "fail") ? json_string("fail")
+								: json_null());
+	} else {
+		json_object_set_new(ann, NODEHW_ANN_MIG_FAULT, json_null());
+	}
+	patch = json_pack("{s:{s:o,s:o}}", "metadata", "labels", lab, "annotations", ann);
+	path = gs_xasprintf("/api/v1/nodes/%s", ws->w[1]);
+	rc = kube_patch(cl->c, path, KUBE_PATCH_MERGE, patch, NULL, err);
+	free(path);
+	json_decref(patch);
+	return verdict(cl, rc);
+}
+
 static int gpushare_fault(struct soak_cluster *cl, struct world *w, const struct words *ws,
 			  struct gs_error *err)
 {
 	char *argv[16], *out = NULL, now[32];
 	int n = 0, rc;
+	long long stamp = 0;
+
+	if (!strcmp(ws->w[0], "restart-plugin")) {
+		/* Stamped to the second: two restarts in one second would be one. */
+		int i = node_index(ws->w[1]);
+		stamp = (long long)soak_wall();
+		if (i >= 0) {
+			if (stamp <= w->restarted[i])
+				stamp = w->restarted[i] + 1;
+			w->restarted[i] = stamp;
+		}
+	}
+	if (!cl->fault_cli)
+		return fault_patch(cl, w, ws, stamp, err);
 
 	argv[n++] = (char *)cl->gpushare;
 	argv[n++] = "fault";
@@ -636,15 +711,7 @@ static int gpushare_fault(struct soak_cluster *cl, struct world *w, const struct
 		if (*ws->w[2])
 			argv[n++] = ws->w[2];
 	} else if (!strcmp(ws->w[0], "restart-plugin")) {
-		/* Stamped to the second: two restarts in one second would be one. */
-		int i = node_index(ws->w[1]);
-		long long t = (long long)soak_wall();
-		if (i >= 0) {
-			if (t <= w->restarted[i])
-				t = w->restarted[i] + 1;
-			w->restarted[i] = t;
-		}
-		snprintf(now, sizeof(now), "%lld", t);
+		snprintf(now, sizeof(now), "%lld", stamp);
 		setenv("GPUSHARE_NOW", now, 1);
 		argv[n++] = "restart-plugin";
 		argv[n++] = ws->w[1];
