@@ -1272,18 +1272,27 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 		if (sn->outcome == SYNC_FAILED) {
 			ctl->plan_failures++;
 			warn_node(ctl, n, sn->message, real_node_does(sn));
-			/* Never wipe: only a labels-only patch (mig-manager's state) is written. */
+			/*
+			 * Never wipe: only a labels-only patch (mig-manager's state) is
+			 * written, or mig-manager's own writes: its walk goes on
+			 * whatever the device plugin makes of the layout.
+			 */
 			if (sn->patch && !json_object_get(sn->patch, "status"))
 				write_node(ctl, n, sn->patch, "nvidia.com/mig.config.state=failed");
-			continue;
+			else if (sn->mig_patch)
+				write_node(ctl, n, sn->mig_patch,
+					   "mig-manager's walk (the device plugin fails)");
+		} else {
+			n->warned = 0;
 		}
-		n->warned = 0;
 		if (sn->mig_event) {
 			ctl_log(ctl, "node %s: mig-manager: %s", n->name, sn->mig_event);
 			if (sn->mig_failed)
 				post_event(ctl, "Node", NULL, n->name, n->name, n->name,
 					   "FailedMIGReconfigure", sn->mig_event);
 		}
+		if (sn->outcome == SYNC_FAILED)
+			continue;
 		if (sn->health_event) {
 			/*
 			 * The device plugin logs each device it marks unhealthy

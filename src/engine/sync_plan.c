@@ -357,6 +357,21 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 		nodehw_free(hw);
 		for (size_t i = 0; i < walk.notes.n; i++)
 			gs_warnings_add(&n->warnings, "%s", walk.notes.items[i]);
+		/* mig-manager's part, whatever the plugin makes of the layout below. */
+		n->mig_patch = json_object();
+		walk_patch(&walk, node, n->mig_patch);
+		if (walk.state && !same_str(kobj_label(node, ADVERTISE_LABEL_MIG_STATE), walk.state))
+			mergepatch_set(n->mig_patch, "metadata", "labels",
+				       ADVERTISE_LABEL_MIG_STATE, json_string(walk.state));
+		if (!json_object_size(n->mig_patch)) {
+			json_decref(n->mig_patch);
+			n->mig_patch = NULL;
+		}
+		if (walk.replan_at && (!n->replan_at || walk.replan_at < n->replan_at))
+			n->replan_at = walk.replan_at;
+		n->mig_failed = walk.ended && !strcmp(walk.ended, "failed");
+		if (walk.why && (walk.record || walk.ended))
+			n->mig_event = gs_xstrdup(walk.why);
 	}
 	if (health_advertise_node(cat, shown ? shown : node, set, &ao, &adv, &err) < 0) {
 		sync_node_fail(n, "%s", err.msg);
@@ -390,14 +405,8 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 		sync_node_fail(n, "%s", err.msg);
 		goto out;
 	}
-	if (walking) {
+	if (walking)
 		walk_patch(&walk, node, patch);
-		if (walk.replan_at && (!n->replan_at || walk.replan_at < n->replan_at))
-			n->replan_at = walk.replan_at;
-		n->mig_failed = walk.ended && !strcmp(walk.ended, "failed");
-		if (walk.why && (walk.record || walk.ended))
-			n->mig_event = gs_xstrdup(walk.why);
-	}
 	if (!json_object_size(patch)) {
 		n->outcome = SYNC_UNCHANGED;
 	} else {
@@ -808,6 +817,7 @@ void sync_report_release(struct sync_report *rep)
 		free(n->kubelet_event);
 		json_decref(n->kubelet_status);
 		json_decref(n->kubelet_lease);
+		json_decref(n->mig_patch);
 		json_decref(n->patch);
 		json_decref(n->slice);
 		json_decref(n->pool);

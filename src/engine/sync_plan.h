@@ -111,6 +111,15 @@ struct sync_node {
 	json_t *kubelet_status;
 	json_t *kubelet_lease;
 	char *kubelet_event;
+	/*
+	 * With mig_walk: mig-manager's own writes in this plan (its state
+	 * label, the operands' gpu.deploy.* labels, the walk's record), a merge
+	 * patch of metadata alone; NULL when it writes nothing. Set on a node
+	 * that fails too: mig-manager walks whatever the device plugin then
+	 * does, so a controller keeping a failed node's advertisement still
+	 * writes this.
+	 */
+	json_t *mig_patch;
 	struct gs_warnings warnings;
 };
 
