@@ -1,6 +1,7 @@
 #include "engine/admission.h"
 #include "engine/devicewalk.h"
 #include "engine/health.h"
+#include "engine/migwalk.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -400,6 +401,14 @@ static void hold_unhealthy(struct ledger *l, const json_t *unhealthy)
 	json_decref(free_ids);
 }
 
+/* Every free device held aside: the plugin is gone, the kubelet counts them unhealthy. */
+static void hold_all_free(struct ledger *l)
+{
+	for (size_t i = 0; i < l->n_devices; i++)
+		if (!l->devices[i].holder)
+			l->devices[i].holder = gs_xstrdup("(plugin down)");
+}
+
 int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const json_t *configmap,
 			 const json_t *pod, const json_t *holders, struct admission_decision *out,
 			 struct gs_error *err)
@@ -411,8 +420,14 @@ int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const js
 	struct gs_warnings w;
 	int rc = -1;
 
+	bool plugin_down;
+	/* What the plugin serves: the layout the GPUs hold, not one mig-manager walks to. */
+	json_t *held = migwalk_node_as_held(node, &plugin_down);
+
 	memset(out, 0, sizeof(*out));
 	gs_warnings_init(&w);
+	if (held)
+		node = held;
 	if (ctx_set(ctx, configmap, err) < 0 ||
 	    health_advertise_node(ctx->cat, node, ctx->set, &ctx->ao, &adv, err) < 0 ||
 	    nodehw_from_node(ctx->cat, node, NULL, &hw, &w, err) < 0)
@@ -426,6 +441,13 @@ int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const js
 	/* Holders count as admitted whatever their annotation says: the caller vouches. */
 	ledger_rebuild_admitted(l, holders, &w);
 	hold_unhealthy(l, adv->unhealthy);
+	/*
+	 * mig-manager has the plugin off: the kubelet's PluginDisconnected marked
+	 * every device unhealthy (k8s.io/kubernetes v1.37.2
+	 * pkg/kubelet/cm/devicemanager/manager.go), so none is handed out.
+	 */
+	if (plugin_down)
+		hold_all_free(l);
 	if (hold_unrecorded(l, holders, pod, err) < 0 || admission_decide(l, pod, out, err) < 0)
 		goto out;
 	rc = 0;
@@ -434,5 +456,6 @@ out:
 	nodehw_free(hw);
 	advertisement_free(adv);
 	gs_warnings_release(&w);
+	json_decref(held);
 	return rc;
 }

@@ -407,3 +407,37 @@ void migwalk_release(struct migwalk *w)
 	gs_warnings_release(&w->notes);
 	memset(w, 0, sizeof(*w));
 }
+
+json_t *migwalk_node_as_held(const json_t *node, bool *plugin_down)
+{
+	struct gs_warnings notes;
+	struct record r;
+	const char *label = kobj_label(node, NODEHW_LABEL_MIG_CONFIG);
+	json_t *copy = NULL, *md, *labels;
+
+	*plugin_down = false;
+	gs_warnings_init(&notes);
+	record_read(node, &r, &notes);
+	gs_warnings_release(&notes);
+	if (!r.present)
+		return NULL;
+	*plugin_down = r.step != NULL;
+	if (label && *label && r.applied && !strcmp(label, r.applied))
+		goto out;
+	if ((!label || !*label) && !r.applied)
+		goto out;
+	copy = json_deep_copy(node);
+	md = json_object_get(copy, "metadata");
+	labels = json_object_get(md, "labels");
+	if (!json_is_object(labels)) {
+		labels = json_object();
+		json_object_set_new(md, "labels", labels);
+	}
+	if (r.applied)
+		json_object_set_new(labels, NODEHW_LABEL_MIG_CONFIG, json_string(r.applied));
+	else
+		json_object_del(labels, NODEHW_LABEL_MIG_CONFIG);
+out:
+	json_decref(r.doc);
+	return copy;
+}

@@ -77,6 +77,17 @@ int migwalk_plan(const struct catalog *cat, const json_t *node, const struct nod
 		 struct gs_error *err) GS_WUR;
 void migwalk_release(struct migwalk *w);
 
+/*
+ * The node as its device plugin serves it now, by the record mig-manager
+ * left (gpushare.io/mig-reconfigure): a new copy whose nvidia.com/mig.config
+ * names the layout the GPUs hold, or NULL when the label already does (no
+ * record, an unreadable one, or the same layout). *plugin_down is set
+ * while a walk is pending or stalled: mig-manager has the plugin off then
+ * (the kubelet counts its devices unhealthy). What a kubelet admits
+ * against: after a failed walk the label names a layout the GPUs never got.
+ */
+json_t *migwalk_node_as_held(const json_t *node, bool *plugin_down);
+
 /* "2026-12-03T10:00:00Z" into Unix seconds; -1 when not of that form. */
 long long migwalk_parse_time(const char *s);
 

@@ -409,6 +409,68 @@ static void unhealthy_device_not_handed_out(void **state)
 	json_decref(n);
 }
 
+/*
+ * The layout the GPUs hold, not the one the label asks for: after a failed
+ * MIG walk (mig-manager's record keeps all-1g.10gb applied under a label of
+ * all-3g.40gb) the plugin serves 1g.10gb devices and a pod asking for one
+ * gets one; while a walk is pending the plugin is off and nothing is handed
+ * out.
+ */
+static void mig_layout_as_held(void **state)
+{
+	(void)state;
+	const char *mixed = "version: v1\nflags:\n  migStrategy: mixed\n";
+	json_t *cfg = json_string(mixed), *cm, *holders = json_array(), *pod, *ids;
+	char *cfgjson = json_dumps(cfg, JSON_ENCODE_ANY), cmbuf[1024];
+	json_t *n = fx_node("mig-node", "NVIDIA A100-SXM4-80GB", 1,
+			    "\"nvidia.com/device-plugin.config\":\"mixed\","
+			    "\"nvidia.com/mig.config\":\"all-3g.40gb\"",
+			    "\"gpushare.io/mig-reconfigure\":"
+			    "\"{\\\"applied\\\":\\\"all-1g.10gb\\\",\\\"config\\\":"
+			    "\\\"all-3g.40gb\\\"}\"");
+	json_t *held = fx_node("mig-node", "NVIDIA A100-SXM4-80GB", 1,
+			       "\"nvidia.com/mig.config\":\"all-1g.10gb\"", NULL);
+	struct ledger *l = fx_ledger(held, mixed);
+	struct admission_ctx *ctx = admission_ctx_new(fx_cat(), NULL);
+	struct admission_decision d;
+	struct gs_error err;
+
+	snprintf(cmbuf, sizeof(cmbuf),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+		 "\"name\":\"device-plugin-configs\",\"namespace\":\"gpu-share\","
+		 "\"uid\":\"cm1\",\"resourceVersion\":\"1\"},\"data\":{\"mixed\":%s}}",
+		 cfgjson);
+	cm = json_loads(cmbuf, 0, NULL);
+	assert_non_null(cm);
+	pod = pod1("mig-node", "nvidia.com/mig-1g.10gb", 1);
+	assert_int_equal(admission_ctx_decide(ctx, n, cm, pod, holders, &d, &err), 0);
+	assert_true(d.admit);
+	ids = json_object_get(d.devices, "nvidia.com/mig-1g.10gb");
+	assert_int_equal(json_array_size(ids), 1);
+	assert_true(ledger_find(l, json_string_value(json_array_get(ids, 0))) >= 0);
+	admission_decision_release(&d);
+
+	/* A walk under way: the plugin is off, the kubelet's devices unhealthy. */
+	json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
+			    "gpushare.io/mig-reconfigure",
+			    json_string("{\"applied\":\"all-1g.10gb\",\"config\":\"all-3g.40gb\","
+					"\"pausedAt\":\"2026-01-01T00:00:00Z\",\"since\":"
+					"\"2026-01-01T00:00:00Z\",\"step\":\"pending\"}"));
+	assert_int_equal(admission_ctx_decide(ctx, n, cm, pod, holders, &d, &err), 0);
+	assert_false(d.admit);
+	assert_non_null(strstr(d.message, "Requested: 1, Available: 0"));
+	admission_decision_release(&d);
+	json_decref(pod);
+	json_decref(cm);
+	json_decref(cfg);
+	free(cfgjson);
+	json_decref(holders);
+	admission_ctx_free(ctx);
+	ledger_free(l);
+	json_decref(held);
+	json_decref(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +483,7 @@ int main(void)
 		cmocka_unit_test(quantity_out_of_range),
 		cmocka_unit_test(vanished_resource),
 		cmocka_unit_test(from_objects),
+		cmocka_unit_test(mig_layout_as_held),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
