@@ -85,8 +85,9 @@ static bool quiet(const json_t *pods)
 		const char *phase = kobj_text(p, "status.phase");
 		if (!soak_pod(p))
 			continue;
+		/* Being deleted: kwok removes it in its time; the checks count it as held. */
 		if (kobj_string(p, "metadata.deletionTimestamp"))
-			return false;
+			continue;
 		if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
 			continue;
 		if (*kobj_text(p, "spec.nodeName")) {
@@ -109,7 +110,7 @@ static json_t *settle(struct soak *S, int kind, long long before)
 	double limit = kind == K_KILL_CONTROLLER || kind == K_RESTART_APISERVER ? 30.0
 		       : node_kind(kind)					? 1.0
 										: 3.0;
-	double min = kind == K_DEPLOY || kind == K_SCALE || kind == K_JOB ? 0.15 : 0.0;
+	double min = kind == K_DEPLOY || kind == K_SCALE || kind == K_JOB ? 0.05 : 0.0;
 	json_t *list = NULL, *items = NULL;
 	struct gs_error err;
 
@@ -233,8 +234,11 @@ static int check(struct soak *S, json_t *pods)
 			}
 		double limit = has_hard(&vs) ? 1.0 : t - S->cl.restarted_at < 90 ? 150.0 : 45.0;
 		if (t - first > limit) {
+			bool last[INV_N] = {0};
 			for (size_t i = 0; i < vs.n; i++)
-				S->transient[vs.v[i].inv]--;
+				last[vs.v[i].inv] = true;
+			for (int i = 0; i < INV_N; i++)
+				S->transient[i] -= last[i];
 			S->failed = vs;
 			S->failed_at = s;
 			return -1;
@@ -267,7 +271,8 @@ static int one_step(struct soak *S, const char *line, struct gs_error *err)
 	}
 	S->kinds[kind][o]++;
 	t1 = soak_now();
-	pods = settle(S, kind, before);
+	/* Nothing written: no plan to wait for. */
+	pods = settle(S, o == O_NOOP && node_kind(kind) ? -1 : kind, before);
 	t2 = soak_now();
 	rc = check(S, pods) < 0 ? 1 : 0;
 	S->t_apply[kind] += t1 - t0;
@@ -512,7 +517,7 @@ int main(int argc, char **argv)
 	struct kube_config_opts ko = {0};
 	struct kube_client_opts co = {0};
 	struct gs_error err;
-	bool keep = false, have_seed = false;
+	bool keep = false, have_seed = false, missing_key = false;
 	struct seq done = {0};
 	size_t cap = 0;
 	double t0;
@@ -533,6 +538,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--fault-cli")) {
 			S.cl.fault_cli = true;
+			continue;
+		}
+		if (!strcmp(a, "--missing-key")) {
+			missing_key = true;
 			continue;
 		}
 		if (!v)
@@ -584,6 +593,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	S.w = world_new(S.seed);
+	world_allow_missing_key(S.w, missing_key);
 	S.ck = checker_new(S.cat);
 	S.seen_admitted = json_object();
 	S.seen_refused = json_object();

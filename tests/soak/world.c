@@ -127,6 +127,7 @@ struct world {
 	struct workload *wl;
 	size_t n_wl, cap_wl;
 	unsigned seen_kinds; /* bit per kind applied */
+	bool missing_key;    /* node-config may name a key the ConfigMap lacks */
 };
 
 /* ---- random ----------------------------------------------------------------------------- */
@@ -231,6 +232,11 @@ static void split(const char *line, struct words *ws)
 	}
 	for (int i = ws->n; i < 8; i++)
 		ws->w[i] = "";
+}
+
+void world_allow_missing_key(struct world *w, bool on)
+{
+	w->missing_key = on;
 }
 
 unsigned world_seen(const struct world *w)
@@ -472,11 +478,15 @@ again:
 		k = &w->keys[3 + pick(w, 2)]; /* soak-mig, soak-mig2 */
 		strbuf_addf(&sb, "cm-mig %s %s", k->key, mig_names[(k->mig + 1 + pick(w, 2)) % 3]);
 		break;
-	case K_NODE_CONFIG:
+	case K_NODE_CONFIG: {
+		const char *key;
 		i = pick(w, 3);
-		strbuf_addf(&sb, "node-config %s %s", node_defs[i].name,
-			    plain_keys[chance(w, 10) ? 3 : pick(w, 3)]);
+		do
+			key = plain_keys[w->missing_key && chance(w, 10) ? 3 : pick(w, 3)];
+		while (!strcmp(key, w->config[i]));
+		strbuf_addf(&sb, "node-config %s %s", node_defs[i].name, key);
 		break;
+	}
 	case K_MIG: {
 		const char *const *l;
 		int n = 0, r = pick(w, 100);
@@ -765,6 +775,33 @@ static int patch_key(struct soak_cluster *cl, struct world *w, const char *key,
 	return verdict(cl, rc);
 }
 
+/* A node step that would change nothing (the soak knows what it wrote). */
+static bool already(const struct world *w, int kind, const struct words *ws)
+{
+	int i = node_index(ws->w[1]);
+
+	if (i < 0)
+		return false;
+	switch (kind) {
+	case K_FAULT_CLEAR:
+		for (int g = 0; g < 2; g++)
+			if ((!*ws->w[2] || atoi(ws->w[2]) == g) && w->health[i][g][0])
+				return false;
+		return true;
+	case K_FAULT_GPU: {
+		const char *eq = strchr(ws->w[2], '=');
+		int g = atoi(ws->w[2]);
+		return eq && g >= 0 && g < 2 && !strcmp(w->health[i][g], eq + 1);
+	}
+	case K_MIG_UNSTALL:
+		return !w->stalled[i];
+	case K_NODE_CONFIG:
+		return !strcmp(w->config[i], ws->w[2]);
+	default:
+		return false;
+	}
+}
+
 int step_apply(struct soak_cluster *cl, struct world *w, const char *line,
 	       enum soak_outcome *outcome, struct gs_error *err)
 {
@@ -776,6 +813,11 @@ int step_apply(struct soak_cluster *cl, struct world *w, const char *line,
 	split(line, &ws);
 	*outcome = O_DONE;
 	gs_error_clear(err);
+	if (already(w, kind, &ws)) {
+		world_note(w, line);
+		*outcome = O_NOOP;
+		return 0;
+	}
 	world_note(w, line);
 	switch (kind) {
 	case K_POD:
