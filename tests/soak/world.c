@@ -346,27 +346,43 @@ void world_note(struct world *w, const char *line)
 
 /* ---- the generator ---------------------------------------------------------------------- */
 
-static size_t soak_pods(const json_t *pods, const json_t **out, size_t max)
+/* The soak's pods not being deleted (into out), and how many of them still run or wait. */
+static size_t soak_pods(const json_t *pods, const json_t **out, size_t max, size_t *live)
 {
 	size_t n = 0, i;
 	json_t *p;
 
-	json_array_foreach ((json_t *)pods, i, p)
-		if (soak_pod(p) && !kobj_string(p, "metadata.deletionTimestamp") && n < max)
+	*live = 0;
+	json_array_foreach ((json_t *)pods, i, p) {
+		const char *phase = kobj_text(p, "status.phase");
+		if (!soak_pod(p) || kobj_string(p, "metadata.deletionTimestamp"))
+			continue;
+		if (n < max)
 			out[n++] = p;
+		*live += strcmp(phase, "Succeeded") && strcmp(phase, "Failed");
+	}
 	return n;
 }
 
-static void add_shape(struct world *w, struct strbuf *sb)
+/*
+ * A pod's request. A workload's pods ask for one device: a ReplicaSet whose
+ * pods a node refuses makes new ones at once, a storm that would fill the
+ * run (real, and no different from one refused pod to the invariants).
+ */
+static void add_shape(struct world *w, struct strbuf *sb, bool one)
 {
 	int total = 0, r;
 	size_t i;
 
 	for (i = 0; i < SHAPE_N; i++)
-		total += shapes[i].weight;
+		total += one && shapes[i].n > 1 ? 0 : shapes[i].weight;
 	r = pick(w, total);
-	for (i = 0; i < SHAPE_N - 1 && r >= shapes[i].weight; i++)
-		r -= shapes[i].weight;
+	for (i = 0; i < SHAPE_N - 1; i++) {
+		int wt = one && shapes[i].n > 1 ? 0 : shapes[i].weight;
+		if (r < wt)
+			break;
+		r -= wt;
+	}
 	strbuf_addf(sb, " %s=%d", shapes[i].res, shapes[i].n);
 }
 
@@ -406,20 +422,20 @@ char *world_next(struct world *w, const json_t *pods, int force)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const json_t *mine[256];
-	size_t n_mine = soak_pods(pods, mine, 256);
+	size_t live, n_mine = soak_pods(pods, mine, 256, &live);
 	int kind = force >= 0 ? force : pick_kind(w), i;
 	struct workload *wl;
 	struct cfgkey *k;
 
 again:
 	/* Full: make room instead. */
-	if (force < 0 && n_mine >= POD_CAP &&
+	if (force < 0 && live >= POD_CAP &&
 	    (kind == K_POD || kind == K_DEPLOY || kind == K_JOB || kind == K_SCALE))
 		kind = K_DELETE_POD;
 	switch (kind) {
 	case K_POD:
 		strbuf_addf(&sb, "pod %s p%u", any_ns(w), ++w->serial);
-		add_shape(w, &sb);
+		add_shape(w, &sb, false);
 		if (chance(w, 30))
 			strbuf_addf(&sb, " on=%s", node_defs[pick(w, NODE_N)].name);
 		break;
@@ -433,7 +449,7 @@ again:
 		break;
 	case K_DEPLOY:
 		strbuf_addf(&sb, "deploy %s d%u %d", any_ns(w), ++w->serial, 1 + pick(w, 3));
-		add_shape(w, &sb);
+		add_shape(w, &sb, true);
 		break;
 	case K_SCALE:
 		if (!(wl = pick_workload(w, false))) {
@@ -452,7 +468,7 @@ again:
 	case K_JOB:
 		strbuf_addf(&sb, "job %s j%u %d %d", any_ns(w), ++w->serial, 1 + pick(w, 2),
 			    1 + pick(w, 3));
-		add_shape(w, &sb);
+		add_shape(w, &sb, false);
 		break;
 	case K_DELETE_JOB:
 		if (!(wl = pick_workload(w, true))) {
@@ -585,7 +601,7 @@ static json_t *job_object(const struct words *ws)
 			 "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", ws->w[2],
 			 "namespace", ws->w[1], "labels", labels(NULL), "spec", "parallelism",
 			 atoi(ws->w[3]), "completions", atoi(ws->w[4]), "backoffLimit", 2,
-			 "ttlSecondsAfterFinished", 2, "template", "metadata", "labels",
+			 "ttlSecondsAfterFinished", 20, "template", "metadata", "labels",
 			 labels(ws->w[2]), "spec", "restartPolicy", "Never", "containers",
 			 container(ws->w[5]));
 }
