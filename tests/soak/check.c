@@ -116,7 +116,21 @@ void snapshot_release(struct snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int list_items(struct soak_cluster *cl, const char *path, json_t **out,
+/* A List's items carry no kind: the readers of the engine want it. */
+static void set_kind(json_t *items, const char *kind)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach (items, i, o) {
+		if (!json_object_get(o, "kind"))
+			json_object_set_new(o, "kind", json_string(kind));
+		if (!json_object_get(o, "apiVersion"))
+			json_object_set_new(o, "apiVersion", json_string("v1"));
+	}
+}
+
+static int list_items(struct soak_cluster *cl, const char *path, const char *kind, json_t **out,
 		      struct gs_error *err)
 {
 	json_t *list = NULL;
@@ -128,6 +142,7 @@ static int list_items(struct soak_cluster *cl, const char *path, json_t **out,
 	json_decref(list);
 	if (!*out)
 		*out = json_array();
+	set_kind(*out, kind);
 	return 0;
 }
 
@@ -137,10 +152,11 @@ int snapshot_take(struct soak_cluster *cl, json_t *pods, struct snapshot *s, str
 
 	memset(s, 0, sizeof(*s));
 	s->pods = pods;
-	if ((!s->pods && list_items(cl, "/api/v1/pods", &s->pods, err) < 0) ||
-	    list_items(cl, "/api/v1/nodes", &s->nodes, err) < 0 ||
-	    list_items(cl, "/api/v1/resourcequotas", &s->quotas, err) < 0)
+	if ((!s->pods && list_items(cl, "/api/v1/pods", "Pod", &s->pods, err) < 0) ||
+	    list_items(cl, "/api/v1/nodes", "Node", &s->nodes, err) < 0 ||
+	    list_items(cl, "/api/v1/resourcequotas", "ResourceQuota", &s->quotas, err) < 0)
 		goto fail;
+	set_kind(s->pods, "Pod");
 	if (kube_get(cl->c, "/api/v1/namespaces/" SOAK_CM_NS "/configmaps/" SOAK_CM_NAME,
 		     &s->configmap, err) < 0 &&
 	    kube_last_status(cl->c)->code != 404)
