@@ -157,10 +157,15 @@ int snapshot_take(struct soak_cluster *cl, json_t *pods, struct snapshot *s, str
 	    list_items(cl, "/api/v1/resourcequotas", "ResourceQuota", &s->quotas, err) < 0)
 		goto fail;
 	set_kind(s->pods, "Pod");
-	if (kube_get(cl->c, "/api/v1/namespaces/" SOAK_CM_NS "/configmaps/" SOAK_CM_NAME,
-		     &s->configmap, err) < 0 &&
-	    kube_last_status(cl->c)->code != 404)
-		goto fail;
+	if (cl->configmap) {
+		s->configmap = json_incref(cl->configmap);
+	} else if (kube_get(cl->c, "/api/v1/namespaces/" SOAK_CM_NS "/configmaps/" SOAK_CM_NAME,
+			    &s->configmap, err) < 0) {
+		if (kube_last_status(cl->c)->code != 404)
+			goto fail;
+	} else {
+		cl->configmap = json_incref(s->configmap);
+	}
 	if (soak_metrics(cl, &s->metrics, &merr) < 0)
 		s->metrics = NULL;
 	s->at = soak_now();

@@ -708,7 +708,7 @@ int main(int argc, char **argv)
 		print_violations(&S.failed);
 		dump_failure(&S, path);
 		report_counts(&S, secs, (long)done.n);
-		printf("soak: the %zu steps before it:\n", done.n < 15 ? done.n - 1 : (size_t)14);
+		printf("soak: the steps before it (at most 14):\n");
 		for (size_t k = done.n < 15 ? 0 : done.n - 15; k + 1 < done.n; k++)
 			printf("  %zu %s\n", k + 1, done.l[k]);
 		violations_release(&S.failed);
@@ -745,6 +745,7 @@ int main(int argc, char **argv)
 	world_free(S.w);
 	checker_free(S.ck);
 	kube_client_free(S.cl.c);
+	json_decref(S.cl.configmap);
 	json_decref(S.seen_admitted);
 	json_decref(S.seen_refused);
 	json_decref(S.seen_pods);

@@ -36,6 +36,12 @@ struct soak_cluster {
 	/* Faults through `gpushare fault` (slower: a process per step) rather than the
 	 * same merge patches written directly. */
 	bool fault_cli;
+	/*
+	 * The device-plugin ConfigMap as the apiserver last returned it: the
+	 * soak is its only writer here, so a PATCH's answer saves a GET per
+	 * step. NULL = read it.
+	 */
+	json_t *configmap;
 	/* Monotonic seconds at which the last controller or apiserver restart ended. */
 	double restarted_at;
 };

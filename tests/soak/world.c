@@ -783,9 +783,11 @@ static int patch_key(struct soak_cluster *cl, struct world *w, const char *key,
 		return 2;
 	yaml = key_yaml(k);
 	patch = json_pack("{s:{s:s}}", "data", key, yaml);
+	json_decref(cl->configmap);
+	cl->configmap = NULL;
 	rc = kube_patch(cl->c,
 			"/api/v1/namespaces/" SOAK_CM_NS "/configmaps/" SOAK_CM_NAME,
-			KUBE_PATCH_MERGE, patch, NULL, err);
+			KUBE_PATCH_MERGE, patch, &cl->configmap, err);
 	json_decref(patch);
 	free(yaml);
 	return verdict(cl, rc);
@@ -1076,6 +1078,8 @@ static int reset_configmap(struct soak_cluster *cl, const struct world *w, struc
 	json_decref(obj);
 	if (rc < 0 && kube_last_status(cl->c)->code != 409)
 		return -1;
+	json_decref(cl->configmap);
+	cl->configmap = NULL;
 	obj = json_pack("{s:o}", "data", keys_data(w, false));
 	rc = kube_patch(cl->c, path, KUBE_PATCH_MERGE, obj, NULL, err);
 	if (rc < 0 && kube_last_status(cl->c)->code == 404) {
