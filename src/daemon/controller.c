@@ -1517,13 +1517,21 @@ static void pod_store(struct controller *ctl, const json_t *pod, bool from_write
 	p->text = json_dumps(red, JSON_COMPACT | JSON_SORT_KEYS);
 	pod_counts(ctl, p, red);
 	json_decref(red);
-	if ((phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) ||
-	    kobj_string(pod, "metadata.deletionTimestamp"))
-		st = phase && !strcmp(phase, "Failed") && !(adm && !strcmp(adm, "true"))
-			     ? POD_FAILED
-			     : POD_DONE;
+	/*
+	 * A pod being deleted holds its devices until it is gone or finished:
+	 * the kubelet's device manager frees only what its active pods no
+	 * longer hold, and a terminating pod stays active until its containers
+	 * stopped (k8s.io/kubernetes v1.37.2 pkg/kubelet/kubelet_pods.go
+	 * filterOutInactivePods, cm/devicemanager/manager.go
+	 * UpdateAllocatedDevices). One never admitted is nothing to decide.
+	 */
+	if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+		st = !strcmp(phase, "Failed") && !(adm && !strcmp(adm, "true")) ? POD_FAILED
+										 : POD_DONE;
 	else if (adm && !strcmp(adm, "true"))
 		st = POD_ADMITTED;
+	else if (kobj_string(pod, "metadata.deletionTimestamp"))
+		st = POD_DONE;
 	else
 		st = POD_WAITING;
 	set_state(ctl, p, st);

@@ -407,6 +407,45 @@ static void bound_pod_gets_a_verdict(void **state)
 	answer(w);
 }
 
+/*
+ * A pod being deleted keeps its devices until it is gone: the kubelet's
+ * device manager counts a terminating pod as active until its containers
+ * stopped, so the next pod on the node is decided with it among the holders.
+ */
+static void terminating_pod_keeps_its_devices(void **state)
+{
+	struct world *w = *state;
+	json_t *p;
+
+	start(w, json_pack("[o]", node("t4", "10", "shared", 2)));
+	tick(w);
+	answer(w);
+	p = pod("small", "t4", "1");
+	json_object_set_new(json_object_get(p, "metadata"), "annotations",
+			    json_pack("{s:s,s:s}", "gpushare.io/admitted", "true",
+				      "gpushare.io/devices", "{\"nvidia.com/gpu\":[\"GPU-0\"]}"));
+	json_object_set_new(json_object_get(p, "status"), "phase", json_string("Running"));
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, json_incref(p));
+	/* kubectl delete: a grace period, the kubelet still stopping its containers. */
+	json_object_set_new(json_object_get(p, "metadata"), "deletionTimestamp",
+			    json_string("2026-01-01T00:00:30Z"));
+	json_object_set_new(json_object_get(p, "metadata"), "resourceVersion", json_string("60"));
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_MODIFIED, json_incref(p));
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, pod("next", "t4", "1"));
+	assert_int_equal(tick(w), 1);
+	assert_int_equal(w->hook_calls, 1);
+	assert_int_equal(w->last_holders, 1);
+	answer(w);
+
+	/* Gone: it holds nothing any more. */
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_DELETED, p);
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, pod("third", "t4", "1"));
+	tick(w);
+	assert_int_equal(w->hook_calls, 2);
+	assert_int_equal(w->last_holders, 0);
+	answer(w);
+}
+
 static void relist_after_gone(void **state)
 {
 	struct world *w = *state;
@@ -1153,6 +1192,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(configmap_edit_repatches_affected_nodes, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(bound_pod_gets_a_verdict, setup, teardown),
+		cmocka_unit_test_setup_teardown(terminating_pod_keeps_its_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(relist_after_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(deleted_node_is_forgotten, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_node_write_retries_later, setup, teardown),
