@@ -4,6 +4,7 @@
 # make asan    the same tests under AddressSanitizer + UBSan
 # make valgrind  unit + CLI tests under valgrind (leaks are errors)
 # make e2e     end-to-end tests against the local control plane
+# make soak    a seeded random run on it, invariants after every step (SOAK_STEPS, SOAK_SEED)
 # make e2e-dra-alpha  the DRA tests on a cluster of their own with the DRA alpha gates
 # make bench   benchmarks, printed as ratios against their baselines, and every
 #              engine entry point at 1x and 4x its input (bench/scale.sh)
@@ -182,10 +183,10 @@ demo: deps
 	@scripts/demo.sh
 
 format-check:
-	clang-format --dry-run --Werror $(SRC) $(wildcard src/*.h src/*/*.h tests/unit/*.c fuzz/*.c)
+	clang-format --dry-run --Werror $(SRC) $(wildcard src/*.h src/*/*.h tests/unit/*.c fuzz/*.c tests/soak/*.c tests/soak/*.h)
 
 format:
-	clang-format -i $(SRC) $(wildcard src/*.h src/*/*.h tests/unit/*.c fuzz/*.c)
+	clang-format -i $(SRC) $(wildcard src/*.h src/*/*.h tests/unit/*.c fuzz/*.c tests/soak/*.c tests/soak/*.h)
 
 clean:
 	rm -rf build

@@ -1,4 +1,4 @@
-# The soak (tests/soak/, docs/guide/soak.md): a seeded random run on the local
+# The soak (tests/soak/, docs/design/soak.md): a seeded random run on the local
 # control plane that checks gpushare's invariants after every step.
 #   make soak SOAK_STEPS=N SOAK_SEED=S   (defaults: 10000 steps, a seed from the clock)
 # `make e2e` runs a short one (tests/e2e/test_soak.sh).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak, short (docs/guide/soak.md): 200 seeded random steps on this
+# The soak, short (docs/design/soak.md): 200 seeded random steps on this
 # cluster (bare pods, Deployments, Jobs, ConfigMap edits of replicas,
 # sharing strategy and MIG strategy, MIG layouts walked, stalled and failed,
 # GPU faults injected and cleared through `gpushare fault`, the controller

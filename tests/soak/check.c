@@ -88,10 +88,10 @@ void violations_release(struct violations *vs)
 	memset(vs, 0, sizeof(*vs));
 }
 
-static void violate(struct violations *vs, enum soak_invariant inv, bool eventual,
-		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void violate(struct violations *vs, enum soak_invariant inv, bool eventual,
-		    const char *fmt, ...)
+static void violate(struct violations *vs, enum soak_invariant inv, bool eventual, const char *fmt,
+		    ...) __attribute__((format(printf, 4, 5)));
+static void violate(struct violations *vs, enum soak_invariant inv, bool eventual, const char *fmt,
+		    ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
@@ -362,8 +362,9 @@ static bool check_new_pod(struct checker *ck, const json_t *node, const json_t *
 	l = node_ledger(ck, node, others, &err);
 	json_decref(others);
 	if (!l) {
-		violate(out, INV_REFUSED, false, "node %s cannot be read (%s): pod %s is running on it",
-			kobj_name(node), err.msg, key);
+		violate(out, INV_REFUSED, false,
+			"node %s cannot be read (%s): pod %s is running on it", kobj_name(node),
+			err.msg, key);
 		free(key);
 		return false;
 	}
@@ -385,7 +386,8 @@ static bool check_new_pod(struct checker *ck, const json_t *node, const json_t *
 			if (k < 0) {
 				violate(out, strstr(s ? s : "", "::") ? INV_REPLICAS : INV_REFUSED,
 					false,
-					"pod %s got %s %s on %s, a device its plugin does not register "
+					"pod %s got %s %s on %s, a device its plugin does not "
+					"register "
 					"under config %s",
 					key, res, s ? s : "?", kobj_name(node),
 					l->config_name ? l->config_name : "(none)");
@@ -447,8 +449,9 @@ static int configured_replicas(struct checker *ck, const json_t *node, const str
 	struct gs_error err;
 
 	*c = NULL;
-	if (!ck->set || dpconfig_set_select(ck->set, kobj_label(node, NODEHW_LABEL_CONFIG), NULL,
-					    NULL, &ch, &err) < 0 ||
+	if (!ck->set ||
+	    dpconfig_set_select(ck->set, kobj_label(node, NODEHW_LABEL_CONFIG), NULL, NULL, &ch,
+				&err) < 0 ||
 	    !ch.config)
 		return 0;
 	*c = ch.config;
@@ -464,10 +467,10 @@ static void check_replicas(const struct node_view *nv, struct violations *out)
 	const char *name = kobj_name(nv->node);
 	const char *count = kobj_annotation(nv->node, NODEHW_ANN_COUNT);
 	long long gpus = count ? atoll(count) : 0;
-	long long cap = count_of(kobj_get(nv->node, "status.capacity")
-					 ? json_object_get(kobj_get(nv->node, "status.capacity"),
-							   "nvidia.com/gpu")
-					 : NULL);
+	long long cap = count_of(
+		kobj_get(nv->node, "status.capacity")
+			? json_object_get(kobj_get(nv->node, "status.capacity"), "nvidia.com/gpu")
+			: NULL);
 	json_t *per_gpu = json_object(), *h, *ids, *id, *set;
 	const char *k;
 	size_t i, j;
@@ -504,7 +507,8 @@ static void check_replicas(const struct node_view *nv, struct violations *out)
 		if ((long long)json_object_size(set) > nv->replicas) {
 			char *who = json_dumps(set, JSON_COMPACT | JSON_SORT_KEYS);
 			violate(out, INV_REPLICAS, false,
-				"GPU %s of node %s is shared by %zu pods, %d replicas configured: %s",
+				"GPU %s of node %s is shared by %zu pods, %d replicas configured: "
+				"%s",
 				k, name, json_object_size(set), nv->replicas, who);
 			free(who);
 		}
@@ -528,14 +532,16 @@ static void check_books(const struct snapshot *s, const json_t *nodes_by_name,
 		json_t *q;
 		json_object_foreach ((json_t *)kobj_map(v, "status.allocatable"), r, q)
 			if (!strncmp(r, "nvidia.com/", 11))
-				json_object_set_new(alloc, r,
-						    json_integer(count_of(json_object_get(alloc, r)) +
-								 count_of(q)));
+				json_object_set_new(
+					alloc, r,
+					json_integer(count_of(json_object_get(alloc, r)) +
+						     count_of(q)));
 	}
 	json_array_foreach (s->pods, i, p) {
 		const char *node = kobj_text(p, "spec.nodeName");
-		if (!*node || !json_object_get(nodes_by_name, node) || !admitted(p) || ended(p) ||
-		    kobj_string(p, "metadata.deletionTimestamp"))
+		/* A pod being deleted holds its devices until it is gone (the kubelet's active
+		 * pods). */
+		if (!*node || !json_object_get(nodes_by_name, node) || !admitted(p) || ended(p))
 			continue;
 		pod_nvidia(p, used);
 	}
@@ -561,11 +567,12 @@ static void check_books(const struct snapshot *s, const json_t *nodes_by_name,
 		json_t *mu = json_object_get(s->metrics, ku), *mf = json_object_get(s->metrics, kf);
 		if ((mu || u) && count_of(mu) != u)
 			violate(out, INV_BOOKS, true,
-				"%s: the controller counts %lld used, the admitted pods hold %lld", k,
-				count_of(mu), u);
+				"%s: the controller counts %lld used, the admitted pods hold %lld",
+				k, count_of(mu), u);
 		if ((mf || f) && count_of(mf) != f)
 			violate(out, INV_BOOKS, true,
-				"%s: the controller counts %lld free, the nodes' allocatable %lld less "
+				"%s: the controller counts %lld free, the nodes' allocatable %lld "
+				"less "
 				"%lld used gives %lld",
 				k, count_of(mf), a, u, f);
 		free(ku);
@@ -622,7 +629,8 @@ static void check_quotas(const struct snapshot *s, struct violations *out)
 				    quantity_parse(&b, got, strlen(got), &err) < 0 ||
 				    quantity_cmp(&a, &b))
 					violate(out, INV_QUOTA, true,
-						"quota %s/%s %s: the apiserver counts %s used, the pods "
+						"quota %s/%s %s: the apiserver counts %s used, the "
+						"pods "
 						"give %s",
 						ns, kobj_name(item), r, got ? got : "(nothing yet)",
 						want);
@@ -666,10 +674,11 @@ static void check_walks(const struct snapshot *s, const struct soak_cluster *cl,
 		limit = (secs ? atof(secs) : MIGWALK_DEFAULT_SECONDS) + WALK_SLACK_S;
 		if (s->wall - from > limit)
 			violate(out, INV_MIG_STUCK, false,
-				"node %s pending toward %s for %.0f s (walk %s s, no stall declared): "
+				"node %s pending toward %s for %.0f s (walk %s s, no stall "
+				"declared): "
 				"%s",
-				name, kobj_label(n, NODEHW_LABEL_MIG_CONFIG), s->wall - (double)since,
-				secs ? secs : "5", rec);
+				name, kobj_label(n, NODEHW_LABEL_MIG_CONFIG),
+				s->wall - (double)since, secs ? secs : "5", rec);
 	}
 }
 
@@ -712,7 +721,8 @@ void checker_run(struct checker *ck, const struct snapshot *s, const struct soak
 				since = cl->restarted_at;
 			if (s->at - since > UNDECIDED_S)
 				violate(out, INV_ADMISSION_STUCK, false,
-					"pod %s bound to %s for %.0f s, neither admitted nor failed",
+					"pod %s bound to %s for %.0f s, neither admitted nor "
+					"failed",
 					key, node, s->at - since);
 		}
 		if (ledger_pod_active(p)) {
@@ -736,8 +746,8 @@ void checker_run(struct checker *ck, const struct snapshot *s, const struct soak
 				if (dev && (long long)json_array_size(json_object_get(dev, r)) !=
 						   count_of(v))
 					violate(out, INV_REFUSED, false,
-						"pod %s on %s asks for %lld %s and holds %zu: %s", key,
-						node, count_of(v), r,
+						"pod %s on %s asks for %lld %s and holds %zu: %s",
+						key, node, count_of(v), r,
 						json_array_size(json_object_get(dev, r)), text);
 			json_object_foreach (dev, r, ids) {
 				if (!json_object_get(want, r) && json_array_size(ids))
@@ -745,11 +755,14 @@ void checker_run(struct checker *ck, const struct snapshot *s, const struct soak
 						"pod %s on %s holds %s it did not ask for: %s", key,
 						node, r, text);
 				json_array_foreach (ids, j, id) {
-					char *hk = gs_xasprintf("%s|%s", node, json_string_value(id));
-					const char *other = json_string_value(json_object_get(held, hk));
+					char *hk =
+						gs_xasprintf("%s|%s", node, json_string_value(id));
+					const char *other =
+						json_string_value(json_object_get(held, hk));
 					if (other)
 						violate(out, INV_HELD_TWICE, false,
-							"device %s of node %s is held by %s and by %s",
+							"device %s of node %s is held by %s and by "
+							"%s",
 							json_string_value(id), node, other, key);
 					else
 						json_object_set_new(held, hk, json_string(key));
@@ -776,8 +789,8 @@ void checker_run(struct checker *ck, const struct snapshot *s, const struct soak
 		json_t *empty = json_array();
 		const char *rec = kobj_annotation(n, NODEHW_ANN_MIG_RECORD);
 		json_t *doc = rec ? json_loads(rec, 0, NULL) : NULL;
-		long long paused = migwalk_parse_time(
-			json_string_value(json_object_get(doc, "pausedAt")));
+		long long paused =
+			migwalk_parse_time(json_string_value(json_object_get(doc, "pausedAt")));
 
 		json_decref(doc);
 		if (dra_node(n)) {

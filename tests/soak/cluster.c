@@ -175,8 +175,7 @@ int soak_component_restart(struct soak_cluster *cl, const char *name, const char
 		size_t n = out ? strlen(out) : 0;
 		while (n && out[n - 1] == '\n')
 			out[--n] = '\0';
-		gs_error_set(err, "component.sh restart %s: exit %d: %s", name, rc,
-			     out ? out : "");
+		gs_error_set(err, "component.sh restart %s: exit %d: %s", name, rc, out ? out : "");
 	}
 	free(out);
 	free(script);

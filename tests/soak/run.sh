@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make soak: the soak (docs/guide/soak.md) against the local control plane.
+# make soak: the soak (docs/design/soak.md) against the local control plane.
 # Usage: run.sh GPUSHARE SOAK
 #   SOAK_STEPS (10000), SOAK_SEED (from the clock), SOAK_SHRINK_SECONDS (600)
 # Starts the cluster if it is not running (and stops it at the end only

@@ -2,7 +2,7 @@
 #define GS_SOAK_H
 
 /*
- * The soak (docs/guide/soak.md): a seeded random run against the local
+ * The soak (docs/design/soak.md): a seeded random run against the local
  * control plane (scripts/cluster/up.sh) that checks, after every step, that
  * gpushare's books balance. Not part of the product: it links the library
  * (the kube client to act and read, the engine to recompute) and lives
@@ -113,7 +113,7 @@ void world_note(struct world *w, const char *line);
 /*
  * node-config steps may name a key the ConfigMap lacks (off by default: the
  * controller's admission then diverges from the plugin config-manager keeps
- * linked, docs/guide/soak.md "Known").
+ * linked, docs/design/soak.md "Known").
  */
 void world_allow_missing_key(struct world *w, bool on);
 /* A bit per kind applied so far. */

@@ -40,12 +40,24 @@ const char *const soak_kind_names[K_N] = {
 
 /* Weights per 10,000 steps. */
 static const int kind_weight[K_N] = {
-	[K_POD] = 2300,		  [K_DELETE_POD] = 1700,    [K_DEPLOY] = 350,
-	[K_SCALE] = 450,	  [K_DELETE_DEPLOY] = 250,  [K_JOB] = 550,
-	[K_DELETE_JOB] = 100,	  [K_CM_REPLICAS] = 400,    [K_CM_SHARING] = 200,
-	[K_CM_FAIL1] = 100,	  [K_CM_MIG] = 150,	    [K_NODE_CONFIG] = 200,
-	[K_MIG] = 400,		  [K_MIG_UNSTALL] = 150,    [K_FAULT_GPU] = 600,
-	[K_FAULT_CLEAR] = 400,	  [K_RESTART_PLUGIN] = 450, [K_KILL_CONTROLLER] = 60,
+	[K_POD] = 2300,
+	[K_DELETE_POD] = 1700,
+	[K_DEPLOY] = 350,
+	[K_SCALE] = 450,
+	[K_DELETE_DEPLOY] = 250,
+	[K_JOB] = 550,
+	[K_DELETE_JOB] = 100,
+	[K_CM_REPLICAS] = 400,
+	[K_CM_SHARING] = 200,
+	[K_CM_FAIL1] = 100,
+	[K_CM_MIG] = 150,
+	[K_NODE_CONFIG] = 200,
+	[K_MIG] = 400,
+	[K_MIG_UNSTALL] = 150,
+	[K_FAULT_GPU] = 600,
+	[K_FAULT_CLEAR] = 400,
+	[K_RESTART_PLUGIN] = 450,
+	[K_KILL_CONTROLLER] = 60,
 	[K_RESTART_APISERVER] = 5,
 };
 
@@ -62,12 +74,12 @@ struct node_def {
 	const char *const *layouts; /* what `mig` steps pick from; NULL = not a MIG node */
 };
 
-static const char *const layouts_80[] = {"all-1g.10gb", "all-2g.20gb", "all-3g.40gb",
-					 "all-balanced", "all-disabled", "all-7g.80gb",
-					 "all-1g.5gb", NULL};
-static const char *const layouts_40[] = {"all-1g.5gb",	 "all-2g.10gb",	 "all-3g.20gb",
-					 "all-balanced", "all-disabled", "all-7g.40gb",
-					 NULL};
+static const char *const layouts_80[] = {
+	"all-1g.10gb",	"all-2g.20gb", "all-3g.40gb", "all-balanced",
+	"all-disabled", "all-7g.80gb", "all-1g.5gb",  NULL};
+static const char *const layouts_40[] = {
+	"all-1g.5gb",	"all-2g.10gb", "all-3g.20gb", "all-balanced",
+	"all-disabled", "all-7g.40gb", NULL};
 
 #define NODE_N 5
 static const struct node_def node_defs[NODE_N] = {
@@ -92,7 +104,7 @@ struct cfgkey {
 
 #define KEY_N 5
 static const struct cfgkey key_defs[KEY_N] = {
-	{"soak-ts", SH_TS, 4, 1, 0},	{"soak-mps", SH_MPS, 2, 0, 0},
+	{"soak-ts", SH_TS, 4, 1, 0},	  {"soak-mps", SH_MPS, 2, 0, 0},
 	{"soak-whole", SH_NONE, 4, 0, 0}, {"soak-mig", SH_NONE, 4, 0, 2},
 	{"soak-mig2", SH_NONE, 4, 0, 1},
 };
@@ -479,7 +491,8 @@ again:
 		break;
 	case K_CM_REPLICAS:
 		k = &w->keys[pick(w, 2)]; /* soak-ts, soak-mps */
-		strbuf_addf(&sb, "cm-replicas %s %d", k->key, 2 + (k->replicas - 2 + 1 + pick(w, 4)) % 5);
+		strbuf_addf(&sb, "cm-replicas %s %d", k->key,
+			    2 + (k->replicas - 2 + 1 + pick(w, 4)) % 5);
 		break;
 	case K_CM_SHARING:
 		k = &w->keys[pick(w, 3)]; /* soak-ts, soak-mps, soak-whole */
@@ -511,7 +524,9 @@ again:
 			n++;
 		strbuf_addf(&sb, "mig %s %s %d %s", node_defs[i].name,
 			    node_defs[i].layouts[pick(w, n)], pick(w, 4),
-			    r < 70 ? "ok" : r < 85 ? "stall" : "fail");
+			    r < 70   ? "ok"
+			    : r < 85 ? "stall"
+				     : "fail");
 		break;
 	}
 	case K_MIG_UNSTALL:
@@ -635,9 +650,9 @@ static json_t *node_object(const struct node_def *d)
 	snprintf(count, sizeof(count), "%d", d->count);
 	return json_pack("{s:s,s:s,s:{s:s,s:o,s:{s:s,s:s,s:s,s:s}},s:{s:O,s:o}}", "apiVersion",
 			 "v1", "kind", "Node", "metadata", "name", d->name, "labels", lab,
-			 "annotations", "kwok.x-k8s.io/node", "fake", "node.alpha.kubernetes.io/ttl",
-			 "0", NODEHW_ANN_PRODUCT, d->product, NODEHW_ANN_COUNT, count, "status",
-			 "capacity", res, "allocatable", res);
+			 "annotations", "kwok.x-k8s.io/node", "fake",
+			 "node.alpha.kubernetes.io/ttl", "0", NODEHW_ANN_PRODUCT, d->product,
+			 NODEHW_ANN_COUNT, count, "status", "capacity", res, "allocatable", res);
 }
 
 /* ---- applying a step ---------------------------------------------------------------------- */
@@ -785,8 +800,7 @@ static int patch_key(struct soak_cluster *cl, struct world *w, const char *key,
 	patch = json_pack("{s:{s:s}}", "data", key, yaml);
 	json_decref(cl->configmap);
 	cl->configmap = NULL;
-	rc = kube_patch(cl->c,
-			"/api/v1/namespaces/" SOAK_CM_NS "/configmaps/" SOAK_CM_NAME,
+	rc = kube_patch(cl->c, "/api/v1/namespaces/" SOAK_CM_NS "/configmaps/" SOAK_CM_NAME,
 			KUBE_PATCH_MERGE, patch, &cl->configmap, err);
 	json_decref(patch);
 	free(yaml);
@@ -854,8 +868,7 @@ int step_apply(struct soak_cluster *cl, struct world *w, const char *line,
 		break;
 	case K_SCALE:
 		obj = json_pack("{s:{s:i}}", "spec", "replicas", atoi(ws.w[3]));
-		path = gs_xasprintf("/apis/apps/v1/namespaces/%s/deployments/%s", ws.w[1],
-				    ws.w[2]);
+		path = gs_xasprintf("/apis/apps/v1/namespaces/%s/deployments/%s", ws.w[1], ws.w[2]);
 		v = verdict(cl, kube_patch(cl->c, path, KUBE_PATCH_MERGE, obj, NULL, err));
 		break;
 	case K_DELETE_DEPLOY:
@@ -966,8 +979,8 @@ static int ensure_namespace(struct soak_cluster *cl, const char *ns, struct gs_e
 
 static int delete_collection(struct soak_cluster *cl, const char *path, struct gs_error *err)
 {
-	json_t *opts = json_pack("{s:s,s:i}", "propagationPolicy", "Background",
-				 "gracePeriodSeconds", 0);
+	json_t *opts =
+		json_pack("{s:s,s:i}", "propagationPolicy", "Background", "gracePeriodSeconds", 0);
 	int rc = kube_delete(cl->c, path, opts, NULL, err);
 
 	json_decref(opts);
@@ -987,10 +1000,9 @@ static int count_items(struct soak_cluster *cl, const char *path, size_t *n, str
 
 static int empty_namespaces(struct soak_cluster *cl, struct gs_error *err)
 {
-	static const char *const kinds[] = {"apis/apps/v1/namespaces/%s/deployments",
-					    "apis/apps/v1/namespaces/%s/replicasets",
-					    "apis/batch/v1/namespaces/%s/jobs",
-					    "api/v1/namespaces/%s/pods"};
+	static const char *const kinds[] = {
+		"apis/apps/v1/namespaces/%s/deployments", "apis/apps/v1/namespaces/%s/replicasets",
+		"apis/batch/v1/namespaces/%s/jobs", "api/v1/namespaces/%s/pods"};
 	char path[256];
 	size_t n = 0;
 
@@ -1038,10 +1050,10 @@ static int reset_quotas(struct soak_cluster *cl, struct gs_error *err)
 	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
 		char *path = gs_xasprintf("/api/v1/namespaces/%s/resourcequotas", q[i].ns);
 		char *one = gs_xasprintf("%s/soak-quota", path);
-		json_t *obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s}}}", "apiVersion",
-					"v1", "kind", "ResourceQuota", "metadata", "name",
-					"soak-quota", "namespace", q[i].ns, "spec", "hard", q[i].k1,
-					q[i].v1, q[i].k2, q[i].v2);
+		json_t *obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s}}}", "apiVersion", "v1",
+					"kind", "ResourceQuota", "metadata", "name", "soak-quota",
+					"namespace", q[i].ns, "spec", "hard", q[i].k1, q[i].v1,
+					q[i].k2, q[i].v2);
 		int rc = kube_delete(cl->c, one, NULL, NULL, err);
 		if (rc == 0 || kube_last_status(cl->c)->code == 404)
 			rc = kube_create(cl->c, path, obj, NULL, err);
@@ -1085,8 +1097,9 @@ static int reset_configmap(struct soak_cluster *cl, const struct world *w, struc
 	if (rc < 0 && kube_last_status(cl->c)->code == 404) {
 		json_object_set_new(obj, "apiVersion", json_string("v1"));
 		json_object_set_new(obj, "kind", json_string("ConfigMap"));
-		json_object_set_new(obj, "metadata", json_pack("{s:s,s:s}", "name", SOAK_CM_NAME,
-							       "namespace", SOAK_CM_NS));
+		json_object_set_new(
+			obj, "metadata",
+			json_pack("{s:s,s:s}", "name", SOAK_CM_NAME, "namespace", SOAK_CM_NS));
 		rc = kube_create(cl->c, "/api/v1/namespaces/" SOAK_CM_NS "/configmaps", obj, NULL,
 				 err);
 	}
@@ -1118,7 +1131,8 @@ static bool node_up(const json_t *n)
 	size_t i;
 
 	json_array_foreach ((json_t *)conds, i, c)
-		if (!strcmp(kobj_text(c, "type"), "Ready") && !strcmp(kobj_text(c, "status"), "True"))
+		if (!strcmp(kobj_text(c, "type"), "Ready") &&
+		    !strcmp(kobj_text(c, "status"), "True"))
 			ready = true;
 	return ready && json_array_size(kobj_get(n, "spec.taints")) == 0 &&
 	       kobj_label(n, "nvidia.com/gpu.product");

@@ -1146,13 +1146,13 @@ static void mig_walk_ends_when_the_plugin_then_fails(void **state)
 	json_t *b;
 
 	relist(w, CONTROLLER_WATCH_CONFIGMAP,
-	       json_pack("[o]", json_loads("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
-					   "\"metadata\":{\"name\":\"" CM_NAME
-					   "\",\"namespace\":\"" CM_NS
-					   "\",\"resourceVersion\":\"1\"},\"data\":{"
-					   "\"default\":\"version: v1\\nflags:\\n  "
-					   "migStrategy: single\\n\"}}",
-					   0, NULL)));
+	       json_pack("[o]",
+			 json_loads("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+				    "\"metadata\":{\"name\":\"" CM_NAME "\",\"namespace\":\"" CM_NS
+				    "\",\"resourceVersion\":\"1\"},\"data\":{"
+				    "\"default\":\"version: v1\\nflags:\\n  "
+				    "migStrategy: single\\n\"}}",
+				    0, NULL)));
 	relist(w, CONTROLLER_WATCH_NODES, json_pack("[o]", a100("a", "all-1g.10gb", "0", NULL)));
 	relist(w, CONTROLLER_WATCH_PODS, json_array());
 	tick(w);
