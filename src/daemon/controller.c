@@ -1527,7 +1527,7 @@ static void pod_store(struct controller *ctl, const json_t *pod, bool from_write
 	 */
 	if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
 		st = !strcmp(phase, "Failed") && !(adm && !strcmp(adm, "true")) ? POD_FAILED
-										 : POD_DONE;
+										: POD_DONE;
 	else if (adm && !strcmp(adm, "true"))
 		st = POD_ADMITTED;
 	else if (kobj_string(pod, "metadata.deletionTimestamp"))

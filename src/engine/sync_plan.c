@@ -360,7 +360,8 @@ static void plan_one(const struct catalog *cat, const json_t *node, const struct
 		/* mig-manager's part, whatever the plugin makes of the layout below. */
 		n->mig_patch = json_object();
 		walk_patch(&walk, node, n->mig_patch);
-		if (walk.state && !same_str(kobj_label(node, ADVERTISE_LABEL_MIG_STATE), walk.state))
+		if (walk.state &&
+		    !same_str(kobj_label(node, ADVERTISE_LABEL_MIG_STATE), walk.state))
 			mergepatch_set(n->mig_patch, "metadata", "labels",
 				       ADVERTISE_LABEL_MIG_STATE, json_string(walk.state));
 		if (!json_object_size(n->mig_patch)) {
