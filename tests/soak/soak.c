@@ -48,7 +48,7 @@ static bool node_kind(int k)
 {
 	return k == K_CM_REPLICAS || k == K_CM_SHARING || k == K_CM_FAIL1 || k == K_CM_MIG ||
 	       k == K_NODE_CONFIG || k == K_MIG || k == K_MIG_UNSTALL || k == K_FAULT_GPU ||
-	       k == K_FAULT_CLEAR || k == K_RESTART_PLUGIN;
+	       k == K_FAULT_CLEAR || k == K_RESTART_PLUGIN || k == K_KUBELET;
 }
 
 static long long reconciles(struct soak *S)

@@ -34,6 +34,7 @@ const char *const soak_kind_names[K_N] = {
 	[K_FAULT_GPU] = "fault-gpu",
 	[K_FAULT_CLEAR] = "fault-clear",
 	[K_RESTART_PLUGIN] = "restart-plugin",
+	[K_KUBELET] = "kubelet",
 	[K_KILL_CONTROLLER] = "kill-controller",
 	[K_RESTART_APISERVER] = "restart-apiserver",
 };
@@ -56,7 +57,8 @@ static const int kind_weight[K_N] = {
 	[K_MIG_UNSTALL] = 150,
 	[K_FAULT_GPU] = 600,
 	[K_FAULT_CLEAR] = 400,
-	[K_RESTART_PLUGIN] = 450,
+	[K_RESTART_PLUGIN] = 400,
+	[K_KUBELET] = 100,
 	[K_KILL_CONTROLLER] = 60,
 	[K_RESTART_APISERVER] = 5,
 };
@@ -552,6 +554,10 @@ again:
 	case K_RESTART_PLUGIN:
 		strbuf_addf(&sb, "restart-plugin %s", node_defs[pick(w, NODE_N)].name);
 		break;
+	case K_KUBELET:
+		strbuf_addf(&sb, "kubelet %s %s %d", node_defs[pick(w, NODE_N)].name,
+			    chance(w, 60) ? "restart" : "reboot", 1 + pick(w, 8));
+		break;
 	case K_KILL_CONTROLLER:
 		strbuf_addstr(&sb, "kill-controller");
 		break;
@@ -702,6 +708,17 @@ static int fault_patch(struct soak_cluster *cl, struct world *w, const struct wo
 		gmtime_r(&t, &tm);
 		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		json_object_set_new(ann, NODEHW_ANN_RESTARTED_AT, json_string(ts));
+	} else if (kind == K_KUBELET) {
+		/* gpushare fault kubelet: "<restart|reboot>@<now>,<seconds>"
+		 * (engine/kubeletrestart.h) */
+		char ts[32], *v;
+		time_t t = (time_t)stamp;
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		v = gs_xasprintf("%s@%s,%s", ws->w[2], ts, ws->w[3]);
+		json_object_set_new(ann, NODEHW_ANN_KUBELET_RESTART, json_string(v));
+		free(v);
 	} else if (kind == K_MIG) {
 		json_object_set_new(lab, NODEHW_LABEL_MIG_CONFIG, json_string(ws->w[2]));
 		json_object_set_new(ann, NODEHW_ANN_MIG_SECONDS, json_string(ws->w[3]));
@@ -727,6 +744,8 @@ static int gpushare_fault(struct soak_cluster *cl, struct world *w, const struct
 	int n = 0, rc;
 	long long stamp = 0;
 
+	if (!strcmp(ws->w[0], "kubelet"))
+		stamp = (long long)soak_wall();
 	if (!strcmp(ws->w[0], "restart-plugin")) {
 		/* Stamped to the second: two restarts in one second would be one. */
 		int i = node_index(ws->w[1]);
@@ -756,6 +775,12 @@ static int gpushare_fault(struct soak_cluster *cl, struct world *w, const struct
 		setenv("GPUSHARE_NOW", now, 1);
 		argv[n++] = "restart-plugin";
 		argv[n++] = ws->w[1];
+	} else if (!strcmp(ws->w[0], "kubelet")) {
+		argv[n++] = "kubelet";
+		argv[n++] = ws->w[1];
+		argv[n++] = !strcmp(ws->w[2], "reboot") ? "--reboot" : "--restart";
+		argv[n++] = "--seconds";
+		argv[n++] = ws->w[3];
 	} else if (!strcmp(ws->w[0], "mig")) {
 		argv[n++] = "mig";
 		argv[n++] = ws->w[1];
@@ -901,6 +926,7 @@ int step_apply(struct soak_cluster *cl, struct world *w, const char *line,
 	case K_FAULT_GPU:
 	case K_FAULT_CLEAR:
 	case K_RESTART_PLUGIN:
+	case K_KUBELET:
 		v = gpushare_fault(cl, w, &ws, err);
 		break;
 	case K_KILL_CONTROLLER:
