@@ -436,6 +436,22 @@ int admission_ctx_decide(struct admission_ctx *ctx, const json_t *node, const js
 		long k = dpconfig_set_find(ctx->set, adv->config_name);
 		cfg = k >= 0 ? dpconfig_set_get(ctx->set, (size_t)k, NULL) : NULL;
 	}
+	/*
+	 * A resource the node still shows, at 0, that gpushare's record has
+	 * dropped (it wrote it 0 once, and a merge patch leaves the key): the
+	 * kubelet knows it, so the predicate refuses it rather than taking it
+	 * as one the node never had (k8s.io/kubernetes v1.37.2
+	 * pkg/kubelet/lifecycle/predicate.go removeMissingExtendedResources
+	 * drops only what the node lacks).
+	 */
+	{
+		const char *res;
+		json_t *v;
+		json_object_foreach ((json_t *)kobj_map(node, "status.capacity"), res, v)
+			if (!strncmp(res, "nvidia.com/", 11) && json_is_object(adv->resources) &&
+			    !json_object_get(adv->resources, res))
+				json_object_set_new(adv->resources, res, json_integer(0));
+	}
 	if (ledger_new(ctx->cat, hw, adv, cfg, &l, err) < 0)
 		goto out;
 	/* Holders count as admitted whatever their annotation says: the caller vouches. */

@@ -471,6 +471,50 @@ static void mig_layout_as_held(void **state)
 	json_decref(n);
 }
 
+/*
+ * A resource the node still shows at 0 that the record of what gpushare
+ * advertises has dropped (migStrategy mixed, then none: nvidia.com/mig-1g.10gb
+ * was written 0): the kubelet's predicate refuses a pod asking for it, as
+ * for any resource the node shows at 0; it is not one the node never had.
+ */
+static void shown_at_zero_refused(void **state)
+{
+	(void)state;
+	const char *none = "version: v1\nflags:\n  migStrategy: none\n";
+	json_t *cfg = json_string(none), *cm, *holders = json_array(), *pod;
+	char *cfgjson = json_dumps(cfg, JSON_ENCODE_ANY), cmbuf[1024];
+	json_t *n = fx_node("mig-node", "NVIDIA A100-SXM4-80GB", 1,
+			    "\"nvidia.com/device-plugin.config\":\"plain\","
+			    "\"nvidia.com/mig.config\":\"all-1g.10gb\"",
+			    "\"gpushare.io/managed-resources\":\"nvidia.com/gpu\"");
+	struct admission_ctx *ctx = admission_ctx_new(fx_cat(), NULL);
+	struct admission_decision d;
+	struct gs_error err;
+
+	json_object_set_new(n, "status",
+			    json_pack("{s:{s:s,s:s}}", "capacity", "nvidia.com/gpu", "1",
+				      "nvidia.com/mig-1g.10gb", "0"));
+	snprintf(cmbuf, sizeof(cmbuf),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+		 "\"name\":\"device-plugin-configs\",\"namespace\":\"gpu-share\","
+		 "\"uid\":\"cm1\",\"resourceVersion\":\"1\"},\"data\":{\"plain\":%s}}",
+		 cfgjson);
+	cm = json_loads(cmbuf, 0, NULL);
+	assert_non_null(cm);
+	pod = pod1("mig-node", "nvidia.com/mig-1g.10gb", 1);
+	assert_int_equal(admission_ctx_decide(ctx, n, cm, pod, holders, &d, &err), 0);
+	assert_false(d.admit);
+	assert_string_equal(d.reason, "OutOfnvidia.com/mig-1g.10gb");
+	admission_decision_release(&d);
+	json_decref(pod);
+	json_decref(cm);
+	json_decref(cfg);
+	free(cfgjson);
+	json_decref(holders);
+	admission_ctx_free(ctx);
+	json_decref(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,6 +528,7 @@ int main(void)
 		cmocka_unit_test(vanished_resource),
 		cmocka_unit_test(from_objects),
 		cmocka_unit_test(mig_layout_as_held),
+		cmocka_unit_test(shown_at_zero_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
