@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -640,6 +641,18 @@ int main(int argc, char **argv)
 			"cluster with scripts/cluster/up.sh\n",
 			dir);
 		return 2;
+	}
+	/* One soak per cluster: two would make and delete each other's objects. */
+	{
+		char *lock = gs_xasprintf("%s/soak.lock", dir);
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+		int fd = open(lock, O_RDWR | O_CREAT, 0644);
+		if (fd < 0 || fcntl(fd, F_SETLK, &fl) < 0) {
+			fprintf(stderr, "soak: %s is held: another soak runs on this cluster\n",
+				lock);
+			return 2;
+		}
+		free(lock); /* fd stays open: the lock lasts as long as the run */
 	}
 	setenv("GS_CLUSTER_DIR", dir, 1);
 	S.cl.dir = dir;

@@ -35,32 +35,20 @@ const char *const soak_kind_names[K_N] = {
 	[K_FAULT_CLEAR] = "fault-clear",
 	[K_RESTART_PLUGIN] = "restart-plugin",
 	[K_KUBELET] = "kubelet",
+	[K_GC] = "gc",
 	[K_KILL_CONTROLLER] = "kill-controller",
 	[K_RESTART_APISERVER] = "restart-apiserver",
 };
 
 /* Weights per 10,000 steps. */
 static const int kind_weight[K_N] = {
-	[K_POD] = 2300,
-	[K_DELETE_POD] = 1700,
-	[K_DEPLOY] = 350,
-	[K_SCALE] = 450,
-	[K_DELETE_DEPLOY] = 250,
-	[K_JOB] = 550,
-	[K_DELETE_JOB] = 100,
-	[K_CM_REPLICAS] = 400,
-	[K_CM_SHARING] = 200,
-	[K_CM_FAIL1] = 100,
-	[K_CM_MIG] = 150,
-	[K_NODE_CONFIG] = 200,
-	[K_MIG] = 400,
-	[K_MIG_UNSTALL] = 150,
-	[K_FAULT_GPU] = 600,
-	[K_FAULT_CLEAR] = 400,
-	[K_RESTART_PLUGIN] = 400,
-	[K_KUBELET] = 100,
-	[K_KILL_CONTROLLER] = 60,
-	[K_RESTART_APISERVER] = 5,
+	[K_POD] = 2300,	       [K_DELETE_POD] = 1700,	 [K_DEPLOY] = 350,
+	[K_SCALE] = 450,       [K_DELETE_DEPLOY] = 250,	 [K_JOB] = 550,
+	[K_DELETE_JOB] = 100,  [K_CM_REPLICAS] = 400,	 [K_CM_SHARING] = 200,
+	[K_CM_FAIL1] = 100,    [K_CM_MIG] = 150,	 [K_NODE_CONFIG] = 200,
+	[K_MIG] = 400,	       [K_MIG_UNSTALL] = 150,	 [K_FAULT_GPU] = 600,
+	[K_FAULT_CLEAR] = 400, [K_RESTART_PLUGIN] = 400, [K_KUBELET] = 100,
+	[K_GC] = 50,	       [K_KILL_CONTROLLER] = 60, [K_RESTART_APISERVER] = 5,
 };
 
 /* Soak pods at most; above it a creation becomes a deletion. */
@@ -558,6 +546,9 @@ again:
 		strbuf_addf(&sb, "kubelet %s %s %d", node_defs[pick(w, NODE_N)].name,
 			    chance(w, 60) ? "restart" : "reboot", 1 + pick(w, 8));
 		break;
+	case K_GC:
+		strbuf_addstr(&sb, "gc");
+		break;
 	case K_KILL_CONTROLLER:
 		strbuf_addstr(&sb, "kill-controller");
 		break;
@@ -928,6 +919,21 @@ int step_apply(struct soak_cluster *cl, struct world *w, const char *line,
 	case K_RESTART_PLUGIN:
 	case K_KUBELET:
 		v = gpushare_fault(cl, w, &ws, err);
+		break;
+	case K_GC:
+		/* kube-controller-manager's pod GC, sooner: the Failed pods a refusing node piles
+		 * up. */
+		obj = json_pack("{s:i}", "gracePeriodSeconds", 0);
+		v = 0;
+		for (int i = 0; i < SOAK_NS_N && v == 0; i++) {
+			free(path);
+			path = gs_xasprintf(
+				"/api/v1/namespaces/%s/pods?fieldSelector=status.phase%%3DFailed",
+				soak_namespaces[i]);
+			v = verdict(cl, kube_delete(cl->c, path, obj, NULL, err));
+			if (v == 2)
+				v = 0;
+		}
 		break;
 	case K_KILL_CONTROLLER:
 		v = soak_component_restart(cl, "controller", "KILL", err);
