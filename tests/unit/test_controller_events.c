@@ -918,6 +918,42 @@ static void mig_stall_stays_until_cleared(void **state)
 	expect_walk(w, &(struct walk_want){.state = "success", .mig_allocatable = "7"});
 }
 
+/*
+ * A layout the node's config then refuses (migStrategy single on a balanced
+ * A100): mig-manager still ends its walk (success, operands back), then the
+ * device plugin crash-loops on what it finds; the node keeps its last good
+ * advertisement, never stuck pending.
+ */
+static void mig_walk_ends_when_the_plugin_then_fails(void **state)
+{
+	struct world *w = *state;
+
+	relist(w, CONTROLLER_WATCH_CONFIGMAP,
+	       json_pack("[o]",
+			 json_loads("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+				    "\"metadata\":{\"name\":\"" CM_NAME "\",\"namespace\":\"" CM_NS
+				    "\",\"resourceVersion\":\"1\"},\"data\":{"
+				    "\"default\":\"version: v1\\nflags:\\n  "
+				    "migStrategy: single\\n\"}}",
+				    0, NULL)));
+	relist(w, CONTROLLER_WATCH_NODES, json_pack("[o]", a100("a", "all-1g.10gb", "0", NULL)));
+	relist(w, CONTROLLER_WATCH_PODS, json_array());
+	expect_walk(w, &(struct walk_want){.gpu_allocatable = "7"});
+
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     edited(w, "a", "labels", "nvidia.com/mig.config", "all-balanced"));
+	expect_walk(w, &(struct walk_want){.state = "pending", .timer = TIMER_SET, .fire = true});
+
+	/* The plugin refuses mixed profiles under single: the advertisement is kept. */
+	expect_walk(w,
+		    &(struct walk_want){
+			    .state = "success",
+			    .operands = "true",
+			    .record = "{\"applied\":\"all-balanced\",\"config\":\"all-balanced\"}",
+			    .no_status = true});
+	assert_int_equal(tick(w), 0);
+}
+
 static void mig_fail_and_gpu_pods_keep_the_old_layout(void **state)
 {
 	struct world *w = *state;
@@ -1132,57 +1168,6 @@ static void kubelet_reboot_then_back(void **state)
 			 1);
 	json_decref(b);
 	answer(w);
-}
-
-/*
- * A layout the node's config then refuses (migStrategy single on a balanced
- * A100): mig-manager still ends its walk (success, operands back), then the
- * device plugin crash-loops on what it finds; the node keeps its last good
- * advertisement, never stuck pending.
- */
-static void mig_walk_ends_when_the_plugin_then_fails(void **state)
-{
-	struct world *w = *state;
-	json_t *b;
-
-	relist(w, CONTROLLER_WATCH_CONFIGMAP,
-	       json_pack("[o]",
-			 json_loads("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
-				    "\"metadata\":{\"name\":\"" CM_NAME "\",\"namespace\":\"" CM_NS
-				    "\",\"resourceVersion\":\"1\"},\"data\":{"
-				    "\"default\":\"version: v1\\nflags:\\n  "
-				    "migStrategy: single\\n\"}}",
-				    0, NULL)));
-	relist(w, CONTROLLER_WATCH_NODES, json_pack("[o]", a100("a", "all-1g.10gb", "0", NULL)));
-	relist(w, CONTROLLER_WATCH_PODS, json_array());
-	tick(w);
-	b = node_patch(w, "a");
-	assert_string_equal(at(b, "status", "allocatable", "nvidia.com/gpu"), "7");
-	json_decref(b);
-	answer(w);
-
-	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
-	     edited(w, "a", "labels", "nvidia.com/mig.config", "all-balanced"));
-	tick(w);
-	b = node_patch(w, "a");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "pending");
-	json_decref(b);
-	assert_int_equal(timers(w), 1);
-	answer_ex(w, true);
-
-	tick(w);
-	b = node_patch(w, "a");
-	assert_non_null(b);
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/mig.config.state"), "success");
-	assert_string_equal(at(b, "metadata", "labels", "nvidia.com/gpu.deploy.device-plugin"),
-			    "true");
-	assert_string_equal(at(b, "metadata", "annotations", "gpushare.io/mig-reconfigure"),
-			    "{\"applied\":\"all-balanced\",\"config\":\"all-balanced\"}");
-	/* The plugin refuses mixed profiles under single: the advertisement is kept. */
-	assert_null(json_object_get(b, "status"));
-	json_decref(b);
-	answer(w);
-	assert_int_equal(tick(w), 0);
 }
 
 int main(void)
