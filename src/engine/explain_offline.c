@@ -2,8 +2,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/explain.h"
+#include "engine/migwalk.h"
 #include "model/kobj.h"
 #include "model/quantity.h"
 #include "base/banned.h"
@@ -282,17 +284,30 @@ static bool recorded(const json_t *quota)
 	return json_is_object(kobj_get(quota, "status.used"));
 }
 
-static bool terminal(const json_t *pod)
+/*
+ * Whether the quota controller charges the pod at Unix second `now`
+ * (k8s.io/kubernetes v1.37.2 pkg/quota/v1/evaluator/core/pods.go
+ * QuotaV1Pod): not in a terminal phase, and not stuck terminating, "for
+ * example, a node is lost": deletionTimestamp (already the request's time
+ * plus the grace period) plus deletionGracePeriodSeconds before `now`.
+ */
+static bool charged(const json_t *pod, long long now)
 {
 	const char *phase = kobj_text(pod, "status.phase");
-	return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+	const json_t *grace = kobj_get(pod, "metadata.deletionGracePeriodSeconds");
+	long long at = migwalk_parse_time(kobj_text(pod, "metadata.deletionTimestamp"));
+
+	if (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
+		return false;
+	return !(at >= 0 && json_is_integer(grace) && now > at + json_integer_value(grace));
 }
 
 struct explain_quota_sum {
 	const json_t *quotas;
 	const char *only_ns;
-	json_t *with; /* the namespaces with a quota (of only_ns) */
-	json_t *used; /* namespace -> what its pods count */
+	long long now; /* Unix seconds, for pods stuck terminating */
+	json_t *with;  /* the namespaces with a quota (of only_ns) */
+	json_t *used;  /* namespace -> what its pods count */
 };
 
 struct explain_quota_sum *explain_quota_sum_new(const json_t *quotas, const char *only_ns)
@@ -303,6 +318,7 @@ struct explain_quota_sum *explain_quota_sum_new(const json_t *quotas, const char
 
 	q->quotas = quotas;
 	q->only_ns = only_ns;
+	q->now = (long long)time(NULL);
 	q->with = json_object();
 	q->used = json_object();
 	json_array_foreach (quotas, i, doc) {
@@ -317,7 +333,7 @@ int explain_quota_sum_add(struct explain_quota_sum *q, const json_t *p, struct g
 {
 	const char *ns = ns_of(p);
 
-	if (!json_object_get(q->with, ns) || terminal(p))
+	if (!json_object_get(q->with, ns) || !charged(p, q->now))
 		return 0;
 	json_t *u = json_object_get(q->used, ns);
 	bool fresh = !u;

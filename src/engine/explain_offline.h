@@ -59,8 +59,11 @@ void explain_fleet_release(struct explain_fleet *f);
  * A ResourceQuotaList of the ResourceQuotas of `s` in namespace `ns` (no
  * metadata.namespace: "default"), each with the status the quota controller
  * gives it: hard = spec.hard, used = what the pods of `pods` (a PodList) in
- * `ns` count, 0 for the rest. Fails on a quantity that does not parse, at
- * its file:line:col.
+ * `ns` count, 0 for the rest. A pod counts as the quota controller charges
+ * it (k8s.io/kubernetes v1.37.2 pkg/quota/v1/evaluator/core/pods.go
+ * QuotaV1Pod): not when Succeeded or Failed, nor when stuck terminating
+ * (its deletionTimestamp plus deletionGracePeriodSeconds passed by the
+ * clock). Fails on a quantity that does not parse, at its file:line:col.
  */
 int explain_quota_list_build(const struct ydoc_stream *s, const char *ns, const json_t *pods,
 			     json_t **out, struct gs_error *err) GS_WUR;
@@ -86,7 +89,8 @@ int explain_quota_lists_from(const json_t *quotas, const json_t *pods, json_t **
  * (borrowed), explain_quota_sum_add for each pod in order (not kept),
  * then explain_quota_sum_lists for what explain_quota_lists_from gives
  * (only_ns NULL) or, under only_ns, that namespace's list in a map of one;
- * it may be asked again after more pods.
+ * it may be asked again after more pods. A pod stuck terminating is judged
+ * by the clock when explain_quota_sum_new ran.
  */
 struct explain_quota_sum;
 struct explain_quota_sum *explain_quota_sum_new(const json_t *quotas, const char *only_ns);

@@ -109,11 +109,63 @@ static void test_in_place(void **state)
 	json_decref(nodes);
 }
 
+/* A pod of namespace a asking for one GPU, in `phase`, deleted at `deleted` (NULL: not). */
+static json_t *gpu_pod(const char *name, const char *phase, const char *deleted, int grace)
+{
+	json_t *p = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:[{s:s,s:{s:{s:s}}}]},s:{s:s}}",
+			      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+			      "namespace", "a", "spec", "containers", "name", "main", "resources",
+			      "limits", "nvidia.com/gpu", "1", "status", "phase", phase);
+	json_t *meta = json_object_get(p, "metadata");
+
+	if (deleted)
+		json_object_set_new(meta, "deletionTimestamp", json_string(deleted));
+	if (grace >= 0)
+		json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
+	return p;
+}
+
+/*
+ * A quota's used counts the pods the quota controller charges: a pod stuck
+ * terminating past its grace period is not (k8s.io/kubernetes v1.37.2
+ * pkg/quota/v1/evaluator/core/pods.go QuotaV1Pod), one still within it is.
+ */
+static void test_quota_stuck_terminating(void **state)
+{
+	(void)state;
+	json_t *quotas =
+		json_pack("[{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s}}}]", "apiVersion", "v1", "kind",
+			  "ResourceQuota", "metadata", "name", "q", "namespace", "a", "spec",
+			  "hard", "pods", "10", "requests.nvidia.com/gpu", "10");
+	json_t *pods =
+		json_pack("{s:[o,o,o,o,o]}", "items", gpu_pod("running", "Running", NULL, -1),
+			  gpu_pod("done", "Succeeded", NULL, -1),
+			  /* deleted, its containers still stopping: charged */
+			  gpu_pod("stopping", "Running", "2100-01-01T00:00:00Z", 30),
+			  /* deleted long ago, its node lost: not charged */
+			  gpu_pod("stuck", "Running", "2000-01-01T00:00:00Z", 30),
+			  /* no grace period recorded: charged, as upstream needs both */
+			  gpu_pod("no-grace", "Running", "2000-01-01T00:00:00Z", -1));
+	json_t *list;
+	struct gs_error err;
+
+	assert_int_equal(explain_quota_list_from(quotas, "a", pods, &list, &err), 0);
+	const json_t *used =
+		kobj_get(json_array_get(json_object_get(list, "items"), 0), "status.used");
+	assert_string_equal(json_string_value(json_object_get(used, "pods")), "3");
+	assert_string_equal(json_string_value(json_object_get(used, "requests.nvidia.com/gpu")),
+			    "3");
+	json_decref(list);
+	json_decref(pods);
+	json_decref(quotas);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_shares_values),
 		cmocka_unit_test(test_in_place),
+		cmocka_unit_test(test_quota_stuck_terminating),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
