@@ -44,6 +44,12 @@ struct checker {
 	struct dpconfig_set *set; /* of cm_rv */
 	char *cm_rv;
 	bool cm_bad;
+	/*
+	 * The previous snapshot's: its set when the ConfigMap changed since
+	 * (NULL: the same as set), its managed nodes by name.
+	 */
+	struct dpconfig_set *prev_set;
+	json_t *prev_nodes;
 };
 
 bool soak_pod(const json_t *pod)
@@ -76,6 +82,8 @@ void checker_free(struct checker *ck)
 		return;
 	json_decref(ck->track);
 	dpconfig_set_free(ck->set);
+	dpconfig_set_free(ck->prev_set);
+	json_decref(ck->prev_nodes);
 	free(ck->cm_rv);
 	free(ck);
 }
@@ -288,8 +296,8 @@ static json_t *shown_node(const json_t *node)
  * and the free unhealthy ones held aside as the kubelet does. NULL with
  * err when the node cannot be read.
  */
-static struct ledger *node_ledger(struct checker *ck, const json_t *node, const json_t *holders,
-				  struct gs_error *err)
+static struct ledger *node_ledger(struct checker *ck, const struct dpconfig_set *set,
+				  const json_t *node, const json_t *holders, struct gs_error *err)
 {
 	struct advertise_options ao = {0};
 	struct advertisement *adv = NULL;
@@ -300,12 +308,12 @@ static struct ledger *node_ledger(struct checker *ck, const json_t *node, const 
 	json_t *shown = shown_node(node);
 
 	gs_warnings_init(&w);
-	if (health_advertise_node(ck->cat, shown, ck->set, &ao, &adv, err) < 0 ||
+	if (health_advertise_node(ck->cat, shown, set, &ao, &adv, err) < 0 ||
 	    nodehw_from_node(ck->cat, shown, NULL, &hw, &w, err) < 0)
 		goto out;
-	if (ck->set && adv->config_name && *adv->config_name) {
-		long k = dpconfig_set_find(ck->set, adv->config_name);
-		cfg = k >= 0 ? dpconfig_set_get(ck->set, (size_t)k, NULL) : NULL;
+	if (set && adv->config_name && *adv->config_name) {
+		long k = dpconfig_set_find(set, adv->config_name);
+		cfg = k >= 0 ? dpconfig_set_get(set, (size_t)k, NULL) : NULL;
 	}
 	if (ledger_new(ck->cat, hw, adv, cfg, &l, err) < 0)
 		goto out;
@@ -338,12 +346,13 @@ out:
 }
 
 /*
- * A pod first seen holding devices: would its node, with the others'
- * holdings, have admitted it, and are the devices it got ones the node
- * had free? Returns true when it checks good.
+ * A pod first seen holding devices: would its node, under the device-plugin
+ * configs of `set` and with the others' holdings, have admitted it, and are
+ * the devices it got ones the node had free? Returns true when it checks good.
  */
-static bool check_new_pod(struct checker *ck, const json_t *node, const json_t *pod,
-			  const json_t *holders, const json_t *devices, struct violations *out)
+static bool check_new_pod(struct checker *ck, const struct dpconfig_set *set, const json_t *node,
+			  const json_t *pod, const json_t *holders, const json_t *devices,
+			  struct violations *out)
 {
 	json_t *others = json_array(), *h;
 	struct admission_decision d;
@@ -359,7 +368,7 @@ static bool check_new_pod(struct checker *ck, const json_t *node, const json_t *
 		if (h != pod)
 			json_array_append(others, h);
 	gs_error_clear(&err);
-	l = node_ledger(ck, node, others, &err);
+	l = node_ledger(ck, set, node, others, &err);
 	json_decref(others);
 	if (!l) {
 		violate(out, INV_REFUSED, false,
@@ -413,6 +422,40 @@ static bool check_new_pod(struct checker *ck, const json_t *node, const json_t *
 	return ok;
 }
 
+/*
+ * check_new_pod by the node and the ConfigMap as they are or, if that
+ * fails, as the previous snapshot had them, in any of the four pairs: the
+ * pod was admitted since that snapshot, while the step's change (a config
+ * edit, a fault, a walk) and the controller's answer to it were on their
+ * way, and a kubelet too admits by what its plugin served at the time. Only
+ * the check by the state as it is is reported.
+ */
+static bool check_new_pod_either(struct checker *ck, const json_t *node, const json_t *pod,
+				 const json_t *holders, const json_t *devices,
+				 struct violations *out)
+{
+	const json_t *prev = json_object_get(ck->prev_nodes, kobj_name(node));
+	const json_t *nodes[2] = {node, NULL};
+	const struct dpconfig_set *sets[2] = {ck->set, ck->prev_set};
+	struct violations now = {0};
+	bool ok = check_new_pod(ck, ck->set, node, pod, holders, devices, &now);
+
+	/* The same node, not one of the same name made again by a reset. */
+	if (prev && !strcmp(kobj_text(prev, "metadata.uid"), kobj_text(node, "metadata.uid")))
+		nodes[1] = prev;
+	for (int k = 1; !ok && k < 4; k++) {
+		struct violations then = {0};
+		if (!nodes[k & 1] || ((k & 2) && !sets[1]))
+			continue;
+		ok = check_new_pod(ck, sets[k >> 1], nodes[k & 1], pod, holders, devices, &then);
+		violations_release(&then);
+	}
+	for (size_t i = 0; !ok && i < now.n; i++)
+		violate(out, now.v[i].inv, now.v[i].eventual, "%s", now.v[i].what);
+	violations_release(&now);
+	return ok;
+}
+
 /* ---- the checks ----------------------------------------------------------------------- */
 
 struct node_view {
@@ -427,9 +470,11 @@ static void check_config(struct checker *ck, const json_t *cm, struct violations
 	const char *rv = cm ? kobj_text(cm, "metadata.resourceVersion") : "";
 	struct gs_error err;
 
+	dpconfig_set_free(ck->prev_set);
+	ck->prev_set = NULL;
 	if (ck->cm_rv && !strcmp(ck->cm_rv, rv))
 		return;
-	dpconfig_set_free(ck->set);
+	ck->prev_set = ck->set;
 	ck->set = NULL;
 	free(ck->cm_rv);
 	ck->cm_rv = gs_xstrdup(rv);
@@ -827,7 +872,7 @@ void checker_run(struct checker *ck, const struct snapshot *s, const struct soak
 				continue;
 			}
 			dev = ledger_annotation_parse(kobj_annotation(p, LEDGER_ANN_DEVICES), NULL);
-			if (check_new_pod(ck, n, p, nv.holders, dev, out))
+			if (check_new_pod_either(ck, n, p, nv.holders, dev, out))
 				json_object_set_new(tr, "ok", json_true());
 			json_decref(dev);
 		}
@@ -843,5 +888,6 @@ void checker_run(struct checker *ck, const struct snapshot *s, const struct soak
 	json_decref(seen);
 	json_decref(held);
 	json_decref(views);
-	json_decref(nodes);
+	json_decref(ck->prev_nodes);
+	ck->prev_nodes = nodes;
 }
