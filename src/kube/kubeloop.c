@@ -293,6 +293,14 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 	static const char name[] = "retry-after:";
 	size_t k = sizeof(name) - 1;
 
+	if (r->stream && r->w && (n == 2 || n == 1) && (ptr[0] == '\r' || ptr[0] == '\n')) {
+		/* The end of a watch stream's headers: open when it is a 200. */
+		long code = 0;
+		curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &code);
+		if (code == 200 && !r->w->stopped && r->w->ops.state)
+			r->w->ops.state(r->w->arg, true);
+		return n;
+	}
 	if (n > k && !strncasecmp(ptr, name, k)) {
 		long v = 0;
 		size_t i = k;
@@ -721,6 +729,8 @@ static void watch_backoff(struct kube_watch *w, const struct kube_result *res)
 				      w->l->o.backoff_base_ms, w->l->o.backoff_max_ms, &w->l->rng);
 
 	w->failures++;
+	if (w->ops.state)
+		w->ops.state(w->arg, false);
 	loop_log(w->l, "watch %s: %s; again in %ld ms", w->path,
 		 res->error ? res->error : "stream ended", delay);
 	kube_loop_after(w->l, delay, watch_later, w);
@@ -764,6 +774,8 @@ static void on_list_page(void *arg, const struct kube_result *res)
 		watch_backoff(w, &bad);
 		return;
 	}
+	if (w->ops.state)
+		w->ops.state(w->arg, true);
 	json_array_foreach (items, i, item)
 		w->ops.event(w->arg, KUBE_EV_LISTED, item);
 	cont = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));

@@ -87,6 +87,14 @@ struct kube_watch_ops {
 	void (*event)(void *arg, enum kube_event ev, json_t *obj);
 	/* The list ended: what was not listed since list_begin is gone. */
 	void (*list_end)(void *arg);
+	/*
+	 * Whether the apiserver answers the watch, also while nothing in the
+	 * collection changes: open true once a list page arrives or the watch
+	 * stream opens (its 200), open false when the watch failed and waits to
+	 * try again (refused, 5xx, a stream cut). A stream the server ends after
+	 * timeoutSeconds is re-opened without a call. NULL = not told.
+	 */
+	void (*state)(void *arg, bool open);
 };
 
 struct kube_watch;

@@ -24,6 +24,9 @@ answers by path, for any method:
                                records the selectors it was listed with
   /api/v1/expiring             like pods, but every continue token is expired
                                (410 Expired); unpaged lists succeed
+  /api/v1/cut                  an empty list; its watch (watch=1) opens (200,
+                               chunked), sends one BOOKMARK, and 300 ms later
+                               the connection is cut without the last chunk
 
 Options: --tls CERT KEY [--client-ca CA] serves HTTPS (client certificate
 required when --client-ca is given; echo then reports the client's CN);
@@ -120,6 +123,27 @@ class Handler(BaseHTTPRequestHandler):
             md["remainingItemCount"] = 7 - end
         self.send(200, {"kind": "PodList", "apiVersion": "v1", "metadata": md, "items": items})
 
+    def cut(self):
+        q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+        if q.get("watch") != ["1"]:
+            self.send(200, {"kind": "List", "apiVersion": "v1",
+                            "metadata": {"resourceVersion": "7"}, "items": []})
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        line = (json.dumps({"type": "BOOKMARK", "object": {
+            "kind": "List", "metadata": {"resourceVersion": "8"}}}) + "\n").encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+        self.wfile.flush()
+        time.sleep(0.3)
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
     def handle_any(self):
         body = self.read_body()
         parts = urllib.parse.urlparse(self.path).path.strip("/").split("/")
@@ -171,6 +195,8 @@ class Handler(BaseHTTPRequestHandler):
             self.pods(False)
         elif parts[:3] == ["api", "v1", "expiring"]:
             self.pods(True)
+        elif parts[:3] == ["api", "v1", "cut"]:
+            self.cut()
         else:
             self.send(404, b"404 page not found\n", "text/plain; charset=utf-8")
 

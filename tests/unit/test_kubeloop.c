@@ -419,6 +419,62 @@ static void loop_list_pages(void **state)
 	kube_client_free(c);
 }
 
+struct states {
+	char log[16]; /* 'o' open, 'f' failed, in order */
+	size_t n;
+};
+
+static void st(void *arg, bool open)
+{
+	struct states *x = arg;
+
+	if (x->n + 1 < sizeof(x->log))
+		x->log[x->n++] = open ? 'o' : 'f';
+}
+static void ev_none(void *arg, enum kube_event e, json_t *obj)
+{
+	(void)arg;
+	(void)e;
+	(void)obj;
+}
+
+static void run_until_n(struct kube_loop *l, const size_t *n, size_t want)
+{
+	struct gs_error err;
+
+	for (int i = 0; i < 500 && *n < want; i++)
+		assert_int_equal(kube_loop_step(l, NULL, 0, NULL, 20, &err), 0);
+}
+
+/*
+ * A watch tells whether the apiserver answers, while nothing changes: its
+ * list and its stream's 200 are "open", a cut stream "failed", the stream
+ * opened again "open"; a list the server refuses is "failed" at each try.
+ */
+static void loop_watch_state(void **state)
+{
+	static const struct kube_watch_ops ops = {.event = ev_none, .state = st};
+	struct kube_client *c;
+	struct kube_loop *l;
+	struct states a = {0}, b = {0};
+
+	(void)state;
+	if (!peer_port)
+		skip();
+	l = loop_for_peer(&c, NULL);
+	assert_int_equal(kube_loop_watch(l, "/api/v1/cut", NULL, NULL, &ops, &a, NULL), 0);
+	assert_int_equal(kube_loop_watch(l, "/flaky/wst/9/503", NULL, NULL, &ops, &b, NULL), 0);
+	run_until_n(l, &a.n, 4);
+	run_until_n(l, &b.n, 2);
+	/* The list, the stream's 200, the cut, the stream again. */
+	assert_string_equal(a.log, "oofo");
+	assert_true(b.n >= 2);
+	assert_int_equal(strspn(b.log, "f"), b.n);
+	kube_loop_stop_watches(l);
+	kube_loop_free(l);
+	kube_client_free(c);
+}
+
 /*
  * The loop's handles carry the client's proxy decision: HTTP_PROXY (upper
  * case, which libcurl alone ignores) for a non-loopback server, nothing
@@ -506,7 +562,7 @@ int main(void)
 		cmocka_unit_test(event_parse),		cmocka_unit_test(retry_decisions),
 		cmocka_unit_test(watch_delays),		cmocka_unit_test(loop_retries),
 		cmocka_unit_test(loop_list_pages),	cmocka_unit_test(loop_through_proxy),
-		cmocka_unit_test(loop_retries_refused),
+		cmocka_unit_test(loop_retries_refused), cmocka_unit_test(loop_watch_state),
 	};
 	return cmocka_run_group_tests(tests, setup_peer, teardown_peer);
 }
