@@ -9,6 +9,7 @@
 #include "base/strbuf.h"
 #include "base/wrapper.h"
 #include "engine/devicewalk.h"
+#include "engine/heartbeat.h"
 #include "engine/migwalk.h"
 #include "model/kobj.h"
 #include "model/names.h"
@@ -90,16 +91,6 @@ static void fmt_time(long long t, char *out, size_t size)
 	strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* A metav1.MicroTime, as a Lease's renewTime holds it. */
-static void fmt_micro(long long t, char *out, size_t size)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(out, size, "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
-}
-
 char *kubelet_fault_format(const struct kubelet_fault *f)
 {
 	char ts[32];
@@ -131,19 +122,6 @@ static bool shows_window(const json_t *node)
 	       !strcmp(kobj_text(c, "message"), KUBELET_NOT_READY_MESSAGE);
 }
 
-/* setters.go ReadyCondition (:490-519): the condition as the kubelet posts it. */
-static json_t *ready_patch(bool ready, long long now)
-{
-	char ts[32];
-
-	fmt_time(now, ts, sizeof(ts));
-	return json_pack("{s:{s:[{s:s,s:s,s:s,s:s,s:s,s:s}]}}", "status", "conditions", "type",
-			 "Ready", "status", ready ? "True" : "False", "reason",
-			 ready ? "KubeletReady" : "KubeletNotReady", "message",
-			 ready ? "kubelet is posting ready status" : KUBELET_NOT_READY_MESSAGE,
-			 "lastHeartbeatTime", ts, "lastTransitionTime", ts);
-}
-
 /*
  * The node's Lease as its kubelet holds it (holder the node's name): renewed
  * now for KUBELET_LEASE_SECONDS, or (release) let lapse within a second so
@@ -151,12 +129,8 @@ static json_t *ready_patch(bool ready, long long now)
  */
 static json_t *lease_patch(const char *name, bool release, long long now)
 {
-	char ts[40];
-
-	fmt_micro(now, ts, sizeof(ts));
-	return json_pack("{s:{s:s,s:i,s:s}}", "spec", "holderIdentity", name,
-			 "leaseDurationSeconds", release ? 1 : KUBELET_LEASE_SECONDS, "renewTime",
-			 ts);
+	return heartbeat_lease_patch(name, release ? 1 : KUBELET_LEASE_SECONDS, now * 1000000, NULL,
+				     NULL, NULL);
 }
 
 void kubelet_plan_node(const json_t *node, long long now, struct kubelet_plan *out)
@@ -197,7 +171,8 @@ void kubelet_plan_node(const json_t *node, long long now, struct kubelet_plan *o
 		out->phase = KUBELET_WINDOW;
 		out->capacity_removed = now >= out->fault.at + KUBELET_STOP_GRACE_SECONDS;
 		if (!shows_window(node))
-			out->status_patch = ready_patch(false, now);
+			out->status_patch =
+				heartbeat_status_patch(KUBELET_NOT_READY_MESSAGE, false, now);
 		out->lease_patch = lease_patch(name, false, now);
 		out->replan_at = now + KUBELET_LEASE_RENEW_SECONDS < out->until
 					 ? now + KUBELET_LEASE_RENEW_SECONDS
@@ -218,7 +193,7 @@ void kubelet_plan_node(const json_t *node, long long now, struct kubelet_plan *o
 	if (shows_window(node)) {
 		/* Over (or no longer declared): the kubelet posts Ready, its Lease goes back. */
 		out->phase = KUBELET_RECOVERING;
-		out->status_patch = ready_patch(true, now);
+		out->status_patch = heartbeat_status_patch(NULL, false, now);
 		out->lease_patch = lease_patch(name, true, now);
 		out->why = gs_xstrdup("the device plugin registered again: the node is Ready and "
 				      "advertises its devices");

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "engine/heartbeat.h"
 
 /*
  * A kubelet restart or a node reboot, played as kubelet v1.37.2 and NVIDIA's
@@ -38,9 +39,9 @@
 #define KUBELET_MAX_SECONDS 86400
 /* endpointStopGracePeriod (pkg/kubelet/cm/devicemanager/types.go:125). */
 #define KUBELET_STOP_GRACE_SECONDS 300
-/* The kubelet's NodeLeaseDurationSeconds default and its renew interval (a quarter). */
-#define KUBELET_LEASE_SECONDS 40
-#define KUBELET_LEASE_RENEW_SECONDS 10
+/* The kubelet's NodeLeaseDurationSeconds default and its renew interval (engine/heartbeat.h). */
+#define KUBELET_LEASE_SECONDS HEARTBEAT_LEASE_SECONDS
+#define KUBELET_LEASE_RENEW_SECONDS (HEARTBEAT_LEASE_SECONDS / HEARTBEAT_RENEW_FRACTION)
 /* runtime.go:127: what a kubelet that just started reports as not ready. */
 #define KUBELET_NOT_READY_MESSAGE "container runtime status check may not have completed yet"
 
