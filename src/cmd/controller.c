@@ -96,7 +96,10 @@ static const struct parseopt_usage controller_usage = {
 	"and reconciles on every change until SIGTERM or SIGINT\n"
 	"(docs/guide/controller.md).\n"
 	"An invalid config or a missing key keeps the node's last good advertisement and\n"
-	"posts a Warning Event on the node. Logs one line per event on stderr.\n",
+	"posts a Warning Event on the node. A managed node's Lease that nobody renews\n"
+	"while the apiserver answers (kwok v0.8.0 can stop renewing them) is renewed as\n"
+	"its kubelet would until someone else renews it again, so the node stays Ready.\n"
+	"Logs one line per event on stderr.\n",
 	"Exit status: 0 stopped by a signal after finishing what was in flight, 2 bad\n"
 	"usage or no usable cluster connection.\n",
 	controller_examples,
@@ -307,7 +310,8 @@ int cmd_controller(int argc, char **argv)
 	const char *listen = NULL;
 	struct gs_error err;
 	char buf[2048], probe_err[1024];
-	long max_in_flight = 0;
+	long max_in_flight = 0, heal_after_ms = CONTROLLER_HEAL_AFTER_MS;
+	bool heal_leases = true;
 	int rc = EXIT_USAGE, n;
 	bool stopping = false;
 	long long stop_at = 0;
@@ -334,6 +338,14 @@ int cmd_controller(int argc, char **argv)
 			   "serve /healthz, /readyz and /metrics over HTTP there [off]"),
 		OPT_INT(0, "max-in-flight", &max_in_flight, "N", "API requests at once [16]", 1,
 			256),
+		OPT_BOOL(0, "heal-leases", &heal_leases,
+			 "renew the Lease of a managed node nobody renews while the apiserver "
+			 "answers, as its kubelet would (kwok v0.8.0's stall); =false lets the "
+			 "node go NotReady [true]"),
+		OPT_DURATION(0, "heal-leases-after", &heal_after_ms, "DURATION",
+			     "how long a Lease goes unrenewed before gpushare renews it (11s-1h) "
+			     "[25s]",
+			     3600000L),
 		OPT_KUBE_CONNECTION(&kx.opts),
 		OPT_END(),
 	};
@@ -349,8 +361,19 @@ int cmd_controller(int argc, char **argv)
 		rc = usage_error(&controller_usage, &err);
 		goto out;
 	}
+	if (heal_after_ms < CONTROLLER_HEAL_AFTER_MIN_MS) {
+		/* A live kwok renews every 10 s: sooner would take its next renewal for a stall. */
+		gs_error_set(&err,
+			     "option '--heal-leases-after' must be at least %lds: the kubelet (and "
+			     "kwok) renews a Lease every 10s",
+			     CONTROLLER_HEAL_AFTER_MIN_MS / 1000);
+		rc = usage_error(&controller_usage, &err);
+		goto out;
+	}
 	co.configmap_namespace = cm.ns;
 	co.configmap_name = cm.name;
+	co.heal_leases = heal_leases;
+	co.heal_after_ms = heal_after_ms;
 	co.log = log_line;
 	draadmit_init(&dra, NULL);
 	if (catalog_builtin(&cat, &err) < 0) {
@@ -429,9 +452,10 @@ int cmd_controller(int argc, char **argv)
 	}
 	if (ops)
 		logf_("serving /healthz, /readyz and /metrics on http://%s", listen);
-	logf_("started: configmap %s/%s, nodes %s", cm.ns ? cm.ns : GS_DEFAULT_NAMESPACE,
-	      cm.name ? cm.name : GS_DEFAULT_CONFIGMAP,
-	      co.node_selector ? co.node_selector : "(all declaring GPUs)");
+	logf_("started: configmap %s/%s, nodes %s, Lease healing %s",
+	      cm.ns ? cm.ns : GS_DEFAULT_NAMESPACE, cm.name ? cm.name : GS_DEFAULT_CONFIGMAP,
+	      co.node_selector ? co.node_selector : "(all declaring GPUs)",
+	      heal_leases ? "on" : "off (--heal-leases=false)");
 	for (;;) {
 		int fds[2];
 		bool readable[2] = {false, false};

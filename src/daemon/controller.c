@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/escape.h"
+#include "engine/heartbeat.h"
 #include "engine/kubeletrestart.h"
 #include "model/defaults.h"
 #include "dra/draslice.h"
@@ -55,6 +56,7 @@ struct cnode {
 	uint8_t n_alloc;
 	bool dirty, busy, admitting;
 	bool slice_touched; /* someone else wrote one of its slices since the last plan */
+	bool lost;	    /* Ready Unknown as kube-controller-manager marks a node it lost */
 	struct rescount alloc[NODE_RES];
 };
 
@@ -191,6 +193,15 @@ struct controller {
 	/* metrics */
 	uint64_t reconciles, node_patches, plan_failures, events_posted, admitted, refused;
 	uint64_t write_errors, slice_resyncs;
+	/* Lease healing (docs/guide/controller.md "Leases that stop") */
+	struct map leases; /* struct clease by name */
+	uint32_t lease_gen;
+	bool leases_synced;
+	long long lease_open_ms; /* the Lease watch answered since then (heal clock); 0 = not */
+	long long heal_scan_ms;	 /* the last scan (heal clock) */
+	uint64_t rng;		 /* the renewals' jitter */
+	size_t healing;		 /* Leases renewed by gpushare now */
+	uint64_t lease_stalls, lease_renewals, lease_handbacks, lease_ready_writes;
 };
 
 /* ---- helpers -------------------------------------------------------------------------- */
@@ -471,6 +482,21 @@ static void node_forget(struct controller *ctl, struct cnode *n)
 		node_free(ctl, n);
 }
 
+/*
+ * Ready Unknown in kube-controller-manager's words: it saw neither the Lease
+ * move nor the Ready condition change for --node-monitor-grace-period
+ * (node_lifecycle_controller.go tryUpdateNodeHealth: NodeStatusUnknown, or
+ * NodeStatusNeverUpdated for a node no kubelet ever posted).
+ */
+static bool node_lost(const json_t *red)
+{
+	const json_t *c = json_array_get(kobj_get(red, "status.conditions"), 0);
+	const char *reason = kobj_text(c, "reason");
+
+	return c && !strcmp(kobj_text(c, "status"), "Unknown") &&
+	       (!strcmp(reason, "NodeStatusUnknown") || !strcmp(reason, "NodeStatusNeverUpdated"));
+}
+
 /* Take in a Node as listed, watched or written. Returns the entry, or NULL when not ours. */
 static struct cnode *node_store(struct controller *ctl, const json_t *node, bool from_write)
 {
@@ -479,6 +505,7 @@ static struct cnode *node_store(struct controller *ctl, const json_t *node, bool
 	json_t *red;
 	char *text, *uidc, *hostname;
 	uint8_t mode;
+	bool lost;
 
 	if (!name)
 		return NULL;
@@ -500,6 +527,7 @@ static struct cnode *node_store(struct controller *ctl, const json_t *node, bool
 		const char *host = json_string_value(json_object_get(labels, HOSTNAME_LABEL));
 
 		mode = !host ? HOST_NONE : !strcmp(host, name) ? HOST_IS_NAME : HOST_OTHER;
+		lost = node_lost(red);
 		hostname = mode == HOST_OTHER ? gs_xstrdup(host) : NULL;
 		uidc = uid ? gs_xstrdup(uid) : NULL;
 		json_object_del(labels, HOSTNAME_LABEL);
@@ -517,6 +545,7 @@ static struct cnode *node_store(struct controller *ctl, const json_t *node, bool
 	}
 	n->gen = ctl->node_gen;
 	n->rv = rv_of(node);
+	n->lost = lost;
 	if (!n->shared || strcmp(n->shared->s, text) != 0 || n->host_mode != mode ||
 	    (mode == HOST_OTHER && strcmp(n->hostname, hostname) != 0) || (!n->uid) != (!uidc) ||
 	    (uidc && strcmp(n->uid, uidc) != 0)) {
@@ -1804,6 +1833,390 @@ static void admit_pods(struct controller *ctl)
 	}
 }
 
+/* ---- node Leases (docs/guide/controller.md "Leases that stop") -------------------------- */
+
+#define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+#define HEAL_TICK_MS 1000L /* how often the Leases are looked at */
+/*
+ * The duration a healing renewal writes: the Lease stays expired for anyone
+ * who wants to hold it (kwok's tryAcquireOrRenew, node_lease_controller.go:305-318),
+ * so a kwok started again takes it at its first try, while the renewTime
+ * moves for kube-controller-manager, which reads nothing else of it.
+ */
+#define HEAL_LEASE_SECONDS 1
+#define HEAL_RESTORE_TRIES 5
+
+/*
+ * A Lease of kube-node-lease as the healing keeps it. The heal clock
+ * (monotonic ms) says when things were seen, never the renewTime itself: a
+ * holder's clock may differ from ours, as kube-controller-manager's
+ * probeTimestamp does (tryUpdateNodeHealth).
+ */
+struct clease {
+	char *name;
+	unsigned long long rv;
+	struct shared_text *holder; /* spec.holderIdentity; NULL = none */
+	struct shared_text *was;    /* the holder that stopped, while healing */
+	long long renew_us;	    /* spec.renewTime as last seen */
+	long long moved_ms;	    /* someone else last moved renewTime then (or first seen) */
+	long long ours_us;	    /* the renewTime of gpushare's last renewal; 0 = none */
+	long long ours_ms, ready_ms, stall_ms;
+	long next_ms; /* the wait before the next renewal */
+	unsigned renewals;
+	uint32_t gen;
+	int duration, was_duration;
+	uint8_t restore; /* tries left to give the holder its duration back */
+	bool owned, busy, healing;
+};
+
+static long long heal_now(const struct controller *ctl)
+{
+	return ctl->o.clock_ms ? ctl->o.clock_ms() : mono_ms();
+}
+
+static long long wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static const char *holder_name(const struct shared_text *t)
+{
+	return t ? t->s : "(no holder)";
+}
+
+static void lease_free(struct controller *ctl, struct clease *l)
+{
+	text_release(ctl, l->holder);
+	text_release(ctl, l->was);
+	free(l->name);
+	free(l);
+}
+
+static void heal_end(struct controller *ctl, struct clease *l)
+{
+	if (!l->healing)
+		return;
+	l->healing = false;
+	ctl->healing--;
+	text_release(ctl, l->was);
+	l->was = NULL;
+	l->ours_us = 0;
+}
+
+/* Gone (deleted, or not relisted); one whose write is in flight is freed when it ends. */
+static void lease_forget(struct controller *ctl, struct clease *l)
+{
+	if (l->healing)
+		ctl_log(ctl,
+			"node %s: its Lease is gone; gpushare no longer renews it (%u renewals)",
+			l->name, l->renewals);
+	heal_end(ctl, l);
+	map_del(&ctl->leases, l->name);
+	if (l->busy)
+		l->name[0] = '\0';
+	else
+		lease_free(ctl, l);
+}
+
+static void lease_set_holder(struct controller *ctl, struct clease *l, const char *holder)
+{
+	if (l->holder && holder && !strcmp(l->holder->s, holder))
+		return;
+	text_release(ctl, l->holder);
+	l->holder = holder ? text_intern(ctl, gs_xstrdup(holder)) : NULL;
+}
+
+struct lease_write {
+	struct controller *ctl;
+	struct clease *l;
+	bool restore;
+};
+
+static void lease_write(struct controller *ctl, struct clease *l, json_t *patch, bool restore);
+
+/* The holder that stopped renews again, or a new one took the Lease: hand it back. */
+static void heal_handback(struct controller *ctl, struct clease *l, const struct heartbeat_lease *h,
+			  long long now)
+{
+	bool same = l->was && h->holder && !strcmp(l->was->s, h->holder);
+
+	ctl->lease_handbacks++;
+	ctl_log(ctl,
+		"node %s: Lease renewed by %s again %llds after gpushare took over; gpushare stops "
+		"renewing it (%u renewals)",
+		l->name, h->holder ? h->holder : "(no holder)", (now - l->stall_ms) / 1000,
+		l->renewals);
+	/* The holder renews without setting its duration: give back what it had. */
+	if (same && h->duration == HEAL_LEASE_SECONDS && l->was_duration != HEAL_LEASE_SECONDS)
+		l->restore = HEAL_RESTORE_TRIES;
+	heal_end(ctl, l);
+}
+
+/* Take in a Lease as listed, watched or written back. */
+static void lease_store(struct controller *ctl, const json_t *obj, bool from_write)
+{
+	const char *name = kobj_name(obj);
+	struct heartbeat_lease h;
+	unsigned long long rv = rv_of(obj);
+	long long now = heal_now(ctl);
+	struct clease *l;
+
+	if (!name)
+		return;
+	heartbeat_lease_read(obj, &h);
+	l = map_get(&ctl->leases, name);
+	if (!l) {
+		l = gs_xcalloc(1, sizeof(*l));
+		l->name = gs_xstrdup(name);
+		map_put(&ctl->leases, l->name, l);
+		l->moved_ms = now;
+		l->renew_us = h.renew_us;
+	}
+	l->gen = ctl->lease_gen;
+	if (l->rv && rv && rv < l->rv && !from_write)
+		return; /* older than what a write already showed */
+	if (h.renew_us != l->renew_us && !(l->ours_us && h.renew_us == l->ours_us)) {
+		/* Renewed by someone else: its holder, or a new one. */
+		l->moved_ms = now;
+		if (l->healing)
+			heal_handback(ctl, l, &h, now);
+	}
+	l->renew_us = h.renew_us;
+	l->rv = rv;
+	l->duration = h.duration;
+	l->owned = h.owned;
+	lease_set_holder(ctl, l, h.holder);
+	if (l->restore && !l->busy && !l->healing) {
+		/* Its duration back, nothing else: one conditional write. */
+		char rvs[24];
+		json_t *p;
+
+		if (!h.holder || h.duration != HEAL_LEASE_SECONDS) {
+			l->restore = 0;
+			return;
+		}
+		snprintf(rvs, sizeof(rvs), "%llu", l->rv);
+		p = json_pack("{s:{s:s},s:{s:i}}", "metadata", "resourceVersion", rvs, "spec",
+			      "leaseDurationSeconds", l->was_duration);
+		l->restore--;
+		lease_write(ctl, l, p, true);
+	}
+}
+
+static void on_lease_written(void *arg, const struct kube_result *r)
+{
+	struct lease_write *w = arg;
+	struct controller *ctl = w->ctl;
+	struct clease *l = w->l;
+
+	ctl->in_flight--;
+	l->busy = false;
+	if (!l->name[0]) {
+		lease_free(ctl, l); /* deleted meanwhile */
+	} else if (!r) {
+		/* Never sent: the next scan renews it. */
+	} else if (!r->error) {
+		json_t *lease = json_loadb(r->body, r->len, 0, NULL);
+		if (lease)
+			lease_store(ctl, lease, true);
+		json_decref(lease);
+		if (w->restore) {
+			l->restore = 0;
+			ctl_log(ctl, "node %s: Lease duration %ds given back to %s", l->name,
+				l->duration, holder_name(l->holder));
+		}
+	} else if (r->code == 409) {
+		/* Written by someone else since it was read: never overwritten; the watch says by
+		 * whom. */
+		ctl_log(ctl, "node %s: Lease changed since gpushare read it (409); not %s", l->name,
+			w->restore ? "given its duration back" : "renewed");
+	} else if (r->code == 404) {
+		ctl_log(ctl, "node %s: Lease gone before gpushare renewed it", l->name);
+	} else {
+		ctl->write_errors++;
+		ctl_log(ctl, "node %s: %s its Lease failed: %s; again at the next look", l->name,
+			w->restore ? "giving back the duration of" : "renewing", r->error);
+		if (!w->restore)
+			l->ours_ms = 0;
+	}
+	free(w);
+}
+
+static void lease_write(struct controller *ctl, struct clease *l, json_t *patch, bool restore)
+{
+	struct lease_write *w = gs_xcalloc(1, sizeof(*w));
+	char *path = gs_xasprintf(LEASE_PATH "/%s", l->name);
+	char *body = json_dumps(patch, JSON_COMPACT);
+
+	w->ctl = ctl;
+	w->l = l;
+	w->restore = restore;
+	ctl_request(ctl, "PATCH", path, "application/merge-patch+json", body, on_lease_written, w);
+	l->busy = true;
+	json_decref(patch);
+	free(body);
+	free(path);
+}
+
+/*
+ * One renewal as the node's kubelet writes it (engine/heartbeat.h): now,
+ * conditional on the resourceVersion seen, the Node as owner when it has
+ * none, the holder kept, the duration HEAL_LEASE_SECONDS.
+ */
+static void lease_renew(struct controller *ctl, struct clease *l, const struct cnode *n,
+			long long now)
+{
+	long long us = wall_us();
+	char rvs[24];
+
+	if (us <= l->renew_us)
+		us = l->renew_us + 1; /* forward, whatever the clocks say */
+	snprintf(rvs, sizeof(rvs), "%llu", l->rv);
+	l->ours_us = us;
+	l->ours_ms = now;
+	l->next_ms = heartbeat_renew_ms(l->was_duration, &ctl->rng);
+	l->renewals++;
+	ctl->lease_renewals++;
+	lease_write(ctl, l,
+		    heartbeat_lease_patch(NULL, HEAL_LEASE_SECONDS, us, l->rv ? rvs : NULL,
+					  l->owned ? NULL : n->name, l->owned ? NULL : n->uid),
+		    false);
+}
+
+static void heal_start(struct controller *ctl, struct clease *l, const struct cnode *n,
+		       long long idle_ms, long long now)
+{
+	char *msg;
+
+	l->healing = true;
+	l->stall_ms = now;
+	l->renewals = 0;
+	l->was = l->holder;
+	if (l->was)
+		l->was->refs++;
+	l->was_duration = l->duration ? l->duration : HEARTBEAT_LEASE_SECONDS;
+	ctl->healing++;
+	ctl->lease_stalls++;
+	msg = gs_xasprintf(
+		"Lease kube-node-lease/%s not renewed by %s for %llds while the apiserver answered "
+		"(kwok v0.8.0 can stop renewing every node Lease); gpushare renews it every %lds "
+		"as the node's kubelet would, so the node stays Ready, until its holder or a new "
+		"kwok renews it",
+		l->name, holder_name(l->holder), idle_ms / 1000,
+		(long)(l->was_duration / HEARTBEAT_RENEW_FRACTION));
+	ctl_log(ctl, "node %s: warning: %s", n->name, msg);
+	post_event(ctl, "Node", NULL, n->name, n->name, n->name, "LeaseNotRenewed", msg);
+	free(msg);
+}
+
+/*
+ * Look at every Lease of a managed node, at most once per HEAL_TICK_MS:
+ * one nobody renewed for heal_after_ms since the apiserver answers again
+ * is renewed, then every quarter of its duration; the node's Ready posted
+ * again when kube-controller-manager marked it lost meanwhile. Nodes in a
+ * kubelet restart's window are left to it (kubelet_writes holds their Lease).
+ */
+static void heal_scan(struct controller *ctl)
+{
+	long long now = heal_now(ctl), after = ctl->o.heal_after_ms;
+	struct clease *l;
+
+	if (!ctl->o.heal_leases || ctl->draining || now - ctl->heal_scan_ms < HEAL_TICK_MS)
+		return;
+	ctl->heal_scan_ms = now;
+	if (!ctl->leases_synced || !ctl->nodes_synced || !ctl->lease_open_ms)
+		return;
+	MAP_FOREACH (&ctl->leases, i, l) {
+		struct cnode *n = map_get(&ctl->nodes, l->name);
+		long long since =
+			l->moved_ms > ctl->lease_open_ms ? l->moved_ms : ctl->lease_open_ms;
+
+		if (!n || kubelet_touched(n)) {
+			if (l->healing)
+				ctl_log(ctl, "node %s: %s; gpushare stops renewing its Lease",
+					l->name,
+					n ? "in a kubelet restart's window" : "no longer managed");
+			heal_end(ctl, l);
+			continue;
+		}
+		if (l->busy)
+			continue;
+		if (!l->healing && now - since >= after)
+			heal_start(ctl, l, n, now - since, now);
+		if (!l->healing)
+			continue;
+		if (!l->ours_ms || now - l->ours_ms >= l->next_ms)
+			lease_renew(ctl, l, n, now);
+		if (n->lost && (!l->ready_ms || now - l->ready_ms >= l->next_ms)) {
+			/* The kubelet posts its conditions again once it sees them changed. */
+			json_t *p = heartbeat_status_patch(NULL, true, (long long)time(NULL));
+			char *path = gs_xasprintf("/api/v1/nodes/%s/status", n->name);
+
+			ctl_log(ctl,
+				"node %s: Ready again as its kubelet posts it (its Lease is "
+				"renewed)",
+				n->name);
+			write_aux(ctl, n->name, path, "application/strategic-merge-patch+json", p,
+				  "writing its Ready condition");
+			l->ready_ms = now;
+			ctl->lease_ready_writes++;
+			json_decref(p);
+			free(path);
+		}
+	}
+}
+
+static void lease_list_begin(void *arg)
+{
+	struct controller *ctl = arg;
+
+	ctl->lease_gen++;
+}
+
+static void lease_event(void *arg, enum kube_event ev, json_t *obj)
+{
+	struct controller *ctl = arg;
+	struct clease *l;
+
+	if (ev == KUBE_EV_DELETED) {
+		const char *name = kobj_name(obj);
+		if (name && (l = map_get(&ctl->leases, name)))
+			lease_forget(ctl, l);
+		return;
+	}
+	lease_store(ctl, obj, false);
+}
+
+static void lease_list_end(void *arg)
+{
+	struct controller *ctl = arg;
+	struct clease *l;
+
+	MAP_FOREACH (&ctl->leases, i, l)
+		if (l->gen != ctl->lease_gen)
+			lease_forget(ctl, l);
+	if (!ctl->leases_synced && ctl->o.heal_leases)
+		ctl_log(ctl,
+			"node Leases listed: %zu; one of a managed node not renewed for %lds "
+			"while the apiserver answers is renewed by gpushare",
+			ctl->leases.n, ctl->o.heal_after_ms / 1000);
+	ctl->leases_synced = true;
+}
+
+/* Whether the apiserver answers: healing counts from when it does again. */
+static void lease_state(void *arg, bool open)
+{
+	struct controller *ctl = arg;
+
+	if (!open)
+		ctl->lease_open_ms = 0;
+	else if (!ctl->lease_open_ms)
+		ctl->lease_open_ms = heal_now(ctl);
+}
+
 /* ---- the controller ------------------------------------------------------------------- */
 
 static const struct kube_watch_ops watch_ops[CONTROLLER_WATCH_N] = {
@@ -1819,6 +2232,10 @@ static const struct kube_watch_ops watch_ops[CONTROLLER_WATCH_N] = {
 	[CONTROLLER_WATCH_SLICES] = {.list_begin = slice_list_begin,
 				     .event = slice_event,
 				     .list_end = slice_list_end},
+	[CONTROLLER_WATCH_LEASES] = {.list_begin = lease_list_begin,
+				     .event = lease_event,
+				     .list_end = lease_list_end,
+				     .state = lease_state},
 };
 
 const struct kube_watch_ops *controller_watch_ops(enum controller_watch w)
@@ -1833,6 +2250,7 @@ int controller_new(struct controller **out, struct kube_loop *l, const struct co
 	const struct kube_watch_ops *node_ops = &watch_ops[CONTROLLER_WATCH_NODES];
 	const struct kube_watch_ops *pod_ops = &watch_ops[CONTROLLER_WATCH_PODS];
 	const struct kube_watch_ops *slice_ops = &watch_ops[CONTROLLER_WATCH_SLICES];
+	const struct kube_watch_ops *lease_ops = &watch_ops[CONTROLLER_WATCH_LEASES];
 	struct controller *ctl = gs_xcalloc(1, sizeof(*ctl));
 	char *path, *field;
 
@@ -1840,6 +2258,9 @@ int controller_new(struct controller **out, struct kube_loop *l, const struct co
 	ctl->o = *o;
 	if (!ctl->o.max_pending)
 		ctl->o.max_pending = DEF_MAX_PENDING;
+	if (ctl->o.heal_after_ms <= 0)
+		ctl->o.heal_after_ms = CONTROLLER_HEAL_AFTER_MS;
+	ctl->rng = (uint64_t)wall_us() | 1u;
 	ctl->cm_ns =
 		gs_xstrdup(o->configmap_namespace ? o->configmap_namespace : GS_DEFAULT_NAMESPACE);
 	ctl->cm_name = gs_xstrdup(o->configmap_name ? o->configmap_name : GS_DEFAULT_CONFIGMAP);
@@ -1855,7 +2276,9 @@ int controller_new(struct controller **out, struct kube_loop *l, const struct co
 	    kube_loop_watch(l, "/api/v1/pods", NULL, "spec.nodeName!=", pod_ops, ctl, NULL) < 0 ||
 	    (o->publish &&
 	     kube_loop_watch(l, "/apis/resource.k8s.io/v1/resourceslices", NULL,
-			     "spec.driver=" DRASLICE_DRIVER, slice_ops, ctl, NULL) < 0)) {
+			     "spec.driver=" DRASLICE_DRIVER, slice_ops, ctl, NULL) < 0) ||
+	    (o->heal_leases &&
+	     kube_loop_watch(l, LEASE_PATH, NULL, NULL, lease_ops, ctl, NULL) < 0)) {
 		gs_error_set(err, "cannot watch %s (bad namespace or name?)", path);
 		free(path);
 		free(field);
@@ -1893,6 +2316,14 @@ void controller_free(struct controller *ctl)
 		node_free(ctl, n);
 	MAP_FOREACH (&ctl->pods, i, p)
 		pod_free(p);
+	{
+		struct clease *l;
+
+		MAP_FOREACH (&ctl->leases, i, l)
+			lease_free(ctl, l);
+		free(ctl->leases.keys);
+		free(ctl->leases.vals);
+	}
 	free(ctl->nodes.keys);
 	free(ctl->nodes.vals);
 	free(ctl->texts.keys);
@@ -1958,6 +2389,7 @@ void controller_tick(struct controller *ctl)
 	if (!ctl->draining) {
 		reconcile_nodes(ctl);
 		admit_pods(ctl);
+		heal_scan(ctl);
 	}
 	/* Also while draining: a 409's re-read or a retry timer the answers asked for. */
 	flush(ctl);
@@ -2026,6 +2458,22 @@ void controller_metrics(const struct controller *ctl, struct strbuf *out)
 	COUNTER("gpushare_slice_resyncs_total",
 		"Nodes planned again because someone else changed or deleted their ResourceSlice.",
 		ctl->slice_resyncs);
+	COUNTER("gpushare_lease_stalls_total",
+		"Managed nodes found with a Lease nobody renewed for --heal-leases-after while the "
+		"apiserver answered.",
+		ctl->lease_stalls);
+	COUNTER("gpushare_lease_renewals_total",
+		"Lease renewals gpushare wrote for such nodes, as their kubelet would.",
+		ctl->lease_renewals);
+	COUNTER("gpushare_lease_handbacks_total",
+		"Leases gpushare renewed that someone else renewed again (gpushare stopped).",
+		ctl->lease_handbacks);
+	COUNTER("gpushare_lease_ready_writes_total",
+		"Ready conditions posted again on such nodes kube-controller-manager marked "
+		"Unknown.",
+		ctl->lease_ready_writes);
+	GAUGE("gpushare_leases_healing", "Managed nodes whose Lease gpushare renews now.",
+	      ctl->healing);
 	GAUGE("gpushare_ready", "1 once the ConfigMap, nodes and pods were listed.",
 	      controller_ready(ctl) ? 1 : 0);
 	GAUGE("gpushare_pods_waiting", "Bound pods waiting for admission.", ctl->waiting);

@@ -31,6 +31,10 @@
  *    controller writes the verdict (the annotation gpushare.io/admitted:
  *    "true" and the hook's annotations in one PATCH, or phase Failed with
  *    the kubelet's reason and message plus a Warning Event).
+ *  - with heal_leases, renews a managed node's Lease in kube-node-lease
+ *    that nobody renewed for heal_after_ms while the apiserver answered
+ *    (kwok v0.8.0's stall, docs/design/kwok-lease-stall.md), as the node's
+ *    kubelet would, until someone else renews it again.
  *
  * Library code: never prints; one line per event goes to opts.log.
  */
@@ -135,7 +139,27 @@ struct controller_opts {
 	 * (docs/guide/faults.md). */
 	const char *disable_healthchecks;
 	const char *enable_healthchecks;
+	/*
+	 * Lease healing (docs/guide/controller.md "Leases that stop"): the
+	 * Leases of kube-node-lease are watched, and the Lease of a managed node
+	 * that nobody renewed for heal_after_ms, counted from when the apiserver
+	 * answers again after an outage, is renewed every quarter of its
+	 * duration (the kubelet's cadence) with a 1 s duration, its holder kept,
+	 * conditional on its resourceVersion, until someone else renews it;
+	 * the node's Ready condition is posted again when
+	 * kube-controller-manager marked it Unknown meanwhile. Off by default
+	 * here; gpushare controller turns it on.
+	 */
+	bool heal_leases;
+	long heal_after_ms; /* 0 = CONTROLLER_HEAL_AFTER_MS */
+	/* The healing's monotonic clock in ms; NULL = CLOCK_MONOTONIC (the unit tests drive it). */
+	long long (*clock_ms)(void);
 };
+
+/* kwok renews every 10 s (a quarter of its 40 s): 25 s is two and a half renewals missed. */
+#define CONTROLLER_HEAL_AFTER_MS 25000L
+/* Shorter would take a live holder's next renewal for a stall. */
+#define CONTROLLER_HEAL_AFTER_MIN_MS 11000L
 
 struct controller;
 
@@ -168,6 +192,7 @@ enum controller_watch {
 	CONTROLLER_WATCH_NODES,
 	CONTROLLER_WATCH_PODS,
 	CONTROLLER_WATCH_SLICES,
+	CONTROLLER_WATCH_LEASES,
 	CONTROLLER_WATCH_N
 };
 const struct kube_watch_ops *controller_watch_ops(enum controller_watch w);

@@ -32,6 +32,20 @@ for ok in "named, single,empty" ""; do
 	expect_err_has 'kubeconfig "/nonexistent/kubeconfig"' "--fallback-strategies='$ok' is taken"
 done
 
+# Lease healing: a wait shorter than a renewal interval would take a live
+# kwok's next renewal for a stall; the switch takes Go's booleans.
+run controller --heal-leases-after 10s --kubeconfig /nonexistent/kubeconfig
+expect_rc 2 "--heal-leases-after below 11s"
+expect_err_has "gpushare controller: option '--heal-leases-after' must be at least 11s: the kubelet (and kwok) renews a Lease every 10s" "says why"
+run controller --heal-leases=maybe --kubeconfig /nonexistent/kubeconfig
+expect_rc 2 "--heal-leases=maybe"
+expect_err_has "option '--heal-leases' expects true or false, got 'maybe'" "says what it takes"
+for ok in "--heal-leases=false" "--heal-leases-after=11s" "--heal-leases-after=2m"; do
+	run controller "$ok" --kubeconfig /nonexistent/kubeconfig
+	expect_rc 2 "$ok is taken, then the kubeconfig is missing"
+	expect_err_has 'kubeconfig "/nonexistent/kubeconfig"' "$ok is taken"
+done
+
 run controller --kubeconfig /nonexistent/kubeconfig
 expect_rc 2 "no kubeconfig"
 expect_err_has 'kubeconfig "/nonexistent/kubeconfig": No such file or directory' "names the file"
@@ -40,6 +54,7 @@ run controller --help
 expect_rc 0 "--help"
 expect_out_has "--selector SELECTOR" "documents the node selector"
 expect_out_has "--listen HOST:PORT" "documents the ops endpoints"
+expect_out_has "--heal-leases-after DURATION" "documents the Lease healing"
 
 # deploy/controller.yaml's own args are accepted (--listen on a free port
 # here); outside a pod, with no kubeconfig, client-go's words say why not.

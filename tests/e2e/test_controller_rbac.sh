@@ -228,7 +228,7 @@ fi
 # --- what the ServiceAccount may and may not do ------------------------------
 # What `kubectl auth can-i --as=SA` asks, for all of them in one kubectl run: a
 # SubjectAccessReview per question, as the ServiceAccount's token authenticates
-# (its user and groups). Yes for every rule of the file as applied; no for 22
+# (its user and groups). Yes for every rule of the file as applied; no for 24
 # things the controller never does.
 python3 - "$dir/rbac.yaml" "$ns" "$sa" >"$dir/sar.json" 2>"$dir/sar.count" <<'EOF'
 import json, sys, yaml
@@ -265,6 +265,8 @@ for verb, res, g, sub, namespace, name in [
         ("create", "resourceclaims", "resource.k8s.io", "", ns, ""),
         ("get", "resourceslices", "resource.k8s.io", "", "", "s"),
         ("create", "serviceaccounts", "", "token", ns, sa),
+        ("update", "leases", "coordination.k8s.io", "", "kube-node-lease", "n"),
+        ("delete", "leases", "coordination.k8s.io", "", "kube-node-lease", "n"),
         ("escalate", "clusterroles", "rbac.authorization.k8s.io", "", "", ""),
         ("impersonate", "users", "", "", "", "")]:
     ask("no", verb, res, g, sub, namespace, name)

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "daemon/controller.h"
+#include "engine/heartbeat.h"
 #include "engine/mergepatch.h"
 #include "base/strbuf.h"
 
@@ -71,7 +72,8 @@ static json_t *pod(const char *name, const char *node_name, const char *gpus)
 
 struct world {
 	struct controller *ctl;
-	json_t *nodes; /* name -> the node as the apiserver holds it */
+	json_t *nodes;	/* name -> the node as the apiserver holds it */
+	json_t *leases; /* name -> the Lease as the apiserver holds it */
 	struct controller_effect *e;
 	size_t n;
 	unsigned rv;
@@ -84,8 +86,9 @@ static void feed(struct world *w, enum controller_watch which, enum kube_event e
 {
 	const struct kube_watch_ops *ops = controller_watch_ops(which);
 
-	if (which == CONTROLLER_WATCH_NODES && ev != KUBE_EV_DELETED)
-		json_object_set(w->nodes,
+	if ((which == CONTROLLER_WATCH_NODES || which == CONTROLLER_WATCH_LEASES) &&
+	    ev != KUBE_EV_DELETED)
+		json_object_set(which == CONTROLLER_WATCH_NODES ? w->nodes : w->leases,
 				json_string_value(
 					json_object_get(json_object_get(obj, "metadata"), "name")),
 				obj);
@@ -143,6 +146,46 @@ static json_t *body_of(const struct controller_effect *e)
 	return j;
 }
 
+#define LEASES "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/"
+
+/*
+ * A merge PATCH of a Lease as the apiserver answers it: 409 when the patch
+ * names a resourceVersion the Lease no longer has, else applied with a new
+ * resourceVersion and returned.
+ */
+static const struct kube_result *lease_patched(struct world *w, const struct controller_effect *e,
+					       struct kube_result *r, char **reply)
+{
+	json_t *l = json_object_get(w->leases, e->path + strlen(LEASES));
+	json_t *patch = json_loads(e->body, 0, NULL);
+	const char *want = json_string_value(
+		json_object_get(json_object_get(patch, "metadata"), "resourceVersion"));
+	const char *have = json_string_value(
+		json_object_get(json_object_get(l, "metadata"), "resourceVersion"));
+	char rv[16];
+
+	*reply = NULL;
+	if (!l) {
+		/* A Lease the test did not list: taken as written. */
+		json_decref(patch);
+		return r;
+	}
+	if (want && strcmp(want, have) != 0) {
+		r->code = 409;
+		r->error = "the object has been modified";
+		json_decref(patch);
+		return r;
+	}
+	mergepatch_apply(l, patch);
+	json_decref(patch);
+	snprintf(rv, sizeof(rv), "%u", ++w->rv);
+	json_object_set_new(json_object_get(l, "metadata"), "resourceVersion", json_string(rv));
+	*reply = json_dumps(l, JSON_COMPACT);
+	r->body = *reply;
+	r->len = strlen(*reply);
+	return r;
+}
+
 /*
  * Answer every request as the apiserver would: a node status PATCH is
  * applied and the node returned with a new resourceVersion; anything else
@@ -160,6 +203,11 @@ static void answer_ex(struct world *w, bool fire)
 				e->fire(e->arg);
 			else if (e->drop)
 				e->drop(e->arg);
+			continue;
+		}
+		if (!strcmp(e->method, "PATCH") && !strncmp(e->path, LEASES, strlen(LEASES))) {
+			e->done(e->arg, lease_patched(w, e, &r, &reply));
+			free(reply);
 			continue;
 		}
 		if (!strcmp(e->method, "PATCH") && !strncmp(e->path, "/api/v1/nodes/", 14)) {
@@ -263,6 +311,7 @@ static int setup(void **state)
 	struct gs_error err;
 
 	w->nodes = json_object();
+	w->leases = json_object();
 	w->rv = 100;
 	assert_int_equal(controller_new(&w->ctl, NULL, &o, &err), 0);
 	*state = w;
@@ -276,6 +325,7 @@ static int teardown(void **state)
 	effects_drop(w);
 	controller_free(w->ctl);
 	json_decref(w->nodes);
+	json_decref(w->leases);
 	free(w);
 	return 0;
 }
@@ -1170,6 +1220,338 @@ static void kubelet_reboot_then_back(void **state)
 	answer(w);
 }
 
+/* ---- Leases that stop (docs/guide/controller.md "Leases that stop") ---------------------- */
+
+/* The healing's clock, driven by the test. */
+static long long fake_ms;
+static long long fake_clock(void)
+{
+	return fake_ms;
+}
+
+static int setup_heal(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct controller_opts o = {.configmap_namespace = CM_NS,
+				    .configmap_name = CM_NAME,
+				    .admit = hook,
+				    .admit_arg = w,
+				    .heal_leases = true,
+				    .clock_ms = fake_clock};
+	struct gs_error err;
+
+	fake_ms = 1000000;
+	w->nodes = json_object();
+	w->leases = json_object();
+	w->rv = 100;
+	assert_int_equal(controller_new(&w->ctl, NULL, &o, &err), 0);
+	*state = w;
+	return 0;
+}
+
+/* kwok's Lease of `name`, renewed `ago_ms` before now (the wall clock), by `holder`. */
+static json_t *lease(struct world *w, const char *name, const char *holder, int duration,
+		     long ago_ms)
+{
+	char ts[40], sec[24], rv[16];
+	struct timespec now;
+	long long us;
+	time_t t;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	us = (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000 - ago_ms * 1000LL;
+	t = (time_t)(us / 1000000);
+	gmtime_r(&t, &tm);
+	strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts, sizeof(ts), "%s.%06lldZ", sec, us % 1000000);
+	snprintf(rv, sizeof(rv), "%u", ++w->rv);
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:i,s:s}}", "apiVersion",
+			 "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", name,
+			 "namespace", "kube-node-lease", "resourceVersion", rv, "spec",
+			 "holderIdentity", holder, "leaseDurationSeconds", duration, "renewTime",
+			 ts);
+}
+
+static unsigned long metric(struct world *w, const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char key[96];
+	const char *p;
+	unsigned long v = 0;
+
+	controller_metrics(w->ctl, &sb);
+	snprintf(key, sizeof(key), "\n%s ", name);
+	p = strstr(sb.buf, key);
+	assert_non_null(p);
+	v = strtoul(p + strlen(key), NULL, 10);
+	strbuf_release(&sb);
+	return v;
+}
+
+#define LEASE_T4 LEASES "t4"
+
+/* The managed node t4, advertised, its Lease listed and its watch open, at fake_ms. */
+static void heal_start_world(struct world *w, const char *holder)
+{
+	const struct kube_watch_ops *lops = controller_watch_ops(CONTROLLER_WATCH_LEASES);
+
+	start(w, json_pack("[o]", node("t4", "10", "shared", 2)));
+	relist(w, CONTROLLER_WATCH_LEASES, json_pack("[o]", lease(w, "t4", holder, 40, 0)));
+	lops->state(w->ctl, true);
+	tick(w);
+	answer(w);
+}
+
+/* Advance the clock to `at` ms after the start and tick; the effects stay in w. */
+static size_t tick_at(struct world *w, long long at)
+{
+	fake_ms = 1000000 + at;
+	return tick(w);
+}
+
+/*
+ * A live kwok renews every 10 s: never written. Once nothing renewed the
+ * Lease for 25 s while the apiserver answers, gpushare renews it as the
+ * kubelet would: renewTime now, conditional on the resourceVersion seen, its
+ * holder kept, the Node as owner, a 1 s duration (any kwok may take it
+ * over), with a Warning Event; then every quarter of kwok's 40 s, its own
+ * writes read back taken for no one else's.
+ */
+static void lease_stall_is_healed(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+	const json_t *owner;
+	long long us, now_us;
+	struct timespec ts;
+	char ev[64];
+
+	heal_start_world(w, "kwok-1");
+	/* kwok renews at 10 s and at 20 s: nothing written for 25 s after that. */
+	for (long at = 1000; at <= 44000; at += 1000) {
+		fake_ms = 1000000 + at;
+		if (at == 10000 || at == 20000)
+			feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED,
+			     lease(w, "t4", "kwok-1", 40, 0));
+		tick_at(w, at);
+		assert_null(find(w, "PATCH", LEASE_T4));
+		answer(w);
+	}
+	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 0);
+	tick_at(w, 45000);
+	b = body_of(find(w, "PATCH", LEASE_T4));
+	assert_string_equal(find(w, "PATCH", LEASE_T4)->ctype, "application/merge-patch+json");
+	assert_null(json_object_get(json_object_get(b, "spec"), "holderIdentity"));
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "spec"),
+							    "leaseDurationSeconds")),
+			 1);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(b, "metadata"),
+							      "resourceVersion")),
+			    json_string_value(json_object_get(
+				    json_object_get(json_object_get(w->leases, "t4"), "metadata"),
+				    "resourceVersion")));
+	owner = json_array_get(json_object_get(json_object_get(b, "metadata"), "ownerReferences"),
+			       0);
+	assert_string_equal(json_string_value(json_object_get(owner, "kind")), "Node");
+	assert_string_equal(json_string_value(json_object_get(owner, "uid")), "t4");
+	/* renewTime: now by the wall clock, in microseconds. */
+	us = heartbeat_parse_micro(
+		json_string_value(json_object_get(json_object_get(b, "spec"), "renewTime")));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now_us = (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	assert_true(us > now_us - 5000000 && us <= now_us);
+	json_decref(b);
+	assert_string_equal(event_reason(w, ev, sizeof(ev)), "LeaseNotRenewed");
+	answer(w);
+	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 1);
+	assert_int_equal(metric(w, "gpushare_leases_healing"), 1);
+	/* Its own renewal, read back by the watch: no one else's. */
+	feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED,
+	     json_deep_copy(json_object_get(w->leases, "t4")));
+	/* Every 10-10.4 s, not sooner. */
+	assert_int_equal(tick_at(w, 54900), 0);
+	effects_drop(w);
+	tick_at(w, 56000);
+	assert_non_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
+	assert_int_equal(metric(w, "gpushare_lease_renewals_total"), 2);
+	assert_int_equal(metric(w, "gpushare_leases_healing"), 1);
+	assert_int_equal(metric(w, "gpushare_lease_handbacks_total"), 0);
+}
+
+/* Off (the default of the library, --heal-leases=false): the same stall is left alone. */
+static void lease_stall_left_alone_when_off(void **state)
+{
+	struct world *w = *state;
+
+	start(w, json_pack("[o]", node("t4", "10", "shared", 2)));
+	tick(w);
+	answer(w);
+	/* No Lease watch: its events change nothing, and nothing is ever written. */
+	feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_ADDED, lease(w, "t4", "kwok-1", 40, 600000));
+	controller_watch_ops(CONTROLLER_WATCH_LEASES)->state(w->ctl, true);
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 0);
+}
+
+/*
+ * An apiserver outage: nothing is written while the Lease watch fails, and
+ * the 25 s count again from its return, so a kwok that renews once the
+ * apiserver is back is never written over. A node kube-controller-manager
+ * marked lost meanwhile gets its conditions posted as the kubelet does.
+ */
+static void lease_heal_waits_for_the_apiserver(void **state)
+{
+	struct world *w = *state;
+	const struct kube_watch_ops *lops = controller_watch_ops(CONTROLLER_WATCH_LEASES);
+	json_t *n, *b;
+	const json_t *c;
+
+	heal_start_world(w, "kwok-1");
+	tick_at(w, 5000);
+	answer(w);
+	lops->state(w->ctl, false);
+	assert_int_equal(tick_at(w, 70000), 0);
+	effects_drop(w);
+	/* Back at 70 s: kube-controller-manager marks t4 Unknown at once. */
+	lops->state(w->ctl, true);
+	n = json_deep_copy(json_object_get(w->nodes, "t4"));
+	json_object_set_new(json_object_get(n, "status"), "conditions",
+			    json_pack("[{s:s,s:s,s:s,s:s}]", "type", "Ready", "status", "Unknown",
+				      "reason", "NodeStatusUnknown", "message",
+				      "Kubelet stopped posting node status."));
+	json_object_set_new(json_object_get(n, "metadata"), "resourceVersion", json_string("300"));
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED, n);
+	tick_at(w, 94000);
+	assert_null(find(w, "PATCH", LEASE_T4));
+	assert_null(
+		find_ctype(w, "/api/v1/nodes/t4/status", "application/strategic-merge-patch+json"));
+	answer(w);
+	tick_at(w, 95000);
+	assert_non_null(find(w, "PATCH", LEASE_T4));
+	b = body_of(
+		find_ctype(w, "/api/v1/nodes/t4/status", "application/strategic-merge-patch+json"));
+	c = json_object_get(json_object_get(b, "status"), "conditions");
+	assert_int_equal(json_array_size(c), 4);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 3), "type")),
+			    "Ready");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 3), "status")),
+			    "True");
+	json_decref(b);
+	answer(w);
+	assert_int_equal(metric(w, "gpushare_lease_ready_writes_total"), 1);
+}
+
+/*
+ * Handed back: the stalled kwok renews again (its holder, and the 1 s
+ * duration it does not reset): gpushare stops and gives it back its 40 s
+ * in one conditional write. A new kwok takes the Lease with its own
+ * duration: nothing to give back.
+ */
+static void lease_handed_back(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+
+	heal_start_world(w, "kwok-1");
+	tick_at(w, 25000);
+	assert_non_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
+	assert_int_equal(metric(w, "gpushare_leases_healing"), 1);
+	feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED, lease(w, "t4", "kwok-1", 1, 0));
+	assert_int_equal(metric(w, "gpushare_leases_healing"), 0);
+	assert_int_equal(metric(w, "gpushare_lease_handbacks_total"), 1);
+	tick_at(w, 26000);
+	b = body_of(find(w, "PATCH", LEASE_T4));
+	assert_null(json_object_get(json_object_get(b, "spec"), "renewTime"));
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "spec"),
+							    "leaseDurationSeconds")),
+			 40);
+	json_decref(b);
+	answer(w);
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_object_get(json_object_get(w->leases, "t4"), "spec"),
+				 "leaseDurationSeconds")),
+			 40);
+	/* kwok renews on its own from here: nothing more is written. */
+	for (long at = 27000; at <= 50000; at += 1000) {
+		fake_ms = 1000000 + at;
+		if (at % 10000 == 0)
+			feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED,
+			     lease(w, "t4", "kwok-1", 40, 0));
+		assert_int_equal(tick_at(w, at), 0);
+		effects_drop(w);
+	}
+	/* Stalled again at 50 s, healed at 75 s; a new kwok takes it over at 80 s. */
+	tick_at(w, 75000);
+	assert_non_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
+	feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED, lease(w, "t4", "kwok-2", 40, 0));
+	assert_int_equal(metric(w, "gpushare_lease_handbacks_total"), 2);
+	assert_int_equal(tick_at(w, 81000), 0);
+	effects_drop(w);
+}
+
+/*
+ * Never written over: kwok renewed between gpushare's read and its write,
+ * so the write's resourceVersion is stale and the apiserver refuses it
+ * (409); it is not tried again, and kwok's renewal, once seen, ends the
+ * healing.
+ */
+static void lease_conflict_is_not_overwritten(void **state)
+{
+	struct world *w = *state;
+	json_t *l;
+
+	heal_start_world(w, "kwok-1");
+	tick_at(w, 25000);
+	assert_non_null(find(w, "PATCH", LEASE_T4));
+	/* kwok's write reaches the apiserver first. */
+	l = lease(w, "t4", "kwok-1", 40, 0);
+	json_object_set(w->leases, "t4", l);
+	answer(w);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_object_get(w->leases, "t4"), "spec"),
+				    "holderIdentity")),
+			    "kwok-1");
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_object_get(json_object_get(w->leases, "t4"), "spec"),
+				 "leaseDurationSeconds")),
+			 40);
+	assert_int_equal(tick_at(w, 26000), 0);
+	effects_drop(w);
+	feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED, l);
+	assert_int_equal(metric(w, "gpushare_leases_healing"), 0);
+	assert_int_equal(tick_at(w, 36000), 0);
+	effects_drop(w);
+}
+
+/* A node in a kubelet restart's window: its Lease is the window's (kubelet_writes). */
+static void lease_of_kubelet_window_left_to_it(void **state)
+{
+	struct world *w = *state;
+
+	heal_start_world(w, "kwok-1");
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_MODIFIED,
+	     annotated(w, "t4", "gpushare.io/kubelet-restart", started("restart", 1, 600)));
+	tick_at(w, 1000);
+	answer(w);
+	tick_at(w, 30000);
+	/* The window's own Lease write holds it under the node's name, not a healing one. */
+	for (size_t i = 0; i < w->n; i++)
+		if (w->e[i].method && !strcmp(w->e[i].path, LEASE_T4)) {
+			json_t *b = body_of(&w->e[i]);
+			assert_string_equal(json_string_value(json_object_get(
+						    json_object_get(b, "spec"), "holderIdentity")),
+					    "t4");
+			json_decref(b);
+		}
+	answer(w);
+	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1194,6 +1576,15 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(kubelet_restart_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(kubelet_reboot_then_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(lease_stall_is_healed, setup_heal, teardown),
+		cmocka_unit_test_setup_teardown(lease_stall_left_alone_when_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(lease_heal_waits_for_the_apiserver, setup_heal,
+						teardown),
+		cmocka_unit_test_setup_teardown(lease_handed_back, setup_heal, teardown),
+		cmocka_unit_test_setup_teardown(lease_conflict_is_not_overwritten, setup_heal,
+						teardown),
+		cmocka_unit_test_setup_teardown(lease_of_kubelet_window_left_to_it, setup_heal,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
