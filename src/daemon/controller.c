@@ -2086,8 +2086,9 @@ static void lease_renew(struct controller *ctl, struct clease *l, const struct c
 		    false);
 }
 
-static void heal_start(struct controller *ctl, struct clease *l, const struct cnode *n,
-		       long long idle_ms, long long now)
+/* Found stalled: the Warning Event's text (malloc'd), posted once the renewals are queued. */
+static char *heal_start(struct controller *ctl, struct clease *l, const struct cnode *n,
+			long long idle_ms, long long now)
 {
 	char *msg;
 
@@ -2108,8 +2109,7 @@ static void heal_start(struct controller *ctl, struct clease *l, const struct cn
 		l->name, holder_name(l->holder), idle_ms / 1000,
 		(long)(l->was_duration / HEARTBEAT_RENEW_FRACTION));
 	ctl_log(ctl, "node %s: warning: %s", n->name, msg);
-	post_event(ctl, "Node", NULL, n->name, n->name, n->name, "LeaseNotRenewed", msg);
-	free(msg);
+	return msg;
 }
 
 /*
@@ -2123,6 +2123,9 @@ static void heal_scan(struct controller *ctl)
 {
 	long long now = heal_now(ctl), after = ctl->o.heal_after_ms;
 	struct clease *l;
+	/* The stalls' Events, after every renewal: a fleet-wide stall renews first. */
+	char **events = NULL;
+	size_t n_events = 0;
 
 	if (!ctl->o.heal_leases || ctl->draining || now - ctl->heal_scan_ms < HEAL_TICK_MS)
 		return;
@@ -2144,8 +2147,12 @@ static void heal_scan(struct controller *ctl)
 		}
 		if (l->busy)
 			continue;
-		if (!l->healing && now - since >= after)
-			heal_start(ctl, l, n, now - since, now);
+		if (!l->healing && now - since >= after) {
+			events = gs_xrealloc(events, (n_events + 1) * 2 * sizeof(*events));
+			events[2 * n_events] = gs_xstrdup(n->name);
+			events[2 * n_events + 1] = heal_start(ctl, l, n, now - since, now);
+			n_events++;
+		}
 		if (!l->healing)
 			continue;
 		if (!l->ours_ms || now - l->ours_ms >= l->next_ms)
@@ -2167,6 +2174,14 @@ static void heal_scan(struct controller *ctl)
 			free(path);
 		}
 	}
+	for (size_t i = 0; i < n_events; i++) {
+		const char *node = events[2 * i];
+		post_event(ctl, "Node", NULL, node, node, node, "LeaseNotRenewed",
+			   events[2 * i + 1]);
+		free(events[2 * i]);
+		free(events[2 * i + 1]);
+	}
+	free(events);
 }
 
 static void lease_list_begin(void *arg)
