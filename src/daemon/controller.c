@@ -197,10 +197,12 @@ struct controller {
 	struct map leases; /* struct clease by name */
 	uint32_t lease_gen;
 	bool leases_synced;
-	long long lease_open_ms; /* the Lease watch answered since then (heal clock); 0 = not */
-	long long heal_scan_ms;	 /* the last scan (heal clock) */
-	uint64_t rng;		 /* the renewals' jitter */
-	size_t healing;		 /* Leases renewed by gpushare now */
+	long long api_since_ms; /* the apiserver has answered since then (heal clock); 0 = not */
+	long long heal_scan_ms; /* the last scan (heal clock) */
+	long long verify_sent_ms, verified_ms; /* the last Lease LIST sent; sent and answered */
+	bool verify_busy;
+	uint64_t rng;	/* the renewals' jitter */
+	size_t healing; /* Leases renewed by gpushare now */
 	uint64_t lease_stalls, lease_renewals, lease_handbacks, lease_ready_writes;
 };
 
@@ -1836,7 +1838,8 @@ static void admit_pods(struct controller *ctl)
 /* ---- node Leases (docs/guide/controller.md "Leases that stop") -------------------------- */
 
 #define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
-#define HEAL_TICK_MS 1000L /* how often the Leases are looked at */
+#define HEAL_TICK_MS 1000L   /* how often the Leases are looked at */
+#define HEAL_VERIFY_MS 2000L /* Leases read again at most this often */
 /*
  * The duration a healing renewal writes: the Lease stays expired for anyone
  * who wants to hold it (kwok's tryAcquireOrRenew, node_lease_controller.go:305-318),
@@ -1872,6 +1875,26 @@ struct clease {
 static long long heal_now(const struct controller *ctl)
 {
 	return ctl->o.clock_ms ? ctl->o.clock_ms() : mono_ms();
+}
+
+/* Whether the apiserver answers: the healing counts from when it does again. */
+static void api_answered(struct controller *ctl, bool answered)
+{
+	if (!answered) {
+		if (ctl->api_since_ms && ctl->healing)
+			ctl_log(ctl,
+				"node Leases: the apiserver does not answer; no Lease is renewed "
+				"until it does");
+		ctl->api_since_ms = 0;
+	} else if (!ctl->api_since_ms) {
+		ctl->api_since_ms = heal_now(ctl);
+	}
+}
+
+/* An answer of the apiserver, or none (the connection, a 5xx or 429 after the retries). */
+static bool no_answer(const struct kube_result *r)
+{
+	return r->code == 0 || r->code >= 500 || r->code == 429;
 }
 
 static long long wall_us(void)
@@ -2014,6 +2037,8 @@ static void on_lease_written(void *arg, const struct kube_result *r)
 
 	ctl->in_flight--;
 	l->busy = false;
+	if (r)
+		api_answered(ctl, !no_answer(r));
 	if (!l->name[0]) {
 		lease_free(ctl, l); /* deleted meanwhile */
 	} else if (!r) {
@@ -2112,17 +2137,71 @@ static char *heal_start(struct controller *ctl, struct clease *l, const struct c
 	return msg;
 }
 
+struct verify {
+	struct controller *ctl;
+	long long sent_ms;
+};
+
+/*
+ * The Leases read again before any is renewed, as kube-controller-manager
+ * reads a Lease its cache shows expired before it marks the node Unknown
+ * (NodeControllerLeaseCircuitBreaker, on from v1.37:
+ * node_lifecycle_controller.go :962-990): a watch can lag or hang on an
+ * apiserver that is going away (its old streams stay open while it no
+ * longer answers), and a Lease renewed meanwhile shows here. What the LIST
+ * shows is taken in as watch events; an answer is also the proof that the
+ * apiserver answers now.
+ */
+static void on_leases_verified(void *arg, const struct kube_result *r)
+{
+	struct verify *v = arg;
+	struct controller *ctl = v->ctl;
+
+	ctl->in_flight--;
+	ctl->verify_busy = false;
+	if (r) {
+		api_answered(ctl, !no_answer(r));
+		if (!r->error) {
+			json_t *list = json_loadb(r->body, r->len, 0, NULL), *item;
+			size_t i;
+
+			json_array_foreach (json_object_get(list, "items"), i, item)
+				lease_store(ctl, item, false);
+			json_decref(list);
+			ctl->verified_ms = v->sent_ms;
+		} else if (!no_answer(r)) {
+			ctl->write_errors++;
+			ctl_log(ctl, "node Leases: listing them failed: %s", r->error);
+		}
+	}
+	free(v);
+}
+
+static void leases_verify(struct controller *ctl, long long now)
+{
+	struct verify *v = gs_xcalloc(1, sizeof(*v));
+
+	v->ctl = ctl;
+	v->sent_ms = now;
+	ctl->verify_busy = true;
+	ctl->verify_sent_ms = now;
+	ctl_request(ctl, "GET", LEASE_PATH, NULL, NULL, on_leases_verified, v);
+}
+
 /*
  * Look at every Lease of a managed node, at most once per HEAL_TICK_MS:
- * one nobody renewed for heal_after_ms since the apiserver answers again
- * is renewed, then every quarter of its duration; the node's Ready posted
- * again when kube-controller-manager marked it lost meanwhile. Nodes in a
- * kubelet restart's window are left to it (kubelet_writes holds their Lease).
+ * one nobody renewed for heal_after_ms while the apiserver answered, and
+ * that a LIST sent after that still shows so, is renewed, then every
+ * quarter of its duration while the apiserver answers; the node's Ready
+ * posted again when kube-controller-manager marked it lost meanwhile.
+ * Nodes in a kubelet restart's window are left to it (kubelet_writes holds
+ * their Lease).
  */
 static void heal_scan(struct controller *ctl)
 {
 	long long now = heal_now(ctl), after = ctl->o.heal_after_ms;
 	struct clease *l;
+	bool verify = false;
 	/* The stalls' Events, after every renewal: a fleet-wide stall renews first. */
 	char **events = NULL;
 	size_t n_events = 0;
@@ -2130,12 +2209,11 @@ static void heal_scan(struct controller *ctl)
 	if (!ctl->o.heal_leases || ctl->draining || now - ctl->heal_scan_ms < HEAL_TICK_MS)
 		return;
 	ctl->heal_scan_ms = now;
-	if (!ctl->leases_synced || !ctl->nodes_synced || !ctl->lease_open_ms)
+	if (!ctl->leases_synced || !ctl->nodes_synced)
 		return;
 	MAP_FOREACH (&ctl->leases, i, l) {
 		struct cnode *n = map_get(&ctl->nodes, l->name);
-		long long since =
-			l->moved_ms > ctl->lease_open_ms ? l->moved_ms : ctl->lease_open_ms;
+		long long since = l->moved_ms > ctl->api_since_ms ? l->moved_ms : ctl->api_since_ms;
 
 		if (!n || kubelet_touched(n)) {
 			if (l->healing)
@@ -2147,14 +2225,23 @@ static void heal_scan(struct controller *ctl)
 		}
 		if (l->busy)
 			continue;
-		if (!l->healing && now - since >= after) {
+		if (!ctl->api_since_ms) {
+			/* Asked again until it answers: an open watch alone may not tell. */
+			verify |= l->healing || now - l->moved_ms >= after;
+			continue;
+		}
+		if (!l->healing) {
+			if (now - since < after)
+				continue;
+			if (ctl->verified_ms < since + after) {
+				verify = true;
+				continue;
+			}
 			events = gs_xrealloc(events, (n_events + 1) * 2 * sizeof(*events));
 			events[2 * n_events] = gs_xstrdup(n->name);
 			events[2 * n_events + 1] = heal_start(ctl, l, n, now - since, now);
 			n_events++;
 		}
-		if (!l->healing)
-			continue;
 		if (!l->ours_ms || now - l->ours_ms >= l->next_ms)
 			lease_renew(ctl, l, n, now);
 		if (n->lost && (!l->ready_ms || now - l->ready_ms >= l->next_ms)) {
@@ -2174,6 +2261,8 @@ static void heal_scan(struct controller *ctl)
 			free(path);
 		}
 	}
+	if (verify && !ctl->verify_busy && now - ctl->verify_sent_ms >= HEAL_VERIFY_MS)
+		leases_verify(ctl, now);
 	for (size_t i = 0; i < n_events; i++) {
 		const char *node = events[2 * i];
 		post_event(ctl, "Node", NULL, node, node, node, "LeaseNotRenewed",
@@ -2221,15 +2310,10 @@ static void lease_list_end(void *arg)
 	ctl->leases_synced = true;
 }
 
-/* Whether the apiserver answers: healing counts from when it does again. */
+/* The Lease watch answers, or failed: so does the apiserver. */
 static void lease_state(void *arg, bool open)
 {
-	struct controller *ctl = arg;
-
-	if (!open)
-		ctl->lease_open_ms = 0;
-	else if (!ctl->lease_open_ms)
-		ctl->lease_open_ms = heal_now(ctl);
+	api_answered(arg, open);
 }
 
 /* ---- the controller ------------------------------------------------------------------- */

@@ -72,6 +72,7 @@ static json_t *pod(const char *name, const char *node_name, const char *gpus)
 
 struct world {
 	struct controller *ctl;
+	bool down;	/* every request goes unanswered (the apiserver is gone) */
 	json_t *nodes;	/* name -> the node as the apiserver holds it */
 	json_t *leases; /* name -> the Lease as the apiserver holds it */
 	struct controller_effect *e;
@@ -203,6 +204,32 @@ static void answer_ex(struct world *w, bool fire)
 				e->fire(e->arg);
 			else if (e->drop)
 				e->drop(e->arg);
+			continue;
+		}
+		if (w->down) {
+			r.code = 0;
+			r.body = "";
+			r.len = 0;
+			r.error = "Failed to connect to 127.0.0.1 port 6443: Couldn't connect to "
+				  "server";
+			e->done(e->arg, &r);
+			continue;
+		}
+		if (!strcmp(e->method, "GET") && !strncmp(e->path, LEASES, strlen(LEASES) - 1) &&
+		    !e->path[strlen(LEASES) - 1]) {
+			/* The Lease LIST, as the apiserver holds them. */
+			json_t *items = json_array(), *v, *list;
+			const char *k;
+
+			json_object_foreach (w->leases, k, v)
+				json_array_append(items, v);
+			list = json_pack("{s:o}", "items", items);
+			reply = json_dumps(list, JSON_COMPACT);
+			json_decref(list);
+			r.body = reply;
+			r.len = strlen(reply);
+			e->done(e->arg, &r);
+			free(reply);
 			continue;
 		}
 		if (!strcmp(e->method, "PATCH") && !strncmp(e->path, LEASES, strlen(LEASES))) {
@@ -1290,6 +1317,7 @@ static unsigned long metric(struct world *w, const char *name)
 }
 
 #define LEASE_T4 LEASES "t4"
+#define LEASE_LIST "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
 
 /* The managed node t4, advertised, its Lease listed and its watch open, at fake_ms. */
 static void heal_start_world(struct world *w, const char *holder)
@@ -1308,6 +1336,19 @@ static size_t tick_at(struct world *w, long long at)
 {
 	fake_ms = 1000000 + at;
 	return tick(w);
+}
+
+/*
+ * Due at `at`: the Leases are read again first (a LIST, answered), and the
+ * next look, a second later, acts; its effects stay in w.
+ */
+static void verified_at(struct world *w, long long at)
+{
+	tick_at(w, at);
+	assert_non_null(find(w, "GET", LEASE_LIST));
+	assert_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
+	tick_at(w, at + 1000);
 }
 
 /*
@@ -1339,7 +1380,7 @@ static void lease_stall_is_healed(void **state)
 		answer(w);
 	}
 	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 0);
-	tick_at(w, 45000);
+	verified_at(w, 45000);
 	b = body_of(find(w, "PATCH", LEASE_T4));
 	assert_string_equal(find(w, "PATCH", LEASE_T4)->ctype, "application/merge-patch+json");
 	assert_null(json_object_get(json_object_get(b, "spec"), "holderIdentity"));
@@ -1370,9 +1411,9 @@ static void lease_stall_is_healed(void **state)
 	feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED,
 	     json_deep_copy(json_object_get(w->leases, "t4")));
 	/* Every 10-10.4 s, not sooner. */
-	assert_int_equal(tick_at(w, 54900), 0);
+	assert_int_equal(tick_at(w, 55900), 0);
 	effects_drop(w);
-	tick_at(w, 56000);
+	tick_at(w, 57000);
 	assert_non_null(find(w, "PATCH", LEASE_T4));
 	answer(w);
 	assert_int_equal(metric(w, "gpushare_lease_renewals_total"), 2);
@@ -1413,9 +1454,14 @@ static void lease_heal_waits_for_the_apiserver(void **state)
 	tick_at(w, 5000);
 	answer(w);
 	lops->state(w->ctl, false);
-	assert_int_equal(tick_at(w, 70000), 0);
-	effects_drop(w);
+	w->down = true;
+	/* Asked (a LIST), unanswered: nothing written. */
+	tick_at(w, 70000);
+	assert_non_null(find(w, "GET", LEASE_LIST));
+	assert_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
 	/* Back at 70 s: kube-controller-manager marks t4 Unknown at once. */
+	w->down = false;
 	lops->state(w->ctl, true);
 	n = json_deep_copy(json_object_get(w->nodes, "t4"));
 	json_object_set_new(json_object_get(n, "status"), "conditions",
@@ -1429,7 +1475,7 @@ static void lease_heal_waits_for_the_apiserver(void **state)
 	assert_null(
 		find_ctype(w, "/api/v1/nodes/t4/status", "application/strategic-merge-patch+json"));
 	answer(w);
-	tick_at(w, 95000);
+	verified_at(w, 95000);
 	assert_non_null(find(w, "PATCH", LEASE_T4));
 	b = body_of(
 		find_ctype(w, "/api/v1/nodes/t4/status", "application/strategic-merge-patch+json"));
@@ -1456,14 +1502,14 @@ static void lease_handed_back(void **state)
 	json_t *b;
 
 	heal_start_world(w, "kwok-1");
-	tick_at(w, 25000);
+	verified_at(w, 25000);
 	assert_non_null(find(w, "PATCH", LEASE_T4));
 	answer(w);
 	assert_int_equal(metric(w, "gpushare_leases_healing"), 1);
 	feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED, lease(w, "t4", "kwok-1", 1, 0));
 	assert_int_equal(metric(w, "gpushare_leases_healing"), 0);
 	assert_int_equal(metric(w, "gpushare_lease_handbacks_total"), 1);
-	tick_at(w, 26000);
+	tick_at(w, 27000);
 	b = body_of(find(w, "PATCH", LEASE_T4));
 	assert_null(json_object_get(json_object_get(b, "spec"), "renewTime"));
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "spec"),
@@ -1476,7 +1522,7 @@ static void lease_handed_back(void **state)
 				 "leaseDurationSeconds")),
 			 40);
 	/* kwok renews on its own from here: nothing more is written. */
-	for (long at = 27000; at <= 50000; at += 1000) {
+	for (long at = 28000; at <= 50000; at += 1000) {
 		fake_ms = 1000000 + at;
 		if (at % 10000 == 0)
 			feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED,
@@ -1484,8 +1530,8 @@ static void lease_handed_back(void **state)
 		assert_int_equal(tick_at(w, at), 0);
 		effects_drop(w);
 	}
-	/* Stalled again at 50 s, healed at 75 s; a new kwok takes it over at 80 s. */
-	tick_at(w, 75000);
+	/* Stalled again at 50 s, healed at 76 s; a new kwok takes it over. */
+	verified_at(w, 75000);
 	assert_non_null(find(w, "PATCH", LEASE_T4));
 	answer(w);
 	feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED, lease(w, "t4", "kwok-2", 40, 0));
@@ -1506,7 +1552,7 @@ static void lease_conflict_is_not_overwritten(void **state)
 	json_t *l;
 
 	heal_start_world(w, "kwok-1");
-	tick_at(w, 25000);
+	verified_at(w, 25000);
 	assert_non_null(find(w, "PATCH", LEASE_T4));
 	/* kwok's write reaches the apiserver first. */
 	l = lease(w, "t4", "kwok-1", 40, 0);
@@ -1520,11 +1566,11 @@ static void lease_conflict_is_not_overwritten(void **state)
 				 json_object_get(json_object_get(w->leases, "t4"), "spec"),
 				 "leaseDurationSeconds")),
 			 40);
-	assert_int_equal(tick_at(w, 26000), 0);
+	assert_int_equal(tick_at(w, 27000), 0);
 	effects_drop(w);
 	feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED, l);
 	assert_int_equal(metric(w, "gpushare_leases_healing"), 0);
-	assert_int_equal(tick_at(w, 36000), 0);
+	assert_int_equal(tick_at(w, 37000), 0);
 	effects_drop(w);
 }
 
@@ -1550,6 +1596,77 @@ static void lease_of_kubelet_window_left_to_it(void **state)
 		}
 	answer(w);
 	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 0);
+}
+
+/*
+ * The watch missed kwok's renewals (an apiserver whose old streams stay
+ * open while it goes away): the LIST read before any renewal shows the
+ * Lease renewed, and nothing is written.
+ */
+static void lease_list_shows_what_the_watch_missed(void **state)
+{
+	struct world *w = *state;
+
+	heal_start_world(w, "kwok-1");
+	/* kwok renews at 20 s; only the apiserver knows. */
+	tick_at(w, 20000);
+	answer(w);
+	json_object_set_new(w->leases, "t4", lease(w, "t4", "kwok-1", 40, 0));
+	tick_at(w, 25000);
+	assert_non_null(find(w, "GET", LEASE_LIST));
+	answer(w);
+	for (long at = 26000; at <= 44000; at += 1000) {
+		tick_at(w, at);
+		assert_null(find(w, "PATCH", LEASE_T4));
+		answer(w);
+	}
+	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 0);
+}
+
+/*
+ * The apiserver goes away with the Lease watch still open: the LIST gets
+ * no answer, so nothing is renewed, and the 25 s count again from its
+ * first answer; a Lease already renewed by gpushare waits for it too.
+ */
+static void lease_unanswered_list_holds_the_healing(void **state)
+{
+	struct world *w = *state;
+
+	heal_start_world(w, "kwok-1");
+	w->down = true;
+	tick_at(w, 25000);
+	assert_non_null(find(w, "GET", LEASE_LIST));
+	answer(w);
+	for (long at = 26000; at <= 60000; at += 1000) {
+		tick_at(w, at);
+		assert_null(find(w, "PATCH", LEASE_T4));
+		answer(w);
+	}
+	/* Back: the LIST answered at 62 s; due 25 s after that. */
+	w->down = false;
+	tick_at(w, 62000);
+	answer(w);
+	tick_at(w, 86000);
+	assert_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
+	verified_at(w, 87000);
+	assert_non_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
+	/* Gone again while healing: no renewal until it answers. */
+	w->down = true;
+	tick_at(w, 99000);
+	assert_non_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
+	tick_at(w, 111000);
+	assert_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
+	w->down = false;
+	tick_at(w, 114000);
+	answer(w);
+	tick_at(w, 115000);
+	assert_non_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
+	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 1);
 }
 
 int main(void)
@@ -1584,6 +1701,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lease_conflict_is_not_overwritten, setup_heal,
 						teardown),
 		cmocka_unit_test_setup_teardown(lease_of_kubelet_window_left_to_it, setup_heal,
+						teardown),
+		cmocka_unit_test_setup_teardown(lease_list_shows_what_the_watch_missed, setup_heal,
+						teardown),
+		cmocka_unit_test_setup_teardown(lease_unanswered_list_holds_the_healing, setup_heal,
 						teardown),
 	};
 
