@@ -13,6 +13,8 @@
 #              (BENCH_BASE=REV: against the gpushare of that revision, same output)
 # make bench-controller  the controller at 5,000 nodes on the local control plane
 # make bench-replay  gpushare replay of the whole openb trace: CPU time and peak RSS
+# make outage  a 60 s kube-apiserver outage under 500 kwok nodes on a cluster of its
+#              own: no node NotReady past the grace, no pod evicted (OUTAGE_HEAL=none: the stall)
 # make fuzz    short libFuzzer runs of every parser
 # make helm    build the pinned helm into the cache (scripts/cluster/build.sh helm)
 # make image   the image localhost/gpushare:VERSION with buildah, no registry
@@ -47,7 +49,7 @@ MAIN_OBJ := $(BUILD)/obj/src/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test layers unit golden cli chart report-check helm image image-test asan valgrind e2e e2e-versions e2e-dra-alpha bench bench-scale bench-controller bench-replay fuzz fuzz-build ci deps clean \
+.PHONY: all test layers unit golden cli chart report-check helm image image-test asan valgrind e2e e2e-versions e2e-dra-alpha bench bench-scale bench-controller bench-replay outage fuzz fuzz-build ci deps clean \
 	cluster-up cluster-down cluster-stress demo format format-check
 
 all: $(BUILD)/gpushare
@@ -136,6 +138,11 @@ bench-controller: all
 # Not part of bench or ci: the trace is downloaded (TRACE_DIR to use a copy).
 bench-replay: all
 	@bench/replay.sh $(BUILD)/gpushare
+
+# Not part of test, e2e or ci: a cluster of its own, 500 nodes, about 6 minutes
+# (OUTAGE_HEAL=both|guard|controller|none, OUTAGE_FREEZE=1; docs/guide/cluster.md).
+outage: all
+	@tests/outage/run.sh $(BUILD)/gpushare
 
 fuzz:
 	@fuzz/run.sh $${FUZZ_SECONDS:-20}

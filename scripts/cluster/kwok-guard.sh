@@ -11,7 +11,12 @@
 # apiserver has answered for as long, kwok is stopped (SIGKILL: it holds
 # nothing worth a clean stop), the stale Leases are deleted (a new kwok
 # creates them afresh instead of waiting out another holder's 40 s) and kwok
-# is started again with the command line up.sh gave it. Each restart is a
+# is started again with the command line up.sh gave it. The cluster's
+# gpushare controller renews such Leases itself once 25 s passed
+# (docs/guide/controller.md "Leases that stop"), so they no longer look
+# stale: its metric gpushare_leases_healing above 0 for as long says the same
+# of kwok, and kwok is restarted too (no Lease deleted: the controller's
+# renewals leave them free for the new kwok to take). Each restart is a
 # line in logs/kwok-guard.log and in STATE_DIR/kwok-guard.restarts.
 #
 # up.sh starts it as the component kwok-guard; GS_KWOK_GUARD=0 leaves it
@@ -61,8 +66,16 @@ run() {
 }
 trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 0' TERM INT
 
+# healing: how many node Leases the cluster's controller renews for kwok (0
+# when it runs none or does not answer).
+healing() {
+	curl -fs --max-time 2 "http://127.0.0.1:$GS_CONTROLLER_PORT/metrics" 2>/dev/null |
+		awk '$1 == "gpushare_leases_healing" { n = $2 } END { print n + 0 }'
+}
+
 log "watching kwok's node Leases every ${interval}s (stale after ${stale_after}s)"
 ready_since=0
+healing_since=0
 while run sleep "$interval"; do
 	now=$(date +%s)
 	if ! comp_ready kube-apiserver; then
@@ -73,12 +86,24 @@ while run sleep "$interval"; do
 	[ $((now - ready_since)) -ge "$stale_after" ] || continue
 	our_pid kwok >/dev/null || continue
 	stale=$(stale_leases "$now") || continue
-	[ -n "$stale" ] || continue
-	n=$(wc -l <<<"$stale")
-	log "kwok renewed no Lease of $n node(s) for ${stale_after}s (e.g. $(head -1 <<<"$stale")) while the apiserver answered: restarting kwok"
+	healed=$(healing)
+	if [ "$healed" -gt 0 ]; then
+		[ "$healing_since" != 0 ] || healing_since=$now
+	else
+		healing_since=0
+	fi
+	if [ -n "$stale" ]; then
+		n=$(wc -l <<<"$stale")
+		log "kwok renewed no Lease of $n node(s) for ${stale_after}s (e.g. $(head -1 <<<"$stale")) while the apiserver answered: restarting kwok"
+	elif [ "$healing_since" != 0 ] && [ $((now - healing_since)) -ge "$interval" ]; then
+		n=$healed
+		log "gpushare controller renews the Leases of $n node(s) for kwok (gpushare_leases_healing $n): restarting kwok"
+	else
+		continue
+	fi
 	run "$cluster_here/component.sh" stop -s KILL kwok || log "stopping kwok failed"
 	# Leases only of the stale nodes: a Lease of a node kwok does not manage is not ours.
-	xargs -r "${kubectl[@]}" -n kube-node-lease delete lease --ignore-not-found <<<"$stale" >/dev/null ||
+	[ -z "$stale" ] || xargs -r "${kubectl[@]}" -n kube-node-lease delete lease --ignore-not-found <<<"$stale" >/dev/null ||
 		log "deleting the stale Leases failed"
 	if run "$cluster_here/component.sh" start kwok; then
 		echo "$now $n" >>"$state/kwok-guard.restarts"
@@ -87,4 +112,5 @@ while run sleep "$interval"; do
 		log "kwok did not start again; trying at the next round"
 	fi
 	ready_since=0
+	healing_since=0
 done

@@ -47,6 +47,13 @@ case $kwok_guard in
 0 | 1) ;;
 *) die "GS_KWOK_GUARD must be 0 or 1, got '$kwok_guard'" ;;
 esac
+# The controller's own Lease healing (docs/guide/controller.md "Leases that
+# stop"); GS_CONTROLLER_HEAL_LEASES=0 starts it with --heal-leases=false.
+heal_leases=${GS_CONTROLLER_HEAL_LEASES:-1}
+case $heal_leases in
+0 | 1) ;;
+*) die "GS_CONTROLLER_HEAL_LEASES must be 0 or 1, got '$heal_leases'" ;;
+esac
 
 # --- already up? ------------------------------------------------------------
 if [ -f "$state/env" ]; then
@@ -64,6 +71,8 @@ if [ -f "$state/env" ]; then
 		fi
 		[ "${GS_DRA_ALPHA:-0}" = "$dra_alpha" ] ||
 			say "note: the running cluster has GS_DRA_ALPHA=${GS_DRA_ALPHA:-0}; make cluster-down first to change it"
+		[ "${GS_CONTROLLER_HEAL_LEASES:-1}" = "$heal_leases" ] ||
+			say "note: the running cluster has GS_CONTROLLER_HEAL_LEASES=${GS_CONTROLLER_HEAL_LEASES:-1}; make cluster-down first to change it"
 		say "already running (Kubernetes ${GS_K8S_VERSION:-unknown}, apiserver https://127.0.0.1:$GS_APISERVER_PORT, state $state); nothing to do"
 		exit 0
 	}
@@ -186,6 +195,7 @@ GS_KWOK_PORT=$GS_KWOK_PORT
 GS_CONTROLLER_PORT=$GS_CONTROLLER_PORT
 GS_DRA_ALPHA=$dra_alpha
 GS_KWOK_GUARD=$kwok_guard
+GS_CONTROLLER_HEAL_LEASES=$heal_leases
 GS_K8S_VERSION=$K8S_VERSION
 GS_APISERVER=$server
 GS_CA=$pki/ca.crt
@@ -313,9 +323,11 @@ wait_until 90 "kwok /healthz" comp_ready kwok
 # nodes and pods. Nodes labelled gpushare.io/controller=off are left to
 # `gpushare sync` (its own tests hand nodes over that way).
 cp "$gpushare_bin" "$state/bin/gpushare.tmp" && mv "$state/bin/gpushare.tmp" "$state/bin/gpushare"
+heal_flag=()
+[ "$heal_leases" = 1 ] || heal_flag=(--heal-leases=false)
 start controller "$state/bin/gpushare" controller \
 	--kubeconfig="$state/kubeconfig" --listen="127.0.0.1:$GS_CONTROLLER_PORT" \
-	--selector='gpushare.io/controller!=off'
+	--selector='gpushare.io/controller!=off' ${heal_flag[@]+"${heal_flag[@]}"}
 wait_until 60 "gpushare controller /readyz" comp_ready controller
 # kwok v0.8.0 can stop renewing every node Lease while it runs on
 # (docs/design/kwok-lease-stall.md); the guard restarts it when it does.
