@@ -2,20 +2,20 @@
 """tests/outage/analyze.py OUT T_STOP T_START T_BACK GRACE HEAL RESTARTS SECONDS: what
 tests/outage/run.sh saw, and its verdict (exit 0 pass, 1 fail).
 
-OUT holds nodes.jsonl (every 2 s: per node its Ready status, reason,
-lastTransitionTime and taints), leases.jsonl (every 4 s: per Lease its
-holder, renewTime and duration), pods-before.json, pods-after.json,
-evictions.json (TaintManagerEviction Events), notready-events.json
-(kube-controller-manager's NodeNotReady Events) and metrics.txt (the
+OUT holds nodes.jsonl and leases.jsonl (tests/outage/watch.py: every
+change of a node, its Ready status, reason, lastTransitionTime and taints,
+and of a Lease, its holder, renewTime and duration, with when it arrived),
+pods-before.json, pods-after.json,
+evictions.json (TaintManagerEviction Events) and metrics.txt (the
 controller's gpushare_lease_* lines). T_STOP, T_START and T_BACK are when
 kube-apiserver was stopped, started again and answered /readyz again (Unix
 seconds); GRACE is kube-controller-manager's --node-monitor-grace-period in
 seconds.
 
 A node's time not Ready runs from the lastTransitionTime kube-controller-manager
-wrote when it marked it Unknown (or the first sample that showed it not Ready)
-to the first sample that shows it Ready again, or to the last sample when it
-never was: sampled every 2 s, so up to about 2 s long.
+wrote when it marked it Unknown (or when that change arrived) to the arrival
+of the change that made it Ready again, or to the end of the watch when none
+did.
 """
 import json
 import os
@@ -56,8 +56,9 @@ def main():
     samples = lines(os.path.join(out, "nodes.jsonl"))
     lease_samples = lines(os.path.join(out, "leases.jsonl"))
     if not samples:
-        print("outage: no node samples")
+        print("outage: nothing watched")
         return 1
+    t_end = float(os.environ.get("OUTAGE_T_END", "0")) or samples[-1]["t"]
 
     # --- nodes not Ready -------------------------------------------------------------------
     open_at = {}       # node -> when its current time not Ready began
@@ -67,7 +68,9 @@ def main():
     names = set()
     for smp in samples:
         t = smp["t"]
-        for name, status, reason, ltt, taints in smp["nodes"]:
+        if smp["ev"] == "DELETED":
+            continue
+        for name, status, reason, ltt, taints in [smp["o"]]:
             names.add(name)
             if t >= t_stop:
                 for taint in filter(None, taints.split(",")):
@@ -79,7 +82,7 @@ def main():
             elif name in open_at:
                 d = t - open_at.pop(name)
                 longest[name] = max(longest.get(name, 0.0), d)
-    t_last = samples[-1]["t"]
+    t_last = t_end
     for name, began in open_at.items():
         still.add(name)
         longest[name] = max(longest.get(name, 0.0), t_last - began)
@@ -91,7 +94,7 @@ def main():
     last = {}     # lease -> last renewTime seen
     gap = {}      # lease -> longest time without a renewal after T_BACK, seconds
     for smp in lease_samples:
-        for name, holder, renew, duration in smp["leases"]:
+        for name, holder, renew, duration in [smp["o"]]:
             r = ts(renew)
             if r is None:
                 continue
@@ -102,7 +105,7 @@ def main():
             if prev is not None and r > prev and prev > t_back:
                 gap[name] = max(gap.get(name, 0.0), r - prev)
             last[name] = r
-    t_lease_end = lease_samples[-1]["t"] if lease_samples else t_last
+    t_lease_end = t_end
     for name, r in last.items():
         since = max(r, t_back)
         gap[name] = max(gap.get(name, 0.0), t_lease_end - since)
@@ -123,10 +126,6 @@ def main():
     if os.path.exists(os.path.join(out, "evictions.json")):
         with open(os.path.join(out, "evictions.json")) as f:
             events = [e for e in json.load(f) if e["ns"] == "outage"]
-    marked = []
-    if os.path.exists(os.path.join(out, "notready-events.json")):
-        with open(os.path.join(out, "notready-events.json")) as f:
-            marked = json.load(f)
     metrics = ""
     if os.path.exists(os.path.join(out, "metrics.txt")):
         with open(os.path.join(out, "metrics.txt")) as f:
@@ -144,9 +143,6 @@ def main():
              sorted(longest.values())[len(longest) // 2] if longest else 0.0, len(over), len(still)))
     if worst:
         print("outage: the longest: %s" % ", ".join("%s %.1fs" % x for x in worst[:3]))
-    print("outage: marked NotReady by kube-controller-manager (its NodeNotReady Events, however "
-          "briefly): %d nodes, %d times" % (len({e["name"] for e in marked}),
-                                            sum(e["count"] for e in marked)))
     print("outage: tainted after the outage: %s" % (", ".join(
         "%s %d" % (k, len(v)) for k, v in sorted(tainted.items())) or "none"))
     if lease_samples:

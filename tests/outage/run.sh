@@ -16,11 +16,12 @@
 #     and started again; with OUTAGE_FREEZE=1 kwok is frozen (SIGSTOP) with it
 #     and stays frozen: a kwok that renews nothing, for certain, as kwok
 #     v0.8.0's stall (docs/design/kwok-lease-stall.md) leaves it.
-#  4. For OUTAGE_AFTER (150) s after /readyz the nodes are read every 2 s
-#     and the Leases every 4 s (one LIST each).
+#  4. The nodes and their Leases are watched throughout (tests/outage/watch.py:
+#     every change with when it arrived), for OUTAGE_AFTER (150) s after
+#     /readyz.
 #  5. Printed (tests/outage/analyze.py): per node the longest time not Ready
-#     (from kube-controller-manager's lastTransitionTime to the first sample
-#     Ready again), nodes tainted unreachable or not-ready, the pods evicted
+#     (from kube-controller-manager's lastTransitionTime to the change that
+#     made it Ready again), nodes tainted unreachable or not-ready, the pods evicted
 #     (gone, replaced or terminating, and TaintManagerEviction Events), when
 #     every Lease moved again and who renewed it, the guard's restarts and
 #     the controller's gpushare_lease_* metrics.
@@ -85,7 +86,8 @@ comp() { "$top/scripts/cluster/component.sh" "$@" >>"$out/components.log" 2>&1; 
 kwok_pid=
 cleanup() {
 	local st=$?
-	[ -n "${sampler:-}" ] && kill "$sampler" 2>/dev/null
+	# shellcheck disable=SC2086
+	[ -n "${watchers:-}" ] && kill $watchers 2>/dev/null
 	[ -n "$kwok_pid" ] && kill -CONT "$kwok_pid" 2>/dev/null
 	if [ "${OUTAGE_KEEP:-0}" = 1 ]; then
 		say "OUTAGE_KEEP=1: the cluster stays ($state)"
@@ -150,27 +152,12 @@ k -n "$ns" get pods -o json | jq -c '[.items[] | {name: .metadata.name, uid: .me
 	>"$out/pods-before.json"
 say "$npods pods Running"
 
-# --- the samples -------------------------------------------------------------------------------
-(
-	n=0
-	while :; do
-		t=$(date +%s.%N)
-		k get nodes -l gpushare.io/bench=outage -o json 2>/dev/null | jq -c --arg t "$t" '{t: ($t | tonumber),
-			nodes: [.items[] | (.status.conditions // [] | map(select(.type == "Ready"))[0]) as $r
-			  | [.metadata.name, ($r.status // "None"), ($r.reason // ""), ($r.lastTransitionTime // ""),
-			     ([.spec.taints[]?.key] | map(sub("node.kubernetes.io/"; "")) | join(","))]]}' >>"$out/nodes.jsonl"
-		if [ $((n % 2)) = 0 ]; then
-			t=$(date +%s.%N)
-			k -n kube-node-lease get leases -o json 2>/dev/null | jq -c --arg t "$t" '{t: ($t | tonumber),
-				leases: [.items[] | select(.metadata.name | startswith("outage-node-"))
-				  | [.metadata.name, (.spec.holderIdentity // ""), (.spec.renewTime // ""),
-				     (.spec.leaseDurationSeconds // 0)]]}' >>"$out/leases.jsonl"
-		fi
-		n=$((n + 1))
-		sleep 2
-	done
-) &
-sampler=$!
+# --- the watches ------------------------------------------------------------------------------
+# Every change of a node and of a Lease, with when it arrived (tests/outage/watch.py).
+python3 "$top/tests/outage/watch.py" "$state/env" nodes "$out/nodes.jsonl" &
+watchers=$!
+python3 "$top/tests/outage/watch.py" "$state/env" leases "$out/leases.jsonl" &
+watchers="$watchers $!"
 sleep 6
 
 # --- the outage --------------------------------------------------------------------------------
@@ -189,9 +176,12 @@ comp start kube-apiserver || die "starting kube-apiserver again"
 t_back=$(date +%s.%N)
 say "kube-apiserver started again after ${down}s, /readyz $(awk -v a="$t_stop" -v b="$t_back" 'BEGIN { printf "%.1f", b - a }')s after the stop; watching for ${after}s"
 sleep "$after"
-kill "$sampler" 2>/dev/null
-wait "$sampler" 2>/dev/null
-sampler=
+t_end=$(date +%s.%N)
+# shellcheck disable=SC2086
+kill $watchers 2>/dev/null
+# shellcheck disable=SC2086
+wait $watchers 2>/dev/null
+watchers=
 
 # --- what happened -----------------------------------------------------------------------------
 k -n "$ns" get pods -o json | jq -c '[.items[] | {name: .metadata.name, uid: .metadata.uid,
@@ -200,15 +190,10 @@ k -n "$ns" get pods -o json | jq -c '[.items[] | {name: .metadata.name, uid: .me
 k get events -A --field-selector reason=TaintManagerEviction -o json |
 	jq -c '[.items[] | {ns: .involvedObject.namespace, name: .involvedObject.name, message}]' \
 		>"$out/evictions.json" || die "reading the Events"
-# kube-controller-manager's NodeNotReady Events: every node it marked, however briefly.
-k get events -n default --field-selector reason=NodeNotReady -o json |
-	jq -c '[.items[] | select(.involvedObject.name | startswith("outage-node-"))
-		| {name: .involvedObject.name, count: (.count // 1)}]' >"$out/notready-events.json" ||
-	die "reading the Events"
 restarts=0
 [ -f "$state/kwok-guard.restarts" ] && restarts=$(wc -l <"$state/kwok-guard.restarts")
 curl -fs --max-time 5 "http://127.0.0.1:$GS_CONTROLLER_PORT/metrics" | grep '^gpushare_lease' >"$out/metrics.txt"
 cp "$state/logs/kwok-guard.log" "$out/" 2>/dev/null
 cp "$state/logs/controller.log" "$state/logs/kwok.log" "$state/logs/kube-controller-manager.log" "$out/" 2>/dev/null
-python3 "$top/tests/outage/analyze.py" "$out" "$t_stop" "$t_start" "$t_back" "$grace" "$heal" \
+OUTAGE_T_END=$t_end python3 "$top/tests/outage/analyze.py" "$out" "$t_stop" "$t_start" "$t_back" "$grace" "$heal" \
 	"$restarts" "$(($(date +%s) - t_all))"
