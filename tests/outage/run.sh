@@ -195,5 +195,6 @@ restarts=0
 curl -fs --max-time 5 "http://127.0.0.1:$GS_CONTROLLER_PORT/metrics" | grep '^gpushare_lease' >"$out/metrics.txt"
 cp "$state/logs/kwok-guard.log" "$out/" 2>/dev/null
 cp "$state/logs/controller.log" "$state/logs/kwok.log" "$state/logs/kube-controller-manager.log" "$out/" 2>/dev/null
+echo "t_stop=$t_stop t_start=$t_start t_back=$t_back t_end=$t_end grace=$grace" >"$out/times"
 OUTAGE_T_END=$t_end python3 "$top/tests/outage/analyze.py" "$out" "$t_stop" "$t_start" "$t_back" "$grace" "$heal" \
 	"$restarts" "$(($(date +%s) - t_all))"
