@@ -5,10 +5,12 @@
 # --node-monitor-grace-period) every node is NotReady, and its pods are
 # evicted 300 s after that. A kubelet never does this. So, every
 # GS_KWOK_GUARD_INTERVAL seconds (5) while the apiserver answers /readyz, the
-# guard lists the Leases of kube-node-lease: when a Lease of an existing
-# node has not been renewed for GS_KWOK_GUARD_STALE seconds (25: kwok renews
-# every 10 s, a quarter of --node-lease-duration-seconds=40) and the
-# apiserver has answered for as long, kwok is stopped (SIGKILL: it holds
+# guard lists the Leases of kube-node-lease: when kwok has renewed none of
+# the Leases of existing nodes for GS_KWOK_GUARD_STALE seconds (25: kwok
+# renews every 10 s, a quarter of --node-lease-duration-seconds=40; the
+# stall stops every renewal at once, while a kwok that renews some is only
+# late, e.g. busy creating hundreds of nodes) and the apiserver has answered
+# for as long, kwok is stopped (SIGKILL: it holds
 # nothing worth a clean stop), the stale Leases are deleted (a new kwok
 # creates them afresh instead of waiting out another holder's 40 s) and kwok
 # is started again with the command line up.sh gave it. The cluster's
@@ -40,16 +42,19 @@ log() { printf '%s kwok-guard: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*"; }
 
 # stale_leases NOW: the Leases of existing nodes not renewed for
 # $stale_after seconds, of nodes older than that (a new node's first Lease
-# is kwok's to create).
+# is kwok's to create); none while any of them held by kwok (not by the
+# node's own name, as a kubelet restart's window holds it) was renewed since.
 stale_leases() {
 	local now=$1 nodes
 	nodes=$("${kubectl[@]}" get nodes -o json | jq -c --argjson t "$((now - stale_after))" \
 		'[.items[] | select((.metadata.creationTimestamp | fromdateiso8601) < $t) | .metadata.name]') || return 1
 	"${kubectl[@]}" -n kube-node-lease get leases -o json |
 		jq -r --argjson nodes "$nodes" --argjson t "$((now - stale_after))" '
-		.items[] | select(.metadata.name as $n | $nodes | index($n))
-		| select((.spec.renewTime // "1970-01-01T00:00:00Z" | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) < $t)
-		| .metadata.name'
+		[.items[] | select(.metadata.name as $n | $nodes | index($n))
+		 | {name: .metadata.name, kwok: (.spec.holderIdentity != .metadata.name),
+		    at: (.spec.renewTime // "1970-01-01T00:00:00Z" | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601)}]
+		| if ([.[] | select(.kwok) | .at] | max // 0) < $t then .[] | select(.at < $t) | .name
+		  else empty end'
 }
 
 # run CMD...: in the background and waited for, so that down.sh's TERM

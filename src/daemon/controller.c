@@ -39,6 +39,7 @@ struct rescount {
 struct shared_text {
 	char *s;
 	uint32_t refs;
+	long long moved_ms; /* a Lease holder's text: it last renewed one of its Leases then */
 };
 
 enum { HOST_NONE, HOST_IS_NAME, HOST_OTHER };
@@ -1986,6 +1987,7 @@ static void lease_store(struct controller *ctl, const json_t *obj, bool from_wri
 	unsigned long long rv = rv_of(obj);
 	long long now = heal_now(ctl);
 	struct clease *l;
+	bool moved;
 
 	if (!name)
 		return;
@@ -2001,7 +2003,8 @@ static void lease_store(struct controller *ctl, const json_t *obj, bool from_wri
 	l->gen = ctl->lease_gen;
 	if (l->rv && rv && rv < l->rv && !from_write)
 		return; /* older than what a write already showed */
-	if (h.renew_us != l->renew_us && !(l->ours_us && h.renew_us == l->ours_us)) {
+	moved = h.renew_us != l->renew_us && !(l->ours_us && h.renew_us == l->ours_us);
+	if (moved) {
 		/* Renewed by someone else: its holder, or a new one. */
 		l->moved_ms = now;
 		if (l->healing)
@@ -2012,6 +2015,8 @@ static void lease_store(struct controller *ctl, const json_t *obj, bool from_wri
 	l->duration = h.duration;
 	l->owned = h.owned;
 	lease_set_holder(ctl, l, h.holder);
+	if (moved && l->holder)
+		l->holder->moved_ms = now; /* the holder lives */
 	if (l->restore && !l->busy && !l->healing) {
 		/* Its duration back, nothing else: one conditional write. */
 		char rvs[24];
@@ -2215,6 +2220,10 @@ static void heal_scan(struct controller *ctl)
 		struct cnode *n = map_get(&ctl->nodes, l->name);
 		long long since = l->moved_ms > ctl->api_since_ms ? l->moved_ms : ctl->api_since_ms;
 
+		/* A holder that renews any of its Leases lives: it is late, not stalled. */
+		if (l->holder && l->holder->moved_ms > since)
+			since = l->holder->moved_ms;
+
 		if (!n || kubelet_touched(n)) {
 			if (l->healing)
 				ctl_log(ctl, "node %s: %s; gpushare stops renewing its Lease",
@@ -2227,7 +2236,7 @@ static void heal_scan(struct controller *ctl)
 			continue;
 		if (!ctl->api_since_ms) {
 			/* Asked again until it answers: an open watch alone may not tell. */
-			verify |= l->healing || now - l->moved_ms >= after;
+			verify |= l->healing || now - since >= after;
 			continue;
 		}
 		if (!l->healing) {

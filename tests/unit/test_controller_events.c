@@ -1669,6 +1669,43 @@ static void lease_unanswered_list_holds_the_healing(void **state)
 	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 1);
 }
 
+/*
+ * A holder that renews any of its Leases lives: kwok late on one node
+ * (overloaded, creating 500 nodes on two cores) is not stalled, and its
+ * Lease is left to it; once it renews none for 25 s, all are renewed.
+ */
+static void lease_late_holder_is_not_stalled(void **state)
+{
+	struct world *w = *state;
+	const struct kube_watch_ops *lops = controller_watch_ops(CONTROLLER_WATCH_LEASES);
+
+	start(w, json_pack("[o,o]", node("t4", "10", "shared", 2), node("t5", "11", "shared", 2)));
+	relist(w, CONTROLLER_WATCH_LEASES,
+	       json_pack("[o,o]", lease(w, "t4", "kwok-1", 40, 0),
+			 lease(w, "t5", "kwok-1", 40, 0)));
+	lops->state(w->ctl, true);
+	tick(w);
+	answer(w);
+	/* kwok renews t5 every 10 s up to 50 s, t4 never. */
+	for (long at = 1000; at <= 74000; at += 1000) {
+		fake_ms = 1000000 + at;
+		if (at % 10000 == 0 && at <= 50000)
+			feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_MODIFIED,
+			     lease(w, "t5", "kwok-1", 40, 0));
+		tick(w);
+		assert_null(find(w, "PATCH", LEASE_T4));
+		assert_null(find(w, "PATCH", LEASES "t5"));
+		answer(w);
+	}
+	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 0);
+	/* Nothing from kwok since 50 s: both at 75 s. */
+	verified_at(w, 75000);
+	assert_non_null(find(w, "PATCH", LEASE_T4));
+	assert_non_null(find(w, "PATCH", LEASES "t5"));
+	answer(w);
+	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1705,6 +1742,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lease_list_shows_what_the_watch_missed, setup_heal,
 						teardown),
 		cmocka_unit_test_setup_teardown(lease_unanswered_list_holds_the_healing, setup_heal,
+						teardown),
+		cmocka_unit_test_setup_teardown(lease_late_holder_is_not_stalled, setup_heal,
 						teardown),
 	};
 
