@@ -1987,13 +1987,14 @@ static void lease_store(struct controller *ctl, const json_t *obj, bool from_wri
 	unsigned long long rv = rv_of(obj);
 	long long now = heal_now(ctl);
 	struct clease *l;
-	bool moved;
+	bool moved, fresh = false;
 
 	if (!name)
 		return;
 	heartbeat_lease_read(obj, &h);
 	l = map_get(&ctl->leases, name);
 	if (!l) {
+		fresh = true;
 		l = gs_xcalloc(1, sizeof(*l));
 		l->name = gs_xstrdup(name);
 		map_put(&ctl->leases, l->name, l);
@@ -2015,8 +2016,8 @@ static void lease_store(struct controller *ctl, const json_t *obj, bool from_wri
 	l->duration = h.duration;
 	l->owned = h.owned;
 	lease_set_holder(ctl, l, h.holder);
-	if (moved && l->holder)
-		l->holder->moved_ms = now; /* the holder lives */
+	if ((moved || fresh) && l->holder)
+		l->holder->moved_ms = now; /* the holder lives: it renews, or creates Leases */
 	if (l->restore && !l->busy && !l->healing) {
 		/* Its duration back, nothing else: one conditional write. */
 		char rvs[24];

@@ -1706,6 +1706,38 @@ static void lease_late_holder_is_not_stalled(void **state)
 	assert_int_equal(metric(w, "gpushare_lease_stalls_total"), 2);
 }
 
+/*
+ * A holder creating Leases lives too: kwok making 500 nodes' Leases on two
+ * loaded cores renews the first ones late, while it creates the others.
+ */
+static void lease_holder_creating_leases_lives(void **state)
+{
+	struct world *w = *state;
+	const struct kube_watch_ops *lops = controller_watch_ops(CONTROLLER_WATCH_LEASES);
+	char name[16];
+
+	start(w, json_pack("[o]", node("t4", "10", "shared", 2)));
+	relist(w, CONTROLLER_WATCH_LEASES, json_pack("[o]", lease(w, "t4", "kwok-1", 40, 0)));
+	lops->state(w->ctl, true);
+	tick(w);
+	answer(w);
+	/* t4 never renewed; a new node's Lease created every 5 s up to 40 s. */
+	for (long at = 1000; at <= 64000; at += 1000) {
+		fake_ms = 1000000 + at;
+		if (at % 5000 == 0 && at <= 40000) {
+			snprintf(name, sizeof(name), "new-%ld", at / 5000);
+			feed(w, CONTROLLER_WATCH_LEASES, KUBE_EV_ADDED,
+			     lease(w, name, "kwok-1", 40, 0));
+		}
+		tick(w);
+		assert_null(find(w, "PATCH", LEASE_T4));
+		answer(w);
+	}
+	verified_at(w, 65000);
+	assert_non_null(find(w, "PATCH", LEASE_T4));
+	answer(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1744,6 +1776,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lease_unanswered_list_holds_the_healing, setup_heal,
 						teardown),
 		cmocka_unit_test_setup_teardown(lease_late_holder_is_not_stalled, setup_heal,
+						teardown),
+		cmocka_unit_test_setup_teardown(lease_holder_creating_leases_lives, setup_heal,
 						teardown),
 	};
 
