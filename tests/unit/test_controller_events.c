@@ -1714,7 +1714,7 @@ static void lease_holder_creating_leases_lives(void **state)
 {
 	struct world *w = *state;
 	const struct kube_watch_ops *lops = controller_watch_ops(CONTROLLER_WATCH_LEASES);
-	char name[16];
+	char name[32];
 
 	start(w, json_pack("[o]", node("t4", "10", "shared", 2)));
 	relist(w, CONTROLLER_WATCH_LEASES, json_pack("[o]", lease(w, "t4", "kwok-1", 40, 0)));
