@@ -27,7 +27,7 @@ PKGS := yaml-0.1 jansson libcurl libmicrohttpd
 # Read when make starts: targets that install deps first (demo, ci) build in
 # a sub-make, which reads them again.
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libcurl is dlopen()ed by kubeclient.c on first use: headers only.
+# libcurl is dlopen()ed by kube/curlapi.c on first use: headers only.
 # libmicrohttpd (the webhook's HTTPS server) is linked as usual.
 PKG_LIBS := $(shell pkg-config --libs yaml-0.1 jansson libmicrohttpd 2>/dev/null) -ldl -pthread
 

@@ -446,7 +446,8 @@ int cmd_controller(int argc, char **argv)
 	co.admit_arg = &dra;
 	co.publish = publish_dra;
 	co.publish_arg = &publish;
-	if (kube_loop_new(&l, kx.client, &lo, &err) < 0 || controller_new(&ctl, l, &co, &err) < 0) {
+	if (kube_loop_new(&l, kube_client_conn(kx.client), &lo, &err) < 0 ||
+	    controller_new(&ctl, l, &co, &err) < 0) {
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}

@@ -903,7 +903,7 @@ static int watch_fleet(struct kube_client *kc, const struct configmap_ref *cmref
 	fw->cm_name = cmref->name;
 	path = gs_xasprintf("/api/v1/namespaces/%s/configmaps", cmref->ns);
 	field = gs_xasprintf("metadata.name=%s", cmref->name);
-	r = kube_loop_new(loop, kc, &lo, err);
+	r = kube_loop_new(loop, kube_client_conn(kc), &lo, err);
 	if (r == 0 &&
 	    (kube_loop_watch(*loop, "/api/v1/nodes", NULL, NULL, &node_ops, fw, NULL) < 0 ||
 	     kube_loop_watch(*loop, path, NULL, field, &cm_ops, fw, NULL) < 0)) {

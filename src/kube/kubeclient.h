@@ -7,12 +7,16 @@
 
 #include "base/error.h"
 #include "kube/kubeconfig.h"
+#include "kube/kubeconn.h"
+#include "kube/kubestatus.h"
 
 /*
- * A Kubernetes API client over one keep-alive libcurl handle: JSON in and
- * out (jansson), TLS verified unless the kubeconfig or a flag says
- * otherwise, retries with capped exponential backoff and a total deadline.
- * The contract (which failures are retried, what is never printed) is in
+ * The blocking Kubernetes API client: JSON in and out (jansson), one call
+ * at a time, each a one-request run of an event loop of its own
+ * (kube/kubeloop.h) over the client's connection (kube/kubeconn.h: TLS,
+ * credentials, proxy, the retry policy), as libcurl's easy interface runs
+ * on its multi interface. Connections are kept alive between calls. The
+ * contract (which failures are retried, what is never printed) is in
  * docs/design/kubeclient.md. Not thread-safe: one client per thread.
  *
  * `path` is the API path with its query, e.g. "/api/v1/namespaces/team-a/pods"
@@ -28,60 +32,9 @@
  *                  bad arguments); kube_last_status()->code is 0.
  *
  * The proxy, if any, is decided once in kube_client_new as client-go
- * decides it (kube/proxy.h); handles from kube_client_easy carry it.
+ * decides it (kube/proxy.h).
  */
 enum { KUBE_E_STATUS = -2 };
-
-/* Zero fields take the defaults in brackets. */
-struct kube_client_opts {
-	long request_timeout_ms;   /* one attempt, connect included [30000] */
-	long connect_timeout_ms;   /* [10000] */
-	long deadline_ms;	   /* all attempts and waits of one call [60000] */
-	unsigned max_attempts;	   /* [8] */
-	long backoff_base_ms;	   /* first retry delay [200] */
-	long backoff_max_ms;	   /* cap of one backoff delay [10000]; Retry-After is
-				      honoured as sent, within the deadline */
-	size_t max_response_bytes; /* one response body [64 MiB] */
-	size_t max_list_items;	   /* kube_list total [1000000] */
-	unsigned list_page_size;   /* kube_list `limit` [500] */
-	const char *user_agent;	   /* ["gpushare/<version>"] */
-	long token_reread_ms;	   /* look at a tokenFile again after this long [60000] */
-	/*
-	 * A server that cannot be reached at all (connection refused, no
-	 * route, a name that does not resolve) fails at once with kubectl's
-	 * words, as kubectl does [false]; true retries it like any transient
-	 * failure, for a daemon that must outlive an apiserver restart.
-	 */
-	bool retry_unreachable;
-	/*
-	 * One line per attempt and per retry decision (method, URL, HTTP
-	 * status, timing); never headers or bodies. NULL = silent.
-	 */
-	void (*trace)(void *arg, const char *line);
-	void *trace_arg;
-};
-
-/* A failed request's Status (metav1.Status). Strings are "" when absent, never NULL. */
-struct kube_status {
-	int code;	    /* HTTP status, 0 when no response arrived */
-	char *reason;	    /* e.g. "NotFound", "AlreadyExists", "Forbidden", "Conflict" */
-	char *message;	    /* verbatim, untruncated */
-	json_t *details;    /* the `details` object or NULL; owned by the status */
-	long retry_after_s; /* Retry-After header or details.retryAfterSeconds, else 0 */
-};
-
-/* Parse a response body into st (release with kube_status_release). Never fails. */
-void kube_status_from_response(struct kube_status *st, int http_code, const char *method,
-			       const char *body, size_t len);
-void kube_status_release(struct kube_status *st);
-/*
- * st is a 422 Invalid that names `field` among its causes. A PATCH that
- * carries metadata.uid as a precondition gets one for "metadata.uid" ("field
- * is immutable") when the object was deleted and re-created under the same
- * name: a PATCH has no uid precondition of its own, only PUT and DELETE do
- * (k8s.io/apiserver pkg/endpoints/handlers/patch.go, v0.34). NULL st: false.
- */
-bool kube_status_invalid_field(const struct kube_status *st, const char *field);
 
 struct kube_client;
 
@@ -105,6 +58,8 @@ int kube_client_open(struct kube_client **out, const struct kube_config_opts *op
 const struct kube_status *kube_last_status(const struct kube_client *c);
 /* The namespace of the configuration the client was made from. */
 const char *kube_client_namespace(const struct kube_client *c);
+/* The client's connection, for an event loop of the caller's (kube_loop_new). */
+struct kube_conn *kube_client_conn(struct kube_client *c);
 
 /* *out (may be NULL to discard) receives the response object, caller frees. */
 int kube_get(struct kube_client *c, const char *path, json_t **out, struct gs_error *err) GS_WUR;
@@ -164,28 +119,5 @@ typedef int (*kube_wait_fn)(const json_t *obj, void *arg, struct gs_error *why);
  */
 int kube_wait(struct kube_client *c, const char *path, kube_wait_fn pred, void *arg,
 	      long timeout_ms, long interval_ms, json_t **out, struct gs_error *err) GS_WUR;
-
-/*
- * For kubeloop (many requests at once over libcurl's multi interface):
- * kube_client_easy() returns a new libcurl easy handle (a CURL *, caller
- * frees with curl_easy_cleanup) carrying this client's server, TLS, proxy,
- * timeouts and credentials, the token file looked at again first (so
- * rotation reaches new handles). The caller sets the URL (the base URL
- * plus an API path), method, headers and its own write, header, error
- * buffer and debug settings. NULL when libcurl cannot copy the handle.
- */
-void *kube_client_easy(struct kube_client *c);
-/*
- * The apiserver answered 401 to a request with this client's credentials:
- * the token file is looked at again before the next request instead of at
- * the next minute (client-go's tokenSourceTransport resets its cached token
- * on a 401), so a rotated token is taken as soon as the old one is refused.
- * kube_request does this itself; kubeloop calls it for its handles.
- */
-void kube_client_unauthorized(struct kube_client *c);
-/* scheme://host:port[/prefix] that API paths are appended to. */
-const char *kube_client_base_url(const struct kube_client *c);
-/* Mask with '*' whatever went on the wire as a credential in p[0..n) (see kube_request). */
-void kube_client_mask(const struct kube_client *c, char *p, size_t n);
 
 #endif

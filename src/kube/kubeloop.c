@@ -16,27 +16,11 @@
 #include "base/banned.h"
 
 #define DEF_IN_FLIGHT 16u
-#define DEF_ATTEMPTS 10u
-#define DEF_BACKOFF_BASE_MS 250L
-/*
- * Short: once the apiserver is back (a restart takes seconds), a request
- * waits at most this long; 10 attempts still span 11-22 s of outage.
- */
-#define DEF_BACKOFF_MAX_MS 4000L
-#define DEF_REQUEST_TIMEOUT_MS 30000L
 #define DEF_PAGE 250u
 #define DEF_MAX_BODY (32u * 1024 * 1024)
 #define DEF_WATCH_TIMEOUT_S 300L
 #define MAX_EXTRA_FDS 8u
-#define SHORT_POLL_MS 10L	  /* poll timeout while a short request runs */
-#define WATCH_MAX_BACKOFF_STEP 8u /* a failing watch waits at most base * 2^7, capped */
-/*
- * A watch is the controller's view of the cluster: it is tried again within
- * 2 s (one request per watch), so what changed during an outage is seen
- * seconds after the apiserver answers again. client-go's reflector waits up
- * to 30 s (0.8 s doubling, k8s.io/client-go tools/cache/reflector.go).
- */
-#define WATCH_BACKOFF_MAX_MS 2000L
+#define SHORT_POLL_MS 10L /* poll timeout while a short request runs */
 
 struct buf {
 	char *p;
@@ -51,11 +35,15 @@ struct req {
 	size_t blen;
 	struct curl_slist *hdrs;
 	unsigned attempt, max_attempts;
-	long long due;
+	long long due;	    /* of the next attempt, while it waits */
+	long long started;  /* the first attempt */
+	long long t0;	    /* this attempt */
+	long long deadline; /* no attempt or wait past it */
 	struct buf resp;
-	long retry_after;
-	char errbuf[CURL_ERROR_SIZE];
+	long retry_after; /* the header's seconds, 0 = none */
+	struct kube_wire wire;
 	kube_done_fn done;
+	void (*drop)(void *arg); /* frees arg when the loop is freed before done */
 	void *arg;
 	struct kube_watch *w; /* a watch's list page or stream */
 	bool stream;
@@ -86,7 +74,7 @@ struct kube_watch {
 };
 
 struct kube_loop {
-	struct kube_client *c;
+	struct kube_conn *c;
 	struct kube_loop_opts o;
 	CURLM *multi;
 	struct req *queue, *queue_tail; /* waiting for a slot */
@@ -101,7 +89,7 @@ struct kube_loop {
 	uint64_t rng;
 };
 
-static long long now_ms(void)
+long long kube_loop_now(void)
 {
 	struct timespec ts;
 
@@ -109,15 +97,7 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
+#define now_ms kube_loop_now
 
 static void loop_log(struct kube_loop *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -131,7 +111,7 @@ static void loop_log(struct kube_loop *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	kube_client_mask(l->c, line, strlen(line));
+	kube_conn_mask(l->c, line, strlen(line));
 	/* One event, one line, whatever an apiserver's message holds. */
 	char *shown = escape_line_dup(line);
 	l->o.log(l->o.log_arg, shown);
@@ -139,31 +119,6 @@ static void loop_log(struct kube_loop *l, const char *fmt, ...)
 }
 
 /* ---- pure parts -------------------------------------------------------------------------- */
-
-long kube_retry_delay(const char *method, int code, bool transient, bool sent_nothing,
-		      long retry_after_s, unsigned attempt, unsigned max_attempts, long base_ms,
-		      long max_ms, uint64_t *rng)
-{
-	bool idempotent = strcmp(method, "POST") != 0;
-	bool retry;
-	long long d = base_ms;
-
-	if (attempt >= max_attempts)
-		return -1;
-	if (code)
-		retry = code == 429 || (code >= 500 && idempotent);
-	else
-		retry = transient && (idempotent || sent_nothing);
-	if (!retry)
-		return -1;
-	if (code && retry_after_s > 0)
-		return retry_after_s * 1000L;
-	for (unsigned i = 1; i < attempt && d < max_ms; i++)
-		d *= 2;
-	if (d > max_ms)
-		d = max_ms;
-	return (long)(d / 2 + (long long)(rng_next(rng) % (uint64_t)(d / 2 + 1)));
-}
 
 int kube_stream_feed(struct kube_stream *s, const char *data, size_t n, kube_line_fn fn, void *arg)
 {
@@ -290,8 +245,7 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	struct req *r = userdata;
 	size_t n = size * nmemb;
-	static const char name[] = "retry-after:";
-	size_t k = sizeof(name) - 1;
+	long v = kube_retry_after_header(ptr, n);
 
 	if (r->stream && r->w && (n == 2 || n == 1) && (ptr[0] == '\r' || ptr[0] == '\n')) {
 		/* The end of a watch stream's headers: open when it is a 200. */
@@ -301,15 +255,8 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 			r->w->ops.state(r->w->arg, true);
 		return n;
 	}
-	if (n > k && !strncasecmp(ptr, name, k)) {
-		long v = 0;
-		size_t i = k;
-		while (i < n && (ptr[i] == ' ' || ptr[i] == '\t'))
-			i++;
-		while (i < n && ptr[i] >= '0' && ptr[i] <= '9' && v < 86400)
-			v = v * 10 + (ptr[i++] - '0');
+	if (v >= 0)
 		r->retry_after = v;
-	}
 	return n;
 }
 
@@ -379,10 +326,11 @@ static void list_remove(struct req **head, struct req *r)
 		}
 }
 
+/* The request's handle: the connection's settings, then its URL, method, headers, body. */
 static int req_prepare(struct req *r, struct gs_error *err)
 {
 	struct kube_loop *l = r->l;
-	CURL *h = kube_client_easy(l->c);
+	CURL *h = kube_conn_handle(l->c, &r->wire);
 
 	if (!h) {
 		gs_error_set(err, "cannot make a libcurl handle");
@@ -396,11 +344,11 @@ static int req_prepare(struct req *r, struct gs_error *err)
 		r->hdrs = curl_slist_append(r->hdrs, ct);
 		free(ct);
 	}
+	/* No 100-continue round trip: the apiserver reads bodies at once. */
 	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
 	curl_easy_setopt(h, CURLOPT_URL, r->url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, r->hdrs);
 	curl_easy_setopt(h, CURLOPT_PRIVATE, r);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->errbuf);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
@@ -422,14 +370,11 @@ static int req_prepare(struct req *r, struct gs_error *err)
 		/* Nothing received for 3 minutes (bookmarks come every minute): dead. */
 		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
 		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 180L);
-	} else {
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, l->o.request_timeout_ms);
 	}
-	if (!strcmp(r->method, "GET")) {
+	if (!strcmp(r->method, "GET") || (!r->body && strcmp(r->method, "POST") != 0)) {
 		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-	} else if (!r->body && strcmp(r->method, "POST") != 0) {
-		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
+		if (strcmp(r->method, "GET") != 0)
+			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
 	} else {
 		curl_easy_setopt(h, CURLOPT_POST, 1L);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body ? r->body : "");
@@ -450,7 +395,19 @@ static void req_start(struct req *r)
 	if (r->resp.p)
 		r->resp.p[0] = '\0';
 	r->retry_after = 0;
-	r->errbuf[0] = '\0';
+	r->t0 = now_ms();
+	if (r->attempt == 1)
+		r->started = r->t0;
+	kube_conn_attempt(l->c, r->h, &r->wire);
+	if (!r->stream) {
+		/* One attempt: the request timeout, never past the deadline. */
+		long long left = r->deadline - r->t0;
+		long t = kube_conn_opts(l->c)->request_timeout_ms;
+		curl_easy_setopt(r->h, CURLOPT_TIMEOUT_MS,
+				 (long)(left < 1   ? 1
+					: left < t ? left
+						   : t));
+	}
 	r->next = l->running;
 	l->running = r;
 	if (r->counted)
@@ -468,7 +425,7 @@ static struct req *req_new(struct kube_loop *l, const char *method, const char *
 
 	r->l = l;
 	r->method = gs_xstrdup(method);
-	r->url = gs_xasprintf("%s%s", kube_client_base_url(l->c), path);
+	r->url = gs_xasprintf("%s%s", kube_conn_base_url(l->c), path);
 	r->ctype = ctype ? gs_xstrdup(ctype) : NULL;
 	if (body) {
 		r->body = gs_xmalloc(len + 1);
@@ -477,30 +434,25 @@ static struct req *req_new(struct kube_loop *l, const char *method, const char *
 		r->blen = len;
 	}
 	r->resp.max = l->o.max_body_bytes;
-	r->max_attempts = l->o.max_attempts;
+	r->max_attempts = kube_conn_policy(l->c)->max_attempts;
+	r->deadline = now_ms() + kube_conn_policy(l->c)->deadline_ms;
 	return r;
 }
 
-static bool valid_path(const char *path)
-{
-	if (!path || path[0] != '/')
-		return false;
-	for (const char *p = path; *p; p++)
-		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '#')
-			return false;
-	return strlen(path) < 8192;
-}
-
-int kube_loop_request(struct kube_loop *l, const char *method, const char *path, const char *ctype,
-		      const char *body, size_t len, kube_done_fn done, void *arg)
+static int loop_request(struct kube_loop *l, const char *method, const char *path,
+			const char *ctype, const char *body, size_t len, long long deadline,
+			kube_done_fn done, void (*drop)(void *arg), void *arg)
 {
 	struct req *r;
 	struct gs_error err;
 
-	if (!valid_path(path))
+	if (!kube_path_valid(path))
 		return -1;
 	r = req_new(l, method, path, ctype, body, len);
+	if (deadline > 0)
+		r->deadline = deadline;
 	r->done = done;
+	r->drop = drop;
 	r->arg = arg;
 	r->counted = true;
 	if (req_prepare(r, &err) < 0) {
@@ -516,78 +468,68 @@ int kube_loop_request(struct kube_loop *l, const char *method, const char *path,
 	return 0;
 }
 
-static bool transient_curl(CURLcode cc)
+int kube_loop_request_by(struct kube_loop *l, const char *method, const char *path,
+			 const char *ctype, const char *body, size_t len, long long deadline,
+			 kube_done_fn done, void *arg)
 {
-	switch (cc) {
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_COULDNT_RESOLVE_PROXY:
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_OPERATION_TIMEDOUT:
-	case CURLE_SEND_ERROR:
-	case CURLE_RECV_ERROR:
-	case CURLE_GOT_NOTHING:
-	case CURLE_PARTIAL_FILE:
-	case CURLE_HTTP2:
-	case CURLE_HTTP2_STREAM:
-	case CURLE_AGAIN:
-		return true;
-	default:
-		return false;
-	}
+	return loop_request(l, method, path, ctype, body, len, deadline, done, NULL, arg);
 }
 
-/* A request's last attempt is over: tell its owner, free it. */
-static void req_finish(struct req *r, CURLcode cc, long code)
+int kube_loop_request(struct kube_loop *l, const char *method, const char *path, const char *ctype,
+		      const char *body, size_t len, kube_done_fn done, void *arg)
+{
+	return loop_request(l, method, path, ctype, body, len, 0, done, NULL, arg);
+}
+
+static void count_failure(struct kube_loop *l, long code)
+{
+	l->stats.errors_by_code[code / 100 < 6 ? code / 100 : 5]++;
+	if (code == 409)
+		l->stats.errors_409++;
+	else if (code == 410)
+		l->stats.errors_410++;
+	else if (code == 422)
+		l->stats.errors_422++;
+	else if (code == 429)
+		l->stats.errors_429++;
+}
+
+/* The last attempt is over: tell the owner (st: the apiserver's failure; error: the message). */
+static void req_finish(struct req *r, long code, const struct kube_status *st, const char *error)
 {
 	struct kube_loop *l = r->l;
 	struct kube_result res = {0};
-	struct kube_status st = {0};
-	char *msg = NULL;
 
+	if (r->counted)
+		l->pending--;
 	res.code = (int)code;
 	res.body = r->resp.p ? r->resp.p : "";
 	res.len = r->resp.len;
 	res.attempts = r->attempt;
-	if (cc != CURLE_OK || code < 200 || code >= 300) {
-		if (cc == CURLE_OK) {
-			kube_client_mask(l->c, r->resp.p, r->resp.len);
-			kube_status_from_response(&st, (int)code, r->method, res.body, res.len);
-			if (r->retry_after > 0)
-				st.retry_after_s = r->retry_after;
-			res.st = &st;
-			msg = gs_xstrdup(st.message);
-			l->stats.errors_by_code[code / 100 < 6 ? code / 100 : 5]++;
-			if (code == 409)
-				l->stats.errors_409++;
-			else if (code == 410)
-				l->stats.errors_410++;
-			else if (code == 422)
-				l->stats.errors_422++;
-			else if (code == 429)
-				l->stats.errors_429++;
-		} else {
-			msg = gs_xasprintf("%s %s: %s%s", r->method, r->url,
-					   r->resp.overflow ? "response too large: " : "",
-					   r->errbuf[0] ? r->errbuf : curl_easy_strerror(cc));
-			kube_client_mask(l->c, msg, strlen(msg));
-			res.code = 0;
-			l->stats.errors_by_code[0]++;
-		}
-		res.error = msg;
-	}
+	res.st = st;
+	res.error = error;
+	if (error)
+		count_failure(l, st ? code : 0);
 	if (r->done)
 		r->done(r->arg, &res);
-	kube_status_release(&st);
-	free(msg);
 	req_free(r);
 }
 
-/* A transfer completed: retry it later, or finish it. */
+/*
+ * A transfer completed: retry it later (kube/kuberetry.h), or finish it
+ * with the apiserver's Status or the connection's words for the failure.
+ */
 static void req_done(struct req *r, CURLcode cc)
 {
 	struct kube_loop *l = r->l;
+	struct kube_status st;
+	struct kube_retry_policy policy;
+	enum kube_attempt_end end = KUBE_END_ANSWERED;
 	long code = 0, delay;
+	long long now = now_ms();
 	curl_off_t sent = 0;
+	char *msg;
+	bool have_st = false;
 
 	curl_multi_remove_handle(l->multi, r->h);
 	list_remove(&l->running, r);
@@ -597,87 +539,244 @@ static void req_done(struct req *r, CURLcode cc)
 		l->short_running--;
 	curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_getinfo(r->h, CURLINFO_REQUEST_SIZE, &sent);
-	if (code == 401)
-		kube_client_unauthorized(l->c);
+	if (cc == CURLE_OK)
+		kube_conn_trace(l->c, "%s %s -> %ld in %lld ms (attempt %u)", r->method, r->url,
+				code, now - r->t0, r->attempt);
+	else
+		kube_conn_trace(l->c, "%s %s -> %s in %lld ms (attempt %u)", r->method, r->url,
+				curl_easy_strerror(cc), now - r->t0, r->attempt);
 	if (cc == CURLE_OK && code >= 200 && code < 300) {
-		if (r->counted)
-			l->pending--;
-		req_finish(r, cc, code);
+		req_finish(r, code, NULL, NULL);
 		return;
 	}
-	if (cc != CURLE_OK)
-		code = 0;
-	{
-		long ra = r->retry_after;
-		if (code == 429 && !ra && r->resp.len) {
-			struct kube_status st;
-			kube_status_from_response(&st, (int)code, r->method, r->resp.p,
-						  r->resp.len);
-			ra = st.retry_after_s;
-			kube_status_release(&st);
+	if (cc == CURLE_OK) {
+		if (code == 401)
+			kube_conn_unauthorized(l->c);
+		msg = kube_conn_tls_port(l->c, r->method, r->url, (int)code, r->resp.p);
+		if (msg) {
+			req_finish(r, 0, NULL, msg);
+			free(msg);
+			return;
 		}
-		delay = kube_retry_delay(r->method, (int)code,
-					 cc != CURLE_OK && transient_curl(cc) && !r->resp.overflow,
-					 sent == 0, ra, r->attempt, r->max_attempts,
-					 l->o.backoff_base_ms, l->o.backoff_max_ms, &l->rng);
+		kube_conn_mask(l->c, r->resp.p, r->resp.len);
+		kube_status_from_response(&st, (int)code, r->method, r->resp.p, r->resp.len);
+		if (r->retry_after > 0)
+			st.retry_after_s = r->retry_after;
+		have_st = true;
+	} else {
+		code = 0;
+		end = r->resp.overflow ? KUBE_END_FATAL
+				       : kube_conn_diagnose(l->c, r->h, cc, &r->wire);
 	}
+	policy = *kube_conn_policy(l->c);
+	policy.max_attempts = r->max_attempts;
+	delay = kube_retry_delay(&policy, r->method, end, (int)code, sent == 0,
+				 have_st ? kube_retry_after(r->retry_after, (int)code, &st) : 0,
+				 r->attempt, r->deadline - now, &l->rng);
 	if (delay >= 0) {
 		l->stats.retries++;
+		kube_conn_trace(l->c, "%s %s: retrying in %ld ms", r->method, r->url, delay);
 		if (code)
 			loop_log(l, "%s %s -> %ld; retrying in %ld ms (attempt %u)", r->method,
 				 r->url, code, delay, r->attempt);
 		else
 			loop_log(l, "%s %s: %s; retrying in %ld ms (attempt %u)", r->method, r->url,
-				 r->errbuf[0] ? r->errbuf : curl_easy_strerror(cc), delay,
-				 r->attempt);
-		r->due = now_ms() + delay;
+				 r->wire.why[0]	     ? r->wire.why
+				 : r->wire.errbuf[0] ? r->wire.errbuf
+						     : curl_easy_strerror(cc),
+				 delay, r->attempt);
+		if (have_st)
+			kube_status_release(&st);
+		r->due = now + delay;
 		r->next = l->delayed;
 		l->delayed = r;
 		return;
 	}
-	if (r->counted)
-		l->pending--;
-	req_finish(r, cc, code);
+	if (have_st) {
+		req_finish(r, code, &st, st.message);
+		kube_status_release(&st);
+		return;
+	}
+	msg = kube_conn_failure(l->c, r->method, r->url, cc, &r->wire, end, r->resp.overflow,
+				r->resp.max, r->attempt, now - r->started);
+	req_finish(r, 0, NULL, msg);
+	free(msg);
+}
+
+/* ---- a whole list ------------------------------------------------------------------------ */
+
+struct list_op {
+	struct kube_loop *l;
+	char *path, *label, *field;
+	long long deadline;
+	bool paged, restarted;
+	char *cont;
+	json_t *acc;
+	kube_list_fn done;
+	void *arg;
+};
+
+static void list_op_free(struct list_op *o)
+{
+	free(o->path);
+	free(o->label);
+	free(o->field);
+	free(o->cont);
+	json_decref(o->acc);
+	free(o);
+}
+
+/* The list failed: code 0 and msg, or the page's own result r. */
+static void list_fail(struct list_op *o, const struct kube_result *r, const char *msg)
+{
+	struct kube_result mine = {.code = 0, .body = "", .error = msg};
+
+	o->done(o->arg, NULL, r ? r : &mine);
+	list_op_free(o);
+}
+
+static void on_list_answer(void *arg, const struct kube_result *r);
+
+static void list_op_drop(void *arg)
+{
+	list_op_free(arg);
+}
+
+static int list_page(struct list_op *o)
+{
+	const struct kube_client_opts *co = kube_conn_opts(o->l->c);
+	char *p = gs_xstrdup(o->path);
+	int rc;
+
+	if (o->label)
+		kube_query_append(&p, "labelSelector", o->label);
+	if (o->field)
+		kube_query_append(&p, "fieldSelector", o->field);
+	if (o->paged) {
+		char lim[32];
+		snprintf(lim, sizeof(lim), "%u", co->list_page_size);
+		kube_query_append(&p, "limit", lim);
+	}
+	if (o->cont)
+		kube_query_append(&p, "continue", o->cont);
+	free(o->cont);
+	o->cont = NULL;
+	rc = loop_request(o->l, "GET", p, NULL, NULL, 0, o->deadline, on_list_answer, list_op_drop,
+			  o);
+	free(p);
+	return rc;
+}
+
+static void on_list_answer(void *arg, const struct kube_result *r)
+{
+	struct list_op *o = arg;
+	const struct kube_client_opts *co = kube_conn_opts(o->l->c);
+	json_t *page, *items, *md;
+	json_error_t jerr;
+	const char *cont;
+	char msg[1024];
+
+	if (r->error) {
+		/* An expired continue token: client-go's pager falls back to one full list. */
+		if (r->st && r->st->code == 410 && !strcmp(r->st->reason, "Expired") &&
+		    !o->restarted) {
+			kube_conn_trace(o->l->c,
+					"GET %s: continue token expired, listing without paging",
+					o->path);
+			o->restarted = true;
+			o->paged = false;
+			json_decref(o->acc);
+			o->acc = NULL;
+			if (list_page(o) == 0)
+				return;
+		}
+		list_fail(o, r, NULL);
+		return;
+	}
+	page = r->len ? json_loadb(r->body, r->len, JSON_DECODE_ANY, &jerr) : json_object();
+	if (!page) {
+		snprintf(msg, sizeof(msg), "GET %s: the response is not JSON: %s", o->path,
+			 jerr.text);
+		list_fail(o, NULL, msg);
+		return;
+	}
+	items = json_object_get(page, "items");
+	if (!json_is_object(page) || (items && !json_is_array(items) && !json_is_null(items))) {
+		json_decref(page);
+		snprintf(msg, sizeof(msg), "GET %s: the response is not a list", o->path);
+		list_fail(o, NULL, msg);
+		return;
+	}
+	cont = kobj_string(page, "metadata.continue");
+	if (cont && cont[0])
+		o->cont = gs_xstrdup(cont);
+	if (!o->acc) {
+		o->acc = page;
+		if (!json_is_array(items))
+			json_object_set_new(o->acc, "items", json_array());
+	} else {
+		if (json_is_array(items))
+			json_array_extend(json_object_get(o->acc, "items"), items);
+		json_decref(page);
+	}
+	if (json_array_size(json_object_get(o->acc, "items")) > co->max_list_items) {
+		snprintf(msg, sizeof(msg), "GET %s: more than %zu items", o->path,
+			 co->max_list_items);
+		list_fail(o, NULL, msg);
+		return;
+	}
+	if (o->cont) {
+		if (list_page(o) < 0) {
+			snprintf(msg, sizeof(msg), "GET %s: cannot make a libcurl handle", o->path);
+			list_fail(o, NULL, msg);
+		}
+		return;
+	}
+	md = json_object_get(o->acc, "metadata");
+	if (json_is_object(md)) {
+		json_object_del(md, "continue");
+		json_object_del(md, "remainingItemCount");
+	}
+	page = o->acc;
+	o->acc = NULL;
+	o->done(o->arg, page, NULL);
+	list_op_free(o);
+}
+
+int kube_loop_list(struct kube_loop *l, const char *path, const char *label_selector,
+		   const char *field_selector, long long deadline, kube_list_fn done, void *arg)
+{
+	struct list_op *o;
+
+	if (!kube_path_valid(path))
+		return -1;
+	o = gs_xcalloc(1, sizeof(*o));
+	o->l = l;
+	o->path = gs_xstrdup(path);
+	o->label = label_selector && label_selector[0] ? gs_xstrdup(label_selector) : NULL;
+	o->field = field_selector && field_selector[0] ? gs_xstrdup(field_selector) : NULL;
+	o->deadline = deadline > 0 ? deadline : now_ms() + kube_conn_policy(l->c)->deadline_ms;
+	o->paged = true;
+	o->done = done;
+	o->arg = arg;
+	if (list_page(o) < 0) {
+		list_op_free(o);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- watches ---------------------------------------------------------------------------- */
 
-/* A URL being built, query appended. */
+/* A URL being built, query appended (a NULL value adds nothing). */
 struct strbuf_lite {
 	char *s;
 };
 
-static char *escape(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = strlen(s);
-	char *out = gs_xmalloc(n * 3 + 1), *o = out;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' || *p == '~') {
-			*o++ = (char)*p;
-		} else {
-			*o++ = '%';
-			*o++ = hex[*p >> 4];
-			*o++ = hex[*p & 15];
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 static void query_add(struct strbuf_lite *q, const char *key, const char *val)
 {
-	char *e, *n;
-
-	if (!val)
-		return;
-	e = escape(val);
-	n = gs_xasprintf("%s%s%s=%s", q->s, strchr(q->s, '?') ? "&" : "?", key, e);
-	free(q->s);
-	free(e);
-	q->s = n;
+	if (val)
+		kube_query_append(&q->s, key, val);
 }
 
 static void watch_list(struct kube_watch *w);
@@ -712,21 +811,10 @@ static void watch_later(void *arg)
 		watch_list(w);
 }
 
-long kube_watch_delay(unsigned failures, int code, long retry_after_s, long base_ms, long max_ms,
-		      uint64_t *rng)
-{
-	unsigned step = failures < WATCH_MAX_BACKOFF_STEP ? failures : WATCH_MAX_BACKOFF_STEP;
-	long max = max_ms < WATCH_BACKOFF_MAX_MS ? max_ms : WATCH_BACKOFF_MAX_MS;
-	long delay = kube_retry_delay("GET", code >= 500 || code == 429 ? code : 0, true, true,
-				      retry_after_s, step + 1, 1000, base_ms, max, rng);
-
-	return delay < 0 ? max : delay;
-}
-
 static void watch_backoff(struct kube_watch *w, const struct kube_result *res)
 {
-	long delay = kube_watch_delay(w->failures, res->code, res->st ? res->st->retry_after_s : 0,
-				      w->l->o.backoff_base_ms, w->l->o.backoff_max_ms, &w->l->rng);
+	long delay = kube_watch_delay(kube_conn_policy(w->l->c), w->failures, res->code,
+				      res->st ? res->st->retry_after_s : 0, &w->l->rng);
 
 	w->failures++;
 	if (w->ops.state)
@@ -902,8 +990,8 @@ static void watch_open(struct kube_watch *w)
 	/* client-go's reflector: a timeout between min and 2*min, so watches do not end together.
 	 */
 	snprintf(t, sizeof(t), "%ld",
-		 w->l->o.watch_timeout_s +
-			 (long)(rng_next(&w->l->rng) % (uint64_t)(w->l->o.watch_timeout_s + 1)));
+		 w->l->o.watch_timeout_s + (long)(kube_rng_next(&w->l->rng) %
+						  (uint64_t)(w->l->o.watch_timeout_s + 1)));
 	query_add(&q, "watch", "1");
 	query_add(&q, "allowWatchBookmarks", "true");
 	query_add(&q, "resourceVersion", w->rv);
@@ -924,7 +1012,7 @@ int kube_loop_watch(struct kube_loop *l, const char *path, const char *label_sel
 {
 	struct kube_watch *w;
 
-	if (!valid_path(path) || strchr(path, '?') || !ops || !ops->event)
+	if (!kube_path_valid(path) || strchr(path, '?') || !ops || !ops->event)
 		return -1;
 	w = gs_xcalloc(1, sizeof(*w));
 	w->l = l;
@@ -971,7 +1059,7 @@ void kube_loop_stop_watches(struct kube_loop *l)
 
 /* ---- the loop --------------------------------------------------------------------------- */
 
-int kube_loop_new(struct kube_loop **out, struct kube_client *c, const struct kube_loop_opts *o,
+int kube_loop_new(struct kube_loop **out, struct kube_conn *c, const struct kube_loop_opts *o,
 		  struct gs_error *err)
 {
 	struct kube_loop *l;
@@ -984,14 +1072,6 @@ int kube_loop_new(struct kube_loop **out, struct kube_client *c, const struct ku
 		l->o = *o;
 	if (!l->o.max_in_flight)
 		l->o.max_in_flight = DEF_IN_FLIGHT;
-	if (!l->o.max_attempts)
-		l->o.max_attempts = DEF_ATTEMPTS;
-	if (l->o.backoff_base_ms <= 0)
-		l->o.backoff_base_ms = DEF_BACKOFF_BASE_MS;
-	if (l->o.backoff_max_ms <= 0)
-		l->o.backoff_max_ms = DEF_BACKOFF_MAX_MS;
-	if (l->o.request_timeout_ms <= 0)
-		l->o.request_timeout_ms = DEF_REQUEST_TIMEOUT_MS;
 	if (!l->o.list_page_size)
 		l->o.list_page_size = DEF_PAGE;
 	if (!l->o.max_body_bytes)
@@ -999,9 +1079,7 @@ int kube_loop_new(struct kube_loop **out, struct kube_client *c, const struct ku
 	if (l->o.watch_timeout_s <= 0)
 		l->o.watch_timeout_s = DEF_WATCH_TIMEOUT_S;
 	l->c = c;
-	l->rng = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)l;
-	if (!l->rng)
-		l->rng = 0x9e3779b97f4a7c15ULL;
+	l->rng = kube_rng_seed(now_ms() ^ ((long long)getpid() << 32), l);
 	l->multi = curl_multi_init();
 	if (!l->multi) {
 		gs_error_set(err, "cannot initialise libcurl's multi interface");
@@ -1013,10 +1091,13 @@ int kube_loop_new(struct kube_loop **out, struct kube_client *c, const struct ku
 	return 0;
 }
 
+/* Requests the loop still held when freed: their callbacks are never called. */
 static void free_list(struct req *r)
 {
 	while (r) {
 		struct req *n = r->next;
+		if (r->drop)
+			r->drop(r->arg);
 		req_free(r);
 		r = n;
 	}

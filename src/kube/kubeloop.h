@@ -5,23 +5,20 @@
  * One event loop for many apiserver requests at once (docs/guide/controller.md):
  * libcurl's multi interface under one thread, a bounded number of requests
  * in flight, and list+watch streams that resume from their
- * resourceVersion. Connection, proxy, TLS, credentials and secret masking
- * are those of a kube_client (kubeclient.h), which the loop borrows: its
- * handles are copies of the client's (kube_client_easy).
+ * resourceVersion. Connection, proxy, TLS, credentials, secret masking and
+ * the retry policy are those of a kube_conn (kubeconn.h), which the loop
+ * borrows. This is the one transport: the blocking client (kubeclient.h) is
+ * a one-request run of a loop, as libcurl's easy interface runs on its multi
+ * interface.
  *
- * Nothing here prints: what happens is told through callbacks, and one
- * line per retry or watch restart through kube_loop_opts.log.
+ * Nothing here prints: what happens is told through callbacks, one line per
+ * retry or watch restart through kube_loop_opts.log, and one line per
+ * attempt and retry through the connection's trace.
  *
- * Retries (kube_retry_delay, also used by watches):
- *   429                         retried, every verb, after Retry-After when sent
- *   5xx                         retried except POST (it may have been created)
- *   connection failed before
- *   anything was sent           retried, every verb (refused and unresolvable
- *                               too: the loop's owners outlive apiserver restarts)
- *   lost after it was sent      retried except POST
- *   TLS failure, other 4xx      not retried; 409 is the caller's to re-read
- * Delay: base * 2^(attempt-1) capped at max, the upper half random; a
- * Retry-After (header or a 429 Status's details.retryAfterSeconds) replaces it.
+ * Retries follow kube/kuberetry.h: 429 always, 5xx except POST, failures
+ * before anything was sent always, after it except POST, an unreachable
+ * server only for a daemon (retry_unreachable); never TLS failures or other
+ * 4xx (409 is the caller's to re-read); within the request's deadline.
  */
 
 #include <jansson.h>
@@ -30,16 +27,15 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "kube/kubeclient.h"
+#include "kube/kubeconn.h"
+#include "kube/kuberetry.h"
+#include "kube/kubestatus.h"
 
 struct kube_loop;
 
+/* Zero fields take the defaults in brackets; the retry limits are the connection's. */
 struct kube_loop_opts {
 	unsigned max_in_flight;	 /* short requests at once [16]; watches are not counted */
-	unsigned max_attempts;	 /* of one short request [10] */
-	long backoff_base_ms;	 /* [250] */
-	long backoff_max_ms;	 /* [4000]; a watch's own backoff stops at 2000 */
-	long request_timeout_ms; /* one attempt of a short request [30000] */
 	unsigned list_page_size; /* `limit` of a watch's list pages [250] */
 	size_t max_body_bytes;	 /* one response, one list page, one watch event [32 MiB] */
 	long watch_timeout_s;	 /* server-side timeoutSeconds, randomised up to 2x [300] */
@@ -49,17 +45,18 @@ struct kube_loop_opts {
 
 /* The outcome of one request, valid only during the callback. */
 struct kube_result {
-	int code;	  /* HTTP status; 0 when no response arrived */
+	int code;	  /* HTTP status; 0 when no usable answer arrived */
 	const char *body; /* NUL-terminated response body ("" when none) */
 	size_t len;
-	const struct kube_status *st; /* the failure's Status when code is not 2xx, else NULL */
+	const struct kube_status *st; /* the apiserver's failure Status (code not 2xx), else NULL */
 	const char *error;	      /* the failure as a message (secrets masked); NULL on 2xx */
 	unsigned attempts;
 };
 
 typedef void (*kube_done_fn)(void *arg, const struct kube_result *r);
 
-int kube_loop_new(struct kube_loop **out, struct kube_client *c, const struct kube_loop_opts *o,
+/* c is borrowed and must outlive the loop; o may be NULL. */
+int kube_loop_new(struct kube_loop **out, struct kube_conn *c, const struct kube_loop_opts *o,
 		  struct gs_error *err) GS_WUR;
 /* Aborts whatever is still in flight without calling its callbacks. */
 void kube_loop_free(struct kube_loop *l);
@@ -71,6 +68,32 @@ void kube_loop_free(struct kube_loop *l);
  */
 int kube_loop_request(struct kube_loop *l, const char *method, const char *path, const char *ctype,
 		      const char *body, size_t len, kube_done_fn done, void *arg) GS_WUR;
+/*
+ * The same with the request's deadline (monotonic ms, kube_loop_now; 0 = the
+ * policy's deadline_ms from now): no attempt or wait goes past it.
+ */
+int kube_loop_request_by(struct kube_loop *l, const char *method, const char *path,
+			 const char *ctype, const char *body, size_t len, long long deadline,
+			 kube_done_fn done, void *arg) GS_WUR;
+/* The monotonic clock deadlines are in, in ms. */
+long long kube_loop_now(void);
+
+/*
+ * LIST a collection (path as in kube_request, its own query kept) in pages
+ * of the connection's list_page_size, following `continue` tokens, into one
+ * object shaped like the first page with every page's items in `items` and
+ * no metadata.continue or remainingItemCount. When a continue token expires
+ * (410 Expired) the list starts again once without paging, as client-go's
+ * pager does. Selectors may be NULL; deadline as for kube_loop_request_by
+ * covers every page. done is called exactly once, from kube_loop_step: with
+ * the list (the callee's to free) and r NULL, or with NULL and the failure:
+ * the failed page's result, or code 0 and a message for an answer that is
+ * no list or for more than max_list_items items.
+ */
+typedef void (*kube_list_fn)(void *arg, json_t *list, const struct kube_result *r);
+int kube_loop_list(struct kube_loop *l, const char *path, const char *label_selector,
+		   const char *field_selector, long long deadline, kube_list_fn done,
+		   void *arg) GS_WUR;
 
 /* What a watch tells its owner. */
 enum kube_event {
@@ -172,24 +195,5 @@ struct kube_watch_event {
 int kube_watch_event_parse(struct kube_watch_event *ev, const char *line, size_t len,
 			   struct gs_error *err) GS_WUR;
 void kube_watch_event_release(struct kube_watch_event *ev);
-
-/*
- * The retry decision: the delay in ms before attempt `attempt`+1, or -1
- * not to retry. code is the HTTP status (0 = none); sent_nothing when a
- * transport failure happened before any byte of the request went out;
- * transient when that failure is one a retry may cure (not TLS, not a bad
- * URL); retry_after_s from the answer (0 = none). *rng is the jitter's state.
- */
-long kube_retry_delay(const char *method, int code, bool transient, bool sent_nothing,
-		      long retry_after_s, unsigned attempt, unsigned max_attempts, long base_ms,
-		      long max_ms, uint64_t *rng);
-
-/*
- * A watch's wait after its `failures`-th failure in a row (0 = the first):
- * kube_retry_delay's doubling from base_ms, capped at the lower of max_ms
- * and 2 s, or a 429/5xx's Retry-After.
- */
-long kube_watch_delay(unsigned failures, int code, long retry_after_s, long base_ms, long max_ms,
-		      uint64_t *rng);
 
 #endif

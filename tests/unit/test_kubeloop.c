@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kube/kubeclient.h"
 #include "kube/kubeloop.h"
 
 /*
@@ -149,72 +150,6 @@ static void event_parse(void **state)
 	assert_int_equal(kube_watch_event_parse(&ev, "{\"type\":\"ADDED\"}", 16, &err), -1);
 }
 
-static void retry_decisions(void **state)
-{
-	uint64_t rng = 42;
-	long d;
-
-	(void)state;
-	/* 5xx: idempotent verbs only. */
-	assert_true(kube_retry_delay("GET", 503, false, false, 0, 1, 10, 100, 1000, &rng) >= 50);
-	assert_true(kube_retry_delay("PATCH", 500, false, false, 0, 1, 10, 100, 1000, &rng) >= 0);
-	assert_int_equal(kube_retry_delay("POST", 503, false, false, 0, 1, 10, 100, 1000, &rng),
-			 -1);
-	/* 429: every verb, after Retry-After when given. */
-	assert_true(kube_retry_delay("POST", 429, false, false, 0, 1, 10, 100, 1000, &rng) >= 0);
-	assert_int_equal(kube_retry_delay("PATCH", 429, false, false, 3, 1, 10, 100, 1000, &rng),
-			 3000);
-	assert_int_equal(kube_retry_delay("GET", 503, false, false, 2, 1, 10, 100, 1000, &rng),
-			 2000);
-	/* 409, 404, 410, 422: the caller's. */
-	static const int final_codes[] = {400, 401, 403, 404, 409, 410, 422};
-	for (size_t i = 0; i < sizeof(final_codes) / sizeof(final_codes[0]); i++)
-		assert_int_equal(kube_retry_delay("GET", final_codes[i], true, true, 5, 1, 10, 100,
-						  1000, &rng),
-				 -1);
-	/* Transport: POST only when nothing was sent; never a non-transient failure. */
-	assert_true(kube_retry_delay("POST", 0, true, true, 0, 1, 10, 100, 1000, &rng) >= 0);
-	assert_int_equal(kube_retry_delay("POST", 0, true, false, 0, 1, 10, 100, 1000, &rng), -1);
-	assert_true(kube_retry_delay("PATCH", 0, true, false, 0, 1, 10, 100, 1000, &rng) >= 0);
-	assert_int_equal(kube_retry_delay("GET", 0, false, true, 0, 1, 10, 100, 1000, &rng), -1);
-	/* Attempts run out; the delay doubles up to the cap, its lower half fixed. */
-	assert_int_equal(kube_retry_delay("GET", 503, false, false, 0, 10, 10, 100, 1000, &rng),
-			 -1);
-	for (unsigned a = 1; a < 9; a++) {
-		long cap = 100L << (a - 1);
-		if (cap > 1000)
-			cap = 1000;
-		d = kube_retry_delay("GET", 503, false, false, 0, a, 10, 100, 1000, &rng);
-		assert_true(d >= cap / 2 && d <= cap);
-	}
-}
-
-/* A watch tries again within 2 s however long the outage, so it sees the apiserver back at once. */
-static void watch_delays(void **state)
-{
-	uint64_t rng = 7;
-	long d, longest = 0;
-
-	(void)state;
-	/* The first failures wait as short requests do: 250 ms doubling, upper half random. */
-	d = kube_watch_delay(0, 0, 0, 250, 30000, &rng);
-	assert_true(d >= 125 && d <= 250);
-	d = kube_watch_delay(2, 503, 0, 250, 30000, &rng);
-	assert_true(d >= 500 && d <= 1000);
-	/* Then never more than 2 s, even where short requests may wait 30 s. */
-	for (unsigned f = 0; f < 40; f++) {
-		d = kube_watch_delay(f, f % 2 ? 0 : 503, 0, 250, 30000, &rng);
-		assert_true(d > 0 && d <= 2000);
-		if (d > longest)
-			longest = d;
-	}
-	assert_true(longest >= 1000);
-	/* A lower max_ms wins; the server's Retry-After replaces the backoff. */
-	for (unsigned f = 0; f < 12; f++)
-		assert_true(kube_watch_delay(f, 0, 0, 20, 200, &rng) <= 200);
-	assert_int_equal(kube_watch_delay(9, 429, 1, 250, 30000, &rng), 1000);
-}
-
 /* ---- the loop against kube_fault_server.py --------------------------------------------- */
 
 static pid_t peer_pid;
@@ -284,17 +219,19 @@ static void on_done(void *arg, const struct kube_result *r)
 static struct kube_loop *loop_at(struct kube_client **c, const char *server, const char *token)
 {
 	struct kube_config cfg = {0};
-	struct kube_loop_opts o = {.backoff_base_ms = 20,
-				   .backoff_max_ms = 200,
-				   .max_attempts = 4,
-				   .list_page_size = 3};
+	/* A daemon's client: an apiserver that refuses is waited for. */
+	struct kube_client_opts co = {.backoff_base_ms = 20,
+				      .backoff_max_ms = 200,
+				      .max_attempts = 4,
+				      .retry_unreachable = true};
+	struct kube_loop_opts o = {.list_page_size = 3};
 	struct kube_loop *l;
 	struct gs_error err;
 
 	cfg.server = (char *)server;
 	cfg.token = (char *)token;
-	assert_int_equal(kube_client_new(c, &cfg, NULL, &err), 0);
-	assert_int_equal(kube_loop_new(&l, *c, &o, &err), 0);
+	assert_int_equal(kube_client_new(c, &cfg, &co, &err), 0);
+	assert_int_equal(kube_loop_new(&l, kube_client_conn(*c), &o, &err), 0);
 	return l;
 }
 
@@ -529,13 +466,13 @@ static void loop_through_proxy(void **state)
 	free(got);
 }
 
-/* The loop is the controller's: an apiserver that refuses is waited for (retried). */
+/* A daemon's loop (retry_unreachable): an apiserver that refuses is waited for (retried). */
 static void loop_retries_refused(void **state)
 {
 	struct kube_client *c;
 	struct kube_loop *l;
 	struct done a = {0};
-	char server[64];
+	char server[64], want[160];
 	pid_t pid = 0;
 	int port = start_py(SERVER, NULL, &pid);
 
@@ -551,6 +488,78 @@ static void loop_retries_refused(void **state)
 	assert_int_equal(a.calls, 1);
 	assert_int_equal(a.code, 0);
 	assert_int_equal(a.attempts, 4);
+	/* The blocking client's words: one transport, one way of saying it. */
+	snprintf(want, sizeof(want),
+		 "The connection to the server 127.0.0.1:%d was refused - did you specify the "
+		 "right host or port? (gave up after 4 attempts in ",
+		 port);
+	assert_non_null(strstr(a.error, want));
+	kube_loop_free(l);
+	kube_client_free(c);
+}
+
+/*
+ * A request's deadline bounds its retries: a Retry-After that would end
+ * past it fails the request at once with the answer it has.
+ */
+static void loop_deadline(void **state)
+{
+	struct kube_client *c;
+	struct kube_loop *l;
+	struct done a = {0}, b = {0};
+	long long t0;
+
+	(void)state;
+	if (!peer_port)
+		skip();
+	l = loop_for_peer(&c, NULL);
+	t0 = kube_loop_now();
+	assert_int_equal(kube_loop_request_by(l, "GET", "/flaky/dl/5/429/30", NULL, NULL, 0,
+					      t0 + 500, on_done, &a),
+			 0);
+	/* Within it, the same wait is taken. */
+	assert_int_equal(kube_loop_request_by(l, "GET", "/flaky/dl2/1/429/1", NULL, NULL, 0,
+					      t0 + 5000, on_done, &b),
+			 0);
+	run_until(l, &a.calls, 1);
+	assert_true(kube_loop_now() - t0 < 400);
+	assert_int_equal(a.code, 429);
+	assert_int_equal(a.attempts, 1);
+	run_until(l, &b.calls, 1);
+	assert_true(kube_loop_now() - t0 >= 1000);
+	assert_int_equal(b.code, 200);
+	assert_int_equal(b.attempts, 2);
+	kube_loop_free(l);
+	kube_client_free(c);
+}
+
+/* A response over max_body_bytes fails, not retried, and says so as the blocking client does. */
+static void loop_response_cap(void **state)
+{
+	struct kube_client *c;
+	struct kube_loop *l;
+	struct kube_config cfg = {0};
+	struct kube_loop_opts o = {.max_body_bytes = 1000};
+	struct done a = {0}, b = {0};
+	char server[64], want[128];
+	struct gs_error err;
+
+	(void)state;
+	if (!peer_port)
+		skip();
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", peer_port);
+	cfg.server = server;
+	assert_int_equal(kube_client_new(&c, &cfg, NULL, &err), 0);
+	assert_int_equal(kube_loop_new(&l, kube_client_conn(c), &o, &err), 0);
+	assert_int_equal(kube_loop_request(l, "GET", "/big/900", NULL, NULL, 0, on_done, &a), 0);
+	assert_int_equal(kube_loop_request(l, "GET", "/big/5000", NULL, NULL, 0, on_done, &b), 0);
+	run_until(l, &a.calls, 1);
+	run_until(l, &b.calls, 1);
+	assert_int_equal(a.code, 200);
+	assert_int_equal(b.code, 0);
+	assert_int_equal(b.attempts, 1);
+	snprintf(want, sizeof(want), "GET %s/big/5000: response larger than 1000 bytes", server);
+	assert_string_equal(b.error, want);
 	kube_loop_free(l);
 	kube_client_free(c);
 }
@@ -559,10 +568,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stream_chunks),	cmocka_unit_test(stream_partial_and_limit),
-		cmocka_unit_test(event_parse),		cmocka_unit_test(retry_decisions),
-		cmocka_unit_test(watch_delays),		cmocka_unit_test(loop_retries),
+		cmocka_unit_test(event_parse),		cmocka_unit_test(loop_retries),
 		cmocka_unit_test(loop_list_pages),	cmocka_unit_test(loop_through_proxy),
 		cmocka_unit_test(loop_retries_refused), cmocka_unit_test(loop_watch_state),
+		cmocka_unit_test(loop_deadline),	cmocka_unit_test(loop_response_cap),
 	};
 	return cmocka_run_group_tests(tests, setup_peer, teardown_peer);
 }
