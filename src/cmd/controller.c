@@ -165,20 +165,26 @@ static int admit_hook(void *arg, const struct controller_admission *in,
 
 /*
  * The DRA half of a plan (docs/guide/dra.md): the slices and classes of the
- * planned nodes, read and written through the blocking client.
+ * planned nodes, read and written on the controller's loop (sync_read_dra_loop,
+ * sync_write_dra_loop), the plan's node writes waiting for its end.
  *
- * That read stops the event loop for a LIST and two GETs, so it is made only
- * for a plan that can change something: a node on the DRA path, or one that may
- * still hold a slice of the driver (it had one at the last LIST, or was on the
- * DRA path at an earlier plan). The first plan always reads. A ConfigMap edit
- * of a fleet without DRA nodes then writes its nodes without a pause per batch
+ * That read costs a LIST and two GETs, so it is made only for a plan that can
+ * change something: a node on the DRA path, or one that may still hold a slice
+ * of the driver (it had one at the last LIST, or was on the DRA path at an
+ * earlier plan). The first plan always reads. A ConfigMap edit of a fleet
+ * without DRA nodes then writes its nodes without a pause per batch
  * (docs/guide/controller.md "Scale").
  */
 struct dra_publish {
-	struct draadmit *d;
+	struct kube_loop *l;
 	bool listed;  /* the slices were listed once */
 	char **nodes; /* sorted: the nodes that may hold a slice */
 	size_t n, cap;
+	/* the plan being published */
+	struct sync_report *rep;
+	json_t *slices, *classes;
+	void (*done)(void *done_arg);
+	void *done_arg;
 };
 
 static int cmp_name(const void *a, const void *b)
@@ -223,39 +229,25 @@ static void slice_holders_release(struct dra_publish *p)
 	p->n = p->cap = 0;
 }
 
-static void publish_dra(void *arg, struct sync_report *rep)
+/* The plan's DRA half ended (published or not): its nodes go next. */
+static void publish_end(struct dra_publish *p)
+{
+	void (*done)(void *done_arg) = p->done;
+
+	json_decref(p->slices);
+	json_decref(p->classes);
+	p->slices = p->classes = NULL;
+	p->rep = NULL;
+	p->done = NULL;
+	done(p->done_arg);
+}
+
+static void on_dra_written(void *arg, int rc)
 {
 	struct dra_publish *p = arg;
-	json_t *slices = NULL, *classes = NULL, *items, *s;
-	struct gs_error err;
-	bool any = false;
+	struct sync_report *rep = p->rep;
 	size_t i;
-	int rc;
 
-	for (i = 0; i < rep->n && !any; i++) {
-		const struct sync_node *n = &rep->nodes[i];
-		any = n->outcome != SYNC_SKIPPED &&
-		      (!p->listed || n->dra || n->slice_touched || may_hold_slice(p, n->name));
-	}
-	if (!any)
-		return;
-	gs_error_clear(&err);
-	if (sync_read_dra(p->d->c, &slices, &classes, &err) < 0) {
-		logf_("DRA slices not published: %s", err.msg);
-		return;
-	}
-	/* What the LIST shows is who holds a slice now (the driver's, by its field selector). */
-	p->listed = true;
-	slice_holders_release(p);
-	items = json_is_array(slices) ? slices : json_object_get(slices, "items");
-	json_array_foreach (items, i, s) {
-		const char *node =
-			json_string_value(json_object_get(json_object_get(s, "spec"), "nodeName"));
-		if (node)
-			slice_holder_add(p, node);
-	}
-	sync_plan_dra(rep, slices, classes);
-	rc = sync_write_dra(p->d->c, rep);
 	if (rc)
 		logf_("DRA: some slice or class could not be written (see the nodes below)");
 	for (i = 0; i < rep->n; i++) {
@@ -277,8 +269,59 @@ static void publish_dra(void *arg, struct sync_report *rep)
 						     : "deleted",
 		      op->generation);
 	}
-	json_decref(slices);
-	json_decref(classes);
+	publish_end(p);
+}
+
+static void on_dra_read(void *arg, json_t *slices, json_t *classes, const struct gs_error *err)
+{
+	struct dra_publish *p = arg;
+	json_t *items, *s;
+	size_t i;
+
+	if (!slices) {
+		logf_("DRA slices not published: %s", err->msg);
+		publish_end(p);
+		return;
+	}
+	p->slices = slices;
+	p->classes = classes;
+	/* What the LIST shows is who holds a slice now (the driver's, by its field selector). */
+	p->listed = true;
+	slice_holders_release(p);
+	items = json_is_array(slices) ? slices : json_object_get(slices, "items");
+	json_array_foreach (items, i, s) {
+		const char *node =
+			json_string_value(json_object_get(json_object_get(s, "spec"), "nodeName"));
+		if (node)
+			slice_holder_add(p, node);
+	}
+	sync_plan_dra(p->rep, slices, classes);
+	sync_write_dra_loop(p->l, p->rep, on_dra_written, p);
+}
+
+/* The controller's publish hook (controller_opts.publish). */
+static void publish_dra(void *arg, struct sync_report *rep, void (*done)(void *done_arg),
+			void *done_arg)
+{
+	struct dra_publish *p = arg;
+	bool any = false;
+
+	for (size_t i = 0; i < rep->n && !any; i++) {
+		const struct sync_node *n = &rep->nodes[i];
+		any = n->outcome != SYNC_SKIPPED &&
+		      (!p->listed || n->dra || n->slice_touched || may_hold_slice(p, n->name));
+	}
+	p->rep = rep;
+	p->done = done;
+	p->done_arg = done_arg;
+	if (!any) {
+		publish_end(p);
+		return;
+	}
+	if (sync_read_dra_loop(p->l, on_dra_read, p) < 0) {
+		logf_("DRA slices not published: cannot make a request");
+		publish_end(p);
+	}
 }
 
 /*
@@ -305,7 +348,7 @@ int cmd_controller(int argc, char **argv)
 	struct kube_loop *l = NULL;
 	struct controller *ctl = NULL;
 	struct draadmit dra = {0};
-	struct dra_publish publish = {.d = &dra, .listed = false, .nodes = NULL, .n = 0, .cap = 0};
+	struct dra_publish publish = {.l = NULL, .listed = false, .nodes = NULL, .n = 0, .cap = 0};
 	struct opsserver *ops = NULL;
 	const char *listen = NULL;
 	struct gs_error err;
@@ -439,15 +482,20 @@ int cmd_controller(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	/* Pods on DRA nodes are prepared as the driver would first (docs/guide/dra.md). */
-	dra.c = kx.client;
 	dra.next = co.admit;
 	dra.next_arg = co.admit_arg;
 	co.admit = draadmit_decide;
 	co.admit_arg = &dra;
 	co.publish = publish_dra;
 	co.publish_arg = &publish;
-	if (kube_loop_new(&l, kube_client_conn(kx.client), &lo, &err) < 0 ||
-	    controller_new(&ctl, l, &co, &err) < 0) {
+	if (kube_loop_new(&l, kube_client_conn(kx.client), &lo, &err) < 0) {
+		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
+		goto out;
+	}
+	/* The DRA half reads and writes on the loop too: nothing in it waits. */
+	dra.l = l;
+	publish.l = l;
+	if (controller_new(&ctl, l, &co, &err) < 0) {
 		fprintf(stderr, "gpushare controller: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 		goto out;
 	}

@@ -72,6 +72,7 @@ struct cpod {
 	uint8_t state;
 	uint8_t n_req;
 	bool busy;
+	bool deciding;	/* the admission hook reads the cluster for it */
 	time_t held_at; /* a hold verdict was written then; 0 = none */
 	/* Deciding or writing its verdict failed then (403, 5xx...), monotonic ms; 0 = none.
 	 * Milliseconds: whole seconds let a retry come up to a second early. */
@@ -164,6 +165,9 @@ static void map_del(struct map *m, const char *key)
 		if ((m)->keys[i] && (m)->keys[i] != TOMB && ((v) = (m)->vals[i]))
 
 struct event_post;
+struct batch;
+struct held_slice;
+struct deciding;
 
 struct controller {
 	struct kube_loop *l; /* NULL: effects wait in the outbox for controller_take_effects */
@@ -181,6 +185,11 @@ struct controller {
 	 */
 	struct map echoes;
 	bool slices_synced;
+	struct batch *publishing; /* the plan whose DRA half is being published */
+	/* Slice watch events seen while publishing: judged once its writes are known. */
+	struct held_slice *held;
+	size_t n_held, cap_held;
+	struct deciding *deciding; /* pods whose admission hook reads the cluster */
 	uint32_t node_gen, pod_gen, cm_gen;
 	uint32_t cm_listed_gen; /* the (re)list that last showed the ConfigMap */
 	bool nodes_synced, pods_synced, cm_synced, draining;
@@ -1061,16 +1070,18 @@ static void slice_list_begin(void *arg)
 	(void)arg;
 }
 
-static void slice_event(void *arg, enum kube_event ev, json_t *obj)
-{
-	struct controller *ctl = arg;
-	const char *node = kobj_string(obj, "spec.nodeName"), *name = kobj_name(obj);
-	const char *rv = kobj_string(obj, "metadata.resourceVersion");
-	struct cnode *n;
+struct held_slice {
+	enum kube_event ev;
+	char *node, *name, *rv;
+};
 
-	if (ev == KUBE_EV_LISTED || !node || !name)
-		return;
-	n = map_get(&ctl->nodes, node);
+/* A slice of `node` was written: ours (an echo), or someone else's, and its node is planned again.
+ */
+static void slice_seen(struct controller *ctl, enum kube_event ev, const char *node,
+		       const char *name, const char *rv)
+{
+	struct cnode *n = map_get(&ctl->nodes, node);
+
 	if (!n)
 		return; /* a node gpushare does not manage: never touched */
 	if (echo_take(ctl, name, ev == KUBE_EV_DELETED ? "-" : rv ? rv : ""))
@@ -1082,6 +1093,45 @@ static void slice_event(void *arg, enum kube_event ev, json_t *obj)
 		: ev == KUBE_EV_ADDED ? "created"
 				      : "changed");
 	mark_dirty(ctl, n);
+}
+
+static void slice_event(void *arg, enum kube_event ev, json_t *obj)
+{
+	struct controller *ctl = arg;
+	const char *node = kobj_string(obj, "spec.nodeName"), *name = kobj_name(obj);
+	const char *rv = kobj_string(obj, "metadata.resourceVersion");
+	struct held_slice *h;
+
+	if (ev == KUBE_EV_LISTED || !node || !name)
+		return;
+	if (!ctl->publishing) {
+		slice_seen(ctl, ev, node, name, rv);
+		return;
+	}
+	/* Its answer may come after its event: judged once the writes are known. */
+	if (ctl->n_held == ctl->cap_held) {
+		ctl->cap_held = ctl->cap_held ? 2 * ctl->cap_held : 16;
+		ctl->held = gs_xrealloc(ctl->held, ctl->cap_held * sizeof(*ctl->held));
+	}
+	h = &ctl->held[ctl->n_held++];
+	h->ev = ev;
+	h->node = gs_xstrdup(node);
+	h->name = gs_xstrdup(name);
+	h->rv = rv ? gs_xstrdup(rv) : NULL;
+}
+
+/* The events seen while publishing, now that our writes' are known. */
+static void held_slices_judge(struct controller *ctl, bool judge)
+{
+	for (size_t i = 0; i < ctl->n_held; i++) {
+		struct held_slice *h = &ctl->held[i];
+		if (judge)
+			slice_seen(ctl, h->ev, h->node, h->name, h->rv);
+		free(h->node);
+		free(h->name);
+		free(h->rv);
+	}
+	ctl->n_held = 0;
 }
 
 static void slice_list_end(void *arg)
@@ -1234,7 +1284,28 @@ static void kubelet_writes(struct controller *ctl, struct cnode *n, const struct
 		kubelet_readmit(ctl, n);
 }
 
-/* Plan a batch of dirty nodes and write what differs. */
+/* A plan of changed nodes, from sync_plan to the writes of what differs. */
+struct batch {
+	struct controller *ctl;
+	struct sync_report rep;
+	long long now; /* the plan's clock (sync_opts.now) */
+};
+
+static void batch_write(struct batch *b);
+
+/* The publish hook is done with the plan: its writes' events are known, the nodes go next. */
+static void batch_published(void *arg)
+{
+	struct batch *b = arg;
+	struct controller *ctl = b->ctl;
+
+	remember_echoes(ctl, &b->rep);
+	ctl->publishing = NULL;
+	held_slices_judge(ctl, true);
+	batch_write(b);
+}
+
+/* Plan a batch of dirty nodes, publish its DRA half, then write what differs. */
 static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t k)
 {
 	struct sync_opts so = {.configmap_namespace = ctl->cm_ns,
@@ -1252,16 +1323,18 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 			       .mig_walk = true,
 			       .gpu_pods = gpu_pods_on,
 			       .gpu_pods_arg = ctl};
-	struct sync_report rep = {0};
+	struct batch *b = gs_xcalloc(1, sizeof(*b));
 	struct gs_error err;
 	json_t *arr = json_array();
 	int rc;
 
+	b->ctl = ctl;
+	b->now = so.now;
 	for (size_t i = 0; i < k; i++) {
 		json_array_append_new(arr, node_json(batch[i]));
 	}
 	ctl->reconciles += k;
-	rc = sync_plan(ctl->configmap, arr, &so, &rep, &err);
+	rc = sync_plan(ctl->configmap, arr, &so, &b->rep, &err);
 	json_decref(arr);
 	if (rc < 0) {
 		/* The ConfigMap itself is unusable: every node keeps what it has. */
@@ -1271,21 +1344,31 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 				  "a real node's device plugin and GFD fail to load it and "
 				  "crash-loop (CrashLoopBackOff); gpushare keeps the last good "
 				  "advertisement");
-		sync_report_release(&rep);
+		sync_report_release(&b->rep);
+		free(b);
 		return;
 	}
-	for (size_t i = 0; i < rep.n; i++) {
-		struct cnode *n = map_get(&ctl->nodes, rep.nodes[i].name);
+	for (size_t i = 0; i < b->rep.n; i++) {
+		struct cnode *n = map_get(&ctl->nodes, b->rep.nodes[i].name);
 
 		if (n && n->slice_touched) {
-			rep.nodes[i].slice_touched = true;
+			b->rep.nodes[i].slice_touched = true;
 			n->slice_touched = false;
 		}
 	}
-	if (ctl->o.publish) {
-		ctl->o.publish(ctl->o.publish_arg, &rep);
-		remember_echoes(ctl, &rep);
+	if (!ctl->o.publish) {
+		batch_write(b);
+		return;
 	}
+	ctl->publishing = b;
+	ctl->o.publish(ctl->o.publish_arg, &b->rep, batch_published, b);
+}
+
+/* Write the plan's nodes: advertisements, failures' warnings, events. Frees b. */
+static void batch_write(struct batch *b)
+{
+	struct controller *ctl = b->ctl;
+	struct sync_report rep = b->rep;
 	for (size_t i = 0; i < rep.n; i++) {
 		struct sync_node *sn = &rep.nodes[i];
 		struct cnode *n = map_get(&ctl->nodes, sn->name);
@@ -1297,7 +1380,7 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 			ctl_log(ctl, "node %s: note: %s", n->name, sn->warnings.items[wi]);
 		if (sn->replan_at) {
 			/* mig-manager's walk or the kubelet's window moves on then. */
-			long long ms = (sn->replan_at - so.now) * 1000;
+			long long ms = (sn->replan_at - b->now) * 1000;
 			schedule_node_after(ctl, n->name, ms < 0 ? 0 : (long)ms);
 		}
 		kubelet_writes(ctl, n, sn);
@@ -1347,6 +1430,7 @@ static void reconcile_batch(struct controller *ctl, struct cnode **batch, size_t
 		free(res);
 	}
 	sync_report_release(&rep);
+	free(b);
 }
 
 static void reconcile_nodes(struct controller *ctl)
@@ -1356,7 +1440,8 @@ static void reconcile_nodes(struct controller *ctl)
 	size_t k = 0, seen = 0, i, start;
 	unsigned node_max;
 
-	if (!ctl->dirty || !ctl->nodes_synced || !ctl->cm_synced)
+	/* One plan's DRA half at a time: the next waits for its end. */
+	if (!ctl->dirty || !ctl->nodes_synced || !ctl->cm_synced || ctl->publishing)
 		return;
 	if (!ctl->configmap) {
 		if (!ctl->cm_missing_logged)
@@ -1402,6 +1487,8 @@ static void reconcile_nodes(struct controller *ctl)
 		if (k == PLAN_BATCH) {
 			reconcile_batch(ctl, batch, k);
 			k = 0;
+			if (ctl->publishing)
+				return;
 		}
 	}
 	if (k)
@@ -1713,6 +1800,46 @@ static void refuse_pod(struct controller *ctl, struct cpod *p, struct cnode *n, 
 	free(ns);
 }
 
+/* A pod whose admission hook reads the cluster (CONTROLLER_ADMIT_LATER). */
+struct deciding {
+	struct controller *ctl;
+	char *key, *node;
+	struct deciding *next;
+};
+
+static void admit_one(struct controller *ctl, struct cpod *p);
+
+static void deciding_free(struct deciding *dc)
+{
+	free(dc->key);
+	free(dc->node);
+	free(dc);
+}
+
+/* The hook's reads ended: the pod is decided again at once, with what they found. */
+static void pod_ready(void *arg)
+{
+	struct deciding *dc = arg;
+	struct controller *ctl = dc->ctl;
+	struct cnode *n = map_get(&ctl->nodes, dc->node);
+	struct cpod *p = map_get(&ctl->pods, dc->key);
+
+	for (struct deciding **pp = &ctl->deciding; *pp; pp = &(*pp)->next)
+		if (*pp == dc) {
+			*pp = dc->next;
+			break;
+		}
+	ctl->in_flight--;
+	if (n)
+		n->admitting = false;
+	if (p) {
+		p->deciding = false;
+		if (!ctl->draining && p->state == POD_WAITING && !p->busy)
+			admit_one(ctl, p);
+	}
+	deciding_free(dc);
+}
+
 static void admit_one(struct controller *ctl, struct cpod *p)
 {
 	struct cnode *n = map_get(&ctl->nodes, p->node);
@@ -1753,17 +1880,34 @@ static void admit_one(struct controller *ctl, struct cpod *p)
 		struct gs_error err;
 		json_t *node = node_json(n), *pod = json_loads(p->text, 0, NULL);
 		json_t *holders = holders_of(ctl, n->name);
+		struct deciding *dc = NULL;
 		int rc;
 
 		in.node = node;
 		in.configmap = ctl->configmap;
 		in.pod = pod;
 		in.holders = holders;
+		dc = gs_xcalloc(1, sizeof(*dc));
+		dc->ctl = ctl;
+		dc->key = gs_xstrdup(p->key);
+		dc->node = gs_xstrdup(n->name);
+		in.ready = pod_ready;
+		in.ready_arg = dc;
 		gs_error_clear(&err);
 		rc = ctl->o.admit(ctl->o.admit_arg, &in, &v, &err);
 		json_decref(node);
 		json_decref(pod);
 		json_decref(holders);
+		if (rc == CONTROLLER_ADMIT_LATER) {
+			/* Its node's other pods wait, as behind a decision written. */
+			dc->next = ctl->deciding;
+			ctl->deciding = dc;
+			p->deciding = true;
+			n->admitting = true;
+			ctl->in_flight++;
+			goto out;
+		}
+		deciding_free(dc);
 		if (rc < 0) {
 			/* E.g. the claims could not be listed (403): not again at the next tick. */
 			p->failed_ms = mono_ms();
@@ -1828,7 +1972,7 @@ static void admit_pods(struct controller *ctl)
 	MAP_FOREACH (&ctl->pods, i, p) {
 		if (ctl->in_flight >= ctl->o.max_pending)
 			break;
-		if (p->state != POD_WAITING || p->busy || held(ctl, p))
+		if (p->state != POD_WAITING || p->busy || p->deciding || held(ctl, p))
 			continue;
 		if (p->failed_ms && mono_ms() - p->failed_ms < RETRY_LATER_MS)
 			continue;
@@ -2451,6 +2595,18 @@ void controller_free(struct controller *ctl)
 		ctl->event_retries = ep->next;
 		event_post_free(ep);
 	}
+	/* Hooks still reading: their loop goes after the controller, never calling back. */
+	while (ctl->deciding) {
+		struct deciding *dc = ctl->deciding;
+		ctl->deciding = dc->next;
+		deciding_free(dc);
+	}
+	if (ctl->publishing) {
+		sync_report_release(&ctl->publishing->rep);
+		free(ctl->publishing);
+	}
+	held_slices_judge(ctl, false);
+	free(ctl->held);
 	free(ctl);
 }
 

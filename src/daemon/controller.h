@@ -67,6 +67,14 @@ struct controller_admission {
 	 * what they hold, e.g. gpushare.io/devices).
 	 */
 	const json_t *holders;
+	/*
+	 * For a hook that must read the cluster first (on the loop, never
+	 * blocking it): it starts its reads, returns CONTROLLER_ADMIT_LATER,
+	 * and calls ready(ready_arg) exactly once when they ended, never from
+	 * inside the hook; the pod is then decided again at once.
+	 */
+	void (*ready)(void *ready_arg);
+	void *ready_arg;
 };
 
 struct controller_verdict {
@@ -99,10 +107,11 @@ struct controller_verdict {
  * Decide one pod's admission. Called once per pod bound to a managed node
  * that is neither admitted nor finished, one pod per node at a time, so
  * `holders` always includes what the previous decision on that node handed
- * out. Return 0 with *out filled, or -1 with err (the pod is tried again
- * later and the error logged). The default (NULL hook) admits every pod
- * with no further annotation.
+ * out. Return 0 with *out filled, -1 with err (the pod is tried again
+ * later and the error logged), or CONTROLLER_ADMIT_LATER (see `ready`). The
+ * default (NULL hook) admits every pod with no further annotation.
  */
+#define CONTROLLER_ADMIT_LATER 1
 typedef int (*controller_admit_fn)(void *arg, const struct controller_admission *in,
 				   struct controller_verdict *out, struct gs_error *err);
 
@@ -119,11 +128,16 @@ struct controller_opts {
 	/*
 	 * Called after each plan of changed nodes with its report (sync_plan:
 	 * DRA nodes carry their wanted ResourceSlice), before the node objects
-	 * are written: publishes what the DRA path needs beyond them (gpushare
-	 * controller: sync_read_dra, sync_plan_dra, sync_write_dra). NULL =
-	 * nothing.
+	 * are written: publishes what the DRA path needs beyond them, on the
+	 * loop (gpushare controller: sync_read_dra_loop, sync_plan_dra,
+	 * sync_write_dra_loop), then calls done(done_arg) exactly once, at
+	 * once when there is nothing to publish. The report is the hook's to
+	 * read and mark until then; the nodes are written after. One plan is
+	 * published at a time, and the slices' watch events wait for its end
+	 * (so the writes' own events are known as ours). NULL = nothing.
 	 */
-	void (*publish)(void *arg, struct sync_report *rep);
+	void (*publish)(void *arg, struct sync_report *rep, void (*done)(void *done_arg),
+			void *done_arg);
 	void *publish_arg;
 	/*
 	 * The apiserver keeps DRAPartitionableDevices' fields

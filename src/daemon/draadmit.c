@@ -7,14 +7,49 @@
 
 #include "dra/draslice.h"
 #include "model/kobj.h"
-#include "kube/kubeclient.h"
+#include "kube/kubeloop.h"
 #include "base/banned.h"
 
-void draadmit_init(struct draadmit *d, struct kube_client *c)
+/*
+ * The reads one decision needs: the claims of the pod's namespace and the
+ * slices of its node, LISTed at once on the loop. When both ended, the
+ * controller is told (ready) and decides the pod again at once, which takes
+ * them; what it did not take is dropped then.
+ */
+struct draadmit_read {
+	struct draadmit *d;
+	char *pod_uid;
+	unsigned pending; /* LISTs not answered */
+	json_t *claims, *slices;
+	char *error; /* the first failure, in kube_list's words */
+	void (*ready)(void *ready_arg);
+	void *ready_arg;
+	struct draadmit_read *next;
+};
+
+void draadmit_init(struct draadmit *d, struct kube_loop *l)
 {
 	memset(d, 0, sizeof(*d));
-	d->c = c;
+	d->l = l;
 	draprepare_gates_default(&d->cluster);
+}
+
+static void read_free(struct draadmit_read *r)
+{
+	free(r->pod_uid);
+	json_decref(r->claims);
+	json_decref(r->slices);
+	free(r->error);
+	free(r);
+}
+
+static void read_unlink(struct draadmit *d, struct draadmit_read *r)
+{
+	for (struct draadmit_read **p = &d->reads; *p; p = &(*p)->next)
+		if (*p == r) {
+			*p = r->next;
+			return;
+		}
 }
 
 void draadmit_release(struct draadmit *d)
@@ -24,6 +59,99 @@ void draadmit_release(struct draadmit *d)
 	free(d->prepared);
 	d->prepared = NULL;
 	d->n_prepared = 0;
+	/* Reads still in flight: their loop is freed without calling back. */
+	while (d->reads) {
+		struct draadmit_read *r = d->reads;
+		d->reads = r->next;
+		read_free(r);
+	}
+}
+
+static struct draadmit_read *read_of(struct draadmit *d, const char *pod_uid)
+{
+	for (struct draadmit_read *r = d->reads; r; r = r->next)
+		if (!strcmp(r->pod_uid, pod_uid))
+			return r;
+	return NULL;
+}
+
+static void read_end(struct draadmit_read *r)
+{
+	struct draadmit *d = r->d;
+	char *uid;
+
+	if (--r->pending)
+		return;
+	/* The controller decides the pod again now, taking what was read. */
+	uid = gs_xstrdup(r->pod_uid);
+	r->ready(r->ready_arg);
+	r = read_of(d, uid);
+	if (r) {
+		read_unlink(d, r);
+		read_free(r);
+	}
+	free(uid);
+}
+
+static void on_listed(struct draadmit_read *r, json_t **into, json_t *list,
+		      const struct kube_result *res)
+{
+	if (list)
+		*into = list;
+	else if (!r->error)
+		r->error = gs_xstrdup(res->error);
+}
+
+static void on_claims(void *arg, json_t *list, const struct kube_result *res)
+{
+	struct draadmit_read *r = arg;
+
+	on_listed(r, &r->claims, list, res);
+	read_end(r);
+}
+
+static void on_slices(void *arg, json_t *list, const struct kube_result *res)
+{
+	struct draadmit_read *r = arg;
+
+	on_listed(r, &r->slices, list, res);
+	read_end(r);
+}
+
+/* LIST the namespace's claims and the node's slices; -1 with err when nothing could be sent. */
+static int read_start(struct draadmit *d, const struct controller_admission *in, const char *uid,
+		      struct gs_error *err)
+{
+	const char *ns = kobj_namespace(in->pod), *node = kobj_name(in->node);
+	struct draadmit_read *r = gs_xcalloc(1, sizeof(*r));
+	char *path =
+		gs_xasprintf("/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims", ns ? ns : "");
+	char *field = gs_xasprintf("spec.nodeName=%s", node ? node : "");
+	int rc = 0;
+
+	r->d = d;
+	r->pod_uid = gs_xstrdup(uid);
+	r->ready = in->ready;
+	r->ready_arg = in->ready_arg;
+	r->pending = 2;
+	if (kube_loop_list(d->l, path, NULL, NULL, 0, on_claims, r) < 0) {
+		gs_error_set(err, "GET %s: cannot make a request", path);
+		rc = -1;
+	} else if (kube_loop_list(d->l, "/apis/resource.k8s.io/v1/resourceslices", NULL, field, 0,
+				  on_slices, r) < 0) {
+		/* The claims' LIST is out: its answer ends the read, which fails then. */
+		r->error = gs_xstrdup("cannot make a request for the ResourceSlices");
+		r->pending = 1;
+	}
+	if (rc == 0) {
+		r->next = d->reads;
+		d->reads = r;
+	} else {
+		read_free(r);
+	}
+	free(path);
+	free(field);
+	return rc;
 }
 
 static bool was_prepared(const struct draadmit *d, const char *uid)
@@ -96,25 +224,39 @@ int draadmit_decide(void *arg, const struct controller_admission *in,
 {
 	struct draadmit *d = arg;
 	const json_t *entries = kobj_get(in->pod, "spec.resourceClaims"), *e;
-	const char *ns = kobj_namespace(in->pod), *node = kobj_name(in->node);
-	struct kube_list_opts lo = {.label_selector = NULL, .field_selector = NULL};
+	const char *pod_uid = kobj_string(in->pod, "metadata.uid");
 	struct draprepare_gates gates;
 	struct draprepare_result res;
+	struct draadmit_read *r;
 	json_t *claims = NULL, *slices = NULL, *pod = NULL;
-	char *path = NULL, *field = NULL;
 	bool all = true;
 	size_t i;
 	int rc = -1;
 
 	if (!draslice_node_wants_dra(in->node) || !json_array_size(entries))
 		return pass_on(d, in, out, err);
+	if (!pod_uid)
+		pod_uid = "";
+	r = read_of(d, pod_uid);
+	if (!r || r->pending) {
+		if (r || !d->l) {
+			gs_error_set(err, "the claims and slices cannot be read now");
+			return -1;
+		}
+		return read_start(d, in, pod_uid, err) < 0 ? -1 : CONTROLLER_ADMIT_LATER;
+	}
+	/* What was read for this decision is taken. */
+	read_unlink(d, r);
+	if (r->error) {
+		gs_error_set(err, "%s", r->error);
+		read_free(r);
+		return -1;
+	}
+	claims = r->claims;
+	slices = r->slices;
+	r->claims = r->slices = NULL;
+	read_free(r);
 	draprepare_result_init(&res);
-	path = gs_xasprintf("/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims", ns ? ns : "");
-	field = gs_xasprintf("spec.nodeName=%s", node ? node : "");
-	lo.field_selector = field;
-	if (kube_list(d->c, path, NULL, &claims, err) < 0 ||
-	    kube_list(d->c, "/apis/resource.k8s.io/v1/resourceslices", &lo, &slices, err) < 0)
-		goto out;
 	kinds(claims, "ResourceClaim");
 	kinds(slices, "ResourceSlice");
 	/* Once per claim: a claim prepared before is answered at once (the driver's checkpoint). */
@@ -159,7 +301,5 @@ out:
 	json_decref(pod);
 	json_decref(claims);
 	json_decref(slices);
-	free(path);
-	free(field);
 	return rc;
 }

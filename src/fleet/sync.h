@@ -48,6 +48,29 @@ int sync_read(struct kube_client *c, const struct sync_opts *o, json_t **configm
 int sync_read_dra(struct kube_client *c, json_t **slices, json_t **classes,
 		  struct gs_error *err) GS_WUR;
 
+struct kube_loop;
+
+/*
+ * sync_read_dra on an event loop (the controller's): the LIST and the GETs
+ * go out at once, and done is called exactly once from kube_loop_step with
+ * the slices and classes (the callee's to free), or with both NULL and
+ * err saying what could not be read, in sync_read_dra's words. -1 when
+ * nothing could be sent (done is then never called).
+ */
+typedef void (*sync_dra_read_fn)(void *arg, json_t *slices, json_t *classes,
+				 const struct gs_error *err);
+int sync_read_dra_loop(struct kube_loop *l, sync_dra_read_fn done, void *arg) GS_WUR;
+
+/*
+ * sync_write_dra on an event loop: each DeviceClass and each node's slices
+ * at once, a node's deletions before its creations and updates, one after
+ * the other; a node's first failure makes it SYNC_FAILED and ends its
+ * writes. rep is borrowed until done(arg, rc) is called, exactly once (at
+ * once when there is nothing to write), rc as sync_write_dra's.
+ */
+void sync_write_dra_loop(struct kube_loop *l, struct sync_report *rep,
+			 void (*done)(void *arg, int rc), void *arg);
+
 /*
  * sync_read, sync_plan, sync_read_dra + sync_plan_dra, then sync_write
  * unless o->dry_run. The DRA objects are read when some node declares its

@@ -81,6 +81,13 @@ struct world {
 	/* what the admission hook saw */
 	unsigned hook_calls;
 	size_t last_holders;
+	/* a hook that reads the cluster first, and a publish hook, left pending */
+	void (*ready)(void *ready_arg);
+	void *ready_arg;
+	unsigned publish_calls;
+	struct sync_report *rep;
+	void (*published)(void *done_arg);
+	void *published_arg;
 };
 
 static void feed(struct world *w, enum controller_watch which, enum kube_event ev, json_t *obj)
@@ -1738,6 +1745,150 @@ static void lease_holder_creating_leases_lives(void **state)
 	answer(w);
 }
 
+/* ---- hooks that do I/O on the loop: the controller waits for them, never blocking ----- */
+
+/* Reads the cluster first: LATER the first time, then admits. */
+static int reading_hook(void *arg, const struct controller_admission *in,
+			struct controller_verdict *out, struct gs_error *err)
+{
+	struct world *w = arg;
+
+	(void)err;
+	w->hook_calls++;
+	if (!w->ready) {
+		w->ready = in->ready;
+		w->ready_arg = in->ready_arg;
+		return CONTROLLER_ADMIT_LATER;
+	}
+	out->admit = true;
+	out->annotations = json_pack("{s:s}", "gpushare.io/devices", "GPU-1");
+	return 0;
+}
+
+static void publish_hook(void *arg, struct sync_report *rep, void (*done)(void *done_arg),
+			 void *done_arg)
+{
+	struct world *w = arg;
+
+	w->publish_calls++;
+	w->rep = rep;
+	w->published = done;
+	w->published_arg = done_arg;
+}
+
+static int setup_io(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct controller_opts o = {.configmap_namespace = CM_NS,
+				    .configmap_name = CM_NAME,
+				    .admit = reading_hook,
+				    .admit_arg = w,
+				    .publish = publish_hook,
+				    .publish_arg = w};
+	struct gs_error err;
+
+	w->nodes = json_object();
+	w->rv = 100;
+	assert_int_equal(controller_new(&w->ctl, NULL, &o, &err), 0);
+	*state = w;
+	return 0;
+}
+
+static json_t *slice(const char *name, const char *node_name, const char *rv)
+{
+	return json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s}}", "apiVersion", "resource.k8s.io/v1",
+			 "kind", "ResourceSlice", "metadata", "name", name, "resourceVersion", rv,
+			 "spec", "nodeName", node_name, "driver", "gpu.nvidia.com");
+}
+
+/*
+ * A plan's DRA half is published on the loop: its nodes are written once
+ * the hook is done, the next plan waits for it, and the slice events seen
+ * meanwhile are judged with its writes known, so our own create is no
+ * one else's.
+ */
+static void publish_is_waited_for(void **state)
+{
+	struct world *w = *state;
+	struct sync_op *op;
+
+	start(w, json_pack("[o]", node("a", "10", "shared", 2)));
+	relist(w, CONTROLLER_WATCH_SLICES, json_array());
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+	assert_int_equal(w->publish_calls, 1);
+	assert_non_null(w->rep);
+	/* Nothing more is planned meanwhile. */
+	feed(w, CONTROLLER_WATCH_NODES, KUBE_EV_ADDED, node("b", "11", "shared", 1));
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+	assert_int_equal(w->publish_calls, 1);
+
+	/* The hook created a slice of a; its event comes before the answer is known. */
+	w->rep->ops = realloc(w->rep->ops, (w->rep->n_ops + 1) * sizeof(*w->rep->ops));
+	op = &w->rep->ops[w->rep->n_ops++];
+	memset(op, 0, sizeof(*op));
+	op->action = SYNC_OP_CREATE;
+	op->node = strdup("a");
+	op->name = strdup("a-gpu-x");
+	op->result_rv = strdup("77");
+	op->done = true;
+	feed(w, CONTROLLER_WATCH_SLICES, KUBE_EV_ADDED, slice("a-gpu-x", "a", "77"));
+	/* And someone else changed another of its slices. */
+	feed(w, CONTROLLER_WATCH_SLICES, KUBE_EV_MODIFIED, slice("a-gpu-y", "a", "78"));
+	assert_int_equal(metric(w, "gpushare_slice_resyncs_total"), 0);
+
+	w->published(w->published_arg);
+	assert_int_equal(metric(w, "gpushare_slice_resyncs_total"), 1);
+	assert_int_equal(tick(w), 1);
+	assert_string_equal(node_patch_gpus(w, "a"), "8");
+	answer(w);
+	/* The next plan (b, and a again for the foreign change) now. */
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+	assert_int_equal(w->publish_calls, 2);
+	w->published(w->published_arg);
+	assert_int_equal(tick(w), 1);
+	assert_string_equal(node_patch_gpus(w, "b"), "4");
+	answer(w);
+}
+
+/* An admission hook that reads the cluster first: the pod waits, then is decided at once. */
+static void admission_waits_for_reads(void **state)
+{
+	struct world *w = *state;
+	json_t *b;
+	const json_t *ann;
+
+	start(w, json_pack("[o]", node("t4", "10", "shared", 2)));
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+	w->published(w->published_arg);
+	assert_int_equal(tick(w), 1);
+	answer(w);
+
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, pod("p", "t4", "1"));
+	feed(w, CONTROLLER_WATCH_PODS, KUBE_EV_ADDED, pod("q", "t4", "1"));
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+	assert_int_equal(w->hook_calls, 1);
+	assert_non_null(w->ready);
+	/* Not asked again while it reads, nor for the node's other pod. */
+	assert_int_equal(tick(w), 0);
+	effects_drop(w);
+	assert_int_equal(w->hook_calls, 1);
+
+	w->ready(w->ready_arg);
+	assert_int_equal(w->hook_calls, 2);
+	assert_int_equal(tick(w), 1);
+	b = body_of(&w->e[0]);
+	ann = json_object_get(json_object_get(b, "metadata"), "annotations");
+	assert_string_equal(json_string_value(json_object_get(ann, "gpushare.io/devices")),
+			    "GPU-1");
+	json_decref(b);
+	answer(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1758,6 +1909,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(mig_stall_stays_until_cleared, setup, teardown),
 		cmocka_unit_test_setup_teardown(mig_walk_ends_when_the_plugin_then_fails, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(publish_is_waited_for, setup_io, teardown),
+		cmocka_unit_test_setup_teardown(admission_waits_for_reads, setup_io, teardown),
 		cmocka_unit_test_setup_teardown(mig_fail_and_gpu_pods_keep_the_old_layout, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(kubelet_restart_window, setup, teardown),
