@@ -379,8 +379,10 @@ int cmd_controller(int argc, char **argv)
 			   "[unset]"),
 		OPT_STRING(0, "listen", &listen, "HOST:PORT",
 			   "serve /healthz, /readyz and /metrics over HTTP there [off]"),
-		OPT_INT(0, "max-in-flight", &max_in_flight, "N", "API requests at once [16]", 1,
-			256),
+		OPT_INT(0, "max-in-flight", &max_in_flight, "N",
+			"API requests at once, at most: from 16 (or N when lower), more while the "
+			"apiserver answers as fast [64]",
+			1, 256),
 		OPT_BOOL(0, "heal-leases", &heal_leases,
 			 "renew the Lease of a managed node nobody renews while the apiserver "
 			 "answers, as its kubelet would (kwok v0.8.0's stall); =false lets the "

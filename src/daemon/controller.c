@@ -1433,6 +1433,19 @@ static void batch_write(struct batch *b)
 	free(b);
 }
 
+/*
+ * Writes queued or in flight at once: max_pending, else four times what
+ * the loop runs at once now (its limit moves with the apiserver's latency),
+ * so the loop has the next writes at hand and a pod bound during a
+ * fleet-wide edit waits behind a few rounds of them, not behind all.
+ */
+static unsigned pending_cap(const struct controller *ctl)
+{
+	if (ctl->o.max_pending)
+		return ctl->o.max_pending;
+	return ctl->l ? 4 * kube_loop_limit(ctl->l) : DEF_MAX_PENDING;
+}
+
 static void reconcile_nodes(struct controller *ctl)
 {
 	struct cnode *batch[PLAN_BATCH], *n;
@@ -1463,7 +1476,7 @@ static void reconcile_nodes(struct controller *ctl)
 	 * about once, not once per completed write (that walk was a tenth of the
 	 * controller's CPU during such an edit).
 	 */
-	node_max = ctl->o.max_pending - ctl->o.max_pending / 4;
+	node_max = pending_cap(ctl) - pending_cap(ctl) / 4;
 	start = ctl->scan_at;
 	for (size_t step = 0; step < m->cap && seen < ctl->dirty; step++) {
 		i = (start + step) & (m->cap - 1);
@@ -1970,7 +1983,7 @@ static void admit_pods(struct controller *ctl)
 	if (!ctl->waiting || !ctl->pods_synced || !ctl->nodes_synced || !ctl->cm_synced)
 		return;
 	MAP_FOREACH (&ctl->pods, i, p) {
-		if (ctl->in_flight >= ctl->o.max_pending)
+		if (ctl->in_flight >= pending_cap(ctl))
 			break;
 		if (p->state != POD_WAITING || p->busy || p->deciding || held(ctl, p))
 			continue;
@@ -2509,8 +2522,6 @@ int controller_new(struct controller **out, struct kube_loop *l, const struct co
 
 	ctl->l = l;
 	ctl->o = *o;
-	if (!ctl->o.max_pending)
-		ctl->o.max_pending = DEF_MAX_PENDING;
 	if (ctl->o.heal_after_ms <= 0)
 		ctl->o.heal_after_ms = CONTROLLER_HEAL_AFTER_MS;
 	ctl->rng = (uint64_t)wall_us() | 1u;
@@ -2706,6 +2717,9 @@ void controller_metrics(const struct controller *ctl, struct strbuf *out)
 	COUNTER("gpushare_pods_refused_total", "Pods failed at admission.", ctl->refused);
 	COUNTER("gpushare_api_requests_total", "API request attempts started.", s->requests);
 	COUNTER("gpushare_api_retries_total", "API requests retried.", s->retries);
+	GAUGE("gpushare_api_in_flight_limit",
+	      "API requests the loop runs at once now (it follows the apiserver's latency).",
+	      ctl->l ? kube_loop_limit(ctl->l) : 0);
 	strbuf_addf(out, "# HELP gpushare_api_errors_total API requests that failed for good, by "
 			 "HTTP status class (none = no response).\n"
 			 "# TYPE gpushare_api_errors_total counter\n");

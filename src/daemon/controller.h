@@ -122,8 +122,9 @@ struct controller_opts {
 	const char *fallbacks;		 /* FALLBACK_STRATEGIES; NULL = "named,single" */
 	const char *node_selector;	 /* label selector narrowing the nodes; NULL = all */
 	const char *event_namespace;	 /* where Events about nodes go; NULL = "default" */
-	unsigned max_pending;		 /* writes queued or in flight at once [64] */
-	controller_admit_fn admit;	 /* NULL = admit every pod */
+	/* writes queued or in flight at once [4 x the loop's limit; 64 without a loop] */
+	unsigned max_pending;
+	controller_admit_fn admit; /* NULL = admit every pod */
 	void *admit_arg;
 	/*
 	 * Called after each plan of changed nodes with its report (sync_plan:

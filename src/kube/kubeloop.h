@@ -35,7 +35,14 @@ struct kube_loop;
 
 /* Zero fields take the defaults in brackets; the retry limits are the connection's. */
 struct kube_loop_opts {
-	unsigned max_in_flight;	 /* short requests at once [16]; watches are not counted */
+	/*
+	 * Short requests at once (watches are not counted): a limit that starts
+	 * at min_in_flight [16] and grows to max_in_flight [64] while answers
+	 * come back as fast, shrinking back when they slow (kube/kubelimit.h).
+	 * min_in_flight above max_in_flight is lowered to it.
+	 */
+	unsigned max_in_flight;
+	unsigned min_in_flight;
 	unsigned list_page_size; /* `limit` of a watch's list pages [250] */
 	size_t max_body_bytes;	 /* one response, one list page, one watch event [32 MiB] */
 	long watch_timeout_s;	 /* server-side timeoutSeconds, randomised up to 2x [300] */
@@ -151,6 +158,8 @@ int kube_loop_step(struct kube_loop *l, const int *fds, size_t nfds, bool *reada
 
 /* Short requests queued, waiting to retry or in flight. */
 size_t kube_loop_pending(const struct kube_loop *l);
+/* Short requests that may run at once now (kube_loop_opts.max_in_flight). */
+unsigned kube_loop_limit(const struct kube_loop *l);
 
 struct kube_loop_stats {
 	uint64_t requests; /* attempts started */

@@ -206,6 +206,9 @@ class Handler(BaseHTTPRequestHandler):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     tls = None  # an ssl.SSLContext, or plain HTTP
+    # socketserver's backlog of 5 drops the SYNs of a loop opening 64
+    # connections at once, each then waiting a second for its retransmission.
+    request_queue_size = 128
 
     def get_request(self):
         global connections

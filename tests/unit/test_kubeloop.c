@@ -564,14 +564,83 @@ static void loop_response_cap(void **state)
 	kube_client_free(c);
 }
 
+/* n requests of /slow/ms through a loop whose limit goes up to max; the ms they all took. */
+static long long slow_batch(unsigned max, int n, int ms, unsigned *limit)
+{
+	struct kube_client *c;
+	struct kube_loop *l;
+	struct kube_config cfg = {0};
+	struct kube_loop_opts o = {.max_in_flight = max};
+	struct done *d = calloc((size_t)n, sizeof(*d));
+	char server[64], path[32];
+	struct gs_error err;
+	long long t0;
+	int done = 0;
+
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", peer_port);
+	snprintf(path, sizeof(path), "/slow/%d", ms);
+	cfg.server = server;
+	assert_int_equal(kube_client_new(&c, &cfg, NULL, &err), 0);
+	assert_int_equal(kube_loop_new(&l, kube_client_conn(c), &o, &err), 0);
+	t0 = kube_loop_now();
+	for (int i = 0; i < n; i++)
+		assert_int_equal(kube_loop_request(l, "GET", path, NULL, NULL, 0, on_done, &d[i]),
+				 0);
+	while (done < n) {
+		assert_int_equal(kube_loop_step(l, NULL, 0, NULL, 20, &err), 0);
+		done = 0;
+		for (int i = 0; i < n; i++)
+			done += d[i].calls;
+	}
+	t0 = kube_loop_now() - t0;
+	for (int i = 0; i < n; i++)
+		assert_int_equal(d[i].code, 200);
+	*limit = kube_loop_limit(l);
+	kube_loop_free(l);
+	kube_client_free(c);
+	free(d);
+	return t0;
+}
+
+/*
+ * Where latency, not the server, bounds the rate (every answer takes 200 ms
+ * however many run), the loop's limit climbs from 16 and the same requests
+ * take a fraction of the time a fixed 16 at once takes (3.75 s at least).
+ */
+static void loop_limit_follows_latency(void **state)
+{
+	unsigned fixed_limit, limit;
+	long long fixed, adaptive;
+
+	(void)state;
+	if (!peer_port)
+		skip();
+	fixed = slow_batch(16, 300, 200, &fixed_limit);
+	adaptive = slow_batch(0, 300, 200, &limit);
+	print_message("300 answers of 200 ms: %lld ms at 16 at once, %lld ms from 16 up to 64 "
+		      "(limit %u at the end)\n",
+		      fixed, adaptive, limit);
+	assert_int_equal(fixed_limit, 16);
+	assert_true(limit > 32);
+	if (adaptive * 4 > fixed * 3)
+		fail_msg("300 answers of 200 ms: %lld ms up to 64 at once, %lld ms at 16", adaptive,
+			 fixed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(stream_chunks),	cmocka_unit_test(stream_partial_and_limit),
-		cmocka_unit_test(event_parse),		cmocka_unit_test(loop_retries),
-		cmocka_unit_test(loop_list_pages),	cmocka_unit_test(loop_through_proxy),
-		cmocka_unit_test(loop_retries_refused), cmocka_unit_test(loop_watch_state),
-		cmocka_unit_test(loop_deadline),	cmocka_unit_test(loop_response_cap),
+		cmocka_unit_test(stream_chunks),
+		cmocka_unit_test(stream_partial_and_limit),
+		cmocka_unit_test(event_parse),
+		cmocka_unit_test(loop_retries),
+		cmocka_unit_test(loop_list_pages),
+		cmocka_unit_test(loop_through_proxy),
+		cmocka_unit_test(loop_retries_refused),
+		cmocka_unit_test(loop_watch_state),
+		cmocka_unit_test(loop_deadline),
+		cmocka_unit_test(loop_response_cap),
+		cmocka_unit_test(loop_limit_follows_latency),
 	};
 	return cmocka_run_group_tests(tests, setup_peer, teardown_peer);
 }
