@@ -64,7 +64,8 @@ def main():
     open_at = {}       # node -> when its current time not Ready began
     longest = {}       # node -> longest time not Ready, seconds
     still = set()      # not Ready at the last sample
-    tainted = {}       # taint -> nodes that showed it after the outage
+    tainted = {}       # taint -> nodes that showed it at some point since the stop
+    last_taints = {}   # node -> its taints at the last sample
     names = set()
     for smp in samples:
         t = smp["t"]
@@ -72,6 +73,7 @@ def main():
             continue
         for name, status, reason, ltt, taints in [smp["o"]]:
             names.add(name)
+            last_taints[name] = taints
             if t >= t_stop:
                 for taint in filter(None, taints.split(",")):
                     tainted.setdefault(taint, set()).add(name)
@@ -143,8 +145,13 @@ def main():
              sorted(longest.values())[len(longest) // 2] if longest else 0.0, len(over), len(still)))
     if worst:
         print("outage: the longest: %s" % ", ".join("%s %.1fs" % x for x in worst[:3]))
-    print("outage: tainted after the outage: %s" % (", ".join(
-        "%s %d" % (k, len(v)) for k, v in sorted(tainted.items())) or "none"))
+    at_end = {}
+    for name, taints in last_taints.items():
+        for taint in filter(None, taints.split(",")):
+            at_end[taint] = at_end.get(taint, 0) + 1
+    print("outage: tainted at some point since the stop: %s; at the end: %s" % (", ".join(
+        "%s %d" % (k, len(v)) for k, v in sorted(tainted.items())) or "none", ", ".join(
+        "%s %d" % kv for kv in sorted(at_end.items())) or "none"))
     if lease_samples:
         firsts = sorted(r - t_back for r, h, d in first.values())
         print("outage: Leases renewed again after the return: %d of %d (%d first by gpushare's "
