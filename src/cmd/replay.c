@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/wrapper.h"
 #include "cmd/cmd.h"
 #include "cmd/kubecontext.h"
 #include "cmd/offline.h"
@@ -15,6 +16,7 @@
 #include "engine/replay_chart.h"
 #include "engine/replay_design.h"
 #include "engine/replay_events.h"
+#include "engine/replay_spread.h"
 #include "fleet/design.h"
 #include "fleet/replay_live.h"
 #include "fleet/trace.h"
@@ -25,14 +27,17 @@ static const char *const usage_lines[] = {
 	"gpushare replay NODES.csv PODS.csv [--replicas N] [--seed N] [--inflate X]\n"
 	"                [--placements OUT.csv] [--html FILE] [--svg FILE]\n"
 	"                [-o table|csv|json|yaml]",
+	"gpushare replay NODES.csv PODS.csv --tie-seeds N [--replicas N] [--seed N]\n"
+	"                [--inflate X] [-o table|csv]",
 	"gpushare replay NODES.csv PODS.csv --design FILE [--design FILE...] [--seed N]\n"
 	"                [--inflate X] [--html FILE] [--svg FILE]\n"
 	"                [-o table|csv|json|yaml]",
 	"gpushare replay NODES.csv PODS.csv --departures [--replicas N] [--seed N]\n"
 	"                [--placements OUT.csv] [--html FILE] [--svg FILE]\n"
 	"                [-o table|csv|json|yaml]",
-	"gpushare replay NODES.csv PODS.csv --live [--compare] [--namespace NS] [--keep]\n"
-	"                [--timeout DURATION] [--configmap NS/NAME] [--kubeconfig FILE] ...",
+	"gpushare replay NODES.csv PODS.csv --live [--compare [--tie-seeds N]] [--namespace NS]\n"
+	"                [--keep] [--timeout DURATION] [--configmap NS/NAME] [--kubeconfig FILE] "
+	"...",
 	NULL,
 };
 
@@ -45,9 +50,9 @@ static const struct parseopt_example replay_examples[] = {
 	 "--design docs/guide/designs/ts4.yaml --design docs/guide/designs/mig-balanced.yaml "
 	 "--design docs/guide/designs/dra-shares.yaml --html replay.html"},
 	{"the same workload on the cluster in KUBECONFIG (kube-scheduler places, gpushare's\n"
-	 "controller gives cards), side by side with the offline run",
+	 "controller gives cards), side by side with 30 offline runs' mean and range",
 	 "gpushare replay tests/golden/replay-small/nodes.csv tests/golden/replay-small/pods.csv "
-	 "--live --compare"},
+	 "--live --compare --tie-seeds 30"},
 	{"in trace time: tasks arrive, wait when nothing fits, and leave; every 1% of\n"
 	 "the span as CSV, with when each task was placed",
 	 "gpushare replay tests/golden/replay-departures/nodes.csv "
@@ -67,6 +72,11 @@ static const struct parseopt_usage replay_usage = {
 	"would (plan), each pod's replicas picked as the device plugin would. Prints,\n"
 	"per percent of arrived GPU request, the GPU allocation ratio and the paper's\n"
 	"fragmentation ratio (docs/guide/replay.md).\n"
+	"\n"
+	"With --tie-seeds N the same workload is replayed N times, the scheduler's\n"
+	"draws among tied nodes from seeds --seed to --seed+N-1, and the allocation's\n"
+	"mean, range and standard deviation over the runs are printed per percent:\n"
+	"kube-scheduler breaks ties at random, so one run is one draw among these.\n"
 	"\n"
 	"With --design, each design file (YAML: per trace GPU model, time-slicing,\n"
 	"MIG, DRA consumable shares or whole GPUs) is replayed on the same workload\n"
@@ -93,7 +103,8 @@ static const struct parseopt_usage replay_usage = {
 	"a time in arrival order, each waited for until kube-scheduler bound it and\n"
 	"gpushare's controller (running in the cluster) admitted it, or it is\n"
 	"unschedulable; the cards each pod got are read back and measured as offline.\n"
-	"Everything made is deleted at the end unless --keep.\n",
+	"Everything made is deleted at the end unless --keep. --compare sets it beside\n"
+	"the offline run, or with --tie-seeds N beside the N runs' mean and range.\n",
 	"Exit status: 0 the replay ran (pending pods are part of the result), 2 bad\n"
 	"usage or input, or the cluster failed or timed out.\n",
 	replay_examples,
@@ -229,16 +240,22 @@ static const struct replay_point *point_at(const struct replay_result *r, int pc
 	return NULL;
 }
 
-static void print_table(const struct replay_result *r, const struct replay_opts *o)
+/* The header's lines of a replay: the fleet, the options, the workload. */
+static void print_head(const struct replay_result *r, const struct replay_opts *o)
 {
-	int last = r->n_points ? r->points[r->n_points - 1].pct : 0;
-	const struct replay_point *p80 = point_at(r, 80), *pl = point_at(r, last);
-
 	printf("nodes %zu, GPUs %zu, time-slicing %d replicas per GPU, seed %llu, inflation %g\n",
 	       r->n_nodes, r->n_gpus, r->replicas, (unsigned long long)o->seed, o->inflate);
 	printf("tasks arrived %zu (%zu of the trace, %zu drawn), GPU asked %.2f%% of capacity\n",
 	       r->n_places, r->n_original, r->n_places - r->n_original,
 	       100.0 * (double)r->arrived_milli / (double)r->capacity_milli);
+}
+
+static void print_table(const struct replay_result *r, const struct replay_opts *o)
+{
+	int last = r->n_points ? r->points[r->n_points - 1].pct : 0;
+	const struct replay_point *p80 = point_at(r, 80), *pl = point_at(r, last);
+
+	print_head(r, o);
 	printf("typical mix: %zu task shapes\n\n", r->n_typical);
 	printf("%8s %8s %8s %8s %12s %8s %8s\n", "ARRIVED%", "ALLOC%", "ASKED%", "FRAG%",
 	       "FRAG-GPU", "BOUND", "PENDING");
@@ -739,48 +756,139 @@ static int replay_charts(const struct charts *ch, const struct replay_result *of
 	return write_charts(ch, &c, err);
 }
 
-/* The differences live - offline at the percents both have, as a table every 10% or CSV. */
-static void print_compare(const struct replay_result *off, const struct replay_result *live,
-			  bool csv)
+/* --tie-seeds offline: the runs' spread every 10% (and the last), or CSV every percent. */
+static void print_spread(const struct replay_spread_point *sp, size_t n,
+			 const struct replay_result *r, const struct replay_opts *o, size_t runs,
+			 bool csv)
 {
-	double worst = -1;
-	int worst_pct = 0;
+	int last = n ? sp[n - 1].pct : 0;
+	const struct replay_spread_point *widest = NULL;
+
+	if (csv) {
+		printf("arrived_pct,runs,alloc_mean,alloc_min,alloc_max,alloc_sd,asked_mean,"
+		       "frag_mean,pending_min,pending_max\n");
+		for (size_t i = 0; i < n; i++)
+			printf("%d,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu\n", sp[i].pct,
+			       sp[i].runs, sp[i].alloc_mean, sp[i].alloc_min, sp[i].alloc_max,
+			       sp[i].alloc_sd, sp[i].asked_mean, sp[i].frag_mean, sp[i].pending_min,
+			       sp[i].pending_max);
+		return;
+	}
+	print_head(r, o);
+	printf("%zu runs, the scheduler's draws among tied nodes from seeds %llu to %llu\n\n", runs,
+	       (unsigned long long)o->seed, (unsigned long long)(o->seed + runs - 1));
+	printf("%8s %10s %9s %9s %8s %7s %8s %8s %11s\n", "ARRIVED%", "ALLOC-MEAN", "ALLOC-MIN",
+	       "ALLOC-MAX", "SD", "RANGE", "ASKED%", "FRAG%", "PENDING");
+	for (size_t i = 0; i < n; i++) {
+		const struct replay_spread_point *p = &sp[i];
+		if (p->pct % 10 && p->pct != last)
+			continue;
+		char pending[48];
+		snprintf(pending, sizeof(pending), "%zu-%zu", p->pending_min, p->pending_max);
+		printf("%8d %10.2f %9.2f %9.2f %8.2f %7.2f %8.2f %8.2f %11s\n", p->pct,
+		       p->alloc_mean, p->alloc_min, p->alloc_max, p->alloc_sd,
+		       p->alloc_max - p->alloc_min, p->asked_mean, p->frag_mean, pending);
+		if (!(p->pct % 10) && (!widest || p->alloc_max - p->alloc_min >
+							  widest->alloc_max - widest->alloc_min))
+			widest = p;
+	}
+	if (!widest)
+		printf("\nno 10%% step in every run\n");
+	else if (widest->alloc_max == widest->alloc_min)
+		printf("\nthe allocation is the same in every run at every 10%% step\n");
+	else
+		printf("\nwidest range of the allocation at a 10%% step: %.2f points (%.2f to "
+		       "%.2f), "
+		       "at %d%%\n",
+		       widest->alloc_max - widest->alloc_min, widest->alloc_min, widest->alloc_max,
+		       widest->pct);
+}
+
+/*
+ * live against the offline runs at the percents all have, as a table every
+ * 10% or CSV: the offline columns are the runs' means (one run: its own),
+ * DIFF live - offline; with several runs the table adds the range and how
+ * far live lies outside it.
+ */
+static void print_compare(const struct replay_spread_point *sp, size_t n,
+			  const struct replay_result *live, const struct replay_opts *o,
+			  size_t runs, bool csv)
+{
+	double worst = -1, worst_out = -1;
+	int worst_pct = 0, out_pct = 0;
 
 	if (csv)
 		printf("arrived_pct,alloc_offline,alloc_live,alloc_diff,asked_offline,asked_live,"
-		       "asked_diff,frag_offline,frag_live,frag_diff\n");
-	else
+		       "asked_diff,frag_offline,frag_live,frag_diff,alloc_min,alloc_max,"
+		       "alloc_outside\n");
+	else if (runs == 1)
 		printf("\noffline (plan) and live (the cluster), every 10%% arrived; DIFF = live - "
 		       "offline, in points\n%8s %9s %9s %7s %9s %9s %7s %9s %9s %7s\n",
 		       "ARRIVED%", "ALLOC-OFF", "ALLOC-LIV", "DIFF", "ASKED-OFF", "ASKED-LIV",
 		       "DIFF", "FRAG-OFF", "FRAG-LIV", "DIFF");
-	for (size_t i = 0; i < off->n_points; i++) {
-		const struct replay_point *a = &off->points[i], *b = point_at(live, a->pct);
+	else
+		printf("\noffline (plan, %zu runs: ties drawn from seeds %llu to %llu) and live "
+		       "(the "
+		       "cluster), every 10%% arrived;\nOFF the runs' mean, MIN and MAX their "
+		       "range, "
+		       "DIFF = live - mean, OUT how far live lies outside the range, in points\n"
+		       "%8s %9s %9s %9s %9s %7s %6s %9s %9s %7s %9s %9s %7s\n",
+		       runs, (unsigned long long)o->seed, (unsigned long long)(o->seed + runs - 1),
+		       "ARRIVED%", "ALLOC-OFF", "ALLOC-MIN", "ALLOC-MAX", "ALLOC-LIV", "DIFF",
+		       "OUT", "ASKED-OFF", "ASKED-LIV", "DIFF", "FRAG-OFF", "FRAG-LIV", "DIFF");
+	for (size_t i = 0; i < n; i++) {
+		const struct replay_spread_point *a = &sp[i];
+		const struct replay_point *b = point_at(live, a->pct);
 		if (!b || (!csv && a->pct % 10))
 			continue;
-		double d = b->alloc_pct - a->alloc_pct;
+		double d = b->alloc_pct - a->alloc_mean,
+		       out = replay_spread_outside(a, b->alloc_pct);
 		if (csv)
-			printf("%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", a->pct,
-			       a->alloc_pct, b->alloc_pct, d, a->asked_pct, b->asked_pct,
-			       b->asked_pct - a->asked_pct, a->frag_pct, b->frag_pct,
-			       b->frag_pct - a->frag_pct);
-		else
+			printf("%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+			       a->pct, a->alloc_mean, b->alloc_pct, d, a->asked_mean, b->asked_pct,
+			       b->asked_pct - a->asked_mean, a->frag_mean, b->frag_pct,
+			       b->frag_pct - a->frag_mean, a->alloc_min, a->alloc_max, out);
+		else if (runs == 1)
 			printf("%8d %9.2f %9.2f %+7.2f %9.2f %9.2f %+7.2f %9.2f %9.2f %+7.2f\n",
-			       a->pct, a->alloc_pct, b->alloc_pct, d, a->asked_pct, b->asked_pct,
-			       b->asked_pct - a->asked_pct, a->frag_pct, b->frag_pct,
-			       b->frag_pct - a->frag_pct);
-		if (!(a->pct % 10) && fabs(d) > worst) {
+			       a->pct, a->alloc_mean, b->alloc_pct, d, a->asked_mean, b->asked_pct,
+			       b->asked_pct - a->asked_mean, a->frag_mean, b->frag_pct,
+			       b->frag_pct - a->frag_mean);
+		else
+			printf("%8d %9.2f %9.2f %9.2f %9.2f %+7.2f %6.2f %9.2f %9.2f %+7.2f %9.2f "
+			       "%9.2f %+7.2f\n",
+			       a->pct, a->alloc_mean, a->alloc_min, a->alloc_max, b->alloc_pct, d,
+			       out, a->asked_mean, b->asked_pct, b->asked_pct - a->asked_mean,
+			       a->frag_mean, b->frag_pct, b->frag_pct - a->frag_mean);
+		if (a->pct % 10)
+			continue;
+		if (fabs(d) > worst) {
 			worst = fabs(d);
 			worst_pct = a->pct;
+		}
+		if (out > worst_out) {
+			worst_out = out;
+			out_pct = a->pct;
 		}
 	}
 	if (csv)
 		return;
 	if (worst < 0)
 		printf("\nno 10%% step in both runs\n");
-	else
+	else if (runs == 1)
 		printf("\nlargest allocation difference at a 10%% step: %.2f points, at %d%%\n",
 		       worst, worst_pct);
+	else {
+		printf("\nlargest allocation difference from the offline mean at a 10%% step: %.2f "
+		       "points, at %d%%\n",
+		       worst, worst_pct);
+		if (worst_out > 0)
+			printf("live outside the offline runs' range at a 10%% step: by at most "
+			       "%.2f "
+			       "points, at %d%%\n",
+			       worst_out, out_pct);
+		else
+			printf("live within the offline runs' range at every 10%% step\n");
+	}
 }
 
 static void live_progress(void *arg, const char *line)
@@ -803,7 +911,11 @@ int cmd_replay(int argc, char **argv)
 	int n, rc = EXIT_USAGE;
 	const struct catalog *cat = NULL;
 	struct replay_trace tr = {0};
-	struct replay_result *res = NULL, *off = NULL;
+	long tie_seeds = 0; /* 0: not given (one run) */
+	struct replay_result **runs = NULL, *live_r = NULL;
+	const struct replay_result *res = NULL;
+	struct replay_spread_point *sp = NULL;
+	size_t n_runs = 1, n_sp = 0;
 	struct kube_context kx = {0};
 	struct configmap_ref cm;
 	bool live = false, compare = false, keep = false, usage_ok = false;
@@ -818,6 +930,11 @@ int cmd_replay(int argc, char **argv)
 			0, 2147483647L),
 		OPT_CALLBACK(0, "inflate", &inflate, "X",
 			     "GPU asked by the workload, times the capacity [1.3]", parse_inflate),
+		OPT_INT(0, "tie-seeds", &tie_seeds, "N",
+			"replay N times, the scheduler's pick among tied nodes\ndrawn from seeds "
+			"--seed to --seed+N-1 (the workload\nfrom --seed): the allocation's mean "
+			"and range",
+			1, REPLAY_MAX_TIE_SEEDS),
 		OPT_BOOL(0, "departures", &departures,
 			 "replay in trace time: tasks arrive at creation_time,\nwait when "
 			 "nothing fits, leave at deletion_time"),
@@ -841,7 +958,7 @@ int cmd_replay(int argc, char **argv)
 			 "controller gives cards"),
 		OPT_BOOL(0, "compare", &compare,
 			 "with --live, the offline run too and the differences per 10%\n"
-			 "(-o csv: per 1%)"),
+			 "(-o csv: per 1%); with --tie-seeds N, the N runs' mean\nand range"),
 		OPT_STRING(0, "namespace", &ns, "NS",
 			   "the pods' namespace, created if absent [" REPLAY_LIVE_NAMESPACE "]"),
 		OPT_BOOL(0, "keep", &keep, "leave the nodes, pods and ConfigMap key at the end"),
@@ -888,6 +1005,21 @@ int cmd_replay(int argc, char **argv)
 					: "timeout");
 	else if (compare && output_is_doc(fmt))
 		gs_error_set(&err, "--compare prints a table or CSV, not -o json or yaml");
+	else if (tie_seeds && (designs.n || departures))
+		gs_error_set(&err,
+			     "--tie-seeds reruns the replay of the shuffled, inflated workload "
+			     "with other draws among tied nodes: not with --%s",
+			     designs.n ? "design" : "departures");
+	else if (tie_seeds && live && !compare)
+		gs_error_set(&err, "--tie-seeds with --live needs --compare: the live run is one "
+				   "draw among ties, set beside the offline runs");
+	else if (tie_seeds && !live && (placements || ch.html || ch.svg || output_is_doc(fmt)))
+		gs_error_set(&err,
+			     "--tie-seeds prints the runs' spread as a table or CSV: not with %s",
+			     placements ? "--placements"
+			     : ch.html	? "--html"
+			     : ch.svg	? "--svg"
+					: "-o json or yaml");
 	else if (charts_on_stdout(&ch) && ((on_stdout(ch.html) && on_stdout(ch.svg)) ||
 					   fmt != OUTPUT_DEFAULT || on_stdout(placements)))
 		gs_error_set(&err, "--%s - writes the chart to standard output: not with %s",
@@ -919,13 +1051,23 @@ int cmd_replay(int argc, char **argv)
 	if (catalog_builtin(&cat, &err) < 0 ||
 	    trace_load(argv[0], argv[1], departures ? TRACE_TIMES : 0, &tr, &err) < 0)
 		goto fail;
+	/* Offline: one run, or with --tie-seeds N the same workload with ties drawn anew. */
+	if (tie_seeds)
+		n_runs = (size_t)tie_seeds;
+	runs = gs_xcalloc(n_runs, sizeof(*runs));
 	if (departures) {
-		if (replay_events_run(cat, &tr, &o, &res, &err) < 0)
+		if (replay_events_run(cat, &tr, &o, &runs[0], &err) < 0)
 			goto fail;
 	} else if (!live || compare) {
-		if (replay_run(cat, &tr, &o, live ? &off : &res, &err) < 0)
-			goto fail;
+		for (size_t i = 0; i < n_runs; i++) {
+			struct replay_opts oi = o;
+			oi.tie_offset = i;
+			if (replay_run(cat, &tr, &oi, &runs[i], &err) < 0)
+				goto fail;
+		}
+		sp = replay_spread((const struct replay_result *const *)runs, n_runs, &n_sp);
 	}
+	res = runs[0];
 	if (live) {
 		struct replay_live_opts lo = {
 			.ns = ns ? ns : REPLAY_LIVE_NAMESPACE,
@@ -936,19 +1078,23 @@ int cmd_replay(int argc, char **argv)
 			.progress = live_progress,
 		};
 		if (kube_context_open(&kx, "replay", &err) < 0 ||
-		    replay_live_run(kx.client, cat, &tr, &o, &lo, &res, &err) < 0)
+		    replay_live_run(kx.client, cat, &tr, &o, &lo, &live_r, &err) < 0)
 			goto fail;
+		res = live_r;
 	}
 	if (placements && write_placements(placements, res, &tr, &err) < 0)
 		goto fail;
-	if ((ch.html || ch.svg) && replay_charts(&ch, off, res, live, &o, &err) < 0)
+	if ((ch.html || ch.svg) &&
+	    replay_charts(&ch, live ? runs[0] : NULL, res, live, &o, &err) < 0)
 		goto fail;
 	if (charts_on_stdout(&ch)) {
 		rc = EXIT_OK; /* the chart is the output */
 		goto out;
 	}
 	if (compare && fmt == OUTPUT_CSV)
-		print_compare(off, res, true);
+		print_compare(sp, n_sp, res, &o, n_runs, true);
+	else if (tie_seeds && !live)
+		print_spread(sp, n_sp, res, &o, n_runs, fmt == OUTPUT_CSV);
 	else if (fmt == OUTPUT_CSV && res->timeline)
 		print_events_csv(res);
 	else if (fmt == OUTPUT_CSV)
@@ -961,7 +1107,7 @@ int cmd_replay(int argc, char **argv)
 	else {
 		print_table(res, &o);
 		if (compare)
-			print_compare(off, res, false);
+			print_compare(sp, n_sp, res, &o, n_runs, false);
 	}
 	rc = EXIT_OK;
 	goto out;
@@ -969,8 +1115,11 @@ fail:
 	cmd_eprintf("gpushare replay: %s\n", gs_error_str(&err, buf, sizeof(buf)));
 out:
 	free(designs.paths);
-	replay_result_free(res);
-	replay_result_free(off);
+	free(sp);
+	for (size_t i = 0; runs && i < n_runs; i++)
+		replay_result_free(runs[i]);
+	free(runs);
+	replay_result_free(live_r);
 	replay_trace_release(&tr);
 	kube_context_release(&kx);
 	configmap_ref_release(&cm);

@@ -595,9 +595,11 @@ static int place_offline(const struct catalog *cat, const struct replay_trace *t
 							      r->places[i].name, o->replicas));
 	if (replay_fleet_build(cat, tr, o->replicas, &f, err) < 0)
 		goto out;
-	/* The scheduler's draws among tied nodes from the same seed (plan_sched). */
-	struct plan_input in = {
-		.nodes = f.fleet.nodes, .pods = pods, .configs = f.set, .sched = {.seed = o->seed}};
+	/* The scheduler's draws among tied nodes (plan_sched): seed + tie_offset. */
+	struct plan_input in = {.nodes = f.fleet.nodes,
+				.pods = pods,
+				.configs = f.set,
+				.sched = {.seed = o->seed + o->tie_offset}};
 	if (plan_run(&in, &plan, err) < 0 || take_verdicts(r, plan, f.node_index, err) < 0)
 		goto out;
 	plan_result_free(plan);

@@ -79,6 +79,10 @@ struct replay_opts {
 	int replicas;	/* time-slicing replicas per GPU, 1..REPLAY_MAX_REPLICAS */
 	uint64_t seed;	/* of the shuffle, the draws and the scheduler's ties */
 	double inflate; /* requested GPU of the workload, in times the capacity (> 0) */
+	/* replay_run's scheduler draws among tied nodes come from seed +
+	   tie_offset, its workload from seed alone (0: both from seed); the
+	   designs and the replay in trace time read seed only. */
+	uint64_t tie_offset;
 };
 
 /*

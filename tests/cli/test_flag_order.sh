@@ -211,6 +211,26 @@ refused replay "--compare needs --live" replay --compare $r/nodes.csv $r/pods.cs
 refused replay "--compare needs --live" replay $r/nodes.csv $r/pods.csv --compare
 refused replay "--design replays offline: not with --live" replay --live --design $d/ts4.yaml $r/nodes.csv $r/pods.csv
 refused replay "--design replays offline: not with --live" replay $r/nodes.csv $r/pods.csv --design=$d/ts4.yaml --live
+# --tie-seeds: the spread of N offline runs, either order; with --live
+# --compare the runs go first, then the cluster; what it cannot go with.
+same "replay --tie-seeds" replay --tie-seeds 4 $r/nodes.csv $r/pods.csv -o csv :: \
+	replay $r/nodes.csv $r/pods.csv -o csv --tie-seeds=4
+expect_out_has "arrived_pct,runs,alloc_mean,alloc_min,alloc_max,alloc_sd," "replay --tie-seeds is the spread"
+same_err "replay --live --compare --tie-seeds" replay --tie-seeds 3 --compare $r/nodes.csv --live $r/pods.csv \
+	$nocluster :: replay $r/nodes.csv $r/pods.csv $nocluster --live --compare --tie-seeds=3
+expect_err_has "create namespace gpushare-replay" "replay --live --compare --tie-seeds went live"
+refused replay "--tie-seeds with --live needs --compare" replay --tie-seeds 3 --live $r/nodes.csv $r/pods.csv
+refused replay "--compare needs --live" replay $r/nodes.csv $r/pods.csv --compare --tie-seeds 3
+for o in "--placements -" "--html x.html" "--svg x.svg" "-o json" "-o yaml"; do
+	refused replay "--tie-seeds prints the runs' spread as a table or CSV: not with ${o%% *}" \
+		replay $r/nodes.csv $r/pods.csv --tie-seeds 3 $o
+done
+refused replay "--tie-seeds reruns the replay of the shuffled, inflated workload with other draws among tied nodes: not with --design" \
+	replay $r/nodes.csv $r/pods.csv --tie-seeds 3 --design $d/ts4.yaml
+refused replay "--tie-seeds reruns the replay of the shuffled, inflated workload with other draws among tied nodes: not with --departures" \
+	replay $r/nodes.csv $r/pods.csv --departures --tie-seeds 3
+refused replay "option '--tie-seeds' expects a whole number from 1 to 1000, got '0'" \
+	replay $r/nodes.csv $r/pods.csv --tie-seeds 0
 
 # fault mig against tests/cli/fake_apiserver.py (a dry run: nothing written).
 serve_fake_apiserver

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "base/wrapper.h"
 #include "engine/replay_design.h"
 #include "engine/replay_events.h"
+#include "engine/replay_spread.h"
 #include "fleet/design.h"
 
 static void replicas_asked(void **state)
@@ -517,14 +520,172 @@ static void departures_free_the_card(void **state)
 	assert_non_null(strstr(err.msg, "task a: no creation_time"));
 }
 
+/*
+ * tie_offset: six identical T4 nodes and tasks of one shape, so the
+ * scheduler's scores tie among the nodes of equal load at every arrival
+ * and only the draws among them pick the node. The workload (the names'
+ * order) follows seed alone; the nodes follow seed + tie_offset: seed 5
+ * with offset 3 places exactly as seed 8 (the shapes arrive alike, only
+ * the names differ), and differently from seed 5 with offset 0.
+ */
+static struct replay_result *run_ties(const struct catalog *cat, const struct replay_trace *tr,
+				      uint64_t seed, uint64_t offset)
+{
+	struct replay_opts o = {.replicas = 4, .seed = seed, .inflate = 1, .tie_offset = offset};
+	struct replay_result *r = NULL;
+	struct gs_error err;
+	char buf[512];
+
+	if (replay_run(cat, tr, &o, &r, &err) < 0)
+		fail_msg("%s", gs_error_str(&err, buf, sizeof(buf)));
+	return r;
+}
+
+static bool same_nodes(const struct replay_result *a, const struct replay_result *b)
+{
+	for (size_t i = 0; i < a->n_places; i++)
+		if (a->places[i].node != b->places[i].node)
+			return false;
+	return true;
+}
+
+static bool same_names(const struct replay_result *a, const struct replay_result *b)
+{
+	for (size_t i = 0; i < a->n_places; i++)
+		if (strcmp(a->places[i].name, b->places[i].name))
+			return false;
+	return true;
+}
+
+static void tie_offset_draws_the_ties(void **state)
+{
+	(void)state;
+	const struct catalog *cat;
+	struct gs_error err;
+	struct replay_node nodes[6];
+	struct replay_task tasks[12];
+	static char *const node_names[] = {"n0", "n1", "n2", "n3", "n4", "n5"};
+	static char *const names[] = {"t00", "t01", "t02", "t03", "t04", "t05",
+				      "t06", "t07", "t08", "t09", "t10", "t11"};
+
+	for (int i = 0; i < 6; i++)
+		nodes[i] = (struct replay_node){node_names[i], 104000, 524288, 2, (char *)"T4"};
+	for (int i = 0; i < 12; i++)
+		tasks[i] = task(names[i], 1000, 1, 500, "");
+	struct replay_trace tr = {nodes, 6, tasks, 12};
+	assert_int_equal(catalog_builtin(&cat, &err), 0);
+
+	struct replay_result *s5 = run_ties(cat, &tr, 5, 0), *s5o3 = run_ties(cat, &tr, 5, 3),
+			     *s8 = run_ties(cat, &tr, 8, 0);
+	/* 12 GPUs at 1.0: the 12 tasks (6000 milli), then 12 draws. */
+	assert_int_equal(s5->n_places, 24);
+	assert_int_equal(s5o3->n_places, 24);
+	assert_int_equal(s8->n_places, 24);
+	assert_true(same_names(s5, s5o3));
+	assert_false(same_names(s5, s8));
+	assert_true(same_nodes(s5o3, s8));
+	assert_false(same_nodes(s5, s5o3));
+	/* Every task is bound either way: ties move pods, not the allocation here. */
+	assert_int_equal(s5->bound, 24);
+	assert_int_equal(s5o3->bound, 24);
+	replay_result_free(s5);
+	replay_result_free(s5o3);
+	replay_result_free(s8);
+}
+
+/* A result holding only points: pct, alloc, asked, frag, pending. */
+static struct replay_result *points_of(const double (*v)[5], size_t n)
+{
+	struct replay_result *r = gs_xcalloc(1, sizeof(*r));
+	r->points = gs_xcalloc(n, sizeof(*r->points));
+	r->n_points = n;
+	for (size_t i = 0; i < n; i++)
+		r->points[i] = (struct replay_point){.pct = (int)v[i][0],
+						     .alloc_pct = v[i][1],
+						     .asked_pct = v[i][2],
+						     .frag_pct = v[i][3],
+						     .pending = (size_t)v[i][4]};
+	return r;
+}
+
+/*
+ * replay_spread: three runs; 20% is missing from the second and 30% from
+ * the first, so only 0, 10 and 40 are in every run. At 10%: allocations 9,
+ * 10 and 14: mean 11, range 9..14, population sd sqrt((4 + 1 + 9) / 3).
+ */
+static void spread_of_runs(void **state)
+{
+	(void)state;
+	const double a[][5] = {
+		{0, 0, 0, 10, 0}, {10, 9, 8, 20, 0}, {20, 19, 18, 30, 1}, {40, 39, 36, 50, 2}};
+	const double b[][5] = {{0, 0, 0, 12, 0}, {10, 10, 9, 23, 1}, {40, 40, 37, 51, 3}};
+	const double c[][5] = {
+		{0, 0, 0, 14, 0}, {10, 14, 13, 26, 0}, {30, 29, 27, 40, 2}, {40, 39.5, 38, 49, 2}};
+	struct replay_result *r[3] = {points_of(a, 4), points_of(b, 3), points_of(c, 4)};
+	const struct replay_result *const *runs = (const struct replay_result *const *)r;
+	size_t n;
+
+	struct replay_spread_point *sp = replay_spread(runs, 3, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(sp[0].pct, 0);
+	assert_int_equal(sp[1].pct, 10);
+	assert_int_equal(sp[2].pct, 40);
+	const struct replay_spread_point *p = &sp[1];
+	assert_int_equal(p->runs, 3);
+	assert_true(fabs(p->alloc_mean - 11) < 1e-12);
+	assert_true(p->alloc_min == 9 && p->alloc_max == 14);
+	assert_true(fabs(p->alloc_sd - sqrt(14.0 / 3)) < 1e-12);
+	assert_true(fabs(p->asked_mean - 10) < 1e-12);
+	assert_true(fabs(p->frag_mean - 23) < 1e-12);
+	assert_int_equal(p->pending_min, 0);
+	assert_int_equal(p->pending_max, 1);
+	assert_true(fabs(sp[2].alloc_mean - 39.5) < 1e-12);
+	assert_int_equal(sp[2].pending_min, 2);
+	assert_int_equal(sp[2].pending_max, 3);
+	assert_true(sp[0].alloc_sd == 0);
+
+	/* How far a live value lies outside 9..14: below, above, within, on the edge. */
+	assert_true(fabs(replay_spread_outside(p, 8.25) - 0.75) < 1e-12);
+	assert_true(fabs(replay_spread_outside(p, 14.5) - 0.5) < 1e-12);
+	assert_true(replay_spread_outside(p, 11.5) == 0);
+	assert_true(replay_spread_outside(p, 14) == 0);
+	free(sp);
+
+	/* One run: its own values, range a point. */
+	sp = replay_spread(runs + 1, 1, &n);
+	assert_int_equal(n, 3);
+	assert_true(sp[2].alloc_mean == 40 && sp[2].alloc_min == 40 && sp[2].alloc_max == 40);
+	assert_true(sp[2].alloc_sd == 0);
+	free(sp);
+
+	/* No runs, or no percent every run has: nothing. */
+	assert_null(replay_spread(runs, 0, &n));
+	assert_int_equal(n, 0);
+	const double d[][5] = {{50, 50, 50, 50, 0}};
+	struct replay_result *other = points_of(d, 1);
+	const struct replay_result *two[] = {r[0], other};
+	assert_null(replay_spread(two, 2, &n));
+	assert_int_equal(n, 0);
+	for (int i = 0; i < 3; i++)
+		replay_result_free(r[i]);
+	replay_result_free(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(replicas_asked),      cmocka_unit_test(typical_mix_cut_at_95),
-		cmocka_unit_test(node_fragmentation),  cmocka_unit_test(tiny_fleet),
-		cmocka_unit_test(inflation_draws),     cmocka_unit_test(mig_profile_of_task),
-		cmocka_unit_test(dra_shares_of_task),  cmocka_unit_test(design_runs),
-		cmocka_unit_test(measure_from_places), cmocka_unit_test(departures_free_the_card),
+		cmocka_unit_test(replicas_asked),
+		cmocka_unit_test(typical_mix_cut_at_95),
+		cmocka_unit_test(node_fragmentation),
+		cmocka_unit_test(tiny_fleet),
+		cmocka_unit_test(inflation_draws),
+		cmocka_unit_test(mig_profile_of_task),
+		cmocka_unit_test(dra_shares_of_task),
+		cmocka_unit_test(design_runs),
+		cmocka_unit_test(measure_from_places),
+		cmocka_unit_test(departures_free_the_card),
+		cmocka_unit_test(tie_offset_draws_the_ties),
+		cmocka_unit_test(spread_of_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
