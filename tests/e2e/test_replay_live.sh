@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # `gpushare replay --live`: the same workload as offline placed by the real
 # kube-scheduler, cards given by the cluster's gpushare controller, measured
-# by the same code. An 80-node fleet (under 100, so kube-scheduler scores
-# every node, as plan does) of the openb trace's shapes and about 900 pods:
-# the GPU allocation ratio offline and live agree within 1 point at every
-# 10% step of arrived GPU request (the goal, 0.5, is reported); the run's
-# nodes, pods and ConfigMap key are gone afterwards. A cluster that cannot be
-# reached is one line, exit 2, and no bearer token is printed.
+# by the same code. A 90-node fleet (under 100, so kube-scheduler scores
+# every feasible node, as plan does) of the openb trace's shapes and 1,000
+# tasks (989 arrive at inflation 1.3). kube-scheduler breaks ties between
+# nodes at random, unseeded, so the live run is one draw among many: it is
+# judged against 50 offline runs whose ties are drawn from 50 seeds
+# (--tie-seeds 50), and fails when its allocation lies more than 0.5 points
+# outside their range at a 10% step of arrived GPU request; within 0.5
+# points of their mean (the goal) and inside the range are reported. The
+# run's nodes, pods and ConfigMap key are gone afterwards. A cluster that
+# cannot be reached is one line, exit 2, and no bearer token is printed.
 # e2e-timeout: 900
 . "$TOP/tests/e2e/lib.sh"
 
@@ -21,17 +25,18 @@ expect_rc 2 "an apiserver nobody listens on"
 expect_has "$err" "The connection to the server 127.0.0.1:1 was refused" "kubectl's words"
 case "$out$err" in *e2e-secret-token-123*) fail "the bearer token was printed" ;; esac
 
-# --- the trace: 80 nodes, 700 tasks of the openb default pod list's shapes -----
+# --- the trace: 90 nodes, 1,000 tasks of the openb default pod list's shapes ---
 # Node shapes and task shapes (num_gpu, gpu_milli, cpu_milli, memory_mib) with
 # their counts in alibaba/clusterdata cluster-trace-gpu-v2023
-# (openb_node_list_all_node.csv, openb_pod_list_default.csv), drawn with a fixed seed.
+# (openb_node_list_all_node.csv, openb_pod_list_default.csv), drawn with a fixed
+# seed; the node counts are the list's mix scaled to 90 nodes (574 GPUs).
 python3 - "$dir" <<'EOF' || fail "generate the trace"
 import random, sys
 d = sys.argv[1]
 rnd = random.Random(20231)
-nodes = [("G2", 8, 96000, 393216, 50), ("G3", 8, 128000, 786432, 6),
-         ("V100M32", 8, 96000, 786432, 4), ("T4", 2, 104000, 524288, 10),
-         ("P100", 2, 64000, 262144, 4), ("", 0, 32000, 262144, 6)]
+nodes = [("G2", 8, 96000, 393216, 56), ("G3", 8, 128000, 786432, 7),
+         ("V100M32", 8, 96000, 786432, 5), ("T4", 2, 104000, 524288, 11),
+         ("P100", 2, 64000, 262144, 4), ("", 0, 32000, 262144, 7)]
 with open(f"{d}/nodes.csv", "w") as f:
     f.write("sn,cpu_milli,memory_mib,gpu,model\n")
     k = 0
@@ -48,39 +53,50 @@ shapes = [(1, 1000, 11300, 49152, 3911), (0, 0, 12500, 57344, 1088), (1, 810, 31
 weights = [s[4] for s in shapes]
 with open(f"{d}/pods.csv", "w") as f:
     f.write("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n")
-    for i in range(700):
+    for i in range(1000):
         n, m, cpu, mem, _ = rnd.choices(shapes, weights)[0]
         f.write(f"replay-pod-{i:04d},{cpu},{mem},{n},{m},\n")
 EOF
 
-# --- offline and live, side by side ---------------------------------------------
+# --- live against 50 offline runs --------------------------------------------------
 ns=$(e2e_name replay)
 _e2e_namespaces+=("$ns")
 t0=$SECONDS
-run "$GPUSHARE" replay "$dir/nodes.csv" "$dir/pods.csv" --live --compare -o csv \
+run "$GPUSHARE" replay "$dir/nodes.csv" "$dir/pods.csv" --live --compare --tie-seeds 50 -o csv \
 	--namespace "$ns" --timeout 120s --kubeconfig "$KUBECONFIG" --placements "$dir/live.csv"
-expect_rc 0 "replay --live --compare"
-echo "note: replay --live of $(($(wc -l <"$dir/live.csv") - 1)) pods on 80 nodes in $((SECONDS - t0))s"
+expect_rc 0 "replay --live --compare --tie-seeds 50"
+echo "note: replay --live of $(($(wc -l <"$dir/live.csv") - 1)) pods on 90 nodes in $((SECONDS - t0))s"
 printf '%s\n' "$err" | grep -E 'placed in|advertised' | sed 's/^/note: /'
 expect_has "$err" "deleted the run's namespace, nodes and ConfigMap key" "cleanup"
-expect_match "$(head -1 <<<"$out")" '^arrived_pct,alloc_offline,alloc_live,alloc_diff,' "the compare CSV"
-# Every 10% step both runs have: allocation within 0.5 points is the goal;
-# more than 1 point fails. kube-scheduler breaks ties between nodes of the
-# same score at random, plan takes the first: near saturation the two runs
-# leave a different few multi-GPU tasks pending (one 8-GPU task is 1.6
-# points of this fleet), so a step may miss the goal by a fraction.
+expect_eq "$(head -1 <<<"$out")" "arrived_pct,alloc_offline,alloc_live,alloc_diff,asked_offline,asked_live,asked_diff,frag_offline,frag_live,frag_diff,alloc_min,alloc_max,alloc_outside" \
+	"the compare CSV"
+# Every 10% step both sides have. The 50 offline runs differ only in the
+# draws among tied nodes, as a live run does: on this trace they spread over
+# 1.4 points from 30% (an 8-GPU task finds an empty node or stays pending)
+# and 2.3 points at 100% (how many 1-GPU tasks still find 4 free replicas
+# and the cpu on one node). One run is not held to another: of 280 offline
+# runs with other draws, taken for live ones, 62% lay within 0.5 points of
+# the 50 runs' mean at every step, 97.5% inside their range, none more than
+# 0.5 points outside it (docs/guide/replay.md, "Ties and the spread").
 steps=$(awk -F, 'NR > 1 && $1 % 10 == 0' <<<"$out")
 out='' err=''
 [ "$(wc -l <<<"$steps")" -ge 12 ] || fail "fewer than 12 steps of 10% in both runs: $steps"
-echo "note: ARRIVED% ALLOC-OFFLINE ALLOC-LIVE DIFF (points) FRAG-OFFLINE FRAG-LIVE"
-while IFS=, read -r pct ao al ad _ _ _ fo fl _; do
-	printf 'note: %4s %8.2f %8.2f %+6.2f %8.2f %8.2f\n' "$pct" "$ao" "$al" "$ad" "$fo" "$fl"
+echo "note: ARRIVED% ALLOC: MEAN MIN MAX LIVE DIFF OUT (points); FRAG: MEAN LIVE"
+while IFS=, read -r pct ao al ad _ _ _ fo fl _ amin amax aout; do
+	printf 'note: %4s %8.2f %8.2f %8.2f %8.2f %+6.2f %5.2f %8.2f %8.2f\n' \
+		"$pct" "$ao" "$amin" "$amax" "$al" "$ad" "$aout" "$fo" "$fl"
 done <<<"$steps"
-over() { awk -F, -v lim="$1" '{ d = $4 < 0 ? -$4 : $4; if (d > lim) printf "%s%%: %s ", $1, $4 }' <<<"$steps"; }
-missed=$(over 0.5)
-[ -z "$missed" ] || echo "note: the 0.5-point goal missed at: $missed"
-bad=$(over 1.0)
-[ -z "$bad" ] || fail "allocation offline and live differ by more than 1 point at: $bad"
+# over COLUMN LIMIT: the steps whose column's magnitude passes the limit.
+over() {
+	awk -F, -v c="$1" -v lim="$2" '{ d = $c < 0 ? -$c : $c; if (d > lim) printf "%s%%: %s ", $1, $c }' \
+		<<<"$steps"
+}
+missed=$(over 4 0.5)
+[ -z "$missed" ] || echo "note: the goal, within 0.5 points of the offline mean, missed at: $missed"
+outside=$(over 13 0)
+[ -z "$outside" ] || echo "note: live outside the offline runs' range at: $outside"
+bad=$(over 13 0.5)
+[ -z "$bad" ] || fail "live allocation more than 0.5 points outside the 50 offline runs' range at: $bad"
 # The placements: one row per arrival, the offline columns, cards on GPU pods.
 expect_eq "$(head -1 "$dir/live.csv")" "name,step,verdict,node,cards,milli" "placements header"
 expect_match "$(sed -n 2p "$dir/live.csv")" '^replay-pod-[0-9]+(-tuned-[0-9]+)?,1,(bound|pending),' "first placement"
