@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model/kobj.h"
+#include "base/splitmix.h"
 #include "base/strbuf.h"
 #include "base/wrapper.h"
 #include "base/banned.h"
@@ -14,7 +15,7 @@ struct plan_select {
 	size_t *pos;   /* node index -> position */
 	size_t next_start;
 	int percentage;
-	struct plan_rng rng;
+	struct splitmix rng;
 };
 
 size_t plan_select_to_find(size_t n_all, int percentage)
@@ -33,26 +34,6 @@ size_t plan_select_to_find(size_t n_all, int percentage)
 	}
 	size_t k = n_all * pct / 100;
 	return k < PLAN_MIN_FEASIBLE_NODES ? PLAN_MIN_FEASIBLE_NODES : k;
-}
-
-/* ---- SplitMix64 (Steele, Lea, Flood 2014) ---------------------------------- */
-
-uint64_t plan_rng_next(struct plan_rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-size_t plan_rng_below(struct plan_rng *r, size_t n)
-{
-	uint64_t limit = UINT64_MAX - UINT64_MAX % n, x;
-
-	do
-		x = plan_rng_next(r);
-	while (x >= limit);
-	return (size_t)(x % n);
 }
 
 /* ---- the snapshot's order ---------------------------------------------------- */
@@ -243,7 +224,7 @@ size_t plan_select_tie(struct plan_select *s, size_t n, bool first)
 	if (first)
 		return 0;
 	for (size_t k = 2; k <= n; k++)
-		if (plan_rng_below(&s->rng, k) == 0)
+		if (splitmix_below(&s->rng, k) == 0)
 			pick = k - 1;
 	return pick;
 }

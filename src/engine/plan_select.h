@@ -28,14 +28,6 @@
  */
 size_t plan_select_to_find(size_t n_all, int percentage);
 
-/* The SplitMix64 generator the draws among ties take from. */
-struct plan_rng {
-	uint64_t s;
-};
-uint64_t plan_rng_next(struct plan_rng *r);
-/* Uniform in [0, n), n > 0, without modulo bias. */
-size_t plan_rng_below(struct plan_rng *r, size_t n);
-
 struct plan_select;
 
 /*

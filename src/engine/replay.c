@@ -15,6 +15,7 @@
 #include "model/dpconfig_set.h"
 #include "model/kobj.h"
 #include "model/nodehw.h"
+#include "base/splitmix.h"
 #include "base/strbuf.h"
 #include "base/wrapper.h"
 #include "base/banned.h"
@@ -79,31 +80,6 @@ int replay_task_replicas(const struct replay_task *t, int replicas)
 static int64_t task_total_milli(const struct replay_task *t)
 {
 	return (int64_t)t->num_gpu * t->gpu_milli;
-}
-
-/* ---- the random numbers: SplitMix64 (Steele, Lea, Flood 2014) -------------- */
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n), n > 0, without modulo bias (rejection). */
-static size_t rng_below(struct rng *r, size_t n)
-{
-	uint64_t limit = UINT64_MAX - UINT64_MAX % n, x;
-
-	do
-		x = rng_next(r);
-	while (x >= limit);
-	return (size_t)(x % n);
 }
 
 /* ---- the typical mix ------------------------------------------------------- */
@@ -366,7 +342,7 @@ static int by_name(const void *a, const void *b)
 int replay_workload(const struct replay_trace *tr, const struct replay_opts *o, int64_t capacity,
 		    size_t **order_out, size_t *n_out, size_t *n_original, struct gs_error *err)
 {
-	struct rng r = {o->seed};
+	struct splitmix r = {o->seed};
 	size_t n = tr->n_tasks, cap = n + 16;
 	size_t *order = gs_xcalloc(cap, sizeof(*order));
 	double target = o->inflate * (double)capacity;
@@ -385,20 +361,20 @@ int replay_workload(const struct replay_trace *tr, const struct replay_opts *o, 
 	qsort(order, n, sizeof(*order), by_name);
 	name_base = NULL;
 	for (size_t i = n; i > 1; i--) {
-		size_t j = rng_below(&r, i), t = order[i - 1];
+		size_t j = splitmix_below(&r, i), t = order[i - 1];
 		order[i - 1] = order[j];
 		order[j] = t;
 	}
 	*n_original = n;
 	while ((double)total > target && n > 0) {
-		size_t j = rng_below(&r, n);
+		size_t j = splitmix_below(&r, n);
 		total -= task_total_milli(&tr->tasks[order[j]]);
 		memmove(&order[j], &order[j + 1], (n - j - 1) * sizeof(*order));
 		n--;
 		(*n_original)--;
 	}
 	for (;;) {
-		size_t j = rng_below(&r, tr->n_tasks);
+		size_t j = splitmix_below(&r, tr->n_tasks);
 		const struct replay_task *t = &tr->tasks[j];
 		if ((double)(total + t->gpu_milli) > target)
 			break;

@@ -12,6 +12,7 @@
 #include "model/kobj.h"
 #include "model/names.h"
 #include "model/nodehw.h"
+#include "base/splitmix.h"
 #include "tests/soak/soak.h"
 
 const char *const soak_namespaces[SOAK_NS_N] = {"soak-a", "soak-b", "soak-c"};
@@ -118,7 +119,7 @@ struct workload {
 };
 
 struct world {
-	uint64_t rng;
+	struct splitmix rng;
 	unsigned serial;
 	struct cfgkey keys[KEY_N];
 	char config[NODE_N][24]; /* each node's config label */
@@ -134,18 +135,9 @@ struct world {
 
 /* ---- random ----------------------------------------------------------------------------- */
 
-static uint64_t next_u64(struct world *w)
-{
-	/* splitmix64 */
-	uint64_t z = (w->rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static int pick(struct world *w, int n)
 {
-	return n <= 0 ? 0 : (int)(next_u64(w) % (uint64_t)n);
+	return n <= 0 ? 0 : (int)(splitmix_next(&w->rng) % (uint64_t)n);
 }
 
 static bool chance(struct world *w, int percent)
@@ -159,7 +151,7 @@ struct world *world_new(uint64_t seed)
 {
 	struct world *w = gs_xcalloc(1, sizeof(*w));
 
-	w->rng = seed;
+	w->rng.s = seed;
 	world_reset(w);
 	return w;
 }

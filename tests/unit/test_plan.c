@@ -8,6 +8,7 @@
 
 #include "engine/plan.h"
 #include "engine/plan_select.h"
+#include "base/splitmix.h"
 #include "model/kobj.h"
 #include "base/version.h"
 #include "json_fixture.h"
@@ -997,13 +998,13 @@ static void test_ties_drawn_by_seed(void **state)
 	bool seen[4] = {false};
 
 	for (uint64_t seed = 0; seed < 32; seed++) {
-		struct plan_rng rng = {seed};
+		struct splitmix rng = {seed};
 		size_t pick1 = 0, pick2 = 0;
 		for (size_t k = 2; k <= 4; k++)
-			if (plan_rng_below(&rng, k) == 0)
+			if (splitmix_below(&rng, k) == 0)
 				pick1 = k - 1;
 		for (size_t k = 2; k <= 3; k++)
-			if (plan_rng_below(&rng, k) == 0)
+			if (splitmix_below(&rng, k) == 0)
 				pick2 = k - 1;
 		/* p2's ties: the three nodes other than p1's, in order */
 		size_t rest[3], n = 0;
